@@ -1,0 +1,69 @@
+"""Messages, tool calls and usage: the transcript vocabulary every layer shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to run one tool.
+
+    `arguments` stays the raw JSON text the model produced: it is what goes back to the
+    provider in the next request, and parsing it is the loop's job (bad JSON becomes a
+    tool error the model can read, not a crash).
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    name: str | None = None
+    # Marks assistant text that was cut off (cancellation, crash, timeout), so a resumed
+    # turn can tell the model its previous answer was interrupted.
+    interrupted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+EMPTY_USAGE = Usage()
+
+__all__ = ["EMPTY_USAGE", "Message", "Role", "ToolCall", "ToolResult", "Usage"]

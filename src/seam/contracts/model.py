@@ -1,0 +1,172 @@
+"""The model seam: what the loop asks of any LLM provider, and what comes back.
+
+Providers stream small typed chunks. They accumulate partial tool-call JSON themselves
+and hand the loop a complete `ToolCall` in `ToolCallEnd`, so the loop never re-parses
+wire fragments; `ToolCallStart`/`ToolCallDelta` exist for surfaces that show progress.
+Errors are raised as `ModelError` with a `kind`, classified once, in the provider, so the
+caller decides what to do (retry, rotate a key, fall back, compress) without string
+matching.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+from seam.contracts.messages import Message, ToolCall, Usage
+
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
+ErrorKind = Literal[
+    "retryable",  # 5xx, overloaded, timeout, connection reset, malformed stream
+    "rate_limited",  # 429: honour retry_after
+    "auth",  # 401/403: bad or missing key
+    "billing",  # quota or billing exhausted
+    "context_overflow",  # prompt too long: compress and retry
+    "refused",  # content refused by the provider
+    "fatal",  # anything a retry cannot fix (bad request, unknown model)
+]
+RETRYABLE_KINDS: frozenset[str] = frozenset({"retryable", "rate_limited"})
+
+
+class ModelError(Exception):
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        provider: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.provider = provider
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE_KINDS
+
+    def __str__(self) -> str:
+        where = f"{self.provider}: " if self.provider else ""
+        code = f" (HTTP {self.status})" if self.status else ""
+        return f"{where}{self.kind}{code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[ToolDefinition] = ()
+    # "auto" (model decides), "none" (answer only), "required" (some tool), or a tool name.
+    tool_choice: str = "auto"
+    model: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextChunk:
+    kind: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingChunk:
+    kind: ClassVar[str] = "thinking"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    kind: ClassVar[str] = "tool_call_start"
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    kind: ClassVar[str] = "tool_call_delta"
+    index: int
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEnd:
+    kind: ClassVar[str] = "tool_call_end"
+    index: int
+    call: ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class UsageChunk:
+    kind: ClassVar[str] = "usage"
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class WarningChunk:
+    kind: ClassVar[str] = "warning"
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class DoneChunk:
+    kind: ClassVar[str] = "done"
+    finish_reason: FinishReason
+
+
+ModelChunk = (
+    TextChunk
+    | ThinkingChunk
+    | ToolCallStart
+    | ToolCallDelta
+    | ToolCallEnd
+    | UsageChunk
+    | WarningChunk
+    | DoneChunk
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCapabilities:
+    tools: bool = True
+    streaming: bool = True
+    thinking: bool = False
+    # True when the provider constrains tool arguments to the schema while decoding,
+    # so they are always well-formed (the local llama.cpp provider does this).
+    constrained_tool_calls: bool = False
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """An LLM endpoint. `stream` raises `ModelError` for every failure it can classify."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def max_context_tokens(self) -> int: ...
+
+    @property
+    def capabilities(self) -> ModelCapabilities: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,34 @@
+"""Personalities: who the agent is (SOUL.md), which model and tools it uses, what it may touch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True, slots=True)
+class Personality:
+    id: str
+    soul: str
+    name: str = ""
+    description: str = ""
+    model: str | None = None
+    # None: every registered tool; () : no tools.
+    toolset: tuple[str, ...] | None = None
+    # Roots the personality may read / write; "." means the session's working dir.
+    fs_read: tuple[str, ...] = (".",)
+    fs_write: tuple[str, ...] = (".",)
+
+
+@runtime_checkable
+class PersonalityRegistry(Protocol):
+    """Read on every turn, so an edit on disk shows in the next turn (hot reload)."""
+
+    @property
+    def default_id(self) -> str: ...
+
+    def get(self, personality_id: str) -> Personality:
+        """Raises KeyError naming the unknown id."""
+        ...
+
+    def list(self) -> list[Personality]: ...

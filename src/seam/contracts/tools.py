@@ -1,0 +1,116 @@
+"""Tools are factories over a `ToolContext`: each session builds its own toolset.
+
+A static tool is registered as a context-free factory; a tool that needs the session's
+storage, sandbox or chat binding closes over the context it is built with. That way two
+sessions with different working directories or sandboxes never share a tool instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from seam.contracts.memory import MemoryProvider
+from seam.contracts.model import ToolDefinition
+from seam.contracts.storage import Storage
+
+
+class ToolError(Exception):
+    """Raised by a tool for a failure the model should read and may recover from."""
+
+
+class CancelToken:
+    """Cooperative cancellation shared by a turn and the tools it runs.
+
+    Deliberately tiny and synchronous: checking it is one attribute read on the hot path.
+    """
+
+    __slots__ = ("_callbacks", "cancelled", "reason")
+
+    def __init__(self) -> None:
+        # A plain attribute, not a property: read once per streamed chunk. Set via cancel().
+        self.cancelled = False
+        self._callbacks: list[Callable[[], None]] = []
+        self.reason = ""
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        if self.cancelled:
+            return
+        self.cancelled = True
+        self.reason = reason
+        for callback in self._callbacks:
+            callback()
+        self._callbacks.clear()
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        if self.cancelled:
+            callback()
+        else:
+            self._callbacks.append(callback)
+
+
+def _no_progress(message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    session_key: str
+    storage: Storage
+    working_dir: str = "."
+    personality_id: str = ""
+    turn_id: str = ""
+    memory: MemoryProvider | None = None
+    # Filled in by later layers (sandbox, chat binding, approvals); typed loosely here so
+    # the vocabulary stays small until those contracts land.
+    sandbox: Any = None
+    chat: Any = None
+    approvals: Any = None
+    cancel: CancelToken = field(default_factory=CancelToken)
+    progress: Callable[[str], None] = _no_progress
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """One callable capability offered to the model.
+
+    `concurrent`: may run alongside other calls of the same model step.
+    `idempotent`: safe to run again after a crash left its outcome unknown.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def parameters(self) -> Mapping[str, Any]: ...
+
+    @property
+    def concurrent(self) -> bool: ...
+
+    @property
+    def idempotent(self) -> bool: ...
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str: ...
+
+
+ToolFactory = Callable[[ToolContext], Tool]
+
+
+class ToolRegistry(Protocol):
+    def register(self, name: str, factory: ToolFactory) -> None: ...
+
+    def register_tool(self, tool: Tool) -> None: ...
+
+    def names(self) -> list[str]: ...
+
+    def build(self, names: Sequence[str] | None, ctx: ToolContext) -> list[Tool]:
+        """Build the named tools (all when `names` is None), skipping unknown names."""
+        ...
+
+    def definitions(self, tools: Sequence[Tool]) -> list[ToolDefinition]:
+        """Definitions sorted by name, so the request prefix stays byte-stable."""
+        ...

@@ -1,0 +1,189 @@
+"""The empty stack's session store: sessions and transcripts in process memory.
+
+It keeps the same promises as the durable stores (the conformance suite runs against
+both), so code tested against it behaves the same on SQLite. Every method finishes
+without awaiting, which is what makes `append` atomic here.
+
+Search matches whole words, case- and accent-insensitively, every query word required,
+in user and assistant messages only; hits come newest first. Those are the rules of
+the SQLite store's FTS5 index (unicode61 tokenizer), reproduced with a scan: fine at
+the size an in-memory store lives at, and it keeps `append` free of indexing work.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from seam.contracts.messages import Message
+from seam.contracts.sessions import DuplicateTitle, SearchHit, SessionInfo, SessionNotFound
+
+SNIPPET_CHARS = 160
+SEARCHED_ROLES = frozenset({"user", "assistant"})
+
+# Letters and digits; everything else (underscore included) separates words, as in
+# FTS5's unicode61 tokenizer.
+_WORD = re.compile(r"[^\W_]+")
+
+
+class _Record:
+    __slots__ = ("info", "messages", "seqs")
+
+    def __init__(self, info: SessionInfo) -> None:
+        self.info = info
+        self.messages: list[Message] = []
+        # Store-wide append order of each message, so search can rank hits newest first.
+        self.seqs: list[int] = []
+
+
+class InMemorySessionStore:
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._sessions: dict[str, _Record] = {}
+        self._titles: dict[str, str] = {}
+        self._seq = 0
+
+    def _record(self, key: str) -> _Record:
+        try:
+            return self._sessions[key]
+        except KeyError:
+            raise SessionNotFound(f"no session {key!r}") from None
+
+    def _claim_title(self, key: str, title: str) -> None:
+        if not title.strip():
+            raise ValueError(f"title must not be blank, got {title!r}")
+        other = self._titles.get(title)
+        if other is not None and other != key:
+            raise DuplicateTitle(f"title {title!r} is already used by session {other!r}")
+
+    async def create(
+        self,
+        key: str,
+        *,
+        personality: str | None = None,
+        title: str | None = None,
+        parent_key: str | None = None,
+    ) -> SessionInfo:
+        record = self._sessions.get(key)
+        if record is not None:
+            return record.info
+        if title is not None:
+            self._claim_title(key, title)
+            self._titles[title] = key
+        now = self._clock()
+        info = SessionInfo(key, title, personality, now, now, 0, parent_key)
+        self._sessions[key] = _Record(info)
+        return info
+
+    async def get(self, key: str) -> SessionInfo | None:
+        record = self._sessions.get(key)
+        return None if record is None else record.info
+
+    async def append(self, key: str, messages: Sequence[Message]) -> None:
+        record = self._record(key)
+        if not messages:
+            return
+        record.messages.extend(messages)
+        record.seqs.extend(range(self._seq, self._seq + len(messages)))
+        self._seq += len(messages)
+        record.info = replace(
+            record.info, updated_at=self._clock(), message_count=len(record.messages)
+        )
+
+    async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
+        transcript = self._record(key).messages
+        if limit is None:
+            return transcript[start:]
+        if limit < 0:
+            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        first = start if start >= 0 else max(0, len(transcript) + start)
+        return transcript[first : first + limit]
+
+    async def set_title(self, key: str, title: str) -> None:
+        record = self._record(key)
+        self._claim_title(key, title)
+        old = record.info.title
+        if old is not None:
+            del self._titles[old]
+        self._titles[title] = key
+        record.info = replace(record.info, title=title)
+
+    async def find_by_title(self, title: str) -> SessionInfo | None:
+        key = self._titles.get(title)
+        return None if key is None else self._sessions[key].info
+
+    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+        _check_limit(limit)
+        wanted = set(_words(query))
+        if not wanted or not limit:
+            return []
+        found: list[tuple[int, str, int, Message]] = []
+        for key, record in self._sessions.items():
+            for index, message in enumerate(record.messages):
+                if (
+                    message.role in SEARCHED_ROLES
+                    and message.content
+                    and wanted.issubset(_words(message.content))
+                ):
+                    found.append((record.seqs[index], key, index, message))
+        found.sort(key=_newest_first)
+        return [
+            SearchHit(key, index, message.role, _snippet(message.content, wanted))
+            for _, key, index, message in found[:limit]
+        ]
+
+    async def delete(self, key: str) -> bool:
+        record = self._sessions.pop(key, None)
+        if record is None:
+            return False
+        if record.info.title is not None:
+            del self._titles[record.info.title]
+        return True
+
+    async def aclose(self) -> None:
+        return None
+
+    # Defined last: once the class body binds `list`, later annotations would name this method.
+    async def list(self, limit: int = 50) -> list[SessionInfo]:
+        _check_limit(limit)
+        infos = sorted((r.info for r in self._sessions.values()), key=_recent_first)
+        return infos[:limit]
+
+
+def _check_limit(limit: int) -> None:
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+
+
+def _recent_first(info: SessionInfo) -> tuple[float, str]:
+    # Ties go to the smaller key: an arbitrary but stable order both backends share.
+    return (-info.updated_at, info.key)
+
+
+def _newest_first(hit: tuple[int, str, int, Message]) -> int:
+    return -hit[0]
+
+
+def _fold(text: str) -> str:
+    """Lowercase and strip accents, as the unicode61 tokenizer (remove_diacritics 2) does."""
+    decomposed = unicodedata.normalize("NFD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(_fold(text))
+
+
+def _snippet(content: str, wanted: set[str]) -> str:
+    """One line of at most SNIPPET_CHARS around the first matching word."""
+    text = " ".join(content.split())
+    if len(text) <= SNIPPET_CHARS:
+        return text
+    at = next((m.start() for m in _WORD.finditer(text) if _fold(m.group()) in wanted), 0)
+    room = SNIPPET_CHARS - 2  # one ellipsis each side
+    start = max(0, min(at - room // 3, len(text) - room))
+    end = start + room
+    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

@@ -1,0 +1,150 @@
+"""In-memory storage (the empty stack's) and `ScopedStorage`, the reach enforcer.
+
+`ScopedStorage` decorates any `Storage`: relative paths resolve against the session's
+working directory, the inner storage canonicalises them (folding `..`, following
+symlinks), and only then is reach checked, so `../`, absolute paths and symlinks that
+point outside the allowed roots are all refused the same way.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+
+from seam.contracts.storage import AccessDenied, NotFound, StorageEntry
+from seam.contracts.storage import Storage as StorageProtocol
+
+# Denied whatever a personality's reach says: credentials and keys. Globs match the
+# canonical path. Wiring adds home-specific paths (it is the only layer that knows them).
+ALWAYS_DENY: tuple[str, ...] = (
+    "*/.ssh",
+    "*/.ssh/*",
+    "*/.gnupg",
+    "*/.gnupg/*",
+    "*/.aws/credentials",
+    "*/.netrc",
+    "*/.pgpass",
+    "*/.git-credentials",
+    "*/.docker/config.json",
+    "*/.kube/config",
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/sudoers.d/*",
+)
+
+
+class InMemoryStorage:
+    """A flat dict of absolute POSIX paths; directories are implied by their files."""
+
+    def __init__(self, files: dict[str, str] | None = None) -> None:
+        self._files: dict[str, str] = {}
+        for path, text in (files or {}).items():
+            self._files[self.resolve(path)] = text
+
+    def resolve(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join("/", path))
+
+    async def read_text(self, path: str) -> str:
+        try:
+            return self._files[self.resolve(path)]
+        except KeyError:
+            raise NotFound(f"no such file: {path}") from None
+
+    async def write_text(self, path: str, text: str) -> None:
+        self._files[self.resolve(path)] = text
+
+    async def list_dir(self, path: str) -> list[StorageEntry]:
+        base = self.resolve(path)
+        prefix = base.rstrip("/") + "/"
+        entries: dict[str, StorageEntry] = {}
+        for file_path, text in self._files.items():
+            if not file_path.startswith(prefix):
+                continue
+            head, sep, _ = file_path[len(prefix) :].partition("/")
+            full = prefix + head
+            entries[head] = StorageEntry(head, full, is_dir=bool(sep), size=0 if sep else len(text))
+        if not entries and base in self._files:
+            raise NotFound(f"not a directory: {path}")
+        if not entries and base != "/":
+            raise NotFound(f"no such directory: {path}")
+        return [entries[k] for k in sorted(entries)]
+
+    async def exists(self, path: str) -> bool:
+        p = self.resolve(path)
+        if p in self._files:
+            return True
+        prefix = p.rstrip("/") + "/"
+        return any(k.startswith(prefix) for k in self._files)
+
+    async def remove(self, path: str) -> None:
+        p = self.resolve(path)
+        if self._files.pop(p, None) is None:
+            raise NotFound(f"no such file: {path}")
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+class ScopedStorage:
+    def __init__(
+        self,
+        inner: StorageProtocol,
+        *,
+        working_dir: str,
+        read: Iterable[str] = (".",),
+        write: Iterable[str] = (".",),
+        deny: Iterable[str] = (),
+    ) -> None:
+        self._inner = inner
+        self.working_dir = inner.resolve(working_dir)
+        self._write = tuple(self._root(r) for r in write)
+        # Anything writable is readable.
+        self._read = tuple(dict.fromkeys((*(self._root(r) for r in read), *self._write)))
+        self._deny = (*ALWAYS_DENY, *deny)
+
+    def _root(self, root: str) -> str:
+        return self._inner.resolve(posixpath.join(self.working_dir, root))
+
+    def _denied(self, real: str) -> bool:
+        return any(fnmatchcase(real, pattern) or _within(real, pattern) for pattern in self._deny)
+
+    def _check(self, path: str, roots: tuple[str, ...], verb: str) -> str:
+        if not path or "\x00" in path:
+            raise AccessDenied(f"invalid path {path!r}")
+        real = self._inner.resolve(posixpath.join(self.working_dir, path))
+        if self._denied(real):
+            raise AccessDenied(f"{verb} {path!r} refused: {real} is always denied")
+        if not any(_within(real, root) for root in roots):
+            allowed = ", ".join(roots) or "nothing"
+            raise AccessDenied(
+                f"{verb} {path!r} refused: {real} is outside the allowed {verb} roots ({allowed})"
+            )
+        return real
+
+    def resolve(self, path: str) -> str:
+        return self._inner.resolve(posixpath.join(self.working_dir, path))
+
+    def can_write(self, path: str) -> bool:
+        try:
+            self._check(path, self._write, "write")
+        except AccessDenied:
+            return False
+        return True
+
+    async def read_text(self, path: str) -> str:
+        return await self._inner.read_text(self._check(path, self._read, "read"))
+
+    async def write_text(self, path: str, text: str) -> None:
+        await self._inner.write_text(self._check(path, self._write, "write"), text)
+
+    async def list_dir(self, path: str) -> list[StorageEntry]:
+        return await self._inner.list_dir(self._check(path, self._read, "read"))
+
+    async def exists(self, path: str) -> bool:
+        return await self._inner.exists(self._check(path, self._read, "read"))
+
+    async def remove(self, path: str) -> None:
+        await self._inner.remove(self._check(path, self._write, "write"))

@@ -1,0 +1,209 @@
+"""Error classification and jittered retry, shared by model providers.
+
+Classification lives in one function so every HTTP provider turns the same status, body
+and headers into the same `ModelError` kind, and the caller never string-matches. The
+retry loop is separate and knows nothing of HTTP, so an in-process provider can reuse it
+with errors of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import TypeVar
+
+from seam.contracts.model import ErrorKind, ModelError
+
+T = TypeVar("T")
+Sleep = Callable[[float], Awaitable[None]]
+
+_log = logging.getLogger(__name__)
+
+# Phrases servers use when the prompt does not fit (OpenAI, vLLM, llama.cpp, Groq,
+# OpenRouter, Anthropic-compatible proxies). Matched against the lower-cased body.
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "context length",
+    "context_length",
+    "context window",
+    "context size",
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+    "reduce the length",
+)
+_REFUSAL_MARKERS = (
+    "content_policy",
+    "content policy",
+    "content_filter",
+    "content management policy",
+    "safety system",
+    "responsibleaipolicyviolation",
+)
+_MAX_MESSAGE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often and how long to wait: full-jitter exponential backoff, capped.
+
+    Full jitter spreads clients that failed together (one overloaded server) across the
+    whole window instead of having them all return at the same instant.
+    """
+
+    max_retries: int = 3
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if self.backoff_base < 0 or self.backoff_max < 0:
+            raise ValueError(
+                f"backoff_base and backoff_max must be >= 0, got {self.backoff_base} "
+                f"and {self.backoff_max}"
+            )
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number `retry` (0 for the first retry).
+
+        A server that says when to come back knows better than any formula, so its
+        `retry_after` wins, capped so a hostile or buggy header cannot park us for hours.
+        """
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.backoff_max)
+        return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2**retry))
+
+
+async def retry_stream(
+    attempt: Callable[[], AsyncGenerator[T, None]],
+    policy: RetryPolicy,
+    sleep: Sleep,
+) -> AsyncGenerator[T, None]:
+    """Yield from a fresh `attempt()` until one completes, retrying retryable `ModelError`s.
+
+    Retries happen only while the failed attempt has yielded nothing: once an item has
+    reached the caller, starting over would repeat it (text shown twice, a tool call
+    announced twice), so from then on every error is the caller's to handle.
+    """
+    retries = 0
+    while True:
+        produced = False
+        try:
+            async with aclosing(attempt()) as items:
+                async for item in items:
+                    produced = True
+                    yield item
+            return
+        except ModelError as error:
+            if produced or not error.retryable or retries >= policy.max_retries:
+                raise
+            delay = policy.delay(retries, error.retry_after)
+            _log.info("%s; retry %d of %d in %.2fs", error, retries + 1, policy.max_retries, delay)
+        retries += 1
+        await sleep(delay)
+
+
+def classify_http_error(
+    status: int | None,
+    body: str,
+    headers: Mapping[str, str],
+    *,
+    provider: str,
+    now: float,
+) -> ModelError:
+    """Turn a failed response into a `ModelError` whose kind tells the caller what to do.
+
+    `status` is None for an error a server reported inside an otherwise successful
+    stream; it is treated as a server-side failure unless the body says otherwise.
+    `headers` must look names up case-insensitively (httpx.Headers does) or use lower-case
+    keys. `now` (epoch seconds) dates a `Retry-After` given as an HTTP-date when the
+    response carries no `Date` of its own.
+    """
+    message = error_message(body) or f"HTTP {status}"
+    lowered = body.lower()
+    retry_after = parse_retry_after(headers, now)
+
+    def error(kind: ErrorKind) -> ModelError:
+        return ModelError(kind, message, status=status, retry_after=retry_after, provider=provider)
+
+    if status == 429:
+        # OpenAI reports an exhausted quota as 429 too; waiting will not refill it.
+        return error("billing" if "insufficient_quota" in lowered else "rate_limited")
+    if status in (401, 403):
+        return error("auth")
+    if status == 402:
+        return error("billing")
+    if status in (400, 413, None) and any(m in lowered for m in _CONTEXT_MARKERS):
+        return error("context_overflow")
+    if status in (400, None) and any(m in lowered for m in _REFUSAL_MARKERS):
+        return error("refused")
+    # 408 is the server giving up on a slow request; 501 is a permanent "not supported".
+    if status is None or status == 408 or (status >= 500 and status != 501):
+        return error("retryable")
+    return error("fatal")
+
+
+def error_message(body: str) -> str:
+    """The human-readable part of an error body, in the shapes servers actually send.
+
+    `{"error": {"message": ...}}` (OpenAI), `{"error": "..."}` (Ollama), `{"message":
+    ...}` (vLLM), `{"detail": ...}` (FastAPI), with OpenRouter's upstream detail in
+    `error.metadata.raw` appended; anything else is the body itself, shortened.
+    """
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return body.strip()[:_MAX_MESSAGE]
+    if not isinstance(payload, dict):
+        return body.strip()[:_MAX_MESSAGE]
+    error = payload.get("error", payload)
+    if isinstance(error, str):
+        return error[:_MAX_MESSAGE]
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("detail")
+        if isinstance(message, str) and message:
+            metadata = error.get("metadata")
+            raw = metadata.get("raw") if isinstance(metadata, dict) else None
+            if isinstance(raw, str) and raw:
+                message = f"{message}: {raw}"
+            return message[:_MAX_MESSAGE]
+    return body.strip()[:_MAX_MESSAGE]
+
+
+def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
+    """Seconds to wait, from `retry-after-ms` or `Retry-After` (seconds or an HTTP-date).
+
+    An HTTP-date is measured against the response's own `Date` header when there is one,
+    so a skewed local clock does not distort it; `now` is the fallback.
+    """
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(float(millis) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    when = _http_date(value)
+    if when is None:
+        return None
+    reference = _http_date(headers.get("date") or "")
+    return max(when - (now if reference is None else reference), 0.0)
+
+
+def _http_date(value: str) -> float | None:
+    try:
+        return parsedate_to_datetime(value).timestamp()
+    except (TypeError, ValueError, IndexError):
+        return None

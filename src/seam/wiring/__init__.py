@@ -1,0 +1,1 @@
+"""The composition root: the only layer that reads config files, env vars and home paths."""

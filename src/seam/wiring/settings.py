@@ -1,0 +1,146 @@
+"""Settings: `$SEAM_HOME/config.toml` plus environment overrides.
+
+The only module that reads the environment and the home directory. Each concern keeps
+its own section model (`ModelSection`, `LocalSection`, `AgentSection`, `StoreSection`),
+and a bad file is reported with the file, the key and what was wrong, never ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
+
+
+class ConfigError(Exception):
+    """The config file or an environment variable is invalid; the message says where."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSection(_Section):
+    # auto: an OpenAI-compatible endpoint when one is configured, else the local model.
+    provider: Literal["auto", "openai", "local"] = "auto"
+    base_url: str = ""
+    model: str = ""
+    # The environment variable holding the key (keys never live in the config file).
+    api_key_env: str = "OPENAI_API_KEY"
+    max_context_tokens: int = Field(128_000, gt=0)
+    timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+
+
+class LocalSection(_Section):
+    model_path: str = ""  # empty: the bundled SmolLM2-135M-Instruct
+    n_ctx: int = Field(8192, ge=512)
+    threads: int = Field(0, ge=0)  # 0: let llama.cpp decide
+    max_tokens: int = Field(512, gt=0)
+
+
+class AgentSection(_Section):
+    personality: str = "default"
+    max_iterations: int = Field(25, gt=0)
+    result_budget_chars: int = Field(80_000, gt=0)
+    streaming_timeout: float = Field(120.0, gt=0)
+
+
+class StoreSection(_Section):
+    path: str = "sessions.db"  # relative to SEAM_HOME
+
+
+class ConfigFile(_Section):
+    model: ModelSection = ModelSection()
+    local: LocalSection = LocalSection()
+    agent: AgentSection = AgentSection()
+    store: StoreSection = StoreSection()
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    config: ConfigFile = field(default_factory=ConfigFile)
+    working_dir: Path = field(default_factory=Path.cwd)
+    # Resolved from the environment and flags:
+    api_key: str | None = None
+    base_url: str | None = None
+    model_override: str | None = None
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def store_path(self) -> Path:
+        path = Path(self.config.store.path).expanduser()
+        return path if path.is_absolute() else self.home / path
+
+    @property
+    def personalities_dir(self) -> Path:
+        return self.home / "personalities"
+
+    @property
+    def provider(self) -> Literal["openai", "local"]:
+        chosen = self.config.model.provider
+        if chosen != "auto":
+            return chosen
+        if self.api_key or self.base_url or self.config.model.base_url:
+            return "openai"
+        return "local"
+
+
+def seam_home(env: Mapping[str, str]) -> Path:
+    raw = env.get("SEAM_HOME", "").strip()
+    return Path(raw).expanduser().resolve() if raw else Path.home() / ".seam"
+
+
+def read_config(path: Path) -> ConfigFile:
+    if not path.exists():
+        return ConfigFile()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return ConfigFile.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{path}: {problems}") from None
+
+
+def load_settings(
+    env: Mapping[str, str] | None = None,
+    *,
+    home: Path | None = None,
+    model: str | None = None,
+    working_dir: Path | None = None,
+) -> Settings:
+    """Settings from the config file, overridden by the environment, overridden by flags."""
+    env = os.environ if env is None else env
+    home = home or seam_home(env)
+    config = read_config(home / "config.toml")
+    api_key = env.get(config.model.api_key_env) or None
+    base_url = env.get("OPENAI_BASE_URL") or None
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"OPENAI_BASE_URL must start with http:// or https://, got {base_url!r}")
+    return Settings(
+        home=home,
+        config=config,
+        working_dir=(working_dir or Path.cwd()).resolve(),
+        api_key=api_key,
+        base_url=base_url,
+        model_override=model or env.get("SEAM_MODEL") or None,
+    )

@@ -1,0 +1,22 @@
+"""The tool-registry builder: the one place that knows every built-in tool module."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from seam.contracts.tools import Tool, ToolFactory
+from seam.core.tool_registry import DefaultToolRegistry
+from seam.plugins.tools.files import register_file_tools
+
+
+def build_tool_registry(
+    tools: Iterable[Tool] = (), factories: Mapping[str, ToolFactory] | None = None
+) -> DefaultToolRegistry:
+    """Built-ins, then static tools (wrapped as context-free factories), then factories."""
+    registry = DefaultToolRegistry()
+    register_file_tools(registry)
+    for tool in tools:
+        registry.register_tool(tool)
+    for name, factory in (factories or {}).items():
+        registry.register(name, factory)
+    return registry

@@ -1,0 +1,469 @@
+"""The `SessionStore` contract, written once and run against every backend.
+
+A backend's test module subclasses `SessionStoreSuite` and provides two fixtures:
+`clock` (a `ManualClock`) and `store` (a fresh, empty store built with that clock).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
+
+# Texts that would be FTS5 syntax errors (or silently mean something else) if passed
+# straight to MATCH.
+HOSTILE_QUERIES = [
+    "",
+    "   ",
+    '"',
+    '"hello',
+    'hello"',
+    '""',
+    "*",
+    "hello*",
+    "-",
+    "-hello",
+    "hello -world",
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR",
+    "hello AND",
+    "OR hello",
+    "hello NOT world",
+    "NEAR(hello world)",
+    "NEAR(hello world, 2)",
+    "(",
+    ")",
+    "(hello",
+    "hello)",
+    "content:hello",
+    ":",
+    "col:",
+    "^hello",
+    "+",
+    "{content}: hello",
+    "hello'; DROP TABLE messages; --",
+    "\x00",
+    "\\",
+    "%_",
+    "🙂",
+]
+
+
+class ManualClock:
+    """A clock tests move by hand, so timestamps and recency order are exact."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float = 1.0) -> None:
+        self.now += seconds
+
+
+def user(text: str) -> Message:
+    return Message("user", text)
+
+
+def assistant(text: str) -> Message:
+    return Message("assistant", text)
+
+
+class SessionStoreSuite:
+    # --- create / get -------------------------------------------------------------
+
+    async def test_is_a_session_store(self, store: SessionStore) -> None:
+        assert isinstance(store, SessionStore)
+
+    async def test_create_records_what_it_was_given(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        info = await store.create("child", personality="coder", title="Fix CI", parent_key="root")
+        assert info.key == "child"
+        assert info.personality == "coder"
+        assert info.title == "Fix CI"
+        assert info.parent_key == "root"
+        assert info.created_at == info.updated_at == clock.now
+        assert info.message_count == 0
+        assert info.ended is False
+        assert await store.get("child") == info
+
+    async def test_create_defaults(self, store: SessionStore) -> None:
+        info = await store.create("s")
+        assert (info.title, info.personality, info.parent_key) == (None, None, None)
+
+    async def test_get_unknown_is_none(self, store: SessionStore) -> None:
+        assert await store.get("nope") is None
+
+    async def test_create_existing_returns_it_unchanged(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        first = await store.create("s", personality="a", title="One")
+        await store.append("s", [user("hi")])
+        before = await store.get("s")
+        clock.advance()
+        again = await store.create("s", personality="b", title="Two", parent_key="p")
+        assert again == before
+        assert again.personality == "a"
+        assert again.created_at == first.created_at
+        assert await store.find_by_title("Two") is None
+
+    async def test_create_existing_ignores_a_title_taken_elsewhere(
+        self, store: SessionStore
+    ) -> None:
+        await store.create("a", title="Taken")
+        b = await store.create("b")
+        assert await store.create("b", title="Taken") == b
+
+    async def test_create_with_a_taken_title_names_the_owner(self, store: SessionStore) -> None:
+        await store.create("first", title="Shared")
+        with pytest.raises(DuplicateTitle, match="first"):
+            await store.create("second", title="Shared")
+        assert await store.get("second") is None
+
+    async def test_create_rejects_a_blank_title(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="title"):
+            await store.create("s", title="  ")
+        assert await store.get("s") is None
+
+    # --- append / messages ----------------------------------------------------------
+
+    async def test_every_message_field_round_trips(self, store: SessionStore) -> None:
+        transcript = [
+            Message("system", "You are terse."),
+            user('Größe? 日本語 🙂 "quoted" \\ back\nslash\ttab \x00 nul'),
+            Message(
+                "assistant",
+                "",
+                tool_calls=(
+                    ToolCall("call_1", "read_file", '{"path": "ñ.txt",  "n": 1}'),
+                    ToolCall("call_2", "shell", '{"cmd": "ls"'),  # raw, even when invalid JSON
+                    ToolCall("call_3", "noop", ""),
+                ),
+            ),
+            Message("tool", "file body", tool_call_id="call_1", name="read_file"),
+            Message("tool", "", tool_call_id="call_2", name="shell"),
+            Message("assistant", "Partial answ", interrupted=True),
+            Message("user", "", name="alice"),
+        ]
+        await store.create("s")
+        await store.append("s", transcript)
+        assert await store.messages("s") == transcript
+
+    async def test_append_to_unknown_session_names_it(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.append("ghost-key", [user("hi")])
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.append("ghost-key", [])
+        assert await store.get("ghost-key") is None
+
+    async def test_append_keeps_order_across_calls(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("1"), assistant("2")])
+        await store.append("s", [user("3")])
+        await store.append("s", [assistant("4"), user("5"), assistant("6")])
+        assert [m.content for m in await store.messages("s")] == ["1", "2", "3", "4", "5", "6"]
+
+    async def test_append_updates_count_and_time(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        created = await store.create("s")
+        clock.advance(5)
+        await store.append("s", [user("a"), assistant("b")])
+        info = await store.get("s")
+        assert info is not None
+        assert info.message_count == 2
+        assert info.updated_at == created.created_at + 5
+        assert info.created_at == created.created_at
+
+    async def test_appending_nothing_changes_nothing(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        created = await store.create("s")
+        clock.advance()
+        await store.append("s", [])
+        assert await store.get("s") == created
+
+    async def test_sessions_do_not_share_transcripts(self, store: SessionStore) -> None:
+        await store.create("a")
+        await store.create("b")
+        await store.append("a", [user("for a")])
+        await store.append("b", [user("for b")])
+        assert await store.messages("a") == [user("for a")]
+        assert await store.messages("b") == [user("for b")]
+
+    @pytest.mark.parametrize(
+        ("start", "limit"),
+        [
+            (0, None),
+            (2, None),
+            (5, None),
+            (9, None),
+            (-2, None),
+            (-5, None),
+            (-100, None),
+            (1, 2),
+            (4, 10),
+            (-3, 2),
+            (-100, 2),
+            (0, 0),
+            (9, 1),
+        ],
+    )
+    async def test_messages_slice_like_python(
+        self, store: SessionStore, start: int, limit: int | None
+    ) -> None:
+        transcript = [user(str(i)) for i in range(5)]
+        await store.create("s")
+        await store.append("s", transcript)
+        expected = transcript[start:] if limit is None else transcript[start:][:limit]
+        assert await store.messages("s", start, limit) == expected
+
+    async def test_messages_of_an_empty_session(self, store: SessionStore) -> None:
+        await store.create("s")
+        assert await store.messages("s") == []
+        assert await store.messages("s", -1) == []
+
+    async def test_messages_of_unknown_session_names_it(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.messages("ghost-key")
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.messages("ghost-key", -3, 2)
+
+    async def test_messages_rejects_a_negative_limit(self, store: SessionStore) -> None:
+        await store.create("s")
+        with pytest.raises(ValueError, match="limit"):
+            await store.messages("s", 0, -1)
+
+    # --- titles ---------------------------------------------------------------------
+
+    async def test_set_title_and_find_by_title(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.set_title("s", "Trip to Lisbon")
+        found = await store.find_by_title("Trip to Lisbon")
+        assert found is not None
+        assert found.key == "s"
+        assert found.title == "Trip to Lisbon"
+        assert await store.find_by_title("trip to lisbon") is None
+        assert await store.find_by_title("Nothing") is None
+
+    async def test_retitling_frees_the_old_title(self, store: SessionStore) -> None:
+        await store.create("a", title="Old")
+        await store.set_title("a", "New")
+        assert await store.find_by_title("Old") is None
+        await store.create("b", title="Old")
+        found = await store.find_by_title("Old")
+        assert found is not None
+        assert found.key == "b"
+
+    async def test_setting_a_session_its_own_title_again_is_fine(self, store: SessionStore) -> None:
+        await store.create("a", title="Same")
+        await store.set_title("a", "Same")
+        info = await store.get("a")
+        assert info is not None
+        assert info.title == "Same"
+
+    async def test_duplicate_title_names_the_other_session(self, store: SessionStore) -> None:
+        await store.create("owner-key", title="Taken")
+        await store.create("b", title="Mine")
+        with pytest.raises(DuplicateTitle, match="owner-key"):
+            await store.set_title("b", "Taken")
+        b = await store.get("b")
+        assert b is not None
+        assert b.title == "Mine"
+        owner = await store.find_by_title("Taken")
+        assert owner is not None
+        assert owner.key == "owner-key"
+
+    async def test_set_title_on_unknown_session_names_it(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.set_title("ghost-key", "T")
+
+    async def test_set_title_rejects_a_blank_title(self, store: SessionStore) -> None:
+        await store.create("s", title="Kept")
+        with pytest.raises(ValueError, match="title"):
+            await store.set_title("s", "")
+        assert await store.find_by_title("Kept") is not None
+
+    async def test_retitling_is_not_activity(self, store: SessionStore, clock: ManualClock) -> None:
+        created = await store.create("s")
+        clock.advance()
+        await store.set_title("s", "T")
+        info = await store.get("s")
+        assert info is not None
+        assert info.updated_at == created.updated_at
+
+    # --- list -----------------------------------------------------------------------
+
+    async def test_list_is_most_recently_updated_first(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        for key in ("a", "b", "c"):
+            await store.create(key)
+            clock.advance()
+        assert [s.key for s in await store.list()] == ["c", "b", "a"]
+        await store.append("a", [user("bump")])
+        assert [s.key for s in await store.list()] == ["a", "c", "b"]
+        assert [s.key for s in await store.list(limit=2)] == ["a", "c"]
+        assert await store.list(limit=0) == []
+
+    async def test_list_breaks_ties_by_key(self, store: SessionStore) -> None:
+        for key in ("m", "z", "a"):
+            await store.create(key)
+        assert [s.key for s in await store.list()] == ["a", "m", "z"]
+
+    async def test_list_returns_full_infos(self, store: SessionStore) -> None:
+        await store.create("s", title="T", personality="p", parent_key="root")
+        await store.append("s", [user("x")])
+        assert await store.list() == [await store.get("s")]
+
+    async def test_list_of_an_empty_store(self, store: SessionStore) -> None:
+        assert await store.list() == []
+
+    async def test_list_rejects_a_negative_limit(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="limit"):
+            await store.list(-1)
+
+    # --- search ---------------------------------------------------------------------
+
+    async def test_search_finds_the_message(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("What is the capital of Portugal?"), assistant("Lisbon.")])
+        hits = await store.search("lisbon")
+        assert [(h.session_key, h.message_index, h.role, h.snippet) for h in hits] == [
+            ("s", 1, "assistant", "Lisbon.")
+        ]
+
+    async def test_search_ignores_case_accents_and_punctuation(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("Meet me at the CAFÉ, near Zürich!")])
+        for query in ("cafe", "Café", "ZURICH", "zürich!", "(near)"):
+            assert [h.message_index for h in await store.search(query)] == [0], query
+
+    async def test_search_requires_every_word_in_one_message(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append(
+            "s", [user("red apples"), user("green apples"), user("red and green apples")]
+        )
+        assert [h.message_index for h in await store.search("apples red")] == [2, 0]
+        assert [h.message_index for h in await store.search("green red")] == [2]
+        assert await store.search("red blue") == []
+
+    async def test_search_matches_whole_words(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("deployment finished; snake_case too")])
+        assert await store.search("deploy") == []
+        assert [h.message_index for h in await store.search("deployment")] == [0]
+        assert [h.message_index for h in await store.search("snake")] == [0]
+
+    async def test_search_covers_user_and_assistant_only(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append(
+            "s",
+            [
+                Message("system", "needle in the system prompt"),
+                user("needle from the user"),
+                Message("assistant", "", tool_calls=(ToolCall("c1", "grep", '{"q":"needle"}'),)),
+                Message("tool", "needle in tool output", tool_call_id="c1", name="grep"),
+                assistant("needle in the answer"),
+            ],
+        )
+        hits = await store.search("needle")
+        assert [(h.message_index, h.role) for h in hits] == [(4, "assistant"), (1, "user")]
+
+    async def test_search_returns_newest_first_across_sessions(self, store: SessionStore) -> None:
+        await store.create("a")
+        await store.create("b")
+        await store.append("a", [user("topic one")])
+        await store.append("b", [user("topic two")])
+        await store.append("a", [user("topic three")])
+        hits = await store.search("topic")
+        assert [(h.session_key, h.message_index) for h in hits] == [("a", 1), ("b", 0), ("a", 0)]
+        assert [(h.session_key, h.message_index) for h in await store.search("topic", 2)] == [
+            ("a", 1),
+            ("b", 0),
+        ]
+        assert await store.search("topic", 0) == []
+
+    async def test_search_snippet_is_short_and_shows_the_match(self, store: SessionStore) -> None:
+        before = " ".join(f"filler{i}" for i in range(200))
+        after = " ".join(f"padding{i}" for i in range(200))
+        await store.create("s")
+        await store.append("s", [user(f"{before} the Kraken appears {after}")])
+        (hit,) = await store.search("kraken")
+        assert len(hit.snippet) <= 160
+        assert "the Kraken appears" in hit.snippet
+        assert hit.snippet.startswith("…")
+        assert hit.snippet.endswith("…")
+
+    async def test_search_snippet_near_the_end_keeps_the_end(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("word " * 100 + "finale")])
+        (hit,) = await store.search("finale")
+        assert len(hit.snippet) <= 160
+        assert hit.snippet.startswith("…")
+        assert hit.snippet.endswith("word finale")
+
+    async def test_search_snippet_is_one_line(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("first line\n\n  second\tline")])
+        (hit,) = await store.search("second")
+        assert hit.snippet == "first line second line"
+
+    @pytest.mark.parametrize("query", HOSTILE_QUERIES)
+    async def test_any_text_is_a_valid_query(self, store: SessionStore, query: str) -> None:
+        await store.create("s")
+        await store.append("s", [user('hello world: "NEAR" AND (not) content*')])
+        hits = await store.search(query)
+        assert all(h.session_key == "s" for h in hits)
+
+    async def test_query_operators_are_plain_words(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("hello world"), user("this is not and or near")])
+        assert [h.message_index for h in await store.search("hello NOT world")] == []
+        assert [h.message_index for h in await store.search("hello -world")] == [0]
+        assert [h.message_index for h in await store.search('"hello')] == [0]
+        assert [h.message_index for h in await store.search("hello*")] == [0]
+        assert [h.message_index for h in await store.search("NOT AND OR NEAR")] == [1]
+        assert [h.message_index for h in await store.search("(hello) world:")] == [0]
+
+    async def test_empty_and_punctuation_queries_find_nothing(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("anything at all")])
+        for query in ("", "   ", "*", '""', "-", "()"):
+            assert await store.search(query) == [], query
+
+    async def test_search_rejects_a_negative_limit(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="limit"):
+            await store.search("x", -1)
+
+    # --- delete ---------------------------------------------------------------------
+
+    async def test_delete_removes_session_messages_and_hits(self, store: SessionStore) -> None:
+        await store.create("gone", title="Gone")
+        await store.create("kept")
+        await store.append("gone", [user("shared word")])
+        await store.append("kept", [user("shared word")])
+        assert await store.delete("gone") is True
+        assert await store.get("gone") is None
+        assert await store.find_by_title("Gone") is None
+        with pytest.raises(SessionNotFound):
+            await store.messages("gone")
+        assert [h.session_key for h in await store.search("shared")] == ["kept"]
+        assert [s.key for s in await store.list()] == ["kept"]
+
+    async def test_delete_unknown_is_false(self, store: SessionStore) -> None:
+        assert await store.delete("nope") is False
+
+    async def test_a_deleted_key_starts_afresh(self, store: SessionStore) -> None:
+        await store.create("s", title="T")
+        await store.append("s", [user("old")])
+        await store.delete("s")
+        info = await store.create("s", title="T")
+        assert info.message_count == 0
+        assert await store.messages("s") == []
+        assert await store.search("old") == []
