@@ -213,3 +213,12 @@ async def test_scoped_always_denies_credentials(tree: dict[str, Path]) -> None:
     with pytest.raises(AccessDenied, match="always denied"):
         await storage.write_text(".ssh/authorized_keys", "attacker key")
     assert not (ssh / "authorized_keys").exists()
+
+
+async def test_scoped_remove_unlinks_a_symlink_not_its_target(tree: dict[str, Path]) -> None:
+    work = tree["work"]
+    (work / "real.txt").write_text("keep me", encoding="utf-8")
+    (work / "link.txt").symlink_to(work / "real.txt")
+    await scoped(tree).remove("link.txt")
+    assert not (work / "link.txt").is_symlink()
+    assert (work / "real.txt").read_text(encoding="utf-8") == "keep me"

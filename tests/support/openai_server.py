@@ -400,7 +400,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(owner._next_reply(self.command, path))
 
     def _send(self, reply: Reply) -> None:
-        whole = not any(isinstance(part, _Marker) for part in reply.parts) and len(reply.parts) <= 1
+        parts = reply.parts
         self.send_response_only(reply.status)
         self.send_header("Content-Type", reply.content_type)
         names = {name.lower() for name in reply.headers}
@@ -408,24 +408,24 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Date", formatdate(time.time(), usegmt=True))
         for name, value in reply.headers.items():
             self.send_header(name, value)
-        if whole:
-            body = reply.parts[0] if reply.parts else b""
-            self.send_header("Content-Length", str(len(body)))
+        first = parts[0] if parts else b""
+        if len(parts) <= 1 and isinstance(first, bytes):  # one piece: send it with a length
+            self.send_header("Content-Length", str(len(first)))
             self.end_headers()
-            self.wfile.write(body)
+            self.wfile.write(first)
             return
         self.send_header("Transfer-Encoding", "chunked")
         if reply.content_type == "text/event-stream":
             self.send_header("Cache-Control", "no-cache")
         self.end_headers()
         try:
-            for part in reply.parts:
+            for part in parts:
                 if part is STALL:
                     self.server.owner._wait_released()
                 elif part is DROP:
                     self.close_connection = True
                     return
-                elif part:
+                elif isinstance(part, bytes) and part:
                     self.wfile.write(b"%X\r\n%s\r\n" % (len(part), part))
             self.wfile.write(b"0\r\n\r\n")
         except OSError:  # the client hung up (its timeout, or it stopped reading)

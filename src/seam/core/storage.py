@@ -84,6 +84,12 @@ class InMemoryStorage:
             raise NotFound(f"no such file: {path}")
 
 
+def _valid(path: str) -> str:
+    if not path or "\x00" in path:
+        raise AccessDenied(f"invalid path {path!r}")
+    return path
+
+
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -112,9 +118,9 @@ class ScopedStorage:
         return any(fnmatchcase(real, pattern) or _within(real, pattern) for pattern in self._deny)
 
     def _check(self, path: str, roots: tuple[str, ...], verb: str) -> str:
-        if not path or "\x00" in path:
-            raise AccessDenied(f"invalid path {path!r}")
-        real = self._inner.resolve(posixpath.join(self.working_dir, path))
+        return self._allow(path, self.resolve(_valid(path)), roots, verb)
+
+    def _allow(self, path: str, real: str, roots: tuple[str, ...], verb: str) -> str:
         if self._denied(real):
             raise AccessDenied(f"{verb} {path!r} refused: {real} is always denied")
         if not any(_within(real, root) for root in roots):
@@ -147,4 +153,8 @@ class ScopedStorage:
         return await self._inner.exists(self._check(path, self._read, "read"))
 
     async def remove(self, path: str) -> None:
-        await self._inner.remove(self._check(path, self._write, "write"))
+        """Removes the entry itself: a symlink is unlinked, never the file it points to."""
+        full = posixpath.normpath(posixpath.join(self.working_dir, _valid(path)))
+        head, name = posixpath.split(full)
+        entry = posixpath.join(self._inner.resolve(head), name)
+        await self._inner.remove(self._allow(path, entry, self._write, "write"))

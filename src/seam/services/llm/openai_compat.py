@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import ssl
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
@@ -84,15 +85,17 @@ class OpenAICompatProvider:
         self._policy = RetryPolicy(max_retries, backoff_base, backoff_max)
         self._sleep = sleep
         self._clock = clock
-        headers = {"Content-Type": "application/json", **(extra_headers or {})}
+        headers = {**(extra_headers or {})}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._headers = headers
-        self._stream_headers = {**headers, "Accept": "text/event-stream"}
-        # trust_env=False: services never read the environment (proxy variables included);
-        # wiring injects a configured client when a proxy is needed.
+        self._stream_headers = {
+            **headers,
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+        }
         self._owns_client = client is None
-        self._client = client or httpx.AsyncClient(timeout=self._timeout, trust_env=False)
+        self._client = client or _default_client(root, self._timeout)
 
     @property
     def name(self) -> str:
@@ -350,10 +353,12 @@ class OpenAICompatProvider:
 
 
 class _Call:
-    __slots__ = ("id", "name", "parts", "synthetic")
+    __slots__ = ("id", "name", "parts")
 
     def __init__(self, call_id: str | None, name: str) -> None:
-        self.synthetic = not call_id
+        # Servers are stateless about ids (they only pair calls with results in the next
+        # request), so a synthesised one is as good as theirs, and it never changes
+        # between ToolCallStart and ToolCallEnd.
         self.id = call_id or f"call_{uuid.uuid4().hex[:24]}"
         self.name = name
         self.parts: list[str] = []
@@ -388,11 +393,8 @@ class _ToolCalls:
         if call is None:
             call = self._calls[index] = _Call(call_id, function.get("name") or "")
             start = ToolCallStart(index, call.id, call.name)
-        else:
-            if call_id and call.synthetic:
-                call.id, call.synthetic = call_id, False
-            if not call.name and function.get("name"):
-                call.name = function["name"]
+        elif not call.name and function.get("name"):
+            call.name = function["name"]
         arguments = function.get("arguments")
         if not arguments:
             return start, None
@@ -441,6 +443,20 @@ def _finish_reason(raw: str | None, had_tool_calls: bool) -> FinishReason:
     if had_tool_calls and reason == "stop":
         return "tool_calls"
     return reason
+
+
+def _default_client(base_url: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
+    """A client that reads no environment (proxy variables included: services never do;
+    wiring injects a configured client when a proxy is needed).
+
+    A plain-http endpoint (a local llama.cpp, vLLM or Ollama) never speaks TLS, since
+    redirects are not followed, so it gets an empty TLS context instead of the CA bundle,
+    which takes tens of milliseconds to load; any TLS attempt with it fails verification.
+    """
+    verify: ssl.SSLContext | bool = True
+    if base_url.startswith("http://"):
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify)
 
 
 def _tool_name(tool: ToolDefinition) -> str:
