@@ -106,7 +106,7 @@ class SQLiteSessionStore:
             path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
         try:
-            self._db.execute("PRAGMA journal_mode = WAL")
+            _enable_wal(self._db, busy_timeout)
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA foreign_keys = ON")
             self._migrate(path)
@@ -356,3 +356,22 @@ def _snippet(content: str, wanted: dict[str, None]) -> str:
     start = max(0, min(at - room // 3, len(text) - room))
     end = start + room
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def _enable_wal(db: sqlite3.Connection, busy_timeout: float) -> None:
+    """Switch to WAL, waiting out other openers.
+
+    Changing the journal mode takes an exclusive lock and SQLite reports a clash as
+    "database is locked" at once, without consulting the busy timeout, so several
+    processes opening a new file together would fail without this retry.
+    """
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)

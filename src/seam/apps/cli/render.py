@@ -1,0 +1,159 @@
+"""Turn events into terminal text: streamed answers and one short line per tool step.
+
+Deltas are written straight to the stream and flushed: re-rendering the whole answer per
+delta (Rich Live) costs more than the model takes to produce it. Colours are plain ANSI
+codes, on only when the stream is a terminal, so piped output stays clean text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from seam.contracts.events import (
+    AgentEvent,
+    Done,
+    ErrorEvent,
+    Halt,
+    TextDelta,
+    ThinkingDelta,
+    ToolEnd,
+    ToolProgress,
+    ToolStart,
+)
+
+ARGS_PREVIEW_CHARS = 120
+
+
+class Style:
+    """ANSI styling that turns itself off when output is not a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    @classmethod
+    def for_stream(cls, stream: TextIO) -> Style:
+        return cls(stream.isatty())
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def red(self, text: str) -> str:
+        return self._wrap("31", text)
+
+    def green(self, text: str) -> str:
+        return self._wrap("32", text)
+
+    def yellow(self, text: str) -> str:
+        return self._wrap("33", text)
+
+
+def first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.split("\n", 1)[0] if stripped else ""
+
+
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def arguments_preview(arguments: str, limit: int = ARGS_PREVIEW_CHARS) -> str:
+    """Tool arguments on one line; the model's raw text when it is not valid JSON."""
+    try:
+        text = json.dumps(json.loads(arguments), ensure_ascii=False) if arguments.strip() else ""
+    except json.JSONDecodeError:
+        text = " ".join(arguments.split())
+    return shorten(text, limit)
+
+
+def duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def tool_start_line(event: ToolStart) -> str:
+    preview = arguments_preview(event.arguments)
+    return f"⚙ {event.name} {preview}" if preview else f"⚙ {event.name}"
+
+
+def tool_end_line(event: ToolEnd) -> str:
+    if event.is_error:
+        return f"✗ {event.name}: {shorten(first_line(event.result), ARGS_PREVIEW_CHARS)}"
+    return f"✓ {event.name} {duration(event.duration_ms)}"
+
+
+class TurnView:
+    """Writes a turn's events to a terminal as they arrive.
+
+    With `text=False` only tool activity is shown (what `seam run` puts on stderr while
+    stdout waits for the final answer).
+    """
+
+    def __init__(self, out: TextIO, style: Style, *, text: bool = True) -> None:
+        self._out = out
+        self._style = style
+        self._text = text
+        self._at_line_start = True
+        self._thinking = False
+
+    def __call__(self, event: AgentEvent) -> None:
+        style = self._style
+        if isinstance(event, TextDelta):
+            if self._text:
+                self._write_text(event.text)
+        elif isinstance(event, ThinkingDelta):
+            # Reasoning is shown only on a terminal: a script reading the chat wants answers.
+            if self._text and style.enabled:
+                self._write_text(style.dim(event.text), thinking=True)
+        elif isinstance(event, ToolStart):
+            self._line(style.dim(tool_start_line(event)))
+        elif isinstance(event, ToolProgress):
+            self._line(style.dim(f"  … {event.name}: {event.message}"))
+        elif isinstance(event, ToolEnd):
+            line = tool_end_line(event)
+            self._line(style.red(line) if event.is_error else style.dim(line))
+        elif not self._text:
+            return
+        elif isinstance(event, ErrorEvent):
+            self._line(style.red(f"error: {event.message}"))
+        elif isinstance(event, Halt) and event.reason != "cancelled":
+            self._line(style.yellow(f"halted: {event.message}"))
+        elif isinstance(event, Done):
+            self._finish(event)
+
+    def _write_text(self, text: str, *, thinking: bool = False) -> None:
+        if not text:
+            return
+        if thinking != self._thinking and not self._at_line_start:
+            self._out.write("\n")
+        self._thinking = thinking
+        self._out.write(text)
+        self._out.flush()
+        self._at_line_start = text.endswith("\n")
+
+    def _line(self, line: str) -> None:
+        out = self._out
+        if not self._at_line_start:
+            out.write("\n")
+        out.write(line + "\n")
+        out.flush()
+        self._at_line_start = True
+        self._thinking = False
+
+    def _finish(self, done: Done) -> None:
+        note = {
+            "cancelled": "(cancelled)",
+            "length": "(cut off: the model reached its output limit)",
+            "content_filter": "(stopped by the provider's content filter)",
+        }.get(done.finish_reason)
+        if note:
+            self._line(self._style.dim(note))
+        elif not self._at_line_start:
+            self._out.write("\n")
+            self._out.flush()
+            self._at_line_start = True

@@ -1,0 +1,165 @@
+"""What every command shares: the runtime, the event loop, Ctrl-C, and how failures end.
+
+A failure anywhere ends the same way: one `seam: <reason>` line on stderr and an exit
+code a script can rely on (1: it did not work, 2: bad usage or config, 130: Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import aclosing, contextmanager
+from typing import TYPE_CHECKING, Any
+
+from seam.contracts.events import AgentEvent, Done
+from seam.contracts.tools import CancelToken
+
+if TYPE_CHECKING:
+    from seam.wiring.runtime import Runtime
+
+FAILURE = 1
+USAGE = 2
+INTERRUPTED = 130
+# After the first Ctrl-C a turn gets this long to stop at its next step (keeping the
+# transcript tidy) before it is abandoned: a stalled model sends no next chunk to stop at.
+CANCEL_GRACE = 1.0
+
+
+class CliError(Exception):
+    def __init__(self, message: str, code: int = FAILURE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def say_error(message: str) -> None:
+    """The one-line failure report (a multi-line reason is folded onto one line)."""
+    sys.stderr.write(f"seam: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+
+
+def execute(main: Coroutine[Any, Any, int]) -> None:
+    """Run a command's coroutine and exit with its code, reporting failures as one line."""
+    import typer
+
+    from seam.wiring.settings import ConfigError
+
+    try:
+        code = asyncio.run(main)
+    except CliError as exc:
+        say_error(exc.message)
+        code = exc.code
+    except ConfigError as exc:
+        say_error(str(exc))
+        code = USAGE
+    except KeyboardInterrupt:
+        say_error("interrupted")
+        code = INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`seam sessions list | head`): stop quietly, and keep
+        # Python from complaining when it flushes stdout on exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = FAILURE
+    if code:
+        raise typer.Exit(code)
+
+
+def open_runtime(model: str | None = None) -> Runtime:
+    """The runtime the environment describes; raises `ConfigError` for bad settings."""
+    from seam.wiring.runtime import create_runtime
+    from seam.wiring.settings import load_settings
+
+    return create_runtime(settings=load_settings(model=model))
+
+
+def fresh_session_name(prefix: str) -> str:
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+def session_key(runtime: Runtime, name: str) -> str:
+    """The key of a public session name; a reserved or malformed name is a usage error."""
+    try:
+        return runtime.session_key_for(name)
+    except ValueError as exc:
+        raise CliError(str(exc), USAGE) from None
+
+
+def check_personality(runtime: Runtime, personality: str) -> None:
+    try:
+        runtime.personalities.get(personality)
+    except KeyError as exc:
+        raise CliError(str(exc.args[0] if exc.args else exc), USAGE) from None
+
+
+async def run_turn(
+    runtime: Runtime,
+    session: str,
+    text: str,
+    *,
+    personality: str | None,
+    on_event: Callable[[AgentEvent], None],
+) -> Done | None:
+    """Run one turn, handing each event to `on_event` as it arrives.
+
+    Ctrl-C cancels the turn, not the program: the loop stops at its next step and ends
+    with a cancelled `Done`. A turn that does not stop within `CANCEL_GRACE` (or gets a
+    second Ctrl-C) is abandoned; the result is then None.
+    """
+    cancel = CancelToken()
+    done: Done | None = None
+
+    async def consume() -> None:
+        nonlocal done
+        events = runtime.run(session, text, personality=personality, cancel=cancel)
+        async with aclosing(events):  # type: ignore[type-var]  # an async generator
+            async for event in events:
+                on_event(event)
+                if isinstance(event, Done):
+                    done = event
+
+    task = asyncio.ensure_future(consume())
+    try:
+        with _ctrl_c_cancels(cancel, task):
+            await asyncio.wait((task,))
+    finally:
+        if not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+    if not task.cancelled():
+        task.result()  # a crash in the turn surfaces here
+    return done
+
+
+@contextmanager
+def _ctrl_c_cancels(cancel: CancelToken, task: asyncio.Future[None]) -> Iterator[None]:
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGINT)
+
+    def abandon() -> None:
+        if not task.done():
+            task.cancel()
+
+    def on_ctrl_c() -> None:
+        if cancel.cancelled:
+            abandon()
+            return
+        cancel.cancel("cancelled by the user")
+        loop.call_later(CANCEL_GRACE, abandon)
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_ctrl_c)
+        installed = True
+    except (NotImplementedError, RuntimeError):  # no signal support here: Ctrl-C as usual
+        installed = False
+    try:
+        yield
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)

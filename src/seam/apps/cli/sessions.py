@@ -1,0 +1,151 @@
+"""`seam sessions`: find past conversations and read them back."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from seam.apps.cli.render import Style, arguments_preview, first_line, shorten
+from seam.apps.cli.runner import USAGE, CliError, open_runtime, session_key
+from seam.contracts.messages import Message
+from seam.contracts.sessions import SessionInfo
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from seam.wiring.runtime import Runtime
+
+RESULT_PREVIEW_CHARS = 100
+ROLE_LABELS = {"user": "you", "assistant": "seam", "system": "system"}
+
+
+def when(timestamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+
+
+def session_table(
+    infos: Sequence[SessionInfo], name_of: Any, *, current: str | None = None
+) -> Table:
+    """Newest first, as the store lists them; `current` (a key) is marked."""
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("name", no_wrap=True, overflow="fold")
+    table.add_column("title")
+    table.add_column("personality")
+    table.add_column("messages", justify="right")
+    table.add_column("last activity", no_wrap=True)
+    for info in infos:
+        name = name_of(info.key)
+        table.add_row(
+            f"{name} *" if info.key == current else name,
+            info.title or "",
+            info.personality or "",
+            str(info.message_count),
+            when(info.updated_at),
+        )
+    return table
+
+
+async def list_sessions(limit: int) -> int:
+    from rich.console import Console
+
+    runtime = open_runtime()
+    try:
+        infos = await runtime.sessions.list(limit)
+    finally:
+        await runtime.aclose()
+    if not infos:
+        print("no sessions yet: start one with seam chat or seam run")
+        return 0
+    Console(highlight=False).print(session_table(infos, runtime.session_name_of))
+    return 0
+
+
+async def show_session(name: str, as_json: bool) -> int:
+    runtime = open_runtime()
+    try:
+        key = session_key(runtime, name)
+        info = await _existing(runtime, key, name)
+        messages = await runtime.sessions.messages(key)
+    finally:
+        await runtime.aclose()
+    if as_json:
+        body = {"key": key, "name": name, "messages": [_message_dict(m) for m in messages]}
+        sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    style = Style.for_stream(sys.stdout)
+    header = [f"session {name}"]
+    if info.title:
+        header.append(f"“{info.title}”")
+    header += [
+        f"personality {info.personality or '-'}",
+        f"{info.message_count} messages",
+        f"last activity {when(info.updated_at)}",
+    ]
+    lines = [style.bold(" · ".join(header)), ""]
+    for message in messages:
+        lines.extend(_transcript_lines(message, style))
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+async def search_sessions(query: str, limit: int) -> int:
+    if not query.strip():
+        raise CliError("the search is empty: give one or more words to look for", USAGE)
+    runtime = open_runtime()
+    try:
+        hits = await runtime.sessions.search(query, limit)
+    finally:
+        await runtime.aclose()
+    if not hits:
+        print(f"no matches for {query!r}")
+        return 0
+    style = Style.for_stream(sys.stdout)
+    for hit in hits:
+        label = ROLE_LABELS.get(hit.role, hit.role)
+        snippet = " ".join(hit.snippet.split())
+        print(f"{style.bold(runtime.session_name_of(hit.session_key))}  {label}: {snippet}")
+    return 0
+
+
+async def _existing(runtime: Runtime, key: str, name: str) -> SessionInfo:
+    info = await runtime.sessions.get(key)
+    if info is None:
+        raise CliError(f"no session named {name!r} (see: seam sessions list)")
+    return info
+
+
+def _message_dict(message: Message) -> dict[str, Any]:
+    return {
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": [
+            {"id": call.id, "name": call.name, "arguments": call.arguments}
+            for call in message.tool_calls
+        ],
+        "tool_call_id": message.tool_call_id,
+        "name": message.name,
+        "interrupted": message.interrupted,
+    }
+
+
+def _transcript_lines(message: Message, style: Style) -> list[str]:
+    """A message as a person reads it: tool traffic indented and cut to one line each."""
+    if message.role == "tool":
+        content = message.content.strip()
+        more = content.count("\n")
+        preview = shorten(first_line(content), RESULT_PREVIEW_CHARS)
+        extra = f" (+{more} lines)" if more else ""
+        return [style.dim(f"  → {message.name or 'tool'}: {preview}{extra}")]
+    lines: list[str] = []
+    if message.content or not message.tool_calls:
+        label = style.bold(ROLE_LABELS.get(message.role, message.role) + ":")
+        cut = style.yellow(" [interrupted]") if message.interrupted else ""
+        lines.append(f"{label} {message.content.strip()}{cut}")
+    for call in message.tool_calls:
+        lines.append(style.dim(f"  ⚙ {call.name} {arguments_preview(call.arguments)}"))
+    return lines

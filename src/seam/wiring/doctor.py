@@ -1,0 +1,216 @@
+"""Diagnostics for `seam doctor`: what is configured, why, and whether each part works.
+
+Wiring, because answering means building the backends exactly as `create_runtime` would.
+Each check is a plain result, so a surface decides how to show it. Nothing here loads
+the local model unless asked (`deep`): that takes seconds and a lot of memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from seam.contracts.messages import Message
+from seam.contracts.model import ModelError, ModelRequest
+from seam.wiring.models import LOCAL_SETUP_HINT, build_local, build_openai
+from seam.wiring.settings import (
+    DEFAULT_OPENAI_BASE_URL,
+    DEFAULT_OPENAI_MODEL,
+    ConfigError,
+    Settings,
+    load_settings,
+    seam_home,
+)
+from seam.wiring.tools import build_tool_registry
+
+LIVE_CHECK_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    hint: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    checks: list[Check]
+    config_ok: bool
+
+    @property
+    def ok(self) -> bool:
+        return all(check.ok for check in self.checks)
+
+
+async def diagnose(
+    env: Mapping[str, str] | None = None,
+    *,
+    deep: bool = False,
+    live_timeout: float = LIVE_CHECK_TIMEOUT,
+) -> Diagnosis:
+    env = os.environ if env is None else env
+    home = seam_home(env)
+    checks = [_home(home)]
+    try:
+        settings = load_settings(env, home=home)
+    except ConfigError as exc:
+        hint = "fix it (or the variable it names) and run seam doctor again"
+        checks.append(Check("config", False, str(exc), hint))
+        return Diagnosis(checks, config_ok=False)
+    path = settings.config_path
+    checks.append(
+        Check("config", True, f"{path}" if path.exists() else f"{path} (absent: defaults)")
+    )
+    checks.append(_provider(settings))
+    if settings.provider == "openai":
+        checks.append(await _openai_live(settings, live_timeout))
+    else:
+        local = _local(settings)
+        checks.extend(local)
+        if deep and all(check.ok for check in local):
+            checks.append(await _generate_one_token(settings))
+    checks.append(await _store(settings))
+    checks.extend(_personalities(settings))
+    names = build_tool_registry().names()
+    checks.append(Check("tools", bool(names), f"{len(names)}: {', '.join(sorted(names))}"))
+    return Diagnosis(checks, config_ok=True)
+
+
+def _home(home: Path) -> Check:
+    if home.is_dir():
+        if os.access(home, os.W_OK | os.X_OK):
+            return Check("SEAM_HOME", True, f"{home} (writable)")
+        return Check("SEAM_HOME", False, f"{home} is not writable", "fix its permissions")
+    if home.exists():
+        return Check("SEAM_HOME", False, f"{home} is not a directory", "set SEAM_HOME elsewhere")
+    parent = next((p for p in home.parents if p.exists()), None)
+    if parent is not None and os.access(parent, os.W_OK | os.X_OK):
+        return Check("SEAM_HOME", True, f"{home} (created on first run)")
+    return Check("SEAM_HOME", False, f"{home} cannot be created", "set SEAM_HOME elsewhere")
+
+
+def _provider(settings: Settings) -> Check:
+    section = settings.config.model
+    if section.provider != "auto":
+        why = f"provider = {section.provider!r} in {settings.config_path}"
+    elif settings.base_url:
+        why = "OPENAI_BASE_URL is set"
+    elif settings.api_key:
+        why = f"{section.api_key_env} is set"
+    elif section.base_url:
+        why = f"[model] base_url in {settings.config_path}"
+    else:
+        why = "no provider configured: using the local model"
+    if settings.provider == "local":
+        return Check("provider", True, f"local ({why})")
+    base_url = settings.base_url or section.base_url or DEFAULT_OPENAI_BASE_URL
+    model = settings.model_override or section.model or DEFAULT_OPENAI_MODEL
+    return Check("provider", True, f"openai-compatible at {base_url}, model {model} ({why})")
+
+
+async def _openai_live(settings: Settings, seconds: float) -> Check:
+    try:
+        provider = build_openai(settings)
+    except ConfigError as exc:
+        return Check("model endpoint", False, str(exc))
+    base_url = settings.base_url or settings.config.model.base_url or DEFAULT_OPENAI_BASE_URL
+    key_env = settings.config.model.api_key_env
+    try:
+        models = await asyncio.wait_for(provider.list_models(), seconds)  # type: ignore[attr-defined]
+    except TimeoutError:
+        return Check(
+            "model endpoint",
+            False,
+            f"no answer from {base_url} within {seconds:g} s",
+            "is the server running and reachable?",
+        )
+    except ModelError as exc:
+        hint = f"check {key_env}" if exc.kind == "auth" else f"is {base_url} the right URL?"
+        return Check("model endpoint", False, str(exc), hint)
+    finally:
+        await provider.aclose()
+    detail = f"{base_url} answers: {len(models)} models"
+    if provider.model not in models:
+        detail += f" (note: {provider.model!r} is not among them)"
+    return Check("model endpoint", True, detail)
+
+
+def _local(settings: Settings) -> list[Check]:
+    try:
+        from seam.services.llm.llama_local import find_bundled_model, llama_cpp_available
+    except ImportError as exc:
+        return [Check("local model", False, f"the local provider cannot load: {exc}")]
+    if not llama_cpp_available():
+        return [Check("llama-cpp-python", False, "not importable", LOCAL_SETUP_HINT)]
+    checks = [Check("llama-cpp-python", True, "importable")]
+    configured = settings.config.local.model_path
+    path = configured or find_bundled_model()
+    if not path:
+        checks.append(Check("local model", False, "no GGUF model found", LOCAL_SETUP_HINT))
+        return checks
+    if not Path(path).expanduser().is_file():
+        hint = f"fix [local] model_path in {settings.config_path}"
+        checks.append(Check("local model", False, f"{path} does not exist", hint))
+        return checks
+    checks.append(Check("local model", True, f"{path}"))
+    return checks
+
+
+async def _generate_one_token(settings: Settings) -> Check:
+    started = time.perf_counter()
+    try:
+        provider = build_local(settings)
+        try:
+            request = ModelRequest(system="", messages=(Message("user", "Hi"),), max_tokens=1)
+            async for _ in provider.stream(request):
+                pass
+        finally:
+            await provider.aclose()
+    except (ConfigError, ModelError) as exc:
+        return Check("local generation", False, str(exc))
+    return Check("local generation", True, f"1 token in {time.perf_counter() - started:.1f} s")
+
+
+async def _store(settings: Settings) -> Check:
+    from seam.services.sessions.sqlite import SQLiteSessionStore
+
+    path = settings.store_path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = SQLiteSessionStore(str(path))
+        try:
+            recent = await store.list(1)
+        finally:
+            await store.aclose()
+    except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: a newer schema
+        return Check("session store", False, f"{path}: {exc}", "check the file and its folder")
+    state = "has sessions" if recent else "empty"
+    return Check("session store", True, f"{path} opens ({state})")
+
+
+def _personalities(settings: Settings) -> list[Check]:
+    from seam.plugins.personalities.files import FilePersonalityRegistry
+
+    root = settings.personalities_dir
+    default_id = settings.config.agent.personality
+    if not root.is_dir() and default_id == "default":
+        return [Check("personalities", True, f"{root} (the default one is written on first run)")]
+    registry = FilePersonalityRegistry(str(root), default_id=default_id)
+    found = ", ".join(p.id for p in registry.list()) or "none"
+    try:
+        registry.get(default_id)
+    except KeyError as exc:
+        hint = f"create {root / default_id / 'SOUL.md'} or change [agent] personality"
+        checks = [Check("personalities", False, str(exc.args[0]), hint)]
+    else:
+        checks = [Check("personalities", True, f"{root}: {found} (default {default_id})")]
+    for pid, problem in registry.errors().items():
+        checks.append(Check(f"personality {pid}", False, problem, "fix the file it names"))
+    return checks
