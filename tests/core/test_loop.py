@@ -540,3 +540,20 @@ async def test_history_messages_are_not_mutated_by_the_loop() -> None:
     model = ScriptedModel([text_step("x")])
     await collect(AgentLoop(model=model, sessions=store), "now")
     assert [m.content for m in model.requests[0].messages] == ["earlier", "reply", "now"]
+
+
+async def test_cancel_while_the_model_is_silent_ends_the_turn_at_once() -> None:
+    store = InMemorySessionStore()
+    token = CancelToken()
+    step = Step(deltas=["so far"], stall=True, error_after=1)
+    loop = AgentLoop(model=ScriptedModel([step]), sessions=store)
+    events = []
+    async for event in loop.run("s1", "go", cancel=token):
+        events.append(event)
+        if isinstance(event, TextDelta):
+            # The model will never send another chunk: only the token can end the wait.
+            asyncio.get_running_loop().call_soon(token.cancel, "stop")
+    assert types(events)[-2:] == ["halt", "done"]
+    assert events[-1].finish_reason == "cancelled"
+    last = (await store.messages("s1"))[-1]
+    assert last.interrupted and last.content == "so far"

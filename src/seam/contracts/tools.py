@@ -43,11 +43,22 @@ class CancelToken:
             callback()
         self._callbacks.clear()
 
-    def on_cancel(self, callback: Callable[[], None]) -> None:
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` once on cancel; returns a function that unregisters it."""
         if self.cancelled:
             callback()
-        else:
-            self._callbacks.append(callback)
+            return _nothing
+        self._callbacks.append(callback)
+
+        def unregister() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return unregister
+
+
+def _nothing() -> None:
+    return None
 
 
 def _no_progress(message: str) -> None:

@@ -99,6 +99,11 @@ class _Watchdog:
         delay = self.timeout if since is None else since + self.timeout - now
         self._handle = self._loop.call_later(delay, self._check)
 
+    def interrupt(self) -> None:
+        """Cut a wait on the model short (the turn was cancelled)."""
+        if self.waiting_since is not None and self._cm is not None:
+            self._cm.reschedule(self._loop.time())
+
     def stop(self) -> None:
         if self._handle is not None:
             self._handle.cancel()
@@ -364,6 +369,7 @@ class _Turn:
                 chunks = model.stream(request).__aiter__()
                 next_chunk = chunks.__anext__
                 seq = self.seq
+                unregister = cancel.on_cancel(watchdog.interrupt)
                 try:
                     async with asyncio.timeout(None) as deadline:
                         watchdog.start(deadline)
@@ -402,18 +408,21 @@ class _Turn:
                             elif kind == "warning":
                                 log.warning("model warning: %s", chunk.message)  # type: ignore[union-attr]
                 except TimeoutError:
-                    await self._save_partial()
-                    message = f"the model produced nothing for {timeout:g} s"
-                    yield self._error("timeout", message)
-                    yield self._halt("timeout", message)
-                    yield self._done(final_text, "timeout", iterations)
-                    return
+                    # A cancel cuts the wait short the same way; that case is handled below.
+                    if not cancel.cancelled:
+                        await self._save_partial()
+                        message = f"the model produced nothing for {timeout:g} s"
+                        yield self._error("timeout", message)
+                        yield self._halt("timeout", message)
+                        yield self._done(final_text, "timeout", iterations)
+                        return
                 except ModelError as exc:
                     await self._save_partial()
                     yield self._error(exc.kind, str(exc))
                     yield self._done(final_text, "error", iterations)
                     return
                 finally:
+                    unregister()
                     watchdog.stop()
                     aclose = getattr(chunks, "aclose", None)
                     if aclose is not None:

@@ -210,7 +210,7 @@ def _personalities(settings: Settings) -> list[Check]:
         hint = f"create {root / default_id / 'SOUL.md'} or change [agent] personality"
         checks = [Check("personalities", False, str(exc.args[0]), hint)]
     else:
-        checks = [Check("personalities", True, f"{root}: {found} (default {default_id})")]
+        checks = [Check("personalities", True, f"{root}: {found}; the default is {default_id}")]
     for pid, problem in registry.errors().items():
         checks.append(Check(f"personality {pid}", False, problem, "fix the file it names"))
     return checks

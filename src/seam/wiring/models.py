@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-from seam.contracts.model import ModelProvider
+from seam.contracts.model import ModelCapabilities, ModelChunk, ModelProvider, ModelRequest
 from seam.wiring.settings import (
     DEFAULT_OPENAI_BASE_URL,
     DEFAULT_OPENAI_MODEL,
@@ -70,3 +71,47 @@ def build_local(settings: Settings) -> ModelProvider:
         n_threads=section.threads or None,
         max_tokens=section.max_tokens,
     )
+
+
+class LazyModel:
+    """Builds the configured provider on first use.
+
+    Commands that never talk to a model (`seam sessions ...`) then work even when the
+    model cannot be built, and they skip its import and set-up cost.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._model: ModelProvider | None = None
+
+    @property
+    def built(self) -> ModelProvider:
+        if self._model is None:
+            self._model = build_model(self._settings)
+        return self._model
+
+    @property
+    def name(self) -> str:
+        return self.built.name
+
+    @property
+    def model(self) -> str:
+        return self.built.model
+
+    @property
+    def max_context_tokens(self) -> int:
+        return self.built.max_context_tokens
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self.built.capabilities
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        return self.built.stream(request)
+
+    def count_tokens(self, text: str) -> int:
+        return self.built.count_tokens(text)
+
+    async def aclose(self) -> None:
+        if self._model is not None:
+            await self._model.aclose()

@@ -130,9 +130,9 @@ def create_runtime(
         if working_dir is None:
             working_dir = str(settings.working_dir)
         if model is None:
-            from seam.wiring.models import build_model
+            from seam.wiring.models import LazyModel
 
-            model = build_model(settings)
+            model = LazyModel(settings)
         agent = settings.config.agent
         options = options or LoopOptions(
             result_budget_chars=agent.result_budget_chars,

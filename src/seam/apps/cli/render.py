@@ -23,6 +23,12 @@ from seam.contracts.events import (
 )
 
 ARGS_PREVIEW_CHARS = 120
+# Said after a turn whose answer stopped short for a reason the reader should know.
+FINISH_NOTES = {
+    "cancelled": "(cancelled)",
+    "length": "(cut off: the model reached its output limit)",
+    "content_filter": "(stopped by the provider's content filter)",
+}
 
 
 class Style:
@@ -109,7 +115,7 @@ class TurnView:
         elif isinstance(event, ThinkingDelta):
             # Reasoning is shown only on a terminal: a script reading the chat wants answers.
             if self._text and style.enabled:
-                self._write_text(style.dim(event.text), thinking=True)
+                self._write_text(event.text, thinking=True)
         elif isinstance(event, ToolStart):
             self._line(style.dim(tool_start_line(event)))
         elif isinstance(event, ToolProgress):
@@ -126,14 +132,19 @@ class TurnView:
         elif isinstance(event, Done):
             self._finish(event)
 
+    def note(self, line: str) -> None:
+        """A line of the surface's own (e.g. "(cancelled)"), on a line of its own."""
+        self._line(self._style.dim(line))
+
     def _write_text(self, text: str, *, thinking: bool = False) -> None:
         if not text:
             return
+        out = self._out
         if thinking != self._thinking and not self._at_line_start:
-            self._out.write("\n")
+            out.write("\n")
         self._thinking = thinking
-        self._out.write(text)
-        self._out.flush()
+        out.write(self._style.dim(text) if thinking else text)
+        out.flush()
         self._at_line_start = text.endswith("\n")
 
     def _line(self, line: str) -> None:
@@ -146,11 +157,7 @@ class TurnView:
         self._thinking = False
 
     def _finish(self, done: Done) -> None:
-        note = {
-            "cancelled": "(cancelled)",
-            "length": "(cut off: the model reached its output limit)",
-            "content_filter": "(stopped by the provider's content filter)",
-        }.get(done.finish_reason)
+        note = FINISH_NOTES.get(done.finish_reason)
         if note:
             self._line(self._style.dim(note))
         elif not self._at_line_start:

@@ -65,6 +65,10 @@ def execute(main: Coroutine[Any, Any, int]) -> None:
         # Python from complaining when it flushes stdout on exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = FAILURE
+    except OSError as exc:  # e.g. SEAM_HOME cannot be created
+        where = f"{exc.filename}: " if exc.filename else ""
+        say_error(f"{where}{exc.strerror or exc}")
+        code = FAILURE
     if code:
         raise typer.Exit(code)
 

@@ -1,0 +1,83 @@
+"""Start-up cost of the `seam` command, next to bare Python.
+
+Wall time of whole subprocesses (median of N runs): `python -c pass`, `import seam`,
+`seam --version`, `seam --help`, and a one-shot `seam run` answered by an in-process
+loopback OpenAI server. Run:
+
+    .venv/bin/python bench/startup.py [--runs 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.support.openai_server import OpenAIServer, text_reply  # noqa: E402
+
+PYTHON = sys.executable
+SEAM = str(Path(sys.executable).with_name("seam"))
+
+
+def wall_ms(
+    argv: Sequence[str], env: dict[str, str], cwd: str, runs: int, before: Callable[[], None]
+) -> float:
+    """Median wall time in ms, after one untimed warm-up run (disk cache, first-run setup)."""
+    samples = []
+    for i in range(runs + 1):
+        before()
+        start = time.perf_counter()
+        subprocess.run(argv, env=env, cwd=cwd, check=True, capture_output=True)
+        if i:
+            samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=15)
+    runs = parser.parse_args().runs
+
+    with tempfile.TemporaryDirectory() as tmp, OpenAIServer() as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SEAM_"))}
+        env.update(
+            HOME=tmp,
+            SEAM_HOME=str(Path(tmp) / ".seam"),
+            OPENAI_BASE_URL=server.base_url,
+            OPENAI_API_KEY="bench-key",
+        )
+
+        def nothing() -> None:
+            return None
+
+        def answer() -> None:
+            server.push(text_reply("Hello from the loopback server."))
+
+        cases: list[tuple[str, list[str], Callable[[], None]]] = [
+            ("python -c pass", [PYTHON, "-c", "pass"], nothing),
+            ('python -c "import seam"', [PYTHON, "-c", "import seam"], nothing),
+            ("seam --version", [SEAM, "--version"], nothing),
+            ("seam --help", [SEAM, "--help"], nothing),
+            ('seam run "hi" (loopback)', [SEAM, "run", "--session", "bench", "hi"], answer),
+        ]
+        results = [(name, wall_ms(argv, env, tmp, runs, before)) for name, argv, before in cases]
+
+    base = results[0][1]
+    width = max(len(name) for name, _ in results)
+    print(f"median of {runs} runs (wall time, ms)")
+    print(f"{'command'.ljust(width)}  {'ms':>8}  {'x python':>8}")
+    for name, ms in results:
+        print(f"{name.ljust(width)}  {ms:8.1f}  {ms / base:8.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""The `seam` commands. Each is a thin shell that imports its module only when it runs,
+so `seam --help` and a typo cost a Typer import, not the whole runtime."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from seam import __version__
+
+app = typer.Typer(
+    name="seam",
+    help="Seam: a personal AI agent in your terminal.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    # Plain help and errors: Rich formatting would add its import to every invocation.
+    rich_markup_mode=None,
+)
+sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_help=True)
+app.add_typer(sessions_app, name="sessions")
+
+SessionOption = Annotated[
+    str | None, typer.Option("--session", help="Session name (created if new).")
+]
+PersonalityOption = Annotated[
+    str | None, typer.Option("--personality", help="Personality id (see /personality).")
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--model", help="Model name; overrides SEAM_MODEL.")
+]
+LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"seam {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print the version.", is_eager=True, callback=_show_version
+        ),
+    ] = False,
+) -> None:
+    """Seam: a personal AI agent in your terminal."""
+
+
+@app.command()
+def run(
+    prompt: Annotated[str, typer.Argument(help="What to ask; - reads it from stdin.")],
+    session: SessionOption = None,
+    personality: PersonalityOption = None,
+    model: ModelOption = None,
+    json_: Annotated[
+        bool, typer.Option("--json", help="Print every event as a JSON line instead.")
+    ] = False,
+) -> None:
+    """Run one turn and print the answer."""
+    from seam.apps.cli.oneshot import run_once
+    from seam.apps.cli.runner import execute
+
+    execute(run_once(prompt, session=session, personality=personality, model=model, as_json=json_))
+
+
+@app.command()
+def chat(
+    session: SessionOption = None,
+    personality: PersonalityOption = None,
+    model: ModelOption = None,
+) -> None:
+    """Chat interactively (type /help inside for commands)."""
+    from seam.apps.cli.chat import run_chat
+    from seam.apps.cli.runner import execute
+
+    execute(run_chat(session, personality, model))
+
+
+@app.command()
+def doctor(
+    deep: Annotated[
+        bool, typer.Option("--deep", help="Also load the local model and generate a token.")
+    ] = False,
+) -> None:
+    """Check what is configured and whether it works."""
+    from seam.apps.cli.doctor import run_doctor
+    from seam.apps.cli.runner import execute
+
+    execute(run_doctor(deep))
+
+
+@sessions_app.command("list")
+def sessions_list(limit: LimitOption = 20) -> None:
+    """Recent sessions, newest first."""
+    from seam.apps.cli.runner import execute
+    from seam.apps.cli.sessions import list_sessions
+
+    execute(list_sessions(limit))
+
+
+@sessions_app.command("show")
+def sessions_show(
+    name: Annotated[str, typer.Argument(help="Session name.")],
+    json_: Annotated[bool, typer.Option("--json", help="Print the transcript as JSON.")] = False,
+) -> None:
+    """A session's transcript."""
+    from seam.apps.cli.runner import execute
+    from seam.apps.cli.sessions import show_session
+
+    execute(show_session(name, json_))
+
+
+@sessions_app.command("search")
+def sessions_search(
+    query: Annotated[str, typer.Argument(help="Words to find (all of them must match).")],
+    limit: LimitOption = 20,
+) -> None:
+    """Search every transcript for words."""
+    from seam.apps.cli.runner import execute
+    from seam.apps.cli.sessions import search_sessions
+
+    execute(search_sessions(query, limit))

@@ -1,0 +1,226 @@
+"""`seam chat`: a conversation in the terminal.
+
+On a terminal it reads lines with prompt_toolkit (editing, history in
+`$SEAM_HOME/history`); from a pipe it reads plain lines, so a chat can be scripted and
+tested. Slash commands never reach the model. Ctrl-C during a turn cancels that turn
+only; Ctrl-C at the prompt clears the line; Ctrl-D (or end of input) leaves.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from seam import __version__
+from seam.apps.cli.render import Style, TurnView, first_line
+from seam.apps.cli.runner import (
+    CliError,
+    check_personality,
+    fresh_session_name,
+    open_runtime,
+    run_turn,
+    session_key,
+)
+from seam.apps.cli.sessions import session_table
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from rich.console import Console
+
+    from seam.wiring.runtime import Runtime
+
+RECENT_SESSIONS = 10
+LOCAL_MODEL_NOTE = (
+    "This is a small offline demo model (SmolLM2-135M): fine for trying Seam, weak at real"
+    " work. For a real model set OPENAI_API_KEY, or OPENAI_BASE_URL for any"
+    " OpenAI-compatible server (optionally SEAM_MODEL to pick the model), or add a [model]"
+    " section to {config}."
+)
+COMMANDS = (
+    ("/new", "start a new session"),
+    ("/sessions", "list recent sessions"),
+    ("/resume NAME", "switch to an existing session"),
+    ("/personality [ID]", "show the current personality and the others, or switch"),
+    ("/tools", "the tools the current personality may use"),
+    ("/help", "this list"),
+    ("/exit", "leave (Ctrl-D works too)"),
+)
+
+
+async def run_chat(session: str | None, personality: str | None, model: str | None) -> int:
+    runtime = open_runtime(model)
+    try:
+        if session is not None:
+            session_key(runtime, session)
+        if personality:
+            check_personality(runtime, personality)
+        chat = Chat(runtime, session or fresh_session_name("chat"), personality)
+        await chat.run()
+    finally:
+        await runtime.aclose()
+    return 0
+
+
+class Chat:
+    def __init__(self, runtime: Runtime, session: str, personality: str | None) -> None:
+        from rich.console import Console
+
+        self.runtime = runtime
+        self.session = session
+        # None: the session's own personality (or the default for a new session).
+        self.personality = personality
+        # soft_wrap: long lines (paths, hints) wrap in the terminal, never mid-word by Rich.
+        self.console: Console = Console(highlight=False, soft_wrap=True)
+        self.style = Style.for_stream(sys.stdout)
+        self.interactive = sys.stdin.isatty()
+        self._prompt: PromptSession[str] | None = None
+        self._commands: dict[str, Callable[[str], Awaitable[None]]] = {
+            "/new": self._new,
+            "/sessions": self._sessions,
+            "/resume": self._resume,
+            "/personality": self._personality,
+            "/tools": self._tools,
+            "/help": self._help,
+        }
+
+    async def run(self) -> None:
+        await self._banner()
+        while True:
+            line = await self._read_line()
+            if line is None:
+                return
+            line = line.strip()
+            if not line:
+                continue
+            if not line.startswith("/"):
+                await self._turn(line)
+                continue
+            name, _, arg = line.partition(" ")
+            if name in ("/exit", "/quit"):
+                return
+            handler = self._commands.get(name)
+            try:
+                if handler is None:
+                    raise CliError(f"unknown command {name}; type /help for the list")
+                await handler(arg.strip())
+            except CliError as exc:
+                self._say(self.style.red(f"error: {exc.message}"))
+
+    # -- input and output --
+
+    async def _read_line(self) -> str | None:
+        """The next line, or None at end of input (Ctrl-D)."""
+        if not self.interactive:
+            return sys.stdin.readline() or None
+        if self._prompt is None:
+            from prompt_toolkit import PromptSession
+            from prompt_toolkit.history import FileHistory
+
+            settings = self.runtime.settings
+            history = FileHistory(str(settings.home / "history")) if settings else None
+            self._prompt = PromptSession(history=history)
+        try:
+            return await self._prompt.prompt_async("> ")
+        except KeyboardInterrupt:  # Ctrl-C at the prompt: drop the line, ask again
+            return ""
+        except EOFError:
+            return None
+
+    def _say(self, text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    async def _turn(self, text: str) -> None:
+        view = TurnView(sys.stdout, self.style)
+        done = await run_turn(
+            self.runtime, self.session, text, personality=self.personality, on_event=view
+        )
+        if done is None:
+            view.note("(cancelled)")
+        if self.interactive:
+            self._say("")
+
+    async def _banner(self) -> None:
+        from rich.markup import escape
+
+        runtime = self.runtime
+        settings = runtime.settings
+        model = runtime.model
+        personality = await self._current_personality()
+        print_ = self.console.print
+        print_(f"[bold]Seam {__version__}[/bold]")
+        print_(
+            f"provider {escape(model.name)} · model {escape(model.model)} · personality "
+            f"{escape(personality)}"
+        )
+        if settings is not None and settings.provider == "local":
+            print_(escape(LOCAL_MODEL_NOTE.format(config=settings.config_path)), style="yellow")
+        info = await runtime.sessions.get(session_key(runtime, self.session))
+        state = "new" if info is None else f"resumed, {info.message_count} messages"
+        print_(f"session {escape(self.session)} ({state})")
+        print_("[dim]Type a message, /help for commands, /exit or Ctrl-D to leave.[/dim]")
+
+    async def _current_personality(self) -> str:
+        if self.personality:
+            return self.personality
+        info = await self.runtime.sessions.get(session_key(self.runtime, self.session))
+        if info is not None and info.personality:
+            return info.personality
+        return self.runtime.personalities.default_id
+
+    # -- slash commands --
+
+    async def _help(self, arg: str) -> None:
+        width = max(len(name) for name, _ in COMMANDS)
+        lines = [f"  {name.ljust(width)}  {what}" for name, what in COMMANDS]
+        self._say("Commands:\n" + "\n".join(lines))
+
+    async def _new(self, arg: str) -> None:
+        self.session = fresh_session_name("chat")
+        self._say(f"new session {self.session}")
+
+    async def _sessions(self, arg: str) -> None:
+        runtime = self.runtime
+        infos = await runtime.sessions.list(RECENT_SESSIONS)
+        if not infos:
+            self._say("no sessions yet")
+            return
+        current = session_key(runtime, self.session)
+        self.console.print(session_table(infos, runtime.session_name_of, current=current))
+
+    async def _resume(self, arg: str) -> None:
+        if not arg:
+            raise CliError("usage: /resume NAME (see /sessions for names)")
+        info = await self.runtime.sessions.get(session_key(self.runtime, arg))
+        if info is None:
+            raise CliError(f"no session named {arg!r} (see /sessions)")
+        self.session = arg
+        self._say(f"resumed session {arg} ({info.message_count} messages)")
+
+    async def _personality(self, arg: str) -> None:
+        if arg:
+            check_personality(self.runtime, arg)
+            self.personality = arg
+            self._say(f"personality is now {arg}")
+            return
+        current = await self._current_personality()
+        lines = [f"current personality: {current}", "available:"]
+        for p in self.runtime.personalities.list():
+            mark = "*" if p.id == current else " "
+            about = f" — {p.description}" if p.description else ""
+            lines.append(f" {mark} {p.id}{about}")
+        self._say("\n".join(lines))
+
+    async def _tools(self, arg: str) -> None:
+        current = await self._current_personality()
+        try:
+            tools = sorted(self.runtime.toolset(current), key=lambda tool: tool.name)
+        except KeyError as exc:  # the personality broke on disk since it was chosen
+            raise CliError(str(exc.args[0] if exc.args else exc)) from None
+        if not tools:
+            self._say(f"personality {current} has no tools")
+            return
+        width = max(len(tool.name) for tool in tools)
+        lines = [f"  {t.name.ljust(width)}  {first_line(t.description)}" for t in tools]
+        self._say(f"tools of {current}:\n" + "\n".join(lines))

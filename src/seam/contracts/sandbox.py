@@ -1,0 +1,68 @@
+"""Where commands run: a sandbox per tenant, a working-directory view per session."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+class SandboxError(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    exit_code: int  # -signal when killed by a signal; 124 when the timeout killed it
+    output: str  # stdout and stderr interleaved, capped; see `truncated`
+    duration_ms: float
+    timed_out: bool = False
+    truncated: bool = False
+    # Where the full output was spilled when it was over the cap (a storage path), if any.
+    spill_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    id: str
+    command: str
+    pid: int
+    running: bool
+    exit_code: int | None
+    started_at: float
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Runs shell commands for one session, in its working directory."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def working_dir(self) -> str: ...
+
+    async def run(
+        self,
+        command: str,
+        *,
+        # The sandbox enforces this itself: it must kill the whole process group.
+        timeout: float | None = None,  # noqa: ASYNC109
+        env: Mapping[str, str] | None = None,
+    ) -> CommandResult: ...
+
+    async def start(self, command: str, *, env: Mapping[str, str] | None = None) -> ProcessInfo:
+        """Start a background process; its output is kept for `poll`."""
+        ...
+
+    async def processes(self) -> list[ProcessInfo]: ...
+
+    async def poll(self, process_id: str) -> tuple[ProcessInfo, str]:
+        """The process's state and the output produced since the last poll."""
+        ...
+
+    async def kill(self, process_id: str) -> ProcessInfo: ...
+
+    async def aclose(self) -> None:
+        """Kill every process this sandbox started."""
+        ...

@@ -1,0 +1,69 @@
+"""`seam chat` scripted through a pipe: slash commands, streamed answers, sessions."""
+
+from __future__ import annotations
+
+from tests.cli.conftest import Cli, sent_messages
+from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+
+def test_help_answer_tools_and_exit(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(text_reply("Hello from the model!"))
+
+    result = cli("chat", stdin="/help\nhello\n/tools\n/exit\n")
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "provider openai · model gpt-4o-mini" in out
+    for command in ("/new", "/sessions", "/resume", "/personality", "/tools", "/exit"):
+        assert command in out
+    assert "Hello from the model!" in out
+    assert "read_file" in out and "Read a text file." in out
+    assert len(openai_server.chat_requests) == 1
+
+
+def test_commands_never_reach_the_model(cli: Cli, openai_server: OpenAIServer) -> None:
+    result = cli(
+        "chat",
+        stdin="/resume nosuch\n/frobnicate\n/personality\n/personality pirate\n/sessions\n",
+    )
+
+    assert result.returncode == 0, result.stderr  # end of input leaves like /exit
+    out = result.stdout
+    assert "error: no session named 'nosuch'" in out
+    assert "unknown command /frobnicate; type /help" in out
+    assert "current personality: default" in out
+    assert "unknown personality 'pirate'" in out
+    assert "no sessions yet" in out
+    assert openai_server.chat_requests == []
+
+
+def test_tool_activity_streams_and_resume_continues_a_session(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    (cli.project / "note.txt").write_text("Buy milk.")
+    openai_server.push(
+        tool_call_reply([("read_file", '{"path": "note.txt"}'), ("read_file", '{"path": "x"}')]),
+        text_reply("You need to buy milk."),
+        text_reply("Fresh start."),
+        text_reply("Still about milk."),
+    )
+
+    result = cli(
+        "chat",
+        "--session",
+        "groceries",
+        stdin="what is in note.txt?\n/new\nhi\n/resume groceries\nand then?\n",
+    )
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "session groceries (new)" in out
+    assert '⚙ read_file {"path": "note.txt"}' in out
+    assert "✓ read_file " in out and " ms" in out
+    assert "✗ read_file: error: " in out
+    assert "You need to buy milk." in out
+    assert "resumed session groceries (5 messages)" in out
+    # The new session started empty; the resumed one sent its whole history.
+    assert [m["content"] for m in sent_messages(openai_server, 2) if m["role"] == "user"] == ["hi"]
+    resumed = [m["content"] for m in sent_messages(openai_server, 3) if m["role"] == "user"]
+    assert resumed == ["what is in note.txt?", "and then?"]
