@@ -20,6 +20,16 @@ from seam.contracts.events import (
     UsageEvent,
     event_to_dict,
 )
+from seam.contracts.guardrail import (
+    ApprovalDecision,
+    ApprovalMode,
+    Approver,
+    Classification,
+    CommandGate,
+    GateDecision,
+    Guardrail,
+    Verdict,
+)
 from seam.contracts.hooks import ClaimResult, HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.messages import Message, ToolCall, ToolResult, Usage
@@ -40,6 +50,13 @@ from seam.contracts.model import (
     WarningChunk,
 )
 from seam.contracts.personality import Personality, PersonalityRegistry
+from seam.contracts.sandbox import (
+    CommandResult,
+    ProcessInfo,
+    Sandbox,
+    SandboxError,
+    SandboxProvider,
+)
 from seam.contracts.sessions import (
     DuplicateTitle,
     SearchHit,
@@ -66,13 +83,21 @@ from seam.contracts.tools import (
 __all__ = [
     "AccessDenied",
     "AgentEvent",
+    "ApprovalDecision",
+    "ApprovalMode",
+    "Approver",
     "CancelToken",
     "ClaimResult",
+    "Classification",
+    "CommandGate",
+    "CommandResult",
     "ContextCompacted",
     "Done",
     "DoneChunk",
     "DuplicateTitle",
     "ErrorEvent",
+    "GateDecision",
+    "Guardrail",
     "Halt",
     "HookRegistry",
     "MemoryProvider",
@@ -85,7 +110,11 @@ __all__ = [
     "NotFound",
     "Personality",
     "PersonalityRegistry",
+    "ProcessInfo",
     "RunStart",
+    "Sandbox",
+    "SandboxError",
+    "SandboxProvider",
     "SearchHit",
     "SessionInfo",
     "SessionNotFound",
@@ -116,6 +145,7 @@ __all__ = [
     "Usage",
     "UsageChunk",
     "UsageEvent",
+    "Verdict",
     "WarningChunk",
     "event_to_dict",
 ]

@@ -32,3 +32,34 @@ class Approver(Protocol):
     async def request(
         self, *, call_id: str, tool: str, command: str, reason: str
     ) -> ApprovalDecision: ...
+
+
+ApprovalMode = Literal["manual", "smart", "off"]
+
+
+@dataclass(frozen=True, slots=True)
+class GateDecision:
+    allowed: bool
+    classification: Classification
+    reason: str  # why it was allowed or refused, one line for the model and the person
+    decision: ApprovalDecision | None = None  # what the person answered, when asked
+
+
+@runtime_checkable
+class CommandGate(Protocol):
+    """Decides whether a command may run: classification, remembered approvals, asking.
+
+    Tools that run commands (terminal, execute_code, process) call this and nothing else,
+    so every surface gets the same safety rules.
+    """
+
+    async def check(
+        self,
+        command: str,
+        *,
+        session_key: str,
+        tool: str,
+        call_id: str,
+        approver: Approver | None,
+        mode: ApprovalMode,
+    ) -> GateDecision: ...

@@ -18,6 +18,11 @@ class Personality:
     # Roots the personality may read / write; "." means the session's working dir.
     fs_read: tuple[str, ...] = (".",)
     fs_write: tuple[str, ...] = (".",)
+    # How commands that need approval are decided: ask the person ("manual"), ask a second
+    # model call ("smart"; any error means ask), or don't ask ("off").
+    approval_mode: str = "manual"
+    # Whether commands run by this personality's sandbox may use the network.
+    network: bool = False
 
 
 @runtime_checkable

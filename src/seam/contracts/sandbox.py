@@ -66,3 +66,15 @@ class Sandbox(Protocol):
     async def aclose(self) -> None:
         """Kill every process this sandbox started."""
         ...
+
+
+@runtime_checkable
+class SandboxProvider(Protocol):
+    """One backend per tenant; hands each session its own working-directory view.
+
+    Implementations cache per session key, so background processes outlive a turn.
+    """
+
+    def for_session(self, session_key: str, *, working_dir: str, network: bool) -> Sandbox: ...
+
+    async def aclose(self) -> None: ...

@@ -11,8 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from seam.contracts.guardrail import Approver, CommandGate
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.model import ToolDefinition
+from seam.contracts.sandbox import Sandbox
 from seam.contracts.storage import Storage
 
 
@@ -73,11 +75,15 @@ class ToolContext:
     personality_id: str = ""
     turn_id: str = ""
     memory: MemoryProvider | None = None
-    # Filled in by later layers (sandbox, chat binding, approvals); typed loosely here so
-    # the vocabulary stays small until those contracts land.
-    sandbox: Any = None
+    # The id of the call being run (set per call by the loop).
+    call_id: str = ""
+    sandbox: Sandbox | None = None
+    gate: CommandGate | None = None
+    # Bridges an approval request to whoever consumes the turn's events.
+    approvals: Approver | None = None
+    approval_mode: str = "manual"
+    # A platform binding (chat gateways); typed loosely until that contract lands.
     chat: Any = None
-    approvals: Any = None
     cancel: CancelToken = field(default_factory=CancelToken)
     progress: Callable[[str], None] = _no_progress
 

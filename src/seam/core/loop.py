@@ -32,19 +32,24 @@ from seam.contracts.events import (
     RunStart,
     TextDelta,
     ThinkingDelta,
+    ToolApprovalRequired,
+    ToolApprovalResponse,
     ToolEnd,
     ToolProgress,
     ToolStart,
     UsageEvent,
 )
+from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
 from seam.contracts.model import ModelError, ModelProvider, ModelRequest, ToolDefinition
 from seam.contracts.personality import Personality, PersonalityRegistry
+from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Tool, ToolContext, ToolError, ToolRegistry
+from seam.core.approvals import PendingApprovals, TurnApprover
 from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.memory import NoopMemory
 from seam.core.personalities import StaticPersonalityRegistry
@@ -66,6 +71,8 @@ class LoopOptions:
     max_iterations: int = 25
     # Messages of history sent per request (None: all of them).
     history_limit: int | None = None
+    # Seconds to wait for a person to answer an approval request; no answer means deny.
+    approval_timeout: float = 300.0
 
 
 class _Watchdog:
@@ -120,6 +127,8 @@ class AgentLoop:
         memory: MemoryProvider | None = None,
         sessions: SessionStore | None = None,
         storage: Storage | None = None,
+        sandboxes: SandboxProvider | None = None,
+        gate: CommandGate | None = None,
         working_dir: str = ".",
         fs_deny: Iterable[str] = (),
         options: LoopOptions | None = None,
@@ -134,11 +143,18 @@ class AgentLoop:
         self.memory: MemoryProvider = memory if memory is not None else NoopMemory()
         self.sessions: SessionStore = sessions if sessions is not None else InMemorySessionStore()
         self.storage: Storage = storage if storage is not None else InMemoryStorage()
+        self.sandboxes = sandboxes
+        self.gate = gate
         self.working_dir = working_dir
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
         self._new_id = new_id or _token
         self._seq: dict[str, int] = {}
+        self.pending_approvals = PendingApprovals()
+
+    def respond(self, session_key: str, call_id: str, decision: ApprovalDecision) -> bool:
+        """Answer a `tool_approval_required` event; False if nothing is waiting for it."""
+        return self.pending_approvals.respond(session_key, call_id, decision)
 
     def personality_for(self, personality_id: str | None) -> Personality:
         return self.personalities.get(personality_id or self.personalities.default_id)
@@ -152,12 +168,20 @@ class AgentLoop:
             write=personality.fs_write,
             deny=self.fs_deny,
         )
+        sandbox = None
+        if self.sandboxes is not None:
+            sandbox = self.sandboxes.for_session(
+                session_key, working_dir=storage.working_dir, network=personality.network
+            )
         return ToolContext(
             session_key=session_key,
             storage=storage,
             working_dir=storage.working_dir,
             personality_id=personality.id,
             memory=self.memory,
+            sandbox=sandbox,
+            gate=self.gate,
+            approval_mode=personality.approval_mode,
             **extra,
         )
 
@@ -192,6 +216,9 @@ class _Turn:
         # Assistant text streamed but not yet stored: kept so an interruption can save it.
         self.partial: list[str] = []
         self.new_messages: list[Message] = []
+        self.iteration = 0
+        # Set by a modifying hook (the tool-loop circuit breaker): end after this step.
+        self.halt_reason: str | None = None
 
     def _next(self) -> int:
         self.seq += 1
@@ -347,6 +374,7 @@ class _Turn:
                     yield self._done(final_text, "max_iterations", iterations)
                     return
                 iterations += 1
+                self.iteration = iterations
                 request = ModelRequest(
                     system=prep.system,
                     # A snapshot: the request must not change as the turn goes on.
@@ -460,6 +488,10 @@ class _Turn:
                     yield event
                 await self._store(*results)
                 messages.extend(results)
+                if self.halt_reason is not None:
+                    yield self._halt("guardrail", self.halt_reason)
+                    yield self._done(final_text, "halted", iterations)
+                    return
         except (asyncio.CancelledError, GeneratorExit):
             await self._save_partial()
             raise
@@ -498,20 +530,50 @@ class _Turn:
                 arguments=tool_call.arguments,
             )
         outcomes: list[_Outcome | None] = [None] * len(calls)
-        inbox: list[tuple[ToolCall, str]] = []
+        # Events raised while tools run (progress, approval requests and answers), built
+        # when they are yielded so sequence numbers stay in order.
+        inbox: list[Callable[[int], AgentEvent]] = []
         wake = asyncio.Event()
+
+        def post(make: Callable[[int], AgentEvent]) -> None:
+            inbox.append(make)
+            wake.set()
 
         def progress_for(tool_call: ToolCall) -> Callable[[str], None]:
             def report(message: str) -> None:
-                inbox.append((tool_call, message))
-                wake.set()
+                post(
+                    lambda seq: ToolProgress(
+                        key, turn_id, seq, tool_call.id, tool_call.name, message
+                    )
+                )
 
             return report
+
+        def announce(call_id: str, tool: str, command: str, reason: str) -> None:
+            post(
+                lambda seq: ToolApprovalRequired(key, turn_id, seq, call_id, tool, command, reason)
+            )
+
+        def answered(call_id: str, decision: str) -> None:
+            post(lambda seq: ToolApprovalResponse(key, turn_id, seq, call_id, decision))
+
+        approver = TurnApprover(
+            self.loop.pending_approvals,
+            key,
+            self.loop.options.approval_timeout,
+            announce,
+            answered,
+        )
 
         async def run_range(start: int, stop: int) -> None:
             async def one(i: int) -> None:
                 tool_call = calls[i]
-                call_ctx = replace(ctx, progress=progress_for(tool_call))
+                call_ctx = replace(
+                    ctx,
+                    call_id=tool_call.id,
+                    progress=progress_for(tool_call),
+                    approvals=approver,
+                )
                 outcomes[i] = await self._run_one(tool_call, by_name.get(tool_call.name), call_ctx)
                 wake.set()
 
@@ -535,7 +597,7 @@ class _Turn:
                 i = j
 
         runner = asyncio.ensure_future(run_all())
-        self.cancel.on_cancel(wake.set)
+        unregister = self.cancel.on_cancel(wake.set)
         emitted = 0
         try:
             while emitted < len(calls):
@@ -549,15 +611,7 @@ class _Turn:
                         waiter.cancel()
                     wake.clear()
                 while inbox:
-                    tool_call, message = inbox.pop(0)
-                    yield ToolProgress(
-                        session_key=key,
-                        turn_id=turn_id,
-                        seq=self._next(),
-                        call_id=tool_call.id,
-                        name=tool_call.name,
-                        message=message,
-                    )
+                    yield inbox.pop(0)(self._next())
                 if runner.done() and not runner.cancelled() and runner.exception() is not None:
                     raise runner.exception()  # type: ignore[misc]
                 while emitted < len(calls):
@@ -586,37 +640,48 @@ class _Turn:
                     )
                     emitted += 1
         finally:
+            unregister()
             if not runner.done():
                 runner.cancel()
                 await asyncio.gather(runner, return_exceptions=True)
 
     async def _run_one(self, tool_call: ToolCall, tool: Tool | None, ctx: ToolContext) -> _Outcome:
+        """Run one call; every failure becomes an error result (seen by the hooks too)."""
         started = time.perf_counter()
         hooks = self.loop.hooks
+        payload: dict[str, Any] = {
+            "session_key": self.key,
+            "turn_id": self.turn_id,
+            "iteration": self.iteration,
+            "call_id": tool_call.id,
+            "name": tool_call.name,
+            "arguments": tool_call.arguments,
+        }
         if tool is None:
-            return _Outcome(f"error: unknown tool {tool_call.name!r}", True, 0.0, False)
+            return await self._after(
+                payload, f"error: unknown tool {tool_call.name!r}", True, started
+            )
         try:
             args = json.loads(tool_call.arguments) if tool_call.arguments.strip() else {}
         except json.JSONDecodeError as exc:
-            return _Outcome(
+            message = (
                 f"error: arguments for {tool_call.name} are not valid JSON ({exc.msg} at "
-                f"position {exc.pos}); send a JSON object",
-                True,
-                0.0,
-                False,
+                f"position {exc.pos}); send a JSON object"
             )
+            return await self._after(payload, message, True, started)
         if not isinstance(args, dict):
-            return _Outcome(
-                f"error: arguments for {tool_call.name} must be a JSON object", True, 0.0, False
-            )
+            message = f"error: arguments for {tool_call.name} must be a JSON object"
+            return await self._after(payload, message, True, started)
+        payload["arguments"] = args
         if hooks.has(hook_names.BEFORE_TOOL_CALL):
-            change = await self._modify(
-                hook_names.BEFORE_TOOL_CALL,
-                {"session_key": self.key, "name": tool_call.name, "arguments": args},
-            )
+            change = await self._modify(hook_names.BEFORE_TOOL_CALL, payload)
+            if "halt" in change:
+                self.halt_reason = str(change["halt"])
             if "block" in change:
-                return _Outcome(f"blocked: {change['block']}", True, 0.0, False)
+                content = f"blocked: {change['block']}"
+                return await self._after(payload, content, True, started)
             args = change.get("arguments", args)
+            payload["arguments"] = args
         is_error = False
         try:
             content = await tool.run(args, ctx)
@@ -629,20 +694,26 @@ class _Turn:
             content, is_error = f"error: {tool_call.name} failed: {type(exc).__name__}: {exc}", True
         if not isinstance(content, str):
             content = str(content)
+        return await self._after(payload, content, is_error, started)
+
+    async def _after(
+        self, payload: dict[str, Any], content: str, is_error: bool, started: float
+    ) -> _Outcome:
+        """Budget the result, let hooks see (and annotate) it, and time it."""
+        hooks = self.loop.hooks
         content, truncated = truncate_result(content, self.loop.options.result_budget_chars)
-        outcome = _Outcome(content, is_error, (time.perf_counter() - started) * 1000, truncated)
+        if hooks.has(hook_names.AFTER_TOOL_RESULT):
+            change = await self._modify(
+                hook_names.AFTER_TOOL_RESULT, {**payload, "result": content, "is_error": is_error}
+            )
+            content = str(change.get("result", content))
+            if "halt" in change:
+                self.halt_reason = str(change["halt"])
         if hooks.has(hook_names.AFTER_TOOL_CALL):
             await self._fire(
-                hook_names.AFTER_TOOL_CALL,
-                {
-                    "session_key": self.key,
-                    "name": tool_call.name,
-                    "arguments": args,
-                    "result": content,
-                    "is_error": is_error,
-                },
+                hook_names.AFTER_TOOL_CALL, {**payload, "result": content, "is_error": is_error}
             )
-        return outcome
+        return _Outcome(content, is_error, (time.perf_counter() - started) * 1000, truncated)
 
 
 @dataclass(frozen=True, slots=True)

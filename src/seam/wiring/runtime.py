@@ -31,6 +31,7 @@ from seam.core.memory import NoopMemory
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.sessions import InMemorySessionStore
 from seam.core.storage import InMemoryStorage
+from seam.plugins.hooks.circuit_breaker import ToolLoopBreaker
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
 
@@ -144,7 +145,9 @@ def create_runtime(
         fs_deny += [store, f"{store}-wal", f"{store}-shm"]
     assert model is not None  # settings were loaded whenever it was missing
     tools = tools if tools is not None else build_tool_registry()
-    hooks = hooks if hooks is not None else DefaultHookRegistry()
+    if hooks is None:
+        hooks = DefaultHookRegistry()
+        ToolLoopBreaker().register(hooks)
     personalities = personalities if personalities is not None else StaticPersonalityRegistry()
     memory = memory if memory is not None else NoopMemory()
     sessions = sessions if sessions is not None else InMemorySessionStore()

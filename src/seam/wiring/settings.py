@@ -12,7 +12,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -58,11 +58,20 @@ class StoreSection(_Section):
     path: str = "sessions.db"  # relative to SEAM_HOME
 
 
+class SandboxSection(_Section):
+    # auto: bubblewrap when it is installed and works, else plain subprocesses.
+    backend: Literal["auto", "local", "bwrap"] = "auto"
+    timeout: float = Field(180.0, gt=0)
+
+
 class ConfigFile(_Section):
     model: ModelSection = ModelSection()
     local: LocalSection = LocalSection()
     agent: AgentSection = AgentSection()
     store: StoreSection = StoreSection()
+    sandbox: SandboxSection = SandboxSection()
+    # Validated by its owner, wiring/guard.py (user allow/deny rules).
+    guard: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
