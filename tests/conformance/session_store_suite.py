@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
+from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.sessions import (
+    DuplicateTitle,
+    SessionNotFound,
+    SessionStore,
+    UsageRecord,
+    UsageTotals,
+)
 
 # Texts that would be FTS5 syntax errors (or silently mean something else) if passed
 # straight to MATCH.
@@ -440,6 +446,37 @@ class SessionStoreSuite:
     async def test_search_rejects_a_negative_limit(self, store: SessionStore) -> None:
         with pytest.raises(ValueError, match="limit"):
             await store.search("x", -1)
+
+    # --- usage ----------------------------------------------------------------------
+
+    async def test_usage_starts_empty(self, store: SessionStore) -> None:
+        await store.create("s")
+        assert await store.usage_totals("s") == UsageTotals()
+
+    async def test_usage_is_summed_per_session(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.create("other")
+        await store.record_usage("s", UsageRecord("openai", "m", Usage(100, 20, 50, 5, 3), 0.25))
+        await store.record_usage("s", UsageRecord("openai", "m", Usage(10, 2), None, "t2"))
+        await store.record_usage("other", UsageRecord("local", "x", Usage(1, 1), 0.0))
+        totals = await store.usage_totals("s")
+        assert totals.calls == 2
+        assert totals.usage == Usage(110, 22, 50, 5, 3)
+        assert totals.cost_usd == pytest.approx(0.25)
+        assert totals.unpriced_calls == 1
+
+    async def test_usage_of_unknown_session_raises(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound):
+            await store.record_usage("nope", UsageRecord("p", "m", Usage(1, 1)))
+        with pytest.raises(SessionNotFound):
+            await store.usage_totals("nope")
+
+    async def test_delete_forgets_usage(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.record_usage("s", UsageRecord("p", "m", Usage(1, 1), 1.0))
+        await store.delete("s")
+        await store.create("s")
+        assert await store.usage_totals("s") == UsageTotals()
 
     # --- delete ---------------------------------------------------------------------
 

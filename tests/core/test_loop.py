@@ -557,3 +557,51 @@ async def test_cancel_while_the_model_is_silent_ends_the_turn_at_once() -> None:
     assert events[-1].finish_reason == "cancelled"
     last = (await store.messages("s1"))[-1]
     assert last.interrupted and last.content == "so far"
+
+
+async def test_run_start_names_the_provider_a_router_actually_used() -> None:
+    from seam.contracts.model import RouteChunk
+
+    class Router(ScriptedModel):
+        async def stream(self, request):  # type: ignore[no-untyped-def, override]
+            yield RouteChunk("backup", "small-model")
+            async for chunk in super().stream(request):
+                yield chunk
+
+    events = await collect(AgentLoop(model=Router([text_step("hi")])), "go")
+    assert isinstance(events[0], RunStart)
+    assert (events[0].provider, events[0].model) == ("backup", "small-model")
+    assert [e.seq for e in events] == list(range(events[0].seq, events[0].seq + len(events)))
+
+
+async def test_a_model_that_sends_nothing_still_gets_run_start_first() -> None:
+    events = await collect(AgentLoop(model=ScriptedModel([Step(finish="stop")])), "go")
+    assert events[0].type == "run_start" and events[-1].type == "done"
+
+
+async def test_usage_and_cost_of_each_call_are_recorded_in_the_store() -> None:
+    from seam.contracts import Usage
+
+    async def noop(args: Mapping[str, Any], ctx: ToolContext) -> str:
+        return ""
+
+    store = InMemorySessionStore()
+    steps = [
+        Step(calls=[call("noop")], usage=Usage(1000, 100)),
+        Step(text="done", usage=Usage(2000, 50)),
+    ]
+
+    def price(provider: str, model: str, usage: Usage) -> float | None:
+        assert (provider, model) == ("scripted", "scripted-model")
+        return usage.input_tokens / 1e6 + usage.output_tokens / 1e5
+
+    loop = AgentLoop(
+        model=ScriptedModel(steps),
+        tools=registry(FnTool("noop", noop)),
+        sessions=store,
+        pricing=price,
+    )
+    await collect(loop, "go")
+    totals = await store.usage_totals("s1")
+    assert totals.calls == 2 and totals.usage == Usage(3000, 150)
+    assert totals.cost_usd == pytest.approx(0.003 + 0.0015)

@@ -44,6 +44,13 @@ class ToolResult:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Token counts of model calls.
+
+    `input_tokens` counts every prompt token, cached or not; `cache_read_tokens` and
+    `cache_write_tokens` are the parts of it served from or written to a prompt cache
+    (providers that report them separately, like Anthropic, are normalised to this).
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0

@@ -122,6 +122,16 @@ class WarningChunk:
 
 
 @dataclass(frozen=True, slots=True)
+class RouteChunk:
+    """Sent first by providers that choose among others (fallback chains, key pools), so
+    the turn reports the provider and model that actually answered."""
+
+    kind: ClassVar[str] = "route"
+    provider: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
 class DoneChunk:
     kind: ClassVar[str] = "done"
     finish_reason: FinishReason
@@ -135,6 +145,7 @@ ModelChunk = (
     | ToolCallEnd
     | UsageChunk
     | WarningChunk
+    | RouteChunk
     | DoneChunk
 )
 

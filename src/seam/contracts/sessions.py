@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from seam.contracts.messages import Message
+from seam.contracts.messages import EMPTY_USAGE, Message, Usage
 
 
 class SessionNotFound(KeyError):
@@ -40,6 +40,26 @@ class SearchHit:
     message_index: int
     role: str
     snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    """Tokens (and cost, when the model's price is known) of one model call."""
+
+    provider: str
+    model: str
+    usage: Usage
+    cost_usd: float | None = None
+    turn_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    calls: int = 0
+    usage: Usage = EMPTY_USAGE
+    cost_usd: float = 0.0
+    # Calls whose price was unknown (their cost is not in cost_usd).
+    unpriced_calls: int = 0
 
 
 @runtime_checkable
@@ -77,6 +97,14 @@ class SessionStore(Protocol):
 
     async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
         """Full-text search over message content; any user text is a valid query."""
+        ...
+
+    async def record_usage(self, key: str, record: UsageRecord) -> None:
+        """Add one model call's usage to the session. Raises SessionNotFound."""
+        ...
+
+    async def usage_totals(self, key: str) -> UsageTotals:
+        """Summed over every recorded call of the session. Raises SessionNotFound."""
         ...
 
     async def delete(self, key: str) -> bool: ...

@@ -43,10 +43,16 @@ from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
-from seam.contracts.model import ModelError, ModelProvider, ModelRequest, ToolDefinition
+from seam.contracts.model import (
+    ModelError,
+    ModelProvider,
+    ModelRequest,
+    RouteChunk,
+    ToolDefinition,
+)
 from seam.contracts.personality import Personality, PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
-from seam.contracts.sessions import SessionStore
+from seam.contracts.sessions import SessionStore, UsageRecord
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Tool, ToolContext, ToolError, ToolRegistry
 from seam.core.approvals import PendingApprovals, TurnApprover
@@ -59,6 +65,9 @@ from seam.core.tool_registry import DefaultToolRegistry
 from seam.core.truncation import truncate_result
 
 log = logging.getLogger("seam.loop")
+
+# (provider, model, usage) -> cost in USD, or None when the price is unknown.
+Pricing = Callable[[str, str, Usage], float | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +138,7 @@ class AgentLoop:
         storage: Storage | None = None,
         sandboxes: SandboxProvider | None = None,
         gate: CommandGate | None = None,
+        pricing: Pricing | None = None,
         working_dir: str = ".",
         fs_deny: Iterable[str] = (),
         options: LoopOptions | None = None,
@@ -145,6 +155,7 @@ class AgentLoop:
         self.storage: Storage = storage if storage is not None else InMemoryStorage()
         self.sandboxes = sandboxes
         self.gate = gate
+        self.pricing = pricing
         self.working_dir = working_dir
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
@@ -258,6 +269,17 @@ class _Turn:
             iterations=iterations,
         )
 
+    def _run_start(self, personality: Personality, route: RouteChunk | None) -> RunStart:
+        model = self.loop.model
+        return RunStart(
+            session_key=self.key,
+            turn_id=self.turn_id,
+            seq=self._next(),
+            provider=route.provider if route else model.name,
+            model=route.model if route else (personality.model or model.model),
+            personality=personality.id,
+        )
+
     def _halt(self, reason: HaltReason, message: str) -> Halt:
         return Halt(
             session_key=self.key,
@@ -347,14 +369,9 @@ class _Turn:
         messages = prep.messages
         personality = prep.personality
         model = loop.model
-        yield RunStart(
-            session_key=key,
-            turn_id=turn_id,
-            seq=self._next(),
-            provider=model.name,
-            model=personality.model or model.model,
-            personality=personality.id,
-        )
+        # `run_start` waits for the model's first chunk: a routing provider (fallback
+        # chain, key pool) first says which provider and model actually answer.
+        started = False
 
         final_text = ""
         iterations = 0
@@ -363,6 +380,9 @@ class _Turn:
         try:
             while True:
                 if cancel.cancelled:
+                    if not started:
+                        started = True
+                        yield self._run_start(personality, None)
                     yield self._halt("cancelled", cancel.reason or "cancelled")
                     yield self._done(final_text, "cancelled", iterations)
                     return
@@ -392,6 +412,8 @@ class _Turn:
                 # back before every yield.
                 calls: list[ToolCall] = []
                 finish = "stop"
+                call_usage = EMPTY_USAGE
+                answered_by: RouteChunk | None = None
                 partial = self.partial
                 watchdog = _Watchdog(timeout)
                 chunks = model.stream(request).__aiter__()
@@ -409,6 +431,13 @@ class _Turn:
                                 break
                             watchdog.waiting_since = None
                             kind = chunk.kind
+                            if not started:
+                                started = True
+                                route = chunk if kind == "route" else None
+                                yield self._run_start(personality, route)  # type: ignore[arg-type]
+                                seq = self.seq
+                            if kind == "route":
+                                answered_by = chunk  # type: ignore[assignment]
                             if kind == "text":
                                 text = chunk.text  # type: ignore[union-attr]
                                 partial.append(text)
@@ -426,6 +455,7 @@ class _Turn:
                                 )
                             elif kind == "usage":
                                 usage: Usage = chunk.usage  # type: ignore[union-attr]
+                                call_usage = call_usage + usage
                                 self.usage = self.usage + usage
                                 self.seq = seq = seq + 1
                                 yield UsageEvent(
@@ -436,6 +466,9 @@ class _Turn:
                             elif kind == "warning":
                                 log.warning("model warning: %s", chunk.message)  # type: ignore[union-attr]
                 except TimeoutError:
+                    if not started:
+                        started = True
+                        yield self._run_start(personality, None)
                     # A cancel cuts the wait short the same way; that case is handled below.
                     if not cancel.cancelled:
                         await self._save_partial()
@@ -445,6 +478,9 @@ class _Turn:
                         yield self._done(final_text, "timeout", iterations)
                         return
                 except ModelError as exc:
+                    if not started:
+                        started = True
+                        yield self._run_start(personality, None)
                     await self._save_partial()
                     yield self._error(exc.kind, str(exc))
                     yield self._done(final_text, "error", iterations)
@@ -456,6 +492,11 @@ class _Turn:
                     if aclose is not None:
                         await aclose()
 
+                if not started:  # the model sent nothing at all
+                    started = True
+                    yield self._run_start(personality, None)
+                if call_usage is not EMPTY_USAGE:
+                    await self._record_usage(call_usage, answered_by, personality)
                 text = "".join(partial)
                 self.partial = []
                 if cancel.cancelled:
@@ -497,6 +538,21 @@ class _Turn:
             raise
         finally:
             loop._seq[key] = self.seq
+
+    async def _record_usage(
+        self, usage: Usage, route: RouteChunk | None, personality: Personality
+    ) -> None:
+        model = self.loop.model
+        provider = route.provider if route else model.name
+        name = route.model if route else (personality.model or model.model)
+        pricing = self.loop.pricing
+        cost = pricing(provider, name, usage) if pricing is not None else None
+        try:
+            await self.loop.sessions.record_usage(
+                self.key, UsageRecord(provider, name, usage, cost, self.turn_id)
+            )
+        except Exception:
+            log.exception("could not record usage for %s", self.key)
 
     async def _sync_memory(self) -> None:
         try:

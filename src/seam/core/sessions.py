@@ -19,7 +19,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from seam.contracts.messages import Message
-from seam.contracts.sessions import DuplicateTitle, SearchHit, SessionInfo, SessionNotFound
+from seam.contracts.sessions import (
+    DuplicateTitle,
+    SearchHit,
+    SessionInfo,
+    SessionNotFound,
+    UsageRecord,
+    UsageTotals,
+)
 
 SNIPPET_CHARS = 160
 SEARCHED_ROLES = frozenset({"user", "assistant"})
@@ -30,11 +37,12 @@ _WORD = re.compile(r"[^\W_]+")
 
 
 class _Record:
-    __slots__ = ("info", "messages", "seqs")
+    __slots__ = ("info", "messages", "seqs", "usage")
 
     def __init__(self, info: SessionInfo) -> None:
         self.info = info
         self.messages: list[Message] = []
+        self.usage = UsageTotals()
         # Store-wide append order of each message, so search can rank hits newest first.
         self.seqs: list[int] = []
 
@@ -134,6 +142,19 @@ class InMemorySessionStore:
             SearchHit(key, index, message.role, _snippet(message.content, wanted))
             for _, key, index, message in found[:limit]
         ]
+
+    async def record_usage(self, key: str, record: UsageRecord) -> None:
+        totals = self._record(key).usage
+        priced = record.cost_usd is not None
+        self._record(key).usage = UsageTotals(
+            calls=totals.calls + 1,
+            usage=totals.usage + record.usage,
+            cost_usd=totals.cost_usd + (record.cost_usd or 0.0),
+            unpriced_calls=totals.unpriced_calls + (0 if priced else 1),
+        )
+
+    async def usage_totals(self, key: str) -> UsageTotals:
+        return self._record(key).usage
 
     async def delete(self, key: str) -> bool:
         record = self._sessions.pop(key, None)

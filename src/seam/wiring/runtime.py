@@ -26,7 +26,7 @@ from seam.core.identity import (
     create_session_storage_key,
     parse_session_storage_key,
 )
-from seam.core.loop import AgentLoop, LoopOptions
+from seam.core.loop import AgentLoop, LoopOptions, Pricing
 from seam.core.memory import NoopMemory
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.sessions import InMemorySessionStore
@@ -102,6 +102,7 @@ def create_runtime(
     storage: Storage | None = None,
     working_dir: str | None = None,
     options: LoopOptions | None = None,
+    pricing: Pricing | None = None,
     tenant_id: str = "local",
 ) -> Runtime:
     if settings is None and (model is None or personalities is None or sessions is None):
@@ -134,6 +135,10 @@ def create_runtime(
             from seam.wiring.models import LazyModel
 
             model = LazyModel(settings)
+        if pricing is None:
+            from seam.wiring.pricing import price_table
+
+            pricing = price_table(settings.config.prices, where=str(settings.config_path))
         agent = settings.config.agent
         options = options or LoopOptions(
             result_budget_chars=agent.result_budget_chars,
@@ -163,6 +168,7 @@ def create_runtime(
         working_dir=working_dir or "/",
         fs_deny=fs_deny,
         options=options,
+        pricing=pricing,
     )
     return Runtime(
         tenant_id=tenant_id,

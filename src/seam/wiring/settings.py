@@ -70,8 +70,10 @@ class ConfigFile(_Section):
     agent: AgentSection = AgentSection()
     store: StoreSection = StoreSection()
     sandbox: SandboxSection = SandboxSection()
-    # Validated by its owner, wiring/guard.py (user allow/deny rules).
+    # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
+    # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)
+    prices: dict[str, dict[str, float]] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,15 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import DuplicateTitle, SearchHit, SessionInfo, SessionNotFound
+from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.sessions import (
+    DuplicateTitle,
+    SearchHit,
+    SessionInfo,
+    SessionNotFound,
+    UsageRecord,
+    UsageTotals,
+)
 
 SNIPPET_CHARS = 160
 
@@ -72,6 +79,24 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
                 INSERT INTO messages_fts (messages_fts, rowid, content)
                 VALUES ('delete', old.id, old.content);
             END""",
+    ),
+    # 2: per-call usage and cost.
+    (
+        """CREATE TABLE usage (
+            id INTEGER PRIMARY KEY,
+            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL,
+            output_tokens INTEGER NOT NULL,
+            cache_read_tokens INTEGER NOT NULL,
+            cache_write_tokens INTEGER NOT NULL,
+            reasoning_tokens INTEGER NOT NULL,
+            cost_usd REAL,
+            created_at REAL NOT NULL
+        )""",
+        "CREATE INDEX usage_session ON usage (session_key)",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -172,6 +197,45 @@ class SQLiteSessionStore:
             _rollback(db)
             raise
         return _info(row)
+
+    async def record_usage(self, key: str, record: UsageRecord) -> None:
+        if not self._exists(key):
+            raise SessionNotFound(f"no session {key!r}")
+        u = record.usage
+        self._db.execute(
+            "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
+            " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                record.turn_id,
+                record.provider,
+                record.model,
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+                u.reasoning_tokens,
+                record.cost_usd,
+                self._clock(),
+            ),
+        )
+
+    async def usage_totals(self, key: str) -> UsageTotals:
+        if not self._exists(key):
+            raise SessionNotFound(f"no session {key!r}")
+        row = self._db.execute(
+            "SELECT count(*), total(input_tokens), total(output_tokens), total(cache_read_tokens),"
+            " total(cache_write_tokens), total(reasoning_tokens), total(cost_usd),"
+            " count(*) - count(cost_usd) FROM usage WHERE session_key = ?",
+            (key,),
+        ).fetchone()
+        return UsageTotals(
+            calls=row[0],
+            usage=Usage(*(int(n) for n in row[1:6])),
+            cost_usd=float(row[6]),
+            unpriced_calls=row[7],
+        )
 
     async def get(self, key: str) -> SessionInfo | None:
         row = self._db.execute(
