@@ -35,7 +35,13 @@ def test_list_show_and_search_find_a_run(cli: Cli, openai_server: OpenAIServer) 
     assert "seam: The meeting is at 3pm, says the note." in shown.stdout
 
     as_json = json.loads(cli("sessions", "show", "demo", "--json").stdout)
-    assert set(as_json) == {"key", "name", "messages"}
+    assert set(as_json) == {"key", "name", "messages", "usage"}
+    # Two model calls with the token counts the server reported, priced as the default
+    # model (gpt-4o-mini) that the requests named.
+    assert as_json["usage"]["calls"] == 2
+    assert as_json["usage"]["input_tokens"] == 20 + 12
+    assert as_json["usage"]["cost_usd"] > 0 and as_json["usage"]["unpriced_calls"] == 0
+    assert "usage: 2 model calls" in shown.stdout
     assert as_json["name"] == "demo" and "demo" in as_json["key"]
     assert [m["role"] for m in as_json["messages"]] == ["user", "assistant", "tool", "assistant"]
     for message in as_json["messages"]:

@@ -43,6 +43,7 @@ COMMANDS = (
     ("/resume NAME", "switch to an existing session"),
     ("/personality [ID]", "show the current personality and the others, or switch"),
     ("/tools", "the tools the current personality may use"),
+    ("/usage", "tokens and cost of this session"),
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D works too)"),
 )
@@ -81,6 +82,7 @@ class Chat:
             "/resume": self._resume,
             "/personality": self._personality,
             "/tools": self._tools,
+            "/usage": self._usage,
             "/help": self._help,
         }
 
@@ -211,6 +213,15 @@ class Chat:
             about = f" — {p.description}" if p.description else ""
             lines.append(f" {mark} {p.id}{about}")
         self._say("\n".join(lines))
+
+    async def _usage(self, arg: str) -> None:
+        from seam.apps.cli.sessions import usage_line
+
+        key = session_key(self.runtime, self.session)
+        if await self.runtime.sessions.get(key) is None:
+            self._say("usage: nothing yet in this session")
+            return
+        self._say(usage_line(await self.runtime.sessions.usage_totals(key)))
 
     async def _tools(self, arg: str) -> None:
         current = await self._current_personality()

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from seam.apps.cli.render import Style, arguments_preview, first_line, shorten
 from seam.apps.cli.runner import USAGE, CliError, open_runtime, session_key
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionInfo
+from seam.contracts.sessions import SessionInfo, UsageTotals
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -20,6 +20,39 @@ if TYPE_CHECKING:
 
 RESULT_PREVIEW_CHARS = 100
 ROLE_LABELS = {"user": "you", "assistant": "seam", "system": "system"}
+
+
+def usage_line(totals: UsageTotals) -> str:
+    """Tokens and cost of a session, one line (`/usage`, `seam sessions show`)."""
+    u = totals.usage
+    parts = [
+        f"{totals.calls} model calls",
+        f"{u.input_tokens:,} in",
+        f"{u.output_tokens:,} out",
+    ]
+    if u.cache_read_tokens or u.cache_write_tokens:
+        parts.append(f"cache {u.cache_read_tokens:,} read / {u.cache_write_tokens:,} written")
+    if u.reasoning_tokens:
+        parts.append(f"{u.reasoning_tokens:,} reasoning")
+    cost = f"${totals.cost_usd:.4f}"
+    if totals.unpriced_calls:
+        cost += f" (+{totals.unpriced_calls} calls with an unknown price)"
+    parts.append(cost)
+    return "usage: " + " · ".join(parts)
+
+
+def usage_dict(totals: UsageTotals) -> dict[str, Any]:
+    u = totals.usage
+    return {
+        "calls": totals.calls,
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "reasoning_tokens": u.reasoning_tokens,
+        "cost_usd": round(totals.cost_usd, 6),
+        "unpriced_calls": totals.unpriced_calls,
+    }
 
 
 def when(timestamp: float) -> str:
@@ -71,10 +104,16 @@ async def show_session(name: str, as_json: bool) -> int:
         key = session_key(runtime, name)
         info = await _existing(runtime, key, name)
         messages = await runtime.sessions.messages(key)
+        totals = await runtime.sessions.usage_totals(key)
     finally:
         await runtime.aclose()
     if as_json:
-        body = {"key": key, "name": name, "messages": [_message_dict(m) for m in messages]}
+        body = {
+            "key": key,
+            "name": name,
+            "messages": [_message_dict(m) for m in messages],
+            "usage": usage_dict(totals),
+        }
         sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
         return 0
     style = Style.for_stream(sys.stdout)
@@ -86,7 +125,7 @@ async def show_session(name: str, as_json: bool) -> int:
         f"{info.message_count} messages",
         f"last activity {when(info.updated_at)}",
     ]
-    lines = [style.bold(" · ".join(header)), ""]
+    lines = [style.bold(" · ".join(header)), style.dim(usage_line(totals)), ""]
     for message in messages:
         lines.extend(_transcript_lines(message, style))
     sys.stdout.write("\n".join(lines) + "\n")

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TypeVar
 
+import httpx
+
 from seam.contracts.model import ErrorKind, ModelError
 
 T = TypeVar("T")
@@ -45,6 +47,21 @@ _REFUSAL_MARKERS = (
     "safety system",
     "responsibleaipolicyviolation",
 )
+# Anthropic reports an empty prepaid balance as a plain 400 invalid_request_error.
+_BILLING_MARKERS = ("credit balance is too low",)
+# The `error.type` of an error a server sends inside a stream, where there is no status
+# to go by (Anthropic's `error` event; OpenAI-style types share the names).
+_STREAM_ERROR_TYPES: dict[str, ErrorKind] = {
+    "overloaded_error": "retryable",
+    "api_error": "retryable",
+    "timeout_error": "retryable",
+    "rate_limit_error": "rate_limited",
+    "authentication_error": "auth",
+    "permission_error": "auth",
+    "billing_error": "billing",
+    "invalid_request_error": "fatal",
+    "not_found_error": "fatal",
+}
 _MAX_MESSAGE = 500
 
 
@@ -139,12 +156,16 @@ def classify_http_error(
         return error("auth")
     if status == 402:
         return error("billing")
+    if status in (400, None) and any(m in lowered for m in _BILLING_MARKERS):
+        return error("billing")
     if status in (400, 413, None) and any(m in lowered for m in _CONTEXT_MARKERS):
         return error("context_overflow")
     if status in (400, None) and any(m in lowered for m in _REFUSAL_MARKERS):
         return error("refused")
+    if status is None:
+        return error(_STREAM_ERROR_TYPES.get(error_type(body) or "", "retryable"))
     # 408 is the server giving up on a slow request; 501 is a permanent "not supported".
-    if status is None or status == 408 or (status >= 500 and status != 501):
+    if status == 408 or (status >= 500 and status != 501):
         return error("retryable")
     return error("fatal")
 
@@ -174,6 +195,42 @@ def error_message(body: str) -> str:
                 message = f"{message}: {raw}"
             return message[:_MAX_MESSAGE]
     return body.strip()[:_MAX_MESSAGE]
+
+
+def error_type(body: str) -> str | None:
+    """The machine-readable `error.type` of a JSON error body, when it has one."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return None
+    error = payload.get("error") if isinstance(payload, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def classify_transport_error(
+    exc: httpx.HTTPError, url: str, *, timeout: float | None, provider: str
+) -> ModelError:
+    """Turn an httpx failure (no usable response) into a `ModelError`.
+
+    Timeouts, refused connections and dropped streams are retryable; a URL the client
+    cannot send to at all is fatal. `timeout` is only quoted in the message.
+    """
+    if isinstance(exc, httpx.ConnectTimeout):
+        message = f"timed out after {timeout}s connecting to {url}"
+    elif isinstance(exc, httpx.TimeoutException):
+        message = f"timed out after {timeout}s waiting for {url}"
+    elif isinstance(exc, httpx.ConnectError):
+        message = f"could not connect to {url}: {exc}"
+    elif isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
+        return ModelError("fatal", f"cannot send to {url}: {exc}", provider=provider)
+    elif isinstance(exc, httpx.TransportError):
+        message = f"connection to {url} lost: {exc}"
+    elif isinstance(exc, httpx.DecodingError):
+        message = f"malformed stream: cannot decode the body: {exc}"
+    else:
+        return ModelError("fatal", f"request to {url} failed: {exc}", provider=provider)
+    return ModelError("retryable", message, provider=provider)
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:
