@@ -217,3 +217,22 @@ def test_default_personality_finishes_an_interrupted_seed(root: Path) -> None:
     assert write_default_personality(str(root)) is True
     assert (root / "default" / "config.toml").read_text() == 'name = "Mine"\n'
     assert (root / "default" / "SOUL.md").read_text() == DEFAULT_SOUL
+
+
+def test_safety_and_fallback_keys_are_read_and_checked(tmp_path: Path) -> None:
+    root = tmp_path / "personalities"
+    folder = root / "ops"
+    folder.mkdir(parents=True)
+    (folder / "SOUL.md").write_text("You run servers.")
+    (folder / "config.toml").write_text(
+        'approval_mode = "smart"\nnetwork = true\nfallback = ["anthropic:claude-haiku-4-5", "local"]\n'
+    )
+    registry = FilePersonalityRegistry(str(root))
+    ops = registry.get("ops")
+    assert (ops.approval_mode, ops.network) == ("smart", True)
+    assert ops.fallback == ("anthropic:claude-haiku-4-5", "local")
+    (folder / "config.toml").write_text('approval_mode = "yolo"\n')
+    stat = (folder / "config.toml").stat()
+    os.utime(folder / "config.toml", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert registry.get("ops").approval_mode == "smart"  # the last good version is kept
+    assert "approval_mode" in registry.errors()["ops"]

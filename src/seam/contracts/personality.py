@@ -13,6 +13,9 @@ class Personality:
     name: str = ""
     description: str = ""
     model: str | None = None
+    # Provider refs tried in order when the primary fails ("anthropic:claude-haiku-4-5",
+    # "openai:gpt-4o-mini", "local"); resolved by wiring.
+    fallback: tuple[str, ...] = ()
     # None: every registered tool; () : no tools.
     toolset: tuple[str, ...] | None = None
     # Roots the personality may read / write; "." means the session's working dir.

@@ -68,6 +68,8 @@ log = logging.getLogger("seam.loop")
 
 # (provider, model, usage) -> cost in USD, or None when the price is unknown.
 Pricing = Callable[[str, str, Usage], float | None]
+# Picks the provider for a personality (its model, its fallback chain); cached by wiring.
+ModelResolver = Callable[[Personality], ModelProvider]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,7 @@ class AgentLoop:
         sandboxes: SandboxProvider | None = None,
         gate: CommandGate | None = None,
         pricing: Pricing | None = None,
+        models: ModelResolver | None = None,
         working_dir: str = ".",
         fs_deny: Iterable[str] = (),
         options: LoopOptions | None = None,
@@ -156,6 +159,7 @@ class AgentLoop:
         self.sandboxes = sandboxes
         self.gate = gate
         self.pricing = pricing
+        self.models = models
         self.working_dir = working_dir
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
@@ -166,6 +170,10 @@ class AgentLoop:
     def respond(self, session_key: str, call_id: str, decision: ApprovalDecision) -> bool:
         """Answer a `tool_approval_required` event; False if nothing is waiting for it."""
         return self.pending_approvals.respond(session_key, call_id, decision)
+
+    def model_for(self, personality: Personality) -> ModelProvider:
+        """The provider a personality's turns use (its own model or fallback chain, if any)."""
+        return self.model if self.models is None else self.models(personality)
 
     def personality_for(self, personality_id: str | None) -> Personality:
         return self.personalities.get(personality_id or self.personalities.default_id)
@@ -228,6 +236,7 @@ class _Turn:
         self.partial: list[str] = []
         self.new_messages: list[Message] = []
         self.iteration = 0
+        self.model = loop.model
         # Set by a modifying hook (the tool-loop circuit breaker): end after this step.
         self.halt_reason: str | None = None
 
@@ -270,7 +279,7 @@ class _Turn:
         )
 
     def _run_start(self, personality: Personality, route: RouteChunk | None) -> RunStart:
-        model = self.loop.model
+        model = self.model
         return RunStart(
             session_key=self.key,
             turn_id=self.turn_id,
@@ -368,7 +377,7 @@ class _Turn:
             return
         messages = prep.messages
         personality = prep.personality
-        model = loop.model
+        model = self.model = loop.model_for(personality)
         # `run_start` waits for the model's first chunk: a routing provider (fallback
         # chain, key pool) first says which provider and model actually answer.
         started = False
@@ -542,7 +551,7 @@ class _Turn:
     async def _record_usage(
         self, usage: Usage, route: RouteChunk | None, personality: Personality
     ) -> None:
-        model = self.loop.model
+        model = self.model
         provider = route.provider if route else model.name
         name = route.model if route else (personality.model or model.model)
         pricing = self.loop.pricing

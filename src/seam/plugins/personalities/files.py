@@ -21,7 +21,17 @@ log = logging.getLogger(__name__)
 
 SOUL_FILE = "SOUL.md"
 CONFIG_FILE = "config.toml"
-CONFIG_KEYS = ("name", "description", "model", "toolset", "fs_reach")
+CONFIG_KEYS = (
+    "name",
+    "description",
+    "model",
+    "fallback",
+    "toolset",
+    "fs_reach",
+    "approval_mode",
+    "network",
+)
+APPROVAL_MODES = ("manual", "smart", "off")
 REACH_KEYS = ("read", "write")
 
 DEFAULT_SOUL = """\
@@ -197,6 +207,14 @@ def _personality(pid: str, soul: str, config: dict[str, Any], path: Path) -> Per
     if unknown:
         raise _Invalid(f"{path}: unknown key 'fs_reach.{unknown[0]}' (known: read, write)")
     toolset = config.get("toolset")
+    mode = _text(config, "approval_mode", path) or "manual"
+    if mode not in APPROVAL_MODES:
+        raise _Invalid(
+            f"{path}: 'approval_mode' must be one of {', '.join(APPROVAL_MODES)}, not {mode!r}"
+        )
+    network = config.get("network", False)
+    if not isinstance(network, bool):
+        raise _Invalid(f"{path}: 'network' must be true or false")
     return Personality(
         id=pid,
         soul=soul,
@@ -206,6 +224,9 @@ def _personality(pid: str, soul: str, config: dict[str, Any], path: Path) -> Per
         toolset=None if toolset is None else _names(toolset, "toolset", path),
         fs_read=_names(reach.get("read", ["."]), "fs_reach.read", path),
         fs_write=_names(reach.get("write", ["."]), "fs_reach.write", path),
+        fallback=_names(config.get("fallback", []), "fallback", path),
+        approval_mode=mode,
+        network=network,
     )
 
 

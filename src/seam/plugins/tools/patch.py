@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import pairwise
 from typing import Any
 
 from seam.contracts.storage import NotFound, StorageError
@@ -36,6 +37,8 @@ class _Hunk:
     old_empty: bool  # the header says the old side has no lines ("-N,0")
     old: list[str]
     new: list[str]
+    added: int = 0
+    removed: int = 0
 
     def name(self) -> str:
         return f"hunk {self.number} ({self.header})"
@@ -54,7 +57,10 @@ class Patch:
             "old": {"type": "string", "description": "Exact text to replace, unique in the file."},
             "new": {"type": "string", "description": "Replacement text."},
             "replace_all": {"type": "boolean", "description": "Replace every occurrence of old."},
-            "diff": {"type": "string", "description": "Unified diff for this file, instead of old."},
+            "diff": {
+                "type": "string",
+                "description": "Unified diff for this file, instead of old.",
+            },
         },
         "required": ["path"],
     }
@@ -77,8 +83,9 @@ class Patch:
         if has_diff:
             hunks = _parse_diff(_str_arg(args, "diff"))
             if text is None and any(h.old for h in hunks):
-                raise ToolError(f"no such file: {path} (a diff that creates a file has no '-' "
-                                "or context lines)")
+                raise ToolError(
+                    f"no such file: {path} (a diff that creates a file has no '-' or context lines)"
+                )
             new_text, summary, regions = _apply_diff(text or "", hunks, path)
         else:
             if text is None:
@@ -226,8 +233,10 @@ def _parse_diff(diff: str) -> list[_Hunk]:
             continue  # "diff --git", "index ...", prose around the diff
         elif line.startswith("+"):
             current.new.append(line[1:])
+            current.added += 1
         elif line.startswith("-"):
             current.old.append(line[1:])
+            current.removed += 1
         elif line.startswith(" ") or not line:
             current.old.append(line[1:])
             current.new.append(line[1:])
@@ -240,18 +249,16 @@ def _parse_diff(diff: str) -> list[_Hunk]:
             f"the diff touches {len(set(files))} files ({', '.join(sorted(set(files)))}); "
             "send one diff per file"
         )
-    hunks = [h for h in hunks if h.old != h.new]
+    hunks = [h for h in hunks if h.added or h.removed]
     if not hunks:
         raise ToolError("the diff has no changes: no '@@' hunk with '+' or '-' lines")
     return hunks
 
 
-def _apply_diff(
-    text: str, hunks: list[_Hunk], path: str
-) -> tuple[str, str, list[tuple[int, int]]]:
+def _apply_diff(text: str, hunks: list[_Hunk], path: str) -> tuple[str, str, list[tuple[int, int]]]:
     lines, newline, final_newline = _split_lines(text)
     placed = sorted(((_locate(lines, h, path), h) for h in hunks), key=lambda p: p[0])
-    for (start, hunk), (next_start, following) in zip(placed, placed[1:], strict=False):
+    for (start, hunk), (next_start, following) in pairwise(placed):
         if start + len(hunk.old) > next_start:
             raise ToolError(f"{hunk.name()} and {following.name()} overlap in {path}")
     regions = []
@@ -265,24 +272,11 @@ def _apply_diff(
     new_text = newline.join(lines)
     if lines and (final_newline or not text):
         new_text += newline
-    added = sum(len(h.new) for h in hunks)
-    removed = sum(len(h.old) for h in hunks)
-    context = sum(len(h.old) - len(h.old_changed()) for h in hunks) if False else 0
-    del context
-    counts = _diff_counts(hunks)
+    added = sum(h.added for h in hunks)
+    removed = sum(h.removed for h in hunks)
     n = len(hunks)
-    summary = f"+{counts[0]} -{counts[1]} lines ({n} hunk{'s' if n > 1 else ''})"
-    del added, removed
+    summary = f"+{added} -{removed} lines ({n} hunk{'s' if n > 1 else ''})"
     return new_text, summary, regions[:REGIONS_SHOWN]
-
-
-def _diff_counts(hunks: Sequence[_Hunk]) -> tuple[int, int]:
-    added = removed = 0
-    for hunk in hunks:
-        a, r = _line_delta(hunk.old, hunk.new)
-        added += a
-        removed += r
-    return added, removed
 
 
 def _locate(lines: list[str], hunk: _Hunk, path: str) -> int:
@@ -355,5 +349,7 @@ def _show(text: str, regions: Sequence[tuple[int, int]]) -> str:
         lo = max(0, first - CONTEXT_LINES)
         hi = min(len(lines), max(last, first + 1) + CONTEXT_LINES)
         cut = hi - lo > REGION_LINES
-        out.append(_numbered(lines, lo, lo + REGION_LINES if cut else hi) + ("\n..." if cut else ""))
+        out.append(
+            _numbered(lines, lo, lo + REGION_LINES if cut else hi) + ("\n..." if cut else "")
+        )
     return "\n...\n".join(out)

@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import translate
+from pathlib import Path
 
 from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
 
@@ -118,7 +119,7 @@ class SandboxOptions:
 
 
 def default_shell() -> str:
-    return "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    return "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
 
 
 class Capture:
@@ -296,7 +297,9 @@ class _Background:
 
     def info(self) -> ProcessInfo:
         code = self.proc.returncode
-        return ProcessInfo(self.id, self.command, self.proc.pid, code is None, code, self.started_at)
+        return ProcessInfo(
+            self.id, self.command, self.proc.pid, code is None, code, self.started_at
+        )
 
 
 class GroupSandbox:
@@ -318,7 +321,7 @@ class GroupSandbox:
         shell: str | None = None,
     ) -> None:
         real = os.path.realpath(working_dir)
-        if not os.path.isdir(real):
+        if not Path(real).is_dir():
             raise SandboxError(f"working directory {working_dir!r} does not exist")
         self._working_dir = real
         self._options = options or SandboxOptions()
@@ -338,7 +341,9 @@ class GroupSandbox:
         """The argv that runs `command` through the shell, and the env to start it with."""
         raise NotImplementedError
 
-    async def _spawn(self, command: str, env: Mapping[str, str] | None) -> asyncio.subprocess.Process:
+    async def _spawn(
+        self, command: str, env: Mapping[str, str] | None
+    ) -> asyncio.subprocess.Process:
         if self._closed:
             raise SandboxError("the sandbox is closed")
         if not isinstance(command, str) or not command.strip():
@@ -483,3 +488,35 @@ class GroupSandbox:
         await asyncio.gather(*stops)
         for job in jobs:
             await _settle(job.task, grace)
+
+
+class GroupSandboxProvider:
+    """One sandbox per (session, working dir, network), kept so background processes
+    outlive the turn that started them. Subclasses say how to build one (`_make`)."""
+
+    def __init__(
+        self,
+        *,
+        base_env: Mapping[str, str],
+        options: SandboxOptions | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._base_env = dict(base_env)
+        self._options = options or SandboxOptions()
+        self._clock = clock
+        self._sandboxes: dict[tuple[str, str, bool], GroupSandbox] = {}
+
+    def _make(self, working_dir: str, network: bool) -> GroupSandbox:
+        raise NotImplementedError
+
+    def for_session(self, session_key: str, *, working_dir: str, network: bool) -> GroupSandbox:
+        key = (session_key, working_dir, network)
+        sandbox = self._sandboxes.get(key)
+        if sandbox is None:
+            sandbox = self._sandboxes[key] = self._make(working_dir, network)
+        return sandbox
+
+    async def aclose(self) -> None:
+        sandboxes = list(self._sandboxes.values())
+        self._sandboxes.clear()
+        await asyncio.gather(*(sandbox.aclose() for sandbox in sandboxes))

@@ -1,0 +1,67 @@
+"""The `clarify` tool: ask the person a question mid-turn, through the surface.
+
+The surface owns the conversation with the person, so it hands in the `ask` callable;
+the tool only validates and frames. Without one (a cron job, a batch run) the model is
+told to ask in its reply instead, which always works.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from seam.contracts.tools import ToolContext, ToolError
+
+Ask = Callable[[str, str, Sequence[str] | None], Awaitable[str]]
+
+MAX_CHOICES = 10
+MAX_QUESTION = 1000  # chars
+NO_SURFACE = (
+    "No one can be asked from here. Put the question in your reply instead and end the turn; "
+    "the answer will come as the next message."
+)
+
+
+class Clarify:
+    name = "clarify"
+    description = "Ask the person a question and wait for the answer. Use only when you cannot proceed without it."
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "question": {"type": "string"},
+            "choices": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Suggested answers, if any.",
+            },
+        },
+        "required": ["question"],
+    }
+    concurrent = False
+    idempotent = False
+
+    def __init__(self, ask: Ask | None = None) -> None:
+        self._ask = ask
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        question = args.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise ToolError("argument 'question' must be a non-empty string")
+        if len(question) > MAX_QUESTION:
+            raise ToolError(f"argument 'question' is too long ({len(question)} chars, max {MAX_QUESTION})")
+        choices = _choices(args.get("choices"))
+        if self._ask is None:
+            return NO_SURFACE
+        answer = await self._ask(ctx.session_key, question.strip(), choices)
+        answer = answer.strip()
+        return f"The person answered: {answer}" if answer else "The person gave no answer."
+
+
+def _choices(value: Any) -> list[str] | None:
+    if value is None or value == []:
+        return None
+    if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
+        raise ToolError("argument 'choices' must be a list of non-empty strings")
+    if len(value) > MAX_CHOICES:
+        raise ToolError(f"argument 'choices' has {len(value)} entries; at most {MAX_CHOICES}")
+    return [c.strip() for c in value]

@@ -1,0 +1,131 @@
+"""The `todo` tool: a per-session task list the model keeps for itself.
+
+The list lives in an injected store keyed by session, not in the tool, so it survives
+across turns (and tool rebuilds) for as long as the store does: the in-memory default
+lasts the process; a persistent store can implement the same two methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from seam.contracts.tools import ToolContext, ToolError
+
+STATUSES = ("pending", "in_progress", "done")
+MAX_ITEMS = 100  # per session: a list longer than this is no longer a plan
+MAX_TEXT = 300  # chars per item
+_MARKS = {"pending": " ", "in_progress": ">", "done": "x"}
+
+
+@dataclass(frozen=True, slots=True)
+class TodoItem:
+    id: int
+    text: str
+    status: str = "pending"
+
+
+class TodoBackend(Protocol):
+    def get(self, session_key: str) -> tuple[TodoItem, ...]: ...
+
+    def set(self, session_key: str, items: Sequence[TodoItem]) -> None: ...
+
+
+class TodoStore:
+    """In-memory, per process. Tuples in, tuples out: a caller cannot mutate the store."""
+
+    def __init__(self) -> None:
+        self._lists: dict[str, tuple[TodoItem, ...]] = {}
+
+    def get(self, session_key: str) -> tuple[TodoItem, ...]:
+        return self._lists.get(session_key, ())
+
+    def set(self, session_key: str, items: Sequence[TodoItem]) -> None:
+        if items:
+            self._lists[session_key] = tuple(items)
+        else:
+            self._lists.pop(session_key, None)
+
+
+class Todo:
+    name = "todo"
+    description = (
+        "Keep a task list for this session: add items, update an item's status, list, or clear. "
+        "Returns the whole list."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": ["add", "update", "list", "clear"]},
+            "items": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Tasks to add.",
+            },
+            "id": {"type": "integer", "description": "Item to update."},
+            "status": {"type": "string", "enum": list(STATUSES)},
+        },
+        "required": ["action"],
+    }
+    concurrent = False
+    idempotent = False
+
+    def __init__(self, store: TodoBackend | None = None) -> None:
+        self.store: TodoBackend = store if store is not None else TodoStore()
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        action = args.get("action")
+        key = ctx.session_key
+        items = self.store.get(key)
+        if action == "add":
+            items = _add(items, args.get("items"))
+        elif action == "update":
+            items = _update(items, args.get("id"), args.get("status"))
+        elif action == "clear":
+            items = ()
+        elif action != "list":
+            raise ToolError(f"argument 'action' must be add, update, list or clear, not {action!r}")
+        if action != "list":
+            self.store.set(key, items)
+        return render(items)
+
+
+def _add(items: tuple[TodoItem, ...], new: Any) -> tuple[TodoItem, ...]:
+    if isinstance(new, str):
+        new = [new]
+    if not isinstance(new, list) or not new:
+        raise ToolError("action 'add' needs 'items': a non-empty list of task texts")
+    texts = []
+    for text in new:
+        if not isinstance(text, str) or not text.strip():
+            raise ToolError(f"each item must be a non-empty string, not {text!r}")
+        texts.append(" ".join(text.split())[:MAX_TEXT])
+    if len(items) + len(texts) > MAX_ITEMS:
+        raise ToolError(f"the list would exceed {MAX_ITEMS} items; clear finished ones first")
+    next_id = max((item.id for item in items), default=0) + 1
+    return (*items, *(TodoItem(next_id + i, text) for i, text in enumerate(texts)))
+
+
+def _update(items: tuple[TodoItem, ...], item_id: Any, status: Any) -> tuple[TodoItem, ...]:
+    if isinstance(item_id, str) and item_id.strip().isdigit():
+        item_id = int(item_id)
+    if not isinstance(item_id, int) or isinstance(item_id, bool):
+        raise ToolError("action 'update' needs 'id': the number of an item in the list")
+    if status not in STATUSES:
+        raise ToolError(f"argument 'status' must be pending, in_progress or done, not {status!r}")
+    for i, item in enumerate(items):
+        if item.id == item_id:
+            return (*items[:i], replace(item, status=status), *items[i + 1 :])
+    known = ", ".join(str(item.id) for item in items) or "none: the list is empty"
+    raise ToolError(f"no todo item {item_id} (ids: {known})")
+
+
+def render(items: Sequence[TodoItem]) -> str:
+    """One line per item, `[x]` done, `[>]` in progress, `[ ]` pending."""
+    if not items:
+        return "todo list is empty"
+    done = sum(item.status == "done" for item in items)
+    lines = [f"todo ({done}/{len(items)} done):"]
+    lines.extend(f"{item.id}. [{_MARKS[item.status]}] {item.text}" for item in items)
+    return "\n".join(lines)
