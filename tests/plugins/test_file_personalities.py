@@ -225,7 +225,8 @@ def test_safety_and_fallback_keys_are_read_and_checked(tmp_path: Path) -> None:
     folder.mkdir(parents=True)
     (folder / "SOUL.md").write_text("You run servers.")
     (folder / "config.toml").write_text(
-        'approval_mode = "smart"\nnetwork = true\nfallback = ["anthropic:claude-haiku-4-5", "local"]\n'
+        'approval_mode = "smart"\nnetwork = true\n'
+        'fallback = ["anthropic:claude-haiku-4-5", "local"]\n'
     )
     registry = FilePersonalityRegistry(str(root))
     ops = registry.get("ops")
