@@ -409,7 +409,8 @@ class _Turn:
                     # A snapshot: the request must not change as the turn goes on.
                     messages=tuple(messages),
                     tools=prep.definitions,
-                    model=personality.model,
+                    # With a resolver, the personality's model is already the provider's.
+                    model=personality.model if loop.models is None else None,
                 )
                 if hooks.has(hook_names.BEFORE_LLM_CALL):
                     await self._fire(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelError, ModelRequest
-from seam.wiring.models import LOCAL_SETUP_HINT, build_local, build_openai
+from seam.wiring.models import LOCAL_SETUP_HINT, ModelFactory
 from seam.wiring.settings import (
     DEFAULT_OPENAI_BASE_URL,
     DEFAULT_OPENAI_MODEL,
@@ -117,7 +117,7 @@ def _provider(settings: Settings) -> Check:
 
 async def _openai_live(settings: Settings, seconds: float) -> Check:
     try:
-        provider = build_openai(settings)
+        provider = ModelFactory(settings).provider("openai")
     except ConfigError as exc:
         return Check("model endpoint", False, str(exc))
     base_url = settings.base_url or settings.config.model.base_url or DEFAULT_OPENAI_BASE_URL
@@ -166,7 +166,7 @@ def _local(settings: Settings) -> list[Check]:
 async def _generate_one_token(settings: Settings) -> Check:
     started = time.perf_counter()
     try:
-        provider = build_local(settings)
+        provider = ModelFactory(settings).provider("local")
         try:
             request = ModelRequest(system="", messages=(Message("user", "Hi"),), max_tokens=1)
             async for _ in provider.stream(request):

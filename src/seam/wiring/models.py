@@ -1,76 +1,219 @@
-"""Picks and builds the model provider the settings ask for."""
+"""Picks and builds the model providers the settings ask for.
+
+A provider ref names one: `openai:gpt-4o-mini`, `anthropic:claude-haiku-4-5`, `local`, or
+a bare model name (the configured provider with that model). Several keys for one
+provider (`OPENAI_API_KEYS=a,b,c`) become a credential pool; `fallback` refs become a
+chain tried in order. Built providers are cached, so a personality that names the same
+model as another shares its connection pool (and the local model is loaded once).
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from seam.contracts.model import ModelCapabilities, ModelChunk, ModelProvider, ModelRequest
+from seam.contracts.personality import Personality
 from seam.wiring.settings import (
     DEFAULT_OPENAI_BASE_URL,
     DEFAULT_OPENAI_MODEL,
     ConfigError,
+    ProviderKind,
     Settings,
 )
 
 LOCAL_SETUP_HINT = (
     "run scripts/bootstrap to install the offline model, or configure a provider: "
-    "set OPENAI_API_KEY (and OPENAI_BASE_URL for any OpenAI-compatible server)"
+    "set OPENAI_API_KEY (and OPENAI_BASE_URL for any OpenAI-compatible server) or "
+    "ANTHROPIC_API_KEY"
 )
+KINDS: tuple[ProviderKind, ...] = ("openai", "anthropic", "local")
+SIDE_TASKS = ("titles", "compression", "approvals", "reflection")
+
+
+def parse_ref(ref: str, default_kind: ProviderKind) -> tuple[ProviderKind, str]:
+    """`kind:model`, `kind`, or a bare model name for the default kind."""
+    ref = ref.strip()
+    if not ref:
+        raise ConfigError("an empty provider ref; use e.g. 'openai:gpt-4o-mini' or 'local'")
+    kind, sep, model = ref.partition(":")
+    if sep and kind in KINDS:
+        return kind, model  # type: ignore[return-value]
+    if not sep and ref in KINDS:
+        return ref, ""  # type: ignore[return-value]
+    # Anything else is a model name for the default provider (Ollama names have colons).
+    return default_kind, ref
+
+
+class ModelFactory:
+    """Builds (and caches) providers for refs, chains and personalities."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._built: dict[tuple[str, str], ModelProvider] = {}
+
+    @property
+    def default_kind(self) -> ProviderKind:
+        return self.settings.provider
+
+    def default_model_name(self, kind: ProviderKind) -> str:
+        settings = self.settings
+        if kind == "openai":
+            return settings.model_override or settings.config.model.model or DEFAULT_OPENAI_MODEL
+        if kind == "anthropic":
+            if settings.provider == "anthropic" and settings.model_override:
+                return settings.model_override
+            return settings.config.anthropic.model
+        return ""
+
+    def provider(self, kind: ProviderKind, model: str = "") -> ModelProvider:
+        model = model or self.default_model_name(kind)
+        key = (kind, model)
+        if key not in self._built:
+            builders: dict[str, Callable[[str], ModelProvider]] = {
+                "openai": self._openai,
+                "anthropic": self._anthropic,
+                "local": self._local,
+            }
+            self._built[key] = builders[kind](model)
+        return self._built[key]
+
+    def ref(self, ref: str) -> ModelProvider:
+        return self.provider(*parse_ref(ref, self.default_kind))
+
+    def chain(self, primary: ModelProvider, fallback: list[str] | tuple[str, ...]) -> ModelProvider:
+        if not fallback:
+            return primary
+        from seam.services.llm.fallback import FallbackProvider
+
+        return FallbackProvider([primary, *(self.ref(r) for r in fallback)])
+
+    def main(self) -> ModelProvider:
+        return self.chain(self.provider(self.default_kind), self.settings.config.model.fallback)
+
+    def for_personality(self, personality: Personality) -> ModelProvider | None:
+        """A personality's own model or chain; None when it uses the main one."""
+        if not personality.model and not personality.fallback:
+            return None
+        primary = (
+            self.ref(personality.model) if personality.model else self.provider(self.default_kind)
+        )
+        return self.chain(primary, personality.fallback)
+
+    def side(self, task: str) -> ModelProvider:
+        """The model for a side task (titles, compression, approvals, reflection)."""
+        if task not in SIDE_TASKS:
+            raise ValueError(f"unknown side task {task!r} (known: {', '.join(SIDE_TASKS)})")
+        section = self.settings.config.side_models
+        ref = getattr(section, task) or section.default
+        return self.ref(ref) if ref else self.main()
+
+    async def aclose(self) -> None:
+        for provider in self._built.values():
+            await provider.aclose()
+        self._built.clear()
+
+    # -- builders --
+
+    def _keys(self, single_env: str, pool_env: str) -> list[str]:
+        env = self.settings.env
+        pool = [k.strip() for k in env.get(pool_env, "").split(",") if k.strip()]
+        if pool:
+            return pool
+        key = env.get(single_env, "").strip()
+        return [key] if key else []
+
+    def _pooled(self, keys: list[str], make: Callable[[str, int], ModelProvider]) -> ModelProvider:
+        if len(keys) <= 1:
+            return make(keys[0] if keys else "", -1)
+        from seam.services.llm.pool import PooledProvider
+
+        pool = self.settings.config.pool
+        return PooledProvider(
+            keys,
+            lambda key: make(key, 0),
+            strategy=pool.strategy,
+            state_path=str(self.settings.pool_state_path),
+            rate_limit_cooldown=pool.rate_limit_cooldown,
+            auth_cooldown=pool.auth_cooldown,
+        )
+
+    def _openai(self, model: str) -> ModelProvider:
+        from seam.services.llm.openai_compat import OpenAICompatProvider
+
+        settings = self.settings
+        section = settings.config.model
+        base_url = settings.base_url or section.base_url or DEFAULT_OPENAI_BASE_URL
+        keys = self._keys(section.api_key_env, section.api_keys_env)
+        if base_url == DEFAULT_OPENAI_BASE_URL and not keys:
+            raise ConfigError(
+                f"the OpenAI API needs a key: set {section.api_key_env}, or point"
+                " OPENAI_BASE_URL at a local OpenAI-compatible server"
+            )
+
+        def make(key: str, retries: int) -> ModelProvider:
+            # In a pool the pool decides retries and rotation (retries=0 per key).
+            return OpenAICompatProvider(
+                base_url=base_url,
+                api_key=key or None,
+                model=model,
+                max_context_tokens=section.max_context_tokens,
+                timeout=section.timeout,
+                max_retries=section.max_retries if retries < 0 else retries,
+            )
+
+        return self._pooled(keys, make)
+
+    def _anthropic(self, model: str) -> ModelProvider:
+        from seam.services.llm.anthropic import AnthropicProvider
+
+        section = self.settings.config.anthropic
+        keys = self._keys(section.api_key_env, section.api_keys_env)
+        if not keys:
+            raise ConfigError(f"Anthropic needs a key: set {section.api_key_env}")
+
+        def make(key: str, retries: int) -> ModelProvider:
+            return AnthropicProvider(
+                api_key=key,
+                model=model,
+                base_url=section.base_url,
+                max_tokens=section.max_tokens,
+                thinking_budget=section.thinking_budget or None,
+                max_context_tokens=section.max_context_tokens,
+                timeout=section.timeout,
+                max_retries=section.max_retries if retries < 0 else retries,
+            )
+
+        return self._pooled(keys, make)
+
+    def _local(self, model: str) -> ModelProvider:
+        from seam.services.llm.llama_local import (
+            LlamaCppProvider,
+            find_bundled_model,
+            llama_cpp_available,
+        )
+
+        section = self.settings.config.local
+        if not llama_cpp_available():
+            raise ConfigError(
+                f"llama-cpp-python is missing for the local model: {LOCAL_SETUP_HINT}"
+            )
+        path = model or section.model_path or find_bundled_model()
+        if not path:
+            raise ConfigError(f"no local model is installed: {LOCAL_SETUP_HINT}")
+        if not Path(path).expanduser().is_file():
+            raise ConfigError(f"local model file {path!r} does not exist")
+        return LlamaCppProvider(
+            model_path=str(Path(path).expanduser()),
+            n_ctx=section.n_ctx,
+            n_threads=section.threads or None,
+            max_tokens=section.max_tokens,
+        )
 
 
 def build_model(settings: Settings) -> ModelProvider:
-    if settings.provider == "openai":
-        return build_openai(settings)
-    return build_local(settings)
-
-
-def build_openai(settings: Settings) -> ModelProvider:
-    from seam.services.llm.openai_compat import OpenAICompatProvider
-
-    section = settings.config.model
-    base_url = settings.base_url or section.base_url or DEFAULT_OPENAI_BASE_URL
-    model = settings.model_override or section.model or DEFAULT_OPENAI_MODEL
-    if base_url == DEFAULT_OPENAI_BASE_URL and not settings.api_key:
-        raise ConfigError(
-            f"the OpenAI API needs a key: set {section.api_key_env}, or point OPENAI_BASE_URL at"
-            " a local OpenAI-compatible server"
-        )
-    return OpenAICompatProvider(
-        base_url=base_url,
-        api_key=settings.api_key,
-        model=model,
-        max_context_tokens=section.max_context_tokens,
-        timeout=section.timeout,
-        max_retries=section.max_retries,
-    )
-
-
-def build_local(settings: Settings) -> ModelProvider:
-    from seam.services.llm.llama_local import (
-        LlamaCppProvider,
-        find_bundled_model,
-        llama_cpp_available,
-    )
-
-    section = settings.config.local
-    if not llama_cpp_available():
-        raise ConfigError(
-            f"no provider is configured and llama-cpp-python is missing: {LOCAL_SETUP_HINT}"
-        )
-    path = section.model_path or find_bundled_model()
-    if not path:
-        raise ConfigError(
-            f"no provider is configured and no local model is installed: {LOCAL_SETUP_HINT}"
-        )
-    if not Path(path).expanduser().is_file():
-        raise ConfigError(f"[local] model_path {path!r} does not exist")
-    return LlamaCppProvider(
-        model_path=str(Path(path).expanduser()),
-        n_ctx=section.n_ctx,
-        n_threads=section.threads or None,
-        max_tokens=section.max_tokens,
-    )
+    """The main provider (with its fallback chain) the settings describe."""
+    return ModelFactory(settings).main()
 
 
 class LazyModel:
@@ -80,14 +223,14 @@ class LazyModel:
     model cannot be built, and they skip its import and set-up cost.
     """
 
-    def __init__(self, settings: Settings) -> None:
-        self._settings = settings
+    def __init__(self, factory: ModelFactory) -> None:
+        self._factory = factory
         self._model: ModelProvider | None = None
 
     @property
     def built(self) -> ModelProvider:
         if self._model is None:
-            self._model = build_model(self._settings)
+            self._model = self._factory.main()
         return self._model
 
     @property
@@ -113,5 +256,20 @@ class LazyModel:
         return self.built.count_tokens(text)
 
     async def aclose(self) -> None:
-        if self._model is not None:
-            await self._model.aclose()
+        self._model = None
+        await self._factory.aclose()
+
+
+class PersonalityModels:
+    """The loop's model resolver: a personality's own model or chain, else the main one."""
+
+    def __init__(self, factory: ModelFactory, main: ModelProvider) -> None:
+        self._factory = factory
+        self._main = main
+        self._cache: dict[tuple[str | None, tuple[str, ...]], ModelProvider | None] = {}
+
+    def __call__(self, personality: Personality) -> ModelProvider:
+        key = (personality.model, personality.fallback)
+        if key not in self._cache:
+            self._cache[key] = self._factory.for_personality(personality)
+        return self._cache[key] or self._main

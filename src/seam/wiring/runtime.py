@@ -26,7 +26,7 @@ from seam.core.identity import (
     create_session_storage_key,
     parse_session_storage_key,
 )
-from seam.core.loop import AgentLoop, LoopOptions, Pricing
+from seam.core.loop import AgentLoop, LoopOptions, ModelResolver, Pricing
 from seam.core.memory import NoopMemory
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.sessions import InMemorySessionStore
@@ -108,6 +108,7 @@ def create_runtime(
     if settings is None and (model is None or personalities is None or sessions is None):
         settings = load_settings()
     fs_deny: list[str] = []
+    models: ModelResolver | None = None
     if settings is not None:
         settings.home.mkdir(parents=True, exist_ok=True)
         if personalities is None:
@@ -132,9 +133,11 @@ def create_runtime(
         if working_dir is None:
             working_dir = str(settings.working_dir)
         if model is None:
-            from seam.wiring.models import LazyModel
+            from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 
-            model = LazyModel(settings)
+            factory = ModelFactory(settings)
+            model = LazyModel(factory)
+            models = PersonalityModels(factory, model)
         if pricing is None:
             from seam.wiring.pricing import price_table
 
@@ -169,6 +172,7 @@ def create_runtime(
         fs_deny=fs_deny,
         options=options,
         pricing=pricing,
+        models=models,
     )
     return Runtime(
         tenant_id=tenant_id,

@@ -28,16 +28,53 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+ProviderKind = Literal["openai", "anthropic", "local"]
+
+
 class ModelSection(_Section):
-    # auto: an OpenAI-compatible endpoint when one is configured, else the local model.
-    provider: Literal["auto", "openai", "local"] = "auto"
+    # auto: an OpenAI-compatible endpoint when one is configured, then Anthropic when its
+    # key is set, else the local model.
+    provider: Literal["auto", "openai", "anthropic", "local"] = "auto"
     base_url: str = ""
     model: str = ""
-    # The environment variable holding the key (keys never live in the config file).
+    # The environment variable holding the key (keys never live in the config file), and
+    # the one holding a comma-separated pool of keys.
     api_key_env: str = "OPENAI_API_KEY"
+    api_keys_env: str = "OPENAI_API_KEYS"
     max_context_tokens: int = Field(128_000, gt=0)
     timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
+    # Provider refs ("anthropic:claude-haiku-4-5", "openai:gpt-4o-mini", "local") tried in
+    # order when the primary fails.
+    fallback: list[str] = Field(default_factory=list)
+
+
+class AnthropicSection(_Section):
+    base_url: str = "https://api.anthropic.com"
+    model: str = "claude-sonnet-4-5"
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_keys_env: str = "ANTHROPIC_API_KEYS"
+    max_tokens: int = Field(8192, gt=0)
+    thinking_budget: int = Field(0, ge=0)  # 0: extended thinking off
+    max_context_tokens: int = Field(200_000, gt=0)
+    timeout: float = Field(60.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+
+
+class PoolSection(_Section):
+    strategy: Literal["fill_first", "round_robin", "least_used"] = "fill_first"
+    rate_limit_cooldown: float = Field(60.0, ge=0)
+    auth_cooldown: float = Field(24 * 3600.0, ge=0)
+
+
+class SideModelsSection(_Section):
+    """Cheaper models for side tasks; each is a provider ref, empty = the main model."""
+
+    default: str = ""
+    titles: str = ""
+    compression: str = ""
+    approvals: str = ""
+    reflection: str = ""
 
 
 class LocalSection(_Section):
@@ -66,6 +103,9 @@ class SandboxSection(_Section):
 
 class ConfigFile(_Section):
     model: ModelSection = ModelSection()
+    anthropic: AnthropicSection = AnthropicSection()
+    pool: PoolSection = PoolSection()
+    side_models: SideModelsSection = SideModelsSection()
     local: LocalSection = LocalSection()
     agent: AgentSection = AgentSection()
     store: StoreSection = StoreSection()
@@ -85,6 +125,8 @@ class Settings:
     api_key: str | None = None
     base_url: str | None = None
     model_override: str | None = None
+    # The environment the settings were read from (keys for other providers, key pools).
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def config_path(self) -> Path:
@@ -100,13 +142,22 @@ class Settings:
         return self.home / "personalities"
 
     @property
-    def provider(self) -> Literal["openai", "local"]:
+    def provider(self) -> ProviderKind:
         chosen = self.config.model.provider
         if chosen != "auto":
             return chosen
         if self.api_key or self.base_url or self.config.model.base_url:
             return "openai"
+        if self.env.get(self.config.model.api_keys_env):
+            return "openai"
+        anthropic = self.config.anthropic
+        if self.env.get(anthropic.api_key_env) or self.env.get(anthropic.api_keys_env):
+            return "anthropic"
         return "local"
+
+    @property
+    def pool_state_path(self) -> Path:
+        return self.home / "credential-pool.json"
 
 
 def seam_home(env: Mapping[str, str]) -> Path:
@@ -154,4 +205,5 @@ def load_settings(
         api_key=api_key,
         base_url=base_url,
         model_override=model or env.get("SEAM_MODEL") or None,
+        env=dict(env),
     )
