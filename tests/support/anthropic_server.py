@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.openai_server import _HTTPServer, _Handler, RecordedRequest, Reply
+from tests.support.openai_server import RecordedRequest, Reply, _Handler, _HTTPServer
 
 MESSAGES_PATH = "/v1/messages"
 MODELS_PATH = "/v1/models"
@@ -161,7 +161,9 @@ def text_reply(
     """A streamed answer: an optional thinking block (its text in `chunk_size` pieces, then
     a signature), a text block in `chunk_size` pieces, a ping, the stop reason and usage
     (default: one output token per text piece)."""
-    events = [message_start(input_tokens, cache_read=cache_read, cache_write=cache_write, model=model)]
+    events = [
+        message_start(input_tokens, cache_read=cache_read, cache_write=cache_write, model=model)
+    ]
     index = 0
     if thinking:
         events.append(thinking_start(index))
@@ -173,7 +175,9 @@ def text_reply(
     events.append(ping())
     events += [text_delta(index, piece) for piece in pieces]
     events.append(block_stop(index))
-    events.append(message_delta(stop_reason, len(pieces) if output_tokens is None else output_tokens))
+    events.append(
+        message_delta(stop_reason, len(pieces) if output_tokens is None else output_tokens)
+    )
     events.append(message_stop())
     return stream_reply(events)
 

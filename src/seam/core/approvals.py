@@ -22,7 +22,7 @@ class PendingApprovals:
     def __init__(self) -> None:
         self._futures: dict[PendingKey, asyncio.Future[ApprovalDecision]] = {}
 
-    def open(self, session_key: str, call_id: str) -> asyncio.Future[ApprovalDecision]:
+    def expect(self, session_key: str, call_id: str) -> asyncio.Future[ApprovalDecision]:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
         self._futures[(session_key, call_id)] = future
         return future
@@ -63,7 +63,7 @@ class TurnApprover:
     async def request(
         self, *, call_id: str, tool: str, command: str, reason: str
     ) -> ApprovalDecision:
-        future = self._pending.open(self._key, call_id)
+        future = self._pending.expect(self._key, call_id)
         self._announce(call_id, tool, command, reason)
         decision: ApprovalDecision
         try:

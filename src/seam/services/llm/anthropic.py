@@ -1,0 +1,594 @@
+"""A ModelProvider for Anthropic's Messages API, streamed over httpx.
+
+The contract's transcript is OpenAI-shaped; this module absorbs the differences: the
+system prompt is a top-level list of blocks, tool calls are `tool_use` content blocks and
+their results `tool_result` blocks inside a *user* message, and roles must alternate, so
+consecutive messages of one role are merged into one. Prompt caching is explicit:
+`cache_control` breakpoints mark the stable prefix (tools, system prompt, older history)
+so every step of a tool loop reads that prefix from the cache instead of paying for it
+again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import ssl
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import httpx
+
+from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.model import (
+    DoneChunk,
+    FinishReason,
+    ModelCapabilities,
+    ModelChunk,
+    ModelError,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallStart,
+    ToolDefinition,
+    UsageChunk,
+)
+from seam.services.llm.retry import (
+    RetryPolicy,
+    Sleep,
+    classify_http_error,
+    classify_transport_error,
+    retry_stream,
+)
+from seam.services.llm.sse import NotEventStream, SSEDecoder
+
+_STOP_REASONS: dict[str, FinishReason] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+_TOOL_CHOICES: dict[str, dict[str, str]] = {
+    "auto": {"type": "auto"},
+    "required": {"type": "any"},
+    "none": {"type": "none"},
+}
+# Extended thinking may only accompany tool choices that let the model answer freely.
+_THINKING_TOOL_CHOICES = frozenset({"auto", "none"})
+_MIN_THINKING_BUDGET = 1024  # the API's own minimum
+_EPHEMERAL = {"type": "ephemeral"}
+_TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
+_NOT_TOOL_ID_CHAR = re.compile(r"[^A-Za-z0-9_-]")
+_CAPABILITIES = ModelCapabilities(tools=True, streaming=True, thinking=True)
+
+
+class AnthropicProvider:
+    """Streams Messages API responses, retrying transient failures before any output.
+
+    `base_url` is the API root without `/v1` (as in Anthropic's own SDKs).
+    `thinking_budget` turns on extended thinking for every request that allows it (see
+    `_thinking_allowed`); temperature is then not sent, as the API requires.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        model: str,
+        base_url: str = "https://api.anthropic.com",
+        max_context_tokens: int = 200_000,
+        max_tokens: int = 8192,
+        thinking_budget: int | None = None,
+        prompt_cache: bool = True,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        client: httpx.AsyncClient | None = None,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.time,
+        name: str = "anthropic",
+        anthropic_version: str = "2023-06-01",
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
+        if thinking_budget is not None and not (
+            _MIN_THINKING_BUDGET <= thinking_budget < max_tokens
+        ):
+            raise ValueError(
+                f"thinking_budget must be at least {_MIN_THINKING_BUDGET} and below max_tokens "
+                f"({max_tokens}), got {thinking_budget}"
+            )
+        root = base_url.rstrip("/")
+        self._messages_url = f"{root}/v1/messages"
+        self._models_url = f"{root}/v1/models"
+        self._name = name
+        self._model = model
+        self._max_context_tokens = max_context_tokens
+        self._max_tokens = max_tokens
+        self._thinking_budget = thinking_budget
+        self._prompt_cache = prompt_cache
+        self._timeout = httpx.Timeout(timeout)
+        self._policy = RetryPolicy(max_retries, backoff_base, backoff_max)
+        self._sleep = sleep
+        self._clock = clock
+        headers = {"anthropic-version": anthropic_version}
+        if api_key:
+            headers["x-api-key"] = api_key
+        self._headers = headers
+        self._stream_headers = {
+            **headers,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        }
+        self._owns_client = client is None
+        self._client = client or _default_client(root, self._timeout)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def max_context_tokens(self) -> int:
+        return self._max_context_tokens
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return _CAPABILITIES
+
+    def count_tokens(self, text: str) -> int:
+        """A cheap estimate (about four characters a token): good enough for budgeting."""
+        return (len(text) + 3) // 4
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        """Stream one message; raises `ModelError` (bad input is reported right away)."""
+        payload = self._payload(request)
+        return retry_stream(partial(self._attempt, payload), self._policy, self._sleep)
+
+    async def list_models(self) -> list[str]:
+        """The model ids the key may use (for `seam doctor`); errors as in `stream`."""
+        url = self._models_url
+        try:
+            response = await self._client.get(
+                url, params={"limit": 1000}, headers=self._headers, timeout=self._timeout
+            )
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from exc
+        if not response.is_success:
+            raise self._status_error(response.status_code, response.content, response.headers)
+        try:
+            return [entry["id"] for entry in response.json()["data"]]
+        except (ValueError, KeyError, TypeError):
+            raise ModelError(
+                "retryable",
+                f"malformed model list from {url}: {response.text[:200]!r}",
+                status=response.status_code,
+                provider=self._name,
+            ) from None
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._client.aclose()
+
+    # -- request -----------------------------------------------------------------------
+
+    def _payload(self, request: ModelRequest) -> bytes:
+        system, messages = self._transcript(request)
+        max_tokens = request.max_tokens or self._max_tokens
+        body: dict[str, Any] = {"model": request.model or self._model, "max_tokens": max_tokens}
+        if system:
+            body["system"] = system
+        body["messages"] = messages
+        tools: list[dict[str, Any]] = []
+        if request.tools:
+            offered = sorted(request.tools, key=_tool_name)
+            tools = [
+                {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "input_schema": tool.parameters,
+                }
+                for tool in offered
+            ]
+            body["tools"] = tools
+            body["tool_choice"] = self._tool_choice(request.tool_choice, offered)
+        if self._thinking_allowed(request, max_tokens, messages):
+            body["thinking"] = {"type": "enabled", "budget_tokens": self._thinking_budget}
+        elif request.temperature is not None:
+            body["temperature"] = request.temperature
+        if self._prompt_cache:
+            _mark_stable_prefix(tools, system, messages)
+        body["stream"] = True
+        return json.dumps(
+            body, ensure_ascii=False, separators=(",", ":"), default=_mapping_to_dict
+        ).encode()
+
+    def _transcript(
+        self, request: ModelRequest
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """System blocks and alternating messages of content blocks.
+
+        A system message inside the transcript (a compaction summary, say) joins the
+        top-level system prompt: the API has no system role anywhere else. Messages left
+        with no content (an empty assistant reply) are dropped, since the API rejects
+        empty text blocks, and their neighbours then merge.
+        """
+        system: list[dict[str, Any]] = []
+        if request.system:
+            system.append({"type": "text", "text": request.system})
+        messages: list[dict[str, Any]] = []
+        for position, message in enumerate(request.messages):
+            role: str = message.role
+            content = message.content
+            has_text = bool(content) and not content.isspace()
+            if role == "user":
+                blocks = [{"type": "text", "text": content}] if has_text else []
+            elif role == "assistant":
+                blocks = [{"type": "text", "text": content}] if has_text else []
+                blocks += [_tool_use(call) for call in message.tool_calls]
+            elif role == "tool":
+                blocks = [self._tool_result(position, message)]
+                role = "user"
+            elif role == "system":
+                if has_text:
+                    system.append({"type": "text", "text": content})
+                continue
+            else:
+                raise ModelError(
+                    "fatal", f"message {position} has unknown role {role!r}", provider=self._name
+                )
+            if not blocks:
+                continue
+            if messages and messages[-1]["role"] == role:
+                messages[-1]["content"] += blocks
+            else:
+                messages.append({"role": role, "content": blocks})
+        return system, messages
+
+    def _tool_result(self, position: int, message: Message) -> dict[str, Any]:
+        if not message.tool_call_id:
+            raise ModelError(
+                "fatal",
+                f"message {position} has role 'tool' but no tool_call_id",
+                provider=self._name,
+            )
+        block: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": _wire_id(message.tool_call_id),
+        }
+        if message.content:
+            block["content"] = message.content
+        # The loop reports failed tools as text starting "error:" (Message has no flag).
+        if message.content.startswith("error:"):
+            block["is_error"] = True
+        return block
+
+    def _tool_choice(self, choice: str, tools: Sequence[ToolDefinition]) -> dict[str, str]:
+        mode = _TOOL_CHOICES.get(choice)
+        if mode is not None:
+            return mode
+        if not any(tool.name == choice for tool in tools):
+            offered = ", ".join(tool.name for tool in tools)
+            raise ModelError(
+                "fatal",
+                f"tool_choice {choice!r} is neither auto/none/required nor an offered tool "
+                f"({offered})",
+                provider=self._name,
+            )
+        return {"type": "tool", "name": choice}
+
+    def _thinking_allowed(
+        self, request: ModelRequest, max_tokens: int, messages: list[dict[str, Any]]
+    ) -> bool:
+        """Whether this request may carry extended thinking; when not, it is left off.
+
+        The API refuses thinking when: the output cap leaves no room beyond the budget (a
+        caller asking for a few tokens wants a short answer anyway); a tool use is forced;
+        or the request continues a tool loop, since the assistant turn being continued
+        must then begin with its signed thinking blocks, which the transcript does not
+        keep (`Message` has no place for them). So within a turn the first step thinks
+        and the steps after tool results do not.
+        """
+        budget = self._thinking_budget
+        if budget is None or max_tokens <= budget:
+            return False
+        if request.tools and request.tool_choice not in _THINKING_TOOL_CHOICES:
+            return False
+        if messages and messages[-1]["role"] == "user":
+            return not any(block["type"] == "tool_result" for block in messages[-1]["content"])
+        return True
+
+    # -- response ----------------------------------------------------------------------
+
+    async def _attempt(self, payload: bytes) -> AsyncGenerator[ModelChunk, None]:
+        """One HTTP request, decoded event by event; every failure becomes a ModelError."""
+        url = self._messages_url
+        try:
+            async with self._client.stream(
+                "POST", url, content=payload, headers=self._stream_headers, timeout=self._timeout
+            ) as response:
+                if not response.is_success:
+                    body = await response.aread()
+                    raise self._status_error(response.status_code, body, response.headers)
+                decoder = SSEDecoder()
+                tool_uses = _ToolUses()
+                counts: dict[str, Any] = {}
+                stop_reason: str | None = None
+                stopped = False
+                # Read to the end of the body even after `message_stop`, so the connection
+                # goes back to the pool instead of being closed with unread bytes.
+                async for line in response.aiter_lines():
+                    try:
+                        data = decoder.feed(line)
+                    except NotEventStream as exc:
+                        raise self._not_event_stream(exc.line, response) from None
+                    if data is None:
+                        continue
+                    try:
+                        event = json.loads(data)
+                    except ValueError:
+                        raise self._malformed(
+                            f"invalid JSON in a data line: {data[:200]!r}"
+                        ) from None
+                    try:
+                        kind = event["type"]
+                        if kind == "content_block_delta":
+                            delta = event["delta"]
+                            delta_kind = delta["type"]
+                            if delta_kind == "text_delta":
+                                if delta["text"]:
+                                    yield TextChunk(delta["text"])
+                            elif delta_kind == "input_json_delta":
+                                arguments = tool_uses.delta(event["index"], delta["partial_json"])
+                                if arguments is not None:
+                                    yield arguments
+                            elif delta_kind == "thinking_delta" and delta["thinking"]:
+                                yield ThinkingChunk(delta["thinking"])
+                            # signature_delta and citations_delta: nothing to show.
+                        elif kind == "content_block_start":
+                            block = event["content_block"]
+                            block_kind = block["type"]
+                            if block_kind == "tool_use":
+                                yield tool_uses.start(event["index"], block)
+                            elif block_kind == "text" and block.get("text"):
+                                yield TextChunk(block["text"])
+                            elif block_kind == "thinking" and block.get("thinking"):
+                                yield ThinkingChunk(block["thinking"])
+                        elif kind == "content_block_stop":
+                            end = tool_uses.stop(event["index"])
+                            if end is not None:
+                                yield end
+                        elif kind == "message_start":
+                            _merge_usage(counts, event["message"].get("usage"))
+                        elif kind == "message_delta":
+                            stop_reason = event["delta"].get("stop_reason") or stop_reason
+                            _merge_usage(counts, event.get("usage"))
+                        elif kind == "message_stop":
+                            stopped = True
+                        elif kind == "error":
+                            raise self._stream_error(data)
+                        # `ping` and event types added after this was written: nothing to do.
+                    except (AttributeError, TypeError, KeyError, IndexError) as exc:
+                        raise self._malformed(
+                            f"unexpected event shape ({exc!r}): {data[:200]!r}"
+                        ) from None
+                if not stopped:
+                    raise self._malformed("the stream ended before message_stop")
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from exc
+        yield UsageChunk(_usage(counts))
+        yield DoneChunk(_finish_reason(stop_reason, bool(tool_uses)))
+
+    # -- errors ------------------------------------------------------------------------
+
+    def _status_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> ModelError:
+        return classify_http_error(
+            status,
+            body.decode("utf-8", "replace"),
+            headers,
+            provider=self._name,
+            now=self._clock(),
+        )
+
+    def _stream_error(self, data: str) -> ModelError:
+        """An `error` event inside a 200 stream: its `error.type` decides the kind."""
+        return classify_http_error(None, data, {}, provider=self._name, now=self._clock())
+
+    def _not_event_stream(self, line: str, response: httpx.Response) -> ModelError:
+        if line.startswith("{"):
+            try:
+                payload = json.loads(line)
+            except ValueError:
+                payload = None
+            if isinstance(payload, dict) and payload.get("type") == "error":
+                return self._stream_error(line)
+        content_type = response.headers.get("content-type", "none")
+        return self._malformed(
+            f"the response is not server-sent events (content-type {content_type}): {line[:200]!r}"
+        )
+
+    def _malformed(self, detail: str) -> ModelError:
+        return ModelError("retryable", f"malformed stream: {detail}", provider=self._name)
+
+    def _transport_error(self, exc: httpx.HTTPError, url: str) -> ModelError:
+        return classify_transport_error(exc, url, timeout=self._timeout.read, provider=self._name)
+
+
+class _ToolUse:
+    __slots__ = ("id", "index", "input", "name", "parts")
+
+    def __init__(self, index: int, tool_id: str, name: str, initial: Any) -> None:
+        self.index = index
+        self.id = tool_id
+        self.name = name
+        self.input = initial
+        self.parts: list[str] = []
+
+
+class _ToolUses:
+    """Open `tool_use` blocks by content-block index, with their JSON so far.
+
+    The contract numbers tool calls among themselves (0, 1, ...), not among all content
+    blocks, so a call after a text block is still call 0.
+    """
+
+    __slots__ = ("_count", "_open")
+
+    def __init__(self) -> None:
+        self._open: dict[int, _ToolUse] = {}
+        self._count = 0
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def start(self, block_index: int, block: Mapping[str, Any]) -> ToolCallStart:
+        use = _ToolUse(self._count, block["id"], block["name"], block.get("input"))
+        self._open[block_index] = use
+        self._count += 1
+        return ToolCallStart(use.index, use.id, use.name)
+
+    def delta(self, block_index: int, partial_json: str) -> ToolCallDelta | None:
+        use = self._open[block_index]
+        if not partial_json:
+            return None
+        use.parts.append(partial_json)
+        return ToolCallDelta(use.index, partial_json)
+
+    def stop(self, block_index: int) -> ToolCallEnd | None:
+        """The finished call, or None when the block that stopped was not a tool use.
+
+        The input streams as JSON text; a block that brought its input whole in
+        `content_block_start` (some proxies) is serialised instead; no input is `{}`.
+        """
+        use = self._open.pop(block_index, None)
+        if use is None:
+            return None
+        if use.parts:
+            arguments = "".join(use.parts)
+        elif use.input:
+            arguments = json.dumps(use.input, ensure_ascii=False)
+        else:
+            arguments = "{}"
+        return ToolCallEnd(use.index, ToolCall(use.id, use.name, arguments))
+
+
+def _tool_use(call: ToolCall) -> dict[str, Any]:
+    return {
+        "type": "tool_use",
+        "id": _wire_id(call.id),
+        "name": call.name,
+        "input": _tool_input(call.arguments),
+    }
+
+
+def _tool_input(arguments: str) -> Any:
+    """The call's arguments as the object the API wants.
+
+    Arguments that are not a JSON object (the model wrote bad JSON, which the loop
+    already answered with an error result) go back as `{}`, so one bad call does not make
+    the whole conversation unsendable.
+    """
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _wire_id(call_id: str) -> str:
+    """Anthropic accepts tool-use ids of `[A-Za-z0-9_-]` only; an id another provider
+    minted (earlier in a fallback chain) is mapped the same way in `tool_use` and
+    `tool_result`, so the pair still matches."""
+    if _TOOL_ID.fullmatch(call_id):
+        return call_id
+    return _NOT_TOOL_ID_CHAR.sub("_", call_id)
+
+
+def _mark_stable_prefix(
+    tools: list[dict[str, Any]], system: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> None:
+    """Put `cache_control` breakpoints where the prompt stops changing between calls.
+
+    The API caches the prefix up to each breakpoint (tools, then system, then messages):
+    one after the tools, one after the system prompt, and one at the end of the
+    second-to-last user message, the newest history the next step of a tool loop will
+    send again unchanged. That is three of the four breakpoints the API allows.
+    """
+    if tools:
+        tools[-1]["cache_control"] = _EPHEMERAL
+    if system:
+        system[-1]["cache_control"] = _EPHEMERAL
+    seen_user = False
+    for message in reversed(messages):
+        if message["role"] != "user":
+            continue
+        if seen_user:
+            message["content"][-1]["cache_control"] = _EPHEMERAL
+            return
+        seen_user = True
+
+
+def _merge_usage(counts: dict[str, Any], raw: Any) -> None:
+    """Keep the latest value of each usage field: `message_delta` counts are cumulative
+    and may repeat or complete those of `message_start`."""
+    if raw:
+        for key, value in raw.items():
+            if value is not None:
+                counts[key] = value
+
+
+def _usage(counts: Mapping[str, Any]) -> Usage:
+    """Anthropic's `input_tokens` excludes cached tokens; the contract's includes them."""
+    read = counts.get("cache_read_input_tokens") or 0
+    write = counts.get("cache_creation_input_tokens") or 0
+    return Usage(
+        input_tokens=(counts.get("input_tokens") or 0) + read + write,
+        output_tokens=counts.get("output_tokens") or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+    )
+
+
+def _finish_reason(raw: str | None, had_tool_calls: bool) -> FinishReason:
+    reason = _STOP_REASONS.get(raw, "stop") if raw else "stop"
+    # A proxy that loses the stop reason still delivered the calls the loop must run.
+    if had_tool_calls and reason == "stop":
+        return "tool_calls"
+    return reason
+
+
+def _default_client(base_url: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
+    """A client that reads no environment (proxy variables included: wiring injects a
+    configured client when one is needed). A plain-http endpoint (a local proxy) gets an
+    empty TLS context instead of the CA bundle, which takes tens of milliseconds to load."""
+    verify: ssl.SSLContext | bool = True
+    if base_url.startswith("http://"):
+        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify)
+
+
+def _tool_name(tool: ToolDefinition) -> str:
+    return tool.name
+
+
+def _mapping_to_dict(value: object) -> dict[str, Any]:
+    """Tool schemas are typed `Mapping`: read-only views must still serialise."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"cannot send {type(value).__name__} to the model: not JSON")
