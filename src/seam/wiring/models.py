@@ -123,7 +123,9 @@ class ModelFactory:
         key = env.get(single_env, "").strip()
         return [key] if key else []
 
-    def _pooled(self, keys: list[str], make: Callable[[str, int], ModelProvider]) -> ModelProvider:
+    def _pooled(
+        self, kind: str, keys: list[str], make: Callable[[str, int], ModelProvider]
+    ) -> ModelProvider:
         if len(keys) <= 1:
             return make(keys[0] if keys else "", -1)
         from seam.services.llm.pool import PooledProvider
@@ -133,7 +135,7 @@ class ModelFactory:
             keys,
             lambda key: make(key, 0),
             strategy=pool.strategy,
-            state_path=str(self.settings.pool_state_path),
+            state_path=str(self.settings.home / "pools" / f"{kind}.json"),
             rate_limit_cooldown=pool.rate_limit_cooldown,
             auth_cooldown=pool.auth_cooldown,
         )
@@ -162,7 +164,7 @@ class ModelFactory:
                 max_retries=section.max_retries if retries < 0 else retries,
             )
 
-        return self._pooled(keys, make)
+        return self._pooled("openai", keys, make)
 
     def _anthropic(self, model: str) -> ModelProvider:
         from seam.services.llm.anthropic import AnthropicProvider
@@ -184,7 +186,7 @@ class ModelFactory:
                 max_retries=section.max_retries if retries < 0 else retries,
             )
 
-        return self._pooled(keys, make)
+        return self._pooled("anthropic", keys, make)
 
     def _local(self, model: str) -> ModelProvider:
         from seam.services.llm.llama_local import (

@@ -155,10 +155,6 @@ class Settings:
             return "anthropic"
         return "local"
 
-    @property
-    def pool_state_path(self) -> Path:
-        return self.home / "credential-pool.json"
-
 
 def seam_home(env: Mapping[str, str]) -> Path:
     raw = env.get("SEAM_HOME", "").strip()
