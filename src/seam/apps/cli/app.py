@@ -94,6 +94,19 @@ def doctor(
     execute(run_doctor(deep))
 
 
+@app.command()
+def models(
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="Seconds to wait for each provider.")
+    ] = 10.0,
+) -> None:
+    """List the configured providers and check that each one answers."""
+    from seam.apps.cli.models import run_models
+    from seam.apps.cli.runner import execute
+
+    execute(run_models(timeout))
+
+
 @sessions_app.command("list")
 def sessions_list(limit: LimitOption = 20) -> None:
     """Recent sessions, newest first."""
