@@ -2,21 +2,27 @@
 
 OpenAI, OpenRouter, vLLM, Ollama and llama.cpp's server all speak this wire format, with
 differences this module absorbs so the loop never sees them: reasoning arrives as
-`reasoning_content` or `reasoning`, tool-call ids may be missing, usage may come in its
-own final chunk (or on every chunk), and some local servers finish with "stop" right
-after emitting tool calls.
+`reasoning_content`, `reasoning` or OpenRouter's `reasoning_details`, tool-call ids may be
+missing, usage may come in its own final chunk (or on every chunk), some local servers
+finish with "stop" right after emitting tool calls, and some write the call as text (see
+`text_tool_calls`). OpenAI's reasoning models want `max_completion_tokens` instead of
+`max_tokens` and refuse a temperature.
+
+A stream is watched for progress: only `data:` events count, so a server that keeps the
+connection alive with `: ping` comments but never answers is still seen as stalled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import ssl
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -35,9 +41,13 @@ from seam.contracts.model import (
     ToolCallStart,
     ToolDefinition,
     UsageChunk,
+    WarningChunk,
 )
 from seam.services.llm.retry import RetryPolicy, Sleep, classify_http_error, retry_stream
 from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.text_tool_calls import recover_tool_calls, starts_like_call
+
+TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
 
 _FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "stop",
@@ -49,6 +59,14 @@ _FINISH_REASONS: dict[str, FinishReason] = {
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
 _CAPABILITIES = ModelCapabilities(tools=True, streaming=True)
 _EMPTY: Mapping[str, Any] = {}
+_TOKEN_PARAMS = frozenset({"auto", "max_tokens", "max_completion_tokens"})
+# OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and their dated or sized variants)
+# reject `max_tokens` and any temperature but the default. Matched on the bare model name
+# only: a routed name such as OpenRouter's `openai/o3` goes through a router that
+# translates `max_tokens` and drops what the model refuses on its own.
+_REASONING_MODEL = re.compile(r"(?:o[134]|gpt-5)(?:$|[-._:@])", re.IGNORECASE)
+# The o-series also answers 400 "Unsupported parameter: 'parallel_tool_calls'", even false.
+_NO_PARALLEL_FIELD = re.compile(r"o[134](?:$|[-._:@])", re.IGNORECASE)
 
 
 class OpenAICompatProvider:
@@ -70,11 +88,30 @@ class OpenAICompatProvider:
         clock: Callable[[], float] = time.time,
         name: str = "openai",
         extra_headers: Mapping[str, str] | None = None,
+        stale_timeout: float | None = None,
+        token_param: TokenParam = "auto",
+        parallel_tool_calls: bool | None = True,
+        recover_text_tool_calls: bool = True,
     ) -> None:
+        """`stale_timeout` (default: `timeout`) aborts a stream after that many seconds
+        without a data event. `token_param` names the field for `max_tokens`; "auto"
+        picks `max_completion_tokens` for OpenAI's reasoning models (see
+        `_REASONING_MODEL`), `max_tokens` for everything else. `parallel_tool_calls` is
+        sent with tools unless None (for servers that reject the field) or the model is
+        one of OpenAI's o-series, which rejects it.
+        `recover_text_tool_calls` turns tool calls a model wrote as text into real ones.
+        """
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
         if timeout <= 0:
             raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        if stale_timeout is not None and stale_timeout <= 0:
+            raise ValueError(f"stale_timeout must be > 0 seconds, got {stale_timeout}")
+        if token_param not in _TOKEN_PARAMS:
+            raise ValueError(
+                f"token_param must be one of {', '.join(sorted(_TOKEN_PARAMS))}, "
+                f"got {token_param!r}"
+            )
         root = base_url.rstrip("/")
         self._chat_url = f"{root}/chat/completions"
         self._models_url = f"{root}/models"
@@ -82,6 +119,10 @@ class OpenAICompatProvider:
         self._model = model
         self._max_context_tokens = max_context_tokens
         self._timeout = httpx.Timeout(timeout)
+        self._stale_timeout = timeout if stale_timeout is None else stale_timeout
+        self._token_param = token_param
+        self._parallel_tool_calls = parallel_tool_calls
+        self._recover = recover_text_tool_calls
         self._policy = RetryPolicy(max_retries, backoff_base, backoff_max)
         self._sleep = sleep
         self._clock = clock
@@ -120,7 +161,9 @@ class OpenAICompatProvider:
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one completion; raises `ModelError` (bad input is reported right away)."""
         payload = self._payload(request)
-        return retry_stream(partial(self._attempt, payload), self._policy, self._sleep)
+        # Recovery looks for calls to these tools in the text; none offered, none found.
+        tools = request.tools if self._recover and request.tool_choice != "none" else ()
+        return retry_stream(partial(self._attempt, payload, tools), self._policy, self._sleep)
 
     async def list_models(self) -> list[str]:
         """The model ids the endpoint offers (for `seam doctor`); errors as in `stream`."""
@@ -153,8 +196,9 @@ class OpenAICompatProvider:
             messages.append({"role": "system", "content": request.system})
         for position, message in enumerate(request.messages):
             messages.append(self._wire_message(position, message))
+        model = request.model or self._model
         body: dict[str, Any] = {
-            "model": request.model or self._model,
+            "model": model,
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
@@ -173,9 +217,15 @@ class OpenAICompatProvider:
                 for tool in tools
             ]
             body["tool_choice"] = self._tool_choice(request.tool_choice, tools)
+            if self._parallel_tool_calls is not None and not _NO_PARALLEL_FIELD.match(model):
+                body["parallel_tool_calls"] = self._parallel_tool_calls
+        reasoning_model = _REASONING_MODEL.match(model) is not None
         if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
-        if request.temperature is not None:
+            field = self._token_param
+            if field == "auto":
+                field = "max_completion_tokens" if reasoning_model else "max_tokens"
+            body[field] = request.max_tokens
+        if request.temperature is not None and not reasoning_model:
             body["temperature"] = request.temperature
         return json.dumps(
             body, ensure_ascii=False, separators=(",", ":"), default=_mapping_to_dict
@@ -224,20 +274,36 @@ class OpenAICompatProvider:
 
     # -- response ----------------------------------------------------------------------
 
-    async def _attempt(self, payload: bytes) -> AsyncGenerator[ModelChunk, None]:
-        """One HTTP request, decoded chunk by chunk; every failure becomes a ModelError."""
+    async def _attempt(
+        self, payload: bytes, tools: Sequence[ToolDefinition]
+    ) -> AsyncGenerator[ModelChunk, None]:
+        """One HTTP request, decoded chunk by chunk; every failure becomes a ModelError.
+
+        With `tools`, text that opens like a tool call is held back until the stream
+        ends, when it is either recovered into calls or shown after all.
+        """
         url = self._chat_url
+        calls = _ToolCalls()
+        text = _HeldText() if tools else None
+        finish: str | None = None
+        usage: Usage | None = None
+        clock = asyncio.get_running_loop().time
+        watch = _StaleWatch(self._stale_timeout)
         try:
-            async with self._client.stream(
-                "POST", url, content=payload, headers=self._stream_headers, timeout=self._timeout
-            ) as response:
+            async with (
+                watch,
+                self._client.stream(
+                    "POST",
+                    url,
+                    content=payload,
+                    headers=self._stream_headers,
+                    timeout=self._timeout,
+                ) as response,
+            ):
                 if not response.is_success:
                     body = await response.aread()
                     raise self._status_error(response.status_code, body, response.headers)
                 decoder = SSEDecoder()
-                calls = _ToolCalls()
-                finish: str | None = None
-                usage: Usage | None = None
                 done = False
                 async for line in response.aiter_lines():
                     try:
@@ -249,6 +315,7 @@ class OpenAICompatProvider:
                     if data == "[DONE]":
                         done = True
                         break
+                    watch.since = None  # the consumer's time, not the server's
                     try:
                         event = json.loads(data)
                     except ValueError:
@@ -264,11 +331,18 @@ class OpenAICompatProvider:
                             delta = choice.get("delta")
                             if delta:
                                 reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                                if not reasoning and delta.get("reasoning_details"):
+                                    reasoning = _details_text(delta["reasoning_details"])
                                 if reasoning:
                                     yield ThinkingChunk(reasoning)
                                 content = delta.get("content")
                                 if content:
-                                    yield TextChunk(content)
+                                    if text is None:
+                                        yield TextChunk(content)
+                                    else:
+                                        shown = text.add(content)
+                                        if shown:
+                                            yield TextChunk(shown)
                                 fragments = delta.get("tool_calls")
                                 if fragments:
                                     for fragment in fragments:
@@ -286,17 +360,65 @@ class OpenAICompatProvider:
                         raise self._malformed(
                             f"unexpected chunk shape ({exc}): {data[:200]!r}"
                         ) from None
+                    watch.since = clock()
                 if not done:
                     done = decoder.flush() == "[DONE]"
                 if not done and finish is None:
                     raise self._malformed("the stream ended before [DONE] or a finish_reason")
+        except TimeoutError:
+            if not watch.expired:
+                raise
+            raise ModelError(
+                "retryable",
+                f"stream stalled: timed out, no data for {self._stale_timeout:g} s",
+                provider=self._name,
+            ) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
-        for end in calls.ends(self._name):
+        ends = calls.ends(self._name)
+        if text is not None:
+            if ends:
+                held = text.held_text()
+                if held:
+                    yield TextChunk(held)
+            else:
+                ends = []
+                for item in self._recover_calls(text, tools):
+                    if isinstance(item, ToolCallEnd):
+                        ends.append(item)
+                    else:
+                        yield item
+        for end in ends:
             yield end
         if usage is not None:
             yield UsageChunk(usage)
-        yield DoneChunk(_finish_reason(finish, bool(calls)))
+        yield DoneChunk(_finish_reason(finish, bool(ends)))
+
+    def _recover_calls(self, text: _HeldText, tools: Sequence[ToolDefinition]) -> list[ModelChunk]:
+        """Tool calls the model wrote as text, as if the server had sent them.
+
+        Text still held back comes first: what recovery left of it when calls were found,
+        all of it when none were. Text already shown stays shown (a call after prose
+        cannot be taken back from the screen, but it still runs).
+        """
+        held = text.held_text()
+        everything = held if held is not None else text.shown_text()
+        if not everything:
+            return []
+        recovery = recover_tool_calls(everything, tools)
+        out: list[ModelChunk] = []
+        shown = recovery.remaining_text if recovery.calls else held
+        if held is not None and shown:
+            out.append(TextChunk(shown))
+        out += [
+            WarningChunk(f"a tool call written as text was not used: {reason}")
+            for reason in recovery.rejected
+        ]
+        for index, call in enumerate(recovery.calls):
+            out.append(ToolCallStart(index, call.id, call.name))
+            out.append(ToolCallDelta(index, call.arguments))
+            out.append(ToolCallEnd(index, call))
+        return out
 
     # -- errors ------------------------------------------------------------------------
 
@@ -350,6 +472,91 @@ class OpenAICompatProvider:
         else:
             return ModelError("fatal", f"request to {url} failed: {exc}", provider=self._name)
         return ModelError("retryable", message, provider=self._name)
+
+
+class _StaleWatch:
+    """Aborts the block it guards once no data event has arrived for `limit` seconds.
+
+    The stream marks progress by setting `since` (loop time) after each data event and
+    clears it while the consumer has a chunk, so a slow consumer is never mistaken for a
+    stalled server. The timer re-arms itself lazily when it fires early instead of being
+    rescheduled per event: one clock read per event, no timer churn. On expiry the block
+    raises `TimeoutError` and `expired` is true.
+    """
+
+    __slots__ = ("_deadline", "_handle", "_loop", "limit", "since")
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.since: float | None = None
+        self._deadline = asyncio.timeout(None)
+
+    @property
+    def expired(self) -> bool:
+        return self._deadline.expired()
+
+    async def __aenter__(self) -> _StaleWatch:
+        await self._deadline.__aenter__()
+        self._loop = asyncio.get_running_loop()
+        self.since = self._loop.time()
+        self._handle = self._loop.call_at(self.since + self.limit, self._check)
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        self._handle.cancel()
+        await self._deadline.__aexit__(*exc_info)
+
+    def _check(self) -> None:
+        now = self._loop.time()
+        since = self.since
+        if since is not None and now - since >= self.limit:
+            self._deadline.reschedule(now)
+            return
+        self._handle = self._loop.call_at(
+            (now if since is None else since) + self.limit, self._check
+        )
+
+
+class _HeldText:
+    """The answer's text, held back while it may still turn out to be a tool call.
+
+    Deltas pass straight through once the text cannot be a call; until then (and for
+    good once it surely opens like one) they wait for the end of the stream.
+    """
+
+    __slots__ = ("_held", "_parts", "_sure")
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._held: list[str] | None = []
+        self._sure = False
+
+    def add(self, content: str) -> str | None:
+        """Take a delta; return the text to show now, if any."""
+        held = self._held
+        if held is None:
+            self._parts.append(content)
+            return content
+        held.append(content)
+        if self._sure:
+            return None
+        verdict = starts_like_call("".join(held))
+        if verdict is None:
+            return None
+        if verdict:
+            self._sure = True
+            return None
+        shown = "".join(held)
+        self._held = None
+        self._parts.append(shown)
+        return shown
+
+    def held_text(self) -> str | None:
+        """The text not shown yet, or None when it has been shown as it came."""
+        return None if self._held is None else "".join(self._held)
+
+    def shown_text(self) -> str:
+        return "".join(self._parts)
 
 
 class _Call:
@@ -424,6 +631,17 @@ class _ToolCalls:
             arguments = "".join(call.parts) or "{}"
             ends.append(ToolCallEnd(index, ToolCall(call.id, call.name, arguments)))
         return ends
+
+
+def _details_text(details: Any) -> str:
+    """The readable text of OpenRouter's `reasoning_details` (encrypted parts have none)."""
+    if not isinstance(details, list):
+        return ""
+    return "".join(
+        part.get("text") or part.get("summary") or ""
+        for part in details
+        if isinstance(part, dict) and part.get("type") != "reasoning.encrypted"
+    )
 
 
 def _usage(raw: Mapping[str, Any]) -> Usage:
