@@ -110,6 +110,16 @@ class Halt(_Event):
 
 
 @dataclass(frozen=True, slots=True)
+class Notice(_Event):
+    """Something the person should know that is not an error: content flagged as a
+    possible prompt injection, a tool call the model wrote as text that was not used."""
+
+    type: ClassVar[str] = "notice"
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorEvent(_Event):
     type: ClassVar[str] = "error"
     kind: str
@@ -139,6 +149,7 @@ AgentEvent = (
     | UsageEvent
     | ContextCompacted
     | Halt
+    | Notice
     | ErrorEvent
     | Done
 )

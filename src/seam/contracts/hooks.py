@@ -22,8 +22,9 @@ SUBAGENT_SPAWNED = "subagent_spawned"
 BEFORE_PROMPT_BUILD = "before_prompt_build"
 # May return {"block": reason} (the call is not run), {"arguments": {...}}, {"halt": reason}.
 BEFORE_TOOL_CALL = "before_tool_call"
-# May return {"result": text} (replaces what the model reads) and {"halt": reason}, which
-# ends the turn with a `halt` event once this step's results are stored.
+# May return {"result": text} (replaces what the model reads), {"notice": (kind, message)}
+# (streamed as a `notice` event) and {"halt": reason}, which ends the turn with a `halt`
+# event once this step's results are stored.
 AFTER_TOOL_RESULT = "after_tool_result"
 # Claiming hook names.
 INBOUND_CLAIM = "inbound_claim"

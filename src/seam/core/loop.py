@@ -29,6 +29,7 @@ from seam.contracts.events import (
     ErrorEvent,
     Halt,
     HaltReason,
+    Notice,
     RunStart,
     TextDelta,
     ThinkingDelta,
@@ -142,6 +143,7 @@ class AgentLoop:
         gate: CommandGate | None = None,
         pricing: Pricing | None = None,
         models: ModelResolver | None = None,
+        redact: Callable[[str], str] | None = None,
         working_dir: str = ".",
         fs_deny: Iterable[str] = (),
         options: LoopOptions | None = None,
@@ -160,6 +162,9 @@ class AgentLoop:
         self.gate = gate
         self.pricing = pricing
         self.models = models
+        # Applied to everything stored and to tool results (which the model then reads):
+        # secrets a tool prints never reach the transcript, the events or the model.
+        self.redact = redact
         self.working_dir = working_dir
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
@@ -239,12 +244,17 @@ class _Turn:
         self.model = loop.model
         # Set by a modifying hook (the tool-loop circuit breaker): end after this step.
         self.halt_reason: str | None = None
+        # Set while tools run: streams a `notice` event raised by a hook.
+        self.notify: Callable[[str, str], None] | None = None
 
     def _next(self) -> int:
         self.seq += 1
         return self.seq
 
     async def _store(self, *messages: Message) -> None:
+        redact = self.loop.redact
+        if redact is not None:
+            messages = tuple(_redacted(m, redact) for m in messages)
         await self.loop.sessions.append(self.key, messages)
         self.new_messages.extend(messages)
 
@@ -266,6 +276,8 @@ class _Turn:
             return {}
 
     def _done(self, text: str, finish: str, iterations: int) -> Done:
+        if self.loop.redact is not None:
+            text = self.loop.redact(text)
         seq = self._next()
         self.loop._seq[self.key] = seq
         return Done(
@@ -623,6 +635,10 @@ class _Turn:
         def answered(call_id: str, decision: str) -> None:
             post(lambda seq: ToolApprovalResponse(key, turn_id, seq, call_id, decision))
 
+        def notify(kind: str, message: str) -> None:
+            post(lambda seq: Notice(key, turn_id, seq, kind, message))
+
+        self.notify = notify
         approver = TurnApprover(
             self.loop.pending_approvals,
             key,
@@ -706,6 +722,7 @@ class _Turn:
                     )
                     emitted += 1
         finally:
+            self.notify = None
             unregister()
             if not runner.done():
                 runner.cancel()
@@ -767,6 +784,8 @@ class _Turn:
     ) -> _Outcome:
         """Budget the result, let hooks see (and annotate) it, and time it."""
         hooks = self.loop.hooks
+        if self.loop.redact is not None:
+            content = self.loop.redact(content)
         content, truncated = truncate_result(content, self.loop.options.result_budget_chars)
         if hooks.has(hook_names.AFTER_TOOL_RESULT):
             change = await self._modify(
@@ -775,11 +794,24 @@ class _Turn:
             content = str(change.get("result", content))
             if "halt" in change:
                 self.halt_reason = str(change["halt"])
+            if "notice" in change and self.notify is not None:
+                kind, message = change["notice"]
+                self.notify(str(kind), str(message))
         if hooks.has(hook_names.AFTER_TOOL_CALL):
             await self._fire(
                 hook_names.AFTER_TOOL_CALL, {**payload, "result": content, "is_error": is_error}
             )
         return _Outcome(content, is_error, (time.perf_counter() - started) * 1000, truncated)
+
+
+def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
+    content = redact(message.content)
+    calls = message.tool_calls
+    if calls:
+        calls = tuple(replace(c, arguments=redact(c.arguments)) for c in calls)
+    if content is message.content and calls is message.tool_calls:
+        return message
+    return replace(message, content=content, tool_calls=calls)
 
 
 @dataclass(frozen=True, slots=True)
