@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from seam.contracts.events import AgentEvent
+from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.model import ModelProvider
@@ -75,6 +76,10 @@ class Runtime:
         """One turn in the named session; see `AgentLoop.run`."""
         key = self.session_key_for(session)
         return self.loop.run(key, text, personality=personality, cancel=cancel)
+
+    def respond(self, session: str, call_id: str, decision: ApprovalDecision) -> bool:
+        """Answer a `tool_approval_required` event of a turn running in `session`."""
+        return self.loop.respond(self.session_key_for(session), call_id, decision)
 
     def toolset(self, personality: str | None = None) -> list[Tool]:
         """The tools a personality gets, built over a throwaway context (for listings)."""

@@ -15,14 +15,19 @@ from typing import TYPE_CHECKING
 from seam import __version__
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.runner import (
+    APPROVAL_PROMPT,
     CliError,
+    approval_request_text,
     check_personality,
     fresh_session_name,
     open_runtime,
+    parse_approval,
     run_turn,
     session_key,
 )
 from seam.apps.cli.sessions import session_table
+from seam.contracts.events import ToolApprovalRequired
+from seam.contracts.guardrail import ApprovalDecision
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -111,9 +116,25 @@ class Chat:
 
     # -- input and output --
 
-    async def _read_line(self) -> str | None:
+    async def _approve(self, event: ToolApprovalRequired) -> ApprovalDecision:
+        """Ask inline; three answers that are not a choice, or end of input, mean deny."""
+        self._say(self.style.bold(approval_request_text(event)))
+        for _ in range(3):
+            answer = await self._read_line(APPROVAL_PROMPT)
+            if answer is None:
+                return "deny"
+            decision = parse_approval(answer)
+            if decision is not None:
+                return decision
+            self._say("answer o, s, a, d or n")
+        return "deny"
+
+    async def _read_line(self, prompt: str = "") -> str | None:
         """The next line, or None at end of input (Ctrl-D)."""
         if not self.interactive:
+            if prompt:
+                sys.stdout.write(prompt)
+                sys.stdout.flush()
             return sys.stdin.readline() or None
         if self._prompt is None:
             from prompt_toolkit import PromptSession
@@ -123,7 +144,7 @@ class Chat:
             history = FileHistory(str(settings.home / "history")) if settings else None
             self._prompt = PromptSession(history=history)
         try:
-            return await self._prompt.prompt_async("> ")
+            return await self._prompt.prompt_async(prompt or "> ")
         except KeyboardInterrupt:  # Ctrl-C at the prompt: drop the line, ask again
             return ""
         except EOFError:
@@ -136,7 +157,12 @@ class Chat:
     async def _turn(self, text: str) -> None:
         view = TurnView(sys.stdout, self.style)
         done = await run_turn(
-            self.runtime, self.session, text, personality=self.personality, on_event=view
+            self.runtime,
+            self.session,
+            text,
+            personality=self.personality,
+            on_event=view,
+            approve=self._approve,
         )
         if done is None:
             view.note("(cancelled)")

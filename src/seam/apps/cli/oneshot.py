@@ -6,23 +6,35 @@ composes in pipes; tool activity goes to stderr, and only when a person is watch
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 
 from seam.apps.cli.render import Style, TurnView
 from seam.apps.cli.runner import (
+    APPROVAL_PROMPT,
     FAILURE,
     INTERRUPTED,
     USAGE,
     CliError,
+    approval_request_text,
     check_personality,
     fresh_session_name,
     open_runtime,
+    parse_approval,
     run_turn,
     say_error,
     session_key,
 )
-from seam.contracts.events import AgentEvent, Done, ErrorEvent, Halt, event_to_dict
+from seam.contracts.events import (
+    AgentEvent,
+    Done,
+    ErrorEvent,
+    Halt,
+    ToolApprovalRequired,
+    event_to_dict,
+)
+from seam.contracts.guardrail import ApprovalDecision
 
 FAILED_FINISHES = frozenset({"error", "timeout", "max_iterations"})
 WARNINGS = {
@@ -68,6 +80,14 @@ class _Outcome:
         return f"the turn ended with {done.finish_reason!r}"
 
 
+async def _ask_on_stdin(event: ToolApprovalRequired) -> ApprovalDecision:
+    """One answer line per request; end of input (or nonsense) is a denial."""
+    sys.stderr.write(f"{approval_request_text(event)}\n{APPROVAL_PROMPT}")
+    sys.stderr.flush()
+    line = await asyncio.to_thread(sys.stdin.readline)
+    return parse_approval(line) or "deny"
+
+
 def _json_lines(event: AgentEvent) -> None:
     sys.stdout.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -101,7 +121,11 @@ async def run_once(
             if show is not None:
                 show(event)
 
-        done = await run_turn(runtime, name, text, personality=personality, on_event=on_event)
+        # Approvals are read from stdin (a terminal or a pipe) unless stdin held the prompt.
+        approve = None if prompt == "-" else _ask_on_stdin
+        done = await run_turn(
+            runtime, name, text, personality=personality, on_event=on_event, approve=approve
+        )
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"
     finally:

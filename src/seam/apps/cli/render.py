@@ -15,8 +15,10 @@ from seam.contracts.events import (
     Done,
     ErrorEvent,
     Halt,
+    Notice,
     TextDelta,
     ThinkingDelta,
+    ToolApprovalResponse,
     ToolEnd,
     ToolProgress,
     ToolStart,
@@ -123,6 +125,12 @@ class TurnView:
         elif isinstance(event, ToolEnd):
             line = tool_end_line(event)
             self._line(style.red(line) if event.is_error else style.dim(line))
+        elif isinstance(event, ToolApprovalResponse):
+            approved = event.decision in ("once", "session", "always")
+            line = f"  {'approved' if approved else 'denied'} ({event.decision.replace('_', ' ')})"
+            self._line(style.dim(line) if approved else style.yellow(line))
+        elif isinstance(event, Notice):
+            self._line(style.yellow(f"note ({event.kind}): {event.message}"))
         elif not self._text:
             return
         elif isinstance(event, ErrorEvent):

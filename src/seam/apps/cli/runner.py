@@ -12,11 +12,12 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import aclosing, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from seam.contracts.events import AgentEvent, Done
+from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
+from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.tools import CancelToken
 
 if TYPE_CHECKING:
@@ -100,6 +101,34 @@ def check_personality(runtime: Runtime, personality: str) -> None:
         raise CliError(str(exc.args[0] if exc.args else exc), USAGE) from None
 
 
+APPROVAL_PROMPT = "approve? [o]nce, [s]ession, [a]lways, [d]eny, [n]ever: "
+_ANSWERS: dict[str, ApprovalDecision] = {
+    "o": "once",
+    "once": "once",
+    "y": "once",
+    "yes": "once",
+    "s": "session",
+    "session": "session",
+    "a": "always",
+    "always": "always",
+    "d": "deny",
+    "deny": "deny",
+    "no": "deny",
+    "n": "always_deny",
+    "never": "always_deny",
+}
+Approve = Callable[[ToolApprovalRequired], Awaitable[ApprovalDecision]]
+
+
+def parse_approval(answer: str) -> ApprovalDecision | None:
+    """A person's answer to the approval prompt; None when it is not one of the choices."""
+    return _ANSWERS.get(answer.strip().lower())
+
+
+def approval_request_text(event: ToolApprovalRequired) -> str:
+    return f"{event.name} wants to run: {event.command}\n  why it needs approval: {event.reason}"
+
+
 async def run_turn(
     runtime: Runtime,
     session: str,
@@ -107,6 +136,7 @@ async def run_turn(
     *,
     personality: str | None,
     on_event: Callable[[AgentEvent], None],
+    approve: Approve | None = None,
 ) -> Done | None:
     """Run one turn, handing each event to `on_event` as it arrives.
 
@@ -125,6 +155,10 @@ async def run_turn(
                 on_event(event)
                 if isinstance(event, Done):
                     done = event
+                elif isinstance(event, ToolApprovalRequired):
+                    # Nobody to ask (a script, a pipe with no answers): the safe answer.
+                    decision = await approve(event) if approve is not None else "deny"
+                    runtime.respond(session, event.call_id, decision)
 
     task = asyncio.ensure_future(consume())
     try:
