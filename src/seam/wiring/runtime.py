@@ -33,6 +33,8 @@ from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.sessions import InMemorySessionStore
 from seam.core.storage import InMemoryStorage
 from seam.plugins.hooks.circuit_breaker import ToolLoopBreaker
+from seam.plugins.hooks.injection_guard import InjectionGuard
+from seam.plugins.safety.redact import redact
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
 
@@ -161,6 +163,7 @@ def create_runtime(
     if hooks is None:
         hooks = DefaultHookRegistry()
         ToolLoopBreaker().register(hooks)
+        InjectionGuard().register(hooks)
     personalities = personalities if personalities is not None else StaticPersonalityRegistry()
     memory = memory if memory is not None else NoopMemory()
     sessions = sessions if sessions is not None else InMemorySessionStore()
@@ -178,6 +181,7 @@ def create_runtime(
         options=options,
         pricing=pricing,
         models=models,
+        redact=redact,
     )
     return Runtime(
         tenant_id=tenant_id,

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from seam.contracts.tools import Tool, ToolFactory
 from seam.core.tool_registry import DefaultToolRegistry
+from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.files import register_file_tools
 
 
@@ -15,6 +16,7 @@ def build_tool_registry(
     """Built-ins, then static tools (wrapped as context-free factories), then factories."""
     registry = DefaultToolRegistry()
     register_file_tools(registry)
+    register_extra_tools(registry)
     for tool in tools:
         registry.register_tool(tool)
     for name, factory in (factories or {}).items():

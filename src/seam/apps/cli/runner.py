@@ -48,8 +48,10 @@ def execute(main: Coroutine[Any, Any, int]) -> None:
     """Run a command's coroutine and exit with its code, reporting failures as one line."""
     import typer
 
+    from seam.wiring.logs import configure_logging
     from seam.wiring.settings import ConfigError
 
+    configure_logging()
     try:
         code = asyncio.run(main)
     except CliError as exc:

@@ -24,7 +24,10 @@ NO_SURFACE = (
 
 class Clarify:
     name = "clarify"
-    description = "Ask the person a question and wait for the answer. Use only when you cannot proceed without it."
+    description = (
+        "Ask the person a question and wait for the answer. "
+        "Use only when you cannot go on without it."
+    )
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
@@ -48,11 +51,16 @@ class Clarify:
         if not isinstance(question, str) or not question.strip():
             raise ToolError("argument 'question' must be a non-empty string")
         if len(question) > MAX_QUESTION:
-            raise ToolError(f"argument 'question' is too long ({len(question)} chars, max {MAX_QUESTION})")
+            raise ToolError(
+                f"argument 'question' is too long ({len(question)} chars, max {MAX_QUESTION})"
+            )
         choices = _choices(args.get("choices"))
         if self._ask is None:
             return NO_SURFACE
-        answer = await self._ask(ctx.session_key, question.strip(), choices)
+        try:
+            answer = await self._ask(ctx.session_key, question.strip(), choices)
+        except TimeoutError:
+            return "The person did not answer in time. Go on with your best judgement, and say so."
         answer = answer.strip()
         return f"The person answered: {answer}" if answer else "The person gave no answer."
 

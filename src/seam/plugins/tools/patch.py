@@ -178,11 +178,33 @@ def _not_found(text: str, old: str, path: str) -> str:
 
 
 def _closest(lines: Sequence[str], wanted: Sequence[str]) -> str:
-    """The file region most like `wanted`, found by its longest line: a cheap anchor that
-    keeps this linear in the file's size."""
+    """The file region most like `wanted`, as a hint for the model's next try."""
+    first = _best_window(lines, wanted)
+    if first < 0:
+        return "No similar lines either; read the file again and copy the text exactly."
+    last = min(len(lines), first + min(len(wanted), REGION_LINES))
+    return (
+        f"The closest lines ({first + 1}-{last}) are:\n{_numbered(lines, first, last)}\n"
+        "Copy the text exactly, whitespace included."
+    )
+
+
+def _best_window(lines: Sequence[str], wanted: Sequence[str]) -> int:
+    """Where `wanted` most nearly starts, or -1. Each of its lines found in the file
+    (whitespace aside) votes for a start, rarer lines louder; when none is found, the
+    line most like its longest line decides. Linear in the file's size either way."""
+    where: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        where.setdefault(line.strip(), []).append(i)
+    votes: dict[int, float] = {}
+    for offset, line in enumerate(wanted):
+        key = line.strip()
+        found = where.get(key, ()) if key else ()
+        for i in found:
+            votes[i - offset] = votes.get(i - offset, 0.0) + 1.0 / len(found)
+    if votes:
+        return max(0, max(votes, key=votes.__getitem__))
     anchor_at, anchor = max(enumerate(w.strip() for w in wanted), key=lambda p: len(p[1]))
-    if not anchor:
-        return ""
     matcher = SequenceMatcher(None, autojunk=False)
     matcher.set_seq2(anchor)
     best_ratio, best_at = CLOSE_RATIO, -1
@@ -193,15 +215,7 @@ def _closest(lines: Sequence[str], wanted: Sequence[str]) -> str:
         ratio = matcher.ratio()
         if ratio > best_ratio:
             best_ratio, best_at = ratio, i
-    if best_at < 0:
-        return "No similar lines either; read the file again and copy the text exactly."
-    first = max(0, best_at - anchor_at)
-    last = min(len(lines), first + min(len(wanted), REGION_LINES))
-    shown = _numbered(lines, first, last)
-    return (
-        f"The closest lines ({first + 1}-{last}) are:\n{shown}\n"
-        "Copy the text exactly, whitespace included."
-    )
+    return max(0, best_at - anchor_at) if best_at >= 0 and anchor else -1
 
 
 # --- unified diff ---------------------------------------------------------------------------
@@ -249,7 +263,7 @@ def _parse_diff(diff: str) -> list[_Hunk]:
             f"the diff touches {len(set(files))} files ({', '.join(sorted(set(files)))}); "
             "send one diff per file"
         )
-    hunks = [h for h in hunks if h.added or h.removed]
+    hunks = [h for h in hunks if h.old != h.new]
     if not hunks:
         raise ToolError("the diff has no changes: no '@@' hunk with '+' or '-' lines")
     return hunks
@@ -342,14 +356,20 @@ def _numbered(lines: Sequence[str], first: int, last: int) -> str:
 
 
 def _show(text: str, regions: Sequence[tuple[int, int]]) -> str:
-    """Each changed region with a little context, numbered like read_file."""
+    """Each changed region with a little context, numbered like read_file; regions whose
+    context touches are shown as one."""
     lines = _split_lines(text)[0]
-    out = []
-    for first, last in regions:
+    windows: list[list[int]] = []
+    for first, last in sorted(regions):
         lo = max(0, first - CONTEXT_LINES)
         hi = min(len(lines), max(last, first + 1) + CONTEXT_LINES)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    out = []
+    for lo, hi in windows:
         cut = hi - lo > REGION_LINES
-        out.append(
-            _numbered(lines, lo, lo + REGION_LINES if cut else hi) + ("\n..." if cut else "")
-        )
+        shown = _numbered(lines, lo, lo + REGION_LINES if cut else hi)
+        out.append(f"{shown}\n..." if cut else shown)
     return "\n...\n".join(out)

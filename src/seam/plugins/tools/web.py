@@ -1,0 +1,474 @@
+"""The `web_fetch` tool: GET one URL and return its text, behind an SSRF guard.
+
+A model that can fetch URLs can be talked (by a page it read) into fetching internal
+ones: a cloud metadata endpoint, a router, a service on localhost. So every hop is
+checked before anything is sent: the scheme, the host name, and every address the name
+resolves to. The request then goes to the address that was checked (the URL's host is
+replaced by it, with the original Host header and TLS server name), so a DNS answer that
+changes between the check and the connection (DNS rebinding) cannot redirect it.
+
+Only the standard library's `html.parser` is used for text extraction: pages are read
+for their words, and a tolerant parser that needs no dependency is enough for that.
+
+Not covered: a decompression bomb inflates at most one network chunk (about 64 KB of
+compressed data) before the size limit stops reading; and a client handed in through
+`client_factory` that sends through a proxy connects wherever that proxy does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import ipaddress
+import re
+import socket
+import ssl
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+
+from seam.contracts.tools import ToolContext, ToolError
+from seam.plugins.tools.files import _int_arg, _str_arg
+
+ClientFactory = Callable[[], httpx.AsyncClient]
+# (host, port) -> the addresses to connect to, in order of preference.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
+
+MAX_BYTES = 2_000_000  # read from the network per fetch, at most
+TIMEOUT = 20.0  # seconds for the whole fetch, redirects included
+MAX_CHARS = 50_000  # returned to the model unless it asks for more
+MAX_REDIRECTS = 5
+ERROR_TEXT_CHARS = 500  # of an error page's text shown with the status
+SNIFF_BYTES = 4096
+USER_AGENT = "seam-web-fetch/1"
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_BINARY_TYPES = ("image/", "audio/", "video/", "font/", "model/")
+_TEXT_SUFFIXES = ("/json", "+json", "/xml", "+xml", "/javascript", "/ecmascript", "/yaml")
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def address_refusal(address: str) -> str | None:
+    """What kind of non-public address `address` is ("a private address"), or None."""
+    ip = ipaddress.ip_address(address)
+    if isinstance(ip, ipaddress.IPv6Address):
+        embedded = ip.ipv4_mapped or ip.sixtofour
+        if embedded is None and ip in _NAT64:
+            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+        if embedded is not None:
+            reason = address_refusal(str(embedded))
+            if reason is not None:
+                return f"an address embedding {embedded}, {reason}"
+    for flag, what in (
+        (ip.is_unspecified, "an unspecified address"),
+        (ip.is_loopback, "a loopback address"),
+        (ip.is_link_local, "a link-local address"),
+        (ip.is_multicast, "a multicast address"),
+        (ip.is_private, "a private address"),
+        (ip.is_reserved, "a reserved address"),
+        (not ip.is_global, "not a public address"),
+    ):
+        if flag:
+            return what
+    return None
+
+
+class WebFetch:
+    name = "web_fetch"
+    description = (
+        "Fetch a web page or file over HTTP(S) and return its text (HTML is reduced to "
+        "readable text). Private and local addresses are refused."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "description": "http:// or https:// URL."},
+            "max_chars": {
+                "type": "integer",
+                "description": f"Text returned (default {MAX_CHARS}).",
+            },
+        },
+        "required": ["url"],
+    }
+    concurrent = True
+    idempotent = True
+
+    def __init__(
+        self,
+        client_factory: ClientFactory | None = None,
+        allow_private: bool = False,
+        allowed_hosts: Collection[str] = (),
+        *,
+        resolver: Resolver = system_resolve,
+        timeout: float = TIMEOUT,
+        max_bytes: int = MAX_BYTES,
+    ) -> None:
+        """`allowed_hosts` entries are "host" or "host:port"; they skip the address check
+        (the scheme check always applies). `client_factory` is called once per fetch and
+        the client is closed after it; its proxy settings are its own business."""
+        self._client_factory = client_factory or self._default_client
+        self._allow_private = allow_private
+        self._allowed = frozenset(_allow_entry(entry) for entry in allowed_hosts)
+        self._resolve = resolver
+        self._timeout = timeout
+        self._max_bytes = max_bytes
+        self._ssl: ssl.SSLContext | None = None
+
+    def _default_client(self) -> httpx.AsyncClient:
+        if self._ssl is None:
+            # Loading the CA bundle costs milliseconds: do it once per tool, not per fetch.
+            self._ssl = ssl.create_default_context()
+        # trust_env=False: no proxy or .netrc picked up from the environment.
+        return httpx.AsyncClient(
+            verify=self._ssl,
+            trust_env=False,
+            timeout=self._timeout,
+            headers={"User-Agent": USER_AGENT},
+        )
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        raw_url = _str_arg(args, "url").strip()
+        max_chars = _int_arg(args, "max_chars", MAX_CHARS, minimum=1)
+        url = _parse(raw_url)
+        try:
+            async with asyncio.timeout(self._timeout):
+                page = await self._fetch(url)
+        except TimeoutError:
+            raise ToolError(
+                f"fetching {raw_url} took longer than {self._timeout:g} s; gave up"
+            ) from None
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # InvalidURL: a bad redirect
+            raise ToolError(f"could not fetch {raw_url}: {type(exc).__name__}: {exc}") from None
+        return page.render(max_chars)
+
+    async def _fetch(self, url: httpx.URL) -> _Page:
+        """Redirects are followed here, not by httpx, so every hop passes the guard."""
+        redirects = 0
+        async with self._client_factory() as client:
+            while True:
+                response = await self._send(client, url)
+                try:
+                    location = response.headers.get("location")
+                    if response.status_code not in _REDIRECTS or not location:
+                        return await self._read(response, url)
+                finally:
+                    await response.aclose()
+                redirects += 1
+                if redirects > MAX_REDIRECTS:
+                    raise ToolError(f"more than {MAX_REDIRECTS} redirects; stopped at {url}")
+                url = _parse(str(url.join(location)))
+
+    async def _send(self, client: httpx.AsyncClient, url: httpx.URL) -> httpx.Response:
+        """Check the hop, then connect to a checked address (trying each in turn)."""
+        host = url.raw_host.decode("ascii").rstrip(".").lower()
+        port = url.port or (443 if url.scheme == "https" else 80)
+        named = f"[{host}]" if ":" in host else host
+        trusted = (
+            self._allow_private or named in self._allowed or f"{named}:{port}" in self._allowed
+        )
+        if not trusted and (host == "localhost" or host.endswith(".localhost")):
+            raise ToolError(f"refused {url}: {host} is a local host name")
+        try:
+            addresses = await self._resolve(host, port)
+        except OSError as exc:
+            raise ToolError(f"could not resolve {host}: {exc}") from None
+        if not addresses:
+            raise ToolError(f"could not resolve {host}: no addresses")
+        if not trusted:
+            for address in addresses:
+                reason = address_refusal(address)
+                if reason is not None:
+                    what = f"{address} is" if address == host else f"{host} resolves to {address},"
+                    raise ToolError(
+                        f"refused {url}: {what} {reason}; private and local addresses cannot "
+                        "be fetched"
+                    )
+        headers = {"Host": url.netloc.decode("ascii")}
+        extensions = {"sni_hostname": host} if url.scheme == "https" else {}
+
+        async def send(address: str) -> httpx.Response:
+            pinned = url.copy_with(host=address)
+            request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
+            return await client.send(request, stream=True, follow_redirects=False)
+
+        for address in addresses[:-1]:
+            try:
+                return await send(address)
+            except httpx.ConnectError:
+                continue
+        return await send(addresses[-1])
+
+    async def _read(self, response: httpx.Response, url: httpx.URL) -> _Page:
+        mime = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if mime.startswith(_BINARY_TYPES):
+            raise ToolError(f"{url} is binary content ({mime}); web_fetch returns text only")
+        chunks: list[bytes] = []
+        size = 0
+        cut = False
+        sniffed = _is_text_type(mime)
+        async for chunk in response.aiter_bytes():
+            chunks.append(chunk)
+            size += len(chunk)
+            if not sniffed and size >= SNIFF_BYTES:
+                _refuse_binary(b"".join(chunks), mime, url)
+                sniffed = True
+            if size > self._max_bytes:
+                cut = True
+                break
+        body = b"".join(chunks)[: self._max_bytes]
+        if not sniffed:
+            _refuse_binary(body, mime, url)
+        html = mime in _HTML_TYPES or (not mime and _looks_html(body))
+        text = _decode(body, response.charset_encoding, html)
+        if html:
+            text = html_to_text(text, str(url))
+        if not response.is_success:
+            shown = text.strip()[:ERROR_TEXT_CHARS]
+            raise ToolError(
+                f"HTTP {response.status_code} {response.reason_phrase} from {url}"
+                + (f"\n{shown}" if shown else "")
+            )
+        return _Page(str(url), mime or "unknown type", text, self._max_bytes if cut else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    url: str
+    mime: str
+    text: str
+    cut_at: int  # bytes read before the size limit stopped reading; 0 when read whole
+
+    def render(self, max_chars: int) -> str:
+        text = self.text
+        notes = []
+        if self.cut_at:
+            notes.append(f"[stopped reading at {self.cut_at:,} bytes]")
+        if len(text) > max_chars:
+            notes.append(
+                f"[cut at {max_chars:,} of {len(text):,} chars; pass a larger max_chars for more]"
+            )
+            text = text[:max_chars]
+        head = f"{self.url} ({self.mime}, {len(self.text):,} chars)"
+        return "\n".join([head, text, *notes])
+
+
+def _parse(raw: str) -> httpx.URL:
+    try:
+        url = httpx.URL(raw)
+    except (httpx.InvalidURL, UnicodeError) as exc:
+        raise ToolError(f"invalid URL {raw!r}: {exc}") from None
+    if url.scheme not in ("http", "https"):
+        scheme = url.scheme or "no scheme"
+        raise ToolError(
+            f"refused {raw!r}: only http:// and https:// URLs can be fetched ({scheme})"
+        )
+    if not url.raw_host:
+        raise ToolError(f"invalid URL {raw!r}: no host")
+    return url
+
+
+def _allow_entry(entry: str) -> str:
+    """One spelling for allow-list entries: lower case, IPv6 in brackets ("[::1]:8080")."""
+    entry = entry.strip().lower().rstrip(".")
+    return f"[{entry}]" if entry.count(":") > 1 and not entry.startswith("[") else entry
+
+
+def _looks_html(body: bytes) -> bool:
+    return body[:256].lstrip()[:14].lower().startswith((b"<!doctype html", b"<html"))
+
+
+def _is_text_type(mime: str) -> bool:
+    return mime.startswith("text/") or mime.endswith(_TEXT_SUFFIXES)
+
+
+def _refuse_binary(head: bytes, mime: str, url: httpx.URL) -> None:
+    sample = head[:SNIFF_BYTES]
+    if b"\x00" in sample:
+        raise ToolError(f"{url} is binary content ({mime or 'no content type'}); text only")
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(sample) - 3:  # not just a character cut at the sample's end
+            raise ToolError(
+                f"{url} is not text ({mime or 'no content type'}); web_fetch returns text only"
+            ) from None
+
+
+def _decode(body: bytes, charset: str | None, html: bool) -> str:
+    if charset is None and html:
+        match = _META_CHARSET.search(body[:2048])
+        charset = match.group(1).decode("ascii") if match else None
+    try:
+        codecs.lookup(charset or "utf-8")
+    except LookupError:
+        charset = None
+    return body.decode(charset or "utf-8", errors="replace")
+
+
+# --- HTML to text -------------------------------------------------------------------------
+
+_SKIP = frozenset(
+    {"script", "style", "noscript", "template", "svg", "nav", "iframe", "object", "canvas"}
+)
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+)
+_BLOCK = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "br", "dd", "details", "div", "dl", "dt",
+        "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+        "hr", "li", "main", "ol", "p", "pre", "section", "summary", "table", "tr", "ul",
+    }
+)  # fmt: skip
+# A start tag of the key closes open elements of its group, as browsers do: block
+# elements end an open paragraph, a list item ends the previous one, and so on.
+_P = frozenset({"p"})
+_AUTO_CLOSE = {
+    **dict.fromkeys(
+        ("address", "article", "aside", "blockquote", "div", "dl", "footer", "form", "h1",
+         "h2", "h3", "h4", "h5", "h6", "header", "main", "nav", "ol", "p", "pre", "section",
+         "table", "ul"),
+        _P,
+    ),
+    "li": frozenset({"li", "p"}),
+    "dt": frozenset({"dt", "dd", "p"}),
+    "dd": frozenset({"dt", "dd", "p"}),
+    "tr": frozenset({"tr", "td", "th"}),
+    "td": frozenset({"td", "th"}),
+    "th": frozenset({"td", "th"}),
+    "option": frozenset({"option"}),
+}  # fmt: skip
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+
+def html_to_text(html: str, base_url: str = "") -> str:
+    """Readable text: headings as '#', list items as '-', links as [text](url).
+    Scripts, styles, navigation and hidden elements are dropped: hidden text is a
+    favourite carrier of prompt injections and is never what a reader saw."""
+    parser = _TextExtractor(base_url)
+    parser.feed(html)
+    parser.close()
+    return parser.text()
+
+
+class _TextExtractor(HTMLParser):
+    """Keeps a stack of open elements, closing the ones HTML lets authors leave open, so a
+    hidden element without its end tag hides itself and not the rest of the page."""
+
+    def __init__(self, base_url: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self._base = base_url
+        self._lines: list[str] = []
+        self._parts: list[str] = []
+        self._prefix = ""
+        self._stack: list[str] = []
+        self._skip_at = -1  # stack depth of the element being skipped; -1: none
+        self._pre = 0
+        self._title: list[str] | None = None
+        self.title = ""
+        self._links: list[tuple[int, str]] = []  # (index into parts, href) of open <a>
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _VOID:
+            if self._skip_at < 0 and tag in _BLOCK:
+                self._flush()
+            return
+        stack = self._stack
+        group = _AUTO_CLOSE.get(tag)
+        while group and stack and stack[-1] in group:
+            self._end(stack[-1])
+        stack.append(tag)
+        if self._skip_at >= 0:
+            return
+        if tag in _SKIP or _hidden(attrs):
+            self._skip_at = len(stack) - 1
+        elif tag == "title":
+            self._title = []
+        elif tag in _BLOCK:
+            self._flush()
+            if tag[0] == "h" and tag[1:].isdigit():
+                self._prefix = "#" * int(tag[1]) + " "
+            elif tag == "li":
+                self._prefix = "- "
+            elif tag == "pre":
+                self._pre += 1
+        elif tag in ("td", "th") and self._parts:
+            self._parts.append(" | ")
+        elif tag == "a":
+            self._links.append((len(self._parts), dict(attrs).get("href") or ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self._stack:  # a stray end tag closes nothing
+            self._end(tag)
+
+    def _end(self, tag: str) -> None:
+        stack = self._stack
+        while stack:
+            top = stack.pop()
+            if self._skip_at >= 0:
+                if len(stack) <= self._skip_at:
+                    self._skip_at = -1
+            elif top == "title" and self._title is not None:
+                self.title = _SPACES.sub(" ", "".join(self._title)).strip()
+                self._title = None
+            elif top == "a" and self._links:
+                self._close_link(*self._links.pop())
+            elif top in _BLOCK:
+                self._flush()
+                if top == "pre":
+                    self._pre -= 1
+            if top == tag:
+                return
+
+    def handle_data(self, data: str) -> None:
+        if self._skip_at >= 0:
+            return
+        if self._title is not None:
+            self._title.append(data)
+        else:
+            self._parts.append(data if self._pre else _SPACES.sub(" ", data))
+
+    def _close_link(self, start: int, href: str) -> None:
+        label = _SPACES.sub(" ", "".join(self._parts[start:])).strip()
+        target = urljoin(self._base, href) if href and not href.startswith("#") else ""
+        if label and target.startswith(("http://", "https://")):
+            self._parts[start:] = [f"[{label}]({target})"]
+
+    def _flush(self) -> None:
+        if self._links:  # a link spanning blocks goes on in the next one
+            self._links = [(0, href) for _, href in self._links]
+        if self._parts:
+            joined = "".join(self._parts)
+            text = joined.strip("\n") if self._pre else _SPACES.sub(" ", joined).strip()
+            if text:
+                if self._prefix.startswith("#") and self._lines:
+                    self._lines.append("")
+                self._lines.append(self._prefix + text)
+            self._parts = []
+        self._prefix = ""
+
+    def text(self) -> str:
+        self._flush()
+        body = "\n".join(self._lines)
+        return f"Title: {self.title}\n\n{body}" if self.title else body
+
+
+def _hidden(attrs: list[tuple[str, str | None]]) -> bool:
+    for name, value in attrs:
+        if name == "hidden" or (name == "aria-hidden" and value == "true"):
+            return True
+        if name == "style" and value and _HIDDEN_STYLE.search(value):
+            return True
+    return False
