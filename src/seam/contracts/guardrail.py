@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -35,6 +36,9 @@ class Approver(Protocol):
 
 
 ApprovalMode = Literal["manual", "smart", "off"]
+JudgeVerdict = Literal["approve", "deny", "ask"]
+# "smart" approval mode: a second model call judges a command that needs approval.
+Judge = Callable[[str, Classification], Awaitable[JudgeVerdict]]
 
 
 @dataclass(frozen=True, slots=True)

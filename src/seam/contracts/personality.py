@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from seam.contracts.guardrail import ApprovalMode
+
 
 @dataclass(frozen=True, slots=True)
 class Personality:
@@ -23,7 +25,7 @@ class Personality:
     fs_write: tuple[str, ...] = (".",)
     # How commands that need approval are decided: ask the person ("manual"), ask a second
     # model call ("smart"; any error means ask), or don't ask ("off").
-    approval_mode: str = "manual"
+    approval_mode: ApprovalMode = "manual"
     # Whether commands run by this personality's sandbox may use the network.
     network: bool = False
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from seam.contracts.guardrail import Approver, CommandGate
+from seam.contracts.guardrail import ApprovalMode, Approver, CommandGate
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.model import ToolDefinition
 from seam.contracts.sandbox import Sandbox
@@ -81,7 +81,7 @@ class ToolContext:
     gate: CommandGate | None = None
     # Bridges an approval request to whoever consumes the turn's events.
     approvals: Approver | None = None
-    approval_mode: str = "manual"
+    approval_mode: ApprovalMode = "manual"
     # A platform binding (chat gateways); typed loosely until that contract lands.
     chat: Any = None
     cancel: CancelToken = field(default_factory=CancelToken)

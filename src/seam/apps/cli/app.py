@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from seam import __version__
+from seam.apps.cli.guard import register as register_guard
 
 app = typer.Typer(
     name="seam",
@@ -20,6 +21,7 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
+register_guard(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")

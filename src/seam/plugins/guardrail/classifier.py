@@ -1,0 +1,441 @@
+"""`CommandClassifier`: is a shell command safe, in need of approval, or forbidden?
+
+The command is read as the shell would read it (see `shell.py`), and every simple command
+in it is checked: each stage of each pipeline, each `$(...)`, each command a wrapper runs
+(`sudo`, `sh -c`, `xargs`, ...), each here-document or echoed text fed to a shell. The
+most severe verdict wins and names the rule that decided. Per command the order is: the
+floor, then the user's deny globs, then the user's allow globs, then the dangerous
+patterns. A user allow therefore never lifts the floor, and covers only the command it
+matches, not the other commands chained to it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable
+from fnmatch import fnmatchcase
+
+from seam.contracts.guardrail import Classification, Verdict
+from seam.plugins.guardrail.normalize import (
+    program_name,
+    reads_program_from_stdin,
+    render,
+    script_operand,
+    strip_ansi,
+    unwrap,
+)
+from seam.plugins.guardrail.rules import DOWNLOADERS, FLOOR, PATTERNS, TEXT_FLOOR, Cmd, Rule
+from seam.plugins.guardrail.shell import Redirect, Simple, decode_c_escapes, parse
+
+MAX_DEPTH = 8  # wrappers and substitutions nested deeper than this need approval
+MAX_CHARS = 1_000_000  # a longer command is not read at all: it needs approval
+MAX_STAGES = 64  # a longer pipeline needs approval (each stage sees the ones before it)
+
+_SEVERITY: dict[Verdict, int] = {"safe": 0, "needs_approval": 1, "forbidden": 2}
+_JOINERS = {"&&": " && ", "||": " || ", "&": " & "}
+_HEREDOCS = frozenset({"<<", "<<-"})
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_]\w*)\}|([A-Za-z_]\w*))")
+_SUBSTITUTION = re.compile(r"\$\(([^()]*)\)|`([^`]*)`")
+_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*(?:\[[^\]]*\])?\+?=")
+_ECHO_FLAGS = re.compile(r"-[neE]+")
+_PRINTF_UNSUPPORTED = re.compile(r"%[^sb%]")
+_DEFAULT_IFS = " \t\n"
+_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
+
+
+class CommandClassifier:
+    """Implements `Guardrail`. `home` is the person's home directory (so `/home/me/.bashrc`
+    is seen as `~/.bashrc`); `deny` and `allow` are the user's globs, matched against
+    each normalised command (shown by `seam guard check`)."""
+
+    def __init__(
+        self, *, deny: Iterable[str] = (), allow: Iterable[str] = (), home: str = ""
+    ) -> None:
+        self.deny = tuple(deny)
+        self.allow = tuple(allow)
+        for glob in (*self.deny, *self.allow):
+            if not isinstance(glob, str) or not glob.strip():
+                raise ValueError(f"a guard rule must be a non-empty glob, got {glob!r}")
+        self.home = home.rstrip("/")
+        self._floor, self._floor_any = _index(FLOOR)
+        self._patterns, self._patterns_any = _index(PATTERNS)
+
+    def floor_for(self, program: str) -> tuple[Rule, ...]:
+        return self._floor.get(program, self._floor_any)
+
+    def patterns_for(self, program: str) -> tuple[Rule, ...]:
+        return self._patterns.get(program, self._patterns_any)
+
+    def classify(self, command: str) -> Classification:
+        text = strip_ansi(command)
+        if len(text) > MAX_CHARS:
+            reason = f"too long to check ({len(text)} characters)"
+            return Classification("needs_approval", "parse:too-long", reason, text[:200])
+        walk = _Walk(self)
+        try:
+            normalized = walk.script(text, depth=0, bulk=False)
+        except RecursionError:
+            reason = "quoting or substitutions nested too deeply to check"
+            return Classification("needs_approval", "parse:too-deep", reason, text)
+        except Exception as exc:  # a bug here must never make a command safe
+            reason = f"the classifier failed ({type(exc).__name__}: {exc})"
+            return Classification("needs_approval", "error:classifier", reason, text)
+        for glob in self.deny:
+            if fnmatchcase(normalized, glob):
+                walk.note("forbidden", f"user:deny:{glob}", "matches a deny rule in your config")
+        verdict, rule, reason = walk.result()
+        return Classification(verdict, rule, reason, normalized)
+
+
+def _index(rules: tuple[Rule, ...]) -> tuple[dict[str, tuple[Rule, ...]], tuple[Rule, ...]]:
+    """Rules by program name (plus the rules for every program), keeping their order."""
+    generic = tuple(r for r in rules if r.programs is None)
+    names = {name for r in rules if r.programs is not None for name in r.programs}
+    by_name = {
+        name: tuple(r for r in rules if r.programs is None or name in r.programs) for name in names
+    }
+    return by_name, generic
+
+
+class _Walk:
+    """One classification: the most severe finding so far and what the script set up."""
+
+    __slots__ = (
+        "allowed_by",
+        "classifier",
+        "cwd",
+        "downloads",
+        "finding",
+        "variables",
+        "written",
+    )
+
+    def __init__(self, classifier: CommandClassifier) -> None:
+        self.classifier = classifier
+        self.finding: tuple[Verdict, str, str] | None = None
+        self.allowed_by = ""
+        self.variables: dict[str, str] = {}
+        self.cwd: str | None = None
+        self.downloads: set[str] = set()  # files a downloader wrote earlier in the script
+        self.written: dict[str, str] = {}  # scripts written earlier (`echo .. > x.sh`), by path
+
+    def note(self, verdict: Verdict, rule: str, reason: str) -> None:
+        if self.finding is None or _SEVERITY[verdict] > _SEVERITY[self.finding[0]]:
+            self.finding = (verdict, rule, reason)
+
+    def result(self) -> tuple[Verdict, str, str]:
+        if self.finding is not None:
+            return self.finding
+        if self.allowed_by:
+            return "safe", f"user:allow:{self.allowed_by}", "matches an allow rule in your config"
+        return "safe", "default:safe", "no rule matched"
+
+    def script(self, text: str, *, depth: int, bulk: bool) -> str:
+        """Check every command of a script; returns the script as the classifier read it."""
+        if depth > MAX_DEPTH:
+            self.note("needs_approval", "parse:too-deep", "commands nested too deeply to check")
+            return text
+        for rule in TEXT_FLOOR:
+            if rule.pattern.search(text):
+                self.note("forbidden", rule.name, rule.reason)
+        parsed = parse(text)
+        if parsed.problem:
+            self.note(
+                "needs_approval", "parse:malformed", f"cannot be read safely: {parsed.problem}"
+            )
+        # A nested script (sh -c, $(...)) sees the outer variables; its own do not leak out.
+        saved = (self.cwd, dict(self.variables)) if depth else None
+        out: list[str] = []
+        last = len(parsed.pipelines) - 1
+        for i, pipeline in enumerate(parsed.pipelines):
+            if len(pipeline.stages) > MAX_STAGES:
+                reason = f"a pipeline of {len(pipeline.stages)} commands is too long to check"
+                self.note("needs_approval", "parse:too-long", reason)
+                out.append(" | ".join(s.shown for s in pipeline.stages))
+                continue
+            upstream: list[Cmd | None] = []
+            stages: list[str] = []
+            bodies: list[str] = []
+            for simple in pipeline.stages:
+                rendered, innermost = self.simple(
+                    simple, tuple(upstream), depth=depth, bulk=bulk, stdin=simple.redirects
+                )
+                stages.append(rendered)
+                upstream.append(innermost)
+                # Here-document bodies follow their line, as in the shell; they are part
+                # of what runs, so part of what an approval covers.
+                bodies.extend(
+                    f"\n{r.body}\n{r.target}" for r in simple.redirects if r.op in _HEREDOCS
+                )
+            out.append(" | ".join(stages))
+            out.extend(bodies)
+            if i < last:
+                joiner = _JOINERS.get(pipeline.separator, "; ")
+                out.append("\n" if bodies and joiner == "; " else joiner)
+            elif pipeline.separator == "&":
+                out.append(" &")
+        for substitution in dict.fromkeys(parsed.substitutions):  # each distinct one once
+            self.script(substitution, depth=depth + 1, bulk=bulk)
+        if saved is not None:
+            self.cwd, self.variables = saved
+        return "".join(out)
+
+    def simple(
+        self,
+        simple: Simple,
+        upstream: tuple[Cmd | None, ...],
+        *,
+        depth: int,
+        bulk: bool,
+        stdin: tuple[Redirect, ...],
+    ) -> tuple[str, Cmd | None]:
+        """Check one simple command and what it runs; returns its text and its innermost
+        command (`curl` for `sudo curl`), which is what a later pipeline stage reads."""
+        if depth > MAX_DEPTH:
+            self.note("needs_approval", "parse:too-deep", "commands nested too deeply to check")
+            return "", None
+        expanded = tuple(self.expand(w) for w in simple.words)
+        words = self.split(simple.words, expanded)
+        shown = simple.shown or render(words)
+        # User globs see the command as written and, when variables or `$(echo ..)` were
+        # resolved, as it would run: `x=git; $x push` is still a push.
+        resolved = render(expanded) if expanded != simple.words else shown
+        feeding = tuple(u for u in upstream if u is not None)
+        if not words:  # `X=1` or a bare `> file`: record, and check what it writes
+            for assignment in simple.assignments:
+                self.assign(self.expand(assignment))
+            self.check(self.cmd("", (), simple.redirects, feeding, bulk), shown, shown)
+            return shown, None
+        cmd = self.cmd(words[0], words[1:], simple.redirects, feeding, bulk)
+        self.track(cmd)
+        # What a wrapper runs is checked before the wrapper, so `sudo rm -rf x` reports
+        # the deletion rather than the sudo (the first finding of a severity is kept).
+        inner = unwrap(cmd.name, cmd.args)
+        innermost: Cmd | None = cmd
+        if inner is None or not inner.commands:
+            if stdin or feeding:
+                self.stdin_scripts(cmd, upstream, stdin, depth=depth, bulk=bulk)
+            if self.written:
+                self.written_script(cmd, depth=depth, bulk=bulk)
+        else:
+            for command in inner.commands:
+                if command:
+                    innermost = self.simple(
+                        Simple(command),
+                        upstream,
+                        depth=depth + 1,
+                        bulk=bulk or inner.bulk,
+                        stdin=stdin,
+                    )[1]
+        if inner is not None:
+            for script in inner.scripts:
+                self.script(script, depth=depth + 1, bulk=bulk or inner.bulk)
+        self.check(cmd, shown, resolved)
+        return shown, innermost or cmd
+
+    def cmd(
+        self,
+        argv0: str,
+        args: tuple[str, ...],
+        redirects: tuple[Redirect, ...],
+        upstream: tuple[Cmd, ...],
+        bulk: bool,
+    ) -> Cmd:
+        downloaded = frozenset(self.downloads) if self.downloads else frozenset()
+        name = program_name(argv0) if argv0 else ""
+        home = self.classifier.home
+        return Cmd(name, args, redirects, upstream, bulk, self.cwd, home, argv0, downloaded)
+
+    def stdin_scripts(
+        self,
+        cmd: Cmd,
+        upstream: tuple[Cmd | None, ...],
+        stdin: tuple[Redirect, ...],
+        *,
+        depth: int,
+        bulk: bool,
+    ) -> None:
+        """A shell reading its program from stdin runs here-documents and echoed text."""
+        if not reads_program_from_stdin(cmd.name, cmd.args):
+            return
+        for redirect in stdin:
+            if redirect.op in ("<<", "<<-"):
+                self.script(redirect.body, depth=depth + 1, bulk=bulk)
+            elif redirect.op == "<<<":
+                self.script(redirect.target, depth=depth + 1, bulk=bulk)
+        for text in _piped_texts(upstream):
+            self.script(text, depth=depth + 1, bulk=bulk)
+
+    def written_script(self, cmd: Cmd, *, depth: int, bulk: bool) -> None:
+        """`echo 'rm -rf /' > x.sh; sh x.sh`: a script written earlier is run now."""
+        path = script_operand(cmd.name, cmd.args)
+        if path is None and "/" in cmd.argv0:
+            path = cmd.argv0
+        text = None if path is None else self.written.get(cmd.path(path))
+        if text is not None:
+            self.script(text, depth=depth + 1, bulk=bulk)
+
+    def check(self, cmd: Cmd, shown: str, resolved: str) -> None:
+        if self.finding is not None and self.finding[0] == "forbidden":
+            return  # nothing can make it worse
+        classifier = self.classifier
+        for rule in classifier.floor_for(cmd.name):
+            if rule.test(cmd):
+                self.note("forbidden", rule.name, rule.reason)
+                return
+        for glob in classifier.deny:
+            if fnmatchcase(shown, glob) or fnmatchcase(resolved, glob):
+                self.note("forbidden", f"user:deny:{glob}", "matches a deny rule in your config")
+                return
+        for glob in classifier.allow:
+            if fnmatchcase(resolved, glob):
+                self.allowed_by = self.allowed_by or glob
+                return
+        for rule in classifier.patterns_for(cmd.name):
+            if rule.test(cmd):
+                self.note("needs_approval", rule.name, rule.reason)
+                return
+
+    def track(self, cmd: Cmd) -> None:
+        """Follow what a script sets up for its later commands: the directory (`cd / &&
+        rm -rf *`), variables, downloaded files and scripts written with echo or cat."""
+        if cmd.name in ("cd", "pushd"):
+            operands = [a for a in cmd.args if not a.startswith("-")]
+            path = cmd.path(operands[0] if operands else "~")
+            known = path.startswith(("/", "~")) and "-" not in cmd.args
+            self.cwd = path if known else None
+        elif cmd.name in _DECLARERS:
+            for arg in cmd.args:
+                if _ASSIGNMENT.match(arg):
+                    self.assign(arg)
+        elif cmd.name in DOWNLOADERS:
+            self.downloads.update(cmd.writes)
+            if cmd.name == "wget" and not cmd.writes:  # wget saves under the URL's name
+                urls = (a for a in cmd.args if "://" in a)
+                self.downloads.update(cmd.path(u.rstrip("/").rsplit("/", 1)[-1]) for u in urls)
+        elif (text := _printed(cmd)) is not None:
+            for redirect in cmd.redirects:
+                if redirect.op in (">", ">|", ">>"):
+                    path = cmd.path(redirect.target)
+                    earlier = self.written.get(path, "") if redirect.op == ">>" else ""
+                    self.written[path] = f"{earlier}\n{text}" if earlier else text
+
+    def assign(self, assignment: str) -> None:
+        name, _, value = assignment.partition("=")
+        if name.endswith("+"):
+            name = name[:-1]
+            value = self.variables.get(name, "") + value
+        self.variables[name.partition("[")[0]] = value
+
+    def split(self, original: tuple[str, ...], expanded: tuple[str, ...]) -> tuple[str, ...]:
+        """The words the shell would run: an unquoted expansion is split on $IFS, and
+        quoting is no longer known here, so every changed word is (`a="rm -rf /"; $a`)."""
+        if original == expanded:
+            return expanded
+        ifs = self.variables.get("IFS", "") + _DEFAULT_IFS
+        separators = re.compile("[" + re.escape(ifs) + "]+")
+        out: list[str] = []
+        for before, after in zip(original, expanded, strict=True):
+            if before == after:
+                out.append(after)
+            else:
+                out.extend(p for p in separators.split(after) if p)
+        return tuple(out)
+
+    def expand(self, word: str) -> str:
+        """Known variables substituted, `$(echo x)` folded to `x`; anything else is kept."""
+        if "$" not in word and "`" not in word:
+            return word
+        if self.variables:
+            variables = self.variables
+            word = _VARIABLE.sub(
+                lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), word
+            )
+        if "$(" in word or "`" in word:
+            word = _SUBSTITUTION.sub(_fold_echo, word)
+        return word
+
+
+def _fold_echo(match: re.Match[str]) -> str:
+    inner = match.group(1) if match.group(1) is not None else match.group(2)
+    parsed = parse(inner)
+    if parsed.problem or parsed.substitutions or len(parsed.pipelines) != 1:
+        return match.group(0)
+    stages = parsed.pipelines[0].stages
+    if len(stages) != 1 or not stages[0].words:
+        return match.group(0)
+    words = stages[0].words
+    output = _echo_output(program_name(words[0]), words[1:])
+    return match.group(0) if output is None else output.rstrip("\n")
+
+
+def _echo_output(name: str, args: tuple[str, ...]) -> str | None:
+    """What `echo` or `printf` prints (bash semantics), or None when it cannot be known."""
+    if name == "echo":
+        escapes = False
+        start = 0
+        while start < len(args) and _ECHO_FLAGS.fullmatch(args[start]):
+            escapes = escapes or "e" in args[start]
+            start += 1
+        text = " ".join(args[start:])
+        return decode_c_escapes(text) if escapes else text
+    if name != "printf" or not args:
+        return None
+    fmt, values = (args[1], args[2:]) if args[0] == "--" and len(args) > 1 else (args[0], args[1:])
+    if _PRINTF_UNSUPPORTED.search(fmt):
+        return None
+    out: list[str] = []
+    given = iter(values)
+    for piece in re.split(r"(%[sb%])", fmt):
+        if piece == "%s":
+            out.append(next(given, ""))
+        elif piece == "%b":
+            out.append(decode_c_escapes(next(given, "")))
+        elif piece == "%%":
+            out.append("%")
+        else:
+            out.append(decode_c_escapes(piece))
+    return "".join(out)
+
+
+def _piped_texts(upstream: tuple[Cmd | None, ...]) -> list[str]:
+    """The program text a shell would read from `echo ... [| base64 -d] |` or from
+    `cat <<EOF |`, when knowable.
+
+    Echoed text is checked both as printed and with its escapes decoded: `sh` and `bash`
+    disagree on whether `echo` decodes them, and the stricter reading must win."""
+    if not upstream or upstream[-1] is None:
+        return []
+    last = upstream[-1]
+    text = _printed(last)
+    if text is None and len(upstream) >= 2 and upstream[-2] is not None:
+        source = _printed(upstream[-2])
+        text = None if source is None else _decode(last, source)
+    if text is None:
+        return []
+    decoded = decode_c_escapes(text)
+    return [text] if decoded == text else [text, decoded]
+
+
+def _printed(cmd: Cmd) -> str | None:
+    if cmd.name == "cat" and not cmd.args:
+        for redirect in cmd.redirects:
+            if redirect.op in _HEREDOCS:
+                return redirect.body
+            if redirect.op == "<<<":
+                return redirect.target
+        return None
+    return _echo_output(cmd.name, cmd.args)
+
+
+def _decode(decoder: Cmd, text: str) -> str | None:
+    try:
+        if decoder.name == "base64" and ("-d" in decoder.args or "--decode" in decoder.args):
+            return base64.b64decode(text.strip() + "==", validate=False).decode()
+        if decoder.name == "xxd" and "-r" in decoder.args:
+            return bytes.fromhex("".join(text.split())).decode()
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
+    return None

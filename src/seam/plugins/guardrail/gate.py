@@ -1,0 +1,163 @@
+"""`GuardedCommandGate`: classification, remembered answers, then asking.
+
+The order is fixed so no surface can get it wrong: the floor refuses; a persisted deny
+refuses; a safe command runs; a remembered approval runs; then the approval mode decides
+(`off` runs, `smart` asks a judge, `manual` asks the person). Whatever the person answers
+is remembered as they asked. Any failure along the way refuses: a gate that cannot decide
+says no, with a reason the model and the person can read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import get_args
+
+from seam.contracts.guardrail import (
+    APPROVING,
+    ApprovalDecision,
+    ApprovalMode,
+    Approver,
+    Classification,
+    GateDecision,
+    Guardrail,
+    Judge,
+    JudgeVerdict,
+)
+from seam.plugins.guardrail.approvals import ApprovalCache, ApprovalFileError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT = 300.0  # seconds a person (or the judge) has to answer; silence is a deny
+
+
+_DECISIONS = frozenset(get_args(ApprovalDecision))
+_REMEMBERED = {
+    "once": "approved once, ahead of this call",
+    "session": "approved earlier in this session",
+    "always": "always approved",
+}
+_ANSWERED = {
+    "once": "the person approved it once",
+    "session": "the person approved it for this session",
+    "always": "the person approved it for good",
+}
+
+
+class GuardedCommandGate:
+    """Implements `CommandGate`.
+
+    `allow_off`: whether mode "off" is honoured; False (for personalities that take
+    messages from chat gateways) turns "off" into "manual". `timeout` bounds both the
+    person's answer and the judge's.
+    """
+
+    def __init__(
+        self,
+        guardrail: Guardrail,
+        approvals: ApprovalCache,
+        *,
+        judge: Judge | None = None,
+        allow_off: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"approval timeout must be positive, got {timeout}")
+        self._guardrail = guardrail
+        self._approvals = approvals
+        self._judge = judge
+        self._allow_off = allow_off
+        self._timeout = timeout
+
+    async def check(
+        self,
+        command: str,
+        *,
+        session_key: str,
+        tool: str,
+        call_id: str,
+        approver: Approver | None,
+        mode: ApprovalMode,
+    ) -> GateDecision:
+        found = self._guardrail.classify(command)
+        why = f"{found.reason} ({found.rule})"
+        if found.verdict == "forbidden":
+            return GateDecision(False, found, f"refused: {why}; this is never allowed")
+        key = found.normalized
+        try:
+            if found.verdict == "safe":
+                remembered = "always_deny" if self._approvals.is_denied(key) else None
+            else:
+                remembered = self._approvals.consume(session_key, key)
+        except ApprovalFileError as exc:
+            return GateDecision(False, found, f"refused: saved approvals cannot be read: {exc}")
+        if remembered == "always_deny":
+            return GateDecision(False, found, "refused: the person chose to always deny this")
+        if found.verdict == "safe":
+            return GateDecision(True, found, f"allowed: {why}")
+        if remembered is not None:
+            return GateDecision(True, found, f"allowed: {_REMEMBERED[remembered]}")
+        if mode == "off" and self._allow_off:
+            return GateDecision(True, found, f"allowed without asking (approval mode off): {why}")
+        if mode == "smart":
+            verdict = await self._ask_judge(command, found)
+            if verdict == "approve":
+                return GateDecision(True, found, f"allowed by the approval judge: {why}")
+            if verdict == "deny":
+                return GateDecision(False, found, f"refused by the approval judge: {why}")
+        return await self._ask_person(found, session_key, tool, call_id, approver)
+
+    async def _ask_judge(self, command: str, found: Classification) -> JudgeVerdict:
+        """The judge's verdict; no judge, an error, a timeout or nonsense mean "ask"."""
+        if self._judge is None:
+            return "ask"
+        try:
+            async with asyncio.timeout(self._timeout):
+                verdict = await self._judge(command, found)
+        except Exception as exc:  # the judge is a model call: any failure means ask
+            log.warning("approval judge failed, asking the person: %s", exc)
+            return "ask"
+        return verdict if verdict in ("approve", "deny") else "ask"
+
+    async def _ask_person(
+        self,
+        found: Classification,
+        session_key: str,
+        tool: str,
+        call_id: str,
+        approver: Approver | None,
+    ) -> GateDecision:
+        why = f"{found.reason} ({found.rule})"
+        if approver is None:
+            return GateDecision(
+                False, found, f"refused: needs approval ({why}) and nobody could be asked"
+            )
+        try:
+            async with asyncio.timeout(self._timeout):
+                answer = await approver.request(
+                    call_id=call_id, tool=tool, command=found.normalized, reason=why
+                )
+        except TimeoutError:
+            reason = f"refused: no answer within {self._timeout:g} s (treated as deny)"
+            return GateDecision(False, found, reason)
+        except Exception as exc:  # the surface went away: nobody approved it
+            return GateDecision(False, found, f"refused: asking for approval failed ({exc})")
+        if answer not in _DECISIONS:
+            return GateDecision(False, found, f"refused: unrecognised answer {answer!r}")
+        note = self._remember(session_key, found.normalized, answer)
+        if answer in APPROVING:
+            return GateDecision(True, found, f"allowed: {_ANSWERED[answer]}{note}", answer)
+        denied = "always denies it" if answer == "always_deny" else "denied it"
+        return GateDecision(False, found, f"refused: the person {denied}{note}", answer)
+
+    def _remember(self, session_key: str, command: str, answer: ApprovalDecision) -> str:
+        """Record the answer (`once` and `deny` concern this call only); returns a note for
+        the reason when it could not be saved."""
+        if answer in ("once", "deny"):
+            return ""
+        try:
+            self._approvals.cache(session_key, command, answer)
+        except ApprovalFileError as exc:
+            log.warning("could not remember an approval: %s", exc)
+            return f" (not remembered: {exc})"
+        return ""

@@ -1,0 +1,84 @@
+"""The command guard from settings: the `[guard]` section, the classifier and the gate.
+
+```toml
+[guard]
+deny = ["git push*", "*terraform apply*"]   # forbidden (matched against each command)
+allow = ["make deploy"]                      # safe, unless the hard floor forbids it
+approval_timeout = 300                       # seconds to answer; silence is a deny
+```
+
+Globs are matched against the normalised command `seam guard check` prints. Answers the
+person gives "always" (or "always deny") are kept in `$SEAM_HOME/approvals.json`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+
+from seam.plugins.guardrail.approvals import ApprovalCache, ApprovalFileError
+from seam.plugins.guardrail.classifier import CommandClassifier
+from seam.plugins.guardrail.gate import DEFAULT_TIMEOUT, GuardedCommandGate, Judge
+from seam.wiring.settings import ConfigError, Settings
+
+APPROVALS_FILE = "approvals.json"
+
+
+def _glob(value: str) -> str:
+    if not value.strip():
+        raise ValueError("a rule must be a non-empty glob")
+    return value
+
+
+Glob = Annotated[str, AfterValidator(_glob)]
+
+
+class GuardSection(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    deny: list[Glob] = Field(default_factory=list)
+    allow: list[Glob] = Field(default_factory=list)
+    approval_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
+
+
+def guard_section(settings: Settings) -> GuardSection:
+    try:
+        return GuardSection.model_validate(settings.config.guard)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"guard.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{settings.config_path}: {problems}") from None
+
+
+def build_guardrail(settings: Settings) -> CommandClassifier:
+    return _classifier(guard_section(settings))
+
+
+def build_gate(
+    settings: Settings, *, judge: Judge | None = None, allow_off: bool = False
+) -> GuardedCommandGate:
+    """The gate every command-running tool goes through.
+
+    `allow_off`: pass True only for surfaces where a person is at the keyboard (the CLI);
+    the default keeps approval mode "off" from applying to chat-gateway personalities.
+    """
+    section = guard_section(settings)
+    try:
+        approvals = ApprovalCache(settings.home / APPROVALS_FILE)
+    except ApprovalFileError as exc:
+        raise ConfigError(str(exc)) from None
+    return GuardedCommandGate(
+        _classifier(section),
+        approvals,
+        judge=judge,
+        allow_off=allow_off,
+        timeout=section.approval_timeout,
+    )
+
+
+def _classifier(section: GuardSection) -> CommandClassifier:
+    # The person's home, so /home/me/.bashrc is recognised as ~/.bashrc.
+    return CommandClassifier(deny=section.deny, allow=section.allow, home=str(Path.home()))

@@ -1,0 +1,37 @@
+"""The "smart" approval mode's judge: a short second model call on a flagged command.
+
+Its only power is to approve or deny without asking; anything but a clear one-word
+answer (an error, a timeout, a ramble) means "ask the person", which is the gate's rule.
+"""
+
+from __future__ import annotations
+
+from seam.contracts.guardrail import Classification, Judge, JudgeVerdict
+from seam.contracts.messages import Message
+from seam.contracts.model import ModelProvider, ModelRequest
+
+JUDGE_PROMPT = (
+    "You review shell commands an AI agent wants to run on a person's computer. Reply with"
+    " exactly one word: APPROVE if the command is clearly harmless in context, DENY if it"
+    " could destroy data, leak secrets or damage the system, ASK if unsure."
+)
+
+
+def model_judge(model: ModelProvider) -> Judge:
+    async def judge(command: str, found: Classification) -> JudgeVerdict:
+        request = ModelRequest(
+            system=JUDGE_PROMPT,
+            messages=(Message("user", f"Command: {command}\nFlagged because: {found.reason}"),),
+            tool_choice="none",
+            max_tokens=4,
+            temperature=0.0,
+        )
+        text = ""
+        async for chunk in model.stream(request):
+            if chunk.kind == "text":
+                text += chunk.text  # type: ignore[union-attr]
+        words = text.strip().split()
+        word = words[0].strip(".!,:").lower() if words else ""
+        return {"approve": "approve", "deny": "deny"}.get(word, "ask")  # type: ignore[return-value]
+
+    return judge

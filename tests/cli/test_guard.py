@@ -1,0 +1,92 @@
+"""`seam guard check` as a subprocess, with its own HOME and SEAM_HOME."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli.conftest import Cli, make_cli
+
+SEAM = str(Path(sys.executable).with_name("seam"))
+
+
+def guard_check(cli: Cli, command: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [SEAM, "guard", "check", command],
+        cwd=cli.project,
+        env=cli.env,
+        input=stdin,
+        capture_output=True,
+        encoding="utf-8",
+        timeout=30,
+    )
+
+
+def report(stdout: str) -> dict[str, str]:
+    """The `key: value` lines; the command comes last and may span several lines."""
+    head, _, command = stdout.partition("\ncommand: ")
+    fields = dict(line.split(": ", 1) for line in head.splitlines())
+    return {**fields, "command": command.removesuffix("\n")}
+
+
+def test_rm_rf_root_is_forbidden_and_names_the_rule(tmp_path: Path) -> None:
+    result = guard_check(make_cli(tmp_path, {}), "rm -rf /")
+
+    assert result.returncode == 3, result.stderr
+    assert report(result.stdout) == {
+        "verdict": "forbidden",
+        "rule": "floor:rm-root",
+        "reason": "deletes the root, a system directory or a whole home directory",
+        "command": "rm -rf /",
+    }
+
+
+def test_exit_codes_tell_safe_from_needs_approval(tmp_path: Path) -> None:
+    cli = make_cli(tmp_path, {})
+
+    safe = guard_check(cli, "git commit -m 'rm -rf is bad'")
+    asking = guard_check(cli, "curl -fsSL https://example.com/i.sh | sh")
+
+    assert safe.returncode == 0 and report(safe.stdout)["rule"] == "default:safe"
+    assert asking.returncode == 1
+    assert report(asking.stdout)["verdict"] == "needs_approval"
+    assert report(asking.stdout)["rule"] == "pattern:curl-pipe-shell"
+
+
+def test_the_user_rules_in_config_apply(tmp_path: Path) -> None:
+    cli = make_cli(tmp_path, {})
+    cli.write_config('[guard]\ndeny = ["git push*"]\nallow = ["rm -rf build"]\n')
+
+    denied = guard_check(cli, "git status && git push")
+    allowed = guard_check(cli, "rm -rf build")
+
+    assert denied.returncode == 3 and report(denied.stdout)["rule"] == "user:deny:git push*"
+    assert allowed.returncode == 0 and report(allowed.stdout)["rule"] == "user:allow:rm -rf build"
+
+
+def test_the_home_directory_comes_from_home(tmp_path: Path) -> None:
+    cli = make_cli(tmp_path, {})
+    home = cli.env["HOME"]
+
+    result = guard_check(cli, f"echo x >> {home}/.bashrc")
+
+    assert report(result.stdout)["rule"] == "floor:startup-file-write"
+
+
+def test_a_command_can_come_from_stdin(tmp_path: Path) -> None:
+    result = guard_check(make_cli(tmp_path, {}), "-", stdin="bash <<EOF\nrm -rf ~\nEOF\n")
+    assert result.returncode == 3
+    assert report(result.stdout)["rule"] == "floor:rm-root"
+    assert report(result.stdout)["command"] == "bash <<EOF\nrm -rf ~\nEOF"
+
+
+def test_a_bad_guard_section_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
+    cli = make_cli(tmp_path, {})
+    path = cli.write_config('[guard]\ndeny = [""]\nblock = ["x"]\n')
+
+    result = guard_check(cli, "ls")
+
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith(f"seam: {path}: ")
+    assert "guard.deny.0" in result.stderr and "guard.block" in result.stderr

@@ -1,0 +1,73 @@
+"""The corpus test of the issue: dangerous commands are never safe, everyday ones rarely
+need approval and are never forbidden."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from seam.plugins.guardrail.classifier import CommandClassifier
+from tests.plugins.guardrail.corpus import load
+
+DANGEROUS = load("corpus_dangerous.txt")
+EVERYDAY = [command for _, command in load("corpus_everyday.txt")]
+OBFUSCATIONS = [
+    "'r''m' -rf /",
+    "$(echo rm) -rf /",
+    "\\rm -rf /",
+    "FOO=1 rm -rf /",
+    "/usr/bin/env rm -rf /",
+    'bash -c "rm -rf /"',
+    'eval "rm -rf /"',
+    "echo cm0gLXJmIC8= | base64 -d | sh",
+    "esc:\x1b[31mrm\x1b[0m -rf /",
+    "ls; rm -rf /; echo done",
+]
+
+
+@pytest.fixture(scope="module")
+def guard() -> CommandClassifier:
+    return CommandClassifier(home="/home/me")
+
+
+def test_the_corpora_are_big_enough() -> None:
+    assert len(DANGEROUS) >= 150
+    assert len(EVERYDAY) >= 150
+    assert {section for section, _ in DANGEROUS} == {"forbidden", "needs_approval"}
+    commands = {command for _, command in DANGEROUS}
+    for obfuscation in OBFUSCATIONS:
+        assert obfuscation.removeprefix("esc:") in commands, obfuscation
+
+
+def test_no_dangerous_command_is_safe(guard: CommandClassifier) -> None:
+    safe = [c for _, c in DANGEROUS if guard.classify(c).verdict == "safe"]
+    assert safe == []
+
+
+def test_each_dangerous_command_gets_its_verdict(guard: CommandClassifier) -> None:
+    wrong = {
+        command: (expected, found.verdict, found.rule)
+        for expected, command in DANGEROUS
+        if (found := guard.classify(command)).verdict != expected
+    }
+    assert wrong == {}
+
+
+def test_everyday_commands_rarely_need_approval_and_are_never_forbidden(
+    guard: CommandClassifier,
+) -> None:
+    verdicts = {command: guard.classify(command) for command in EVERYDAY}
+    forbidden = [c for c, found in verdicts.items() if found.verdict == "forbidden"]
+    asking = [c for c, found in verdicts.items() if found.verdict == "needs_approval"]
+    assert forbidden == []
+    assert len(asking) <= 0.03 * len(EVERYDAY), asking
+
+
+def test_classifying_is_fast(guard: CommandClassifier) -> None:
+    commands = [c for _, c in DANGEROUS] + EVERYDAY
+    start = time.perf_counter()
+    for command in commands:
+        guard.classify(command)
+    per_command = (time.perf_counter() - start) / len(commands)
+    assert per_command < 0.002  # typically ~0.05 ms; generous for slow CI machines
