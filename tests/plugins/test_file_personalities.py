@@ -15,6 +15,7 @@ from seam.plugins.personalities.files import (
     write_default_personality,
 )
 from seam.plugins.tools.files import FILE_TOOLS
+from seam.wiring.tools import build_tool_registry
 
 _tick = 1_700_000_000
 
@@ -201,7 +202,9 @@ def test_default_personality_is_written_once(root: Path) -> None:
     assert soul.read_text() == DEFAULT_SOUL
     default = FilePersonalityRegistry(str(root)).get("default")
     assert default.name == "Seam"
-    assert default.toolset == tuple(sorted(t.name for t in FILE_TOOLS))
+    # Every built-in tool, and nothing the registry does not know.
+    assert default.toolset == tuple(sorted(build_tool_registry().names()))
+    assert {t.name for t in FILE_TOOLS} <= set(default.toolset)
     assert (default.fs_read, default.fs_write) == ((".",), (".",))
     assert len(default.soul.split()) < 60  # every request carries it; tiny models must cope
 

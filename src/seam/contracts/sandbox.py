@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 
 class SandboxError(Exception):
     pass
+
+
+# Writes a command's full output somewhere the model can read it later and returns that
+# path; passed per call because the caller's storage reach can change from turn to turn.
+SpillWriter = Callable[[str, str], Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +54,7 @@ class Sandbox(Protocol):
         # The sandbox enforces this itself: it must kill the whole process group.
         timeout: float | None = None,  # noqa: ASYNC109
         env: Mapping[str, str] | None = None,
+        spill: SpillWriter | None = None,
     ) -> CommandResult: ...
 
     async def start(self, command: str, *, env: Mapping[str, str] | None = None) -> ProcessInfo:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from seam.contracts.guardrail import Classification, Judge, JudgeVerdict
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider, ModelRequest
+from seam.wiring.settings import Settings
 
 JUDGE_PROMPT = (
     "You review shell commands an AI agent wants to run on a person's computer. Reply with"
@@ -33,5 +34,20 @@ def model_judge(model: ModelProvider) -> Judge:
         words = text.strip().split()
         word = words[0].strip(".!,:").lower() if words else ""
         return {"approve": "approve", "deny": "deny"}.get(word, "ask")  # type: ignore[return-value]
+
+    return judge
+
+
+def lazy_judge(settings: Settings) -> Judge:
+    """The judge on the `approvals` side model, built on first use (most sessions never
+    use "smart" mode, and building a model can fail: then the gate asks the person)."""
+    built: list[Judge] = []
+
+    async def judge(command: str, found: Classification) -> JudgeVerdict:
+        if not built:
+            from seam.wiring.models import ModelFactory
+
+            built.append(model_judge(ModelFactory(settings).side("approvals")))
+        return await built[0](command, found)
 
     return judge

@@ -12,11 +12,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from seam.contracts.events import AgentEvent
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.model import ModelProvider
 from seam.contracts.personality import PersonalityRegistry
+from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Tool, ToolRegistry
@@ -95,6 +96,8 @@ class Runtime:
         self._closed = True
         await self.model.aclose()
         await self.sessions.aclose()
+        if self.loop.sandboxes is not None:
+            await self.loop.sandboxes.aclose()
 
 
 def create_runtime(
@@ -107,6 +110,9 @@ def create_runtime(
     memory: MemoryProvider | None = None,
     sessions: SessionStore | None = None,
     storage: Storage | None = None,
+    sandboxes: SandboxProvider | None = None,
+    gate: CommandGate | None = None,
+    gateway: bool = False,
     working_dir: str | None = None,
     options: LoopOptions | None = None,
     pricing: Pricing | None = None,
@@ -139,25 +145,48 @@ def create_runtime(
             storage = FsStorage()
         if working_dir is None:
             working_dir = str(settings.working_dir)
+        if sandboxes is None:
+            from seam.wiring.sandbox import build_sandboxes
+
+            sandboxes = build_sandboxes(settings)
         if model is None:
             from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 
             factory = ModelFactory(settings)
             model = LazyModel(factory)
             models = PersonalityModels(factory, model)
+        if gate is None:
+            from seam.wiring.guard import build_gate
+            from seam.wiring.judge import lazy_judge
+
+            # Approval mode "off" only where a person drives the agent, never a gateway.
+            gate = build_gate(settings, judge=lazy_judge(settings), allow_off=not gateway)
         if pricing is None:
             from seam.wiring.pricing import price_table
 
             pricing = price_table(settings.config.prices, where=str(settings.config_path))
+        from seam.wiring.guard import APPROVALS_FILE, guard_section
+
         agent = settings.config.agent
         options = options or LoopOptions(
             result_budget_chars=agent.result_budget_chars,
             streaming_timeout=agent.streaming_timeout,
             max_iterations=agent.max_iterations,
+            approval_timeout=guard_section(settings).approval_timeout,
         )
-        # The agent must not edit its own transcript database behind the store's back.
+        # The agent must not edit its own transcript database behind the store's back, nor
+        # grant itself approvals or switch its own approval mode off.
         store = str(settings.store_path)
-        fs_deny += [store, f"{store}-wal", f"{store}-shm"]
+        home = settings.home
+        fs_deny += [
+            store,
+            f"{store}-wal",
+            f"{store}-shm",
+            str(home / APPROVALS_FILE),
+            str(home / "config.toml"),
+            str(home / "pools"),
+            str(settings.personalities_dir / "*" / "config.toml"),
+        ]
     assert model is not None  # settings were loaded whenever it was missing
     tools = tools if tools is not None else build_tool_registry()
     if hooks is None:
@@ -182,6 +211,8 @@ def create_runtime(
         pricing=pricing,
         models=models,
         redact=redact,
+        sandboxes=sandboxes,
+        gate=gate,
     )
     return Runtime(
         tenant_id=tenant_id,

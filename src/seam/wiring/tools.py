@@ -8,6 +8,7 @@ from seam.contracts.tools import Tool, ToolFactory
 from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.files import register_file_tools
+from seam.plugins.tools.shell import register_shell_tools
 
 
 def build_tool_registry(
@@ -16,6 +17,7 @@ def build_tool_registry(
     """Built-ins, then static tools (wrapped as context-free factories), then factories."""
     registry = DefaultToolRegistry()
     register_file_tools(registry)
+    register_shell_tools(registry)
     register_extra_tools(registry)
     for tool in tools:
         registry.register_tool(tool)

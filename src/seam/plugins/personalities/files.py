@@ -37,7 +37,7 @@ REACH_KEYS = ("read", "write")
 DEFAULT_SOUL = """\
 You are Seam, a personal assistant on the user's computer.
 Answer briefly and plainly.
-Use the file tools to read, write, list and search files in the working directory.
+Use the tools to work with files and run commands in the working directory.
 If you are not sure, say so instead of guessing.
 """
 
@@ -45,9 +45,15 @@ DEFAULT_CONFIG = """\
 # The default personality. SOUL.md, next to this file, is its system prompt.
 name = "Seam"
 description = "A general personal assistant."
-# model = "provider/model-name"  # uncomment to pin a model for this personality
+# model = "openai:gpt-4o-mini"  # uncomment to pin a provider/model for this personality
+# fallback = ["local"]           # tried in order when the model fails
+# approval_mode = "manual"       # manual | smart (a second model judges) | off
+# network = false                # may its commands use the network?
 # Tools it may use; remove this line to allow every registered tool.
-toolset = ["list_dir", "read_file", "search_files", "write_file"]
+toolset = [
+    "clarify", "execute_code", "list_dir", "patch", "process", "read_file",
+    "search_files", "terminal", "todo", "web_fetch", "write_file",
+]
 
 [fs_reach]
 # Where its file tools may read and write; "." is the session's working directory.

@@ -16,12 +16,14 @@ import os
 import re
 import secrets
 import signal
+import subprocess
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import translate
 from pathlib import Path
+from typing import Any
 
 from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
 
@@ -31,7 +33,6 @@ log = logging.getLogger(__name__)
 SpillWriter = Callable[[str, str], Awaitable[str]]
 
 TIMEOUT_EXIT_CODE = 124  # what coreutils' `timeout` returns; models know it
-_CHUNK = 65536
 _DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 # Variables a command may see from the base environment; everything else is dropped.
@@ -60,7 +61,10 @@ SECRET_ENV: tuple[str, ...] = (
     "*PASSWD*",
     "*CREDENTIAL*",
     "*PRIVATE_KEY*",
-    "*AUTH*",  # also SSH_AUTH_SOCK: the agent socket unlocks the person's keys
+    "*OAUTH*",
+    "AUTH_*",
+    "*_AUTH",
+    "*_AUTH_*",  # SSH_AUTH_SOCK too: the agent socket unlocks the person's keys
     "*_DSN",
     "DATABASE_URL",
     "AWS_*",
@@ -112,10 +116,14 @@ class SandboxOptions:
     def __post_init__(self) -> None:
         for name in ("timeout", "kill_grace"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"SandboxOptions.{name} must be positive")
+                raise ValueError(
+                    f"SandboxOptions.{name} must be positive, got {getattr(self, name)!r}"
+                )
         for name in ("output_limit", "spill_limit", "buffer_limit", "max_processes"):
             if getattr(self, name) < 1:
-                raise ValueError(f"SandboxOptions.{name} must be at least 1")
+                raise ValueError(
+                    f"SandboxOptions.{name} must be at least 1, got {getattr(self, name)!r}"
+                )
 
 
 def default_shell() -> str:
@@ -223,8 +231,13 @@ class OutputRing:
         parts = self._parts
         parts.append(text)
         self.end += len(text)
-        while self.end - self._start - len(parts[0]) >= self._limit:
+        excess = self.end - self._start - self._limit
+        while excess >= len(parts[0]):
+            excess -= len(parts[0])
             self._start += len(parts.popleft())
+        if excess > 0:
+            parts[0] = parts[0][excess:]
+            self._start += excess
 
     def read(self, offset: int) -> str:
         """Everything from `offset` on, with a note when part of it was already dropped."""
@@ -240,65 +253,115 @@ def signal_group(pgid: int, sig: int) -> bool:
         os.killpg(pgid, sig)
     except ProcessLookupError:
         return False
-    except PermissionError:  # the pid was reused by someone else's group: not ours to kill
+    except PermissionError:  # the id now names someone else's group: not ours to kill
         return False
     return True
 
 
-async def stop_group(
-    proc: asyncio.subprocess.Process, reader: asyncio.Future[None], grace: float
-) -> None:
-    """SIGTERM the group, give it `grace` seconds to exit and close its output, then SIGKILL."""
-    signal_group(proc.pid, signal.SIGTERM)
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(grace):
-            await proc.wait()
-            # End of output means every process that held it has gone.
-            await asyncio.wait((reader,))
-    signal_group(proc.pid, signal.SIGKILL)
-    await proc.wait()
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
-async def _pump(stream: asyncio.StreamReader, sink: Callable[[bytes], None]) -> None:
-    while chunk := await stream.read(_CHUNK):
-        sink(chunk)
+class _Child(asyncio.SubprocessProtocol):
+    """One started command: its output goes straight to `sink`, and exit and end of output
+    are separate futures (a leftover `server &` can hold the output open long after the
+    shell itself exited)."""
+
+    def __init__(self, sink: Callable[[bytes], None]) -> None:
+        loop = asyncio.get_running_loop()
+        self._sink = sink
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.closed: asyncio.Future[None] = loop.create_future()  # end of output
+        self.transport: asyncio.SubprocessTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self.transport = transport
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        assert isinstance(data, bytes)
+        self._sink(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        _resolve(self.closed)
+
+    def process_exited(self) -> None:
+        _resolve(self.exited)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.close()  # exited and output closed: release the transport now
+
+    @property
+    def pid(self) -> int:
+        assert self.transport is not None
+        return self.transport.get_pid()
+
+    @property
+    def returncode(self) -> int | None:
+        assert self.transport is not None
+        return self.transport.get_returncode()
+
+    def close(self) -> None:
+        """Drop the pipes; only call once `exited` is done (closing earlier kills the leader
+        and races the child watcher for its exit status)."""
+        assert self.transport is not None
+        self.transport.close()
+
+    async def stop(self, grace: float) -> None:
+        """SIGTERM the group, give it `grace` seconds to exit and close its output, SIGKILL."""
+        signal_group(self.pid, signal.SIGTERM)
+        await asyncio.wait((self.exited, self.closed), timeout=grace)
+        signal_group(self.pid, signal.SIGKILL)
+        await asyncio.shield(self.exited)
+
+    async def kill(self, grace: float) -> None:
+        """SIGKILL the group at once (a cancelled call, a closed sandbox) and reap it."""
+        signal_group(self.pid, signal.SIGKILL)
+        # End of output: the killed processes that held it are gone too.
+        await asyncio.wait((self.exited, self.closed), timeout=grace)
+        await asyncio.shield(self.exited)
+        self.close()
+
+    def end_with_leader(self) -> None:
+        """Make the group end when its leader does: what a finished job left running
+        would be out of reach (its group id is not safe to signal later)."""
+        self.exited.add_done_callback(self._kill_leftovers)
+
+    def _kill_leftovers(self, _: object) -> None:
+        signal_group(self.pid, signal.SIGKILL)
+
+    async def settle(self, grace: float) -> bool:
+        """After exit: wait up to `grace` for the end of output; False if it never came
+        (a process that left the group holds it), and then stop reading."""
+        done, _ = await asyncio.wait((self.closed,), timeout=grace)
+        self.close()
+        return bool(done)
 
 
-async def _settle(reader: asyncio.Task[None], grace: float) -> bool:
-    """Wait up to `grace` for the end of output; False (and stop reading) if it never came."""
-    done, _ = await asyncio.wait((reader,), timeout=grace)
-    if done:
-        return True
-    reader.cancel()
-    await asyncio.gather(reader, return_exceptions=True)
-    return False
+async def _abandon(starting: asyncio.Future[tuple[Any, _Child]], grace: float) -> None:
+    try:
+        _, child = await starting
+    except Exception:  # it never started: nothing to kill
+        return
+    await child.kill(grace)
 
 
 class _Background:
-    __slots__ = ("command", "id", "proc", "read_at", "ring", "started_at", "task")
+    __slots__ = ("child", "command", "id", "read_at", "ring", "started_at")
 
-    def __init__(
-        self, id: str, command: str, proc: asyncio.subprocess.Process, started_at: float, limit: int
-    ) -> None:
+    def __init__(self, id: str, command: str, child: _Child, ring: OutputRing, at: float) -> None:
         self.id = id
         self.command = command
-        self.proc = proc
-        self.started_at = started_at
-        self.ring = OutputRing(limit)
+        self.child = child
+        self.ring = ring
+        self.started_at = at
         self.read_at = 0
-        self.task = asyncio.ensure_future(self._collect())
-
-    async def _collect(self) -> None:
-        stdout = self.proc.stdout
-        assert stdout is not None
-        await _pump(stdout, self.ring.feed)
-        self.ring.feed(b"", final=True)
-        await self.proc.wait()
 
     def info(self) -> ProcessInfo:
-        code = self.proc.returncode
+        code = self.child.returncode
         return ProcessInfo(
-            self.id, self.command, self.proc.pid, code is None, code, self.started_at
+            self.id, self.command, self.child.pid, code is None, code, self.started_at
         )
 
 
@@ -328,7 +391,11 @@ class GroupSandbox:
         self._env = filter_env(base_env, pass_env=self._options.pass_env)
         self._clock = clock
         self._shell = shell or default_shell()
-        self._running: dict[asyncio.subprocess.Process, asyncio.Task[None]] = {}
+        self._running: set[_Child] = set()
+        # Commands still starting: `aclose` waits for them (callers register a started
+        # command before their next await), so none slips past it.
+        self._starting = 0
+        self._started = asyncio.Event()
         self._jobs: dict[str, _Background] = {}
         self._job_count = 0
         self._closed = False
@@ -342,8 +409,8 @@ class GroupSandbox:
         raise NotImplementedError
 
     async def _spawn(
-        self, command: str, env: Mapping[str, str] | None
-    ) -> asyncio.subprocess.Process:
+        self, command: str, env: Mapping[str, str] | None, sink: Callable[[bytes], None]
+    ) -> _Child:
         if self._closed:
             raise SandboxError("the sandbox is closed")
         if not isinstance(command, str) or not command.strip():
@@ -352,18 +419,35 @@ class GroupSandbox:
         if env:
             merged = {**merged, **{k: v for k, v in env.items() if not is_secret(k)}}
         argv, proc_env = self._argv(command, merged)
-        try:
-            return await asyncio.create_subprocess_exec(
+        loop = asyncio.get_running_loop()
+        self._starting += 1
+        self._started.clear()
+        starting = asyncio.ensure_future(
+            loop.subprocess_exec(
+                lambda: _Child(sink),
                 *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
                 cwd=self._working_dir,
                 env=proc_env,
                 start_new_session=True,
             )
+        )
+        try:
+            _, child = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # Cancelled mid-start, asyncio would kill only the shell, not what it already
+            # forked: let the start finish, then kill the whole group.
+            await _abandon(starting, self._options.kill_grace)
+            raise
         except OSError as exc:
             raise SandboxError(f"could not start {argv[0]}: {exc.strerror or exc}") from None
+        finally:
+            self._starting -= 1
+            if not self._starting:
+                self._started.set()
+        return child
 
     async def run(
         self,
@@ -378,41 +462,33 @@ class GroupSandbox:
         if not limit > 0:
             raise SandboxError(f"timeout must be positive, got {timeout}")
         started = time.perf_counter()
-        proc = await self._spawn(command, env)
         capture = Capture(options.output_limit, options.spill_limit if spill else 0)
-        assert proc.stdout is not None
-        reader = asyncio.ensure_future(_pump(proc.stdout, capture.feed))
-        self._running[proc] = reader
+        child = await self._spawn(command, env, capture.feed)
+        self._running.add(child)
         notes: list[str] = []
         timed_out = False
         try:
-            try:
-                async with asyncio.timeout(limit):
-                    await proc.wait()
-            except TimeoutError:
+            done, _ = await asyncio.wait((child.exited,), timeout=limit)
+            if not done:
                 timed_out = True
                 notes.append(f"[timed out after {limit:g} s; the process group was killed]")
-                await stop_group(proc, reader, options.kill_grace)
-            else:
+                await child.stop(options.kill_grace)
+            elif signal_group(child.pid, 0):
                 # Leftovers in the group (`server &`) would outlive the call: stop them.
-                if signal_group(proc.pid, 0):
-                    notes.append(
-                        "[stopped the background processes it left running; "
-                        "run long-lived commands in background mode]"
-                    )
-                    await stop_group(proc, reader, options.kill_grace)
-            if not await _settle(reader, options.kill_grace):
+                notes.append(
+                    "[stopped the background processes it left running; "
+                    "run long-lived commands in background mode]"
+                )
+                await child.stop(options.kill_grace)
+            if not await child.settle(options.kill_grace):
                 notes.append("[output cut: a process that left the group still holds it open]")
         except BaseException:
             # Cancelled (or failed) mid-run: never leave the group behind.
-            signal_group(proc.pid, signal.SIGKILL)
-            reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await proc.wait()
-                await asyncio.gather(reader, return_exceptions=True)
+                await child.kill(options.kill_grace)
             raise
         finally:
-            self._running.pop(proc, None)
+            self._running.discard(child)
         capture.finish()
         output = capture.text()
         spill_path = None
@@ -424,7 +500,7 @@ class GroupSandbox:
                 notes.append(f"[full output not saved: {exc}]")
         if notes:
             output = "\n".join((output.rstrip("\n"), *notes)) if output else "\n".join(notes)
-        code = TIMEOUT_EXIT_CODE if timed_out else proc.returncode
+        code = TIMEOUT_EXIT_CODE if timed_out else child.returncode
         assert code is not None
         return CommandResult(
             exit_code=code,
@@ -437,11 +513,11 @@ class GroupSandbox:
 
     async def start(self, command: str, *, env: Mapping[str, str] | None = None) -> ProcessInfo:
         self._make_room()
-        proc = await self._spawn(command, env)
+        ring = OutputRing(self._options.buffer_limit)
+        child = await self._spawn(command, env, ring.feed)
+        child.end_with_leader()
         self._job_count += 1
-        job = _Background(
-            f"p{self._job_count}", command, proc, self._clock(), self._options.buffer_limit
-        )
+        job = _Background(f"p{self._job_count}", command, child, ring, self._clock())
         self._jobs[job.id] = job
         return job.info()
 
@@ -450,7 +526,7 @@ class GroupSandbox:
         if len(self._jobs) < limit:
             return
         for job in self._jobs.values():  # oldest first
-            if job.task.done():
+            if job.child.closed.done() and job.child.exited.done():
                 del self._jobs[job.id]
                 return
         raise SandboxError(f"{limit} background processes are running; kill one first")
@@ -474,20 +550,30 @@ class GroupSandbox:
 
     async def kill(self, process_id: str) -> ProcessInfo:
         job = self._job(process_id)
-        if not job.task.done():
-            await stop_group(job.proc, job.task, self._options.kill_grace)
-            await _settle(job.task, self._options.kill_grace)
+        await self._stop_job(job)
         return job.info()
 
-    async def aclose(self) -> None:
-        self._closed = True
+    async def _stop_job(self, job: _Background) -> None:
+        child = job.child
+        # Once the output has closed and the leader exited, its group may be gone and the
+        # id reused: only signal a job that is visibly still there.
+        if child.exited.done() and child.closed.done():
+            child.close()  # asyncio may not have released it yet
+            return
         grace = self._options.kill_grace
-        stops = [stop_group(proc, reader, grace) for proc, reader in self._running.items()]
-        jobs = [job for job in self._jobs.values() if not job.task.done()]
-        stops += [stop_group(job.proc, job.task, grace) for job in jobs]
-        await asyncio.gather(*stops)
-        for job in jobs:
-            await _settle(job.task, grace)
+        await child.stop(grace)
+        await child.settle(grace)
+
+    async def aclose(self) -> None:
+        """Kill every process this sandbox started: background jobs and commands in flight."""
+        self._closed = True
+        while self._starting:
+            await self._started.wait()
+        grace = self._options.kill_grace
+        await asyncio.gather(
+            *(child.stop(grace) for child in self._running),
+            *(self._stop_job(job) for job in self._jobs.values()),
+        )
 
 
 class GroupSandboxProvider:
