@@ -146,9 +146,9 @@ def create_runtime(
         if working_dir is None:
             working_dir = str(settings.working_dir)
         if sandboxes is None:
-            from seam.wiring.sandbox import build_sandboxes
+            from seam.wiring.sandbox import LazySandboxes
 
-            sandboxes = build_sandboxes(settings)
+            sandboxes = LazySandboxes(settings)
         if model is None:
             from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from seam.contracts.sandbox import SandboxProvider
+from typing import Any
+
+from seam.contracts.sandbox import Sandbox, SandboxProvider
 from seam.services.sandbox.bwrap import BwrapSandboxProvider, bwrap_available
 from seam.services.sandbox.local import LocalSandboxProvider
 from seam.services.sandbox.process import SandboxOptions
@@ -25,3 +27,47 @@ def build_sandboxes(settings: Settings) -> SandboxProvider:
     if available:
         return BwrapSandboxProvider(base_env=base_env, options=options)
     return LocalSandboxProvider(base_env=base_env, options=options)
+
+
+class LazySandboxes:
+    """Picks and builds the backend on a session's first command, not at start-up:
+    probing bubblewrap starts a subprocess, and most turns run no command at all."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._provider: SandboxProvider | None = None
+
+    def provider(self) -> SandboxProvider:
+        if self._provider is None:
+            self._provider = build_sandboxes(self._settings)
+        return self._provider
+
+    def for_session(self, session_key: str, *, working_dir: str, network: bool) -> Sandbox:
+        return _Deferred(self, session_key, working_dir, network)  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        if self._provider is not None:
+            await self._provider.aclose()
+
+
+class _Deferred:
+    """A session's sandbox, resolved when a tool first uses it."""
+
+    def __init__(self, owner: LazySandboxes, key: str, working_dir: str, network: bool) -> None:
+        self._owner = owner
+        self._key = key
+        self._network = network
+        self.working_dir = working_dir
+
+    def _real(self) -> Sandbox:
+        return self._owner.provider().for_session(
+            self._key, working_dir=self.working_dir, network=self._network
+        )
+
+    @property
+    def name(self) -> str:
+        return self._real().name
+
+    def __getattr__(self, attribute: str) -> Any:
+        # run, start, processes, poll, kill, aclose: all belong to the real sandbox.
+        return getattr(self._real(), attribute)
