@@ -136,6 +136,7 @@ class LlamaCppProvider:
         temperature: float = 0.2,
         max_tokens: int = 512,
         max_tool_rounds: int = 1,
+        repeat_penalty: float = 1.15,
         name: str = "local",
     ) -> None:
         if n_ctx < 16:
@@ -154,6 +155,7 @@ class LlamaCppProvider:
         # tok/s instead of 160; 1 thread holds ~60 and ~160 tok/s.
         self._n_threads = n_threads or max(1, (os.cpu_count() or 1) // 2)
         self._seed = seed
+        self._repeat_penalty = repeat_penalty
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._max_tool_rounds = max_tool_rounds
@@ -430,7 +432,12 @@ class LlamaCppProvider:
         job.read = max(job.read, len(prompt))
         job.ended = False
         loaded.llm.set_seed(self._seed)
-        tokens = loaded.llm.generate(prompt, temp=temperature, grammar=grammar)
+        # Free text gets a repeat penalty: a 135M model otherwise loops on its own phrases.
+        # Constrained steps must not be nudged away from the schema's required tokens.
+        penalty = 1.0 if grammar is not None else self._repeat_penalty
+        tokens = loaded.llm.generate(
+            prompt, temp=temperature, grammar=grammar, repeat_penalty=penalty
+        )
         for count, token in enumerate(tokens, start=1):
             if job.cancelled:
                 return
