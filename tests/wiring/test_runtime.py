@@ -115,3 +115,17 @@ def test_openai_compatible_endpoint_is_built_from_env(tmp_path: Path) -> None:
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "SEAM_MODEL": "llama3"}
     model = build_model(load_settings(env, home=tmp_path))
     assert (model.name, model.model) == ("openai", "llama3")
+
+
+async def test_memory_written_in_one_session_is_in_the_next_ones_prompt(tmp_path: Path) -> None:
+    settings = load_settings({}, home=tmp_path / "home", working_dir=tmp_path)
+    remember = call("memory", action="add", target="user", content="Prefers metric units.")
+    model = ScriptedModel([tool_step(remember), text_step("Noted."), text_step("Hi.")])
+    runtime = create_runtime(settings=settings, model=model)
+    events = [e async for e in runtime.run("a", "I use metric, remember that")]
+    assert not next(e for e in events if isinstance(e, ToolEnd)).is_error
+    await collect(runtime, "b", "hello")
+    assert "metric" not in model.requests[1].system  # same session: the prompt is frozen
+    assert "Prefers metric units." in model.requests[2].system
+    assert (tmp_path / "home" / "memory" / "USER.md").is_file()
+    await runtime.aclose()

@@ -143,6 +143,10 @@ def create_runtime(
             from seam.services.storage.fs import FsStorage
 
             storage = FsStorage()
+        if memory is None:
+            from seam.wiring.memory import build_memory
+
+            memory = build_memory(settings)
         if working_dir is None:
             working_dir = str(settings.working_dir)
         if sandboxes is None:
@@ -183,6 +187,8 @@ def create_runtime(
             f"{store}-wal",
             f"{store}-shm",
             str(home / APPROVALS_FILE),
+            # Memory is written through the memory tool, whose checks a file write would skip.
+            str(home / "memory"),
             str(home / "config.toml"),
             str(home / "pools"),
             str(settings.personalities_dir / "*" / "config.toml"),

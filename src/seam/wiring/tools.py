@@ -8,6 +8,7 @@ from seam.contracts.tools import Tool, ToolFactory
 from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.files import register_file_tools
+from seam.plugins.tools.memory import register_memory_tool
 from seam.plugins.tools.shell import register_shell_tools
 
 
@@ -19,6 +20,7 @@ def build_tool_registry(
     register_file_tools(registry)
     register_shell_tools(registry)
     register_extra_tools(registry)
+    register_memory_tool(registry)
     for tool in tools:
         registry.register_tool(tool)
     for name, factory in (factories or {}).items():

@@ -9,6 +9,7 @@ import typer
 
 from seam import __version__
 from seam.apps.cli.guard import register as register_guard
+from seam.apps.cli.memory import register as register_memory
 
 app = typer.Typer(
     name="seam",
@@ -22,6 +23,7 @@ app = typer.Typer(
 sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 register_guard(app)
+register_memory(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")

@@ -92,8 +92,11 @@ def format_for_system_prompt(
     A hand-edited file may run past its limit; the block keeps only the entries that
     fit, so one oversized file cannot blow up every request."""
     sections = [
-        _section(TITLES[target], entries, limit)
-        for target, entries, limit in (("memory", memory, memory_limit), ("user", user, user_limit))
+        _section(title, entries, limit)
+        for title, entries, limit in (
+            (TITLES["memory"], memory, memory_limit),
+            (TITLES["user"], user, user_limit),
+        )
         if entries
     ]
     return "\n\n".join(sections) if sections else None
@@ -160,12 +163,14 @@ class MarkdownMemory:
         return parse_entries(text)
 
     def usage(self, target: Target) -> MemoryUsage:
+        target = _target(target)
         return MemoryUsage(FILES[target], used_chars(self.entries(target)), self.limits[target])
 
     def snapshot(self) -> str | None:
         """The current files as a system-prompt block (not frozen: see `prefetch`)."""
+        limits = self.limits
         return format_for_system_prompt(
-            self.entries("memory"), self.entries("user"), *self.limits.values()
+            self.entries("memory"), self.entries("user"), limits["memory"], limits["user"]
         )
 
     # Writing
@@ -246,9 +251,10 @@ class MarkdownMemory:
 
 
 def _target(target: str) -> Target:
+    """A checked target: the tool and CLI pass through what a model or person typed."""
     if target not in FILES:
         raise MemoryEntryError(f"unknown memory target {target!r}; use memory or user")
-    return target  # type: ignore[return-value]  # checked just above
+    return target
 
 
 def _cut(text: str) -> str:
@@ -257,7 +263,7 @@ def _cut(text: str) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    """Readers see the old file or the new one, never half of one; fsync'd before rename."""
+    """Temp file + rename: readers see the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -265,7 +271,7 @@ def _atomic_write(path: Path, text: str) -> None:
             file.write(text)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temp, path)
+        Path(temp).replace(path)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise

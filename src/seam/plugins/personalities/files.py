@@ -51,7 +51,7 @@ description = "A general personal assistant."
 # network = false                # may its commands use the network?
 # Tools it may use; remove this line to allow every registered tool.
 toolset = [
-    "clarify", "execute_code", "list_dir", "patch", "process", "read_file",
+    "clarify", "execute_code", "list_dir", "memory", "patch", "process", "read_file",
     "search_files", "terminal", "todo", "web_fetch", "write_file",
 ]
 

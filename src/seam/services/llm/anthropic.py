@@ -14,11 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
@@ -38,13 +37,8 @@ from seam.contracts.model import (
     ToolDefinition,
     UsageChunk,
 )
-from seam.services.llm.retry import (
-    RetryPolicy,
-    Sleep,
-    classify_http_error,
-    classify_transport_error,
-    retry_stream,
-)
+from seam.services.llm.http import HttpProvider, check_endpoint, json_body, tool_name
+from seam.services.llm.retry import Sleep, classify_http_error, retry_stream
 from seam.services.llm.sse import NotEventStream, SSEDecoder
 
 _STOP_REASONS: dict[str, FinishReason] = {
@@ -67,16 +61,18 @@ _MIN_THINKING_BUDGET = 1024  # the API's own minimum
 _EPHEMERAL = {"type": "ephemeral"}
 _TOOL_ID = re.compile(r"[A-Za-z0-9_-]+")
 _NOT_TOOL_ID_CHAR = re.compile(r"[^A-Za-z0-9_-]")
-_CAPABILITIES = ModelCapabilities(tools=True, streaming=True, thinking=True)
 
 
-class AnthropicProvider:
+class AnthropicProvider(HttpProvider):
     """Streams Messages API responses, retrying transient failures before any output.
 
     `base_url` is the API root without `/v1` (as in Anthropic's own SDKs).
     `thinking_budget` turns on extended thinking for every request that allows it (see
     `_thinking_allowed`); temperature is then not sent, as the API requires.
     """
+
+    _capabilities = ModelCapabilities(tools=True, streaming=True, thinking=True)
+    _models_params: ClassVar[Mapping[str, Any]] = {"limit": 1000}
 
     def __init__(
         self,
@@ -98,10 +94,7 @@ class AnthropicProvider:
         name: str = "anthropic",
         anthropic_version: str = "2023-06-01",
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        root = check_endpoint(base_url, timeout)
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if thinking_budget is not None and not (
@@ -111,80 +104,33 @@ class AnthropicProvider:
                 f"thinking_budget must be at least {_MIN_THINKING_BUDGET} and below max_tokens "
                 f"({max_tokens}), got {thinking_budget}"
             )
-        root = base_url.rstrip("/")
-        self._messages_url = f"{root}/v1/messages"
-        self._models_url = f"{root}/v1/models"
-        self._name = name
-        self._model = model
-        self._max_context_tokens = max_context_tokens
-        self._max_tokens = max_tokens
-        self._thinking_budget = thinking_budget
-        self._prompt_cache = prompt_cache
-        self._timeout = httpx.Timeout(timeout)
-        self._policy = RetryPolicy(max_retries, backoff_base, backoff_max)
-        self._sleep = sleep
-        self._clock = clock
         headers = {"anthropic-version": anthropic_version}
         if api_key:
             headers["x-api-key"] = api_key
-        self._headers = headers
-        self._stream_headers = {
-            **headers,
-            "content-type": "application/json",
-            "accept": "text/event-stream",
-        }
-        self._owns_client = client is None
-        self._client = client or _default_client(root, self._timeout)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def max_context_tokens(self) -> int:
-        return self._max_context_tokens
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return _CAPABILITIES
-
-    def count_tokens(self, text: str) -> int:
-        """A cheap estimate (about four characters a token): good enough for budgeting."""
-        return (len(text) + 3) // 4
+        super().__init__(
+            base_url=root,
+            models_url=f"{root}/v1/models",
+            headers=headers,
+            name=name,
+            model=model,
+            max_context_tokens=max_context_tokens,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            client=client,
+            sleep=sleep,
+            clock=clock,
+        )
+        self._messages_url = f"{root}/v1/messages"
+        self._max_tokens = max_tokens
+        self._thinking_budget = thinking_budget
+        self._prompt_cache = prompt_cache
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one message; raises `ModelError` (bad input is reported right away)."""
         payload = self._payload(request)
         return retry_stream(partial(self._attempt, payload), self._policy, self._sleep)
-
-    async def list_models(self) -> list[str]:
-        """The model ids the key may use (for `seam doctor`); errors as in `stream`."""
-        url = self._models_url
-        try:
-            response = await self._client.get(
-                url, params={"limit": 1000}, headers=self._headers, timeout=self._timeout
-            )
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, url) from exc
-        if not response.is_success:
-            raise self._status_error(response.status_code, response.content, response.headers)
-        try:
-            return [entry["id"] for entry in response.json()["data"]]
-        except (ValueError, KeyError, TypeError):
-            raise ModelError(
-                "retryable",
-                f"malformed model list from {url}: {response.text[:200]!r}",
-                status=response.status_code,
-                provider=self._name,
-            ) from None
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
 
     # -- request -----------------------------------------------------------------------
 
@@ -197,7 +143,7 @@ class AnthropicProvider:
         body["messages"] = messages
         tools: list[dict[str, Any]] = []
         if request.tools:
-            offered = sorted(request.tools, key=_tool_name)
+            offered = sorted(request.tools, key=tool_name)
             tools = [
                 {
                     "name": tool.name,
@@ -215,9 +161,7 @@ class AnthropicProvider:
         if self._prompt_cache:
             _mark_stable_prefix(tools, system, messages)
         body["stream"] = True
-        return json.dumps(
-            body, ensure_ascii=False, separators=(",", ":"), default=_mapping_to_dict
-        ).encode()
+        return json_body(body)
 
     def _transcript(
         self, request: ModelRequest
@@ -397,37 +341,12 @@ class AnthropicProvider:
 
     # -- errors ------------------------------------------------------------------------
 
-    def _status_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> ModelError:
-        return classify_http_error(
-            status,
-            body.decode("utf-8", "replace"),
-            headers,
-            provider=self._name,
-            now=self._clock(),
-        )
-
     def _stream_error(self, data: str) -> ModelError:
         """An `error` event inside a 200 stream: its `error.type` decides the kind."""
         return classify_http_error(None, data, {}, provider=self._name, now=self._clock())
 
-    def _not_event_stream(self, line: str, response: httpx.Response) -> ModelError:
-        if line.startswith("{"):
-            try:
-                payload = json.loads(line)
-            except ValueError:
-                payload = None
-            if isinstance(payload, dict) and payload.get("type") == "error":
-                return self._stream_error(line)
-        content_type = response.headers.get("content-type", "none")
-        return self._malformed(
-            f"the response is not server-sent events (content-type {content_type}): {line[:200]!r}"
-        )
-
-    def _malformed(self, detail: str) -> ModelError:
-        return ModelError("retryable", f"malformed stream: {detail}", provider=self._name)
-
-    def _transport_error(self, exc: httpx.HTTPError, url: str) -> ModelError:
-        return classify_transport_error(exc, url, timeout=self._timeout.read, provider=self._name)
+    def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
+        return self._stream_error(line) if payload.get("type") == "error" else None
 
 
 class _ToolUse:
@@ -571,24 +490,3 @@ def _finish_reason(raw: str | None, had_tool_calls: bool) -> FinishReason:
     if had_tool_calls and reason == "stop":
         return "tool_calls"
     return reason
-
-
-def _default_client(base_url: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
-    """A client that reads no environment (proxy variables included: wiring injects a
-    configured client when one is needed). A plain-http endpoint (a local proxy) gets an
-    empty TLS context instead of the CA bundle, which takes tens of milliseconds to load."""
-    verify: ssl.SSLContext | bool = True
-    if base_url.startswith("http://"):
-        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify)
-
-
-def _tool_name(tool: ToolDefinition) -> str:
-    return tool.name
-
-
-def _mapping_to_dict(value: object) -> dict[str, Any]:
-    """Tool schemas are typed `Mapping`: read-only views must still serialise."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"cannot send {type(value).__name__} to the model: not JSON")

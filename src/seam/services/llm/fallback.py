@@ -21,9 +21,8 @@ from seam.contracts.model import (
     ModelError,
     ModelProvider,
     ModelRequest,
-    RouteChunk,
 )
-from seam.services.llm.pool import close_stream
+from seam.services.llm.pool import close_stream, first_chunk
 
 _log = logging.getLogger(__name__)
 _FALL_BACK_ON: frozenset[str] = frozenset({"retryable", "rate_limited", "auth", "billing"})
@@ -86,22 +85,13 @@ class FallbackProvider:
             try:
                 chunks = provider.stream(entry_request)
                 try:
-                    # Held back until the first real chunk: an entry that fails before
-                    # output must not be reported as the one that answered.
-                    route = RouteChunk(provider.name, provider.model)
-                    async for chunk in chunks:
-                        if isinstance(chunk, RouteChunk):  # a pool inside names its key's
-                            route = chunk
-                            continue
-                        produced = True
-                        yield route
-                        yield chunk
-                        break
-                    if not produced:
-                        produced = True
-                        yield route
-                    async for chunk in chunks:
-                        yield chunk
+                    route, first = await first_chunk(provider, chunks)
+                    produced = True
+                    yield route
+                    if first is not None:
+                        yield first
+                        async for chunk in chunks:
+                            yield chunk
                 finally:
                     await close_stream(chunks)
                 return

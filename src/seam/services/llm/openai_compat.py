@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import ssl
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
@@ -30,7 +29,6 @@ from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.model import (
     DoneChunk,
     FinishReason,
-    ModelCapabilities,
     ModelChunk,
     ModelError,
     ModelRequest,
@@ -43,7 +41,8 @@ from seam.contracts.model import (
     UsageChunk,
     WarningChunk,
 )
-from seam.services.llm.retry import RetryPolicy, Sleep, classify_http_error, retry_stream
+from seam.services.llm.http import HttpProvider, check_endpoint, json_body, tool_name
+from seam.services.llm.retry import Sleep, classify_http_error, retry_stream
 from seam.services.llm.sse import NotEventStream, SSEDecoder
 from seam.services.llm.text_tool_calls import recover_tool_calls, starts_like_call
 
@@ -57,7 +56,6 @@ _FINISH_REASONS: dict[str, FinishReason] = {
     "content_filter": "content_filter",
 }
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
-_CAPABILITIES = ModelCapabilities(tools=True, streaming=True)
 _EMPTY: Mapping[str, Any] = {}
 _TOKEN_PARAMS = frozenset({"auto", "max_tokens", "max_completion_tokens"})
 # OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and their dated or sized variants)
@@ -69,7 +67,7 @@ _REASONING_MODEL = re.compile(r"(?:o[134]|gpt-5)(?:$|[-._:@])", re.IGNORECASE)
 _NO_PARALLEL_FIELD = re.compile(r"o[134](?:$|[-._:@])", re.IGNORECASE)
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(HttpProvider):
     """Streams chat completions over HTTP, retrying transient failures before any output."""
 
     def __init__(
@@ -101,10 +99,7 @@ class OpenAICompatProvider:
         one of OpenAI's o-series, which rejects it.
         `recover_text_tool_calls` turns tool calls a model wrote as text into real ones.
         """
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
-        if timeout <= 0:
-            raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+        root = check_endpoint(base_url, timeout)
         if stale_timeout is not None and stale_timeout <= 0:
             raise ValueError(f"stale_timeout must be > 0 seconds, got {stale_timeout}")
         if token_param not in _TOKEN_PARAMS:
@@ -112,51 +107,29 @@ class OpenAICompatProvider:
                 f"token_param must be one of {', '.join(sorted(_TOKEN_PARAMS))}, "
                 f"got {token_param!r}"
             )
-        root = base_url.rstrip("/")
+        headers = {**(extra_headers or {})}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        super().__init__(
+            base_url=root,
+            models_url=f"{root}/models",
+            headers=headers,
+            name=name,
+            model=model,
+            max_context_tokens=max_context_tokens,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            client=client,
+            sleep=sleep,
+            clock=clock,
+        )
         self._chat_url = f"{root}/chat/completions"
-        self._models_url = f"{root}/models"
-        self._name = name
-        self._model = model
-        self._max_context_tokens = max_context_tokens
-        self._timeout = httpx.Timeout(timeout)
         self._stale_timeout = timeout if stale_timeout is None else stale_timeout
         self._token_param = token_param
         self._parallel_tool_calls = parallel_tool_calls
         self._recover = recover_text_tool_calls
-        self._policy = RetryPolicy(max_retries, backoff_base, backoff_max)
-        self._sleep = sleep
-        self._clock = clock
-        headers = {**(extra_headers or {})}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
-        self._headers = headers
-        self._stream_headers = {
-            **headers,
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream",
-        }
-        self._owns_client = client is None
-        self._client = client or _default_client(root, self._timeout)
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def max_context_tokens(self) -> int:
-        return self._max_context_tokens
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return _CAPABILITIES
-
-    def count_tokens(self, text: str) -> int:
-        """A cheap estimate (about four characters a token): good enough for budgeting."""
-        return (len(text) + 3) // 4
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one completion; raises `ModelError` (bad input is reported right away)."""
@@ -164,29 +137,6 @@ class OpenAICompatProvider:
         # Recovery looks for calls to these tools in the text; none offered, none found.
         tools = request.tools if self._recover and request.tool_choice != "none" else ()
         return retry_stream(partial(self._attempt, payload, tools), self._policy, self._sleep)
-
-    async def list_models(self) -> list[str]:
-        """The model ids the endpoint offers (for `seam doctor`); errors as in `stream`."""
-        url = self._models_url
-        try:
-            response = await self._client.get(url, headers=self._headers, timeout=self._timeout)
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, url) from exc
-        if not response.is_success:
-            raise self._status_error(response.status_code, response.content, response.headers)
-        try:
-            return [entry["id"] for entry in response.json()["data"]]
-        except (ValueError, KeyError, TypeError):
-            raise ModelError(
-                "retryable",
-                f"malformed model list from {url}: {response.text[:200]!r}",
-                status=response.status_code,
-                provider=self._name,
-            ) from None
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self._client.aclose()
 
     # -- request -----------------------------------------------------------------------
 
@@ -204,7 +154,7 @@ class OpenAICompatProvider:
             "stream_options": {"include_usage": True},
         }
         if request.tools:
-            tools = sorted(request.tools, key=_tool_name)
+            tools = sorted(request.tools, key=tool_name)
             body["tools"] = [
                 {
                     "type": "function",
@@ -227,9 +177,7 @@ class OpenAICompatProvider:
             body[field] = request.max_tokens
         if request.temperature is not None and not reasoning_model:
             body["temperature"] = request.temperature
-        return json.dumps(
-            body, ensure_ascii=False, separators=(",", ":"), default=_mapping_to_dict
-        ).encode()
+        return json_body(body)
 
     def _wire_message(self, position: int, message: Message) -> dict[str, Any]:
         if message.role == "tool":
@@ -422,15 +370,6 @@ class OpenAICompatProvider:
 
     # -- errors ------------------------------------------------------------------------
 
-    def _status_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> ModelError:
-        return classify_http_error(
-            status,
-            body.decode("utf-8", "replace"),
-            headers,
-            provider=self._name,
-            now=self._clock(),
-        )
-
     def _stream_error(self, error: Any) -> ModelError:
         """An error object sent inside a 200 stream (OpenRouter, vLLM do this)."""
         code = error.get("code") if isinstance(error, dict) else None
@@ -439,39 +378,8 @@ class OpenAICompatProvider:
             status, json.dumps({"error": error}), {}, provider=self._name, now=self._clock()
         )
 
-    def _not_event_stream(self, line: str, response: httpx.Response) -> ModelError:
-        if line.startswith("{"):
-            try:
-                payload = json.loads(line)
-            except ValueError:
-                payload = None
-            if isinstance(payload, dict) and payload.get("error"):
-                return self._stream_error(payload["error"])
-        content_type = response.headers.get("content-type", "none")
-        return self._malformed(
-            f"the response is not server-sent events (content-type {content_type}): {line[:200]!r}"
-        )
-
-    def _malformed(self, detail: str) -> ModelError:
-        return ModelError("retryable", f"malformed stream: {detail}", provider=self._name)
-
-    def _transport_error(self, exc: httpx.HTTPError, url: str) -> ModelError:
-        seconds = self._timeout.read
-        if isinstance(exc, httpx.ConnectTimeout):
-            message = f"timed out after {seconds}s connecting to {url}"
-        elif isinstance(exc, httpx.TimeoutException):
-            message = f"timed out after {seconds}s waiting for {url}"
-        elif isinstance(exc, httpx.ConnectError):
-            message = f"could not connect to {url}: {exc}"
-        elif isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
-            return ModelError("fatal", f"cannot send to {url}: {exc}", provider=self._name)
-        elif isinstance(exc, httpx.TransportError):
-            message = f"connection to {url} lost: {exc}"
-        elif isinstance(exc, httpx.DecodingError):
-            message = f"malformed stream: cannot decode the body: {exc}"
-        else:
-            return ModelError("fatal", f"request to {url} failed: {exc}", provider=self._name)
-        return ModelError("retryable", message, provider=self._name)
+    def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
+        return self._stream_error(payload["error"]) if payload.get("error") else None
 
 
 class _StaleWatch:
@@ -661,28 +569,3 @@ def _finish_reason(raw: str | None, had_tool_calls: bool) -> FinishReason:
     if had_tool_calls and reason == "stop":
         return "tool_calls"
     return reason
-
-
-def _default_client(base_url: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
-    """A client that reads no environment (proxy variables included: services never do;
-    wiring injects a configured client when a proxy is needed).
-
-    A plain-http endpoint (a local llama.cpp, vLLM or Ollama) never speaks TLS, since
-    redirects are not followed, so it gets an empty TLS context instead of the CA bundle,
-    which takes tens of milliseconds to load; any TLS attempt with it fails verification.
-    """
-    verify: ssl.SSLContext | bool = True
-    if base_url.startswith("http://"):
-        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify)
-
-
-def _tool_name(tool: ToolDefinition) -> str:
-    return tool.name
-
-
-def _mapping_to_dict(value: object) -> dict[str, Any]:
-    """Tool schemas are typed `Mapping`: read-only views must still serialise."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    raise TypeError(f"cannot send {type(value).__name__} to the model: not JSON")

@@ -225,22 +225,13 @@ class PooledProvider:
                     try:
                         chunks = provider.stream(request)
                         try:
-                            # The route waits for the first real chunk, so a key that
-                            # fails before output never names itself to the caller.
-                            route = RouteChunk(provider.name, provider.model)
-                            async for chunk in chunks:
-                                if isinstance(chunk, RouteChunk):  # the inner one knows better
-                                    route = chunk
-                                    continue
-                                produced = True
-                                yield route
-                                yield chunk
-                                break
-                            if not produced:  # an empty answer still says who gave it
-                                produced = True
-                                yield route
-                            async for chunk in chunks:
-                                yield chunk
+                            route, first = await first_chunk(provider, chunks)
+                            produced = True
+                            yield route
+                            if first is not None:
+                                yield first
+                                async for chunk in chunks:
+                                    yield chunk
                         finally:
                             await close_stream(chunks)
                         key.last_error = None
@@ -433,6 +424,23 @@ def _parse_state(text: str) -> dict[str, dict[str, Any]]:
         ):
             raise ValueError(f"entry {digest[:12]}… is malformed: {entry!r}"[:300])
     return entries
+
+
+async def first_chunk(
+    provider: ModelProvider, chunks: AsyncIterator[ModelChunk]
+) -> tuple[RouteChunk, ModelChunk | None]:
+    """The `RouteChunk` naming who answers, and the first real chunk (None if there is none).
+
+    The route waits for the first real chunk, so a provider that fails before output never
+    names itself to the caller; an empty answer still says who gave it. A route from a
+    provider nested inside (a pool names its key) knows better and replaces this one.
+    """
+    route = RouteChunk(provider.name, provider.model)
+    async for chunk in chunks:
+        if not isinstance(chunk, RouteChunk):
+            return route, chunk
+        route = chunk
+    return route, None
 
 
 async def close_stream(chunks: AsyncIterator[ModelChunk]) -> None:
