@@ -194,9 +194,7 @@ class AnthropicProvider(HttpProvider):
                     system.append({"type": "text", "text": content})
                 continue
             else:
-                raise ModelError(
-                    "fatal", f"message {position} has unknown role {role!r}", provider=self._name
-                )
+                raise self._fatal(f"message {position} has unknown role {role!r}")
             if not blocks:
                 continue
             if messages and messages[-1]["role"] == role:
@@ -207,11 +205,7 @@ class AnthropicProvider(HttpProvider):
 
     def _tool_result(self, position: int, message: Message) -> dict[str, Any]:
         if not message.tool_call_id:
-            raise ModelError(
-                "fatal",
-                f"message {position} has role 'tool' but no tool_call_id",
-                provider=self._name,
-            )
+            raise self._fatal(f"message {position} has role 'tool' but no tool_call_id")
         block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": _wire_id(message.tool_call_id),
@@ -227,14 +221,7 @@ class AnthropicProvider(HttpProvider):
         mode = _TOOL_CHOICES.get(choice)
         if mode is not None:
             return mode
-        if not any(tool.name == choice for tool in tools):
-            offered = ", ".join(tool.name for tool in tools)
-            raise ModelError(
-                "fatal",
-                f"tool_choice {choice!r} is neither auto/none/required nor an offered tool "
-                f"({offered})",
-                provider=self._name,
-            )
+        self._check_offered(choice, tools)
         return {"type": "tool", "name": choice}
 
     def _thinking_allowed(
@@ -284,12 +271,7 @@ class AnthropicProvider(HttpProvider):
                         raise self._not_event_stream(exc.line, response) from None
                     if data is None:
                         continue
-                    try:
-                        event = json.loads(data)
-                    except ValueError:
-                        raise self._malformed(
-                            f"invalid JSON in a data line: {data[:200]!r}"
-                        ) from None
+                    event = self._event(data)
                     try:
                         kind = event["type"]
                         if kind == "content_block_delta":

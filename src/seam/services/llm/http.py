@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
@@ -127,6 +127,26 @@ class HttpProvider:
             provider=self._name,
             now=self._clock(),
         )
+
+    def _fatal(self, message: str) -> ModelError:
+        return ModelError("fatal", message, provider=self._name)
+
+    def _check_offered(self, choice: str, tools: Sequence[ToolDefinition]) -> None:
+        """A tool choice naming one tool must name an offered one: said here, plainly,
+        rather than in the API's own words."""
+        if not any(tool.name == choice for tool in tools):
+            offered = ", ".join(tool.name for tool in tools)
+            raise self._fatal(
+                f"tool_choice {choice!r} is neither auto/none/required nor an offered tool "
+                f"({offered})"
+            )
+
+    def _event(self, data: str) -> Any:
+        """One event's JSON (from a `data:` line); a line that is not JSON is malformed."""
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise self._malformed(f"invalid JSON in a data line: {data[:200]!r}") from None
 
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
         """The error a JSON object sent instead of an event stream reports, if it is one."""

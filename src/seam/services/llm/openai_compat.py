@@ -182,11 +182,7 @@ class OpenAICompatProvider(HttpProvider):
     def _wire_message(self, position: int, message: Message) -> dict[str, Any]:
         if message.role == "tool":
             if not message.tool_call_id:
-                raise ModelError(
-                    "fatal",
-                    f"message {position} has role 'tool' but no tool_call_id",
-                    provider=self._name,
-                )
+                raise self._fatal(f"message {position} has role 'tool' but no tool_call_id")
             return {
                 "role": "tool",
                 "tool_call_id": message.tool_call_id,
@@ -210,14 +206,7 @@ class OpenAICompatProvider(HttpProvider):
     def _tool_choice(self, choice: str, tools: Sequence[ToolDefinition]) -> Any:
         if choice in _TOOL_CHOICE_MODES:
             return choice
-        if not any(tool.name == choice for tool in tools):
-            offered = ", ".join(tool.name for tool in tools)
-            raise ModelError(
-                "fatal",
-                f"tool_choice {choice!r} is neither auto/none/required nor an offered tool "
-                f"({offered})",
-                provider=self._name,
-            )
+        self._check_offered(choice, tools)
         return {"type": "function", "function": {"name": choice}}
 
     # -- response ----------------------------------------------------------------------
@@ -264,12 +253,7 @@ class OpenAICompatProvider(HttpProvider):
                         done = True
                         break
                     watch.since = None  # the consumer's time, not the server's
-                    try:
-                        event = json.loads(data)
-                    except ValueError:
-                        raise self._malformed(
-                            f"invalid JSON in a data line: {data[:200]!r}"
-                        ) from None
+                    event = self._event(data)
                     try:
                         if event.get("error"):
                             raise self._stream_error(event["error"])
