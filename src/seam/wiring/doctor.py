@@ -7,7 +7,6 @@ the local model unless asked (`deep`): that takes seconds and a lot of memory.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sqlite3
 import time
@@ -69,8 +68,8 @@ async def diagnose(
         Check("config", True, f"{path}" if path.exists() else f"{path} (absent: defaults)")
     )
     checks.append(_provider(settings))
-    if settings.provider == "openai":
-        checks.append(await _openai_live(settings, live_timeout))
+    if settings.provider != "local":
+        checks.append(await _remote_live(settings, live_timeout))
     else:
         local = _local(settings)
         checks.extend(local)
@@ -106,40 +105,41 @@ def _provider(settings: Settings) -> Check:
         why = f"{section.api_key_env} is set"
     elif section.base_url:
         why = f"[model] base_url in {settings.config_path}"
+    elif settings.provider == "anthropic":
+        why = f"{settings.config.anthropic.api_key_env} is set"
     else:
         why = "no provider configured: using the local model"
     if settings.provider == "local":
         return Check("provider", True, f"local ({why})")
+    if settings.provider == "anthropic":
+        model = ModelFactory(settings).default_model_name("anthropic")
+        return Check("provider", True, f"anthropic, model {model} ({why})")
     base_url = settings.base_url or section.base_url or DEFAULT_OPENAI_BASE_URL
     model = settings.model_override or section.model or DEFAULT_OPENAI_MODEL
     return Check("provider", True, f"openai-compatible at {base_url}, model {model} ({why})")
 
 
-async def _openai_live(settings: Settings, seconds: float) -> Check:
+async def _remote_live(settings: Settings, seconds: float) -> Check:
+    """Does the configured remote provider answer? (The same check as `seam models`.)"""
+    from seam.wiring.model_check import check_provider
+
     try:
-        provider = ModelFactory(settings).provider("openai")
+        provider = ModelFactory(settings).provider(settings.provider)
     except ConfigError as exc:
         return Check("model endpoint", False, str(exc))
-    base_url = settings.base_url or settings.config.model.base_url or DEFAULT_OPENAI_BASE_URL
-    key_env = settings.config.model.api_key_env
     try:
-        models = await asyncio.wait_for(provider.list_models(), seconds)  # type: ignore[attr-defined]
-    except TimeoutError:
-        return Check(
-            "model endpoint",
-            False,
-            f"no answer from {base_url} within {seconds:g} s",
-            "is the server running and reachable?",
-        )
-    except ModelError as exc:
-        hint = f"check {key_env}" if exc.kind == "auth" else f"is {base_url} the right URL?"
-        return Check("model endpoint", False, str(exc), hint)
+        ok, detail = await check_provider(provider, seconds)
     finally:
         await provider.aclose()
-    detail = f"{base_url} answers: {len(models)} models"
-    if provider.model not in models:
-        detail += f" (note: {provider.model!r} is not among them)"
-    return Check("model endpoint", True, detail)
+    if ok:
+        return Check("model endpoint", True, f"{provider.name}:{provider.model} {detail}")
+    key_env = (
+        settings.config.anthropic.api_key_env
+        if settings.provider == "anthropic"
+        else settings.config.model.api_key_env
+    )
+    hint = f"check {key_env}" if "auth" in detail else "is the server running and reachable?"
+    return Check("model endpoint", False, detail, hint)
 
 
 def _local(settings: Settings) -> list[Check]:
