@@ -114,7 +114,9 @@ def _connect(port: int) -> str:
         f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
         "print(s.makefile().readline().strip())"
     )
-    return f'{sys.executable} -c "{code}"'
+    # The interpreter itself, not the venv's link to it: a checkout under /tmp (CI clones
+    # there) is hidden inside the sandbox, whose /tmp is private.
+    return f'{os.path.realpath(sys.executable)} -c "{code}"'
 
 
 async def test_network_is_denied_by_default(sandbox: BwrapSandbox, server: int) -> None:
