@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 log = logging.getLogger("seam.loop")
 
 
+class UnknownPersonality(Exception):
+    pass
+
+
 class Turn(ToolSteps):
     """The state of one turn; split out so `AgentLoop` stays a plain holder of collaborators."""
 
@@ -149,9 +153,12 @@ class Turn(ToolSteps):
         hooks = loop.hooks
         key = self.key
         info = await loop.sessions.get(key)
-        personality = loop.personality_for(
-            personality_id or (info.personality if info is not None else None)
-        )
+        try:
+            personality = loop.personality_for(
+                personality_id or (info.personality if info is not None else None)
+            )
+        except KeyError as exc:  # the registry's message names the id and the known ones
+            raise UnknownPersonality(str(exc.args[0] if exc.args else exc)) from None
         if info is None:
             info = await loop.sessions.create(key, personality=personality.id)
             if hooks.has(hook_names.SESSION_START):
@@ -196,8 +203,8 @@ class Turn(ToolSteps):
         cancel = self.cancel
         try:
             prep = await self._prepare(user_message, personality_id)
-        except KeyError as exc:  # unknown personality: the message names it
-            yield self._error("personality", str(exc.args[0] if exc.args else exc))
+        except UnknownPersonality as exc:
+            yield self._error("personality", str(exc))
             yield self._done("", "error", 0)
             return
         messages = prep.messages
