@@ -13,22 +13,17 @@ format differ, so `Reply.stalled` and `Reply.dropped` work here the same way.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import socket
-import threading
-from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
 
-from tests.support.openai_server import RecordedRequest, Reply, _Handler, _HTTPServer
+from tests.support.openai_server import RecordedRequest, Reply, ScriptedServer
 
 MESSAGES_PATH = "/v1/messages"
 MODELS_PATH = "/v1/models"
 DEFAULT_MODEL = "claude-test"
-_STALL_LIMIT = 30.0  # as in the OpenAI server: a forgotten stall ends on its own
 
 
 # -- events ------------------------------------------------------------------------------
@@ -263,108 +258,33 @@ def _pieces(text: str, size: int) -> list[str]:
 # -- the server ---------------------------------------------------------------------------
 
 
-class AnthropicServer:
-    """The server, its script and its record of requests. Use as a context manager."""
+class AnthropicServer(ScriptedServer):
+    """The Anthropic Messages server."""
+
+    main_path = MESSAGES_PATH
+    url_suffix = ""
+    thread_name = "anthropic-test-server"
 
     def __init__(self, models: Sequence[str] = (DEFAULT_MODEL,)) -> None:
-        self.models = list(models)
-        self.requests: list[RecordedRequest] = []
-        self._queues: dict[str, deque[Reply]] = {MESSAGES_PATH: deque(), MODELS_PATH: deque()}
-        self._lock = threading.Lock()
-        self._released = threading.Event()
-        self._connections: set[socket.socket] = set()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
-        self._httpd.owner = self  # type: ignore[assignment]  # the handler duck-types it
-        self._thread: threading.Thread | None = None
-        self.port: int = self._httpd.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}"
-
-    def push(self, *replies: Reply) -> None:
-        """Queue replies for `POST /v1/messages`, answered in order."""
-        with self._lock:
-            self._queues[MESSAGES_PATH].extend(replies)
-
-    def push_models(self, *replies: Reply) -> None:
-        """Queue replies for `GET /v1/models`; when none are queued it lists `models`."""
-        with self._lock:
-            self._queues[MODELS_PATH].extend(replies)
+        super().__init__(models)
 
     @property
     def message_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path == MESSAGES_PATH]
 
-    @property
-    def pending(self) -> int:
-        """Message replies still queued (a test can assert its script was used up)."""
-        with self._lock:
-            return len(self._queues[MESSAGES_PATH])
+    def _models(self) -> Reply:
+        return models_reply(self.models)
 
-    def release(self) -> None:
-        """Let every stalled reply continue."""
-        self._released.set()
-
-    def start(self) -> AnthropicServer:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.02},
-            name="anthropic-test-server",
-            daemon=True,
+    def _exhausted(self, count: int) -> Reply:
+        return error_reply(
+            500,
+            "api_error",
+            f"anthropic test server: the script ran out of replies (request #{count} "
+            f"to {MESSAGES_PATH}); push() more",
         )
-        self._thread.start()
-        return self
 
-    def close(self) -> None:
-        """Stop accepting, release stalls, cut open connections, join every thread."""
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-        self.release()
-        with self._lock:
-            connections = list(self._connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
-        self._httpd.server_close()
-
-    def __enter__(self) -> AnthropicServer:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    # -- called by the shared handler threads --
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
-            self.requests.append(request)
-
-    def _next_reply(self, method: str, path: str) -> Reply:
-        with self._lock:
-            queue = self._queues.get(path)
-            reply = queue.popleft() if queue else None
-            count = len(self.requests)
-        if reply is not None:
-            return reply
-        if path == MODELS_PATH and method == "GET":
-            return models_reply(self.models)
-        if path == MESSAGES_PATH and method == "POST":
-            return error_reply(
-                500,
-                "api_error",
-                f"anthropic test server: the script ran out of replies (request #{count} "
-                f"to {MESSAGES_PATH}); push() more",
-            )
+    def _not_found(self, method: str, path: str) -> Reply:
         return error_reply(404, "not_found_error", f"no route for {method} {path}")
-
-    def _track(self, connection: socket.socket, open_: bool) -> None:
-        with self._lock:
-            if open_:
-                self._connections.add(connection)
-            else:
-                self._connections.discard(connection)
-
-    def _wait_released(self) -> None:
-        self._released.wait(_STALL_LIMIT)
 
 
 @pytest.fixture(name="anthropic_server")

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -242,13 +242,22 @@ def _pieces(text: str, size: int) -> list[str]:
 # -- the server ---------------------------------------------------------------------------
 
 
-class OpenAIServer:
-    """The server, its script and its record of requests. Use as a context manager."""
+class ScriptedServer:
+    """A loopback server answering from queued replies and recording every request.
+
+    Subclasses name the main path `push()` scripts and say what to answer when the
+    script runs out (`_exhausted`) or a path is unknown (`_not_found`), in their API's
+    error shape. Use as a context manager.
+    """
+
+    main_path = CHAT_PATH
+    url_suffix = "/v1"
+    thread_name = "openai-test-server"
 
     def __init__(self, models: Sequence[str] = (DEFAULT_MODEL,)) -> None:
         self.models = list(models)
         self.requests: list[RecordedRequest] = []
-        self._queues: dict[str, deque[Reply]] = {CHAT_PATH: deque(), MODELS_PATH: deque()}
+        self._queues: dict[str, deque[Reply]] = {self.main_path: deque(), MODELS_PATH: deque()}
         self._lock = threading.Lock()
         self._released = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -256,12 +265,12 @@ class OpenAIServer:
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
         self.port: int = self._httpd.server_address[1]
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.base_url = f"http://127.0.0.1:{self.port}{self.url_suffix}"
 
     def push(self, *replies: Reply) -> None:
-        """Queue replies for `POST /v1/chat/completions`, answered in order."""
+        """Queue replies for the main path, answered in order."""
         with self._lock:
-            self._queues[CHAT_PATH].extend(replies)
+            self._queues[self.main_path].extend(replies)
 
     def push_models(self, *replies: Reply) -> None:
         """Queue replies for `GET /v1/models`; when none are queued it lists `models`."""
@@ -269,24 +278,20 @@ class OpenAIServer:
             self._queues[MODELS_PATH].extend(replies)
 
     @property
-    def chat_requests(self) -> list[RecordedRequest]:
-        return [r for r in self.requests if r.path == CHAT_PATH]
-
-    @property
     def pending(self) -> int:
-        """Chat replies still queued (a test can assert its script was used up)."""
+        """Main-path replies still queued (a test can assert its script was used up)."""
         with self._lock:
-            return len(self._queues[CHAT_PATH])
+            return len(self._queues[self.main_path])
 
     def release(self) -> None:
         """Let every stalled reply continue."""
         self._released.set()
 
-    def start(self) -> OpenAIServer:
+    def start(self) -> Self:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll
-            name="openai-test-server",
+            name=self.thread_name,
             daemon=True,
         )
         self._thread.start()
@@ -305,11 +310,33 @@ class OpenAIServer:
                 connection.shutdown(socket.SHUT_RDWR)
         self._httpd.server_close()
 
-    def __enter__(self) -> OpenAIServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+    # -- what the API answers when the script does not say --
+
+    def _models(self) -> Reply:
+        return models_reply(self.models)
+
+    def _exhausted(self, count: int) -> Reply:
+        return error_reply(
+            500,
+            {
+                "error": {
+                    "message": f"openai test server: the script ran out of replies "
+                    f"(request #{count} to {self.main_path}); push() more",
+                    "type": "script_exhausted",
+                }
+            },
+        )
+
+    def _not_found(self, method: str, path: str) -> Reply:
+        return error_reply(
+            404, {"error": {"message": f"no route for {method} {path}", "type": "not_found"}}
+        )
 
     # -- used by the handler threads --
 
@@ -325,21 +352,10 @@ class OpenAIServer:
         if reply is not None:
             return reply
         if path == MODELS_PATH and method == "GET":
-            return models_reply(self.models)
-        if path == CHAT_PATH and method == "POST":
-            return error_reply(
-                500,
-                {
-                    "error": {
-                        "message": f"openai test server: the script ran out of replies "
-                        f"(request #{count} to {CHAT_PATH}); push() more",
-                        "type": "script_exhausted",
-                    }
-                },
-            )
-        return error_reply(
-            404, {"error": {"message": f"no route for {method} {path}", "type": "not_found"}}
-        )
+            return self._models()
+        if path == self.main_path and method == "POST":
+            return self._exhausted(count)
+        return self._not_found(method, path)
 
     def _track(self, connection: socket.socket, open_: bool) -> None:
         with self._lock:
@@ -352,10 +368,18 @@ class OpenAIServer:
         self._released.wait(_STALL_LIMIT)
 
 
+class OpenAIServer(ScriptedServer):
+    """The OpenAI chat-completions server."""
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == CHAT_PATH]
+
+
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = False  # joined by server_close, so no handler outlives the test
     block_on_close = True
-    owner: OpenAIServer
+    owner: ScriptedServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up mid-reply are part of the script (timeouts, drops)."""
