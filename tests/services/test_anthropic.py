@@ -45,6 +45,7 @@ from tests.support.anthropic_server import (
     tool_use_reply,
     tool_use_start,
 )
+from tests.support.providers import ask, collect, provider_factory, text_of
 
 Make = Callable[..., AnthropicProvider]
 READ_FILE = ToolDefinition(
@@ -62,39 +63,14 @@ def delays() -> list[float]:
 
 @pytest.fixture
 async def make(anthropic_server: AnthropicServer, delays: list[float]) -> AsyncIterator[Make]:
-    providers: list[AnthropicProvider] = []
-
-    async def record_sleep(seconds: float) -> None:
-        delays.append(seconds)
-
-    def build(**overrides: Any) -> AnthropicProvider:
-        options: dict[str, Any] = {
-            "base_url": anthropic_server.base_url,
-            "api_key": "sk-ant-test",
-            "model": "claude-test",
-            "timeout": 5.0,
-            "sleep": record_sleep,
-        }
-        options.update(overrides)
-        provider = AnthropicProvider(**options)
-        providers.append(provider)
-        return provider
-
-    yield build
-    for provider in providers:
-        await provider.aclose()
-
-
-def ask(text: str = "hi", **options: Any) -> ModelRequest:
-    return ModelRequest(system="You are terse.", messages=(Message("user", text),), **options)
-
-
-async def collect(provider: AnthropicProvider, request: ModelRequest) -> list[ModelChunk]:
-    return [c async for c in provider.stream(request)]
-
-
-def text_of(chunks: list[ModelChunk]) -> str:
-    return "".join(c.text for c in chunks if isinstance(c, TextChunk))
+    async with provider_factory(
+        AnthropicProvider,
+        delays,
+        base_url=anthropic_server.base_url,
+        api_key="sk-ant-test",
+        model="claude-test",
+    ) as build:
+        yield build
 
 
 def sent_body(server: AnthropicServer, number: int = 0) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from tests.support.openai_server import (
     tool_call_reply,
     usage,
 )
+from tests.support.providers import ask, collect, provider_factory, text_of
 
 Make = Callable[..., OpenAICompatProvider]
 READ_FILE = ToolDefinition(
@@ -55,39 +56,14 @@ def delays() -> list[float]:
 
 @pytest.fixture
 async def make(openai_server: OpenAIServer, delays: list[float]) -> AsyncIterator[Make]:
-    providers: list[OpenAICompatProvider] = []
-
-    async def record_sleep(seconds: float) -> None:
-        delays.append(seconds)
-
-    def build(**overrides: Any) -> OpenAICompatProvider:
-        options: dict[str, Any] = {
-            "base_url": openai_server.base_url,
-            "api_key": "sk-test",
-            "model": "test-model",
-            "timeout": 5.0,
-            "sleep": record_sleep,
-        }
-        options.update(overrides)
-        provider = OpenAICompatProvider(**options)
-        providers.append(provider)
-        return provider
-
-    yield build
-    for provider in providers:
-        await provider.aclose()
-
-
-def ask(text: str = "hi", **options: Any) -> ModelRequest:
-    return ModelRequest(system="You are terse.", messages=(Message("user", text),), **options)
-
-
-async def collect(provider: OpenAICompatProvider, request: ModelRequest) -> list[ModelChunk]:
-    return [c async for c in provider.stream(request)]
-
-
-def text_of(chunks: list[ModelChunk]) -> str:
-    return "".join(c.text for c in chunks if isinstance(c, TextChunk))
+    async with provider_factory(
+        OpenAICompatProvider,
+        delays,
+        base_url=openai_server.base_url,
+        api_key="sk-test",
+        model="test-model",
+    ) as build:
+        yield build
 
 
 # -- streaming ---------------------------------------------------------------------------
