@@ -56,12 +56,6 @@ CACHED = {"type": "ephemeral"}
 
 
 @pytest.fixture
-def delays() -> list[float]:
-    """Every backoff the provider asked to sleep, in order (the sleep itself is instant)."""
-    return []
-
-
-@pytest.fixture
 async def make(anthropic_server: AnthropicServer, delays: list[float]) -> AsyncIterator[Make]:
     async with provider_factory(
         AnthropicProvider,

@@ -49,12 +49,6 @@ WRITE_FILE = ToolDefinition("write_file", "Write a file.", {"type": "object", "p
 
 
 @pytest.fixture
-def delays() -> list[float]:
-    """Every backoff the provider asked to sleep, in order (the sleep itself is instant)."""
-    return []
-
-
-@pytest.fixture
 async def make(openai_server: OpenAIServer, delays: list[float]) -> AsyncIterator[Make]:
     async with provider_factory(
         OpenAICompatProvider,

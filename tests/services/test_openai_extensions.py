@@ -54,12 +54,6 @@ LIST_TODOS = ToolDefinition("list_todos", "List todos.", {"type": "object", "pro
 
 
 @pytest.fixture
-def delays() -> list[float]:
-    """Every backoff the provider asked to sleep, in order (the sleep itself is instant)."""
-    return []
-
-
-@pytest.fixture
 async def make(openai_server: OpenAIServer, delays: list[float]) -> AsyncIterator[Make]:
     async with provider_factory(
         OpenAICompatProvider,
