@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ["tests.support.openai_server"]
+pytest_plugins = ["tests.support.openai_server", "tests.support.postgres"]
 
 _LEAKY_ENV = (
     "OPENAI_API_KEY",

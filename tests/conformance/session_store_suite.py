@@ -6,6 +6,8 @@ A backend's test module subclasses `SessionStoreSuite` and provides two fixtures
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from seam.contracts.messages import Message, ToolCall, Usage
@@ -504,3 +506,433 @@ class SessionStoreSuite:
         assert info.message_count == 0
         assert await store.messages("s") == []
         assert await store.search("old") == []
+
+    # --- load / touch / end -----------------------------------------------------------
+
+    async def test_load_gives_the_row_and_the_transcript(self, store: SessionStore) -> None:
+        await store.create("s", title="T")
+        transcript = [Message("system", "sys"), user("hi"), assistant("hello")]
+        await store.append("s", transcript)
+        loaded = await store.load("s")
+        assert loaded is not None
+        assert loaded.info == await store.get("s")
+        assert loaded.messages == tuple(transcript)
+        assert loaded.info.message_count == len(loaded.messages)
+
+    async def test_load_unknown_is_none(self, store: SessionStore) -> None:
+        assert await store.load("nope") is None
+
+    async def test_touch_is_activity_without_a_message(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        await store.create("a")
+        clock.advance()
+        await store.create("b")
+        clock.advance(7)
+        await store.touch("a")
+        info = await store.get("a")
+        assert info is not None
+        assert info.updated_at == clock.now
+        assert info.message_count == 0
+        assert [s.key for s in await store.list()] == ["a", "b"]
+
+    async def test_touch_unknown_names_it(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.touch("ghost-key")
+
+    async def test_end_marks_the_session_once(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        created = await store.create("s")
+        assert (created.ended, created.ended_at) == (False, None)
+        clock.advance(3)
+        await store.end("s")
+        ended = await store.get("s")
+        assert ended is not None
+        assert ended.ended is True
+        assert ended.ended_at == created.created_at + 3
+        assert ended.updated_at == created.updated_at  # ending is not activity
+        clock.advance(3)
+        await store.end("s")
+        assert await store.get("s") == ended  # the first end is kept
+
+    async def test_an_ended_session_still_takes_messages(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.end("s")
+        await store.append("s", [user("one more thing")])
+        info = await store.get("s")
+        assert info is not None
+        assert info.ended is True
+        assert info.message_count == 1
+
+    async def test_end_unknown_names_it(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.end("ghost-key")
+
+    # --- lineage titles -----------------------------------------------------------------
+
+    async def test_next_title_numbers_a_lineage(self, store: SessionStore) -> None:
+        assert await store.next_title("Trip") == "Trip"
+        await store.create("1", title="Trip")
+        assert await store.next_title("Trip") == "Trip #2"
+        await store.create("2", title=await store.next_title("Trip"))
+        assert await store.next_title("Trip") == "Trip #3"
+        # Continuing a numbered session continues the numbering.
+        assert await store.next_title("Trip #2") == "Trip #3"
+
+    async def test_next_title_goes_past_the_highest_number(self, store: SessionStore) -> None:
+        await store.create("a", title="Trip #5")
+        assert await store.next_title("Trip") == "Trip #6"
+        await store.create("b", title="Trip")
+        await store.delete("a")
+        assert await store.next_title("Trip") == "Trip #2"
+
+    async def test_next_title_ignores_titles_that_only_look_alike(
+        self, store: SessionStore
+    ) -> None:
+        for key, title in enumerate(
+            ["Trip #2 draft", "Trips", "trip", "Trip#2", "Trip #0", "Trip "]
+        ):
+            await store.create(str(key), title=title)
+        assert await store.next_title("Trip") == "Trip"
+
+    async def test_next_title_is_always_free(self, store: SessionStore) -> None:
+        for n, title in enumerate(["A", "A #2", "A #3", "B #2", "C #1"]):
+            await store.create(str(n), title=title)
+        for base in ("A", "A #3", "B", "C", "D"):
+            proposed = await store.next_title(base)
+            assert await store.find_by_title(proposed) is None, base
+        assert await store.next_title("C") == "C #2"
+
+    async def test_next_title_rejects_a_blank_title(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="title"):
+            await store.next_title(" ")
+
+    # --- rich and recent lists ------------------------------------------------------------
+
+    async def test_list_rich_counts_tokens_and_previews(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        await store.create("quiet", title="Quiet")
+        clock.advance()
+        await store.create("busy", personality="coder")
+        long_question = "Please   look at\nthe build " + "log " * 40
+        await store.append(
+            "busy",
+            [
+                Message("system", "sys"),
+                user(long_question),
+                Message("assistant", "", tool_calls=(ToolCall("c1", "shell", "{}"),)),
+                Message("tool", "ok", tool_call_id="c1", name="shell"),
+                assistant("Fixed."),
+                user("thanks"),
+            ],
+        )
+        await store.record_usage("busy", UsageRecord("p", "m", Usage(100, 10), 0.5))
+        await store.record_usage("busy", UsageRecord("p", "m", Usage(50, 5)))
+        busy, quiet = await store.list_rich()
+        assert busy.info == await store.get("busy")
+        assert (busy.user_messages, busy.assistant_messages, busy.tool_messages) == (2, 2, 1)
+        assert busy.usage.calls == 2
+        assert busy.usage.usage == Usage(150, 15)
+        assert busy.usage.cost_usd == pytest.approx(0.5)
+        assert busy.last_activity == busy.info.updated_at == clock.now
+        assert busy.preview.startswith("Please look at the build log log")
+        assert len(busy.preview) == 80 and busy.preview.endswith("…")
+        assert quiet.info.title == "Quiet"
+        assert (quiet.user_messages, quiet.assistant_messages, quiet.tool_messages) == (0, 0, 0)
+        assert quiet.usage == UsageTotals()
+        assert quiet.preview == ""
+
+    async def test_list_rich_keeps_the_order_and_limit_of_list(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        for key in ("a", "b", "c", "d"):
+            await store.create(key)
+            await store.append(key, [user(f"question {key}")])
+            clock.advance()
+        await store.touch("b")
+        assert [s.info for s in await store.list_rich(3)] == await store.list(3)
+        assert [s.preview for s in await store.list_rich(2)] == ["question b", "question d"]
+        assert await store.list_rich(0) == []
+        with pytest.raises(ValueError, match="limit"):
+            await store.list_rich(-1)
+
+    async def test_list_recently_active(self, store: SessionStore, clock: ManualClock) -> None:
+        start = clock.now
+        for key in ("old", "mid", "new"):
+            await store.create(key)
+            clock.advance(10)
+        # created at start, start + 10, start + 20
+        assert [s.key for s in await store.list_recently_active(start + 10)] == ["new", "mid"]
+        assert [s.key for s in await store.list_recently_active(start + 11)] == ["new"]
+        assert await store.list_recently_active(clock.now) == []
+        await store.append("old", [user("back again")])
+        assert [s.key for s in await store.list_recently_active(clock.now)] == ["old"]
+        assert [s.key for s in await store.list_recently_active(start, limit=2)] == ["old", "new"]
+        with pytest.raises(ValueError, match="limit"):
+            await store.list_recently_active(start, -1)
+
+    # --- messages by id, lineage roots ------------------------------------------------
+
+    async def test_a_hit_leads_back_to_its_session(self, store: SessionStore) -> None:
+        await store.create("a", title="A")
+        await store.create("b")
+        await store.append("a", [user("shared words"), assistant("shared words too")])
+        await store.append("b", [user("shared words here")])
+        hits = await store.search("shared words")
+        assert len({h.message_id for h in hits}) == 3
+        for hit in hits:
+            found = await store.session_for_message(hit.message_id)
+            assert found is not None
+            assert found == await store.get(hit.session_key)
+        unknown = max(h.message_id for h in hits) + 1000
+        assert await store.session_for_message(unknown) is None
+
+    async def test_a_removed_message_has_no_session(self, store: SessionStore) -> None:
+        await store.create("a")
+        await store.create("b")
+        await store.append("a", [user("alpha words")])
+        await store.append("b", [user("beta words"), user("gamma words")])
+        (alpha,) = await store.search("alpha")
+        (gamma,) = await store.search("gamma")
+        await store.delete("a")
+        assert await store.session_for_message(alpha.message_id) is None
+        await store.undo("b")
+        assert await store.session_for_message(gamma.message_id) is None
+
+    async def test_resolve_root_follows_parents(self, store: SessionStore) -> None:
+        await store.create("root", title="Root")
+        await store.create("child", parent_key="root")
+        await store.create("grandchild", parent_key="child")
+        for key in ("root", "child", "grandchild"):
+            assert await store.resolve_root(key) == await store.get("root")
+
+    async def test_resolve_root_stops_at_a_missing_parent_or_a_loop(
+        self, store: SessionStore
+    ) -> None:
+        await store.create("orphan", parent_key="deleted-long-ago")
+        await store.create("kid", parent_key="orphan")
+        root = await store.resolve_root("kid")
+        assert root.key == "orphan"
+        await store.create("x", parent_key="y")
+        await store.create("y", parent_key="x")
+        assert (await store.resolve_root("x")).key in {"x", "y"}
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.resolve_root("ghost-key")
+
+    # --- export -----------------------------------------------------------------------
+
+    async def test_export_is_json_ready_and_complete(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        await store.create("s", title="Café", personality="p", parent_key="root")
+        transcript = [
+            user("Größe? 🙂"),
+            Message("assistant", "", tool_calls=(ToolCall("c1", "read_file", '{"path":"a"}'),)),
+            Message("tool", "body", tool_call_id="c1", name="read_file"),
+            Message("assistant", "cut", interrupted=True),
+        ]
+        await store.append("s", transcript)
+        await store.record_usage("s", UsageRecord("p", "m", Usage(10, 2, 1, 0, 0), 0.125))
+        await store.end("s")
+        exported = await store.export("s")
+        assert json.loads(json.dumps(exported)) == exported
+        info = await store.get("s")
+        assert info is not None
+        assert exported["key"] == "s"
+        assert exported["title"] == "Café"
+        assert exported["personality"] == "p"
+        assert exported["parent_key"] == "root"
+        assert exported["created_at"] == info.created_at
+        assert exported["updated_at"] == info.updated_at
+        assert exported["ended"] is True
+        assert exported["ended_at"] == clock.now
+        assert exported["message_count"] == 4
+        assert exported["messages"] == [
+            {
+                "role": "user",
+                "content": "Größe? 🙂",
+                "tool_calls": [],
+                "tool_call_id": None,
+                "name": None,
+                "interrupted": False,
+            },
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "c1", "name": "read_file", "arguments": '{"path":"a"}'}],
+                "tool_call_id": None,
+                "name": None,
+                "interrupted": False,
+            },
+            {
+                "role": "tool",
+                "content": "body",
+                "tool_calls": [],
+                "tool_call_id": "c1",
+                "name": "read_file",
+                "interrupted": False,
+            },
+            {
+                "role": "assistant",
+                "content": "cut",
+                "tool_calls": [],
+                "tool_call_id": None,
+                "name": None,
+                "interrupted": True,
+            },
+        ]
+        assert exported["usage"] == {
+            "calls": 1,
+            "input_tokens": 10,
+            "output_tokens": 2,
+            "cache_read_tokens": 1,
+            "cache_write_tokens": 0,
+            "reasoning_tokens": 0,
+            "cost_usd": 0.125,
+            "unpriced_calls": 0,
+        }
+
+    async def test_export_unknown_names_it(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.export("ghost-key")
+
+    async def test_export_all_is_oldest_first(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        assert await store.export_all() == []
+        for key in ("b", "c", "a"):
+            await store.create(key)
+            await store.append(key, [user(f"in {key}")])
+            clock.advance()
+        await store.touch("b")
+        everything = await store.export_all()
+        assert [s["key"] for s in everything] == ["b", "c", "a"]
+        assert everything == [await store.export(k) for k in ("b", "c", "a")]
+
+    # --- prune ------------------------------------------------------------------------
+
+    async def test_prune_deletes_only_old_ended_sessions(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        day = 86_400.0
+        for key in ("old-ended", "old-open", "resumed"):
+            await store.create(key, title=key)
+            await store.append(key, [user(f"needle in {key}")])
+            await store.record_usage(key, UsageRecord("p", "m", Usage(1, 1)))
+        await store.end("old-ended")
+        await store.end("resumed")
+        clock.advance(50 * day)
+        await store.touch("resumed")  # used again after it ended
+        clock.advance(50 * day)
+        await store.create("new-ended")
+        await store.end("new-ended")
+
+        assert await store.prune(90) == 1
+        assert await store.get("old-ended") is None
+        assert await store.find_by_title("old-ended") is None
+        assert {s.key for s in await store.list()} == {"old-open", "resumed", "new-ended"}
+        assert {h.session_key for h in await store.search("needle")} == {"old-open", "resumed"}
+        assert await store.prune(90) == 0
+
+        clock.advance(day)
+        assert await store.prune(0.5) == 2  # "resumed" and "new-ended"; never "old-open"
+        assert [s.key for s in await store.list()] == ["old-open"]
+
+    async def test_prune_goes_by_whole_days(self, store: SessionStore, clock: ManualClock) -> None:
+        await store.create("s")
+        await store.end("s")
+        clock.advance(2 * 86_400 - 1)
+        assert await store.prune(2) == 0
+        clock.advance(2)
+        assert await store.prune(2) == 1
+
+    async def test_prune_rejects_a_negative_age(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="older_than_days"):
+            await store.prune(-1)
+        with pytest.raises(ValueError, match="older_than_days"):
+            await store.prune(float("nan"))
+
+    # --- undo -------------------------------------------------------------------------
+
+    async def test_undo_removes_the_last_turn(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        first_turn = [
+            user("first question"),
+            Message("assistant", "", tool_calls=(ToolCall("c1", "grep", "{}"),)),
+            Message("tool", "grep output", tool_call_id="c1", name="grep"),
+            assistant("first answer"),
+        ]
+        second_turn = [user("second question"), assistant("second answer")]
+        await store.create("s")
+        await store.append("s", [Message("system", "sys"), *first_turn, *second_turn])
+        clock.advance()
+        assert await store.undo("s") == 2
+        assert await store.messages("s") == [Message("system", "sys"), *first_turn]
+        info = await store.get("s")
+        assert info is not None
+        assert info.message_count == 5
+        assert info.updated_at == clock.now
+        assert await store.search("second") == []
+        assert [h.message_index for h in await store.search("first")] == [4, 1]
+        # The transcript goes on where it now ends.
+        await store.append("s", [user("again")])
+        assert [m.content for m in await store.messages("s", -2)] == ["first answer", "again"]
+        assert [h.message_index for h in await store.search("again")] == [5]
+
+    async def test_undo_several_turns_and_more_than_there_are(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append(
+            "s",
+            [
+                Message("system", "sys"),
+                user("q1"),
+                assistant("a1"),
+                user("q2"),
+                assistant("a2"),
+                user("q3"),
+                assistant("a3"),
+            ],
+        )
+        assert await store.undo("s", 2) == 4
+        assert [m.content for m in await store.messages("s")] == ["sys", "q1", "a1"]
+        assert await store.undo("s", 10) == 2
+        assert await store.messages("s") == [Message("system", "sys")]
+        assert await store.undo("s") == 0
+
+    async def test_undo_of_nothing(self, store: SessionStore, clock: ManualClock) -> None:
+        created = await store.create("s")
+        clock.advance()
+        assert await store.undo("s") == 0
+        assert await store.get("s") == created  # nothing removed: not activity either
+        await store.append("s", [Message("system", "sys"), user("q"), assistant("a")])
+        assert await store.undo("s", 0) == 0
+        assert len(await store.messages("s")) == 3
+        with pytest.raises(ValueError, match="turns"):
+            await store.undo("s", -1)
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.undo("ghost-key")
+
+    async def test_undo_keeps_usage(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("q"), assistant("a")])
+        await store.record_usage("s", UsageRecord("p", "m", Usage(5, 5), 0.1))
+        await store.undo("s")
+        assert (await store.usage_totals("s")).calls == 1
+
+    # --- search, excluding a session ----------------------------------------------------
+
+    async def test_search_can_leave_a_session_out(self, store: SessionStore) -> None:
+        for key in ("old", "other", "current"):
+            await store.create(key)
+        await store.append("old", [user("topic old")])
+        await store.append("other", [user("topic other")])
+        await store.append("current", [user(f"topic now {i}") for i in range(5)])
+        hits = await store.search("topic", 2, exclude_session="current")
+        assert [h.session_key for h in hits] == ["other", "old"]
+        assert len(await store.search("topic", 2)) == 2
+        assert await store.search("topic", 2, exclude_session="other") == await store.search(
+            "topic", 2
+        )

@@ -9,6 +9,7 @@ import pytest
 
 from seam.contracts.sessions import SessionStore
 from seam.core.sessions import InMemorySessionStore
+from seam.services.sessions.postgres import PostgresStore
 from seam.services.sessions.sqlite import SQLiteSessionStore
 
 from .session_store_suite import ManualClock, SessionStoreSuite
@@ -19,14 +20,20 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 async def store(
     request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[SessionStore]:
     if request.param == "memory":
         backend: SessionStore = InMemorySessionStore(clock=clock)
-    else:
+    elif request.param == "sqlite":
         backend = SQLiteSessionStore(str(tmp_path / "sessions.db"), clock=clock)
+    else:
+        backend = await PostgresStore.connect(
+            request.getfixturevalue("postgres_url"),
+            clock=clock,
+            schema=request.getfixturevalue("postgres_schema"),
+        )
     yield backend
     await backend.aclose()
 

@@ -1,15 +1,22 @@
 """The conversation store: sessions and their ordered transcripts.
 
 Small on purpose (see openai-agents' `Session`): what the loop needs (create, read,
-append) plus what surfaces need to find a past conversation (list, search, title).
+append) plus what surfaces need to find a past conversation (list, search, title) and to
+look after the store (export, prune, undo).
+
+Vocabulary: a *turn* is a user message and everything after it up to the next user
+message; a *lineage* is a chain of sessions linked by `parent_key` (a subagent's session,
+a conversation continued under a new title); a session is *ended* once `end` marks it,
+and only ended sessions are ever pruned.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, Protocol, runtime_checkable
 
 from seam.contracts.messages import EMPTY_USAGE, Message, Usage
 
@@ -32,6 +39,13 @@ class SessionInfo:
     message_count: int
     parent_key: str | None = None
     ended: bool = False
+    # The session's spec, kept so any process can rebuild it (SessionFactory.resolve):
+    # its tenant, its tool names (None: the personality's toolset) and model override.
+    tenant: str | None = None
+    tools: tuple[str, ...] | None = None
+    model: str | None = None
+    # When `end` first marked the session ended (None while it is open).
+    ended_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +54,17 @@ class SearchHit:
     message_index: int
     role: str
     snippet: str
+    # Store-wide id of the message (`session_for_message` finds its session again). Stable
+    # while the message exists; the id of a removed message may be handed out again.
+    message_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSession:
+    """A session's row and its whole transcript, read together (they agree)."""
+
+    info: SessionInfo
+    messages: tuple[Message, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +87,97 @@ class UsageTotals:
     unpriced_calls: int = 0
 
 
+PREVIEW_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One row of the rich list: what a person scanning past sessions wants to see."""
+
+    info: SessionInfo
+    user_messages: int
+    assistant_messages: int
+    tool_messages: int
+    usage: UsageTotals
+    # The first user message on one line, at most PREVIEW_CHARS ("" when there is none).
+    preview: str
+
+    @property
+    def last_activity(self) -> float:
+        return self.info.updated_at
+
+
+def preview_line(text: str) -> str:
+    """`text` folded onto one line and cut to PREVIEW_CHARS (an ellipsis marks a cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
+
+
+_NUMBERED = re.compile(r"(.*\S) #([1-9][0-9]*)")
+
+
+def lineage_base(title: str) -> str:
+    """`title` without a ` #N` lineage suffix ("Trip #3" -> "Trip")."""
+    match = _NUMBERED.fullmatch(title)
+    return title if match is None else match.group(1)
+
+
+def next_lineage_title(base: str, taken: Iterable[str]) -> str:
+    """The rule of `SessionStore.next_title`, given the titles in use that are `base` or
+    start with `base #` (others are ignored)."""
+    highest = 0
+    for title in taken:
+        if title == base:
+            highest = max(highest, 1)
+            continue
+        match = _NUMBERED.fullmatch(title)
+        if match is not None and match.group(1) == base:
+            highest = max(highest, int(match.group(2)))
+    return base if highest == 0 else f"{base} #{highest + 1}"
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    return {
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": [
+            {"id": call.id, "name": call.name, "arguments": call.arguments}
+            for call in message.tool_calls
+        ],
+        "tool_call_id": message.tool_call_id,
+        "name": message.name,
+        "interrupted": message.interrupted,
+    }
+
+
+def usage_to_dict(totals: UsageTotals) -> dict[str, Any]:
+    u = totals.usage
+    return {
+        "calls": totals.calls,
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_tokens": u.cache_read_tokens,
+        "cache_write_tokens": u.cache_write_tokens,
+        "reasoning_tokens": u.reasoning_tokens,
+        "cost_usd": round(totals.cost_usd, 6),
+        "unpriced_calls": totals.unpriced_calls,
+    }
+
+
+def session_to_dict(
+    info: SessionInfo, messages: Sequence[Message], usage: UsageTotals
+) -> dict[str, Any]:
+    """The export format, the same from every backend: every `SessionInfo` field (tuples
+    as lists), then `messages` (in order) and `usage` (the session's totals)."""
+    out: dict[str, Any] = {}
+    for f in fields(info):
+        value = getattr(info, f.name)
+        out[f.name] = list(value) if isinstance(value, tuple) else value
+    out["messages"] = [message_to_dict(m) for m in messages]
+    out["usage"] = usage_to_dict(usage)
+    return out
+
+
 @runtime_checkable
 class SessionStore(Protocol):
     async def create(
@@ -71,11 +187,20 @@ class SessionStore(Protocol):
         personality: str | None = None,
         title: str | None = None,
         parent_key: str | None = None,
+        tenant: str | None = None,
+        tools: Sequence[str] | None = None,
+        model: str | None = None,
     ) -> SessionInfo:
         """Create the session, or return the existing one unchanged (idempotent)."""
         ...
 
-    async def get(self, key: str) -> SessionInfo | None: ...
+    async def get(self, key: str) -> SessionInfo | None:
+        """The session's row alone (cheap: no transcript)."""
+        ...
+
+    async def load(self, key: str) -> LoadedSession | None:
+        """The row and the whole transcript from one consistent read; None when unknown."""
+        ...
 
     async def append(self, key: str, messages: Sequence[Message]) -> None:
         """Append in order, atomically. Raises SessionNotFound for an unknown key."""
@@ -91,12 +216,73 @@ class SessionStore(Protocol):
 
     async def find_by_title(self, title: str) -> SessionInfo | None: ...
 
+    async def next_title(self, title: str) -> str:
+        """A free title for the next session of a lineage named `title`: `title` itself
+        when no session uses it or a numbered form of it, else `title #N` with N one more
+        than the highest number taken (`title` alone counts as 1). A ` #N` suffix on
+        `title` is dropped first, so continuing "X #2" proposes "X #3". Only a proposal:
+        another writer may take it before `set_title`, which then raises DuplicateTitle."""
+        ...
+
+    async def touch(self, key: str) -> None:
+        """Mark activity without a message (`updated_at` = now). Raises SessionNotFound."""
+        ...
+
+    async def end(self, key: str) -> None:
+        """Mark the session ended; `ended_at` keeps the first time. Not activity, and the
+        session still accepts messages. Raises SessionNotFound."""
+        ...
+
     async def list(self, limit: int = 50) -> list[SessionInfo]:
         """Most recently updated first."""
         ...
 
-    async def search(self, query: str, limit: int = 20) -> builtins.list[SearchHit]:
-        """Full-text search over message content; any user text is a valid query."""
+    async def list_rich(self, limit: int = 50) -> builtins.list[SessionSummary]:
+        """`list`'s sessions, in its order, with message counts, usage and a preview."""
+        ...
+
+    async def list_recently_active(
+        self, since: float, limit: int = 50
+    ) -> builtins.list[SessionInfo]:
+        """Sessions with activity at or after `since` (seconds since the epoch), most
+        recently updated first."""
+        ...
+
+    async def search(
+        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+    ) -> builtins.list[SearchHit]:
+        """Full-text search over message content; any user text is a valid query.
+        `exclude_session`: leave that session's messages out (still `limit` hits)."""
+        ...
+
+    async def session_for_message(self, message_id: int) -> SessionInfo | None:
+        """The session holding the message a `SearchHit.message_id` names; None when the
+        message no longer exists."""
+        ...
+
+    async def resolve_root(self, key: str) -> SessionInfo:
+        """The top of the session's lineage: follows `parent_key` while the parent
+        exists (a missing parent or a loop ends the walk). Raises SessionNotFound."""
+        ...
+
+    async def export(self, key: str) -> dict[str, Any]:
+        """The session as a JSON-ready dict (`session_to_dict`). Raises SessionNotFound."""
+        ...
+
+    async def export_all(self) -> builtins.list[dict[str, Any]]:
+        """Every session as `export` gives it, oldest first (created_at, then key)."""
+        ...
+
+    async def prune(self, older_than_days: float) -> int:
+        """Delete ended sessions with no activity and no `end` within the last
+        `older_than_days` days; returns how many. Sessions not ended are never touched."""
+        ...
+
+    async def undo(self, key: str, turns: int = 1) -> int:
+        """Remove the last `turns` turns (each a user message and everything after it; all
+        of them when there are fewer) and return how many messages went. Messages before
+        the first user message stay; recorded usage stays (it was spent). Counts as
+        activity when something was removed. Raises SessionNotFound."""
         ...
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:

@@ -12,24 +12,34 @@ the size an in-memory store lives at, and it keeps `append` free of indexing wor
 
 from __future__ import annotations
 
+import bisect
 import re
 import time
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
+from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
 from seam.contracts.sessions import (
     DuplicateTitle,
+    LoadedSession,
     SearchHit,
     SessionInfo,
     SessionNotFound,
+    SessionSummary,
     UsageRecord,
     UsageTotals,
+    lineage_base,
+    next_lineage_title,
+    preview_line,
+    session_to_dict,
 )
 
 SNIPPET_CHARS = 160
 SEARCHED_ROLES = frozenset({"user", "assistant"})
+SECONDS_PER_DAY = 86_400.0
 
 # Letters and digits; everything else (underscore included) separates words, as in
 # FTS5's unicode61 tokenizer.
@@ -43,7 +53,8 @@ class _Record:
         self.info = info
         self.messages: list[Message] = []
         self.usage = UsageTotals()
-        # Store-wide append order of each message, so search can rank hits newest first.
+        # Store-wide append order of each message (ascending), so search can rank hits
+        # newest first; it doubles as the message's id (`SearchHit.message_id`).
         self.seqs: list[int] = []
 
 
@@ -52,7 +63,8 @@ class InMemorySessionStore:
         self._clock = clock
         self._sessions: dict[str, _Record] = {}
         self._titles: dict[str, str] = {}
-        self._seq = 0
+        self._seq = 1  # message ids start at 1, as SQLite's do
+        self._compactions: dict[str, list[CompactionRecord]] = {}
 
     def _record(self, key: str) -> _Record:
         try:
@@ -74,6 +86,9 @@ class InMemorySessionStore:
         personality: str | None = None,
         title: str | None = None,
         parent_key: str | None = None,
+        tenant: str | None = None,
+        tools: Sequence[str] | None = None,
+        model: str | None = None,
     ) -> SessionInfo:
         record = self._sessions.get(key)
         if record is not None:
@@ -82,7 +97,18 @@ class InMemorySessionStore:
             self._claim_title(key, title)
             self._titles[title] = key
         now = self._clock()
-        info = SessionInfo(key, title, personality, now, now, 0, parent_key)
+        info = SessionInfo(
+            key,
+            title,
+            personality,
+            now,
+            now,
+            0,
+            parent_key,
+            tenant=tenant,
+            tools=None if tools is None else tuple(tools),
+            model=model,
+        )
         self._sessions[key] = _Record(info)
         return info
 
@@ -123,13 +149,17 @@ class InMemorySessionStore:
         key = self._titles.get(title)
         return None if key is None else self._sessions[key].info
 
-    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    async def search(
+        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+    ) -> list[SearchHit]:
         _check_limit(limit)
         wanted = set(_words(query))
         if not wanted or not limit:
             return []
         found: list[tuple[int, str, int, Message]] = []
         for key, record in self._sessions.items():
+            if key == exclude_session:
+                continue
             for index, message in enumerate(record.messages):
                 if (
                     message.role in SEARCHED_ROLES
@@ -139,8 +169,8 @@ class InMemorySessionStore:
                     found.append((record.seqs[index], key, index, message))
         found.sort(key=_newest_first)
         return [
-            SearchHit(key, index, message.role, _snippet(message.content, wanted))
-            for _, key, index, message in found[:limit]
+            SearchHit(key, index, message.role, _snippet(message.content, wanted), seq)
+            for seq, key, index, message in found[:limit]
         ]
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:
@@ -160,9 +190,113 @@ class InMemorySessionStore:
         record = self._sessions.pop(key, None)
         if record is None:
             return False
+        self._compactions.pop(key, None)
         if record.info.title is not None:
             del self._titles[record.info.title]
         return True
+
+    async def load(self, key: str) -> LoadedSession | None:
+        record = self._sessions.get(key)
+        return None if record is None else LoadedSession(record.info, tuple(record.messages))
+
+    async def next_title(self, title: str) -> str:
+        if not title.strip():
+            raise ValueError(f"title must not be blank, got {title!r}")
+        base = lineage_base(title)
+        return next_lineage_title(base, self._titles)
+
+    async def touch(self, key: str) -> None:
+        record = self._record(key)
+        record.info = replace(record.info, updated_at=self._clock())
+
+    async def end(self, key: str) -> None:
+        record = self._record(key)
+        if record.info.ended_at is None:
+            record.info = replace(record.info, ended=True, ended_at=self._clock())
+
+    async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
+        summaries: list[SessionSummary] = []
+        for info in await self.list(limit):
+            record = self._sessions[info.key]
+            roles = [m.role for m in record.messages]
+            first = next((m.content for m in record.messages if m.role == "user"), "")
+            summaries.append(
+                SessionSummary(
+                    info,
+                    roles.count("user"),
+                    roles.count("assistant"),
+                    roles.count("tool"),
+                    record.usage,
+                    preview_line(first),
+                )
+            )
+        return summaries
+
+    async def list_recently_active(self, since: float, limit: int = 50) -> list[SessionInfo]:
+        _check_limit(limit)
+        active = (r.info for r in self._sessions.values() if r.info.updated_at >= since)
+        return sorted(active, key=_recent_first)[:limit]
+
+    async def session_for_message(self, message_id: int) -> SessionInfo | None:
+        for record in self._sessions.values():
+            at = bisect.bisect_left(record.seqs, message_id)
+            if at < len(record.seqs) and record.seqs[at] == message_id:
+                return record.info
+        return None
+
+    async def resolve_root(self, key: str) -> SessionInfo:
+        info = self._record(key).info
+        seen = {info.key}
+        while info.parent_key is not None and info.parent_key not in seen:
+            parent = self._sessions.get(info.parent_key)
+            if parent is None:
+                break
+            seen.add(parent.info.key)
+            info = parent.info
+        return info
+
+    async def export(self, key: str) -> dict[str, Any]:
+        record = self._record(key)
+        return session_to_dict(record.info, record.messages, record.usage)
+
+    async def export_all(self) -> list[dict[str, Any]]:
+        records = sorted(self._sessions.values(), key=lambda r: (r.info.created_at, r.info.key))
+        return [session_to_dict(r.info, r.messages, r.usage) for r in records]
+
+    async def prune(self, older_than_days: float) -> int:
+        if not older_than_days >= 0:  # also refuses NaN
+            raise ValueError(f"older_than_days must be >= 0, got {older_than_days}")
+        cutoff = self._clock() - older_than_days * SECONDS_PER_DAY
+        doomed = [
+            key
+            for key, record in self._sessions.items()
+            if record.info.ended and _last_touched(record.info) < cutoff
+        ]
+        for key in doomed:
+            await self.delete(key)
+        return len(doomed)
+
+    async def undo(self, key: str, turns: int = 1) -> int:
+        if turns < 0:
+            raise ValueError(f"turns must be >= 0, got {turns}")
+        record = self._record(key)
+        users = [i for i, m in enumerate(record.messages) if m.role == "user"]
+        if not turns or not users:
+            return 0
+        cut = users[-min(turns, len(users))]
+        removed = len(record.messages) - cut
+        del record.messages[cut:]
+        del record.seqs[cut:]
+        record.info = replace(record.info, updated_at=self._clock(), message_count=cut)
+        return removed
+
+    async def record_compaction(self, key: str, record: CompactionRecord) -> None:
+        self._record(key)
+        self._compactions.setdefault(key, []).append(record)
+
+    async def compactions(self, key: str) -> list[CompactionRecord]:
+        self._record(key)
+        return list(self._compactions.get(key, ()))
 
     async def aclose(self) -> None:
         return None
@@ -177,6 +311,11 @@ class InMemorySessionStore:
 def _check_limit(limit: int) -> None:
     if limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
+
+
+def _last_touched(info: SessionInfo) -> float:
+    """Last activity or the end, whichever came later (what prune measures age by)."""
+    return max(info.updated_at, info.ended_at if info.ended_at is not None else info.updated_at)
 
 
 def _recent_first(info: SessionInfo) -> tuple[float, str]:

@@ -9,23 +9,34 @@ holds both to them.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sqlite3
 import time
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import (
     DuplicateTitle,
+    LoadedSession,
     SearchHit,
     SessionInfo,
     SessionNotFound,
+    SessionSummary,
     UsageRecord,
     UsageTotals,
+    lineage_base,
+    next_lineage_title,
+    preview_line,
+    session_to_dict,
 )
+from seam.services.sessions.sqlite_db import SQLiteDb
+from seam.services.sessions.sqlite_execution import SQLiteSubmissions
 
 SNIPPET_CHARS = 160
 
@@ -98,20 +109,93 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX usage_session ON usage (session_key)",
     ),
+    # 3: durable execution: session specs, submissions, tagged transcript rows, events.
+    (
+        "ALTER TABLE sessions ADD COLUMN tenant TEXT",
+        "ALTER TABLE sessions ADD COLUMN tools TEXT",
+        "ALTER TABLE sessions ADD COLUMN model TEXT",
+        "ALTER TABLE messages ADD COLUMN submission_id TEXT",
+        "CREATE INDEX messages_submission ON messages (submission_id)"
+        " WHERE submission_id IS NOT NULL",
+        """CREATE TABLE submissions (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            input TEXT NOT NULL,
+            personality TEXT,
+            state TEXT NOT NULL,
+            outcome TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            max_attempts INTEGER NOT NULL,
+            lease_owner TEXT,
+            lease_expires_at REAL,
+            not_before REAL NOT NULL DEFAULT 0,
+            abort_requested INTEGER NOT NULL DEFAULT 0,
+            steps INTEGER NOT NULL DEFAULT 0,
+            result TEXT,
+            error TEXT,
+            finish_reason TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            settled_at REAL
+        )""",
+        "CREATE INDEX submissions_open ON submissions (state, seq) WHERE state <> 'settled'",
+        "CREATE INDEX submissions_session ON submissions (session_key, seq)",
+        """CREATE TABLE events (
+            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            submission_id TEXT,
+            PRIMARY KEY (session_key, seq)
+        ) WITHOUT ROWID""",
+    ),
+    # 4: when a session ended (prune goes by it). Sessions ended before it was recorded
+    # count as ended at their last activity.
+    (
+        "ALTER TABLE sessions ADD COLUMN ended_at REAL",
+        "UPDATE sessions SET ended_at = updated_at WHERE ended <> 0",
+        "CREATE INDEX sessions_ended ON sessions (ended_at) WHERE ended <> 0",
+    ),
+    # 5: context compactions (the summary itself is a marker message in the transcript).
+    (
+        """CREATE TABLE compactions (
+            id INTEGER PRIMARY KEY,
+            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            marker_index INTEGER NOT NULL,
+            tail_start INTEGER NOT NULL,
+            messages_before INTEGER NOT NULL,
+            messages_after INTEGER NOT NULL,
+            tokens_before INTEGER NOT NULL,
+            tokens_after INTEGER NOT NULL,
+            duration_ms REAL NOT NULL,
+            reason TEXT NOT NULL,
+            summarised INTEGER NOT NULL,
+            created_at REAL NOT NULL
+        )""",
+        "CREATE INDEX compactions_session ON compactions (session_key, id)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+SECONDS_PER_DAY = 86_400.0
 
 _SESSION_COLUMNS = (
-    "key, title, personality, created_at, updated_at, message_count, parent_key, ended"
+    "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
+    " tenant, tools, model, ended_at"
 )
 _MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
+_COMPACTION_COLUMNS = (
+    "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
+    " duration_ms, reason, summarised, created_at"
+)
 
 # Letters and digits; everything else (underscore included) separates words, as in
 # FTS5's unicode61 tokenizer.
 _WORD = re.compile(r"[^\W_]+")
 
 
-class SQLiteSessionStore:
+class SQLiteSessionStore(SQLiteSubmissions):
     """A `SessionStore` over one SQLite connection, used directly on the caller's thread.
 
     The calls are sub-millisecond local reads and writes, so running them inline on the
@@ -127,41 +211,18 @@ class SQLiteSessionStore:
         self, path: str, *, clock: Callable[[], float] = time.time, busy_timeout: float = 5.0
     ) -> None:
         self._clock = clock
-        self._db = sqlite3.connect(
-            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        self._wake = asyncio.Event()
+        # Opens, switches to WAL and migrates (see SQLiteDb); `seam doctor` uses it too.
+        self.connector = SQLiteDb(
+            path, MIGRATIONS, busy_timeout=busy_timeout, label="session database"
         )
+        self.connector.open()
         try:
-            _enable_wal(self._db, busy_timeout)
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._migrate(path)
+            self.connector.migrate()
         except BaseException:
-            self._db.close()
+            self.connector.close()
             raise
-
-    def _migrate(self, path: str) -> None:
-        db = self._db
-        while True:
-            # Version is read inside the write lock, so two processes opening a new file
-            # at once apply each migration exactly once.
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                version: int = db.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise RuntimeError(
-                        f"session database {path} has schema version {version}, newer than "
-                        f"this Seam supports ({SCHEMA_VERSION})"
-                    )
-                if version == SCHEMA_VERSION:
-                    db.execute("COMMIT")
-                    return
-                for statement in MIGRATIONS[version]:
-                    db.execute(statement)
-                db.execute(f"PRAGMA user_version = {version + 1}")
-                db.execute("COMMIT")
-            except BaseException:
-                _rollback(db)
-                raise
+        self._db = self.connector.connection
 
     async def create(
         self,
@@ -170,6 +231,9 @@ class SQLiteSessionStore:
         personality: str | None = None,
         title: str | None = None,
         parent_key: str | None = None,
+        tenant: str | None = None,
+        tools: Sequence[str] | None = None,
+        model: str | None = None,
     ) -> SessionInfo:
         existing = await self.get(key)
         if existing is not None:
@@ -182,9 +246,20 @@ class SQLiteSessionStore:
         try:
             # Another process may have created it since the read above: theirs wins.
             db.execute(
-                "INSERT INTO sessions (key, title, personality, parent_key, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                (key, title, personality, parent_key, now, now),
+                "INSERT INTO sessions (key, title, personality, parent_key, created_at,"
+                " updated_at, tenant, tools, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (key) DO NOTHING",
+                (
+                    key,
+                    title,
+                    personality,
+                    parent_key,
+                    now,
+                    now,
+                    tenant,
+                    None if tools is None else json.dumps(list(tools)),
+                    model,
+                ),
             )
             row = db.execute(
                 f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
@@ -312,7 +387,9 @@ class SQLiteSessionStore:
         ).fetchone()
         return None if row is None else _info(row)
 
-    async def search(self, query: str, limit: int = 20) -> list[SearchHit]:
+    async def search(
+        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+    ) -> list[SearchHit]:
         _check_limit(limit)
         wanted = dict.fromkeys(_words(query))
         if not wanted or not limit:
@@ -320,15 +397,58 @@ class SQLiteSessionStore:
         # Each word becomes a quoted FTS5 string: user text is never parsed as syntax.
         # The words hold only letters and digits, so none contains a quote.
         match = " ".join(f'"{word}"' for word in wanted)
+        if exclude_session is None:
+            sql = (
+                "WITH hits AS (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
+                " ORDER BY rowid DESC LIMIT ?)"
+                " SELECT m.id, m.session_key, m.idx, m.role, m.content"
+                " FROM hits JOIN messages AS m ON m.id = hits.rowid ORDER BY m.id DESC"
+            )
+            params: tuple[object, ...] = (match, limit)
+        else:
+            # FTS5 hands rows over newest first; the filter just skips the excluded ones.
+            sql = (
+                "SELECT m.id, m.session_key, m.idx, m.role, m.content"
+                " FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid"
+                " WHERE messages_fts MATCH ? AND m.session_key <> ?"
+                " ORDER BY messages_fts.rowid DESC LIMIT ?"
+            )
+            params = (match, exclude_session, limit)
+        return [
+            SearchHit(key, idx, role, _snippet(content, wanted), message_id)
+            for message_id, key, idx, role, content in self._db.execute(sql, params)
+        ]
+
+    async def record_compaction(self, key: str, record: CompactionRecord) -> None:
+        if not self._exists(key):
+            raise SessionNotFound(f"no session {key!r}")
+        self._db.execute(
+            f"INSERT INTO compactions (session_key, {_COMPACTION_COLUMNS})"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                record.marker_index,
+                record.tail_start,
+                record.messages_before,
+                record.messages_after,
+                record.tokens_before,
+                record.tokens_after,
+                record.duration_ms,
+                record.reason,
+                int(record.summarised),
+                record.created_at or self._clock(),
+            ),
+        )
+
+    async def compactions(self, key: str) -> list[CompactionRecord]:
+        if not self._exists(key):
+            raise SessionNotFound(f"no session {key!r}")
         rows = self._db.execute(
-            "WITH hits AS (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
-            " ORDER BY rowid DESC LIMIT ?)"
-            " SELECT m.session_key, m.idx, m.role, m.content"
-            " FROM hits JOIN messages AS m ON m.id = hits.rowid ORDER BY m.id DESC",
-            (match, limit),
+            f"SELECT {_COMPACTION_COLUMNS} FROM compactions WHERE session_key = ? ORDER BY id",
+            (key,),
         ).fetchall()
         return [
-            SearchHit(key, idx, role, _snippet(content, wanted)) for key, idx, role, content in rows
+            CompactionRecord(*row[:8], summarised=bool(row[8]), created_at=row[9]) for row in rows
         ]
 
     async def delete(self, key: str) -> bool:
@@ -336,8 +456,203 @@ class SQLiteSessionStore:
         cursor = self._db.execute("DELETE FROM sessions WHERE key = ?", (key,))
         return cursor.rowcount > 0
 
+    async def load(self, key: str) -> LoadedSession | None:
+        with _transaction(self._db, "BEGIN"):
+            info = self._info_of(key)
+            if info is None:
+                return None
+            messages = self._messages_of(key)
+        return LoadedSession(info, tuple(messages))
+
+    async def next_title(self, title: str) -> str:
+        _check_title(title)
+        base = lineage_base(title)
+        # " #" up to " $" (the next character) is every title that starts with "base #".
+        rows = self._db.execute(
+            "SELECT title FROM sessions WHERE title = ? OR (title >= ? AND title < ?)",
+            (base, base + " #", base + " $"),
+        ).fetchall()
+        return next_lineage_title(base, (row[0] for row in rows))
+
+    async def touch(self, key: str) -> None:
+        cursor = self._db.execute(
+            "UPDATE sessions SET updated_at = ? WHERE key = ?", (self._clock(), key)
+        )
+        if cursor.rowcount == 0:
+            raise SessionNotFound(f"no session {key!r}")
+
+    async def end(self, key: str) -> None:
+        cursor = self._db.execute(
+            "UPDATE sessions SET ended = 1, ended_at = coalesce(ended_at, ?) WHERE key = ?",
+            (self._clock(), key),
+        )
+        if cursor.rowcount == 0:
+            raise SessionNotFound(f"no session {key!r}")
+
+    async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
+        _check_limit(limit)
+        db = self._db
+        with _transaction(db, "BEGIN"):
+            infos = [
+                _info(row)
+                for row in db.execute(
+                    f"SELECT {_SESSION_COLUMNS} FROM sessions"
+                    " ORDER BY updated_at DESC, key LIMIT ?",
+                    (limit,),
+                )
+            ]
+            # The listed keys travel as one JSON parameter, however many there are.
+            keys = json.dumps([info.key for info in infos])
+            counts: dict[tuple[str, str], int] = {
+                (key, role): n
+                for key, role, n in db.execute(
+                    "SELECT session_key, role, count(*) FROM messages"
+                    " WHERE session_key IN (SELECT value FROM json_each(?))"
+                    " GROUP BY session_key, role",
+                    (keys,),
+                )
+            }
+            usage = {
+                row[0]: _totals(row[1:])
+                for row in db.execute(
+                    f"SELECT session_key, {_USAGE_TOTALS} FROM usage"
+                    " WHERE session_key IN (SELECT value FROM json_each(?))"
+                    " GROUP BY session_key",
+                    (keys,),
+                )
+            }
+            firsts = dict(
+                db.execute(
+                    "SELECT j.value, (SELECT m.content FROM messages AS m"
+                    " WHERE m.session_key = j.value AND m.role = 'user' ORDER BY m.idx LIMIT 1)"
+                    " FROM json_each(?) AS j",
+                    (keys,),
+                ).fetchall()
+            )
+        return [
+            SessionSummary(
+                info,
+                counts.get((info.key, "user"), 0),
+                counts.get((info.key, "assistant"), 0),
+                counts.get((info.key, "tool"), 0),
+                usage.get(info.key, UsageTotals()),
+                preview_line(firsts.get(info.key) or ""),
+            )
+            for info in infos
+        ]
+
+    async def list_recently_active(self, since: float, limit: int = 50) -> list[SessionInfo]:
+        _check_limit(limit)
+        rows = self._db.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE updated_at >= ?"
+            " ORDER BY updated_at DESC, key LIMIT ?",
+            (since, limit),
+        ).fetchall()
+        return [_info(row) for row in rows]
+
+    async def session_for_message(self, message_id: int) -> SessionInfo | None:
+        row = self._db.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions"
+            " WHERE key = (SELECT session_key FROM messages WHERE id = ?)",
+            (message_id,),
+        ).fetchone()
+        return None if row is None else _info(row)
+
+    async def resolve_root(self, key: str) -> SessionInfo:
+        with _transaction(self._db, "BEGIN"):
+            info = self._info_of(key)
+            if info is None:
+                raise SessionNotFound(f"no session {key!r}")
+            seen = {info.key}
+            while info.parent_key is not None and info.parent_key not in seen:
+                parent = self._info_of(info.parent_key)
+                if parent is None:
+                    break
+                seen.add(parent.key)
+                info = parent
+        return info
+
+    async def export(self, key: str) -> dict[str, Any]:
+        with _transaction(self._db, "BEGIN"):
+            info = self._info_of(key)
+            if info is None:
+                raise SessionNotFound(f"no session {key!r}")
+            return session_to_dict(info, self._messages_of(key), self._totals_of(key))
+
+    async def export_all(self) -> list[dict[str, Any]]:
+        db = self._db
+        with _transaction(db, "BEGIN"):
+            infos = [
+                _info(row)
+                for row in db.execute(
+                    f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY created_at, key"
+                ).fetchall()
+            ]
+            return [
+                session_to_dict(info, self._messages_of(info.key), self._totals_of(info.key))
+                for info in infos
+            ]
+
+    async def prune(self, older_than_days: float) -> int:
+        cutoff = self._clock() - _days(older_than_days) * SECONDS_PER_DAY
+        # Messages, usage, submissions and events go by cascade; the messages' delete
+        # trigger keeps the search index in step.
+        cursor = self._db.execute(
+            "DELETE FROM sessions WHERE ended <> 0"
+            " AND max(updated_at, coalesce(ended_at, updated_at)) < ?",
+            (cutoff,),
+        )
+        return cursor.rowcount
+
+    async def undo(self, key: str, turns: int = 1) -> int:
+        if turns < 0:
+            raise ValueError(f"turns must be >= 0, got {turns}")
+        db = self._db
+        with _transaction(db, "BEGIN IMMEDIATE"):
+            if not self._exists(key):
+                raise SessionNotFound(f"no session {key!r}")
+            if turns == 0:
+                return 0
+            # The turns'-th user message from the end, or the first one when there are fewer.
+            row = db.execute(
+                "SELECT coalesce((SELECT idx FROM messages WHERE session_key = ?1 AND role = 'user'"
+                " ORDER BY idx DESC LIMIT 1 OFFSET ?2), (SELECT min(idx) FROM messages"
+                " WHERE session_key = ?1 AND role = 'user'))",
+                (key, turns - 1),
+            ).fetchone()
+            cut = row[0]
+            if cut is None:
+                return 0
+            # Only transcript rows: their delete trigger updates the search index.
+            removed = db.execute(
+                "DELETE FROM messages WHERE session_key = ? AND idx >= ?", (key, cut)
+            ).rowcount
+            db.execute(
+                "UPDATE sessions SET message_count = ?, updated_at = ? WHERE key = ?",
+                (cut, self._clock(), key),
+            )
+        return removed
+
+    def _info_of(self, key: str) -> SessionInfo | None:
+        row = self._db.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
+        ).fetchone()
+        return None if row is None else _info(row)
+
+    def _messages_of(self, key: str) -> list[Message]:
+        rows = self._db.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
+        ).fetchall()
+        return [_message(row) for row in rows]
+
+    def _totals_of(self, key: str) -> UsageTotals:
+        row = self._db.execute(
+            f"SELECT {_USAGE_TOTALS} FROM usage WHERE session_key = ?", (key,)
+        ).fetchone()
+        return _totals(row)
+
     async def aclose(self) -> None:
-        self._db.close()
+        self.connector.close()
 
     def _exists(self, key: str) -> bool:
         return (
@@ -359,6 +674,40 @@ class SQLiteSessionStore:
         return [_info(row) for row in rows]
 
 
+_USAGE_TOTALS = (
+    "count(*), total(input_tokens), total(output_tokens), total(cache_read_tokens),"
+    " total(cache_write_tokens), total(reasoning_tokens), total(cost_usd),"
+    " count(*) - count(cost_usd)"
+)
+
+
+def _totals(row: Sequence[Any]) -> UsageTotals:
+    return UsageTotals(
+        calls=row[0],
+        usage=Usage(*(int(n) for n in row[1:6])),
+        cost_usd=float(row[6]),
+        unpriced_calls=row[7],
+    )
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection, begin: str) -> Iterator[None]:
+    """`BEGIN` for a consistent read of several statements, `BEGIN IMMEDIATE` to write."""
+    db.execute(begin)
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        _rollback(db)
+        raise
+
+
+def _days(days: float) -> float:
+    if not days >= 0:  # also refuses NaN
+        raise ValueError(f"older_than_days must be >= 0, got {days}")
+    return days
+
+
 def _rollback(db: sqlite3.Connection) -> None:
     # SQLite has already rolled back after some errors (disk full, I/O): don't mask them.
     if db.in_transaction:
@@ -376,8 +725,22 @@ def _check_title(title: str) -> None:
 
 
 def _info(row: tuple[Any, ...]) -> SessionInfo:
-    key, title, personality, created, updated, count, parent_key, ended = row
-    return SessionInfo(key, title, personality, created, updated, count, parent_key, bool(ended))
+    key, title, personality, created, updated, count, parent_key, ended, tenant, tools = row[:10]
+    model, ended_at = row[10:]
+    return SessionInfo(
+        key,
+        title,
+        personality,
+        created,
+        updated,
+        count,
+        parent_key,
+        bool(ended),
+        tenant,
+        None if tools is None else tuple(json.loads(tools)),
+        model,
+        ended_at,
+    )
 
 
 def _dump_calls(calls: tuple[ToolCall, ...]) -> str:
@@ -420,22 +783,3 @@ def _snippet(content: str, wanted: dict[str, None]) -> str:
     start = max(0, min(at - room // 3, len(text) - room))
     end = start + room
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
-
-
-def _enable_wal(db: sqlite3.Connection, busy_timeout: float) -> None:
-    """Switch to WAL, waiting out other openers.
-
-    Changing the journal mode takes an exclusive lock and SQLite reports a clash as
-    "database is locked" at once, without consulting the busy timeout, so several
-    processes opening a new file together would fail without this retry.
-    """
-    deadline = time.monotonic() + busy_timeout
-    while True:
-        try:
-            if db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                db.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.005)

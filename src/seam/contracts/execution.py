@@ -1,0 +1,221 @@
+"""The execution store: sessions and transcripts (a `SessionStore`) plus submissions and
+the event log, so every turn is durable and any worker can finish what another began.
+
+A submission is one user message on its way to an answer:
+`queued -> running (leased to one owner, lease renewed) -> settled (completed | failed |
+aborted)`. The transcript rows a submission writes are tagged with its id and written
+together with the submission's progress in one transaction (`append_for`), which is what
+lets a restarted process see exactly how far a crashed turn got.
+
+Time is the store's injected clock (seconds since the epoch); on several machines their
+clocks are assumed to agree to well within a lease.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from seam.contracts.messages import Message
+from seam.contracts.sessions import SessionStore
+
+SubmissionState = Literal["queued", "running", "settled"]
+Outcome = Literal["completed", "failed", "aborted"]
+
+DEFAULT_MAX_ATTEMPTS = 10
+DEFAULT_LEASE_SECONDS = 30.0
+
+
+class SubmissionConflict(ValueError):
+    """The submission id is taken by a submission with a different payload."""
+
+
+class SubmissionNotFound(KeyError):
+    pass
+
+
+class LeaseLost(RuntimeError):
+    """The caller no longer holds the submission's lease (it expired and another owner
+    claimed it, or it was settled): whatever the caller was doing must stop."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewSubmission:
+    id: str
+    session_key: str
+    input: str
+    personality: str | None = None
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    id: str
+    session_key: str
+    input: str
+    state: SubmissionState
+    created_at: float
+    updated_at: float
+    personality: str | None = None
+    outcome: Outcome | None = None
+    # Claims so far (the first run counts as one).
+    attempts: int = 0
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    lease_owner: str | None = None
+    lease_expires_at: float | None = None
+    # A queued submission is not claimed before this time (retry back-off).
+    not_before: float = 0.0
+    abort_requested: bool = False
+    # Transcript messages this submission has written (its progress).
+    steps: int = 0
+    # The final answer, once completed.
+    result: str | None = None
+    error: str | None = None
+    finish_reason: str | None = None
+    settled_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    """One stored event, or several coalesced text deltas (`first_seq`..`seq`).
+
+    `payload` is the event as JSON text (see `seam.core.event_log`); coalesced deltas
+    also keep each piece's length, so a replay from any sequence number inside the range
+    is exact.
+    """
+
+    session_key: str
+    seq: int
+    first_seq: int
+    type: str
+    payload: str
+    submission_id: str | None = None
+
+
+# Rules every backend applies the same way.
+
+
+def check_new(submission: NewSubmission) -> None:
+    if not submission.id:
+        raise ValueError("a submission needs a non-empty id")
+    if submission.max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {submission.max_attempts}")
+
+
+def check_same_payload(existing: Submission, new: NewSubmission) -> None:
+    """Admission is idempotent by id: a resend is fine, a different payload is not."""
+    if (existing.session_key, existing.input, existing.personality) != (
+        new.session_key,
+        new.input,
+        new.personality,
+    ):
+        raise SubmissionConflict(
+            f"submission id {new.id!r} is already used by another submission "
+            f"(session {existing.session_key!r}) with a different payload"
+        )
+
+
+def give_up_message(sub: Submission) -> str:
+    last = f"; last error: {sub.error}" if sub.error else ""
+    return f"gave up after {sub.attempts} attempts{last}"
+
+
+def lease_lost_message(sub: Submission, owner: str) -> str:
+    if sub.state == "running":
+        return f"submission {sub.id!r} is leased to {sub.lease_owner!r}, not {owner!r}"
+    return f"submission {sub.id!r} is {sub.state}; {owner!r} holds no lease on it"
+
+
+@runtime_checkable
+class ExecutionStore(SessionStore, Protocol):
+    async def admit(self, submission: NewSubmission) -> Submission:
+        """Queue a submission. The same id with the same payload returns the stored one
+        unchanged; the same id with another payload raises SubmissionConflict. Raises
+        SessionNotFound when the session does not exist."""
+        ...
+
+    async def submission(self, submission_id: str) -> Submission | None: ...
+
+    async def submissions(
+        self,
+        session_key: str | None = None,
+        *,
+        states: Sequence[SubmissionState] | None = None,
+        limit: int | None = None,
+    ) -> list[Submission]:
+        """Oldest first."""
+        ...
+
+    async def claim(
+        self,
+        owner: str,
+        *,
+        lease: float = DEFAULT_LEASE_SECONDS,
+        submission_id: str | None = None,
+        dead_owners: Sequence[str] = (),
+    ) -> Submission | None:
+        """Lease the oldest runnable submission (or only `submission_id`) to `owner`.
+
+        Runnable: queued and due (`not_before` passed) in a session with no running
+        submission, or running under an expired lease or one held by a `dead_owners`
+        entry. At most one submission per session runs at a time, so messages never
+        interleave. Each claim counts an attempt; a submission that has used all its
+        attempts is settled `failed` instead of being handed out.
+        """
+        ...
+
+    async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
+        """Extend the lease. Raises LeaseLost when `owner` no longer holds it."""
+        ...
+
+    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+        """Append to the submission's session, tagged with its id, and advance its
+        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it."""
+        ...
+
+    async def submission_messages(self, submission_id: str) -> list[Message]:
+        """The transcript messages this submission wrote, in order."""
+        ...
+
+    async def settle(
+        self,
+        submission_id: str,
+        owner: str | None,
+        outcome: Outcome,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+        finish_reason: str | None = None,
+    ) -> Submission:
+        """Settle exactly once. `owner` must hold the lease (None: only for a queued
+        submission, e.g. an abort before it ran). Raises LeaseLost otherwise."""
+        ...
+
+    async def release(
+        self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
+    ) -> Submission:
+        """Give a running submission back to the queue (a retry after `not_before`)."""
+        ...
+
+    async def request_abort(self, submission_id: str) -> Submission:
+        """A queued submission settles `aborted` at once; a running one is flagged and its
+        owner settles it. Settled submissions are returned unchanged."""
+        ...
+
+    async def append_events(self, records: Sequence[EventRecord]) -> None: ...
+
+    async def events(
+        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[EventRecord]:
+        """Stored events with `seq > after_seq` in order (a coalesced record is returned
+        whole when its range reaches past `after_seq`)."""
+        ...
+
+    async def last_seq(self, session_key: str) -> int:
+        """The highest stored event sequence number of the session (0 when none)."""
+        ...
+
+    async def wait_for_work(self, seconds: float) -> None:
+        """Return when a submission may have become runnable, or after `seconds`."""
+        ...

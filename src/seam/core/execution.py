@@ -1,0 +1,274 @@
+"""The empty stack's execution store: submissions and the event log in process memory.
+
+The reference semantics for the durable stores (the conformance suite runs against all
+of them). Every method finishes without awaiting, so each is atomic here, which is the
+in-memory form of the durable stores' transactions. `wait_for_work` wakes on an
+`asyncio.Event`, the in-process stand-in for PostgreSQL's LISTEN/NOTIFY.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from seam.contracts.execution import (
+    DEFAULT_LEASE_SECONDS,
+    EventRecord,
+    LeaseLost,
+    NewSubmission,
+    Outcome,
+    Submission,
+    SubmissionNotFound,
+    SubmissionState,
+    check_new,
+    check_same_payload,
+    give_up_message,
+    lease_lost_message,
+)
+from seam.contracts.messages import Message
+from seam.contracts.sessions import SessionNotFound
+from seam.core.sessions import InMemorySessionStore
+
+
+class InMemoryExecutionStore(InMemorySessionStore):
+    def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(clock=clock)
+        self._submissions: dict[str, Submission] = {}
+        # The unsettled ones, in admission order: what claims scan.
+        self._open: dict[str, Submission] = {}
+        self._written: dict[str, list[Message]] = {}
+        self._events: dict[str, list[EventRecord]] = {}
+        self._wake = asyncio.Event()
+
+    # Submissions
+
+    async def admit(self, submission: NewSubmission) -> Submission:
+        existing = self._submissions.get(submission.id)
+        if existing is not None:
+            check_same_payload(existing, submission)
+            return existing
+        if submission.session_key not in self._sessions:
+            raise SessionNotFound(f"no session {submission.session_key!r}")
+        check_new(submission)
+        now = self._clock()
+        stored = Submission(
+            id=submission.id,
+            session_key=submission.session_key,
+            input=submission.input,
+            state="queued",
+            created_at=now,
+            updated_at=now,
+            personality=submission.personality,
+            max_attempts=submission.max_attempts,
+        )
+        self._submissions[submission.id] = stored
+        self._open[submission.id] = stored
+        self._written[submission.id] = []
+        self._wake.set()
+        return stored
+
+    async def submission(self, submission_id: str) -> Submission | None:
+        return self._submissions.get(submission_id)
+
+    async def submissions(
+        self,
+        session_key: str | None = None,
+        *,
+        states: Sequence[SubmissionState] | None = None,
+        limit: int | None = None,
+    ) -> list[Submission]:
+        pool = self._submissions if states is None or "settled" in states else self._open
+        found = [
+            s
+            for s in pool.values()
+            if (session_key is None or s.session_key == session_key)
+            and (states is None or s.state in states)
+        ]
+        return found if limit is None else found[:limit]
+
+    async def claim(
+        self,
+        owner: str,
+        *,
+        lease: float = DEFAULT_LEASE_SECONDS,
+        submission_id: str | None = None,
+        dead_owners: Sequence[str] = (),
+    ) -> Submission | None:
+        now = self._clock()
+        dead = set(dead_owners)
+        busy = {
+            s.session_key
+            for s in self._open.values()
+            if s.state == "running" and not _lease_over(s, now, dead)
+        }
+        if submission_id is not None:
+            wanted = self._submissions.get(submission_id)
+            candidates = [] if wanted is None else [wanted]
+        else:
+            candidates = list(self._open.values())
+        for sub in candidates:
+            if sub.state == "queued":
+                if sub.not_before > now or sub.session_key in busy:
+                    continue
+            elif sub.state != "running" or not _lease_over(sub, now, dead):
+                continue
+            if sub.attempts >= sub.max_attempts:
+                self._put(
+                    sub,
+                    state="settled",
+                    outcome="failed",
+                    error=give_up_message(sub),
+                    lease_owner=None,
+                    lease_expires_at=None,
+                    settled_at=now,
+                )
+                continue
+            return self._put(
+                sub,
+                state="running",
+                attempts=sub.attempts + 1,
+                lease_owner=owner,
+                lease_expires_at=now + lease,
+            )
+        return None
+
+    async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
+        sub = self._held(submission_id, owner)
+        self._put(sub, lease_expires_at=self._clock() + lease)
+
+    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+        sub = self._held(submission_id, owner)
+        await self.append(sub.session_key, messages)
+        self._written[submission_id].extend(messages)
+        self._put(sub, steps=sub.steps + len(messages))
+
+    async def submission_messages(self, submission_id: str) -> list[Message]:
+        if submission_id not in self._submissions:
+            raise SubmissionNotFound(f"no submission {submission_id!r}")
+        # Messages removed from the transcript since (undo, delete) are not the
+        # submission's any more.
+        return list(self._written.get(submission_id, ()))
+
+    async def settle(
+        self,
+        submission_id: str,
+        owner: str | None,
+        outcome: Outcome,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+        finish_reason: str | None = None,
+    ) -> Submission:
+        sub = self._get(submission_id)
+        if owner is None:
+            if sub.state != "queued":
+                raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
+        else:
+            sub = self._held(submission_id, owner)
+        return self._put(
+            sub,
+            state="settled",
+            outcome=outcome,
+            result=result,
+            error=error,
+            finish_reason=finish_reason,
+            lease_owner=None,
+            lease_expires_at=None,
+            settled_at=self._clock(),
+        )
+
+    async def release(
+        self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
+    ) -> Submission:
+        sub = self._held(submission_id, owner)
+        return self._put(
+            sub,
+            state="queued",
+            not_before=not_before,
+            error=error,
+            lease_owner=None,
+            lease_expires_at=None,
+        )
+
+    async def request_abort(self, submission_id: str) -> Submission:
+        sub = self._get(submission_id)
+        if sub.state == "settled":
+            return sub
+        if sub.state == "queued":
+            return self._put(
+                sub,
+                state="settled",
+                outcome="aborted",
+                abort_requested=True,
+                settled_at=self._clock(),
+            )
+        return self._put(sub, abort_requested=True)
+
+    # The event log
+
+    async def append_events(self, records: Sequence[EventRecord]) -> None:
+        for record in records:
+            if record.session_key not in self._sessions:
+                raise SessionNotFound(f"no session {record.session_key!r}")
+        for record in records:
+            self._events.setdefault(record.session_key, []).append(record)
+
+    async def events(
+        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[EventRecord]:
+        found = [r for r in self._events.get(session_key, ()) if r.seq > after_seq]
+        return found if limit is None else found[:limit]
+
+    async def last_seq(self, session_key: str) -> int:
+        log = self._events.get(session_key)
+        return log[-1].seq if log else 0
+
+    async def wait_for_work(self, seconds: float) -> None:
+        try:
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
+        except TimeoutError:
+            pass
+        self._wake.clear()
+
+    async def delete(self, key: str) -> bool:
+        deleted = await super().delete(key)
+        if deleted:
+            for sid in [s.id for s in self._submissions.values() if s.session_key == key]:
+                del self._submissions[sid]
+                self._open.pop(sid, None)
+                self._written.pop(sid, None)
+            self._events.pop(key, None)
+        return deleted
+
+    # Helpers
+
+    def _get(self, submission_id: str) -> Submission:
+        try:
+            return self._submissions[submission_id]
+        except KeyError:
+            raise SubmissionNotFound(f"no submission {submission_id!r}") from None
+
+    def _held(self, submission_id: str, owner: str) -> Submission:
+        sub = self._get(submission_id)
+        if sub.state != "running" or sub.lease_owner != owner:
+            raise LeaseLost(lease_lost_message(sub, owner))
+        return sub
+
+    def _put(self, sub: Submission, **changes: object) -> Submission:
+        updated = replace(sub, updated_at=self._clock(), **changes)  # type: ignore[arg-type]
+        self._submissions[sub.id] = updated
+        if updated.state == "settled":
+            self._open.pop(sub.id, None)
+        else:
+            self._open[sub.id] = updated
+        if updated.state != "running":
+            self._wake.set()
+        return updated
+
+
+def _lease_over(sub: Submission, now: float, dead: set[str]) -> bool:
+    expires = sub.lease_expires_at
+    return sub.lease_owner in dead or expires is None or expires <= now

@@ -1,0 +1,494 @@
+"""The PostgreSQL store: sessions, transcripts, submissions and the event log in one
+database that several worker processes, on several machines, share.
+
+It keeps the SQLite store's promises (the conformance suites run against both): search
+matches whole words, case- and accent-insensitively, every query word required, in user
+and assistant messages only, newest first (see `postgres_text`). What PostgreSQL adds is
+the shared queue (`postgres_execution`): claims by `FOR NO KEY UPDATE SKIP LOCKED`, and
+wake-ups by LISTEN/NOTIFY on one dedicated connection per store.
+
+Every statement runs on a connection from an `AsyncConnectionPool`; each write that
+touches more than one row is one transaction. Times come from the injected clock, as in
+the other stores (workers' clocks are assumed to agree to well within a lease).
+
+    store = await PostgresStore.connect("postgresql://seam@db/seam")
+    ...
+    await store.aclose()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from types import TracebackType
+from typing import Any, Self
+
+import psycopg
+from psycopg import AsyncConnection, errors
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import AsyncConnectionPool
+
+from seam.contracts.context import CompactionRecord
+from seam.contracts.messages import Message, Usage
+from seam.contracts.sessions import (
+    DuplicateTitle,
+    SearchHit,
+    SessionInfo,
+    SessionNotFound,
+    UsageRecord,
+    UsageTotals,
+)
+from seam.services.sessions.postgres_execution import PostgresSubmissions
+from seam.services.sessions.postgres_rows import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    Params,
+    check_limit,
+    check_title,
+    insert_messages,
+    message_from_row,
+    session_from_row,
+)
+from seam.services.sessions.postgres_schema import check_schema_name, migrate
+from seam.services.sessions.postgres_text import query_words, snippet
+from seam.services.sessions.postgres_upkeep import PostgresUpkeep
+
+log = logging.getLogger(__name__)
+
+# One channel for every Seam schema; the payload names the schema the work is in.
+CHANNEL = "seam_submissions"
+CONNECT_TIMEOUT = 10.0
+
+
+class PostgresStore(PostgresUpkeep, PostgresSubmissions):
+    """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
+
+    `schema` keeps this store's tables in their own PostgreSQL schema (created and
+    migrated on `open`), so one database can hold several independent stores; the
+    default is `public`. Build it with `await PostgresStore.connect(url)` (or construct,
+    then `await store.open()`); `aclose()` ends the pool and the listener.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        schema: str | None = None,
+        min_connections: int = 1,
+        max_connections: int = 10,
+    ) -> None:
+        self._url = url
+        self._clock = clock
+        self._schema = check_schema_name(schema or "public")
+        self._pool = AsyncConnectionPool(
+            url,
+            min_size=min_connections,
+            max_size=max_connections,
+            kwargs={"autocommit": True, "options": f"-c search_path={self._schema}"},
+            open=False,
+            name=f"seam-{self._schema}",
+        )
+        self._wake = asyncio.Event()
+        self._opened = False
+        self._open_lock = asyncio.Lock()
+        self._listener: asyncio.Task[None] | None = None
+        self._listening: asyncio.Future[None] | None = None
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        schema: str | None = None,
+        min_connections: int = 1,
+        max_connections: int = 10,
+    ) -> Self:
+        store = cls(
+            url,
+            clock=clock,
+            schema=schema,
+            min_connections=min_connections,
+            max_connections=max_connections,
+        )
+        await store.open()
+        return store
+
+    async def open(self) -> None:
+        """Connect and bring the schema up to date (safe in several processes at once).
+
+        The first connection is made directly, so a wrong URL or password fails at once
+        with the server's own words instead of after the pool's retry timeout. Called by
+        the first use when nobody called it, so the store can be built where no event loop
+        runs yet (the composition root) and connect when it is first needed.
+        """
+        async with self._open_lock:
+            if self._opened:
+                return
+            await self._open()
+            self._opened = True
+
+    @contextlib.asynccontextmanager
+    async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        if not self._opened:
+            await self.open()
+        async with self._pool.connection() as conn:
+            yield conn
+
+    async def _open(self) -> None:
+        try:
+            conn = await AsyncConnection.connect(
+                self._url, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT)
+            )
+        except psycopg.OperationalError as exc:
+            raise ConnectionError(
+                f"cannot connect to PostgreSQL at {describe_url(self._url)}: {exc}"
+            ) from None
+        async with conn:
+            await migrate(conn, self._schema)
+        try:
+            await self._pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+        except BaseException:
+            await self._pool.close()
+            raise
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+            self._listener = None
+        await self._pool.close()
+
+    # Connections
+
+    @contextlib.asynccontextmanager
+    async def _tx(self) -> AsyncIterator[AsyncConnection[Any]]:
+        async with self._connection() as conn, conn.transaction():
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _snapshot(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A read-only transaction whose statements all see one snapshot."""
+        async with self._connection() as conn, conn.transaction():
+            await conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
+    async def _one(self, query: Any, params: Params = None) -> Any:
+        async with self._connection() as conn:
+            cur = await conn.execute(query, params)
+            return await cur.fetchone()
+
+    async def _all(self, query: Any, params: Params = None) -> list[Any]:
+        async with self._connection() as conn:
+            cur = await conn.execute(query, params)
+            rows: list[Any] = await cur.fetchall()
+            return rows
+
+    async def _notify(self, conn: AsyncConnection[Any]) -> None:
+        """Wake idle workers everywhere (delivered when the transaction commits) and here."""
+        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self._schema))
+        self._wake.set()
+
+    async def _ensure_listening(self) -> None:
+        """Start the LISTEN connection once; returns when it is listening.
+
+        Started by the first `claim` or `wait_for_work`, before either looks at the queue,
+        so a notification sent after a worker found nothing is never missed.
+        """
+        if self._listener is None or self._listener.done():
+            self._listening = asyncio.get_running_loop().create_future()
+            self._listener = asyncio.create_task(self._listen(self._listening))
+        assert self._listening is not None
+        await asyncio.shield(self._listening)
+
+    async def _listen(self, listening: asyncio.Future[None]) -> None:
+        backoff = 0.1
+        while True:
+            try:
+                conn = await AsyncConnection.connect(
+                    self._url, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT)
+                )
+                async with conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    if listening.done():
+                        # Reconnected: whatever was sent meanwhile is lost, so look again.
+                        self._wake.set()
+                    else:
+                        listening.set_result(None)
+                    backoff = 0.1
+                    async for note in conn.notifies():
+                        if note.payload == self._schema:
+                            self._wake.set()
+            except asyncio.CancelledError:
+                if not listening.done():
+                    listening.cancel()
+                raise
+            except Exception as exc:
+                if not listening.done():
+                    listening.set_exception(
+                        ConnectionError(
+                            f"cannot listen on PostgreSQL at {describe_url(self._url)}: {exc}"
+                        )
+                    )
+                    return
+                log.warning("PostgreSQL listener lost its connection (%s); reconnecting", exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 5.0)
+
+    async def wait_for_work(self, seconds: float) -> None:
+        await self._ensure_listening()
+        try:
+            async with asyncio.timeout(seconds):
+                await self._wake.wait()
+        except TimeoutError:
+            pass
+        self._wake.clear()
+
+    # Sessions
+
+    async def create(
+        self,
+        key: str,
+        *,
+        personality: str | None = None,
+        title: str | None = None,
+        parent_key: str | None = None,
+        tenant: str | None = None,
+        tools: Sequence[str] | None = None,
+        model: str | None = None,
+    ) -> SessionInfo:
+        existing = await self.get(key)
+        if existing is not None:
+            return existing
+        if title is not None:
+            check_title(title)
+        now = self._clock()
+        try:
+            async with self._tx() as conn:
+                # Another process may have created it since the read above: theirs wins.
+                await conn.execute(
+                    "INSERT INTO sessions (key, title, personality, parent_key, created_at,"
+                    " updated_at, tenant, tools, model)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s::text[], %s)"
+                    " ON CONFLICT (key) DO NOTHING",
+                    (
+                        key,
+                        title,
+                        personality,
+                        parent_key,
+                        now,
+                        now,
+                        tenant,
+                        None if tools is None else list(tools),
+                        model,
+                    ),
+                )
+                cur = await conn.execute(
+                    f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = %s", (key,)
+                )
+                row = await cur.fetchone()
+        except errors.UniqueViolation:
+            raise await self._duplicate(title) from None
+        assert row is not None
+        return session_from_row(row)
+
+    async def get(self, key: str) -> SessionInfo | None:
+        row = await self._one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = %s", (key,))
+        return None if row is None else session_from_row(row)
+
+    async def append(self, key: str, messages: Sequence[Message]) -> None:
+        if not messages:
+            if not await self._exists(key):
+                raise SessionNotFound(f"no session {key!r}")
+            return
+        async with self._tx() as conn:
+            await insert_messages(conn, key, messages, None, self._clock())
+
+    async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = %s AND idx >= "
+        if start >= 0:
+            sql += "%s ORDER BY idx LIMIT %s"
+            params: tuple[object, ...] = (key, start, limit)
+        else:
+            # Counted in the same statement, so a concurrent append cannot skew the offset.
+            sql += "(SELECT message_count FROM sessions WHERE key = %s) + %s ORDER BY idx LIMIT %s"
+            params = (key, key, start, limit)
+        rows = await self._all(sql, params)
+        if not rows and not await self._exists(key):
+            raise SessionNotFound(f"no session {key!r}")
+        return [message_from_row(row) for row in rows]
+
+    async def set_title(self, key: str, title: str) -> None:
+        check_title(title)
+        try:
+            async with self._connection() as conn:
+                cur = await conn.execute(
+                    "UPDATE sessions SET title = %s WHERE key = %s", (title, key)
+                )
+        except errors.UniqueViolation:
+            raise await self._duplicate(title) from None
+        if cur.rowcount == 0:
+            raise SessionNotFound(f"no session {key!r}")
+
+    async def find_by_title(self, title: str) -> SessionInfo | None:
+        row = await self._one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title = %s", (title,))
+        return None if row is None else session_from_row(row)
+
+    async def search(
+        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+    ) -> list[SearchHit]:
+        check_limit(limit)
+        wanted = query_words(query)
+        if not wanted or not limit:
+            return []
+        # The words are a bound array parameter: user text is never parsed as syntax.
+        rows = await self._all(
+            "SELECT id, session_key, idx, role, content FROM messages"
+            " WHERE words @> %(words)s::text[]"
+            " AND (%(skip)s::text IS NULL OR session_key <> %(skip)s)"
+            " ORDER BY id DESC LIMIT %(limit)s",
+            {"words": wanted, "skip": exclude_session, "limit": limit},
+        )
+        return [
+            SearchHit(key, idx, role, snippet(bytes(content).decode(), wanted), message_id)
+            for message_id, key, idx, role, content in rows
+        ]
+
+    async def record_usage(self, key: str, record: UsageRecord) -> None:
+        u = record.usage
+        try:
+            async with self._connection() as conn:
+                await conn.execute(
+                    "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
+                    " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
+                    " cost_usd, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        key,
+                        record.turn_id,
+                        record.provider,
+                        record.model,
+                        u.input_tokens,
+                        u.output_tokens,
+                        u.cache_read_tokens,
+                        u.cache_write_tokens,
+                        u.reasoning_tokens,
+                        record.cost_usd,
+                        self._clock(),
+                    ),
+                )
+        except errors.ForeignKeyViolation:
+            raise SessionNotFound(f"no session {key!r}") from None
+
+    async def usage_totals(self, key: str) -> UsageTotals:
+        row = await self._one(
+            "SELECT count(u.id), coalesce(sum(u.input_tokens), 0),"
+            " coalesce(sum(u.output_tokens), 0), coalesce(sum(u.cache_read_tokens), 0),"
+            " coalesce(sum(u.cache_write_tokens), 0), coalesce(sum(u.reasoning_tokens), 0),"
+            " coalesce(sum(u.cost_usd), 0), count(u.id) - count(u.cost_usd)"
+            " FROM sessions AS s LEFT JOIN usage AS u ON u.session_key = s.key"
+            " WHERE s.key = %s GROUP BY s.key",
+            (key,),
+        )
+        if row is None:
+            raise SessionNotFound(f"no session {key!r}")
+        return UsageTotals(
+            calls=row[0],
+            usage=Usage(*(int(n) for n in row[1:6])),
+            cost_usd=float(row[6]),
+            unpriced_calls=row[7],
+        )
+
+    async def record_compaction(self, key: str, record: CompactionRecord) -> None:
+        try:
+            async with self._connection() as conn:
+                await conn.execute(
+                    f"INSERT INTO compactions (session_key, {COMPACTION_COLUMNS})"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        key,
+                        record.marker_index,
+                        record.tail_start,
+                        record.messages_before,
+                        record.messages_after,
+                        record.tokens_before,
+                        record.tokens_after,
+                        record.duration_ms,
+                        record.reason,
+                        record.summarised,
+                        record.created_at or self._clock(),
+                    ),
+                )
+        except errors.ForeignKeyViolation:
+            raise SessionNotFound(f"no session {key!r}") from None
+
+    async def compactions(self, key: str) -> list[CompactionRecord]:
+        if not await self._exists(key):
+            raise SessionNotFound(f"no session {key!r}")
+        rows = await self._all(
+            f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_key = %s ORDER BY id",
+            (key,),
+        )
+        return [CompactionRecord(*row[:8], summarised=row[8], created_at=row[9]) for row in rows]
+
+    async def delete(self, key: str) -> bool:
+        # Messages, usage, submissions, events and compactions go by cascade.
+        async with self._connection() as conn:
+            cur = await conn.execute("DELETE FROM sessions WHERE key = %s", (key,))
+        deleted: bool = cur.rowcount > 0
+        return deleted
+
+    async def _exists(self, key: str) -> bool:
+        return await self._one("SELECT 1 FROM sessions WHERE key = %s", (key,)) is not None
+
+    async def _duplicate(self, title: str | None) -> DuplicateTitle:
+        row = await self._one("SELECT key FROM sessions WHERE title = %s", (title,))
+        other = "another session" if row is None else f"session {row[0]!r}"
+        return DuplicateTitle(f"title {title!r} is already used by {other}")
+
+    # Defined last: once the class body binds `list`, later annotations would name this method.
+    async def list(self, limit: int = 50) -> list[SessionInfo]:
+        check_limit(limit)
+        rows = await self._all(
+            f"SELECT {SESSION_COLUMNS} FROM sessions"
+            ' ORDER BY updated_at DESC, key COLLATE "C" LIMIT %s',
+            (limit,),
+        )
+        return [session_from_row(row) for row in rows]
+
+
+COMPACTION_COLUMNS = (
+    "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
+    " duration_ms, reason, summarised, created_at"
+)
+
+
+def describe_url(url: str) -> str:
+    """The URL without its password, for error messages."""
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "<unparsable URL>"
+    host = parts.get("host", "localhost")
+    port = parts.get("port", "5432")
+    user = parts.get("user", "")
+    dbname = parts.get("dbname", "")
+    return f"postgresql://{user}{'@' if user else ''}{host}:{port}/{dbname}"

@@ -1,0 +1,393 @@
+"""Submissions and the event log on PostgreSQL: the `ExecutionStore` half of
+`PostgresStore`, a queue that workers on several machines share.
+
+Claiming: one transaction picks the oldest runnable submission with
+`FOR NO KEY UPDATE OF submission, session SKIP LOCKED`, so concurrent claimers never
+wait on each other and never take the same row, and a session being claimed by one
+worker is skipped by the others. Under those locks a fresh statement re-checks that the
+session has no other running submission: every claim of a queued submission holds its
+session's row lock until it commits, so the re-check sees any claim that won the race.
+At most one submission per session runs at a time (stricter than "no live lease": a
+queued submission also waits behind a running one whose lease ran out, which is
+reclaimed first).
+
+Every write that changes a submission checks, under its row lock, that the caller still
+holds the lease; `append_for` writes the transcript rows and the submission's progress
+in one transaction. Admission, release, settlement and aborts NOTIFY the channel, so
+idle workers (`wait_for_work`) wake at once; lease expiry and back-off are found by the
+workers' periodic look (their wait's timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from psycopg import AsyncConnection, errors, sql
+from psycopg_pool import AsyncConnectionPool
+
+from seam.contracts.execution import (
+    DEFAULT_LEASE_SECONDS,
+    EventRecord,
+    LeaseLost,
+    NewSubmission,
+    Outcome,
+    Submission,
+    SubmissionNotFound,
+    SubmissionState,
+    check_new,
+    check_same_payload,
+    give_up_message,
+    lease_lost_message,
+)
+from seam.contracts.messages import Message
+from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.postgres_rows import (
+    EVENT_COLUMNS,
+    MESSAGE_COLUMNS,
+    SUBMISSION_COLUMNS,
+    Params,
+    encode,
+    event_from_row,
+    insert_messages,
+    message_from_row,
+    returned,
+    submission_from_row,
+)
+
+# Runnable, as the contract says; `%(now)s` and `%(dead)s` are bound per claim.
+_RUNNABLE = """(
+    (s.state = 'queued' AND s.not_before <= %(now)s AND NOT EXISTS (
+        SELECT 1 FROM submissions AS r
+        WHERE r.session_key = s.session_key AND r.state = 'running'))
+    OR (s.state = 'running' AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= %(now)s
+        OR s.lease_owner = ANY (%(dead)s::text[])))
+)"""
+
+
+class PostgresSubmissions:
+    """Mixed into `PostgresStore`, which provides the pool, clock and notifications."""
+
+    _pool: AsyncConnectionPool[Any]
+    _clock: Callable[[], float]
+    _wake: asyncio.Event
+
+    if TYPE_CHECKING:
+
+        def _tx(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
+        async def _one(self, query: Any, params: Params = None) -> Any: ...
+
+        async def _all(self, query: Any, params: Params = None) -> list[Any]: ...
+
+        async def _notify(self, conn: AsyncConnection[Any]) -> None: ...
+
+        async def _ensure_listening(self) -> None: ...
+
+    # Admission and reads
+
+    async def admit(self, submission: NewSubmission) -> Submission:
+        async with self._tx() as conn:
+            existing = await _locked(conn, submission.id)
+            if existing is not None:
+                check_same_payload(existing, submission)
+                return existing
+            # Shared lock: the session cannot be deleted under the new submission.
+            cur = await conn.execute(
+                "SELECT 1 FROM sessions WHERE key = %s FOR KEY SHARE", (submission.session_key,)
+            )
+            if await cur.fetchone() is None:
+                raise SessionNotFound(f"no session {submission.session_key!r}")
+            check_new(submission)
+            now = self._clock()
+            cur = await conn.execute(
+                "INSERT INTO submissions (id, session_key, input, personality, state,"
+                " max_attempts, created_at, updated_at)"
+                " VALUES (%s, %s, %s, %s, 'queued', %s, %s, %s)"
+                f" ON CONFLICT (id) DO NOTHING RETURNING {SUBMISSION_COLUMNS}",
+                (
+                    submission.id,
+                    submission.session_key,
+                    encode(submission.input),
+                    submission.personality,
+                    submission.max_attempts,
+                    now,
+                    now,
+                ),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                # Admitted by another process since our read: same rules as a resend.
+                raced = await _locked(conn, submission.id)
+                assert raced is not None
+                check_same_payload(raced, submission)
+                return raced
+            await self._notify(conn)
+        return submission_from_row(row)
+
+    async def submission(self, submission_id: str) -> Submission | None:
+        row = await self._one(
+            f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s", (submission_id,)
+        )
+        return None if row is None else submission_from_row(row)
+
+    async def submissions(
+        self,
+        session_key: str | None = None,
+        *,
+        states: Sequence[SubmissionState] | None = None,
+        limit: int | None = None,
+    ) -> list[Submission]:
+        # Only the filters given, so the planner can use the open-submissions index.
+        where = [sql.SQL("true")]
+        if session_key is not None:
+            where.append(sql.SQL("session_key = %(key)s"))
+        if states is not None:
+            where.append(sql.SQL("state = ANY (%(states)s::text[])"))
+        query = sql.SQL(
+            "SELECT {columns} FROM submissions WHERE {where} ORDER BY seq LIMIT %(limit)s"
+        ).format(columns=sql.SQL(SUBMISSION_COLUMNS), where=sql.SQL(" AND ").join(where))
+        rows = await self._all(
+            query,
+            {
+                "key": session_key,
+                "states": None if states is None else list(states),
+                "limit": limit,
+            },
+        )
+        return [submission_from_row(row) for row in rows]
+
+    # Claims and leases
+
+    async def claim(
+        self,
+        owner: str,
+        *,
+        lease: float = DEFAULT_LEASE_SECONDS,
+        submission_id: str | None = None,
+        dead_owners: Sequence[str] = (),
+    ) -> Submission | None:
+        # Listen before looking, so work that appears after this look wakes the worker.
+        await self._ensure_listening()
+        now = self._clock()
+        dead = list(dead_owners)
+        pick = sql.SQL(
+            "SELECT s.id FROM submissions AS s JOIN sessions AS k ON k.key = s.session_key"
+            " WHERE s.state <> 'settled' AND {runnable}{only}"
+            " AND NOT (s.session_key = ANY (%(skip)s::text[]))"
+            " ORDER BY s.seq LIMIT 1 FOR NO KEY UPDATE OF s, k SKIP LOCKED"
+        ).format(
+            runnable=sql.SQL(_RUNNABLE),
+            only=sql.SQL(" AND s.id = %(id)s" if submission_id is not None else ""),
+        )
+        skip: list[str] = []
+        async with self._tx() as conn:
+            while True:
+                params = {"now": now, "dead": dead, "skip": skip, "id": submission_id}
+                cur = await conn.execute(pick, params)
+                row = await cur.fetchone()
+                if row is None:
+                    return None
+                sub = await _locked(conn, row[0])
+                assert sub is not None
+                if not await _still_runnable(conn, sub, now, dead):
+                    skip.append(sub.session_key)
+                    continue
+                if sub.attempts >= sub.max_attempts:
+                    await conn.execute(
+                        "UPDATE submissions SET state = 'settled', outcome = 'failed',"
+                        " error = %s, lease_owner = NULL, lease_expires_at = NULL,"
+                        " settled_at = %s, updated_at = %s WHERE id = %s",
+                        (encode(give_up_message(sub)), now, now, sub.id),
+                    )
+                    await self._notify(conn)
+                    continue
+                cur = await conn.execute(
+                    "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
+                    " lease_owner = %s, lease_expires_at = %s, updated_at = %s"
+                    f" WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
+                    (owner, now + lease, now, sub.id),
+                )
+                return submission_from_row(await returned(cur))
+
+    async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
+        async with self._tx() as conn:
+            await _held(conn, submission_id, owner)
+            now = self._clock()
+            await conn.execute(
+                "UPDATE submissions SET lease_expires_at = %s, updated_at = %s WHERE id = %s",
+                (now + lease, now, submission_id),
+            )
+
+    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+        async with self._tx() as conn:
+            sub = await _held(conn, submission_id, owner)
+            if not messages:
+                return
+            now = self._clock()
+            await insert_messages(conn, sub.session_key, messages, submission_id, now)
+            await conn.execute(
+                "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
+                (len(messages), now, submission_id),
+            )
+
+    async def submission_messages(self, submission_id: str) -> list[Message]:
+        if await self._one("SELECT 1 FROM submissions WHERE id = %s", (submission_id,)) is None:
+            raise SubmissionNotFound(f"no submission {submission_id!r}")
+        rows = await self._all(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE submission_id = %s ORDER BY id",
+            (submission_id,),
+        )
+        return [message_from_row(row) for row in rows]
+
+    # Settlement
+
+    async def settle(
+        self,
+        submission_id: str,
+        owner: str | None,
+        outcome: Outcome,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+        finish_reason: str | None = None,
+    ) -> Submission:
+        async with self._tx() as conn:
+            if owner is None:
+                sub = await _locked(conn, submission_id)
+                if sub is None:
+                    raise SubmissionNotFound(f"no submission {submission_id!r}")
+                if sub.state != "queued":
+                    raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
+            else:
+                await _held(conn, submission_id, owner)
+            now = self._clock()
+            cur = await conn.execute(
+                "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"
+                " error = %s, finish_reason = %s, lease_owner = NULL, lease_expires_at = NULL,"
+                f" settled_at = %s, updated_at = %s WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
+                (outcome, encode(result), encode(error), finish_reason, now, now, submission_id),
+            )
+            row = await returned(cur)
+            await self._notify(conn)
+        return submission_from_row(row)
+
+    async def release(
+        self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
+    ) -> Submission:
+        async with self._tx() as conn:
+            await _held(conn, submission_id, owner)
+            cur = await conn.execute(
+                "UPDATE submissions SET state = 'queued', not_before = %s, error = %s,"
+                " lease_owner = NULL, lease_expires_at = NULL, updated_at = %s"
+                f" WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
+                (not_before, encode(error), self._clock(), submission_id),
+            )
+            row = await returned(cur)
+            await self._notify(conn)
+        return submission_from_row(row)
+
+    async def request_abort(self, submission_id: str) -> Submission:
+        async with self._tx() as conn:
+            sub = await _locked(conn, submission_id)
+            if sub is None:
+                raise SubmissionNotFound(f"no submission {submission_id!r}")
+            if sub.state == "settled":
+                return sub
+            now = self._clock()
+            if sub.state == "queued":
+                change = (
+                    "state = 'settled', outcome = 'aborted', abort_requested = true,"
+                    " settled_at = %(now)s, updated_at = %(now)s"
+                )
+            else:
+                change = "abort_requested = true, updated_at = %(now)s"
+            cur = await conn.execute(
+                sql.SQL(
+                    "UPDATE submissions SET {change} WHERE id = %(id)s"
+                    f" RETURNING {SUBMISSION_COLUMNS}"
+                ).format(change=sql.SQL(change)),
+                {"now": now, "id": submission_id},
+            )
+            row = await returned(cur)
+            # A running one's owner may be idle-waiting on the channel for exactly this.
+            await self._notify(conn)
+        return submission_from_row(row)
+
+    # The event log
+
+    async def append_events(self, records: Sequence[EventRecord]) -> None:
+        if not records:
+            return
+        try:
+            async with self._tx() as conn, conn.cursor() as cur:
+                await cur.executemany(
+                    f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+                    [
+                        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id)
+                        for r in records
+                    ],
+                )
+        except errors.ForeignKeyViolation:
+            keys = sorted({r.session_key for r in records})
+            raise SessionNotFound(f"no session {', '.join(map(repr, keys))}") from None
+
+    async def events(
+        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[EventRecord]:
+        rows = await self._all(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE session_key = %s AND seq > %s"
+            " ORDER BY seq LIMIT %s",
+            (session_key, after_seq, limit),
+        )
+        return [event_from_row(row) for row in rows]
+
+    async def last_seq(self, session_key: str) -> int:
+        row = await self._one(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE session_key = %s", (session_key,)
+        )
+        return int(row[0])
+
+
+async def _locked(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
+    """The submission, its row locked until the transaction ends."""
+    cur = await conn.execute(
+        f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s FOR NO KEY UPDATE",
+        (submission_id,),
+    )
+    row = await cur.fetchone()
+    return None if row is None else submission_from_row(row)
+
+
+async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str) -> Submission:
+    """The submission, locked, when `owner` holds its lease; LeaseLost otherwise."""
+    sub = await _locked(conn, submission_id)
+    if sub is None:
+        raise SubmissionNotFound(f"no submission {submission_id!r}")
+    if sub.state != "running" or sub.lease_owner != owner:
+        raise LeaseLost(lease_lost_message(sub, owner))
+    return sub
+
+
+async def _still_runnable(
+    conn: AsyncConnection[Any], sub: Submission, now: float, dead: list[str]
+) -> bool:
+    """Re-check a picked submission with a fresh snapshot, its rows locked.
+
+    The pick's snapshot may predate a claim that committed while it ran (row locks alone
+    do not re-run its NOT EXISTS), so it may have seen a session idle that is now busy.
+    """
+    if sub.state == "queued":
+        if sub.not_before > now:
+            return False
+        cur = await conn.execute(
+            "SELECT 1 FROM submissions WHERE session_key = %s AND state = 'running' AND id <> %s",
+            (sub.session_key, sub.id),
+        )
+        return await cur.fetchone() is None
+    if sub.state == "running":
+        expires = sub.lease_expires_at
+        return expires is None or expires <= now or sub.lease_owner in dead
+    return False

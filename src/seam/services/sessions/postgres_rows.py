@@ -1,0 +1,203 @@
+"""Rows of the PostgreSQL store to and from the contract's dataclasses, and the small
+helpers its modules share."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from psycopg import AsyncConnection, AsyncCursor
+
+from seam.contracts.execution import EventRecord, Submission
+from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import SessionInfo, SessionNotFound
+from seam.services.sessions.postgres_text import message_words
+
+SESSION_COLUMNS = (
+    "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
+    " tenant, tools, model, ended_at"
+)
+MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
+SUBMISSION_COLUMNS = (
+    "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
+    " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
+    " error, finish_reason, settled_at"
+)
+EVENT_COLUMNS = "session_key, seq, first_seq, type, payload, submission_id"
+
+# Query parameters: positional (%s) or named (%(name)s).
+Params = Sequence[Any] | Mapping[str, Any] | None
+
+
+def encode(text: str | None) -> bytes | None:
+    """User and model text goes into `bytea` columns (PostgreSQL text cannot hold NUL)."""
+    return None if text is None else text.encode()
+
+
+def decode(data: bytes | memoryview | None) -> str | None:
+    return None if data is None else bytes(data).decode()
+
+
+def session_from_row(row: Sequence[Any]) -> SessionInfo:
+    (
+        key,
+        title,
+        personality,
+        created,
+        updated,
+        count,
+        parent_key,
+        ended,
+        tenant,
+        tools,
+        model,
+        ended_at,
+    ) = row
+    return SessionInfo(
+        key,
+        title,
+        personality,
+        created,
+        updated,
+        count,
+        parent_key,
+        ended,
+        tenant,
+        None if tools is None else tuple(tools),
+        model,
+        ended_at,
+    )
+
+
+def dump_calls(calls: tuple[ToolCall, ...]) -> str | None:
+    if not calls:
+        return None
+    # json.dumps escapes NUL and other control characters, so `text` can hold the result.
+    return json.dumps(
+        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+        separators=(",", ":"),
+    )
+
+
+def message_from_row(row: Sequence[Any]) -> Message:
+    role, content, calls, call_id, name, interrupted = row
+    return Message(
+        role,
+        bytes(content).decode(),
+        () if calls is None else tuple(ToolCall(**c) for c in json.loads(calls)),
+        call_id,
+        name,
+        interrupted,
+    )
+
+
+def submission_from_row(row: Sequence[Any]) -> Submission:
+    (
+        sid,
+        key,
+        text,
+        state,
+        created,
+        updated,
+        personality,
+        outcome,
+        attempts,
+        max_attempts,
+        owner,
+        expires,
+        not_before,
+        abort,
+        steps,
+        result,
+        error,
+        finish,
+        settled_at,
+    ) = row
+    return Submission(
+        id=sid,
+        session_key=key,
+        input=bytes(text).decode(),
+        state=state,
+        created_at=created,
+        updated_at=updated,
+        personality=personality,
+        outcome=outcome,
+        attempts=attempts,
+        max_attempts=max_attempts,
+        lease_owner=owner,
+        lease_expires_at=expires,
+        not_before=not_before,
+        abort_requested=abort,
+        steps=steps,
+        result=decode(result),
+        error=decode(error),
+        finish_reason=finish,
+        settled_at=settled_at,
+    )
+
+
+def event_from_row(row: Sequence[Any]) -> EventRecord:
+    key, seq, first_seq, type_, payload, submission_id = row
+    return EventRecord(key, int(seq), int(first_seq), type_, payload, submission_id)
+
+
+async def insert_messages(
+    conn: AsyncConnection[Any],
+    key: str,
+    messages: Sequence[Message],
+    submission_id: str | None,
+    now: float,
+) -> None:
+    """Append `messages` to session `key` inside the caller's transaction.
+
+    Bumping the count first locks the session row, so appends to one session queue up
+    and each gets the next indexes.
+    """
+    cur = await conn.execute(
+        "UPDATE sessions SET message_count = message_count + %s, updated_at = %s"
+        " WHERE key = %s RETURNING message_count",
+        (len(messages), now, key),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        raise SessionNotFound(f"no session {key!r}")
+    first = row[0] - len(messages)
+    async with conn.cursor() as cur:
+        await cur.executemany(
+            f"INSERT INTO messages (session_key, idx, {MESSAGE_COLUMNS}, submission_id, words)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
+            [
+                (
+                    key,
+                    first + i,
+                    m.role,
+                    encode(m.content),
+                    dump_calls(m.tool_calls),
+                    m.tool_call_id,
+                    m.name,
+                    m.interrupted,
+                    submission_id,
+                    message_words(m.role, m.content),
+                )
+                for i, m in enumerate(messages)
+            ],
+        )
+
+
+def check_limit(limit: int) -> None:
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+
+
+def check_title(title: str) -> None:
+    if not title.strip():
+        raise ValueError(f"title must not be blank, got {title!r}")
+
+
+async def returned(cur: AsyncCursor[Any]) -> tuple[Any, ...]:
+    """The row an UPDATE ... RETURNING on a row the transaction has locked gave back."""
+    row = await cur.fetchone()
+    if row is None:
+        raise RuntimeError("a locked row vanished inside its transaction")
+    return tuple(row)

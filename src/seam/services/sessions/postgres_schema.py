@@ -1,0 +1,187 @@
+"""The PostgreSQL store's tables, as numbered migrations applied once per schema.
+
+`seam_schema_version` holds how many migrations a schema has. `migrate` runs under a
+transaction-scoped advisory lock keyed by the schema's name, so several processes (or
+machines) opening a new database together apply each migration exactly once; the rest
+wait for the lock and then find the work done.
+
+Text a user or a model wrote (message content, a submission's input, result and error)
+is stored as UTF-8 `bytea`: PostgreSQL's `text` cannot hold a NUL character and a
+transcript must round-trip whatever was said. The words search looks for are extracted
+in Python into `messages.words` (see `postgres_text`), so the rules are exactly those
+of the other stores rather than PostgreSQL's own parser's.
+"""
+
+from __future__ import annotations
+
+import re
+
+from psycopg import AsyncConnection, sql
+
+# Each migration is a list of statements run in one transaction. Append new ones, never
+# edit a shipped one.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE sessions (
+            key text PRIMARY KEY,
+            title text UNIQUE,
+            personality text,
+            parent_key text,
+            created_at double precision NOT NULL,
+            updated_at double precision NOT NULL,
+            ended boolean NOT NULL DEFAULT false,
+            message_count integer NOT NULL DEFAULT 0,
+            tenant text,
+            tools text[],
+            model text,
+            ended_at double precision
+        )""",
+        # Ties in recency go to the smaller key by code point, as in the other stores,
+        # whatever the database's collation.
+        'CREATE INDEX sessions_recent ON sessions (updated_at DESC, key COLLATE "C")',
+        # Append-only: rows are inserted and deleted, never updated.
+        """CREATE TABLE messages (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            idx integer NOT NULL,
+            role text NOT NULL,
+            content bytea NOT NULL,
+            tool_calls text,
+            tool_call_id text,
+            name text,
+            interrupted boolean NOT NULL DEFAULT false,
+            submission_id text,
+            -- Folded words of user and assistant messages; NULL for the rest.
+            words text[],
+            UNIQUE (session_key, idx)
+        )""",
+        "CREATE INDEX messages_words ON messages USING gin (words)",
+        "CREATE INDEX messages_submission ON messages (submission_id)"
+        " WHERE submission_id IS NOT NULL",
+        """CREATE TABLE usage (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            turn_id text NOT NULL,
+            provider text NOT NULL,
+            model text NOT NULL,
+            input_tokens bigint NOT NULL,
+            output_tokens bigint NOT NULL,
+            cache_read_tokens bigint NOT NULL,
+            cache_write_tokens bigint NOT NULL,
+            reasoning_tokens bigint NOT NULL,
+            cost_usd double precision,
+            created_at double precision NOT NULL
+        )""",
+        "CREATE INDEX usage_session ON usage (session_key)",
+        """CREATE TABLE submissions (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            id text NOT NULL UNIQUE,
+            session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            input bytea NOT NULL,
+            personality text,
+            state text NOT NULL CHECK (state IN ('queued', 'running', 'settled')),
+            outcome text CHECK (outcome IN ('completed', 'failed', 'aborted')),
+            attempts integer NOT NULL DEFAULT 0,
+            max_attempts integer NOT NULL,
+            lease_owner text,
+            lease_expires_at double precision,
+            not_before double precision NOT NULL DEFAULT 0,
+            abort_requested boolean NOT NULL DEFAULT false,
+            steps integer NOT NULL DEFAULT 0,
+            result bytea,
+            error bytea,
+            finish_reason text,
+            created_at double precision NOT NULL,
+            updated_at double precision NOT NULL,
+            settled_at double precision
+        )""",
+        # The queue: only open submissions, in admission order.
+        "CREATE INDEX submissions_open ON submissions (seq) WHERE state <> 'settled'",
+        "CREATE INDEX submissions_session ON submissions (session_key, seq)",
+        """CREATE TABLE events (
+            session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            seq bigint NOT NULL,
+            first_seq bigint NOT NULL,
+            type text NOT NULL,
+            payload text NOT NULL,
+            submission_id text,
+            PRIMARY KEY (session_key, seq)
+        )""",
+    ),
+    # 2: context compactions (the summary itself is a marker message in the transcript).
+    (
+        """CREATE TABLE compactions (
+            id bigserial PRIMARY KEY,
+            session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            marker_index integer NOT NULL,
+            tail_start integer NOT NULL,
+            messages_before integer NOT NULL,
+            messages_after integer NOT NULL,
+            tokens_before integer NOT NULL,
+            tokens_after integer NOT NULL,
+            duration_ms double precision NOT NULL,
+            reason text NOT NULL,
+            summarised boolean NOT NULL,
+            created_at double precision NOT NULL
+        )""",
+        "CREATE INDEX compactions_session ON compactions (session_key, id)",
+    ),
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+# Schema names are put into SQL and connection options: keep them plain identifiers.
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def check_schema_name(schema: str) -> str:
+    if not _SCHEMA_NAME.fullmatch(schema):
+        raise ValueError(
+            f"schema must be a lowercase identifier (letters, digits, _), got {schema!r}"
+        )
+    return schema
+
+
+async def migrate(conn: AsyncConnection[object], schema: str) -> int:
+    """Bring `schema` (created when missing) to SCHEMA_VERSION; returns the version found.
+
+    `conn` must be in autocommit mode; every migration is its own transaction.
+    """
+    found: int | None = None
+    while True:
+        async with conn.transaction():
+            # Keyed by the schema, so databases with several Seam schemas migrate each
+            # independently; the lock is released when the transaction ends.
+            await conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtextextended('seam_schema:' || %s, 0))",
+                (schema,),
+            )
+            ident = sql.Identifier(schema)
+            await conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(ident))
+            await conn.execute(
+                sql.SQL(
+                    "CREATE TABLE IF NOT EXISTS {}.seam_schema_version (version integer NOT NULL)"
+                ).format(ident)
+            )
+            cur = await conn.execute(
+                sql.SQL("SELECT version FROM {}.seam_schema_version").format(ident)
+            )
+            row = await cur.fetchone()
+            version = 0 if row is None else int(row[0])  # type: ignore[index]
+            if found is None:
+                found = version
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"PostgreSQL schema {schema!r} has Seam schema version {version}, newer "
+                    f"than this Seam supports ({SCHEMA_VERSION})"
+                )
+            if version == SCHEMA_VERSION:
+                return found
+            await conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(ident))
+            for statement in MIGRATIONS[version]:
+                await conn.execute(statement)
+            if row is None:
+                await conn.execute(
+                    "INSERT INTO seam_schema_version (version) VALUES (%s)", (version + 1,)
+                )
+            else:
+                await conn.execute("UPDATE seam_schema_version SET version = %s", (version + 1,))

@@ -1,0 +1,427 @@
+"""Submissions and the event log on SQLite: the `ExecutionStore` half of the SQLite store.
+
+A mixin of `SQLiteSessionStore` (kept apart for size): the tables come from the same
+migrations, and every write is one `BEGIN IMMEDIATE` transaction, so a transcript step
+and the submission's progress commit together or not at all, and a claim cannot race
+another process's claim (SQLite has one writer at a time).
+
+SQLite has no LISTEN/NOTIFY: `wait_for_work` wakes at once for work admitted in this
+process and otherwise polls the file, which is right for the embedded single-machine
+case. Several machines share a queue through PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from seam.contracts.execution import (
+    DEFAULT_LEASE_SECONDS,
+    EventRecord,
+    LeaseLost,
+    NewSubmission,
+    Outcome,
+    Submission,
+    SubmissionNotFound,
+    SubmissionState,
+    check_new,
+    check_same_payload,
+    give_up_message,
+    lease_lost_message,
+)
+from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import SessionNotFound
+
+SUBMISSION_COLUMNS = (
+    "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
+    " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
+    " error, finish_reason, settled_at"
+)
+# How often an idle worker looks for work another process admitted.
+POLL_SECONDS = 0.5
+
+
+class SQLiteSubmissions:
+    _db: sqlite3.Connection
+    _clock: Callable[[], float]
+    _wake: asyncio.Event
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def _row(self, submission_id: str) -> Submission | None:
+        row = self._db.execute(
+            f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = ?", (submission_id,)
+        ).fetchone()
+        return None if row is None else submission_from_row(row)
+
+    def _held(self, submission_id: str, owner: str) -> Submission:
+        sub = self._row(submission_id)
+        if sub is None:
+            raise SubmissionNotFound(f"no submission {submission_id!r}")
+        if sub.state != "running" or sub.lease_owner != owner:
+            raise LeaseLost(lease_lost_message(sub, owner))
+        return sub
+
+    async def admit(self, submission: NewSubmission) -> Submission:
+        with self._write() as db:
+            existing = self._row(submission.id)
+            if existing is not None:
+                check_same_payload(existing, submission)
+                return existing
+            if (
+                db.execute(
+                    "SELECT 1 FROM sessions WHERE key = ?", (submission.session_key,)
+                ).fetchone()
+                is None
+            ):
+                raise SessionNotFound(f"no session {submission.session_key!r}")
+            check_new(submission)
+            now = self._clock()
+            db.execute(
+                "INSERT INTO submissions (id, session_key, input, personality, state,"
+                " max_attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+                (
+                    submission.id,
+                    submission.session_key,
+                    submission.input,
+                    submission.personality,
+                    submission.max_attempts,
+                    now,
+                    now,
+                ),
+            )
+            stored = self._row(submission.id)
+        self._wake.set()
+        assert stored is not None
+        return stored
+
+    async def submission(self, submission_id: str) -> Submission | None:
+        return self._row(submission_id)
+
+    async def submissions(
+        self,
+        session_key: str | None = None,
+        *,
+        states: Sequence[SubmissionState] | None = None,
+        limit: int | None = None,
+    ) -> list[Submission]:
+        sql = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE 1"
+        params: list[Any] = []
+        if session_key is not None:
+            sql += " AND session_key = ?"
+            params.append(session_key)
+        if states is not None:
+            sql += f" AND state IN ({', '.join('?' * len(states))})"
+            params.extend(states)
+        sql += " ORDER BY seq LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        return [submission_from_row(r) for r in self._db.execute(sql, params).fetchall()]
+
+    async def claim(
+        self,
+        owner: str,
+        *,
+        lease: float = DEFAULT_LEASE_SECONDS,
+        submission_id: str | None = None,
+        dead_owners: Sequence[str] = (),
+    ) -> Submission | None:
+        now = self._clock()
+        dead = json.dumps(list(dead_owners))
+        # A lease is over when it expired or its owner is known dead.
+        over = (
+            "(s.lease_expires_at <= :now OR s.lease_owner IN (SELECT value FROM json_each(:dead)))"
+        )
+        sql = (
+            "SELECT s.id, s.attempts, s.max_attempts FROM submissions AS s"
+            f" WHERE ((s.state = 'queued' AND s.not_before <= :now AND NOT EXISTS ("
+            f"   SELECT 1 FROM submissions AS r WHERE r.session_key = s.session_key"
+            f"   AND r.state = 'running' AND NOT (r.lease_expires_at <= :now"
+            f"   OR r.lease_owner IN (SELECT value FROM json_each(:dead)))))"
+            f" OR (s.state = 'running' AND {over}))"
+        )
+        params: dict[str, Any] = {"now": now, "dead": dead}
+        if submission_id is not None:
+            sql += " AND s.id = :id"
+            params["id"] = submission_id
+        sql += " ORDER BY s.seq"
+        with self._write() as db:
+            for sid, attempts, max_attempts in db.execute(sql, params).fetchall():
+                if attempts >= max_attempts:
+                    sub = self._row(sid)
+                    assert sub is not None
+                    db.execute(
+                        "UPDATE submissions SET state = 'settled', outcome = 'failed', error = ?,"
+                        " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?,"
+                        " updated_at = ? WHERE id = ?",
+                        (give_up_message(sub), now, now, sid),
+                    )
+                    continue
+                db.execute(
+                    "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
+                    " lease_owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?",
+                    (owner, now + lease, now, sid),
+                )
+                return self._row(sid)
+        return None
+
+    async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
+        with self._write() as db:
+            self._held(submission_id, owner)
+            now = self._clock()
+            db.execute(
+                "UPDATE submissions SET lease_expires_at = ?, updated_at = ? WHERE id = ?",
+                (now + lease, now, submission_id),
+            )
+
+    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+        with self._write() as db:
+            sub = self._held(submission_id, owner)
+            now = self._clock()
+            if not messages:
+                return
+            row = db.execute(
+                "UPDATE sessions SET message_count = message_count + ?, updated_at = ?"
+                " WHERE key = ? RETURNING message_count",
+                (len(messages), now, sub.session_key),
+            ).fetchone()
+            if row is None:
+                raise SessionNotFound(f"no session {sub.session_key!r}")
+            first = row[0] - len(messages)
+            db.executemany(
+                "INSERT INTO messages (session_key, idx, role, content, tool_calls, tool_call_id,"
+                " name, interrupted, submission_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        sub.session_key,
+                        first + i,
+                        m.role,
+                        m.content,
+                        dump_calls(m.tool_calls) if m.tool_calls else None,
+                        m.tool_call_id,
+                        m.name,
+                        m.interrupted,
+                        submission_id,
+                    )
+                    for i, m in enumerate(messages)
+                ],
+            )
+            db.execute(
+                "UPDATE submissions SET steps = steps + ?, updated_at = ? WHERE id = ?",
+                (len(messages), now, submission_id),
+            )
+
+    async def submission_messages(self, submission_id: str) -> list[Message]:
+        if self._row(submission_id) is None:
+            raise SubmissionNotFound(f"no submission {submission_id!r}")
+        rows = self._db.execute(
+            "SELECT role, content, tool_calls, tool_call_id, name, interrupted FROM messages"
+            " WHERE submission_id = ? ORDER BY idx",
+            (submission_id,),
+        ).fetchall()
+        return [message_from_row(r) for r in rows]
+
+    async def settle(
+        self,
+        submission_id: str,
+        owner: str | None,
+        outcome: Outcome,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+        finish_reason: str | None = None,
+    ) -> Submission:
+        with self._write() as db:
+            if owner is None:
+                sub = self._row(submission_id)
+                if sub is None:
+                    raise SubmissionNotFound(f"no submission {submission_id!r}")
+                if sub.state != "queued":
+                    raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
+            else:
+                self._held(submission_id, owner)
+            now = self._clock()
+            db.execute(
+                "UPDATE submissions SET state = 'settled', outcome = ?, result = ?, error = ?,"
+                " finish_reason = ?, lease_owner = NULL, lease_expires_at = NULL,"
+                " settled_at = ?, updated_at = ? WHERE id = ?",
+                (outcome, result, error, finish_reason, now, now, submission_id),
+            )
+            settled = self._row(submission_id)
+        self._wake.set()
+        assert settled is not None
+        return settled
+
+    async def release(
+        self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
+    ) -> Submission:
+        with self._write() as db:
+            self._held(submission_id, owner)
+            db.execute(
+                "UPDATE submissions SET state = 'queued', not_before = ?, error = ?,"
+                " lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE id = ?",
+                (not_before, error, self._clock(), submission_id),
+            )
+            released = self._row(submission_id)
+        self._wake.set()
+        assert released is not None
+        return released
+
+    async def request_abort(self, submission_id: str) -> Submission:
+        with self._write() as db:
+            sub = self._row(submission_id)
+            if sub is None:
+                raise SubmissionNotFound(f"no submission {submission_id!r}")
+            now = self._clock()
+            if sub.state == "queued":
+                db.execute(
+                    "UPDATE submissions SET state = 'settled', outcome = 'aborted',"
+                    " abort_requested = 1, settled_at = ?, updated_at = ? WHERE id = ?",
+                    (now, now, submission_id),
+                )
+            elif sub.state == "running":
+                db.execute(
+                    "UPDATE submissions SET abort_requested = 1, updated_at = ? WHERE id = ?",
+                    (now, submission_id),
+                )
+            updated = self._row(submission_id)
+        assert updated is not None
+        return updated
+
+    async def append_events(self, records: Sequence[EventRecord]) -> None:
+        if not records:
+            return
+        with self._write() as db:
+            try:
+                db.executemany(
+                    "INSERT INTO events (session_key, seq, first_seq, type, payload,"
+                    " submission_id) VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id)
+                        for r in records
+                    ],
+                )
+            except sqlite3.IntegrityError as exc:
+                if "FOREIGN KEY" in str(exc):
+                    raise SessionNotFound(f"no session {records[0].session_key!r}") from None
+                raise
+
+    async def events(
+        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[EventRecord]:
+        rows = self._db.execute(
+            "SELECT session_key, seq, first_seq, type, payload, submission_id FROM events"
+            " WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (session_key, after_seq, -1 if limit is None else limit),
+        ).fetchall()
+        return [EventRecord(*row) for row in rows]
+
+    async def last_seq(self, session_key: str) -> int:
+        row = self._db.execute(
+            "SELECT max(seq) FROM events WHERE session_key = ?", (session_key,)
+        ).fetchone()
+        return int(row[0] or 0)
+
+    async def wait_for_work(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            try:
+                async with asyncio.timeout(min(left, POLL_SECONDS)):
+                    await self._wake.wait()
+                self._wake.clear()
+                return
+            except TimeoutError:
+                pass
+            if self._has_due_work():
+                return
+
+    def _has_due_work(self) -> bool:
+        now = self._clock()
+        row = self._db.execute(
+            "SELECT 1 FROM submissions WHERE (state = 'queued' AND not_before <= ?)"
+            " OR (state = 'running' AND lease_expires_at <= ?) LIMIT 1",
+            (now, now),
+        ).fetchone()
+        return row is not None
+
+
+def submission_from_row(row: Sequence[Any]) -> Submission:
+    (
+        sid,
+        key,
+        text,
+        state,
+        created,
+        updated,
+        personality,
+        outcome,
+        attempts,
+        max_attempts,
+        owner,
+        expires,
+        not_before,
+        abort,
+        steps,
+        result,
+        error,
+        finish,
+        settled_at,
+    ) = row
+    return Submission(
+        id=sid,
+        session_key=key,
+        input=text,
+        state=state,
+        created_at=created,
+        updated_at=updated,
+        personality=personality,
+        outcome=outcome,
+        attempts=attempts,
+        max_attempts=max_attempts,
+        lease_owner=owner,
+        lease_expires_at=expires,
+        not_before=not_before,
+        abort_requested=bool(abort),
+        steps=steps,
+        result=result,
+        error=error,
+        finish_reason=finish,
+        settled_at=settled_at,
+    )
+
+
+def dump_calls(calls: tuple[ToolCall, ...]) -> str:
+    return json.dumps(
+        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def message_from_row(row: Sequence[Any]) -> Message:
+    role, content, calls, call_id, name, interrupted = row
+    return Message(
+        role,
+        content,
+        () if calls is None else tuple(ToolCall(**c) for c in json.loads(calls)),
+        call_id,
+        name,
+        bool(interrupted),
+    )

@@ -1,0 +1,321 @@
+"""The `ExecutionStore` contract (submissions, leases, the event log), written once and
+run against every backend.
+
+A backend's test module subclasses `ExecutionStoreSuite` and provides two fixtures:
+`clock` (a `ManualClock`) and `store` (a fresh, empty store built with that clock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from seam.contracts.execution import (
+    EventRecord,
+    ExecutionStore,
+    LeaseLost,
+    NewSubmission,
+    SubmissionConflict,
+)
+from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import SessionNotFound
+
+from .session_store_suite import ManualClock
+
+KEY = 'agent-session:["t","default","main"]'
+OTHER = 'agent-session:["t","default","other"]'
+
+
+async def _admit(store: ExecutionStore, sid: str, key: str = KEY, text: str = "hi") -> None:
+    await store.admit(NewSubmission(sid, key, text))
+
+
+class ExecutionStoreSuite:
+    # Admission
+
+    async def test_admit_queues_a_submission(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        sub = await store.admit(NewSubmission("s1", KEY, "hello", personality="coder"))
+        assert (sub.id, sub.session_key, sub.input, sub.state) == ("s1", KEY, "hello", "queued")
+        assert sub.personality == "coder"
+        assert sub.attempts == 0 and sub.outcome is None and sub.steps == 0
+        assert await store.submission("s1") == sub
+
+    async def test_admission_is_idempotent_by_id(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        first = await store.admit(NewSubmission("s1", KEY, "hello"))
+        again = await store.admit(NewSubmission("s1", KEY, "hello"))
+        assert again == first
+        assert [s.id for s in await store.submissions(KEY)] == ["s1"]
+
+    async def test_same_id_other_payload_is_a_conflict(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await store.create(OTHER)
+        await store.admit(NewSubmission("s1", KEY, "hello"))
+        with pytest.raises(SubmissionConflict, match="s1"):
+            await store.admit(NewSubmission("s1", KEY, "something else"))
+        with pytest.raises(SubmissionConflict):
+            await store.admit(NewSubmission("s1", OTHER, "hello"))
+        assert (await store.submission("s1")).input == "hello"  # type: ignore[union-attr]
+
+    async def test_admit_to_an_unknown_session_fails(self, store: ExecutionStore) -> None:
+        with pytest.raises(SessionNotFound):
+            await store.admit(NewSubmission("s1", KEY, "hello"))
+        assert await store.submission("s1") is None
+
+    async def test_admission_settles_a_settled_resend_unchanged(
+        self, store: ExecutionStore
+    ) -> None:
+        await store.create(KEY)
+        await _admit(store, "s1")
+        await store.claim("w1")
+        settled = await store.settle("s1", "w1", "completed", result="done")
+        assert await store.admit(NewSubmission("s1", KEY, "hi")) == settled
+
+    async def test_submissions_filters_and_orders_oldest_first(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await store.create(OTHER)
+        for sid, key in [("a", KEY), ("b", OTHER), ("c", KEY)]:
+            await _admit(store, sid, key)
+            clock.advance()
+        assert [s.id for s in await store.submissions()] == ["a", "b", "c"]
+        assert [s.id for s in await store.submissions(KEY)] == ["a", "c"]
+        await store.claim("w1")
+        assert [s.id for s in await store.submissions(states=["queued"])] == ["b", "c"]
+        assert [s.id for s in await store.submissions(states=["running"])] == ["a"]
+        assert [s.id for s in await store.submissions(limit=1)] == ["a"]
+
+    # Claims and leases
+
+    async def test_claim_leases_the_oldest_and_counts_an_attempt(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await store.create(OTHER)
+        await _admit(store, "a", KEY)
+        clock.advance()
+        await _admit(store, "b", OTHER)
+        sub = await store.claim("w1", lease=30)
+        assert sub is not None and sub.id == "a"
+        assert (sub.state, sub.lease_owner, sub.attempts) == ("running", "w1", 1)
+        assert sub.lease_expires_at == clock.now + 30
+        second = await store.claim("w2", lease=30)
+        assert second is not None and second.id == "b"
+        assert await store.claim("w3") is None
+
+    async def test_one_running_submission_per_session(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        clock.advance()
+        await _admit(store, "b")
+        first = await store.claim("w1")
+        assert first is not None and first.id == "a"
+        # b queues behind a: messages of one session never interleave.
+        assert await store.claim("w2") is None
+        await store.settle("a", "w1", "completed", result="ok")
+        second = await store.claim("w2")
+        assert second is not None and second.id == "b"
+
+    async def test_claim_a_given_submission(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await store.create(OTHER)
+        await _admit(store, "a", KEY)
+        clock.advance()
+        await _admit(store, "b", OTHER)
+        sub = await store.claim("w1", submission_id="b")
+        assert sub is not None and sub.id == "b"
+        assert await store.claim("w2", submission_id="b") is None
+        assert await store.claim("w2", submission_id="missing") is None
+
+    async def test_an_expired_lease_is_reclaimed(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1", lease=10)
+        clock.advance(9)
+        assert await store.claim("w2", lease=10) is None
+        clock.advance(2)
+        sub = await store.claim("w2", lease=10)
+        assert sub is not None and (sub.id, sub.lease_owner, sub.attempts) == ("a", "w2", 2)
+        # The old owner lost it: every write it tries is refused.
+        with pytest.raises(LeaseLost):
+            await store.renew("a", "w1", lease=10)
+        with pytest.raises(LeaseLost):
+            await store.append_for("a", "w1", [Message("user", "hi")])
+        with pytest.raises(LeaseLost):
+            await store.settle("a", "w1", "completed")
+
+    async def test_renewal_keeps_the_lease(self, store: ExecutionStore, clock: ManualClock) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1", lease=10)
+        for _ in range(3):
+            clock.advance(8)
+            await store.renew("a", "w1", lease=10)
+        assert await store.claim("w2", lease=10) is None
+        sub = await store.submission("a")
+        assert sub is not None and sub.lease_expires_at == clock.now + 10
+
+    async def test_a_dead_owners_lease_is_reclaimed_at_once(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1", lease=30)
+        assert await store.claim("w2", dead_owners=["w9"]) is None
+        sub = await store.claim("w2", dead_owners=["w1"])
+        assert sub is not None and sub.lease_owner == "w2"
+
+    async def test_attempts_run_out_and_the_submission_fails(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await store.admit(NewSubmission("a", KEY, "hi", max_attempts=2))
+        await store.claim("w1", lease=5)
+        await store.release("a", "w1", not_before=0, error="HTTP 503")
+        await store.claim("w1", lease=5)
+        clock.advance(6)  # the second run crashed and its lease ran out
+        assert await store.claim("w2") is None
+        sub = await store.submission("a")
+        assert sub is not None and (sub.state, sub.outcome) == ("settled", "failed")
+        assert "2 attempts" in (sub.error or "") and "HTTP 503" in (sub.error or "")
+
+    async def test_release_requeues_with_back_off(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        sub = await store.release("a", "w1", not_before=clock.now + 60, error="rate limited")
+        assert (sub.state, sub.lease_owner, sub.error) == ("queued", None, "rate limited")
+        assert await store.claim("w1") is None
+        clock.advance(61)
+        again = await store.claim("w1")
+        assert again is not None and again.attempts == 2
+
+    # The transcript, written with the submission's progress
+
+    async def test_append_for_tags_messages_and_advances(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await store.append(KEY, [Message("user", "earlier")])
+        await _admit(store, "a")
+        await store.claim("w1")
+        call = ToolCall("c1", "read", "{}")
+        await store.append_for("a", "w1", [Message("user", "hi")])
+        await store.append_for(
+            "a", "w1", [Message("assistant", "", (call,)), Message("tool", "x", tool_call_id="c1")]
+        )
+        assert [m.content for m in await store.submission_messages("a")] == ["hi", "", "x"]
+        assert [m.content for m in await store.messages(KEY)] == ["earlier", "hi", "", "x"]
+        sub = await store.submission("a")
+        assert sub is not None and sub.steps == 3
+
+    async def test_append_for_needs_the_lease(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        with pytest.raises(LeaseLost):
+            await store.append_for("a", "w1", [Message("user", "hi")])
+        await store.claim("w1")
+        with pytest.raises(LeaseLost):
+            await store.append_for("a", "w2", [Message("user", "hi")])
+        assert await store.messages(KEY) == []
+        assert await store.submission_messages("a") == []
+
+    # Settlement
+
+    async def test_settle_exactly_once(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        sub = await store.settle("a", "w1", "completed", result="42", finish_reason="stop")
+        assert (sub.state, sub.outcome, sub.result, sub.finish_reason) == (
+            "settled",
+            "completed",
+            "42",
+            "stop",
+        )
+        assert sub.lease_owner is None and sub.settled_at is not None
+        with pytest.raises(LeaseLost):
+            await store.settle("a", "w1", "failed")
+        assert (await store.submission("a")).outcome == "completed"  # type: ignore[union-attr]
+        assert await store.claim("w1") is None
+
+    async def test_abort_a_queued_submission(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        sub = await store.request_abort("a")
+        assert (sub.state, sub.outcome) == ("settled", "aborted")
+        assert await store.claim("w1") is None
+
+    async def test_abort_a_running_submission_flags_it(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        sub = await store.request_abort("a")
+        assert (sub.state, sub.abort_requested) == ("running", True)
+        settled = await store.settle("a", "w1", "aborted")
+        assert settled.outcome == "aborted"
+        assert await store.request_abort("a") == settled
+
+    async def test_settle_queued_without_owner(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        with pytest.raises(LeaseLost):
+            await store.settle("a", None, "aborted")
+
+    # The event log
+
+    async def test_events_replay_in_order_after_a_sequence_number(
+        self, store: ExecutionStore
+    ) -> None:
+        await store.create(KEY)
+        await store.create(OTHER)
+        records = [
+            EventRecord(KEY, 1, 1, "run_start", '{"type":"run_start"}', "a"),
+            EventRecord(KEY, 4, 2, "text_delta", '{"pieces":[1,1,1]}', "a"),
+            EventRecord(KEY, 5, 5, "done", '{"type":"done"}', "a"),
+        ]
+        await store.append_events(records[:2])
+        await store.append_events(records[2:])
+        await store.append_events([EventRecord(OTHER, 1, 1, "run_start", "{}")])
+        assert await store.events(KEY) == records
+        assert await store.events(KEY, after_seq=1) == records[1:]
+        # A coalesced record reaching past after_seq comes back whole.
+        assert await store.events(KEY, after_seq=3) == records[1:]
+        assert await store.events(KEY, after_seq=4) == records[2:]
+        assert await store.events(KEY, after_seq=5) == []
+        assert await store.events(KEY, limit=1) == records[:1]
+        assert await store.last_seq(KEY) == 5
+        assert await store.last_seq(OTHER) == 1
+        assert await store.last_seq('agent-session:["t","default","none"]') == 0
+
+    async def test_deleting_a_session_removes_its_submissions_and_events(
+        self, store: ExecutionStore
+    ) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.append_events([EventRecord(KEY, 1, 1, "run_start", "{}", "a")])
+        assert await store.delete(KEY)
+        assert await store.submission("a") is None
+        assert await store.events(KEY) == []
+
+    # Wake-ups
+
+    async def test_wait_for_work_wakes_on_admission(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        waiter = asyncio.create_task(store.wait_for_work(30))
+        await asyncio.sleep(0)  # let the waiter start listening
+        await _admit(store, "a")
+        async with asyncio.timeout(10):
+            await waiter
+
+    async def test_wait_for_work_times_out(self, store: ExecutionStore) -> None:
+        async with asyncio.timeout(10):
+            await store.wait_for_work(0.01)

@@ -1,0 +1,94 @@
+"""Every built-in session store keeps compaction records (`CompactionLog`), per session,
+oldest first, gone with their session; SQLite keeps them across a reopen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from seam.contracts import SessionNotFound
+from seam.contracts.context import CompactionLog, CompactionRecord
+from seam.core import InMemorySessionStore
+from seam.services.sessions.sqlite import SQLiteSessionStore
+
+FIRST = CompactionRecord(40, 25, 45, 24, 3_100, 1_400, 12.5, "threshold", True, 1_000.0)
+SECOND = CompactionRecord(70, 60, 30, 22, 3_050, 2_000, 0.4, "overflow", False, 2_000.0)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> CompactionLog:
+    if request.param == "memory":
+        return InMemorySessionStore()
+    if request.param == "postgres":
+        from seam.services.sessions.postgres import PostgresStore
+
+        url = request.getfixturevalue("postgres_url")
+        return PostgresStore(url, schema=request.getfixturevalue("postgres_schema"))
+    return SQLiteSessionStore(str(tmp_path / "sessions.db"))
+
+
+async def test_records_are_kept_per_session_in_order(store: CompactionLog) -> None:
+    sessions = store
+    assert isinstance(sessions, CompactionLog)
+    await sessions.create("a")  # type: ignore[attr-defined]
+    await sessions.create("b")  # type: ignore[attr-defined]
+    assert await sessions.compactions("a") == []
+    await sessions.record_compaction("a", FIRST)
+    await sessions.record_compaction("b", SECOND)
+    await sessions.record_compaction("a", SECOND)
+    assert await sessions.compactions("a") == [FIRST, SECOND]
+    assert await sessions.compactions("b") == [SECOND]
+    with pytest.raises(SessionNotFound):
+        await sessions.record_compaction("nobody", FIRST)
+    with pytest.raises(SessionNotFound):
+        await sessions.compactions("nobody")
+    assert await sessions.delete("a")  # type: ignore[attr-defined]
+    await sessions.create("a")  # type: ignore[attr-defined]
+    assert await sessions.compactions("a") == []
+    await sessions.aclose()  # type: ignore[attr-defined]
+
+
+async def test_sqlite_keeps_records_across_a_reopen(tmp_path: Path) -> None:
+    path = str(tmp_path / "sessions.db")
+    store = SQLiteSessionStore(path)
+    await store.create("a")
+    await store.record_compaction("a", FIRST)
+    await store.aclose()
+    again = SQLiteSessionStore(path)
+    assert await again.compactions("a") == [FIRST]
+    await again.aclose()
+
+
+async def test_a_compacted_sqlite_session_resumes_from_its_summary(tmp_path: Path) -> None:
+    from seam.contracts import ModelRequest
+    from seam.core import AgentLoop, ScriptedModel, Step, text_step
+    from seam.core.compression import SUMMARY_PROMPT
+
+    def step(request: ModelRequest) -> Step:
+        if request.system == SUMMARY_PROMPT:
+            return text_step("## Goals\n- talk\n## Facts\n- the codeword is PLUM")
+        return text_step("answer " + "z" * 200)
+
+    path = str(tmp_path / "sessions.db")
+    store = SQLiteSessionStore(path)
+    loop = AgentLoop(model=ScriptedModel([step] * 100, max_context_tokens=4_000), sessions=store)
+    for n in range(40):
+        [e async for e in loop.run("s1", f"question {n} " + "y" * 200)]
+    records = await store.compactions("s1")
+    assert records and all(r.summarised for r in records)
+    await store.aclose()
+
+    reopened = SQLiteSessionStore(path)
+    model = ScriptedModel([step], max_context_tokens=4_000)
+    events = [e async for e in AgentLoop(model=model, sessions=reopened).run("s1", "still there?")]
+    assert events[-1].text.startswith("answer ")
+    sent = model.requests[0].messages
+    assert [m.content[:10] for m in sent[:3]] == ["question 0", "answer zzz", "question 1"]
+    assert "the codeword is PLUM" in sent[3].content
+    transcript = await reopened.messages("s1")
+    tail = [
+        m for i, m in enumerate(transcript) if i >= records[-1].tail_start and m.role != "system"
+    ]
+    assert list(sent[4:]) == tail[:-1] and len(sent) < len(transcript) - 20
+    await reopened.aclose()
