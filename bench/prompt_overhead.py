@@ -1,46 +1,79 @@
-"""Fixed per-request overhead: the default personality's system prompt plus the schemas of
-every built-in tool, as an OpenAI-compatible request carries them.
+"""Fixed per-request overhead: the system prompt (default personality's SOUL.md plus tool
+guidance, as `ContextBuilder` assembles it, empty memory, no AGENTS.md) plus the tool
+schemas an OpenAI-compatible request carries, for the default personality's toolset and
+for every registered tool.
 
-Tokens are estimated at four characters each (the providers' own `count_tokens`); run:
+Tokens are the loop's own estimate (`seam.core.tokens`: ~4 ASCII characters a token,
+which is what the providers' `count_tokens` assumes too). The budget is 2,500 tokens
+with the broadest toolset. Run:
 
     .venv/bin/python bench/prompt_overhead.py
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import tomllib
+from collections.abc import Sequence
 
 from seam.contracts import ToolContext
+from seam.contracts.model import ToolDefinition
 from seam.core.storage import InMemoryStorage
-from seam.plugins.personalities.files import DEFAULT_SOUL
+from seam.core.tokens import CharTokenEstimator, tool_schema_json
+from seam.plugins.memory.markdown import MEMORY_LIMIT, USER_LIMIT
+from seam.plugins.personalities.files import DEFAULT_CONFIG, DEFAULT_SOUL
+from seam.plugins.tools.subagents import register_subagent_tools
+from seam.wiring.context import build_context_builder
 from seam.wiring.tools import build_tool_registry
 
+BUDGET = 2_500
+estimator = CharTokenEstimator()
 
-def main() -> None:
+
+async def system_prompt(tool_names: Sequence[str]) -> str:
+    built = await build_context_builder(None).build(
+        "bench", soul=DEFAULT_SOUL, tool_names=tool_names, memory=None, storage=InMemoryStorage()
+    )
+    return built.system
+
+
+def row(label: str, chars: int, tokens: int) -> None:
+    print(f"  {label:<32}{chars:>8,}{tokens:>10,}")
+
+
+async def report(label: str, definitions: Sequence[ToolDefinition]) -> int:
+    system = await system_prompt([d.name for d in definitions])
+    schema_chars = sum(len(tool_schema_json(d)) for d in definitions)
+    system_tokens = estimator.text(system)
+    tool_tokens = estimator.tools(definitions)
+    total = system_tokens + tool_tokens
+    print(f"{label} ({len(definitions)} tools)")
+    row("system prompt", len(system), system_tokens)
+    row("tool schemas", schema_chars, tool_tokens)
+    row("total", len(system) + schema_chars, total)
+    verdict = "under" if total < BUDGET else "OVER"
+    print(f"  -> {total:,} tokens, {verdict} the {BUDGET:,}-token budget\n")
+    return total
+
+
+async def main() -> None:
     registry = build_tool_registry()
+    register_subagent_tools(registry, workflows=True)
     tools = registry.build(None, ToolContext(session_key="bench", storage=InMemoryStorage()))
-    wire = [
-        {
-            "type": "function",
-            "function": {"name": d.name, "description": d.description, "parameters": d.parameters},
-        }
-        for d in registry.definitions(tools)
-    ]
-    schemas = json.dumps(wire, separators=(",", ":"))
-    soul = DEFAULT_SOUL.strip()
-    print(f"{'part':<34}{'chars':>8}{'~tokens':>10}")
-    rows = [
-        (f"tool schemas ({len(wire)} tools)", len(schemas)),
-        ("system prompt (SOUL.md)", len(soul)),
-    ]
-    for name, chars in rows:
-        print(f"{name:<34}{chars:>8}{(chars + 3) // 4:>10}")
-    total = sum(chars for _, chars in rows)
-    print(f"{'total':<34}{total:>8}{(total + 3) // 4:>10}")
-    for d in sorted(wire, key=lambda w: -len(json.dumps(w))):
-        size = len(json.dumps(d, separators=(",", ":")))
-        print(f"  {d['function']['name']:<32}{size:>8}{(size + 3) // 4:>10}")
+    everything = registry.definitions(tools)
+    toolset = set(tomllib.loads(DEFAULT_CONFIG)["toolset"])
+    default = [d for d in everything if d.name in toolset]
+
+    print(f"{'':<34}{'chars':>8}{'~tokens':>10}")
+    await report("default personality, default toolset", default)
+    await report("default personality, every registered tool", everything)
+    memory = (MEMORY_LIMIT + USER_LIMIT) // 4
+    print(f"(memory files at their limits would add ~{memory:,} tokens: the person's content)\n")
+    print("tool schemas, largest first")
+    for definition in sorted(everything, key=lambda d: -len(tool_schema_json(d))):
+        size = len(tool_schema_json(definition))
+        row(definition.name, size, estimator.tools([definition]))
 
 
 if __name__ == "__main__":
-    main()
+    asyncio.run(main())

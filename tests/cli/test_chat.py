@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tests.cli.conftest import Cli, sent_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
@@ -67,3 +69,33 @@ def test_tool_activity_streams_and_resume_continues_a_session(
     assert [m["content"] for m in sent_messages(openai_server, 2) if m["role"] == "user"] == ["hi"]
     resumed = [m["content"] for m in sent_messages(openai_server, 3) if m["role"] == "user"]
     assert resumed == ["what is in note.txt?", "and then?"]
+
+
+def test_compress_summarises_the_middle_and_usage_shows_the_context(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    turns = 13  # 26 messages: more than the protected first 3 and last 20
+    openai_server.push(*(text_reply(f"answer {n}") for n in range(turns)))
+    openai_server.push(text_reply("## Goals\n- chat\n## Decisions\n## Facts\n- 13 questions"))
+    openai_server.push(text_reply("still here"))
+    questions = "".join(f"question {n} {'and more ' * 30}\n" for n in range(turns))
+
+    result = cli("chat", stdin=f"/compress\n{questions}/usage\n/compress\nlast one\n")
+
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "nothing to compress yet" in out
+    assert re.search(r"context: ~[\d,]+ of 128,000 tokens \(\d%\)", out)
+    compressed = re.search(
+        r"compressed \(summarised\): 26 → 24 messages, ~([\d,]+) → ~([\d,]+)", out
+    )
+    assert compressed is not None
+    before, after = (int(n.replace(",", "")) for n in compressed.groups())
+    assert after < before
+    summary_request = sent_messages(openai_server, turns)
+    assert "## Open tasks" in summary_request[0]["content"]  # the summariser's prompt
+    assert "[user] question 2" in summary_request[1]["content"]
+    after = sent_messages(openai_server, turns + 1)
+    assert [m["content"][:10] for m in after[1:4]] == ["question 0", "answer 0", "question 1"]
+    assert "- 13 questions" in after[4]["content"]
+    assert after[-1]["content"] == "last one"

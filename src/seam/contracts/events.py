@@ -100,6 +100,21 @@ class ContextCompacted(_Event):
     messages_after: int
     tokens_before: int
     tokens_after: int
+    # "threshold" (usage passed it), "overflow" (the provider refused the request), "manual".
+    reason: str = "threshold"
+    # False when clearing old tool results was enough and no summary was written.
+    summarised: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ContextWarning(_Event):
+    """The request uses more of the model's context window than the warning threshold;
+    sent once each time usage crosses it."""
+
+    type: ClassVar[str] = "context_warning"
+    tokens: int
+    window: int
+    percent: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +163,7 @@ AgentEvent = (
     | ToolApprovalResponse
     | UsageEvent
     | ContextCompacted
+    | ContextWarning
     | Halt
     | Notice
     | ErrorEvent

@@ -19,6 +19,12 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from seam.contracts.context import (
+    ContextBuilder,
+    ContextCompressor,
+    ContextUsage,
+    TokenEstimator,
+)
 from seam.contracts.events import (
     AgentEvent,
     UsageEvent,
@@ -26,7 +32,7 @@ from seam.contracts.events import (
 from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
-from seam.contracts.messages import EMPTY_USAGE, Usage
+from seam.contracts.messages import EMPTY_USAGE, Message, Usage
 from seam.contracts.model import (
     ModelProvider,
 )
@@ -36,13 +42,16 @@ from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, ToolContext, ToolRegistry
 from seam.core.approvals import PendingApprovals
+from seam.core.compression import HistoryCompressor
+from seam.core.context import DefaultContextBuilder
 from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.memory import NoopMemory
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.sessions import InMemorySessionStore
 from seam.core.storage import InMemoryStorage, ScopedStorage
+from seam.core.tokens import CharTokenEstimator
 from seam.core.tool_registry import DefaultToolRegistry
-from seam.core.turn import Turn
+from seam.core.turn import Turn, TurnOptions
 
 log = logging.getLogger("seam.loop")
 
@@ -64,6 +73,15 @@ class LoopOptions:
     history_limit: int | None = None
     # Seconds to wait for a person to answer an approval request; no answer means deny.
     approval_timeout: float = 300.0
+    # Tokens the model can take in (None: the provider's `max_context_tokens`).
+    context_window: int | None = None
+    # Share of the window past which the history is compacted (None: never).
+    compress_at: float | None = 0.75
+    # Share of the window past which a `context_warning` is streamed, once per crossing.
+    context_warn_at: float | None = 0.85
+    # Messages a compaction never summarises: the first ones and the last ones.
+    protect_first: int = 3
+    protect_last: int = 20
 
 
 class AgentLoop:
@@ -86,6 +104,9 @@ class AgentLoop:
         fs_deny: Iterable[str] = (),
         options: LoopOptions | None = None,
         new_id: Callable[[], str] | None = None,
+        context: ContextBuilder | None = None,
+        compressor: ContextCompressor | None = None,
+        estimator: TokenEstimator | None = None,
     ) -> None:
         self.model = model
         self.tools: ToolRegistry = tools if tools is not None else DefaultToolRegistry()
@@ -109,6 +130,17 @@ class AgentLoop:
         self._new_id = new_id or _token
         self._seq: dict[str, int] = {}
         self.pending_approvals = PendingApprovals()
+        # The context window: prompt assembly, token estimates, compaction (core/context*).
+        self.estimator: TokenEstimator = estimator or CharTokenEstimator()
+        self.context: ContextBuilder = context or DefaultContextBuilder()
+        self.compressor: ContextCompressor = compressor or HistoryCompressor(
+            estimator=self.estimator
+        )
+        # Sessions whose last estimate was past `context_warn_at` (warned once per crossing).
+        self.context_warned: set[str] = set()
+        # Per session: (messages counted, the last of them, their estimated tokens), so a
+        # turn estimates only the messages added since the previous one.
+        self.context_counts: dict[str, tuple[int, Message, int]] = {}
 
     def respond(self, session_key: str, call_id: str, decision: ApprovalDecision) -> bool:
         """Answer a `tool_approval_required` event; False if nothing is waiting for it."""
@@ -150,15 +182,39 @@ class AgentLoop:
     def run(
         self,
         session_key: str,
-        user_message: str,
+        user_message: str | None,
         *,
         personality: str | None = None,
         cancel: CancelToken | None = None,
+        options: TurnOptions | None = None,
     ) -> AsyncIterator[AgentEvent]:
-        """Run one turn. Always ends with a `Done` event (unless the consumer stops early)."""
-        if not isinstance(user_message, str):
+        """Run one turn. Always ends with a `Done` event (unless the consumer stops early).
+
+        `user_message=None` continues the stored conversation without new input.
+        """
+        if user_message is not None and not isinstance(user_message, str):
             raise TypeError(f"user_message must be str, not {type(user_message).__name__}")
-        return Turn(self, session_key, cancel or CancelToken()).run(user_message, personality)
+        turn = Turn(self, session_key, cancel or CancelToken(), options)
+        return turn.run(user_message, personality)
+
+    async def compress(
+        self, session_key: str, *, personality: str | None = None
+    ) -> list[AgentEvent]:
+        """Compact the session's history now (`/compress`): the `context_compacted` event,
+        and notices if it failed; empty when there is nothing to compact."""
+        return await Turn(self, session_key, CancelToken()).compact_now(personality)
+
+    async def context_usage(
+        self, session_key: str, *, personality: str | None = None
+    ) -> ContextUsage | None:
+        """Estimated size of the session's next request (None: no such session)."""
+        return await Turn(self, session_key, CancelToken()).measure(personality)
+
+    def continue_seq(self, session_key: str, seq: int) -> None:
+        """Number this session's next events after `seq` (the last one a store holds), so a
+        restarted process never reuses a sequence number."""
+        if seq > self._seq.get(session_key, 0):
+            self._seq[session_key] = seq
 
 
 def _token() -> str:

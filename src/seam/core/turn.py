@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from seam.contracts.model import (
 from seam.contracts.personality import Personality
 from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken, Tool, ToolContext
+from seam.core.context_step import ContextSteps
 from seam.core.tool_step import ToolSteps
 from seam.core.watchdog import StreamWatchdog
 
@@ -44,13 +45,41 @@ class UnknownPersonality(Exception):
     pass
 
 
-class Turn(ToolSteps):
+# Writes transcript messages; a durable submission's writer also advances the submission
+# in the same transaction (see `ExecutionStore.append_for`).
+TranscriptWriter = Callable[[Sequence[Message]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOptions:
+    """How one turn starts, beyond its input: what a session or a resumed submission adds."""
+
+    # Tool names (None: the personality's toolset).
+    toolset: Sequence[str] | None = None
+    transcript: TranscriptWriter | None = None
+    # Calls of the last stored assistant message to run before the first model call
+    # (a resumed turn re-running idempotent tools whose outcome a crash left unknown).
+    pending_calls: Sequence[ToolCall] = ()
+    # Said to the model in this turn's system prompt only (e.g. "you were cut off").
+    note: str | None = None
+    # Extra `ToolContext` fields (a session's delegate function, its depth).
+    context: Mapping[str, Any] | None = None
+
+
+class Turn(ToolSteps, ContextSteps):
     """The state of one turn; split out so `AgentLoop` stays a plain holder of collaborators."""
 
-    def __init__(self, loop: AgentLoop, session_key: str, cancel: CancelToken) -> None:
+    def __init__(
+        self,
+        loop: AgentLoop,
+        session_key: str,
+        cancel: CancelToken,
+        options: TurnOptions | None = None,
+    ) -> None:
         self.loop = loop
         self.key = session_key
         self.cancel = cancel
+        self.options = options or TurnOptions()
         self.turn_id = loop._new_id()
         self.seq = loop._seq.get(session_key, 0)
         self.usage = EMPTY_USAGE
@@ -72,7 +101,11 @@ class Turn(ToolSteps):
         redact = self.loop.redact
         if redact is not None:
             messages = tuple(_redacted(m, redact) for m in messages)
-        await self.loop.sessions.append(self.key, messages)
+        writer = self.options.transcript
+        if writer is not None:
+            await writer(messages)
+        else:
+            await self.loop.sessions.append(self.key, messages)
         self.new_messages.extend(messages)
 
     async def _fire(self, name: str, payload: dict[str, Any]) -> None:
@@ -147,8 +180,12 @@ class Turn(ToolSteps):
         except Exception:
             log.exception("could not save interrupted text for %s", self.key)
 
-    async def _prepare(self, user_message: str, personality_id: str | None) -> _Prepared:
-        """Resolve personality, tools, prompt and history for this turn; store the input."""
+    async def _prepare(self, user_message: str | None, personality_id: str | None) -> _Prepared:
+        """Resolve personality, tools, prompt and history for this turn; store the input.
+
+        Without a user message the turn continues the stored conversation (a resumed
+        submission whose input is already in the transcript).
+        """
         loop = self.loop
         hooks = loop.hooks
         key = self.key
@@ -166,36 +203,42 @@ class Turn(ToolSteps):
                     hook_names.SESSION_START, {"session_key": key, "personality": personality.id}
                 )
 
-        ctx = loop.tool_context(key, personality, turn_id=self.turn_id, cancel=self.cancel)
-        tools = loop.tools.build(personality.toolset, ctx)
+        options = self.options
+        ctx = loop.tool_context(
+            key, personality, turn_id=self.turn_id, cancel=self.cancel, **(options.context or {})
+        )
+        toolset = options.toolset if options.toolset is not None else personality.toolset
+        tools = loop.tools.build(toolset, ctx)
 
-        system = personality.soul.strip()
-        snapshot = await loop.memory.prefetch(key)
-        if snapshot:
-            system = f"{system}\n\n{snapshot}"
+        system = await self._build_system(personality, tools, ctx)
         if hooks.has(hook_names.BEFORE_PROMPT_BUILD):
             change = await self._modify(
                 hook_names.BEFORE_PROMPT_BUILD,
-                {"session_key": key, "system": system, "user_message": user_message},
+                {"session_key": key, "system": system, "user_message": user_message or ""},
             )
             system = change.get("system", system)
             if "append_system" in change:
                 system = f"{system}\n\n{change['append_system']}"
 
-        limit = loop.options.history_limit
-        history = await loop.sessions.messages(key, -limit if limit else 0)
-        user = Message("user", user_message)
-        await self._store(user)
+        history = await self._history()
+        if user_message is not None:
+            user = Message("user", user_message)
+            await self._store(user)
+            history.append(user)
+        if options.note:
+            system = f"{system}\n\n{options.note}"
         return _Prepared(
             personality=personality,
             ctx=ctx,
             tools={tool.name: tool for tool in tools},
             definitions=loop.tools.definitions(tools),
             system=system,
-            messages=[*history, user],
+            messages=history,
         )
 
-    async def run(self, user_message: str, personality_id: str | None) -> AsyncIterator[AgentEvent]:
+    async def run(
+        self, user_message: str | None, personality_id: str | None
+    ) -> AsyncIterator[AgentEvent]:
         loop = self.loop
         hooks = loop.hooks
         key = self.key
@@ -213,6 +256,18 @@ class Turn(ToolSteps):
         # `run_start` waits for the model's first chunk: a routing provider (fallback
         # chain, key pool) first says which provider and model actually answer.
         started = False
+        if self.options.pending_calls:
+            started = True
+            yield self._run_start(personality, None)
+            for event in self._context_flush():
+                yield event
+            rerun: list[Message] = []
+            async for event in self._run_tools(
+                self.options.pending_calls, prep.tools, prep.ctx, rerun
+            ):
+                yield event
+            await self._store(*rerun)
+            messages.extend(rerun)
 
         final_text = ""
         iterations = 0
@@ -224,6 +279,8 @@ class Turn(ToolSteps):
                     if not started:
                         started = True
                         yield self._run_start(personality, None)
+                        for event in self._context_flush():
+                            yield event
                     yield self._halt("cancelled", cancel.reason or "cancelled")
                     yield self._done(final_text, "cancelled", iterations)
                     return
@@ -236,6 +293,10 @@ class Turn(ToolSteps):
                     return
                 iterations += 1
                 self.iteration = iterations
+                await self._fit_context(prep.system, prep.definitions, messages)
+                if started:
+                    for event in self._context_flush():
+                        yield event
                 request = ModelRequest(
                     system=prep.system,
                     # A snapshot: the request must not change as the turn goes on.
@@ -277,6 +338,8 @@ class Turn(ToolSteps):
                                 started = True
                                 route = chunk if kind == "route" else None
                                 yield self._run_start(personality, route)  # type: ignore[arg-type]
+                                for event in self._context_flush():
+                                    yield event
                                 seq = self.seq
                             if kind == "route":
                                 answered_by = chunk  # type: ignore[assignment]
@@ -311,6 +374,8 @@ class Turn(ToolSteps):
                     if not started:
                         started = True
                         yield self._run_start(personality, None)
+                        for event in self._context_flush():
+                            yield event
                     # A cancel cuts the wait short the same way; that case is handled below.
                     if not cancel.cancelled:
                         await self._save_partial()
@@ -320,9 +385,15 @@ class Turn(ToolSteps):
                         yield self._done(final_text, "timeout", iterations)
                         return
                 except ModelError as exc:
+                    if not partial and await self._overflow_compacted(
+                        exc, prep.system, prep.definitions, messages
+                    ):
+                        continue  # compacted: retry the request once
                     if not started:
                         started = True
                         yield self._run_start(personality, None)
+                        for event in self._context_flush():
+                            yield event
                     await self._save_partial()
                     yield self._error(exc.kind, str(exc))
                     yield self._done(final_text, "error", iterations)
@@ -337,6 +408,8 @@ class Turn(ToolSteps):
                 if not started:  # the model sent nothing at all
                     started = True
                     yield self._run_start(personality, None)
+                    for event in self._context_flush():
+                        yield event
                 if call_usage is not EMPTY_USAGE:
                     await self._record_usage(call_usage, answered_by, personality)
                 text = "".join(partial)
@@ -361,7 +434,12 @@ class Turn(ToolSteps):
                     if hooks.has(hook_names.AGENT_DONE):
                         await self._fire(
                             hook_names.AGENT_DONE,
-                            {"session_key": key, "text": text, "usage": self.usage},
+                            {
+                                "session_key": key,
+                                "text": text,
+                                "usage": self.usage,
+                                "messages": tuple(self.new_messages),
+                            },
                         )
                     yield self._done(text, finish, iterations)
                     return

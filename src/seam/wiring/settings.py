@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -91,8 +91,40 @@ class AgentSection(_Section):
     streaming_timeout: float = Field(120.0, gt=0)
 
 
+class ContextSection(_Section):
+    """The context window: prompt assembly, compaction thresholds (core/context*)."""
+
+    window: int = Field(0, ge=0)  # tokens; 0: the model's own max_context_tokens
+    compress_at: float = Field(0.75, ge=0, le=1)  # share of the window; 0: never compress
+    warn_at: float = Field(0.85, ge=0, le=1)  # share of the window; 0: never warn
+    protect_first: int = Field(3, ge=0)  # messages a summary never replaces...
+    protect_last: int = Field(20, ge=1)  # ...at the start and at the end
+    # Project files in the working directory added to the system prompt, each capped.
+    files: list[str] = Field(default_factory=lambda: ["AGENTS.md"])
+    max_file_chars: int = Field(20_000, gt=0)
+
+
+class ReflectionSection(_Section):
+    """After each turn, a background review that may add memory entries (off by default:
+    it costs a model call per turn). Its model is `[side_models] reflection`."""
+
+    enabled: bool = False
+    max_entries: int = Field(3, ge=1, le=10)
+
+
 class StoreSection(_Section):
     path: str = "sessions.db"  # relative to SEAM_HOME
+    # postgresql://user:pass@host/db: share sessions and the submission queue between
+    # workers on several machines (SEAM_STORE_URL overrides it). Unset: SQLite at `path`.
+    url: str | None = None
+    # Seconds a worker holds a submission between renewals before another may take it.
+    lease_seconds: float = Field(30.0, gt=0)
+    max_attempts: int = Field(10, gt=0)
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_only(cls, url: str | None) -> str | None:
+        return check_store_url(url) if url else None
 
 
 class SandboxSection(_Section):
@@ -108,6 +140,8 @@ class ConfigFile(_Section):
     side_models: SideModelsSection = SideModelsSection()
     local: LocalSection = LocalSection()
     agent: AgentSection = AgentSection()
+    context: ContextSection = ContextSection()
+    reflection: ReflectionSection = ReflectionSection()
     store: StoreSection = StoreSection()
     sandbox: SandboxSection = SandboxSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
@@ -138,6 +172,11 @@ class Settings:
         return path if path.is_absolute() else self.home / path
 
     @property
+    def store_url(self) -> str | None:
+        """The PostgreSQL store's URL (SEAM_STORE_URL wins over `[store] url`), or None."""
+        return self.env.get("SEAM_STORE_URL") or self.config.store.url
+
+    @property
     def personalities_dir(self) -> Path:
         return self.home / "personalities"
 
@@ -154,6 +193,12 @@ class Settings:
         if self.env.get(anthropic.api_key_env) or self.env.get(anthropic.api_keys_env):
             return "anthropic"
         return "local"
+
+
+def check_store_url(url: str) -> str:
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise ValueError(f"must be a postgresql:// URL, got {url.split('@')[-1]!r}")
+    return url
 
 
 def seam_home(env: Mapping[str, str]) -> Path:
@@ -194,6 +239,12 @@ def load_settings(
     base_url = env.get("OPENAI_BASE_URL") or None
     if base_url is not None and not base_url.startswith(("http://", "https://")):
         raise ConfigError(f"OPENAI_BASE_URL must start with http:// or https://, got {base_url!r}")
+    store_url = env.get("SEAM_STORE_URL")
+    if store_url:
+        try:
+            check_store_url(store_url)
+        except ValueError as exc:
+            raise ConfigError(f"SEAM_STORE_URL {exc}") from None
     return Settings(
         home=home,
         config=config,

@@ -26,7 +26,7 @@ from seam.apps.cli.runner import (
     session_key,
 )
 from seam.apps.cli.sessions import session_table
-from seam.contracts.events import ToolApprovalRequired
+from seam.contracts.events import ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
 
 if TYPE_CHECKING:
@@ -48,7 +48,8 @@ COMMANDS = (
     ("/resume NAME", "switch to an existing session"),
     ("/personality [ID]", "show the current personality and the others, or switch"),
     ("/tools", "the tools the current personality may use"),
-    ("/usage", "tokens and cost of this session"),
+    ("/usage", "tokens and cost of this session, and how full its context is"),
+    ("/compress", "summarise older messages to free context"),
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D works too)"),
 )
@@ -88,6 +89,7 @@ class Chat:
             "/personality": self._personality,
             "/tools": self._tools,
             "/usage": self._usage,
+            "/compress": self._compress,
             "/help": self._help,
         }
 
@@ -248,6 +250,30 @@ class Chat:
             self._say("usage: nothing yet in this session")
             return
         self._say(usage_line(await self.runtime.sessions.usage_totals(key)))
+        context = await self.runtime.context_usage(self.session, personality=self.personality)
+        if context is not None:
+            self._say(
+                f"context: ~{context.tokens:,} of {context.window:,} tokens ({context.percent}%)"
+            )
+
+    async def _compress(self, arg: str) -> None:
+        runtime = self.runtime
+        if await runtime.sessions.get(session_key(runtime, self.session)) is None:
+            self._say("nothing to compress yet")
+            return
+        self._say(self.style.dim("compressing…"))
+        events = await runtime.compress(self.session, personality=self.personality)
+        if not events:
+            self._say("nothing to compress: the conversation is still short")
+        for event in events:
+            if isinstance(event, ContextCompacted):
+                how = "summarised" if event.summarised else "cleared old tool output"
+                self._say(
+                    f"compressed ({how}): {event.messages_before} → {event.messages_after}"
+                    f" messages, ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
+                )
+            elif isinstance(event, Notice):
+                self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
 
     async def _tools(self, arg: str) -> None:
         current = await self._current_personality()

@@ -1,0 +1,137 @@
+"""The system prompt, assembled in a fixed order and kept byte-identical within a session.
+
+Order: the personality's SOUL.md, short guidance for the tools it has, the memory
+snapshot, then project context files (AGENTS.md in the working directory). Providers
+cache the prompt prefix, so a prompt that changes between turns pays full price every
+turn: the memory snapshot is frozen per session by the memory provider, and the project
+files are read once per session here (and again only after a compaction, which rewrites
+the history anyway). A deliberate change (an edited SOUL.md, a different toolset) shows
+on the next turn.
+
+Project files are untrusted: a cloned repository can carry an AGENTS.md written to steer
+the agent. Each is capped and passed through an injected scanner; flagged content is not
+included verbatim and the person is told once per session.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from seam.contracts.context import BuiltPrompt
+from seam.contracts.storage import Storage, StorageError
+
+log = logging.getLogger("seam.context")
+
+DEFAULT_CONTEXT_FILES: tuple[str, ...] = ("AGENTS.md",)
+MAX_FILE_CHARS = 20_000
+MAX_SESSIONS = 512
+
+# Text in, the kinds of what it found out (empty: clean). Wiring passes the injection
+# scanner; core does not know it.
+Scanner = Callable[[str], Sequence[str]]
+# (kind, message) of a `notice` event.
+NoticeText = tuple[str, str]
+
+
+@dataclass(slots=True)
+class _Entry:
+    files: str
+    fingerprint: tuple[str, tuple[str, ...], str | None] | None = None
+    system: str = ""
+
+
+class DefaultContextBuilder:
+    """The default `ContextBuilder`; its only state is the per-session cache."""
+
+    def __init__(
+        self,
+        *,
+        guidance: Mapping[str, str] | None = None,
+        files: Sequence[str] = DEFAULT_CONTEXT_FILES,
+        max_file_chars: int = MAX_FILE_CHARS,
+        scanner: Scanner | None = None,
+    ) -> None:
+        # Tool name -> one line on when to use it; only enabled tools' lines are sent.
+        self.guidance = dict(guidance or {})
+        self.files = tuple(files)
+        self.max_file_chars = max_file_chars
+        self.scanner = scanner
+        self._sessions: OrderedDict[str, _Entry] = OrderedDict()
+
+    async def build(
+        self,
+        session_key: str,
+        *,
+        soul: str,
+        tool_names: Sequence[str],
+        memory: str | None,
+        storage: Storage,
+    ) -> BuiltPrompt:
+        entry = self._sessions.get(session_key)
+        notices: tuple[NoticeText, ...] = ()
+        if entry is None:
+            files, notices = await self._read_files(storage)
+            entry = self._sessions[session_key] = _Entry(files)
+            if len(self._sessions) > MAX_SESSIONS:
+                self._sessions.popitem(last=False)
+        else:
+            self._sessions.move_to_end(session_key)
+        fingerprint = (soul, tuple(tool_names), memory)
+        if entry.fingerprint != fingerprint:
+            entry.fingerprint = fingerprint
+            entry.system = self._assemble(soul, tool_names, memory, entry.files)
+        return BuiltPrompt(entry.system, notices)
+
+    def invalidate(self, session_key: str) -> None:
+        """Forget the session's project files: the next build reads them again."""
+        self._sessions.pop(session_key, None)
+
+    def guidance_for(self, tool_names: Sequence[str]) -> str:
+        lines = [self.guidance[name] for name in sorted(set(tool_names)) if name in self.guidance]
+        return "## Using tools\n" + "\n".join(f"- {line}" for line in lines) if lines else ""
+
+    def _assemble(
+        self, soul: str, tool_names: Sequence[str], memory: str | None, files: str
+    ) -> str:
+        parts = [soul.strip(), self.guidance_for(tool_names), (memory or "").strip(), files]
+        return "\n\n".join(part for part in parts if part)
+
+    async def _read_files(self, storage: Storage) -> tuple[str, tuple[NoticeText, ...]]:
+        sections: list[str] = []
+        notices: list[NoticeText] = []
+        for name in self.files:
+            try:
+                text = await storage.read_text(name)
+            except StorageError:  # missing, outside the personality's reach, or denied
+                continue
+            except (OSError, UnicodeDecodeError) as exc:
+                log.warning("could not read %s: %s", name, exc)
+                continue
+            text = text.strip()
+            if not text:
+                continue
+            limit = self.max_file_chars
+            if len(text) > limit:
+                text = (
+                    f"{text[:limit]}\n[… {name} truncated: {limit:,} of {len(text):,} chars shown]"
+                )
+            kinds = list(dict.fromkeys(self.scanner(text))) if self.scanner else []
+            if kinds:
+                found = ", ".join(kinds)
+                sections.append(
+                    f"## Project context ({name})\n({name} was left out: it looks like a prompt"
+                    f" injection ({found}).)"
+                )
+                notices.append(
+                    (
+                        "injection",
+                        f"{name} in the working directory looks like a prompt injection"
+                        f" ({found}); it was left out of the prompt",
+                    )
+                )
+                continue
+            sections.append(f"## Project context ({name})\n{text}")
+        return "\n\n".join(sections), tuple(notices)

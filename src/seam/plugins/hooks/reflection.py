@@ -1,0 +1,169 @@
+"""Reflection: after a turn, a short background review that may add to memory.
+
+The agent saves what it learns with the `memory` tool when it thinks of it; this hook is
+the second chance. After each turn (on `agent_done`) it asks a model, in a background
+task, whether the exchange taught anything worth keeping across sessions, and adds each
+proposed entry through the memory's own `add`, so the same rules hold as for the tool:
+limits, duplicates, injection and secret refusal. A refused entry is logged and dropped.
+
+The reply is never held up: the hook only starts a task. Tasks are tracked so `aclose`
+can cancel them (or `drain` wait for them, in tests and at a graceful shutdown).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+from seam.contracts import hooks as hook_names
+from seam.contracts.hooks import HookRegistry
+from seam.contracts.messages import Message
+from seam.contracts.model import ModelProvider, ModelRequest
+
+log = logging.getLogger("seam.reflection")
+
+REFLECTION_PROMPT = """\
+You review one exchange between a person and an AI agent and decide what is worth \
+remembering in future sessions. Keep only lasting things: facts about the person \
+(preferences, context, how they like to work) and lessons or conventions the agent \
+learned. Never keep secrets, one-off task details or anything already in memory.
+
+Reply with at most {limit} lines, each either
+memory: <a short entry about what was learned>
+user: <a short entry about the person>
+or reply exactly NONE."""
+MESSAGE_CHARS = 1_500
+TRANSCRIPT_CHARS = 8_000
+TARGETS = ("memory", "user")
+
+
+class MemoryWriter(Protocol):
+    """What reflection needs of a memory (MarkdownMemory is one)."""
+
+    def add(self, target: Any, content: str) -> object:
+        """Raises ValueError (MemoryEntryError) when the entry is refused."""
+        ...
+
+    def snapshot(self) -> str | None: ...
+
+
+class ReflectionHook:
+    def __init__(
+        self,
+        model: ModelProvider | Callable[[], ModelProvider],
+        memory: MemoryWriter,
+        *,
+        max_entries: int = 3,
+        timeout: float = 60.0,
+    ) -> None:
+        # A callable builds the model on first use (a side model most turns never need).
+        self.model = model
+        self.memory = memory
+        self.max_entries = max_entries
+        self.timeout = timeout
+        self._tasks: set[asyncio.Task[list[str]]] = set()
+
+    def register(self, hooks: HookRegistry) -> None:
+        hooks.on_void(hook_names.AGENT_DONE, self.after_turn)
+
+    @property
+    def pending(self) -> int:
+        return len(self._tasks)
+
+    async def after_turn(self, payload: Mapping[str, Any]) -> None:
+        messages = tuple(payload.get("messages") or ())
+        if not any(m.role == "user" for m in messages):
+            return
+        key = str(payload.get("session_key", ""))
+        task = asyncio.create_task(self.reflect(messages), name=f"reflection {key}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def reflect(self, messages: Sequence[Message]) -> list[str]:
+        """Review `messages`; returns the entries added (as `target: entry`)."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                reply = await self._ask(messages)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("reflection failed; memory is unchanged", exc_info=True)
+            return []
+        added: list[str] = []
+        for target, entry in parse_proposals(reply, self.max_entries):
+            try:
+                self.memory.add(target, entry)
+            except ValueError as exc:  # the memory's rules refused it
+                log.info("reflection entry refused: %s", exc)
+                continue
+            added.append(f"{target}: {entry}")
+        if added:
+            log.info("reflection added %d memory entries", len(added))
+        return added
+
+    async def _ask(self, messages: Sequence[Message]) -> str:
+        chosen = self.model
+        # A provider has `stream`; anything else is a function that builds one.
+        model = chosen if hasattr(type(chosen), "stream") else chosen()  # type: ignore[operator]
+        known = self.memory.snapshot() or "(memory is empty)"
+        request = ModelRequest(
+            system=REFLECTION_PROMPT.format(limit=self.max_entries),
+            messages=(
+                Message(
+                    "user",
+                    f"Current memory:\n{known}\n\nThe exchange:\n{render_exchange(messages)}",
+                ),
+            ),
+            tool_choice="none",
+            max_tokens=300,
+            temperature=0.0,
+        )
+        parts: list[str] = []
+        async for chunk in model.stream(request):
+            if chunk.kind == "text":
+                parts.append(chunk.text)  # type: ignore[union-attr]
+        return "".join(parts)
+
+    async def drain(self) -> None:
+        """Wait for every running review."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Cancel running reviews (a half-done review writes nothing)."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def parse_proposals(reply: str, limit: int) -> list[tuple[str, str]]:
+    """`memory: ...` / `user: ...` lines of a reply; anything else is ignored."""
+    found: list[tuple[str, str]] = []
+    for line in reply.splitlines():
+        target, sep, entry = line.strip().lstrip("-* ").partition(":")
+        target = target.strip().lower()
+        entry = entry.strip()
+        if sep and target in TARGETS and entry:
+            found.append((target, entry))
+            if len(found) >= limit:
+                break
+    return found
+
+
+def render_exchange(messages: Sequence[Message]) -> str:
+    """The person's and the agent's words (tool calls named, tool output left out)."""
+    lines: list[str] = []
+    for message in messages:
+        if message.role in ("user", "assistant") and message.content.strip():
+            text = message.content.strip()
+            if len(text) > MESSAGE_CHARS:
+                text = text[:MESSAGE_CHARS] + " […]"
+            lines.append(f"[{message.role}] {text}")
+        if message.tool_calls:
+            lines.append(f"[agent used: {', '.join(c.name for c in message.tool_calls)}]")
+    text = "\n".join(lines)
+    return text if len(text) <= TRANSCRIPT_CHARS else "[…]\n" + text[-TRANSCRIPT_CHARS:]

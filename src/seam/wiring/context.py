@@ -1,0 +1,148 @@
+"""The context window as the settings describe it: prompt builder, compressor, reflection.
+
+Core holds the logic (`core/context.py`, `core/compression.py`); this module knows the
+concrete pieces it is handed: the injection scanner for project files, the guidance line
+of each built-in tool, the `[context]` and `[reflection]` sections and the side models
+(`[side_models] compression` and `reflection`, built on first use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+from seam.contracts.hooks import HookRegistry
+from seam.contracts.model import ModelCapabilities, ModelChunk, ModelProvider, ModelRequest
+from seam.core.compression import HistoryCompressor
+from seam.core.context import DefaultContextBuilder
+from seam.core.loop import LoopOptions
+from seam.plugins.hooks.reflection import MemoryWriter, ReflectionHook
+from seam.plugins.safety.injection import scan
+from seam.wiring.settings import Settings
+
+# One line per tool, sent only for the tools a personality has. Policy across tools (which
+# to prefer, when to use one at all) lives here; what a tool does lives in its description.
+TOOL_GUIDANCE: dict[str, str] = {
+    "read_file": "Read, search and edit files with the file tools, not shell commands.",
+    "terminal": "Run commands in the working directory; long-running ones go to `process`.",
+    "execute_code": "Use `execute_code` for calculations and quick scripts.",
+    "todo": "Keep a `todo` list for work of more than three steps.",
+    "clarify": "Ask with `clarify` only when a wrong guess would be costly.",
+    "memory": "Save lasting facts about the person or project with `memory`, never secrets.",
+    "session_search": "Use `session_search` when the person refers to an earlier conversation.",
+    "delegate_task": "Delegate self-contained subtasks with `delegate_task`.",
+}
+
+
+def injection_kinds(text: str) -> list[str]:
+    """The scanner core's prompt builder is handed: kinds of what `text` was flagged for."""
+    return [finding.kind for finding in scan(text)]
+
+
+def build_context_builder(settings: Settings | None) -> DefaultContextBuilder:
+    section = settings.config.context if settings is not None else None
+    if section is None:
+        return DefaultContextBuilder(guidance=TOOL_GUIDANCE, scanner=injection_kinds)
+    return DefaultContextBuilder(
+        guidance=TOOL_GUIDANCE,
+        files=section.files,
+        max_file_chars=section.max_file_chars,
+        scanner=injection_kinds,
+    )
+
+
+def context_options(settings: Settings, options: LoopOptions) -> LoopOptions:
+    """`options` with the `[context]` section's window and thresholds."""
+    section = settings.config.context
+    return replace(
+        options,
+        context_window=section.window or None,
+        compress_at=section.compress_at or None,
+        context_warn_at=section.warn_at or None,
+        protect_first=section.protect_first,
+        protect_last=section.protect_last,
+    )
+
+
+def build_compressor(settings: Settings | None) -> HistoryCompressor:
+    """Summaries come from `[side_models] compression` when set, else the turn's model."""
+    if settings is None:
+        return HistoryCompressor()
+    side = settings.config.side_models
+    if not (side.compression or side.default):
+        return HistoryCompressor()
+    return HistoryCompressor(model=LazySideModel(settings, "compression"))
+
+
+def build_reflection(
+    settings: Settings, memory: object, hooks: HookRegistry, main: ModelProvider
+) -> ReflectionHook | None:
+    """The reflection hook, registered on `hooks`, when `[reflection] enabled` is set and
+    the memory can take entries (the markdown memory)."""
+    section = settings.config.reflection
+    if not section.enabled or not (hasattr(memory, "add") and hasattr(memory, "snapshot")):
+        return None
+    side = settings.config.side_models
+    model: ModelProvider = (
+        LazySideModel(settings, "reflection") if side.reflection or side.default else main
+    )
+    writer: MemoryWriter = memory  # type: ignore[assignment]
+    hook = ReflectionHook(model, writer, max_entries=section.max_entries)
+    hook.register(hooks)
+    return hook
+
+
+async def close_side_models(compressor: object, reflection: ReflectionHook | None) -> None:
+    """Close the side models built here (the main model is closed by the runtime)."""
+    for model in (getattr(compressor, "model", None), reflection.model if reflection else None):
+        if isinstance(model, LazySideModel):
+            await model.aclose()
+
+
+class LazySideModel:
+    """A side-task model (`ModelFactory.side`) built on first use: most sessions never
+    compress, and a model that cannot be built must not stop the runtime starting."""
+
+    def __init__(self, settings: Settings, task: str) -> None:
+        self._settings = settings
+        self._task = task
+        self._built: ModelProvider | None = None
+        self._factory: Any = None
+
+    @property
+    def built(self) -> ModelProvider:
+        if self._built is None:
+            from seam.wiring.models import ModelFactory
+
+            self._factory = ModelFactory(self._settings)
+            self._built = self._factory.side(self._task)
+        return self._built
+
+    @property
+    def name(self) -> str:
+        return self.built.name
+
+    @property
+    def model(self) -> str:
+        return self.built.model
+
+    @property
+    def max_context_tokens(self) -> int:
+        return self.built.max_context_tokens
+
+    @property
+    def capabilities(self) -> ModelCapabilities:
+        return self.built.capabilities
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        return self.built.stream(request)
+
+    def count_tokens(self, text: str) -> int:
+        return self.built.count_tokens(text)
+
+    async def aclose(self) -> None:
+        self._built = None
+        if self._factory is not None:
+            await self._factory.aclose()
+            self._factory = None
