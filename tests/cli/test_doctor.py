@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from tests.cli.conftest import Cli, make_cli
 from tests.support.openai_server import OpenAIServer, error_reply
 
@@ -59,3 +61,20 @@ def test_doctor_without_a_provider_checks_the_local_model(tmp_path) -> None:
     assert checks["provider"] == "✓ local (no provider configured: using the local model)"
     assert "model endpoint" not in checks
     assert "local model" in checks or "llama-cpp-python" in checks
+
+
+def test_doctor_reports_a_damaged_session_store(cli: Cli) -> None:
+    assert cli("sessions", "list").returncode == 0  # creates the store
+    db = sqlite3.connect(cli.home / "sessions.db", isolation_level=None)
+    db.execute("INSERT INTO sessions (key, created_at, updated_at) VALUES ('s', 0, 0)")
+    db.execute(
+        "INSERT INTO messages (session_key, idx, role, content) VALUES ('s', 0, 'user', 'hi')"
+    )
+    db.execute("DROP TRIGGER messages_fts_delete")  # the index will miss the delete below
+    db.execute("DELETE FROM messages")
+    db.close()
+
+    result = cli("doctor")
+    assert result.returncode != 0
+    store = lines_by_check(result.stdout)["session store"]
+    assert store.startswith(f"✗ {cli.home / 'sessions.db'}: search index messages_fts:")

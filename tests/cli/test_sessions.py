@@ -35,7 +35,13 @@ def test_list_show_and_search_find_a_run(cli: Cli, openai_server: OpenAIServer) 
     assert "seam: The meeting is at 3pm, says the note." in shown.stdout
 
     as_json = json.loads(cli("sessions", "show", "demo", "--json").stdout)
-    assert set(as_json) == {"key", "name", "messages", "usage"}
+    assert set(as_json) == {"key", "name", "messages", "submissions", "usage"}
+    [submission] = as_json["submissions"]
+    assert (submission["state"], submission["outcome"], submission["attempts"]) == (
+        "settled",
+        "completed",
+        1,
+    )
     # Two model calls with the token counts the server reported, priced as the default
     # model (gpt-4o-mini) that the requests named.
     assert as_json["usage"]["calls"] == 2

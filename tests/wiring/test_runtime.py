@@ -9,7 +9,7 @@ import pytest
 
 from seam.contracts import Done, ToolEnd
 from seam.core import (
-    InMemorySessionStore,
+    InMemoryExecutionStore,
     ScriptedModel,
     StaticPersonalityRegistry,
     call,
@@ -29,7 +29,7 @@ async def collect(runtime, session, text):  # type: ignore[no-untyped-def]
 async def test_in_memory_runtime_needs_only_a_model(tmp_path: Path) -> None:
     runtime = create_runtime(
         model=ScriptedModel([text_step("hi")]),
-        sessions=InMemorySessionStore(),
+        store=InMemoryExecutionStore(),
         personalities=StaticPersonalityRegistry(),
     )
     events = await collect(runtime, "s1", "hello")
@@ -80,7 +80,8 @@ async def test_soul_md_edits_show_in_the_next_turn(tmp_path: Path) -> None:
     os.utime(soul, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
     await collect(runtime, "s", "two")
     assert "pirate" not in model.requests[0].system
-    assert model.requests[1].system == "You are a pirate."
+    # SOUL.md opens the prompt; tool guidance follows it (see core/context.py).
+    assert model.requests[1].system.startswith("You are a pirate.\n\n## Using tools\n")
     await runtime.aclose()
 
 
@@ -98,7 +99,7 @@ async def test_the_agent_cannot_touch_its_own_session_database(tmp_path: Path) -
 def test_reserved_session_names_are_rejected() -> None:
     runtime = create_runtime(
         model=ScriptedModel([]),
-        sessions=InMemorySessionStore(),
+        store=InMemoryExecutionStore(),
         personalities=StaticPersonalityRegistry(),
     )
     with pytest.raises(InvalidSessionName, match="reserved"):

@@ -6,6 +6,7 @@ Every other layer depends on these names; nothing here depends on anything else.
 from seam.contracts.events import (
     AgentEvent,
     ContextCompacted,
+    ContextWarning,
     Done,
     ErrorEvent,
     Halt,
@@ -93,6 +94,7 @@ __all__ = [
     "CommandGate",
     "CommandResult",
     "ContextCompacted",
+    "ContextWarning",
     "Done",
     "DoneChunk",
     "DuplicateTitle",

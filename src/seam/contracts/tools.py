@@ -67,6 +67,36 @@ def _no_progress(message: str) -> None:
     return None
 
 
+class Subagents(Protocol):
+    """What a session offers its tools for running other sessions (`delegate_task`,
+    `workflow`): child sessions built by the same factory, one level deeper."""
+
+    @property
+    def depth(self) -> int:
+        """0 for a root session; a child's depth is its parent's plus one."""
+        ...
+
+    @property
+    def max_depth(self) -> int: ...
+
+    async def delegate(
+        self,
+        task: str,
+        *,
+        task_id: str,
+        personality: str | None = None,
+        tools: Sequence[str] | None = None,
+    ) -> str:
+        """Run `task` in a child session and return its final answer."""
+        ...
+
+    def workflow_names(self) -> list[str]: ...
+
+    async def run_workflow(self, name: str, input: str, *, run_id: str) -> str:
+        """Run a registered workflow; its nodes are child sessions. Returns its output."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ToolContext:
     session_key: str
@@ -84,6 +114,8 @@ class ToolContext:
     approval_mode: ApprovalMode = "manual"
     # A platform binding (chat gateways); typed loosely until that contract lands.
     chat: Any = None
+    # Child sessions (None where the session cannot spawn any).
+    subagents: Subagents | None = None
     cancel: CancelToken = field(default_factory=CancelToken)
     progress: Callable[[str], None] = _no_progress
 

@@ -178,7 +178,24 @@ async def _generate_one_token(settings: Settings) -> Check:
     return Check("local generation", True, f"1 token in {time.perf_counter() - started:.1f} s")
 
 
+async def _postgres_store(url: str) -> Check:
+    from seam.services.sessions.postgres import PostgresStore, describe_url
+
+    where = describe_url(url)
+    try:
+        async with PostgresStore(url, min_connections=1, max_connections=1) as store:
+            recent = await store.list(1)
+            queued = await store.submissions(states=("queued", "running"))
+    except (ConnectionError, OSError, RuntimeError) as exc:
+        return Check("session store", False, str(exc), "check [store] url / SEAM_STORE_URL")
+    state = "has sessions" if recent else "empty"
+    return Check("session store", True, f"PostgreSQL at {where} ({state}, {len(queued)} unsettled)")
+
+
 async def _store(settings: Settings) -> Check:
+    url = settings.store_url
+    if url:
+        return await _postgres_store(url)
     from seam.services.sessions.sqlite import SQLiteSessionStore
 
     path = settings.store_path
@@ -187,12 +204,17 @@ async def _store(settings: Settings) -> Check:
         store = SQLiteSessionStore(str(path))
         try:
             recent = await store.list(1)
+            problems = store.connector.integrity_check()
         finally:
             await store.aclose()
     except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: a newer schema
         return Check("session store", False, f"{path}: {exc}", "check the file and its folder")
+    if problems:
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        hint = "keep a copy (seam sessions export > backup.json), then restore or rebuild it"
+        return Check("session store", False, f"{path}: {problems[0]}{more}", hint)
     state = "has sessions" if recent else "empty"
-    return Check("session store", True, f"{path} opens ({state})")
+    return Check("session store", True, f"{path} opens ({state}, integrity ok)")
 
 
 def _personalities(settings: Settings) -> list[Check]:

@@ -4,23 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from seam.contracts.sessions import SessionStore
 from seam.contracts.tools import Tool, ToolFactory
 from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.files import register_file_tools
 from seam.plugins.tools.memory import register_memory_tool
+from seam.plugins.tools.session_search import register_session_search_tool
 from seam.plugins.tools.shell import register_shell_tools
+from seam.plugins.tools.subagents import register_subagent_tools
 
 
 def build_tool_registry(
-    tools: Iterable[Tool] = (), factories: Mapping[str, ToolFactory] | None = None
+    tools: Iterable[Tool] = (),
+    factories: Mapping[str, ToolFactory] | None = None,
+    *,
+    sessions: SessionStore | None = None,
+    workflows: bool = False,
 ) -> DefaultToolRegistry:
-    """Built-ins, then static tools (wrapped as context-free factories), then factories."""
+    """Built-ins, then static tools (wrapped as context-free factories), then factories.
+
+    `sessions` is what `session_search` searches (without it the tool says it is not
+    configured, so listings still show every built-in). `workflows`: some workflow is
+    registered, so the `workflow` tool is offered."""
     registry = DefaultToolRegistry()
     register_file_tools(registry)
     register_shell_tools(registry)
     register_extra_tools(registry)
     register_memory_tool(registry)
+    register_session_search_tool(registry, sessions)
+    register_subagent_tools(registry, workflows=workflows)
     for tool in tools:
         registry.register_tool(tool)
     for name, factory in (factories or {}).items():

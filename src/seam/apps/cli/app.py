@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from seam import __version__
+from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.memory import register as register_memory
 
@@ -24,6 +25,7 @@ sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_
 app.add_typer(sessions_app, name="sessions")
 register_guard(app)
 register_memory(app)
+register_durable(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
@@ -142,3 +144,29 @@ def sessions_search(
     from seam.apps.cli.sessions import search_sessions
 
     execute(search_sessions(query, limit))
+
+
+@sessions_app.command("export")
+def sessions_export(
+    name: Annotated[
+        str | None, typer.Argument(help="Session name or title; every session when omitted.")
+    ] = None,
+) -> None:
+    """Print a session as JSON (every session when NAME is omitted)."""
+    from seam.apps.cli.runner import execute
+    from seam.apps.cli.sessions import export_sessions
+
+    execute(export_sessions(name))
+
+
+@sessions_app.command("prune")
+def sessions_prune(
+    older_than: Annotated[
+        str, typer.Option("--older-than", help="An age: 90d, 12h or 2w (days, hours, weeks).")
+    ],
+) -> None:
+    """Delete ended sessions idle for longer than --older-than."""
+    from seam.apps.cli.runner import execute
+    from seam.apps.cli.sessions import prune_sessions
+
+    execute(prune_sessions(older_than))

@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from contextlib import aclosing, contextmanager
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
@@ -140,27 +140,42 @@ async def run_turn(
     on_event: Callable[[AgentEvent], None],
     approve: Approve | None = None,
 ) -> Done | None:
-    """Run one turn, handing each event to `on_event` as it arrives.
+    """Run one turn as a durable submission, handing each event to `on_event`.
 
-    Ctrl-C cancels the turn, not the program: the loop stops at its next step and ends
-    with a cancelled `Done`. A turn that does not stop within `CANCEL_GRACE` (or gets a
-    second Ctrl-C) is abandoned; the result is then None.
+    The submission is stored before the model is called, so a crash at any point leaves
+    something `seam resume` finishes. Ctrl-C cancels the turn, not the program: the loop
+    stops at its next step and the submission settles aborted. A turn that does not stop
+    within `CANCEL_GRACE` (or gets a second Ctrl-C) is abandoned; the result is then None.
     """
     cancel = CancelToken()
     done: Done | None = None
+    answering: set[asyncio.Task[None]] = set()
+
+    async def answer(event: ToolApprovalRequired) -> None:
+        # Nobody to ask (a script, a pipe with no answers): the safe answer.
+        decision = await approve(event) if approve is not None else "deny"
+        runtime.respond(session, event.call_id, decision)
+
+    def watch(event: AgentEvent) -> None:
+        nonlocal done
+        on_event(event)
+        if isinstance(event, Done):
+            done = event
+        elif isinstance(event, ToolApprovalRequired):
+            task = asyncio.ensure_future(answer(event))
+            answering.add(task)
+            task.add_done_callback(answering.discard)
 
     async def consume() -> None:
         nonlocal done
-        events = runtime.run(session, text, personality=personality, cancel=cancel)
-        async with aclosing(events):  # type: ignore[type-var]  # an async generator
-            async for event in events:
-                on_event(event)
-                if isinstance(event, Done):
-                    done = event
-                elif isinstance(event, ToolApprovalRequired):
-                    # Nobody to ask (a script, a pipe with no answers): the safe answer.
-                    decision = await approve(event) if approve is not None else "deny"
-                    runtime.respond(session, event.call_id, decision)
+        sub = await runtime.ask(
+            session, text, personality=personality, on_event=watch, cancel=cancel
+        )
+        if done is None:
+            # Settled without a turn streaming here: a reply stored before a crash, or
+            # another worker ran it and its events were not followed.
+            finish = sub.finish_reason or ("stop" if sub.outcome == "completed" else "error")
+            done = Done(sub.session_key, "", 0, sub.result or "", finish)
 
     task = asyncio.ensure_future(consume())
     try:

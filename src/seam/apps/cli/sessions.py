@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -105,13 +106,17 @@ async def show_session(name: str, as_json: bool) -> int:
         info = await _existing(runtime, key, name)
         messages = await runtime.sessions.messages(key)
         totals = await runtime.sessions.usage_totals(key)
+        submissions = await runtime.store.submissions(key)
     finally:
         await runtime.aclose()
     if as_json:
+        from seam.apps.cli.durable import submission_dict
+
         body = {
             "key": key,
             "name": name,
             "messages": [_message_dict(m) for m in messages],
+            "submissions": [submission_dict(s) for s in submissions],
             "usage": usage_dict(totals),
         }
         sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
@@ -149,6 +154,73 @@ async def search_sessions(query: str, limit: int) -> int:
         snippet = " ".join(hit.snippet.split())
         print(f"{style.bold(runtime.session_name_of(hit.session_key))}  {label}: {snippet}")
     return 0
+
+
+async def export_sessions(name: str | None) -> int:
+    """One session (by name, else by title) or every session, as JSON on stdout.
+
+    The store's export format (`seam.contracts.sessions.session_to_dict`) with the
+    session's public `name` added first."""
+    runtime = open_runtime()
+    try:
+        if name is None:
+            exported = await runtime.sessions.export_all()
+            body: object = [_named(runtime, item) for item in exported]
+        else:
+            key = await _key_of_name_or_title(runtime, name)
+            body = _named(runtime, await runtime.sessions.export(key))
+    finally:
+        await runtime.aclose()
+    sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+    return 0
+
+
+_AGE = re.compile(r"(\d+(?:\.\d+)?)([hdw])")
+_DAYS_PER_UNIT = {"h": 1 / 24, "d": 1.0, "w": 7.0}
+
+
+def parse_age(text: str) -> float:
+    """`90d`, `12h`, `2w` (hours, days, weeks) as days; anything else is a usage error."""
+    match = _AGE.fullmatch(text.strip().lower())
+    if match is None:
+        raise CliError(
+            f"--older-than takes an age like 90d, 12h or 2w (hours, days, weeks), not {text!r}",
+            USAGE,
+        )
+    return float(match.group(1)) * _DAYS_PER_UNIT[match.group(2)]
+
+
+async def prune_sessions(older_than: str) -> int:
+    days = parse_age(older_than)  # before anything is opened: a typo deletes nothing
+    runtime = open_runtime()
+    try:
+        pruned = await runtime.sessions.prune(days)
+    finally:
+        await runtime.aclose()
+    age = older_than.strip()
+    if pruned:
+        noun = "session" if pruned == 1 else "sessions"
+        print(f"pruned {pruned} ended {noun} with no activity for {age}")
+    else:
+        print(f"nothing to prune: no ended session has been idle for {age}")
+    return 0
+
+
+def _named(runtime: Runtime, exported: dict[str, Any]) -> dict[str, Any]:
+    return {"name": runtime.session_name_of(exported["key"]), **exported}
+
+
+async def _key_of_name_or_title(runtime: Runtime, name: str) -> str:
+    try:
+        key: str | None = runtime.session_key_for(name)
+    except ValueError:  # not a valid public name; it may still be a title
+        key = None
+    if key is not None and await runtime.sessions.get(key) is not None:
+        return key
+    titled = await runtime.sessions.find_by_title(name)
+    if titled is not None:
+        return titled.key
+    raise CliError(f"no session named or titled {name!r} (see: seam sessions list)")
 
 
 async def _existing(runtime: Runtime, key: str, name: str) -> SessionInfo:

@@ -1,0 +1,231 @@
+"""What durability costs, and how many submissions the stores settle per second.
+
+1. Per-turn framework CPU time of the same turn (3 tool calls + 200 text deltas, every
+   event consumed) run three ways: the bare loop on the in-memory session store (no
+   submission), a durable submission on the in-memory execution store, and a durable
+   submission on SQLite (transcript, submission progress and the event log on disk).
+2. Throughput: submissions settled per second with a scripted model (a 20-delta answer),
+   400 submissions over 40 sessions, by 1 and 4 worker processes sharing the store:
+   SQLite (one file) and PostgreSQL (when a server is given or SEAM_TEST_PG_URL is set;
+   `scripts/ensure-postgres` starts one).
+
+    .venv/bin/python bench/durable.py [--turns 1000] [--submissions 400] [--pg URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import multiprocessing
+import os
+import secrets
+import statistics
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from seam.contracts import ToolContext
+from seam.contracts.execution import ExecutionStore
+from seam.core import (
+    AgentLoop,
+    Coordinator,
+    DefaultToolRegistry,
+    InMemoryExecutionStore,
+    InMemorySessionStore,
+    ScriptedModel,
+    SessionFactory,
+)
+from seam.core.scripted_model import Step, call
+
+DELTAS = ["tok "] * 200
+SESSIONS = 40
+
+
+class EchoTool:
+    name = "echo"
+    description = "Echo the text back."
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    }
+    concurrent = True
+    idempotent = True
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        return str(args["text"])
+
+
+def turn_script(turns: int) -> list[Step]:
+    steps: list[Step] = []
+    for _ in range(turns):
+        steps.append(Step(calls=[call("echo", text=str(i)) for i in range(3)]))
+        steps.append(Step(deltas=DELTAS))
+    return steps
+
+
+def _loop(store: Any, steps: list[Step]) -> AgentLoop:
+    tools = DefaultToolRegistry()
+    tools.register_tool(EchoTool())
+    return AgentLoop(model=ScriptedModel(steps), tools=tools, sessions=store)
+
+
+async def bare_turns(turns: int) -> list[float]:
+    loop = _loop(InMemorySessionStore(), turn_script(turns + 50))
+    samples = []
+    for i in range(turns + 50):
+        start = time.process_time_ns()
+        async for _ in loop.run(f"bench-{i % 20}", "go"):
+            pass
+        if i >= 50:
+            samples.append((time.process_time_ns() - start) / 1e6)
+    return samples
+
+
+async def durable_turns(store: ExecutionStore, turns: int) -> list[float]:
+    loop = _loop(store, turn_script(turns + 50))
+    factory = SessionFactory(loop, store, Coordinator(store, owner="bench"))
+    sessions = [
+        await factory.get_or_create_root(f'agent-session:["b","default","s{n}"]') for n in range(20)
+    ]
+    samples = []
+    for i in range(turns + 50):
+        start = time.process_time_ns()
+        await sessions[i % 20].ask("go", on_event=lambda event: None)
+        if i >= 50:
+            samples.append((time.process_time_ns() - start) / 1e6)
+    return samples
+
+
+def report(label: str, samples: list[float]) -> None:
+    samples.sort()
+    p50 = statistics.median(samples)
+    p95 = samples[int(len(samples) * 0.95)]
+    print(
+        f"  {label:<34} mean {statistics.fmean(samples):7.3f} ms"
+        f"   p50 {p50:7.3f} ms   p95 {p95:7.3f} ms"
+    )
+
+
+# -- throughput --------------------------------------------------------------------------
+
+
+async def _open(target: str, schema: str | None) -> ExecutionStore:
+    if target.startswith("postgres"):
+        from seam.services.sessions.postgres import PostgresStore
+
+        return await PostgresStore.connect(target, schema=schema)
+    from seam.services.sessions.sqlite import SQLiteSessionStore
+
+    return SQLiteSessionStore(target, busy_timeout=30.0)
+
+
+async def _fill(target: str, schema: str | None, submissions: int) -> None:
+    store = await _open(target, schema)
+    try:
+        keys = [f'agent-session:["b","default","s{n}"]' for n in range(SESSIONS)]
+        for key in keys:
+            await store.create(key)
+        for n in range(submissions):
+            coordinator = Coordinator(store)
+            await coordinator.submit(keys[n % SESSIONS], f"question {n}")
+    finally:
+        await store.aclose()
+
+
+async def _work(target: str, schema: str | None, submissions: int) -> int:
+    store = await _open(target, schema)
+    settled = 0
+    try:
+        loop = _loop(store, [Step(deltas=["ok "] * 20) for _ in range(submissions)])
+        coordinator = Coordinator(store, owner=f"bench-{os.getpid()}")
+        factory = SessionFactory(loop, store, coordinator)
+        while True:
+            settled += len(await coordinator.drain_runnable(factory.resolve))
+            if not await store.submissions(states=("queued", "running"), limit=1):
+                return settled
+            await store.wait_for_work(0.05)
+    finally:
+        await store.aclose()
+
+
+def _worker(target: str, schema: str | None, submissions: int, start: Any, out: Any) -> None:
+    start.wait()
+    out.put(asyncio.run(_work(target, schema, submissions)))
+
+
+def throughput(target: str, workers: int, submissions: int) -> float:
+    schema = f"bench_{secrets.token_hex(4)}" if target.startswith("postgres") else None
+    asyncio.run(_fill(target, schema, submissions))
+    ctx = multiprocessing.get_context("spawn")
+    start = ctx.Event()
+    out = ctx.Queue()
+    procs = [
+        ctx.Process(target=_worker, args=(target, schema, submissions, start, out))
+        for _ in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    time.sleep(1.0)  # let every worker import and connect before the clock starts
+    began = time.perf_counter()
+    start.set()
+    total = sum(out.get() for _ in procs)
+    elapsed = time.perf_counter() - began
+    for proc in procs:
+        proc.join()
+    assert total == submissions, f"settled {total} of {submissions}"
+    if schema is not None:
+        asyncio.run(_drop_schema(target, schema))
+    return submissions / elapsed
+
+
+async def _drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+async def per_turn(turns: int) -> None:
+    print(f"per-turn framework CPU time, {turns} turns (3 tool calls + 200 text deltas)")
+    gc.collect()
+    report("bare loop, in-memory session store", await bare_turns(turns))
+    report(
+        "durable, in-memory execution store", await durable_turns(InMemoryExecutionStore(), turns)
+    )
+    from seam.services.sessions.sqlite import SQLiteSessionStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SQLiteSessionStore(str(Path(tmp) / "sessions.db"))
+        try:
+            report("durable, SQLite (WAL, file)", await durable_turns(store, turns // 2))
+        finally:
+            await store.aclose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--submissions", type=int, default=400)
+    parser.add_argument("--pg", default=os.environ.get("SEAM_TEST_PG_URL"))
+    args = parser.parse_args()
+    asyncio.run(per_turn(args.turns))
+    print(f"throughput: {args.submissions} submissions over {SESSIONS} sessions, scripted model")
+    with tempfile.TemporaryDirectory() as tmp:
+        for workers in (1, 4):
+            path = str(Path(tmp) / f"throughput-{workers}.db")
+            rate = throughput(path, workers, args.submissions)
+            print(f"  SQLite      {workers} worker(s): {rate:8.1f} settled/s")
+    if not args.pg:
+        print("  PostgreSQL: no server (pass --pg URL or set SEAM_TEST_PG_URL)")
+        return
+    for workers in (1, 4):
+        rate = throughput(args.pg, workers, args.submissions)
+        print(f"  PostgreSQL  {workers} worker(s): {rate:8.1f} settled/s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,455 @@
+"""The Coordinator: drives submissions to settlement over an `ExecutionStore`.
+
+Every claim runs the submission from wherever its transcript says it got to, so a
+fresh run, a retry and a resume after a crash are one code path (`_plan`):
+
+- input never saved: run the turn with it;
+- final reply saved: settle with that reply;
+- streamed text the crash cut off: keep it, marked interrupted, and tell the model;
+- tool calls without results: keep the recorded results; idempotent tools run again,
+  every other call gets an explicit "outcome unknown, not re-run" result;
+- a transient provider error: back off and retry; context overflow: compress, retry;
+- abort requested: settle aborted.
+
+The turn writes its transcript through `ExecutionStore.append_for`, which checks the
+lease: a worker that lost its lease (it stalled past it and another worker claimed the
+submission) fails its next write and stops, so one submission never runs twice at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from seam.contracts.events import AgentEvent, Done, ErrorEvent, TextDelta
+from seam.contracts.execution import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    ExecutionStore,
+    LeaseLost,
+    NewSubmission,
+    Outcome,
+    Submission,
+)
+from seam.contracts.messages import Message, ToolCall
+from seam.contracts.model import RETRYABLE_KINDS
+from seam.contracts.tools import CancelToken
+from seam.core.event_log import EventRecorder, decode
+
+if TYPE_CHECKING:
+    from seam.core.session_factory import Session
+
+log = logging.getLogger("seam.coordinator")
+
+# Error kinds worth another attempt after a pause (the provider classified them).
+TRANSIENT_ERRORS = RETRYABLE_KINDS | {"timeout"}
+CONTEXT_OVERFLOW = "context_overflow"
+# Seconds before retry n (1-based); the last value repeats.
+DEFAULT_BACKOFF = (2.0, 5.0, 15.0, 30.0, 60.0)
+UNKNOWN_OUTCOME = (
+    "outcome unknown: the process running this tool stopped before its result was saved, "
+    "and the tool was not run again because running it twice may not be safe. Check its "
+    "effects before relying on them or trying again."
+)
+CUT_OFF_NOTE = (
+    "Note: your previous reply was cut off before it finished (the process running it "
+    "stopped). Its text is kept above, marked as interrupted. Continue from where it "
+    "stopped; do not repeat what was already said."
+)
+# Event types that end a model call's streamed text (text after them is a new call's).
+_TEXT_BOUNDARIES = frozenset({"run_start", "tool_start", "tool_end", "done", "error", "halt"})
+
+Resolve = Callable[[str], Awaitable["Session"]]
+OnEvent = Callable[[AgentEvent], None]
+# Which of these lease owners are known dead (a crashed process on this machine).
+DeadOwners = Callable[[Sequence[str]], Sequence[str]]
+
+
+@dataclass(slots=True)
+class _Plan:
+    # The input to start the turn with (None: already in the transcript).
+    user_input: str | None = None
+    # Settle at once with this final reply.
+    settle_with: str | None = None
+    # Written before the turn continues: cut-off text, "outcome unknown" results.
+    repairs: list[Message] = field(default_factory=list)
+    rerun: list[ToolCall] = field(default_factory=list)
+    note: str | None = None
+
+
+class Coordinator:
+    def __init__(
+        self,
+        store: ExecutionStore,
+        *,
+        owner: str | None = None,
+        lease: float = DEFAULT_LEASE_SECONDS,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        backoff: Sequence[float] = DEFAULT_BACKOFF,
+        dead_owners: DeadOwners | None = None,
+        compress: Callable[[str], Awaitable[bool]] | None = None,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] | None = None,
+    ) -> None:
+        self.store = store
+        self.owner = owner or f"worker-{secrets.token_hex(6)}"
+        self.lease = lease
+        self.max_attempts = max_attempts
+        self.backoff = tuple(backoff) or (0.0,)
+        self._dead_owners = dead_owners
+        # Set by the memory/context layer: compress a session's history after the
+        # provider said it overflowed the context window. Returns whether it did.
+        self.compress = compress
+        self._clock = clock
+        self._new_id = new_id or (lambda: secrets.token_hex(8))
+
+    # Admission
+
+    async def submit(
+        self,
+        session_key: str,
+        text: str,
+        *,
+        submission_id: str | None = None,
+        personality: str | None = None,
+    ) -> Submission:
+        return await self.store.admit(
+            NewSubmission(
+                submission_id or self._new_id(),
+                session_key,
+                text,
+                personality=personality,
+                max_attempts=self.max_attempts,
+            )
+        )
+
+    async def abort(self, submission_id: str) -> Submission:
+        return await self.store.request_abort(submission_id)
+
+    # Driving
+
+    async def run(
+        self,
+        submission_id: str,
+        resolve: Resolve,
+        on_event: OnEvent | None = None,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> Submission:
+        """Drive one submission to settlement here, or follow it while another worker
+        does (replaying its stored events to `on_event`). Returns it settled.
+
+        Cancelling `cancel` stops the turn at its next step and settles it aborted.
+        """
+        store = self.store
+        sub = await store.submission(submission_id)
+        if sub is None:
+            raise KeyError(f"no submission {submission_id!r}")
+        seen: int | None = None  # where following another worker's events resumes
+        while sub.state != "settled":
+            claimed = await store.claim(
+                self.owner,
+                lease=self.lease,
+                submission_id=submission_id,
+                dead_owners=await self._dead(),
+            )
+            if claimed is not None:
+                session = await resolve(claimed.session_key)
+                sub = await self._drive(claimed, session, on_event, cancel)
+                if sub.state != "settled":
+                    seen = await store.last_seq(sub.session_key)
+                continue
+            if on_event is not None:
+                if seen is None:
+                    seen = await self._seen_before(sub)
+                seen = await self._follow(sub, seen, on_event)
+            current = await store.submission(submission_id)
+            if current is None:
+                raise KeyError(f"submission {submission_id!r} was deleted")
+            sub = current
+            if sub.state != "settled":
+                await store.wait_for_work(self._pause_before(sub))
+        return sub
+
+    async def drain_runnable(
+        self, resolve: Resolve, on_event: OnEvent | None = None
+    ) -> list[Submission]:
+        """Run every submission that is runnable now, one after another; returns them as
+        they ended up (settled, or queued again for a later retry)."""
+        done: list[Submission] = []
+        while True:
+            sub = await self.store.claim(
+                self.owner, lease=self.lease, dead_owners=await self._dead()
+            )
+            if sub is None:
+                return done
+            done.append(await self._drive(sub, await resolve(sub.session_key), on_event))
+
+    async def resume_pending(
+        self, resolve: Resolve, on_event: OnEvent | None = None
+    ) -> list[Submission]:
+        """Settle every unsettled submission: repair and continue crashed ones, wait out
+        retry back-offs and leases held by live workers elsewhere. Returns each
+        submission that was pending, settled, in admission order."""
+        store = self.store
+        pending = [s.id for s in await store.submissions(states=("queued", "running"))]
+        while True:
+            await self.drain_runnable(resolve, on_event)
+            left = await store.submissions(states=("queued", "running"))
+            if not left:
+                break
+            await store.wait_for_work(min(self._pause_before(s) for s in left))
+        out: list[Submission] = []
+        for sid in pending:
+            sub = await store.submission(sid)
+            if sub is not None:
+                out.append(sub)
+        return out
+
+    async def work(
+        self,
+        resolve: Resolve,
+        *,
+        stop: asyncio.Event | None = None,
+        on_event: OnEvent | None = None,
+        on_settled: Callable[[Submission], None] | None = None,
+        idle_wait: float = 5.0,
+    ) -> None:
+        """A worker: drain, then sleep until the store says there may be work; until
+        `stop` is set."""
+        stop = stop or asyncio.Event()
+        while not stop.is_set():
+            for sub in await self.drain_runnable(resolve, on_event):
+                if on_settled is not None and sub.state == "settled":
+                    on_settled(sub)
+            if stop.is_set():
+                return
+            waiter = asyncio.ensure_future(self.store.wait_for_work(idle_wait))
+            stopper = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (waiter, stopper):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+
+    # One claim
+
+    async def _drive(
+        self,
+        sub: Submission,
+        session: Session,
+        on_event: OnEvent | None,
+        cancel: CancelToken | None = None,
+    ) -> Submission:
+        store = self.store
+        owner = self.owner
+        if sub.abort_requested:
+            return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
+        try:
+            plan = await self._plan(sub, session)
+            if plan.settle_with is not None:
+                return await store.settle(
+                    sub.id, owner, "completed", result=plan.settle_with, finish_reason="stop"
+                )
+            if plan.repairs:
+                await store.append_for(sub.id, owner, plan.repairs)
+        except LeaseLost:
+            return await self._current(sub)
+
+        cancel = cancel or CancelToken()
+        renewal = asyncio.ensure_future(self._keep_lease(sub.id, cancel))
+        recorder = EventRecorder(store, sub.id)
+        session.loop.continue_seq(sub.session_key, await store.last_seq(sub.session_key))
+        done: Done | None = None
+        error: ErrorEvent | None = None
+        try:
+            events = session.run(
+                plan.user_input,
+                personality=sub.personality,
+                cancel=cancel,
+                transcript=lambda messages: store.append_for(sub.id, owner, messages),
+                pending_calls=plan.rerun,
+                note=plan.note,
+            )
+            async for event in events:
+                if not recorder.buffer(event):
+                    await recorder.record(event)
+                if on_event is not None:
+                    on_event(event)
+                if isinstance(event, ErrorEvent):
+                    error = event
+                elif isinstance(event, Done):
+                    done = event
+        except LeaseLost:
+            log.warning("lost the lease on %s; another worker has it", sub.id)
+            return await self._current(sub)
+        finally:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
+            await recorder.aclose()
+        try:
+            return await self._conclude(sub, session, done, error, cancel)
+        except LeaseLost:
+            return await self._current(sub)
+
+    async def _conclude(
+        self,
+        sub: Submission,
+        session: Session,
+        done: Done | None,
+        error: ErrorEvent | None,
+        cancel: CancelToken,
+    ) -> Submission:
+        store = self.store
+        owner = self.owner
+        current = await self._current(sub)
+        if current.abort_requested or (done is not None and done.finish_reason == "cancelled"):
+            return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
+        if done is None:
+            return await store.settle(sub.id, owner, "failed", error="the turn ended early")
+        finish = done.finish_reason
+        if finish == "error" or finish == "timeout":
+            kind = error.kind if error is not None else finish
+            message = f"{kind}: {error.message}" if error is not None else finish
+            compress = self.compress
+            if (
+                kind == CONTEXT_OVERFLOW
+                and compress is not None
+                and await compress(sub.session_key)
+            ):
+                return await store.release(sub.id, owner, not_before=self._clock(), error=message)
+            if (kind in TRANSIENT_ERRORS or finish == "timeout") and (
+                current.attempts < current.max_attempts
+            ):
+                pause = self.backoff[min(current.attempts, len(self.backoff)) - 1]
+                return await store.release(
+                    sub.id, owner, not_before=self._clock() + pause, error=message
+                )
+            return await store.settle(sub.id, owner, "failed", error=message, finish_reason=finish)
+        outcome: Outcome = "completed"
+        return await store.settle(sub.id, owner, outcome, result=done.text, finish_reason=finish)
+
+    async def _plan(self, sub: Submission, session: Session) -> _Plan:
+        written = await self.store.submission_messages(sub.id)
+        if not written:
+            return _Plan(user_input=sub.input)
+        last = written[-1]
+        if last.role == "assistant" and not last.tool_calls and not last.interrupted:
+            return _Plan(settle_with=last.content)
+        plan = _Plan()
+        cut_off = await self._unsaved_text(sub, last)
+        if cut_off:
+            plan.repairs.append(Message("assistant", cut_off, interrupted=True))
+        if cut_off or last.interrupted:
+            plan.note = CUT_OFF_NOTE
+        asked = _last_calls(written)
+        if asked is not None:
+            calls, answered = asked
+            for call in calls:
+                if call.id in answered:
+                    continue
+                if session.is_idempotent(call.name):
+                    plan.rerun.append(call)
+                else:
+                    plan.repairs.append(
+                        Message("tool", UNKNOWN_OUTCOME, tool_call_id=call.id, name=call.name)
+                    )
+        return plan
+
+    async def _unsaved_text(self, sub: Submission, last: Message) -> str:
+        """Text the model streamed in this submission's last model call that never made
+        it into the transcript (the event log has it; the crash came first)."""
+        pieces: list[str] = []
+        for record in await self.store.events(sub.session_key):
+            if record.submission_id != sub.id:
+                continue
+            if record.type in _TEXT_BOUNDARIES:
+                pieces = []
+            elif record.type == "text_delta":
+                pieces.extend(e.text for e in decode(record) if isinstance(e, TextDelta))
+        text = "".join(pieces)
+        if not text:
+            return ""
+        if last.role == "assistant" and last.content.startswith(text):
+            return ""  # stored after all: the crash came between storing and the next event
+        return text
+
+    async def _keep_lease(self, submission_id: str, cancel: CancelToken) -> None:
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            try:
+                await self.store.renew(submission_id, self.owner, lease=self.lease)
+            except LeaseLost:
+                cancel.cancel("lease lost")
+                return
+            except Exception:
+                log.exception("could not renew the lease on %s", submission_id)
+                continue
+            sub = await self.store.submission(submission_id)
+            if sub is not None and sub.abort_requested:
+                cancel.cancel("aborted")
+
+    # Helpers
+
+    async def _current(self, sub: Submission) -> Submission:
+        current = await self.store.submission(sub.id)
+        return current if current is not None else sub
+
+    async def _dead(self) -> Sequence[str]:
+        if self._dead_owners is None:
+            return ()
+        running = await self.store.submissions(states=("running",))
+        owners = sorted(
+            {s.lease_owner for s in running if s.lease_owner and s.lease_owner != self.owner}
+        )
+        return self._dead_owners(owners) if owners else ()
+
+    async def _seen_before(self, sub: Submission) -> int:
+        """Where following a submission's events starts: its first stored event."""
+        for record in await self.store.events(sub.session_key):
+            if record.submission_id == sub.id:
+                return record.first_seq - 1
+        return await self.store.last_seq(sub.session_key)
+
+    async def _follow(self, sub: Submission, seen: int, on_event: OnEvent) -> int:
+        for record in await self.store.events(sub.session_key, after_seq=seen):
+            if record.submission_id != sub.id:
+                seen = max(seen, record.seq)
+                continue
+            for event in decode(record, seen):
+                on_event(event)
+            seen = max(seen, record.seq)
+        return seen
+
+    def _pause_before(self, sub: Submission) -> float:
+        """How long to wait before looking at a submission again."""
+        now = self._clock()
+        if sub.state == "queued" and sub.not_before > now:
+            return max(0.05, min(sub.not_before - now, 5.0))
+        if sub.state == "running" and sub.lease_expires_at is not None:
+            return max(0.05, min(sub.lease_expires_at - now, 1.0))
+        return 1.0
+
+
+def _last_calls(written: Sequence[Message]) -> tuple[tuple[ToolCall, ...], set[str]] | None:
+    """The last assistant message's tool calls and the ids already answered after it."""
+    for index in range(len(written) - 1, -1, -1):
+        message = written[index]
+        if message.role == "assistant":
+            if not message.tool_calls:
+                return None
+            answered = {m.tool_call_id for m in written[index + 1 :] if m.tool_call_id}
+            return message.tool_calls, {a for a in answered if a is not None}
+    return None
+
+
+__all__ = ["CUT_OFF_NOTE", "UNKNOWN_OUTCOME", "Coordinator"]

@@ -1,0 +1,179 @@
+"""The event log: a turn's events stored as they stream, and replayed to a surface that
+reconnects (a web client's `Last-Event-ID`, a CLI re-attaching to a worker).
+
+Text deltas are the bulk of a turn's events, so `EventRecorder` coalesces consecutive
+deltas of one turn into one record that keeps each piece's length: a replay from any
+sequence number, even one inside a coalesced range, yields exactly the events after it.
+Buffered deltas are flushed at the next other event, or by a timer shortly after the
+first one was buffered, so a crash mid-stream loses at most that much streamed text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+from seam.contracts import events as ev
+from seam.contracts.events import AgentEvent, TextDelta, event_to_dict
+from seam.contracts.execution import EventRecord, ExecutionStore
+from seam.contracts.messages import Usage
+
+log = logging.getLogger("seam.events")
+
+FLUSH_AFTER_SECONDS = 0.2
+
+EVENT_TYPES: dict[str, type[Any]] = {
+    cls.type: cls
+    for cls in (
+        ev.RunStart,
+        ev.TextDelta,
+        ev.ThinkingDelta,
+        ev.ToolStart,
+        ev.ToolProgress,
+        ev.ToolEnd,
+        ev.ToolApprovalRequired,
+        ev.ToolApprovalResponse,
+        ev.UsageEvent,
+        ev.ContextCompacted,
+        ev.ContextWarning,
+        ev.Halt,
+        ev.Notice,
+        ev.ErrorEvent,
+        ev.Done,
+    )
+}
+
+
+def encode(event: AgentEvent, submission_id: str | None = None) -> EventRecord:
+    payload = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+    return EventRecord(event.session_key, event.seq, event.seq, event.type, payload, submission_id)
+
+
+def encode_deltas(deltas: Sequence[TextDelta], submission_id: str | None) -> EventRecord:
+    first, last = deltas[0], deltas[-1]
+    payload = {
+        "type": "text_delta",
+        "session_key": last.session_key,
+        "turn_id": last.turn_id,
+        "seq": last.seq,
+        "text": "".join(d.text for d in deltas),
+        "pieces": [len(d.text) for d in deltas],
+    }
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return EventRecord(last.session_key, last.seq, first.seq, "text_delta", text, submission_id)
+
+
+def decode(record: EventRecord, after_seq: int = 0) -> list[AgentEvent]:
+    """The events a record holds with `seq > after_seq`; unknown types are skipped (a newer
+    Seam may have stored them), as every consumer must ignore types it does not know."""
+    data = json.loads(record.payload)
+    cls = EVENT_TYPES.get(record.type)
+    if cls is None:
+        return []
+    if record.type == "text_delta" and "pieces" in data:
+        out: list[AgentEvent] = []
+        text: str = data["text"]
+        at = 0
+        for seq, size in enumerate(data["pieces"], start=record.first_seq):
+            piece = text[at : at + size]
+            at += size
+            if seq > after_seq:
+                out.append(TextDelta(data["session_key"], data["turn_id"], seq, piece))
+        return out
+    if record.seq <= after_seq:
+        return []
+    kwargs = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+    if "usage" in kwargs:
+        kwargs["usage"] = Usage(**kwargs["usage"])
+    event: AgentEvent = cls(**kwargs)
+    return [event]
+
+
+async def replay(store: ExecutionStore, session_key: str, after_seq: int = 0) -> list[AgentEvent]:
+    """Every stored event of the session after `after_seq`, in order."""
+    out: list[AgentEvent] = []
+    for record in await store.events(session_key, after_seq=after_seq):
+        out.extend(decode(record, after_seq))
+    return out
+
+
+class EventRecorder:
+    """Stores a turn's events as they pass through (see the module docstring).
+
+    Failing to store an event is logged, never raised: the turn is what matters, and
+    the transcript (written separately) stays the source of truth for recovery.
+    """
+
+    def __init__(self, store: ExecutionStore, submission_id: str | None = None) -> None:
+        self._store = store
+        self._submission_id = submission_id
+        self._deltas: list[TextDelta] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._flushing: asyncio.Task[None] | None = None
+
+    def buffer(self, event: AgentEvent) -> bool:
+        """Buffer a text delta of the current turn without awaiting (the hot path);
+        False when the event needs `record`."""
+        if type(event) is not TextDelta:
+            return False
+        deltas = self._deltas
+        if deltas and deltas[-1].turn_id != event.turn_id:
+            return False
+        deltas.append(event)
+        if self._timer is None:
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(FLUSH_AFTER_SECONDS, self._flush_soon)
+        return True
+
+    async def record(self, event: AgentEvent) -> None:
+        if self.buffer(event):
+            return
+        records = self._take()
+        if isinstance(event, TextDelta):  # a delta of a new turn: start a new batch
+            await self._write(records)
+            self.buffer(event)
+            return
+        records.append(encode(event, self._submission_id))
+        await self._write(records)
+
+    async def flush(self) -> None:
+        await self._write(self._take())
+
+    async def aclose(self) -> None:
+        await self.flush()
+        if self._flushing is not None:
+            await self._flushing
+
+    def _take(self) -> list[EventRecord]:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._deltas:
+            return []
+        record = encode_deltas(self._deltas, self._submission_id)
+        self._deltas = []
+        return [record]
+
+    def _flush_soon(self) -> None:
+        self._timer = None
+        records = self._take()
+        if records:
+            self._flushing = asyncio.ensure_future(self._store_records(records))
+
+    async def _write(self, records: list[EventRecord]) -> None:
+        if not records:
+            return
+        pending = self._flushing
+        if pending is not None and not pending.done():
+            await pending  # keep records in order
+        await self._store_records(records)
+
+    async def _store_records(self, records: list[EventRecord]) -> None:
+        try:
+            await self._store.append_events(records)
+        except Exception:
+            log.exception("could not store %d events", len(records))

@@ -1,0 +1,268 @@
+"""The SessionFactory: the single construction seam for every session.
+
+Root chat threads, subagents (`task:` names), workflow nodes and sessions resumed after a
+crash are all built here, from their stored spec, so every one of them gets its tools,
+its lineage and its durability the same way. The factory owns the per-process session
+cache; `Runtime.get_session()` is a thin delegate to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
+
+from seam.contracts.events import AgentEvent
+from seam.contracts.execution import ExecutionStore, Submission
+from seam.contracts.messages import ToolCall
+from seam.contracts.sessions import SessionInfo, SessionNotFound
+from seam.contracts.tools import CancelToken, Tool, ToolError
+from seam.core.coordinator import Coordinator, OnEvent
+from seam.core.identity import (
+    DEFAULT_HARNESS,
+    TASK_PREFIX,
+    assert_public_session_name,
+    create_session_storage_key,
+    create_task_session_name,
+    parse_session_storage_key,
+)
+from seam.core.turn import TranscriptWriter, TurnOptions
+from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
+
+if TYPE_CHECKING:
+    from seam.core.loop import AgentLoop
+
+DEFAULT_MAX_DEPTH = 2
+
+
+class Session:
+    """One conversation with its spec (personality, tool names, model), bound to the loop.
+
+    Cheap: it holds no transcript (the store does), so a resumed session is the same
+    object a fresh one would be.
+    """
+
+    def __init__(self, factory: SessionFactory, info: SessionInfo, depth: int) -> None:
+        self.factory = factory
+        self.info = info
+        self.key = info.key
+        self.depth = depth
+        self.subagents = SessionSubagents(self)
+
+    @property
+    def name(self) -> str:
+        return parse_session_storage_key(self.key)[2]
+
+    @property
+    def loop(self) -> AgentLoop:
+        return self.factory.loop
+
+    def run(
+        self,
+        user_message: str | None,
+        *,
+        personality: str | None = None,
+        cancel: CancelToken | None = None,
+        transcript: TranscriptWriter | None = None,
+        pending_calls: Sequence[ToolCall] = (),
+        note: str | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """One turn, not durable by itself (`ask` is): see `AgentLoop.run`."""
+        options = TurnOptions(
+            toolset=self.info.tools,
+            transcript=transcript,
+            pending_calls=pending_calls,
+            note=note,
+            context={"subagents": self.subagents},
+        )
+        return self.loop.run(
+            self.key,
+            user_message,
+            personality=personality or self.info.personality,
+            cancel=cancel,
+            options=options,
+        )
+
+    def tools(self) -> list[Tool]:
+        """This session's toolset, built by name through the registry over its context."""
+        loop = self.loop
+        personality = loop.personality_for(self.info.personality)
+        ctx = loop.tool_context(self.key, personality, subagents=self.subagents)
+        names = self.info.tools if self.info.tools is not None else personality.toolset
+        return loop.tools.build(names, ctx)
+
+    def is_idempotent(self, tool_name: str) -> bool:
+        return any(t.name == tool_name and t.idempotent for t in self.tools())
+
+    async def submit(self, text: str, *, submission_id: str | None = None) -> Submission:
+        """Queue `text` as a durable submission of this session."""
+        return await self.factory.coordinator.submit(
+            self.key, text, submission_id=submission_id, personality=self.info.personality
+        )
+
+    async def ask(
+        self, text: str, *, submission_id: str | None = None, on_event: OnEvent | None = None
+    ) -> Submission:
+        """Submit `text` and drive it to settlement here; returns the settled submission."""
+        sub = await self.submit(text, submission_id=submission_id)
+        return await self.factory.coordinator.run(sub.id, self.factory.resolve, on_event)
+
+
+class SessionSubagents:
+    """The `Subagents` a session hands its tools: children built by the same factory."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    @property
+    def depth(self) -> int:
+        return self._session.depth
+
+    @property
+    def max_depth(self) -> int:
+        return self._session.factory.max_depth
+
+    async def delegate(
+        self,
+        task: str,
+        *,
+        task_id: str,
+        personality: str | None = None,
+        tools: Sequence[str] | None = None,
+    ) -> str:
+        parent = self._session
+        child = await parent.factory.create_child(
+            parent, task_id, personality=personality, tools=tools
+        )
+        sub = await child.ask(task, submission_id=submission_id_for(child.key))
+        return answer_of(sub)
+
+    def workflow_names(self) -> list[str]:
+        return self._session.factory.workflows.names()
+
+    async def run_workflow(self, name: str, input: str, *, run_id: str) -> str:
+        parent = self._session
+        executor = parent.factory.create_workflow_executor(parent.key, parent.depth)
+        return await executor.run(name, input, run_id=run_id)
+
+
+class SessionFactory:
+    def __init__(
+        self,
+        loop: AgentLoop,
+        store: ExecutionStore,
+        coordinator: Coordinator,
+        *,
+        tenant_id: str = "local",
+        harness: str = DEFAULT_HARNESS,
+        workflows: WorkflowRegistry | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self.loop = loop
+        self.store = store
+        self.coordinator = coordinator
+        self.tenant_id = tenant_id
+        self.harness = harness
+        self.workflows = workflows if workflows is not None else WorkflowRegistry()
+        self.max_depth = max_depth
+        self._cache: dict[str, Session] = {}
+
+    def key_for(self, name: str) -> str:
+        """The storage key of a public session name (`task:` names are rejected)."""
+        return create_session_storage_key(
+            self.tenant_id, self.harness, assert_public_session_name(name)
+        )
+
+    async def get_or_create_root(
+        self,
+        key: str,
+        *,
+        personality: str | None = None,
+        tools: Sequence[str] | None = None,
+        model: str | None = None,
+        title: str | None = None,
+    ) -> Session:
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        _, _, name = parse_session_storage_key(key)
+        assert_public_session_name(name)
+        info = await self.store.create(
+            key,
+            # Pinned at creation, as a turn does: later turns keep this personality.
+            personality=personality or self.loop.personalities.default_id,
+            title=title,
+            tenant=self.tenant_id,
+            tools=tools,
+            model=model,
+        )
+        return self._cache.setdefault(key, Session(self, info, 0))
+
+    async def create_child(
+        self,
+        parent: Session,
+        task_id: str,
+        *,
+        personality: str | None = None,
+        tools: Sequence[str] | None = None,
+    ) -> Session:
+        """A subagent session `task:<parent name>:<task_id>`, lineage stored, one level
+        deeper than its parent; refused past `max_depth`."""
+        depth = parent.depth + 1
+        if depth > self.max_depth:
+            raise ToolError(
+                f"subagents may nest {self.max_depth} levels deep; this session is already "
+                f"at depth {parent.depth}"
+            )
+        tenant, harness, parent_name = parse_session_storage_key(parent.key)
+        key = create_session_storage_key(
+            tenant, harness, create_task_session_name(parent_name, task_id)
+        )
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        info = await self.store.create(
+            key,
+            personality=personality or parent.info.personality,
+            parent_key=parent.key,
+            tenant=tenant,
+            tools=tools if tools is not None else parent.info.tools,
+            model=parent.info.model,
+        )
+        return self._cache.setdefault(key, Session(self, info, depth))
+
+    async def resolve(self, key: str) -> Session:
+        """The session stored under `key` (rebuilt from the store after a restart)."""
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        info = await self.store.get(key)
+        if info is None:
+            raise SessionNotFound(f"no session {key!r}")
+        depth = 0
+        parent_key = info.parent_key
+        while parent_key is not None and depth <= self.max_depth:
+            depth += 1
+            parent = await self.store.get(parent_key)
+            parent_key = parent.parent_key if parent is not None else None
+        if depth == 0 and parse_session_storage_key(key)[2].startswith(TASK_PREFIX):
+            depth = 1
+        return self._cache.setdefault(key, Session(self, info, depth))
+
+    def drop(self, key: str) -> None:
+        self._cache.pop(key, None)
+
+    def create_workflow_executor(self, storage_key: str, depth: int = 0) -> WorkflowExecutor:
+        return WorkflowExecutor(self, storage_key, depth)
+
+
+def submission_id_for(child_key: str) -> str:
+    """A child's submission id, derived from its key: a resumed parent that delegates the
+    same task again gets the stored answer instead of running the child twice."""
+    return "task-" + hashlib.sha256(child_key.encode()).hexdigest()[:20]
+
+
+def answer_of(sub: Submission) -> str:
+    if sub.outcome == "completed":
+        return sub.result or ""
+    raise ToolError(f"the subagent {sub.outcome}: {sub.error or sub.finish_reason or 'no answer'}")

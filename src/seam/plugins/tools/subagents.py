@@ -1,0 +1,85 @@
+"""`delegate_task` and `workflow`: tools that run other sessions.
+
+Both go through the session's `Subagents` (built by the `SessionFactory`), so a child is
+a durable session like any other: its own transcript, lineage back to the parent, and a
+submission that a restarted process finishes. The task id comes from the model's call
+id, so a resumed parent that repeats the call gets the stored answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from seam.contracts.tools import Subagents, ToolContext, ToolError, ToolRegistry
+
+
+def _subagents(ctx: ToolContext) -> Subagents:
+    if ctx.subagents is None:
+        raise ToolError("this session cannot start subagents")
+    return ctx.subagents
+
+
+class DelegateTask:
+    name = "delegate_task"
+    description = (
+        "Hand a self-contained task to a subagent with a fresh context and get its final "
+        "answer back. Write the task so it can be done without this conversation."
+    )
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "task": {"type": "string", "description": "What to do, with all needed context."},
+            "personality": {"type": "string", "description": "Optional personality id."},
+        },
+        "required": ["task"],
+    }
+    # Several delegations in one step run side by side; a repeat after a crash is not
+    # safe to assume harmless (the child may have acted), so no re-run.
+    concurrent = True
+    idempotent = False
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        task = args.get("task")
+        if not isinstance(task, str) or not task.strip():
+            raise ToolError("`task` must be a non-empty string")
+        personality = args.get("personality")
+        if personality is not None and not isinstance(personality, str):
+            raise ToolError("`personality` must be a string")
+        subagents = _subagents(ctx)
+        return await subagents.delegate(
+            task, task_id=ctx.call_id or "task", personality=personality
+        )
+
+
+class RunWorkflow:
+    name = "workflow"
+    description = "Run a registered multi-step workflow on an input and return its output."
+    parameters: Mapping[str, Any] = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The workflow's name."},
+            "input": {"type": "string", "description": "The workflow's input."},
+        },
+        "required": ["name", "input"],
+    }
+    concurrent = True
+    idempotent = False
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        name = args.get("name")
+        text = args.get("input")
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise ToolError("`name` and `input` must be strings")
+        subagents = _subagents(ctx)
+        known = subagents.workflow_names()
+        if name not in known:
+            raise ToolError(f"no workflow {name!r}; registered: {', '.join(known) or 'none'}")
+        return await subagents.run_workflow(name, text, run_id=ctx.call_id or "run")
+
+
+def register_subagent_tools(registry: ToolRegistry, *, workflows: bool = False) -> None:
+    """`delegate_task` always; `workflow` only when some workflow is registered."""
+    registry.register_tool(DelegateTask())
+    if workflows:
+        registry.register_tool(RunWorkflow())

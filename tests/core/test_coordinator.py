@@ -1,0 +1,319 @@
+"""The Coordinator and the SessionFactory over the in-memory execution store: fresh runs,
+queueing, retries, aborts and every resume-with-repair case."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from seam.contracts.events import AgentEvent, Done, TextDelta
+from seam.contracts.execution import EventRecord
+from seam.contracts.messages import Message
+from seam.contracts.tools import ToolContext
+from seam.core.coordinator import CUT_OFF_NOTE, UNKNOWN_OUTCOME, Coordinator
+from seam.core.event_log import encode_deltas, replay
+from seam.core.execution import InMemoryExecutionStore
+from seam.core.identity import InvalidSessionName
+from seam.core.loop import AgentLoop
+from seam.core.scripted_model import ScriptedModel, call, error_step, text_step, tool_step
+from seam.core.session_factory import SessionFactory
+from seam.core.tool_registry import DefaultToolRegistry
+
+KEY = 'agent-session:["local","default","main"]'
+
+
+class CountingTool:
+    """A tool that counts its runs, so a test can see whether a resume ran it again."""
+
+    def __init__(self, name: str, *, idempotent: bool) -> None:
+        self.name = name
+        self.description = f"{name} for tests"
+        self.parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
+        self.concurrent = False
+        self.idempotent = idempotent
+        self.runs = 0
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        self.runs += 1
+        return f"{self.name} ran {self.runs}"
+
+
+def build(
+    steps: list[Any], *, backoff: tuple[float, ...] = (0.0,), compress: Any = None
+) -> tuple[SessionFactory, ScriptedModel, dict[str, CountingTool]]:
+    store = InMemoryExecutionStore()
+    model = ScriptedModel(steps)
+    tools = {
+        "lookup": CountingTool("lookup", idempotent=True),
+        "send_email": CountingTool("send_email", idempotent=False),
+    }
+    registry = DefaultToolRegistry()
+    for tool in tools.values():
+        registry.register_tool(tool)
+    loop = AgentLoop(model=model, tools=registry, sessions=store)
+    coordinator = Coordinator(
+        store, owner="me", backoff=backoff, compress=compress, dead_owners=dead_crashed
+    )
+    return SessionFactory(loop, store, coordinator), model, tools
+
+
+def dead_crashed(owners: Any) -> list[str]:
+    return [o for o in owners if o.startswith("crashed")]
+
+
+async def crashed_claim(factory: SessionFactory, text: str, *written: Message) -> str:
+    """A submission a crashed worker claimed and wrote `written` for."""
+    store = factory.store
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.submit(text)
+    await store.claim("crashed-worker", submission_id=sub.id)
+    if written:
+        await store.append_for(sub.id, "crashed-worker", written)
+    return sub.id
+
+
+async def test_a_submission_runs_to_completion_and_its_events_replay() -> None:
+    factory, _, _ = build([text_step("Hello there", chunk=3)])
+    session = await factory.get_or_create_root(KEY)
+    live: list[AgentEvent] = []
+    sub = await session.ask("hi", on_event=live.append)
+    assert (sub.state, sub.outcome, sub.result, sub.attempts) == (
+        "settled",
+        "completed",
+        "Hello there",
+        1,
+    )
+    messages = await factory.store.messages(KEY)
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "hi"),
+        ("assistant", "Hello there"),
+    ]
+    assert await replay(factory.store, KEY) == live
+    # A reconnecting surface gets exactly what came after its last event.
+    middle = live[2].seq
+    assert await replay(factory.store, KEY, after_seq=middle) == live[3:]
+
+
+async def test_messages_to_a_busy_session_queue_behind_it() -> None:
+    factory, model, _ = build([text_step("first answer"), text_step("second answer")])
+    session = await factory.get_or_create_root(KEY)
+    a = await session.submit("one")
+    b = await session.submit("two")
+    settled = await factory.coordinator.drain_runnable(factory.resolve)
+    assert [(s.id, s.result) for s in settled] == [(a.id, "first answer"), (b.id, "second answer")]
+    roles = [(m.role, m.content) for m in await factory.store.messages(KEY)]
+    assert roles == [
+        ("user", "one"),
+        ("assistant", "first answer"),
+        ("user", "two"),
+        ("assistant", "second answer"),
+    ]
+    # The second turn saw the whole first exchange.
+    assert [m.content for m in model.requests[1].messages] == [
+        "one",
+        "first answer",
+        "two",
+    ]
+
+
+async def test_sequence_numbers_continue_across_turns() -> None:
+    factory, _, _ = build([text_step("a"), text_step("b")])
+    session = await factory.get_or_create_root(KEY)
+    await session.ask("one")
+    first_last = await factory.store.last_seq(KEY)
+    factory.loop._seq.clear()  # a new process knows nothing
+    await session.ask("two")
+    events = await replay(factory.store, KEY)
+    seqs = [e.seq for e in events]
+    assert seqs == sorted(set(seqs)) and min(seqs[len(seqs) // 2 :]) > first_last - 10
+    assert seqs == list(range(1, len(seqs) + 1))
+
+
+async def test_resume_requeues_input_that_was_never_saved() -> None:
+    factory, _, _ = build([text_step("answer")])
+    sid = await crashed_claim(factory, "question")
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (sub.id, sub.outcome, sub.result, sub.attempts) == (sid, "completed", "answer", 2)
+    assert [m.content for m in await factory.store.messages(KEY)] == ["question", "answer"]
+
+
+async def test_resume_settles_a_saved_final_reply_without_the_model() -> None:
+    factory, model, _ = build([])
+    await crashed_claim(
+        factory, "question", Message("user", "question"), Message("assistant", "the answer")
+    )
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (sub.outcome, sub.result) == ("completed", "the answer")
+    assert model.requests == []
+    assert len(await factory.store.messages(KEY)) == 2
+
+
+async def test_resume_reruns_idempotent_tools_and_marks_others_unknown() -> None:
+    factory, model, tools = build([text_step("all done")])
+    lookup = call("lookup")
+    email = call("send_email")
+    other = call("lookup")
+    await crashed_claim(
+        factory,
+        "do it",
+        Message("user", "do it"),
+        Message("assistant", "", (lookup, email, other)),
+        Message("tool", "lookup ran 0", tool_call_id=lookup.id, name="lookup"),
+    )
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (sub.outcome, sub.result) == ("completed", "all done")
+    assert tools["send_email"].runs == 0  # never re-run: it may have sent already
+    assert tools["lookup"].runs == 1  # only the unanswered lookup
+    messages = await factory.store.messages(KEY)
+    results = {m.tool_call_id: m.content for m in messages if m.role == "tool"}
+    assert results == {
+        lookup.id: "lookup ran 0",
+        email.id: UNKNOWN_OUTCOME,
+        other.id: "lookup ran 1",
+    }
+    # Every call has exactly one result, and the model saw them all.
+    assert len([m for m in messages if m.role == "tool"]) == 3
+    assert {m.tool_call_id for m in model.requests[0].messages if m.role == "tool"} == set(results)
+
+
+async def test_resume_keeps_cut_off_text_and_tells_the_model() -> None:
+    factory, model, _ = build([text_step("The capital is Paris.")])
+    sid = await crashed_claim(factory, "capital of France?", Message("user", "capital of France?"))
+    store = factory.store
+    deltas = [TextDelta(KEY, "t1", n, piece) for n, piece in enumerate(["The cap", "ital"], 2)]
+    await store.append_events([EventRecord(KEY, 1, 1, "run_start", "{}", sid)])
+    await store.append_events([encode_deltas(deltas, sid)])
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert sub.result == "The capital is Paris."
+    messages = await store.messages(KEY)
+    assert [(m.role, m.content, m.interrupted) for m in messages] == [
+        ("user", "capital of France?", False),
+        ("assistant", "The capital", True),
+        ("assistant", "The capital is Paris.", False),
+    ]
+    assert CUT_OFF_NOTE in model.requests[0].system
+
+
+async def test_a_transient_error_is_retried_after_back_off() -> None:
+    factory, _, _ = build([error_step("rate_limited", "slow down"), text_step("ok")])
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.ask("hi")
+    assert (sub.outcome, sub.result, sub.attempts) == ("completed", "ok", 2)
+    assert [m.content for m in await factory.store.messages(KEY)] == ["hi", "ok"]
+
+
+async def test_a_fatal_error_fails_the_submission() -> None:
+    factory, _, _ = build([error_step("auth", "bad key")])
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.ask("hi")
+    assert (sub.outcome, sub.attempts) == ("failed", 1)
+    assert "bad key" in (sub.error or "")
+
+
+async def test_context_overflow_compresses_and_retries() -> None:
+    compressed: list[str] = []
+
+    async def compress(key: str) -> bool:
+        compressed.append(key)
+        return True
+
+    factory, _, _ = build(
+        [error_step("context_overflow", "too long"), text_step("fits now")], compress=compress
+    )
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.ask("hi")
+    assert (sub.outcome, sub.result) == ("completed", "fits now")
+    assert compressed == [KEY]
+
+
+async def test_abort_of_a_queued_and_a_running_submission() -> None:
+    factory, model, _ = build([])
+    session = await factory.get_or_create_root(KEY)
+    queued = await session.submit("never mind")
+    assert (await factory.coordinator.abort(queued.id)).outcome == "aborted"
+    sid = await crashed_claim(factory, "stop this", Message("user", "stop this"))
+    await factory.coordinator.abort(sid)
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (sub.id, sub.outcome) == (sid, "aborted")
+    assert model.requests == []
+
+
+async def test_resubmitting_the_same_id_does_not_run_twice() -> None:
+    factory, model, _ = build([text_step("once")])
+    session = await factory.get_or_create_root(KEY)
+    first = await session.ask("hi", submission_id="client-1")
+    again = await session.ask("hi", submission_id="client-1")
+    assert first == again
+    assert len(model.requests) == 1
+
+
+async def test_public_names_cannot_take_task_prefix() -> None:
+    factory, _, _ = build([])
+    with pytest.raises(InvalidSessionName, match="reserved"):
+        factory.key_for("task:main:1")
+    assert factory.key_for("main") == KEY
+
+
+async def test_delegate_runs_a_child_session_through_the_factory() -> None:
+    factory, model, _ = build([text_step("child answer")])
+    parent = await factory.get_or_create_root(KEY)
+    answer = await parent.subagents.delegate("look into it", task_id="t1")
+    assert answer == "child answer"
+    child_key = 'agent-session:["local","default","task:main:t1"]'
+    info = await factory.store.get(child_key)
+    assert info is not None and info.parent_key == KEY
+    assert [m.content for m in await factory.store.messages(child_key)] == [
+        "look into it",
+        "child answer",
+    ]
+    # Delegating the same task again returns the stored answer.
+    assert await parent.subagents.delegate("look into it", task_id="t1") == "child answer"
+    assert len(model.requests) == 1
+    # Resolving the child in a fresh factory rebuilds its lineage depth.
+    fresh = SessionFactory(factory.loop, factory.store, factory.coordinator)
+    assert (await fresh.resolve(child_key)).depth == 1
+
+
+async def test_subagents_stop_at_the_depth_limit() -> None:
+    from seam.contracts.tools import ToolError
+
+    factory, _, _ = build([text_step("a"), text_step("b")])
+    factory.max_depth = 1
+    parent = await factory.get_or_create_root(KEY)
+    child = await factory.create_child(parent, "t1")
+    with pytest.raises(ToolError, match="1 levels deep"):
+        await child.subagents.delegate("deeper", task_id="t2")
+
+
+async def test_a_done_event_ends_every_driven_turn() -> None:
+    factory, _, _ = build([tool_step(call("lookup")), text_step("done")])
+    session = await factory.get_or_create_root(KEY)
+    live: list[AgentEvent] = []
+    await session.ask("go", on_event=live.append)
+    assert isinstance(live[-1], Done) and live[-1].text == "done"
+
+
+async def test_a_second_process_follows_a_submission_another_worker_runs() -> None:
+    import asyncio
+
+    from seam.core.scripted_model import Step
+
+    factory, _, _ = build([Step(deltas=["one ", "two ", "three"], delay=0.05)])
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.submit("count")
+    runner_events: list[AgentEvent] = []
+    runner = asyncio.ensure_future(
+        factory.coordinator.run(sub.id, factory.resolve, runner_events.append)
+    )
+    while not runner_events:  # the first worker has claimed it and started
+        await asyncio.sleep(0)
+    other = Coordinator(factory.store, owner="other")
+    followed: list[AgentEvent] = []
+    settled = await other.run(sub.id, factory.resolve, followed.append)
+    await runner
+    assert settled.result == "one two three"
+    # The follower saw the same events, each once, in order (replayed from the store).
+    assert [e.seq for e in followed] == [e.seq for e in runner_events]
+    assert followed == runner_events
