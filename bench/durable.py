@@ -23,11 +23,13 @@ import secrets
 import statistics
 import tempfile
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from seam.contracts import ToolContext
+# Run as a script, this folder is on sys.path: the same turn as loop_overhead.py.
+from loop_overhead import EchoTool
+from loop_overhead import script as turn_script
+
 from seam.contracts.execution import ExecutionStore
 from seam.core import (
     AgentLoop,
@@ -38,33 +40,9 @@ from seam.core import (
     ScriptedModel,
     SessionFactory,
 )
-from seam.core.scripted_model import Step, call
+from seam.core.scripted_model import Step
 
-DELTAS = ["tok "] * 200
 SESSIONS = 40
-
-
-class EchoTool:
-    name = "echo"
-    description = "Echo the text back."
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    }
-    concurrent = True
-    idempotent = True
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        return str(args["text"])
-
-
-def turn_script(turns: int) -> list[Step]:
-    steps: list[Step] = []
-    for _ in range(turns):
-        steps.append(Step(calls=[call("echo", text=str(i)) for i in range(3)]))
-        steps.append(Step(deltas=DELTAS))
-    return steps
 
 
 def _loop(store: Any, steps: list[Step]) -> AgentLoop:

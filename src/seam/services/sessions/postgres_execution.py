@@ -46,8 +46,6 @@ from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.services.sessions.postgres_rows import (
     EVENT_COLUMNS,
-    MESSAGE_COLUMNS,
-    SUBMISSION_COLUMNS,
     Params,
     encode,
     event_from_row,
@@ -56,6 +54,7 @@ from seam.services.sessions.postgres_rows import (
     returned,
     submission_from_row,
 )
+from seam.services.sessions.rows import MESSAGE_COLUMNS, SUBMISSION_COLUMNS
 
 # Runnable, as the contract says; `%(now)s` and `%(dead)s` are bound per claim.
 _RUNNABLE = """(

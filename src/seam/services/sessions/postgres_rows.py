@@ -3,26 +3,21 @@ helpers its modules share."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from psycopg import AsyncConnection, AsyncCursor
 
 from seam.contracts.execution import EventRecord, Submission
-from seam.contracts.messages import Message, ToolCall
+from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionInfo, SessionNotFound
+from seam.services.sessions import rows
 from seam.services.sessions.postgres_text import message_words
+from seam.services.sessions.rows import MESSAGE_COLUMNS, dump_calls
 
 SESSION_COLUMNS = (
     "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
     " tenant, tools, model, ended_at"
-)
-MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
-SUBMISSION_COLUMNS = (
-    "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
-    " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
-    " error, finish_reason, settled_at"
 )
 EVENT_COLUMNS = "session_key, seq, first_seq, type, payload, submission_id"
 
@@ -70,71 +65,16 @@ def session_from_row(row: Sequence[Any]) -> SessionInfo:
     )
 
 
-def dump_calls(calls: tuple[ToolCall, ...]) -> str | None:
-    if not calls:
-        return None
-    # json.dumps escapes NUL and other control characters, so `text` can hold the result.
-    return json.dumps(
-        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-        separators=(",", ":"),
-    )
-
-
 def message_from_row(row: Sequence[Any]) -> Message:
-    role, content, calls, call_id, name, interrupted = row
-    return Message(
-        role,
-        bytes(content).decode(),
-        () if calls is None else tuple(ToolCall(**c) for c in json.loads(calls)),
-        call_id,
-        name,
-        interrupted,
-    )
+    return rows.message_from_row(row, _text)
 
 
 def submission_from_row(row: Sequence[Any]) -> Submission:
-    (
-        sid,
-        key,
-        text,
-        state,
-        created,
-        updated,
-        personality,
-        outcome,
-        attempts,
-        max_attempts,
-        owner,
-        expires,
-        not_before,
-        abort,
-        steps,
-        result,
-        error,
-        finish,
-        settled_at,
-    ) = row
-    return Submission(
-        id=sid,
-        session_key=key,
-        input=bytes(text).decode(),
-        state=state,
-        created_at=created,
-        updated_at=updated,
-        personality=personality,
-        outcome=outcome,
-        attempts=attempts,
-        max_attempts=max_attempts,
-        lease_owner=owner,
-        lease_expires_at=expires,
-        not_before=not_before,
-        abort_requested=abort,
-        steps=steps,
-        result=decode(result),
-        error=decode(error),
-        finish_reason=finish,
-        settled_at=settled_at,
-    )
+    return rows.submission_from_row(row, _text)
+
+
+def _text(data: bytes | memoryview) -> str:
+    return bytes(data).decode()
 
 
 def event_from_row(row: Sequence[Any]) -> EventRecord:

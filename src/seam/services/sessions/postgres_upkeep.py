@@ -27,7 +27,6 @@ from seam.contracts.sessions import (
     session_to_dict,
 )
 from seam.services.sessions.postgres_rows import (
-    MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     Params,
     check_limit,
@@ -35,6 +34,7 @@ from seam.services.sessions.postgres_rows import (
     message_from_row,
     session_from_row,
 )
+from seam.services.sessions.rows import MESSAGE_COLUMNS
 
 SECONDS_PER_DAY = 86_400.0
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
-from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import (
     DuplicateTitle,
     LoadedSession,
@@ -35,6 +35,7 @@ from seam.contracts.sessions import (
     preview_line,
     session_to_dict,
 )
+from seam.services.sessions.rows import dump_calls, message_from_row
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
 
@@ -343,7 +344,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
                         first + i,
                         m.role,
                         m.content,
-                        _dump_calls(m.tool_calls) if m.tool_calls else None,
+                        dump_calls(m.tool_calls),
                         m.tool_call_id,
                         m.name,
                         m.interrupted,
@@ -370,7 +371,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         rows = self._db.execute(sql, params).fetchall()
         if not rows and not self._exists(key):
             raise SessionNotFound(f"no session {key!r}")
-        return [_message(row) for row in rows]
+        return [message_from_row(row) for row in rows]
 
     async def set_title(self, key: str, title: str) -> None:
         _check_title(title)
@@ -643,7 +644,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         rows = self._db.execute(
             f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
         ).fetchall()
-        return [_message(row) for row in rows]
+        return [message_from_row(row) for row in rows]
 
     def _totals_of(self, key: str) -> UsageTotals:
         row = self._db.execute(
@@ -740,26 +741,6 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
         None if tools is None else tuple(json.loads(tools)),
         model,
         ended_at,
-    )
-
-
-def _dump_calls(calls: tuple[ToolCall, ...]) -> str:
-    return json.dumps(
-        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def _message(row: tuple[Any, ...]) -> Message:
-    role, content, calls, call_id, name, interrupted = row
-    return Message(
-        role,
-        content,
-        () if calls is None else tuple(ToolCall(**c) for c in json.loads(calls)),
-        call_id,
-        name,
-        bool(interrupted),
     )
 
 

@@ -34,14 +34,16 @@ from seam.contracts.execution import (
     give_up_message,
     lease_lost_message,
 )
-from seam.contracts.messages import Message, ToolCall
+from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
-
-SUBMISSION_COLUMNS = (
-    "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
-    " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
-    " error, finish_reason, settled_at"
+from seam.services.sessions.rows import (
+    MESSAGE_COLUMNS,
+    SUBMISSION_COLUMNS,
+    dump_calls,
+    message_from_row,
+    submission_from_row,
 )
+
 # How often an idle worker looks for work another process admitted.
 POLL_SECONDS = 0.5
 
@@ -211,7 +213,7 @@ class SQLiteSubmissions:
                         first + i,
                         m.role,
                         m.content,
-                        dump_calls(m.tool_calls) if m.tool_calls else None,
+                        dump_calls(m.tool_calls),
                         m.tool_call_id,
                         m.name,
                         m.interrupted,
@@ -229,8 +231,7 @@ class SQLiteSubmissions:
         if self._row(submission_id) is None:
             raise SubmissionNotFound(f"no submission {submission_id!r}")
         rows = self._db.execute(
-            "SELECT role, content, tool_calls, tool_call_id, name, interrupted FROM messages"
-            " WHERE submission_id = ? ORDER BY idx",
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE submission_id = ? ORDER BY idx",
             (submission_id,),
         ).fetchall()
         return [message_from_row(r) for r in rows]
@@ -360,68 +361,3 @@ class SQLiteSubmissions:
             (now, now),
         ).fetchone()
         return row is not None
-
-
-def submission_from_row(row: Sequence[Any]) -> Submission:
-    (
-        sid,
-        key,
-        text,
-        state,
-        created,
-        updated,
-        personality,
-        outcome,
-        attempts,
-        max_attempts,
-        owner,
-        expires,
-        not_before,
-        abort,
-        steps,
-        result,
-        error,
-        finish,
-        settled_at,
-    ) = row
-    return Submission(
-        id=sid,
-        session_key=key,
-        input=text,
-        state=state,
-        created_at=created,
-        updated_at=updated,
-        personality=personality,
-        outcome=outcome,
-        attempts=attempts,
-        max_attempts=max_attempts,
-        lease_owner=owner,
-        lease_expires_at=expires,
-        not_before=not_before,
-        abort_requested=bool(abort),
-        steps=steps,
-        result=result,
-        error=error,
-        finish_reason=finish,
-        settled_at=settled_at,
-    )
-
-
-def dump_calls(calls: tuple[ToolCall, ...]) -> str:
-    return json.dumps(
-        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def message_from_row(row: Sequence[Any]) -> Message:
-    role, content, calls, call_id, name, interrupted = row
-    return Message(
-        role,
-        content,
-        () if calls is None else tuple(ToolCall(**c) for c in json.loads(calls)),
-        call_id,
-        name,
-        bool(interrupted),
-    )

@@ -1,0 +1,81 @@
+"""Rows of the SQL stores (SQLite and PostgreSQL) to and from the contract's dataclasses.
+
+The backends store the same columns; they differ only in how text comes back (SQLite
+returns `str`, the PostgreSQL store keeps user and model text in `bytea`, as PostgreSQL
+`text` cannot hold NUL), so the readers take that conversion as a function.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from seam.contracts.execution import Submission
+from seam.contracts.messages import Message, ToolCall
+
+MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
+SUBMISSION_COLUMNS = (
+    "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
+    " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
+    " error, finish_reason, settled_at"
+)
+
+# Turns a stored text column into `str` (None stays None).
+Text = Callable[[Any], Any]
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def dump_calls(calls: tuple[ToolCall, ...]) -> str | None:
+    """Tool calls as compact JSON (None for none); json escapes NUL and control characters."""
+    if not calls:
+        return None
+    return json.dumps(
+        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def message_from_row(row: Sequence[Any], text: Text = _same) -> Message:
+    """A `MESSAGE_COLUMNS` row."""
+    role, content, calls, call_id, name, interrupted = row
+    return Message(
+        role,
+        text(content),
+        () if calls is None else tuple(ToolCall(**c) for c in json.loads(calls)),
+        call_id,
+        name,
+        bool(interrupted),
+    )
+
+
+def submission_from_row(row: Sequence[Any], text: Text = _same) -> Submission:
+    """A `SUBMISSION_COLUMNS` row; `text` reads the input, result and error columns."""
+    (sid, key, input_, state, created, updated, personality, outcome, attempts) = row[:9]
+    (max_attempts, owner, expires, not_before, abort, steps, result, error) = row[9:17]
+    finish, settled_at = row[17:]
+    return Submission(
+        id=sid,
+        session_key=key,
+        input=text(input_),
+        state=state,
+        created_at=created,
+        updated_at=updated,
+        personality=personality,
+        outcome=outcome,
+        attempts=attempts,
+        max_attempts=max_attempts,
+        lease_owner=owner,
+        lease_expires_at=expires,
+        not_before=not_before,
+        abort_requested=bool(abort),
+        steps=steps,
+        result=None if result is None else text(result),
+        error=None if error is None else text(error),
+        finish_reason=finish,
+        settled_at=settled_at,
+    )
