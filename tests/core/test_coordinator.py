@@ -317,3 +317,28 @@ async def test_a_second_process_follows_a_submission_another_worker_runs() -> No
     # The follower saw the same events, each once, in order (replayed from the store).
     assert [e.seq for e in followed] == [e.seq for e in runner_events]
     assert followed == runner_events
+
+
+async def test_a_crashing_tool_registry_fails_the_submission_not_the_worker() -> None:
+    factory, _, _ = build([text_step("fine")])
+    session = await factory.get_or_create_root(KEY)
+    other = await factory.get_or_create_root('agent-session:["local","default","other"]')
+    broken = await session.submit("this one breaks")
+    ok = await other.submit("this one works")
+
+    def explode(names: Any, ctx: Any) -> Any:
+        raise RuntimeError("registry exploded")
+
+    real_build = factory.loop.tools.build
+    calls = 0
+
+    def build_once_broken(names: Any, ctx: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return explode(names, ctx) if calls == 1 else real_build(names, ctx)
+
+    factory.loop.tools.build = build_once_broken  # type: ignore[method-assign]
+    settled = await factory.coordinator.drain_runnable(factory.resolve)
+    outcomes = {s.id: (s.outcome, s.error) for s in settled}
+    assert outcomes[broken.id][0] == "failed" and "registry exploded" in str(outcomes[broken.id][1])
+    assert outcomes[ok.id] == ("completed", None)

@@ -225,7 +225,14 @@ class Coordinator:
         `stop` is set."""
         stop = stop or asyncio.Event()
         while not stop.is_set():
-            for sub in await self.drain_runnable(resolve, on_event):
+            try:
+                drained = await self.drain_runnable(resolve, on_event)
+            except Exception:
+                # The store itself failed (a dropped connection, a full disk): keep the
+                # worker alive and try again after the idle wait.
+                log.exception("worker %s could not drain the queue", self.owner)
+                drained = []
+            for sub in drained:
                 if on_settled is not None and sub.state == "settled":
                     on_settled(sub)
             if stop.is_set():
@@ -291,6 +298,16 @@ class Coordinator:
         except LeaseLost:
             log.warning("lost the lease on %s; another worker has it", sub.id)
             return await self._current(sub)
+        except Exception as exc:
+            # A bug or a broken collaborator: the submission fails with the reason rather
+            # than taking the worker down (and the next submission with it).
+            log.exception("submission %s crashed", sub.id)
+            try:
+                return await store.settle(
+                    sub.id, owner, "failed", error=f"crashed: {exc!r}", finish_reason="error"
+                )
+            except LeaseLost:
+                return await self._current(sub)
         finally:
             renewal.cancel()
             with contextlib.suppress(asyncio.CancelledError):
