@@ -22,7 +22,6 @@ from seam.core.storage import InMemoryStorage
 from seam.core.tokens import CharTokenEstimator, tool_schema_json
 from seam.plugins.memory.markdown import MEMORY_LIMIT, USER_LIMIT
 from seam.plugins.personalities.files import DEFAULT_CONFIG, DEFAULT_SOUL
-from seam.plugins.tools.subagents import register_subagent_tools
 from seam.wiring.context import build_context_builder
 from seam.wiring.tools import build_tool_registry
 
@@ -57,8 +56,7 @@ async def report(label: str, definitions: Sequence[ToolDefinition]) -> int:
 
 
 async def main() -> None:
-    registry = build_tool_registry()
-    register_subagent_tools(registry, workflows=True)
+    registry = build_tool_registry(workflows=True)
     tools = registry.build(None, ToolContext(session_key="bench", storage=InMemoryStorage()))
     everything = registry.definitions(tools)
     toolset = set(tomllib.loads(DEFAULT_CONFIG)["toolset"])
