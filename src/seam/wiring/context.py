@@ -8,17 +8,16 @@ of each built-in tool, the `[context]` and `[reflection]` sections and the side 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import replace
-from typing import Any
 
 from seam.contracts.hooks import HookRegistry
-from seam.contracts.model import ModelCapabilities, ModelChunk, ModelProvider, ModelRequest
+from seam.contracts.model import ModelProvider
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
 from seam.core.loop import LoopOptions
 from seam.plugins.hooks.reflection import MemoryWriter, ReflectionHook
 from seam.plugins.safety.injection import scan
+from seam.wiring.models import LazyModel, ModelFactory
 from seam.wiring.settings import Settings
 
 # One line per tool, sent only for the tools a personality has. Policy across tools (which
@@ -72,7 +71,7 @@ def build_compressor(settings: Settings | None) -> HistoryCompressor:
     side = settings.config.side_models
     if not (side.compression or side.default):
         return HistoryCompressor()
-    return HistoryCompressor(model=LazySideModel(settings, "compression"))
+    return HistoryCompressor(model=side_model(settings, "compression"))
 
 
 def build_reflection(
@@ -85,7 +84,7 @@ def build_reflection(
         return None
     side = settings.config.side_models
     model: ModelProvider = (
-        LazySideModel(settings, "reflection") if side.reflection or side.default else main
+        side_model(settings, "reflection") if side.reflection or side.default else main
     )
     writer: MemoryWriter = memory  # type: ignore[assignment]
     hook = ReflectionHook(model, writer, max_entries=section.max_entries)
@@ -96,53 +95,11 @@ def build_reflection(
 async def close_side_models(compressor: object, reflection: ReflectionHook | None) -> None:
     """Close the side models built here (the main model is closed by the runtime)."""
     for model in (getattr(compressor, "model", None), reflection.model if reflection else None):
-        if isinstance(model, LazySideModel):
+        if isinstance(model, LazyModel):
             await model.aclose()
 
 
-class LazySideModel:
+def side_model(settings: Settings, task: str) -> LazyModel:
     """A side-task model (`ModelFactory.side`) built on first use: most sessions never
     compress, and a model that cannot be built must not stop the runtime starting."""
-
-    def __init__(self, settings: Settings, task: str) -> None:
-        self._settings = settings
-        self._task = task
-        self._built: ModelProvider | None = None
-        self._factory: Any = None
-
-    @property
-    def built(self) -> ModelProvider:
-        if self._built is None:
-            from seam.wiring.models import ModelFactory
-
-            self._factory = ModelFactory(self._settings)
-            self._built = self._factory.side(self._task)
-        return self._built
-
-    @property
-    def name(self) -> str:
-        return self.built.name
-
-    @property
-    def model(self) -> str:
-        return self.built.model
-
-    @property
-    def max_context_tokens(self) -> int:
-        return self.built.max_context_tokens
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self.built.capabilities
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
-        return self.built.stream(request)
-
-    def count_tokens(self, text: str) -> int:
-        return self.built.count_tokens(text)
-
-    async def aclose(self) -> None:
-        self._built = None
-        if self._factory is not None:
-            await self._factory.aclose()
-            self._factory = None
+    return LazyModel(ModelFactory(settings), lambda factory: factory.side(task))

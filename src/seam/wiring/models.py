@@ -225,14 +225,20 @@ class LazyModel:
     model cannot be built, and they skip its import and set-up cost.
     """
 
-    def __init__(self, factory: ModelFactory) -> None:
+    def __init__(
+        self,
+        factory: ModelFactory,
+        build: Callable[[ModelFactory], ModelProvider] | None = None,
+    ) -> None:
         self._factory = factory
+        # What to build: the main model unless told (a side model, say).
+        self._build = build or ModelFactory.main
         self._model: ModelProvider | None = None
 
     @property
     def built(self) -> ModelProvider:
         if self._model is None:
-            self._model = self._factory.main()
+            self._model = self._build(self._factory)
         return self._model
 
     @property
