@@ -121,6 +121,21 @@ class ExecutionStoreSuite:
         second = await store.claim("w2")
         assert second is not None and second.id == "b"
 
+    async def test_a_queued_submission_waits_behind_a_reclaimable_one(
+        self, store: ExecutionStore, clock: ManualClock
+    ) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        clock.advance()
+        await _admit(store, "b")
+        await store.claim("w1", lease=10)
+        # w1 died or stalled: a is unsettled, so b must not start on top of its transcript.
+        assert await store.claim("w2", submission_id="b", dead_owners=["w1"]) is None
+        clock.advance(11)
+        assert await store.claim("w2", submission_id="b") is None
+        sub = await store.claim("w2")
+        assert sub is not None and sub.id == "a"
+
     async def test_claim_a_given_submission(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:

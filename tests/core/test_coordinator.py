@@ -3,13 +3,14 @@ queueing, retries, aborts and every resume-with-repair case."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from seam.contracts.events import AgentEvent, Done, TextDelta
-from seam.contracts.execution import EventRecord
+from seam.contracts.execution import EventRecord, Submission
 from seam.contracts.messages import Message
 from seam.contracts.tools import ToolContext
 from seam.core.coordinator import CUT_OFF_NOTE, UNKNOWN_OUTCOME, Coordinator
@@ -41,20 +42,31 @@ class CountingTool:
 
 
 def build(
-    steps: list[Any], *, backoff: tuple[float, ...] = (0.0,), compress: Any = None
+    steps: list[Any],
+    *,
+    backoff: tuple[float, ...] = (0.0,),
+    compress: Any = None,
+    store: InMemoryExecutionStore | None = None,
+    lease: float = 30.0,
+    extra_tools: tuple[Any, ...] = (),
 ) -> tuple[SessionFactory, ScriptedModel, dict[str, CountingTool]]:
-    store = InMemoryExecutionStore()
+    store = store if store is not None else InMemoryExecutionStore()
     model = ScriptedModel(steps)
     tools = {
         "lookup": CountingTool("lookup", idempotent=True),
         "send_email": CountingTool("send_email", idempotent=False),
     }
     registry = DefaultToolRegistry()
-    for tool in tools.values():
+    for tool in (*tools.values(), *extra_tools):
         registry.register_tool(tool)
     loop = AgentLoop(model=model, tools=registry, sessions=store)
     coordinator = Coordinator(
-        store, owner="me", backoff=backoff, compress=compress, dead_owners=dead_crashed
+        store,
+        owner="me",
+        lease=lease,
+        backoff=backoff,
+        compress=compress,
+        dead_owners=dead_crashed,
     )
     return SessionFactory(loop, store, coordinator), model, tools
 
@@ -342,3 +354,141 @@ async def test_a_crashing_tool_registry_fails_the_submission_not_the_worker() ->
     outcomes = {s.id: (s.outcome, s.error) for s in settled}
     assert outcomes[broken.id][0] == "failed" and "registry exploded" in str(outcomes[broken.id][1])
     assert outcomes[ok.id] == ("completed", None)
+
+
+class RenewalWatch(InMemoryExecutionStore):
+    """Sets `renewed` at every lease renewal; `fail_next_read` makes the next
+    `submission()` read fail as a dropped connection would."""
+
+    def __init__(self, *, fail_read_after_renewal: bool = False) -> None:
+        super().__init__()
+        self.renewed = asyncio.Event()
+        self.fail_read_after_renewal = fail_read_after_renewal
+        self.fail_next_read = False
+
+    async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
+        await super().renew(submission_id, owner, lease=lease)
+        self.fail_next_read = self.fail_read_after_renewal
+        self.fail_read_after_renewal = False
+        self.renewed.set()
+
+    async def submission(self, submission_id: str) -> Submission | None:
+        if self.fail_next_read:
+            self.fail_next_read = False
+            raise ConnectionError("the store went away for a moment")
+        return await super().submission(submission_id)
+
+
+class WaitForRenewal:
+    """A tool that runs until the lease has been renewed at least once."""
+
+    name = "wait_for_renewal"
+    description = "waits for a lease renewal"
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
+    concurrent = False
+    idempotent = False
+
+    def __init__(self, store: RenewalWatch) -> None:
+        self.store = store
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        await self.store.renewed.wait()
+        return "renewed"
+
+
+async def test_a_store_error_while_renewing_the_lease_does_not_break_the_turn() -> None:
+    store = RenewalWatch(fail_read_after_renewal=True)
+    factory, _, _ = build(
+        [tool_step(call("wait_for_renewal")), text_step("finished")],
+        store=store,
+        lease=0.03,
+        extra_tools=(WaitForRenewal(store),),
+    )
+    session = await factory.get_or_create_root(KEY)
+    async with asyncio.timeout(10):
+        sub = await session.ask("go")
+    assert (sub.outcome, sub.result) == ("completed", "finished")
+
+
+async def test_the_lease_is_renewed_while_an_overflowing_session_is_compressed() -> None:
+    store = RenewalWatch()
+
+    async def compress(key: str) -> bool:
+        store.renewed.clear()
+        await store.renewed.wait()  # a slow summary: longer than the lease
+        return True
+
+    factory, _, _ = build(
+        [error_step("context_overflow", "too long"), text_step("fits now")],
+        store=store,
+        lease=0.03,
+        compress=compress,
+    )
+    session = await factory.get_or_create_root(KEY)
+    async with asyncio.timeout(10):
+        sub = await session.ask("hi")
+    assert (sub.outcome, sub.result, sub.attempts) == ("completed", "fits now", 2)
+
+
+async def test_a_resume_that_cannot_build_the_toolset_fails_the_submission() -> None:
+    factory, _, _ = build([])
+    await factory.get_or_create_root(KEY, personality="deleted-since")
+    email = call("send_email")
+    sid = await crashed_claim(
+        factory, "do it", Message("user", "do it"), Message("assistant", "", (email,))
+    )
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (sub.id, sub.state, sub.outcome) == (sid, "settled", "failed")
+    assert "deleted-since" in (sub.error or "")
+
+
+async def test_aborting_a_crashed_turn_leaves_every_tool_call_answered() -> None:
+    factory, model, tools = build([text_step("next answer")])
+    lookup, email = call("lookup"), call("send_email")
+    sid = await crashed_claim(
+        factory, "do it", Message("user", "do it"), Message("assistant", "", (lookup, email))
+    )
+    await factory.coordinator.abort(sid)
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (sub.id, sub.outcome) == (sid, "aborted")
+    assert tools["lookup"].runs == 0  # an aborted turn runs nothing
+    # The next turn of the session sends the model a valid transcript.
+    session = await factory.get_or_create_root(KEY)
+    await session.ask("next")
+    sent = model.requests[0].messages
+    asked = {c.id for m in sent for c in m.tool_calls}
+    answered = [m.tool_call_id for m in sent if m.role == "tool"]
+    assert sorted(answered) == sorted(asked) == sorted([lookup.id, email.id])
+
+
+async def test_a_new_message_waits_for_the_crashed_turn_of_its_session() -> None:
+    factory, _, _ = build([text_step("answer one"), text_step("answer two")])
+    await crashed_claim(factory, "one", Message("user", "one"))
+    session = await factory.get_or_create_root(KEY)
+    async with asyncio.timeout(10):
+        second = await session.ask("two")
+    assert (second.outcome, second.result) == ("completed", "answer two")
+    # The crashed turn was finished first: the two turns never interleave.
+    assert [(m.role, m.content) for m in await factory.store.messages(KEY)] == [
+        ("user", "one"),
+        ("assistant", "answer one"),
+        ("user", "two"),
+        ("assistant", "answer two"),
+    ]
+    assert await factory.store.submissions(KEY, states=("queued", "running")) == []
+
+
+async def test_a_fresh_submission_does_not_read_back_a_transcript_it_never_wrote() -> None:
+    class CountingReads(InMemoryExecutionStore):
+        reads = 0
+
+        async def submission_messages(self, submission_id: str) -> list[Message]:
+            self.reads += 1
+            return await super().submission_messages(submission_id)
+
+    store = CountingReads()
+    factory, _, _ = build([text_step("hello")], store=store)
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.ask("hi")
+    assert sub.result == "hello"
+    assert store.reads == 0  # one store round trip less per turn

@@ -9,7 +9,8 @@ fresh run, a retry and a resume after a crash are one code path (`_plan`):
 - tool calls without results: keep the recorded results; idempotent tools run again,
   every other call gets an explicit "outcome unknown, not re-run" result;
 - a transient provider error: back off and retry; context overflow: compress, retry;
-- abort requested: settle aborted.
+- abort requested: settle aborted (after the same repairs, re-running nothing, so the
+  session's next turn still finds every tool call answered).
 
 The turn writes its transcript through `ExecutionStore.append_for`, which checks the
 lease: a worker that lost its lease (it stalled past it and another worker claimed the
@@ -25,7 +26,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, TextDelta
 from seam.contracts.execution import (
@@ -65,6 +66,7 @@ CUT_OFF_NOTE = (
 # Event types that end a model call's streamed text (text after them is a new call's).
 _TEXT_BOUNDARIES = frozenset({"run_start", "tool_start", "tool_end", "done", "error", "halt"})
 
+T = TypeVar("T")
 Resolve = Callable[[str], Awaitable["Session"]]
 OnEvent = Callable[[AgentEvent], None]
 # Which of these lease owners are known dead (a crashed process on this machine).
@@ -143,7 +145,9 @@ class Coordinator:
         cancel: CancelToken | None = None,
     ) -> Submission:
         """Drive one submission to settlement here, or follow it while another worker
-        does (replaying its stored events to `on_event`). Returns it settled.
+        does (replaying its stored events to `on_event`). Returns it settled. When it
+        waits behind a submission of its session whose worker is gone, that one is
+        finished here first.
 
         Cancelling `cancel` stops the turn at its next step and settles it aborted.
         """
@@ -165,6 +169,13 @@ class Coordinator:
                 if sub.state != "settled":
                     seen = await store.last_seq(sub.session_key)
                 continue
+            if sub.state == "queued":
+                # Queued behind its session's running submission: when that one's worker
+                # is gone, finish it here first (the two never interleave).
+                ahead = await self._claim_ahead(sub)
+                if ahead is not None:
+                    await self._drive(ahead, await resolve(ahead.session_key), on_event, cancel)
+                    continue
             if on_event is not None:
                 if seen is None:
                     seen = await self._seen_before(sub)
@@ -258,26 +269,57 @@ class Coordinator:
     ) -> Submission:
         store = self.store
         owner = self.owner
-        if sub.abort_requested:
-            return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
         try:
-            plan = await self._plan(sub, session)
+            # An aborted submission still gets its transcript repaired (every tool call
+            # answered, cut-off text kept), so the session's next turn is valid.
+            plan = await self._plan(sub, session, rerun=not sub.abort_requested)
+            if plan.repairs:
+                await store.append_for(sub.id, owner, plan.repairs)
+            if sub.abort_requested:
+                return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
             if plan.settle_with is not None:
                 return await store.settle(
                     sub.id, owner, "completed", result=plan.settle_with, finish_reason="stop"
                 )
-            if plan.repairs:
-                await store.append_for(sub.id, owner, plan.repairs)
         except LeaseLost:
             return await self._current(sub)
+        except Exception as exc:
+            return await self._crashed(sub, exc)
 
         cancel = cancel or CancelToken()
-        renewal = asyncio.ensure_future(self._keep_lease(sub.id, cancel))
+        try:
+            turn = self._stream(sub, session, plan, on_event, cancel)
+            done, error = await self._leased(sub.id, turn, cancel)
+        except LeaseLost:
+            log.warning("lost the lease on %s; another worker has it", sub.id)
+            return await self._current(sub)
+        except Exception as exc:
+            # A bug or a broken collaborator: the submission fails with the reason rather
+            # than taking the worker down (and the next submission with it).
+            return await self._crashed(sub, exc)
+        try:
+            return await self._conclude(sub, done, error)
+        except LeaseLost:
+            return await self._current(sub)
+        except Exception as exc:  # e.g. the injected compressor
+            return await self._crashed(sub, exc)
+
+    async def _stream(
+        self,
+        sub: Submission,
+        session: Session,
+        plan: _Plan,
+        on_event: OnEvent | None,
+        cancel: CancelToken,
+    ) -> tuple[Done | None, ErrorEvent | None]:
+        """Run the turn, storing its events; returns its `done` and last `error` event."""
+        store = self.store
+        owner = self.owner
         recorder = EventRecorder(store, sub.id)
-        session.loop.continue_seq(sub.session_key, await store.last_seq(sub.session_key))
         done: Done | None = None
         error: ErrorEvent | None = None
         try:
+            session.loop.continue_seq(sub.session_key, await store.last_seq(sub.session_key))
             events = session.run(
                 plan.user_input,
                 personality=sub.personality,
@@ -295,36 +337,12 @@ class Coordinator:
                     error = event
                 elif isinstance(event, Done):
                     done = event
-        except LeaseLost:
-            log.warning("lost the lease on %s; another worker has it", sub.id)
-            return await self._current(sub)
-        except Exception as exc:
-            # A bug or a broken collaborator: the submission fails with the reason rather
-            # than taking the worker down (and the next submission with it).
-            log.exception("submission %s crashed", sub.id)
-            try:
-                return await store.settle(
-                    sub.id, owner, "failed", error=f"crashed: {exc!r}", finish_reason="error"
-                )
-            except LeaseLost:
-                return await self._current(sub)
         finally:
-            renewal.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewal
             await recorder.aclose()
-        try:
-            return await self._conclude(sub, session, done, error, cancel)
-        except LeaseLost:
-            return await self._current(sub)
+        return done, error
 
     async def _conclude(
-        self,
-        sub: Submission,
-        session: Session,
-        done: Done | None,
-        error: ErrorEvent | None,
-        cancel: CancelToken,
+        self, sub: Submission, done: Done | None, error: ErrorEvent | None
     ) -> Submission:
         store = self.store
         owner = self.owner
@@ -341,7 +359,8 @@ class Coordinator:
             if (
                 kind == CONTEXT_OVERFLOW
                 and compress is not None
-                and await compress(sub.session_key)
+                # A summary can take longer than the lease: keep renewing it meanwhile.
+                and await self._leased(sub.id, compress(sub.session_key), CancelToken())
             ):
                 return await store.release(sub.id, owner, not_before=self._clock(), error=message)
             if (kind in TRANSIENT_ERRORS or finish == "timeout") and (
@@ -355,8 +374,9 @@ class Coordinator:
         outcome: Outcome = "completed"
         return await store.settle(sub.id, owner, outcome, result=done.text, finish_reason=finish)
 
-    async def _plan(self, sub: Submission, session: Session) -> _Plan:
-        written = await self.store.submission_messages(sub.id)
+    async def _plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> _Plan:
+        # `steps` counts what it wrote: a first run needs no look at the transcript.
+        written = await self.store.submission_messages(sub.id) if sub.steps else []
         if not written:
             return _Plan(user_input=sub.input)
         last = written[-1]
@@ -374,7 +394,7 @@ class Coordinator:
             for call in calls:
                 if call.id in answered:
                     continue
-                if session.is_idempotent(call.name):
+                if rerun and session.is_idempotent(call.name):
                     plan.rerun.append(call)
                 else:
                     plan.repairs.append(
@@ -400,22 +420,54 @@ class Coordinator:
             return ""  # stored after all: the crash came between storing and the next event
         return text
 
+    async def _leased(self, submission_id: str, work: Awaitable[T], cancel: CancelToken) -> T:
+        """Await `work` while renewing the lease; losing it (or an abort) cancels `cancel`."""
+        renewal = asyncio.ensure_future(self._keep_lease(submission_id, cancel))
+        try:
+            return await work
+        finally:
+            renewal.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewal
+
     async def _keep_lease(self, submission_id: str, cancel: CancelToken) -> None:
         while True:
             await asyncio.sleep(self.lease / 3)
             try:
                 await self.store.renew(submission_id, self.owner, lease=self.lease)
+                sub = await self.store.submission(submission_id)
             except LeaseLost:
                 cancel.cancel("lease lost")
                 return
             except Exception:
                 log.exception("could not renew the lease on %s", submission_id)
                 continue
-            sub = await self.store.submission(submission_id)
             if sub is not None and sub.abort_requested:
                 cancel.cancel("aborted")
 
     # Helpers
+
+    async def _crashed(self, sub: Submission, exc: Exception) -> Submission:
+        log.exception("submission %s crashed", sub.id, exc_info=exc)
+        try:
+            return await self.store.settle(
+                sub.id, self.owner, "failed", error=f"crashed: {exc!r}", finish_reason="error"
+            )
+        except LeaseLost:
+            return await self._current(sub)
+
+    async def _claim_ahead(self, sub: Submission) -> Submission | None:
+        """Claim the submission `sub` waits behind in its session, if it is reclaimable."""
+        for running in await self.store.submissions(sub.session_key, states=("running",)):
+            claimed = await self.store.claim(
+                self.owner,
+                lease=self.lease,
+                submission_id=running.id,
+                dead_owners=await self._dead(),
+            )
+            if claimed is not None:
+                return claimed
+        return None
 
     async def _current(self, sub: Submission) -> Submission:
         current = await self.store.submission(sub.id)

@@ -162,14 +162,19 @@ class EventRecorder:
         self._timer = None
         records = self._take()
         if records:
-            self._flushing = asyncio.ensure_future(self._store_records(records))
+            self._flushing = asyncio.ensure_future(self._store_after(self._flushing, records))
 
     async def _write(self, records: list[EventRecord]) -> None:
-        if not records:
-            return
-        pending = self._flushing
-        if pending is not None and not pending.done():
-            await pending  # keep records in order
+        if records:
+            await self._store_after(self._flushing, records)
+
+    async def _store_after(
+        self, previous: asyncio.Task[None] | None, records: list[EventRecord]
+    ) -> None:
+        """Store once the flush before has (a slow commit must not let later records
+        overtake it: a follower reading in between would skip the earlier ones)."""
+        if previous is not None:
+            await previous
         await self._store_records(records)
 
     async def _store_records(self, records: list[EventRecord]) -> None:

@@ -98,11 +98,9 @@ class InMemoryExecutionStore(InMemorySessionStore):
     ) -> Submission | None:
         now = self._clock()
         dead = set(dead_owners)
-        busy = {
-            s.session_key
-            for s in self._open.values()
-            if s.state == "running" and not _lease_over(s, now, dead)
-        }
+        # A session with any running submission is busy, even when that one's lease is
+        # over: it is reclaimed first, so two turns never interleave in one transcript.
+        busy = {s.session_key for s in self._open.values() if s.state == "running"}
         if submission_id is not None:
             wanted = self._submissions.get(submission_id)
             candidates = [] if wanted is None else [wanted]

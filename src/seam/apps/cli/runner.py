@@ -185,6 +185,11 @@ async def run_turn(
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        # A prompt the turn no longer waits for (it timed out into a deny) must not stay
+        # up to compete with the next one.
+        for pending in answering:
+            pending.cancel()
+        await asyncio.gather(*answering, return_exceptions=True)
     if not task.cancelled():
         task.result()  # a crash in the turn surfaces here
     return done

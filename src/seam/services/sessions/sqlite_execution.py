@@ -150,10 +150,11 @@ class SQLiteSubmissions:
         )
         sql = (
             "SELECT s.id, s.attempts, s.max_attempts FROM submissions AS s"
-            f" WHERE ((s.state = 'queued' AND s.not_before <= :now AND NOT EXISTS ("
-            f"   SELECT 1 FROM submissions AS r WHERE r.session_key = s.session_key"
-            f"   AND r.state = 'running' AND NOT (r.lease_expires_at <= :now"
-            f"   OR r.lease_owner IN (SELECT value FROM json_each(:dead)))))"
+            # Behind any running submission of its session, even one whose lease is
+            # over: that one is reclaimed first, so two turns never interleave.
+            " WHERE ((s.state = 'queued' AND s.not_before <= :now AND NOT EXISTS ("
+            "   SELECT 1 FROM submissions AS r WHERE r.session_key = s.session_key"
+            "   AND r.state = 'running'))"
             f" OR (s.state = 'running' AND {over}))"
         )
         params: dict[str, Any] = {"now": now, "dead": dead}
