@@ -326,3 +326,33 @@ def test_markers_are_left_out_and_only_the_latest_counts() -> None:
         "m11",
     ]
     assert view.indices[3] == -1
+
+
+async def test_the_summary_is_written_from_the_tool_output_not_from_its_cleared_stub() -> None:
+    # The facts a summary must keep ("results and errors, kept exact") are mostly in tool
+    # output; clearing it is what the view sends, not what the summariser reads.
+    summaries: list[ModelRequest] = []
+
+    def step(request: ModelRequest) -> Step:
+        summaries.append(request)
+        return text_step(SUMMARY)
+
+    fetched = Message("tool", "the build failed: E1234 in parser.c " + "x" * 900, tool_call_id="c1")
+    transcript = [
+        Message("user", "hi"),
+        Message("assistant", "hello"),
+        Message("user", "build it"),
+        Message("assistant", "", tool_calls=(ToolCall("c1", "terminal", "{}"),)),
+        fetched,
+        Message("assistant", "it failed"),
+        *[Message("user" if i % 2 else "assistant", f"chat {i} " + "y" * 400) for i in range(30)],
+    ]
+    compacted = await HistoryCompressor().compact(
+        "s1",
+        transcript,
+        model=ScriptedModel([step], max_context_tokens=WINDOW),
+        overhead=0,
+        target=100,
+    )
+    assert compacted is not None and compacted.record.summarised
+    assert "E1234 in parser.c" in summaries[0].messages[0].content

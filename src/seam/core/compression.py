@@ -153,8 +153,12 @@ class HistoryCompressor:
                 count, clear, cleared_view, view, before, cleared, started, reason, False
             )
 
-        first = view.head
-        middle = cleared_view.messages[first : first + len(cut.middle)]
+        # The summariser reads the messages as stored: cleared stubs would hide the tool
+        # output whose facts the summary is meant to keep (render_transcript caps each).
+        middle = [
+            message if index < 0 else transcript[index]
+            for message, index in zip(cut.middle, view.indices[view.head :], strict=False)
+        ]
         try:
             summary = await self._summarise(self.model or model, middle, model_window(model))
         except asyncio.CancelledError:

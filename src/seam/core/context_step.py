@@ -120,8 +120,9 @@ class ContextSteps:
         if counted > len(messages):  # replaced, not appended to: count again
             counted = self._context_tokens = 0
         counts = self.loop.context_counts
-        if not counted and messages:
-            # The history of the last turn is this turn's prefix: count only what is new.
+        if not counted and messages and not self.loop.options.history_limit:
+            # The history of the last turn is this turn's prefix (not so under a
+            # `history_limit`, whose window slides): count only what is new.
             known = counts.get(self.key)
             if (
                 known is not None
@@ -287,8 +288,8 @@ class ContextSteps:
         if setup is None:
             return []
         system, definitions = setup
-        messages = await self._history()
-        await self._compact(system, definitions, messages, "manual")
+        # `_compact` reads the transcript itself; the list only receives the new view.
+        await self._compact(system, definitions, [], "manual")
         events = self._context_flush()
         self.loop.continue_seq(self.key, self.seq)
         return events
@@ -299,6 +300,10 @@ class ContextSteps:
         if setup is None:
             return None
         system, definitions = setup
-        self._context_pending = None  # notices belong to the next real turn
+        if self._context_pending:
+            # Notices belong to the next real turn: forget the files read for this
+            # estimate, so that turn reads them again and reports what it finds.
+            self._context_pending = None
+            self.loop.context.invalidate(self.key)
         tokens = self._estimate(system, definitions, await self._history())
         return ContextUsage(tokens, self._window())

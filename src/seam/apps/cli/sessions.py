@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from seam.apps.cli.render import Style, arguments_preview, first_line, shorten
 from seam.apps.cli.runner import USAGE, CliError, open_runtime, session_key
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionInfo, UsageTotals
+from seam.contracts.sessions import SessionInfo, UsageTotals, message_to_dict, usage_to_dict
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -40,20 +40,6 @@ def usage_line(totals: UsageTotals) -> str:
         cost += f" (+{totals.unpriced_calls} calls with an unknown price)"
     parts.append(cost)
     return "usage: " + " · ".join(parts)
-
-
-def usage_dict(totals: UsageTotals) -> dict[str, Any]:
-    u = totals.usage
-    return {
-        "calls": totals.calls,
-        "input_tokens": u.input_tokens,
-        "output_tokens": u.output_tokens,
-        "cache_read_tokens": u.cache_read_tokens,
-        "cache_write_tokens": u.cache_write_tokens,
-        "reasoning_tokens": u.reasoning_tokens,
-        "cost_usd": round(totals.cost_usd, 6),
-        "unpriced_calls": totals.unpriced_calls,
-    }
 
 
 def when(timestamp: float) -> str:
@@ -115,9 +101,9 @@ async def show_session(name: str, as_json: bool) -> int:
         body = {
             "key": key,
             "name": name,
-            "messages": [_message_dict(m) for m in messages],
+            "messages": [message_to_dict(m) for m in messages],
             "submissions": [submission_dict(s) for s in submissions],
-            "usage": usage_dict(totals),
+            "usage": usage_to_dict(totals),
         }
         sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
         return 0
@@ -228,20 +214,6 @@ async def _existing(runtime: Runtime, key: str, name: str) -> SessionInfo:
     if info is None:
         raise CliError(f"no session named {name!r} (see: seam sessions list)")
     return info
-
-
-def _message_dict(message: Message) -> dict[str, Any]:
-    return {
-        "role": message.role,
-        "content": message.content,
-        "tool_calls": [
-            {"id": call.id, "name": call.name, "arguments": call.arguments}
-            for call in message.tool_calls
-        ],
-        "tool_call_id": message.tool_call_id,
-        "name": message.name,
-        "interrupted": message.interrupted,
-    }
 
 
 def _transcript_lines(message: Message, style: Style) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from seam.contracts import hooks as hook_names
@@ -52,13 +52,13 @@ class MemoryWriter(Protocol):
 class ReflectionHook:
     def __init__(
         self,
-        model: ModelProvider | Callable[[], ModelProvider],
+        model: ModelProvider,
         memory: MemoryWriter,
         *,
         max_entries: int = 3,
         timeout: float = 60.0,
     ) -> None:
-        # A callable builds the model on first use (a side model most turns never need).
+        # Wiring hands a side model that is built on first use (`LazyModel`).
         self.model = model
         self.memory = memory
         self.max_entries = max_entries
@@ -104,9 +104,6 @@ class ReflectionHook:
         return added
 
     async def _ask(self, messages: Sequence[Message]) -> str:
-        chosen = self.model
-        # A provider has `stream`; anything else is a function that builds one.
-        model = chosen if hasattr(type(chosen), "stream") else chosen()  # type: ignore[operator]
         known = self.memory.snapshot() or "(memory is empty)"
         request = ModelRequest(
             system=REFLECTION_PROMPT.format(limit=self.max_entries),
@@ -121,7 +118,7 @@ class ReflectionHook:
             temperature=0.0,
         )
         parts: list[str] = []
-        async for chunk in model.stream(request):
+        async for chunk in self.model.stream(request):
             if chunk.kind == "text":
                 parts.append(chunk.text)  # type: ignore[union-attr]
         return "".join(parts)

@@ -300,18 +300,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
     async def usage_totals(self, key: str) -> UsageTotals:
         if not self._exists(key):
             raise SessionNotFound(f"no session {key!r}")
-        row = self._db.execute(
-            "SELECT count(*), total(input_tokens), total(output_tokens), total(cache_read_tokens),"
-            " total(cache_write_tokens), total(reasoning_tokens), total(cost_usd),"
-            " count(*) - count(cost_usd) FROM usage WHERE session_key = ?",
-            (key,),
-        ).fetchone()
-        return UsageTotals(
-            calls=row[0],
-            usage=Usage(*(int(n) for n in row[1:6])),
-            cost_usd=float(row[6]),
-            unpriced_calls=row[7],
-        )
+        return self._totals_of(key)
 
     async def get(self, key: str) -> SessionInfo | None:
         row = self._db.execute(
