@@ -334,3 +334,17 @@ class ExecutionStoreSuite:
     async def test_wait_for_work_times_out(self, store: ExecutionStore) -> None:
         async with asyncio.timeout(10):
             await store.wait_for_work(0.01)
+
+    async def test_events_of_one_submission(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        records = [
+            EventRecord(KEY, 1, 1, "run_start", "{}", "a"),
+            EventRecord(KEY, 2, 2, "run_start", "{}", "b"),
+            EventRecord(KEY, 5, 3, "text_delta", "{}", "a"),
+            EventRecord(KEY, 6, 6, "done", "{}", None),
+        ]
+        await store.append_events(records)
+        assert await store.events(KEY, submission_id="a") == [records[0], records[2]]
+        assert await store.events(KEY, submission_id="a", after_seq=1) == [records[2]]
+        assert await store.events(KEY, submission_id="a", limit=1) == [records[0]]
+        assert await store.events(KEY, submission_id="none") == []

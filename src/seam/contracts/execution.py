@@ -206,10 +206,16 @@ class ExecutionStore(SessionStore, Protocol):
     async def append_events(self, records: Sequence[EventRecord]) -> None: ...
 
     async def events(
-        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+        self,
+        session_key: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        submission_id: str | None = None,
     ) -> list[EventRecord]:
         """Stored events with `seq > after_seq` in order (a coalesced record is returned
-        whole when its range reaches past `after_seq`)."""
+        whole when its range reaches past `after_seq`); only one submission's when
+        `submission_id` is given."""
         ...
 
     async def last_seq(self, session_key: str) -> int:

@@ -406,9 +406,7 @@ class Coordinator:
         """Text the model streamed in this submission's last model call that never made
         it into the transcript (the event log has it; the crash came first)."""
         pieces: list[str] = []
-        for record in await self.store.events(sub.session_key):
-            if record.submission_id != sub.id:
-                continue
+        for record in await self.store.events(sub.session_key, submission_id=sub.id):
             if record.type in _TEXT_BOUNDARIES:
                 pieces = []
             elif record.type == "text_delta":
@@ -484,16 +482,15 @@ class Coordinator:
 
     async def _seen_before(self, sub: Submission) -> int:
         """Where following a submission's events starts: its first stored event."""
-        for record in await self.store.events(sub.session_key):
-            if record.submission_id == sub.id:
-                return record.first_seq - 1
+        first = await self.store.events(sub.session_key, submission_id=sub.id, limit=1)
+        if first:
+            return first[0].first_seq - 1
         return await self.store.last_seq(sub.session_key)
 
     async def _follow(self, sub: Submission, seen: int, on_event: OnEvent) -> int:
-        for record in await self.store.events(sub.session_key, after_seq=seen):
-            if record.submission_id != sub.id:
-                seen = max(seen, record.seq)
-                continue
+        for record in await self.store.events(
+            sub.session_key, after_seq=seen, submission_id=sub.id
+        ):
             for event in decode(record, seen):
                 on_event(event)
             seen = max(seen, record.seq)

@@ -214,9 +214,18 @@ class InMemoryExecutionStore(InMemorySessionStore):
             self._events.setdefault(record.session_key, []).append(record)
 
     async def events(
-        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+        self,
+        session_key: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        submission_id: str | None = None,
     ) -> list[EventRecord]:
-        found = [r for r in self._events.get(session_key, ()) if r.seq > after_seq]
+        found = [
+            r
+            for r in self._events.get(session_key, ())
+            if r.seq > after_seq and (submission_id is None or r.submission_id == submission_id)
+        ]
         return found if limit is None else found[:limit]
 
     async def last_seq(self, session_key: str) -> int:

@@ -338,12 +338,17 @@ class PostgresSubmissions:
             raise SessionNotFound(f"no session {', '.join(map(repr, keys))}") from None
 
     async def events(
-        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+        self,
+        session_key: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        submission_id: str | None = None,
     ) -> list[EventRecord]:
         rows = await self._all(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE session_key = %s AND seq > %s"
-            " ORDER BY seq LIMIT %s",
-            (session_key, after_seq, limit),
+            " AND (%s::text IS NULL OR submission_id = %s) ORDER BY seq LIMIT %s",
+            (session_key, after_seq, submission_id, submission_id, limit),
         )
         return [event_from_row(row) for row in rows]
 

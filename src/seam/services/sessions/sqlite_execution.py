@@ -323,12 +323,18 @@ class SQLiteSubmissions:
                 raise
 
     async def events(
-        self, session_key: str, *, after_seq: int = 0, limit: int | None = None
+        self,
+        session_key: str,
+        *,
+        after_seq: int = 0,
+        limit: int | None = None,
+        submission_id: str | None = None,
     ) -> list[EventRecord]:
         rows = self._db.execute(
             "SELECT session_key, seq, first_seq, type, payload, submission_id FROM events"
-            " WHERE session_key = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (session_key, after_seq, -1 if limit is None else limit),
+            " WHERE session_key = ? AND seq > ? AND (? IS NULL OR submission_id = ?)"
+            " ORDER BY seq LIMIT ?",
+            (session_key, after_seq, submission_id, submission_id, -1 if limit is None else limit),
         ).fetchall()
         return [EventRecord(*row) for row in rows]
 
