@@ -492,3 +492,67 @@ async def test_a_fresh_submission_does_not_read_back_a_transcript_it_never_wrote
     sub = await session.ask("hi")
     assert sub.result == "hello"
     assert store.reads == 0  # one store round trip less per turn
+
+
+async def test_secrets_are_redacted_from_the_submission_and_the_event_log() -> None:
+    from seam.core.scripted_model import Step
+
+    factory, _, _ = build([Step(deltas=["the key is SEC", "RET-123 ok"])])
+    factory.loop.redact = lambda text: text.replace("SECRET-123", "[REDACTED]")
+    session = await factory.get_or_create_root(KEY)
+    live: list[AgentEvent] = []
+    sub = await session.ask("use SECRET-123 please", on_event=live.append)
+    assert sub.input == "use [REDACTED] please"
+    assert sub.result == "the key is [REDACTED] ok"
+    stored = await factory.store.events(KEY)
+    assert stored and not any("SECRET" in r.payload for r in stored)
+    replayed = await replay(factory.store, KEY)
+    assert [e.seq for e in replayed] == [e.seq for e in live]  # no gaps, no repeats
+    text = "".join(e.text for e in replayed if isinstance(e, TextDelta))
+    assert text == "the key is [REDACTED] ok"
+
+
+async def test_a_crashed_delegation_is_finished_on_resume_not_started_over() -> None:
+    from seam.core.session_factory import submission_id_for
+    from seam.plugins.tools.subagents import DelegateTask
+
+    factory, model, _ = build([text_step("child answer"), text_step("parent final")])
+    factory.loop.tools.register_tool(DelegateTask())
+    store = factory.store
+    delegate = call("delegate_task", task="look it up")
+    parent_sub = await crashed_claim(
+        factory,
+        "delegate it",
+        Message("user", "delegate it"),
+        Message("assistant", "", (delegate,)),
+    )
+    parent = await factory.resolve(KEY)
+    child = await factory.create_child(parent, delegate.id)
+    child_sub = await child.submit("look it up", submission_id=submission_id_for(child.key))
+    await store.claim("crashed-worker", submission_id=child_sub.id)
+    await store.append_for(child_sub.id, "crashed-worker", [Message("user", "look it up")])
+
+    settled = {s.id: s for s in await factory.coordinator.resume_pending(factory.resolve)}
+    assert (settled[parent_sub].outcome, settled[parent_sub].result) == (
+        "completed",
+        "parent final",
+    )
+    assert settled[child_sub.id].result == "child answer"
+    results = [m for m in await store.messages(KEY) if m.role == "tool"]
+    assert [(m.tool_call_id, m.content) for m in results] == [(delegate.id, "child answer")]
+    # The child ran once, continuing its stored turn: one user message, one answer.
+    assert [m.content for m in await store.messages(child.key)] == ["look it up", "child answer"]
+    assert len(model.requests) == 2
+
+
+async def test_the_session_cache_is_bounded_and_rebuilds_from_the_store() -> None:
+    factory, _, _ = build([text_step("a")])
+    factory.cache_size = 2
+    keys = [f'agent-session:["local","default","s{n}"]' for n in range(3)]
+    first = await factory.get_or_create_root(keys[0])
+    await factory.get_or_create_root(keys[1])
+    assert await factory.resolve(keys[0]) is first  # used again: kept
+    await factory.get_or_create_root(keys[2])  # evicts s1, the least recently used
+    assert await factory.resolve(keys[0]) is first
+    rebuilt = await factory.resolve(keys[1])
+    assert rebuilt.key == keys[1] and rebuilt.info.personality == first.info.personality

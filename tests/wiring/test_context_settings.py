@@ -74,3 +74,16 @@ def test_thresholds_must_be_shares_of_the_window(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("[context]\ncompress_at = 75\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"context\.compress_at"):
         load_settings({}, home=tmp_path)
+
+
+async def test_closing_the_runtime_lets_a_running_review_finish(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[reflection]\nenabled = true\n", encoding="utf-8")
+    settings = load_settings({}, home=home, working_dir=tmp_path)
+    model = ScriptedModel([text_step("Noted."), text_step("user: likes short answers")])
+    runtime = create_runtime(settings=settings, model=model)
+    events = [e async for e in runtime.run("s", "keep it short")]
+    assert events[-1].text == "Noted."
+    await runtime.aclose()  # `seam run` exits right after its answer
+    assert "likes short answers" in (home / "memory" / "USER.md").read_text(encoding="utf-8")

@@ -245,7 +245,10 @@ class Coordinator:
                 drained = []
             for sub in drained:
                 if on_settled is not None and sub.state == "settled":
-                    on_settled(sub)
+                    try:
+                        on_settled(sub)
+                    except Exception:  # a report that fails (a closed pipe) is not the work
+                        log.exception("reporting %s failed", sub.id)
             if stop.is_set():
                 return
             waiter = asyncio.ensure_future(self.store.wait_for_work(idle_wait))
@@ -315,7 +318,7 @@ class Coordinator:
         """Run the turn, storing its events; returns its `done` and last `error` event."""
         store = self.store
         owner = self.owner
-        recorder = EventRecorder(store, sub.id)
+        recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
         done: Done | None = None
         error: ErrorEvent | None = None
         try:

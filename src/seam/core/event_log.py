@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -48,23 +48,43 @@ EVENT_TYPES: dict[str, type[Any]] = {
 }
 
 
-def encode(event: AgentEvent, submission_id: str | None = None) -> EventRecord:
-    payload = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+Redact = Callable[[str], str]
+
+
+def encode(
+    event: AgentEvent, submission_id: str | None = None, redact: Redact | None = None
+) -> EventRecord:
+    data = event_to_dict(event)
+    if redact is not None:
+        data = {k: redact(v) if isinstance(v, str) else v for k, v in data.items()}
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return EventRecord(event.session_key, event.seq, event.seq, event.type, payload, submission_id)
 
 
-def encode_deltas(deltas: Sequence[TextDelta], submission_id: str | None) -> EventRecord:
+def encode_deltas(
+    deltas: Sequence[TextDelta], submission_id: str | None, redact: Redact | None = None
+) -> EventRecord:
+    """One record for consecutive deltas. When redaction changes their text (a secret
+    streamed in pieces), the record's text arrives whole with its last delta: the other
+    sequence numbers replay as empty deltas, so replay never has gaps or shows a secret."""
     first, last = deltas[0], deltas[-1]
+    text = "".join(d.text for d in deltas)
+    pieces = [len(d.text) for d in deltas]
+    if redact is not None:
+        cleaned = redact(text)
+        if cleaned != text:
+            text = cleaned
+            pieces = [0] * (len(deltas) - 1) + [len(text)]
     payload = {
         "type": "text_delta",
         "session_key": last.session_key,
         "turn_id": last.turn_id,
         "seq": last.seq,
-        "text": "".join(d.text for d in deltas),
-        "pieces": [len(d.text) for d in deltas],
+        "text": text,
+        "pieces": pieces,
     }
-    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return EventRecord(last.session_key, last.seq, first.seq, "text_delta", text, submission_id)
+    encoded = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    return EventRecord(last.session_key, last.seq, first.seq, "text_delta", encoded, submission_id)
 
 
 def decode(record: EventRecord, after_seq: int = 0) -> list[AgentEvent]:
@@ -108,9 +128,18 @@ class EventRecorder:
     the transcript (written separately) stays the source of truth for recovery.
     """
 
-    def __init__(self, store: ExecutionStore, submission_id: str | None = None) -> None:
+    def __init__(
+        self,
+        store: ExecutionStore,
+        submission_id: str | None = None,
+        *,
+        redact: Redact | None = None,
+    ) -> None:
         self._store = store
         self._submission_id = submission_id
+        # What the loop applies to what it stores: the log must not keep what the
+        # transcript redacts (a secret the model echoed, a token in tool arguments).
+        self._redact = redact
         self._deltas: list[TextDelta] = []
         self._timer: asyncio.TimerHandle | None = None
         self._flushing: asyncio.Task[None] | None = None
@@ -137,7 +166,7 @@ class EventRecorder:
             await self._write(records)
             self.buffer(event)
             return
-        records.append(encode(event, self._submission_id))
+        records.append(encode(event, self._submission_id, self._redact))
         await self._write(records)
 
     async def flush(self) -> None:
@@ -154,7 +183,7 @@ class EventRecorder:
             self._timer = None
         if not self._deltas:
             return []
-        record = encode_deltas(self._deltas, self._submission_id)
+        record = encode_deltas(self._deltas, self._submission_id, self._redact)
         self._deltas = []
         return [record]
 

@@ -9,6 +9,7 @@ cache; `Runtime.get_session()` is a thin delegate to it.
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
 
 DEFAULT_MAX_DEPTH = 2
+DEFAULT_CACHE_SIZE = 1024
 
 
 class Session:
@@ -95,7 +97,14 @@ class Session:
         return any(t.name == tool_name and t.idempotent for t in self.tools())
 
     async def submit(self, text: str, *, submission_id: str | None = None) -> Submission:
-        """Queue `text` as a durable submission of this session."""
+        """Queue `text` as a durable submission of this session.
+
+        The input is stored redacted, as the transcript stores it: the submission row
+        must not keep a secret the transcript hides.
+        """
+        redact = self.loop.redact
+        if redact is not None:
+            text = redact(text)
         return await self.factory.coordinator.submit(
             self.key, text, submission_id=submission_id, personality=self.info.personality
         )
@@ -157,6 +166,7 @@ class SessionFactory:
         harness: str = DEFAULT_HARNESS,
         workflows: WorkflowRegistry | None = None,
         max_depth: int = DEFAULT_MAX_DEPTH,
+        cache_size: int = DEFAULT_CACHE_SIZE,
     ) -> None:
         self.loop = loop
         self.store = store
@@ -165,7 +175,10 @@ class SessionFactory:
         self.harness = harness
         self.workflows = workflows if workflows is not None else WorkflowRegistry()
         self.max_depth = max_depth
-        self._cache: dict[str, Session] = {}
+        # Recently used sessions, newest last: a long-running worker serves many sessions,
+        # and any session can be rebuilt from the store, so the cache is bounded.
+        self._cache: OrderedDict[str, Session] = OrderedDict()
+        self.cache_size = cache_size
 
     def key_for(self, name: str) -> str:
         """The storage key of a public session name (`task:` names are rejected)."""
@@ -182,7 +195,7 @@ class SessionFactory:
         model: str | None = None,
         title: str | None = None,
     ) -> Session:
-        cached = self._cache.get(key)
+        cached = self._cached(key)
         if cached is not None:
             return cached
         _, _, name = parse_session_storage_key(key)
@@ -196,7 +209,7 @@ class SessionFactory:
             tools=tools,
             model=model,
         )
-        return self._cache.setdefault(key, Session(self, info, 0))
+        return self._keep(Session(self, info, 0))
 
     async def create_child(
         self,
@@ -218,7 +231,7 @@ class SessionFactory:
         key = create_session_storage_key(
             tenant, harness, create_task_session_name(parent_name, task_id)
         )
-        cached = self._cache.get(key)
+        cached = self._cached(key)
         if cached is not None:
             return cached
         info = await self.store.create(
@@ -229,11 +242,11 @@ class SessionFactory:
             tools=tools if tools is not None else parent.info.tools,
             model=parent.info.model,
         )
-        return self._cache.setdefault(key, Session(self, info, depth))
+        return self._keep(Session(self, info, depth))
 
     async def resolve(self, key: str) -> Session:
         """The session stored under `key` (rebuilt from the store after a restart)."""
-        cached = self._cache.get(key)
+        cached = self._cached(key)
         if cached is not None:
             return cached
         info = await self.store.get(key)
@@ -247,10 +260,23 @@ class SessionFactory:
             parent_key = parent.parent_key if parent is not None else None
         if depth == 0 and parse_session_storage_key(key)[2].startswith(TASK_PREFIX):
             depth = 1
-        return self._cache.setdefault(key, Session(self, info, depth))
+        return self._keep(Session(self, info, depth))
 
     def drop(self, key: str) -> None:
         self._cache.pop(key, None)
+
+    def _cached(self, key: str) -> Session | None:
+        session = self._cache.get(key)
+        if session is not None:
+            self._cache.move_to_end(key)
+        return session
+
+    def _keep(self, session: Session) -> Session:
+        kept = self._cache.setdefault(session.key, session)
+        self._cache.move_to_end(session.key)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return kept
 
     def create_workflow_executor(self, storage_key: str, depth: int = 0) -> WorkflowExecutor:
         return WorkflowExecutor(self, storage_key, depth)

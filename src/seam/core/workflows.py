@@ -86,6 +86,8 @@ class WorkflowExecutor:
         except KeyError as exc:
             raise ToolError(str(exc.args[0])) from None
         parent = await self.factory.resolve(self.storage_key)
+        if self.depth > parent.depth:  # the caller knows the session is deeper than its lineage
+            parent.depth = self.depth
         previous = ""
         for node in workflow.nodes:
             child = await self.factory.create_child(

@@ -8,6 +8,8 @@ in-memory stores and nothing is read from disk or the environment at all.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +54,9 @@ from seam.wiring.context import (
 )
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
+
+# Seconds a closing runtime waits for a background memory review to finish.
+REFLECTION_GRACE = 10.0
 
 
 @dataclass
@@ -186,6 +191,11 @@ class Runtime:
             return
         self._closed = True
         if self.reflection is not None:
+            # Let a review that is under way finish (it is what `[reflection]` is for),
+            # but never hold the exit for long: what is still running then is cancelled.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(REFLECTION_GRACE):
+                    await self.reflection.drain()
             await self.reflection.aclose()
         await close_side_models(self.loop.compressor, self.reflection)
         await self.model.aclose()

@@ -34,10 +34,12 @@ class DelegateTask:
         },
         "required": ["task"],
     }
-    # Several delegations in one step run side by side; a repeat after a crash is not
-    # safe to assume harmless (the child may have acted), so no re-run.
+    # Several delegations in one step run side by side. Running the call again after a
+    # crash is safe by construction: the child's session and submission ids derive from
+    # the call id, so a repeat returns the child's stored answer or finishes its pending
+    # turn (with the child's own repairs) instead of starting the task over.
     concurrent = True
-    idempotent = False
+    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         task = args.get("task")
@@ -64,7 +66,8 @@ class RunWorkflow:
         "required": ["name", "input"],
     }
     concurrent = True
-    idempotent = False
+    # Each node's submission id derives from the call id too: a repeat resumes the run.
+    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         name = args.get("name")
