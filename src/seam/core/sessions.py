@@ -13,15 +13,14 @@ the size an in-memory store lives at, and it keeps `append` free of indexing wor
 from __future__ import annotations
 
 import bisect
-import re
 import time
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
+from seam.contracts.search import SEARCHED_ROLES, snippet, words
 from seam.contracts.sessions import (
     DuplicateTitle,
     LoadedSession,
@@ -37,13 +36,7 @@ from seam.contracts.sessions import (
     session_to_dict,
 )
 
-SNIPPET_CHARS = 160
-SEARCHED_ROLES = frozenset({"user", "assistant"})
 SECONDS_PER_DAY = 86_400.0
-
-# Letters and digits; everything else (underscore included) separates words, as in
-# FTS5's unicode61 tokenizer.
-_WORD = re.compile(r"[^\W_]+")
 
 
 class _Record:
@@ -153,7 +146,7 @@ class InMemorySessionStore:
         self, query: str, limit: int = 20, *, exclude_session: str | None = None
     ) -> list[SearchHit]:
         _check_limit(limit)
-        wanted = set(_words(query))
+        wanted = set(words(query))
         if not wanted or not limit:
             return []
         found: list[tuple[int, str, int, Message]] = []
@@ -164,12 +157,12 @@ class InMemorySessionStore:
                 if (
                     message.role in SEARCHED_ROLES
                     and message.content
-                    and wanted.issubset(_words(message.content))
+                    and wanted.issubset(words(message.content))
                 ):
                     found.append((record.seqs[index], key, index, message))
         found.sort(key=_newest_first)
         return [
-            SearchHit(key, index, message.role, _snippet(message.content, wanted), seq)
+            SearchHit(key, index, message.role, snippet(message.content, wanted), seq)
             for seq, key, index, message in found[:limit]
         ]
 
@@ -325,25 +318,3 @@ def _recent_first(info: SessionInfo) -> tuple[float, str]:
 
 def _newest_first(hit: tuple[int, str, int, Message]) -> int:
     return -hit[0]
-
-
-def _fold(text: str) -> str:
-    """Lowercase and strip accents, as the unicode61 tokenizer (remove_diacritics 2) does."""
-    decomposed = unicodedata.normalize("NFD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(_fold(text))
-
-
-def _snippet(content: str, wanted: set[str]) -> str:
-    """One line of at most SNIPPET_CHARS around the first matching word."""
-    text = " ".join(content.split())
-    if len(text) <= SNIPPET_CHARS:
-        return text
-    at = next((m.start() for m in _WORD.finditer(text) if _fold(m.group()) in wanted), 0)
-    room = SNIPPET_CHARS - 2  # one ellipsis each side
-    start = max(0, min(at - room // 3, len(text) - room))
-    end = start + room
-    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")

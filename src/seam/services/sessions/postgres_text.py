@@ -11,27 +11,19 @@ never turn into syntax.
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from collections.abc import Collection
 
-SNIPPET_CHARS = 160
-SEARCHED_ROLES = frozenset({"user", "assistant"})
+from seam.contracts import search
+from seam.contracts.search import SEARCHED_ROLES
+
 # A GIN index entry must fit in a fraction of a page; no real word is this long, and a
 # longer one is matched by its first WORD_CHARS characters.
 WORD_CHARS = 200
 
-_WORD = re.compile(r"[^\W_]+")
-
-
-def fold(text: str) -> str:
-    """Lowercase and strip accents."""
-    decomposed = unicodedata.normalize("NFD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
 
 def query_words(text: str) -> list[str]:
     """The distinct words of `text`, in order of first appearance."""
-    return list(dict.fromkeys(w[:WORD_CHARS] for w in _WORD.findall(fold(text))))
+    return list(dict.fromkeys(w[:WORD_CHARS] for w in search.words(text)))
 
 
 def message_words(role: str, content: str) -> list[str] | None:
@@ -41,14 +33,6 @@ def message_words(role: str, content: str) -> list[str] | None:
     return sorted(set(query_words(content)))
 
 
-def snippet(content: str, wanted: list[str]) -> str:
-    """One line of at most SNIPPET_CHARS around the first matching word."""
-    text = " ".join(content.split())
-    if len(text) <= SNIPPET_CHARS:
-        return text
-    want = set(wanted)
-    at = next((m.start() for m in _WORD.finditer(text) if fold(m.group())[:WORD_CHARS] in want), 0)
-    room = SNIPPET_CHARS - 2  # one ellipsis each side
-    start = max(0, min(at - room // 3, len(text) - room))
-    end = start + room
-    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+def snippet(content: str, wanted: Collection[str]) -> str:
+    """One line around the first matching word (compared on its first WORD_CHARS)."""
+    return search.snippet(content, set(wanted), word_chars=WORD_CHARS)

@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import sqlite3
 import time
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message, Usage
+from seam.contracts.search import snippet, words
 from seam.contracts.sessions import (
     DuplicateTitle,
     LoadedSession,
@@ -38,8 +37,6 @@ from seam.contracts.sessions import (
 from seam.services.sessions.rows import dump_calls, message_from_row
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
-
-SNIPPET_CHARS = 160
 
 # Each migration is a list of statements run in one transaction; PRAGMA user_version
 # counts how many have been applied. Append new ones, never edit a shipped one.
@@ -190,10 +187,6 @@ _COMPACTION_COLUMNS = (
     "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
     " duration_ms, reason, summarised, created_at"
 )
-
-# Letters and digits; everything else (underscore included) separates words, as in
-# FTS5's unicode61 tokenizer.
-_WORD = re.compile(r"[^\W_]+")
 
 
 class SQLiteSessionStore(SQLiteSubmissions):
@@ -381,7 +374,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         self, query: str, limit: int = 20, *, exclude_session: str | None = None
     ) -> list[SearchHit]:
         _check_limit(limit)
-        wanted = dict.fromkeys(_words(query))
+        wanted = dict.fromkeys(words(query))
         if not wanted or not limit:
             return []
         # Each word becomes a quoted FTS5 string: user text is never parsed as syntax.
@@ -405,7 +398,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
             )
             params = (match, exclude_session, limit)
         return [
-            SearchHit(key, idx, role, _snippet(content, wanted), message_id)
+            SearchHit(key, idx, role, snippet(content, wanted), message_id)
             for message_id, key, idx, role, content in self._db.execute(sql, params)
         ]
 
@@ -731,25 +724,3 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
         model,
         ended_at,
     )
-
-
-def _fold(text: str) -> str:
-    """Lowercase and strip accents, as the unicode61 tokenizer (remove_diacritics 2) does."""
-    decomposed = unicodedata.normalize("NFD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(_fold(text))
-
-
-def _snippet(content: str, wanted: dict[str, None]) -> str:
-    """One line of at most SNIPPET_CHARS around the first matching word."""
-    text = " ".join(content.split())
-    if len(text) <= SNIPPET_CHARS:
-        return text
-    at = next((m.start() for m in _WORD.finditer(text) if _fold(m.group()) in wanted), 0)
-    room = SNIPPET_CHARS - 2  # one ellipsis each side
-    start = max(0, min(at - room // 3, len(text) - room))
-    end = start + room
-    return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
