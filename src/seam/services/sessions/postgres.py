@@ -43,7 +43,6 @@ from seam.contracts.sessions import (
 )
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_rows import (
-    SESSION_COLUMNS,
     Params,
     check_limit,
     check_title,
@@ -54,7 +53,7 @@ from seam.services.sessions.postgres_rows import (
 from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
-from seam.services.sessions.rows import MESSAGE_COLUMNS
+from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS
 
 log = logging.getLogger(__name__)
 

@@ -15,10 +15,6 @@ from seam.services.sessions import rows
 from seam.services.sessions.postgres_text import message_words
 from seam.services.sessions.rows import MESSAGE_COLUMNS, dump_calls
 
-SESSION_COLUMNS = (
-    "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
-    " tenant, tools, model, ended_at"
-)
 EVENT_COLUMNS = "session_key, seq, first_seq, type, payload, submission_id"
 
 # Query parameters: positional (%s) or named (%(name)s).
@@ -35,34 +31,7 @@ def decode(data: bytes | memoryview | None) -> str | None:
 
 
 def session_from_row(row: Sequence[Any]) -> SessionInfo:
-    (
-        key,
-        title,
-        personality,
-        created,
-        updated,
-        count,
-        parent_key,
-        ended,
-        tenant,
-        tools,
-        model,
-        ended_at,
-    ) = row
-    return SessionInfo(
-        key,
-        title,
-        personality,
-        created,
-        updated,
-        count,
-        parent_key,
-        ended,
-        tenant,
-        None if tools is None else tuple(tools),
-        model,
-        ended_at,
-    )
+    return rows.session_from_row(row, tuple)
 
 
 def message_from_row(row: Sequence[Any]) -> Message:

@@ -27,14 +27,13 @@ from seam.contracts.sessions import (
     session_to_dict,
 )
 from seam.services.sessions.postgres_rows import (
-    SESSION_COLUMNS,
     Params,
     check_limit,
     check_title,
     message_from_row,
     session_from_row,
 )
-from seam.services.sessions.rows import MESSAGE_COLUMNS
+from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS
 
 SECONDS_PER_DAY = 86_400.0
 

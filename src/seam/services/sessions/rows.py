@@ -13,7 +13,12 @@ from typing import Any
 
 from seam.contracts.execution import Submission
 from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import SessionInfo
 
+SESSION_COLUMNS = (
+    "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
+    " tenant, tools, model, ended_at"
+)
 MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
 SUBMISSION_COLUMNS = (
     "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
@@ -27,6 +32,29 @@ Text = Callable[[Any], Any]
 
 def _same(value: Any) -> Any:
     return value
+
+
+def session_from_row(
+    row: Sequence[Any], tools: Callable[[Any], Sequence[str]] = json.loads
+) -> SessionInfo:
+    """A `SESSION_COLUMNS` row; `tools` reads the stored tool-name list (SQLite keeps it
+    as JSON text, PostgreSQL as an array)."""
+    key, title, personality, created, updated, count, parent_key, ended = row[:8]
+    tenant, names, model, ended_at = row[8:]
+    return SessionInfo(
+        key,
+        title,
+        personality,
+        created,
+        updated,
+        count,
+        parent_key,
+        bool(ended),
+        tenant,
+        None if names is None else tuple(tools(names)),
+        model,
+        ended_at,
+    )
 
 
 def dump_calls(calls: tuple[ToolCall, ...]) -> str | None:

@@ -34,7 +34,13 @@ from seam.contracts.sessions import (
     preview_line,
     session_to_dict,
 )
-from seam.services.sessions.rows import dump_calls, message_from_row
+from seam.services.sessions.rows import (
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    dump_calls,
+    message_from_row,
+    session_from_row,
+)
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
 
@@ -178,11 +184,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 SECONDS_PER_DAY = 86_400.0
 
-_SESSION_COLUMNS = (
-    "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
-    " tenant, tools, model, ended_at"
-)
-_MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
 _COMPACTION_COLUMNS = (
     "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
     " duration_ms, reason, summarised, created_at"
@@ -256,7 +257,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
                 ),
             )
             row = db.execute(
-                f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
             ).fetchone()
             db.execute("COMMIT")
         except sqlite3.IntegrityError:
@@ -265,7 +266,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         except BaseException:
             _rollback(db)
             raise
-        return _info(row)
+        return session_from_row(row)
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:
         if not self._exists(key):
@@ -297,9 +298,9 @@ class SQLiteSessionStore(SQLiteSubmissions):
 
     async def get(self, key: str) -> SessionInfo | None:
         row = self._db.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else _info(row)
+        return None if row is None else session_from_row(row)
 
     async def append(self, key: str, messages: Sequence[Message]) -> None:
         db = self._db
@@ -318,7 +319,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
                 raise SessionNotFound(f"no session {key!r}")
             first = row[0] - len(messages)
             db.executemany(
-                f"INSERT INTO messages (session_key, idx, {_MESSAGE_COLUMNS})"
+                f"INSERT INTO messages (session_key, idx, {MESSAGE_COLUMNS})"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (
@@ -342,7 +343,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must be >= 0 or None, got {limit}")
-        sql = f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_key = ? AND idx >= "
+        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? AND idx >= "
         if start >= 0:
             sql += "? ORDER BY idx LIMIT ?"
             params: tuple[object, ...] = (key, start, -1 if limit is None else limit)
@@ -366,9 +367,9 @@ class SQLiteSessionStore(SQLiteSubmissions):
 
     async def find_by_title(self, title: str) -> SessionInfo | None:
         row = self._db.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE title = ?", (title,)
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title = ?", (title,)
         ).fetchone()
-        return None if row is None else _info(row)
+        return None if row is None else session_from_row(row)
 
     async def search(
         self, query: str, limit: int = 20, *, exclude_session: str | None = None
@@ -477,10 +478,9 @@ class SQLiteSessionStore(SQLiteSubmissions):
         db = self._db
         with _transaction(db, "BEGIN"):
             infos = [
-                _info(row)
+                session_from_row(row)
                 for row in db.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM sessions"
-                    " ORDER BY updated_at DESC, key LIMIT ?",
+                    f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, key LIMIT ?",
                     (limit,),
                 )
             ]
@@ -527,19 +527,19 @@ class SQLiteSessionStore(SQLiteSubmissions):
     async def list_recently_active(self, since: float, limit: int = 50) -> list[SessionInfo]:
         _check_limit(limit)
         rows = self._db.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE updated_at >= ?"
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE updated_at >= ?"
             " ORDER BY updated_at DESC, key LIMIT ?",
             (since, limit),
         ).fetchall()
-        return [_info(row) for row in rows]
+        return [session_from_row(row) for row in rows]
 
     async def session_for_message(self, message_id: int) -> SessionInfo | None:
         row = self._db.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions"
+            f"SELECT {SESSION_COLUMNS} FROM sessions"
             " WHERE key = (SELECT session_key FROM messages WHERE id = ?)",
             (message_id,),
         ).fetchone()
-        return None if row is None else _info(row)
+        return None if row is None else session_from_row(row)
 
     async def resolve_root(self, key: str) -> SessionInfo:
         with _transaction(self._db, "BEGIN"):
@@ -566,9 +566,9 @@ class SQLiteSessionStore(SQLiteSubmissions):
         db = self._db
         with _transaction(db, "BEGIN"):
             infos = [
-                _info(row)
+                session_from_row(row)
                 for row in db.execute(
-                    f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY created_at, key"
+                    f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at, key"
                 ).fetchall()
             ]
             return [
@@ -618,13 +618,13 @@ class SQLiteSessionStore(SQLiteSubmissions):
 
     def _info_of(self, key: str) -> SessionInfo | None:
         row = self._db.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
         ).fetchone()
-        return None if row is None else _info(row)
+        return None if row is None else session_from_row(row)
 
     def _messages_of(self, key: str) -> list[Message]:
         rows = self._db.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
         ).fetchall()
         return [message_from_row(row) for row in rows]
 
@@ -651,10 +651,10 @@ class SQLiteSessionStore(SQLiteSubmissions):
     async def list(self, limit: int = 50) -> list[SessionInfo]:
         _check_limit(limit)
         rows = self._db.execute(
-            f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, key LIMIT ?",
+            f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, key LIMIT ?",
             (limit,),
         ).fetchall()
-        return [_info(row) for row in rows]
+        return [session_from_row(row) for row in rows]
 
 
 _USAGE_TOTALS = (
@@ -705,22 +705,3 @@ def _check_limit(limit: int) -> None:
 def _check_title(title: str) -> None:
     if not title.strip():
         raise ValueError(f"title must not be blank, got {title!r}")
-
-
-def _info(row: tuple[Any, ...]) -> SessionInfo:
-    key, title, personality, created, updated, count, parent_key, ended, tenant, tools = row[:10]
-    model, ended_at = row[10:]
-    return SessionInfo(
-        key,
-        title,
-        personality,
-        created,
-        updated,
-        count,
-        parent_key,
-        bool(ended),
-        tenant,
-        None if tools is None else tuple(json.loads(tools)),
-        model,
-        ended_at,
-    )
