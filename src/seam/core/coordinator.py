@@ -164,6 +164,9 @@ class Coordinator:
                 dead_owners=await self._dead(),
             )
             if claimed is not None:
+                if on_event is not None and seen is not None:
+                    # Taking over from a worker that died: show what it streamed last.
+                    await self._follow(claimed, seen, on_event)
                 session = await resolve(claimed.session_key)
                 sub = await self._drive(claimed, session, on_event, cancel)
                 if sub.state != "settled":

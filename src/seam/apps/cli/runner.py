@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
+from seam.contracts.events import AgentEvent, Done, ErrorEvent, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.tools import CancelToken
 
@@ -175,6 +175,8 @@ async def run_turn(
             # Settled without a turn streaming here: a reply stored before a crash, or
             # another worker ran it and its events were not followed.
             finish = sub.finish_reason or ("stop" if sub.outcome == "completed" else "error")
+            if sub.outcome == "failed":
+                watch(ErrorEvent(sub.session_key, "", 0, "failed", sub.error or "it failed"))
             done = Done(sub.session_key, "", 0, sub.result or "", finish)
 
     task = asyncio.ensure_future(consume())
