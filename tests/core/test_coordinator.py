@@ -556,3 +556,29 @@ async def test_the_session_cache_is_bounded_and_rebuilds_from_the_store() -> Non
     assert await factory.resolve(keys[0]) is first
     rebuilt = await factory.resolve(keys[1])
     assert rebuilt.key == keys[1] and rebuilt.info.personality == first.info.personality
+
+
+async def test_calls_a_failed_turn_left_unanswered_get_a_stand_in_result_next_turn() -> None:
+    from seam.core.history import NO_RESULT
+
+    factory, model, _ = build([text_step("fresh start")])
+    lost = call("send_email")
+    session = await factory.get_or_create_root(KEY)
+    await factory.store.append(
+        KEY, [Message("user", "email bob"), Message("assistant", "", (lost,))]
+    )  # a turn whose submission failed before its call was answered
+    sub = await session.ask("what happened?")
+    assert sub.result == "fresh start"
+    sent = model.requests[0].messages
+    assert [(m.role, m.tool_call_id, m.content) for m in sent[1:3]] == [
+        ("assistant", None, ""),
+        ("tool", lost.id, NO_RESULT),
+    ]
+    assert sent[-1].content == "what happened?"
+    # The transcript keeps what happened: no stand-in was stored.
+    assert [m.role for m in await factory.store.messages(KEY)] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]

@@ -99,6 +99,34 @@ def history_view(transcript: Sequence[Message], protect_first: int = 3) -> Histo
     return HistoryView(messages, indices, head, summary, tail_start, clear_before)
 
 
+NO_RESULT = "no result: this call's turn ended before the tool finished"
+
+
+def answer_dangling(messages: list[Message]) -> list[Message]:
+    """`messages` with a stand-in result after every tool call that has none.
+
+    Every call must be answered before the conversation goes on; a turn that failed
+    mid-tool (its attempts ran out, it crashed) can leave calls unanswered in the
+    stored transcript. The stand-ins are for the request only: the transcript keeps
+    what happened. Returns `messages` itself when nothing is missing (the usual case).
+    """
+    answered = {m.tool_call_id for m in messages if m.role == "tool"}
+    if all(c.id in answered for m in messages for c in m.tool_calls):
+        return messages
+    out: list[Message] = []
+    pending: list[Message] = []
+    for message in messages:
+        if message.role != "tool" and pending:
+            out.extend(pending)
+            pending = []
+        out.append(message)
+        missing = [c for c in message.tool_calls if c.id not in answered]
+        if missing:
+            pending = [Message("tool", NO_RESULT, tool_call_id=c.id, name=c.name) for c in missing]
+    out.extend(pending)
+    return out
+
+
 def summary_message(summary: str) -> Message:
     """How the summary is sent. As the person's side of the conversation, not as a system
     message: it condenses tool output that may hold injected text, which must not gain a

@@ -32,6 +32,7 @@ from seam.contracts.personality import Personality
 from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken, Tool, ToolContext
 from seam.core.context_step import ContextSteps
+from seam.core.history import answer_dangling
 from seam.core.tool_step import ToolSteps
 from seam.core.watchdog import StreamWatchdog
 
@@ -222,6 +223,9 @@ class Turn(ToolSteps, ContextSteps):
 
         history = await self._history()
         if user_message is not None:
+            # A new turn: any earlier call still without a result never gets one (a
+            # submission that failed mid-tool), and providers reject such a history.
+            history = answer_dangling(history)
             user = Message("user", user_message)
             await self._store(user)
             history.append(user)
