@@ -557,6 +557,13 @@ async def test_the_session_cache_is_bounded_and_rebuilds_from_the_store() -> Non
     rebuilt = await factory.resolve(keys[1])
     assert rebuilt.key == keys[1] and rebuilt.info.personality == first.info.personality
 
+    # What the loop kept for an evicted session goes with it; its numbering resumes
+    # from the store on its next turn.
+    await rebuilt.ask("again")
+    await factory.get_or_create_root(keys[2])
+    await factory.resolve(keys[0])
+    assert keys[1] not in factory.loop._seq
+
 
 async def test_calls_a_failed_turn_left_unanswered_get_a_stand_in_result_next_turn() -> None:
     from seam.core.history import NO_RESULT

@@ -210,6 +210,14 @@ class AgentLoop:
         """Estimated size of the session's next request (None: no such session)."""
         return await Turn(self, session_key, CancelToken()).measure(personality)
 
+    def forget(self, session_key: str) -> None:
+        """Drop what this process keeps per session (sequence number, context figures);
+        a long-lived worker calls it as sessions leave its cache. A later turn of the
+        session starts from what the store says (see `continue_seq`)."""
+        self._seq.pop(session_key, None)
+        self.context_counts.pop(session_key, None)
+        self.context_warned.discard(session_key)
+
     def continue_seq(self, session_key: str, seq: int) -> None:
         """Number this session's next events after `seq` (the last one a store holds), so a
         restarted process never reuses a sequence number."""

@@ -264,6 +264,7 @@ class SessionFactory:
 
     def drop(self, key: str) -> None:
         self._cache.pop(key, None)
+        self.loop.forget(key)
 
     def _cached(self, key: str) -> Session | None:
         session = self._cache.get(key)
@@ -275,7 +276,8 @@ class SessionFactory:
         kept = self._cache.setdefault(session.key, session)
         self._cache.move_to_end(session.key)
         while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+            evicted, _ = self._cache.popitem(last=False)
+            self.loop.forget(evicted)
         return kept
 
     def create_workflow_executor(self, storage_key: str, depth: int = 0) -> WorkflowExecutor:
