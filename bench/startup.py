@@ -48,7 +48,10 @@ def main() -> None:
     runs = parser.parse_args().runs
 
     with tempfile.TemporaryDirectory() as tmp, OpenAIServer() as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SEAM_"))}
+        # PYTHONDONTWRITEBYTECODE (set in some sandboxes) would make every run compile
+        # every module from source: users run with bytecode caches, so measure that.
+        skipped = ("OPENAI_", "SEAM_", "PYTHONDONTWRITEBYTECODE")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
         env.update(
             HOME=tmp,
             SEAM_HOME=str(Path(tmp) / ".seam"),
