@@ -589,3 +589,29 @@ async def test_calls_a_failed_turn_left_unanswered_get_a_stand_in_result_next_tu
         "user",
         "assistant",
     ]
+
+
+async def test_a_sessions_own_model_and_tools_are_used_for_its_turns() -> None:
+    factory, model, _ = build([text_step("ok"), text_step("ok")])
+    key = 'agent-session:["local","default","pinned"]'
+    pinned = await factory.get_or_create_root(key, model="big-model", tools=["lookup"])
+    await pinned.ask("hi")
+    fresh = SessionFactory(factory.loop, factory.store, factory.coordinator)
+    await (await fresh.resolve(key)).ask("again")  # rebuilt from the store after a restart
+    for request in model.requests:
+        assert request.model == "big-model"
+        assert [d.name for d in request.tools] == ["lookup"]
+
+
+async def test_usage_figures_count_the_sessions_own_tools() -> None:
+    factory, _, _ = build([text_step("ok")])
+    key = 'agent-session:["local","default","narrow"]'
+    narrow = await factory.get_or_create_root(key, tools=["lookup"])
+    await narrow.ask("hi")
+    wide_key = 'agent-session:["local","default","wide"]'
+    wide = await factory.get_or_create_root(wide_key)
+    await factory.store.append(wide_key, await factory.store.messages(key))
+    narrow_usage = await factory.loop.context_usage(key)
+    wide_usage = await factory.loop.context_usage(wide.key)
+    assert narrow_usage is not None and wide_usage is not None
+    assert narrow_usage.tokens < wide_usage.tokens  # one tool schema against two

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -276,8 +277,10 @@ class ContextSteps:
         if info is None:
             return None
         personality = loop.personality_for(personality_id or info.personality)
+        if info.model:  # the session's own spec, as its turns use it
+            personality = replace(personality, model=info.model)
         ctx = loop.tool_context(self.key, personality, turn_id=self.turn_id)
-        tools = loop.tools.build(personality.toolset, ctx)
+        tools = loop.tools.build(info.tools if info.tools is not None else personality.toolset, ctx)
         self.model = loop.model_for(personality)
         system = await self._build_system(personality, tools, ctx)
         return system, loop.tools.definitions(tools)

@@ -72,6 +72,7 @@ class Session:
         """One turn, not durable by itself (`ask` is): see `AgentLoop.run`."""
         options = TurnOptions(
             toolset=self.info.tools,
+            model=self.info.model,
             transcript=transcript,
             pending_calls=pending_calls,
             note=note,

@@ -57,6 +57,8 @@ class TurnOptions:
 
     # Tool names (None: the personality's toolset).
     toolset: Sequence[str] | None = None
+    # The session's model (a name or provider ref), over the personality's own.
+    model: str | None = None
     transcript: TranscriptWriter | None = None
     # Calls of the last stored assistant message to run before the first model call
     # (a resumed turn re-running idempotent tools whose outcome a crash left unknown).
@@ -197,6 +199,8 @@ class Turn(ToolSteps, ContextSteps):
             )
         except KeyError as exc:  # the registry's message names the id and the known ones
             raise UnknownPersonality(str(exc.args[0] if exc.args else exc)) from None
+        if self.options.model:
+            personality = replace(personality, model=self.options.model)
         if info is None:
             info = await loop.sessions.create(key, personality=personality.id)
             if hooks.has(hook_names.SESSION_START):
