@@ -936,3 +936,17 @@ class SessionStoreSuite:
         assert await store.search("topic", 2, exclude_session="other") == await store.search(
             "topic", 2
         )
+
+    async def test_search_can_keep_to_one_tenant(self, store: SessionStore) -> None:
+        await store.create("mine", tenant="alice")
+        await store.create("theirs", tenant="bob")
+        await store.create("untagged")
+        await store.append("mine", [user("budget plan for alice")])
+        await store.append("theirs", [user("budget plan for bob")])
+        await store.append("untagged", [user("budget plan, nobody's")])
+        hits = await store.search("budget plan", 10, tenant="alice")
+        assert [h.session_key for h in hits] == ["mine"]
+        assert [h.session_key for h in await store.search("budget", 10, tenant="bob")] == ["theirs"]
+        assert len(await store.search("budget", 10)) == 3
+        assert await store.search("budget", 10, tenant="carol") == []
+        assert await store.search("budget", 10, tenant="alice", exclude_session="mine") == []

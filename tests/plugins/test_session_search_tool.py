@@ -121,3 +121,16 @@ async def test_a_runtime_searches_its_own_store() -> None:
     (tool,) = runtime.tools.build(["session_search"], ctx)
     assert "on the fridge" in await tool.run({"query": "wifi password"}, ctx)
     await runtime.aclose()
+
+
+async def test_only_the_callers_tenant_is_searched(store: SQLiteSessionStore) -> None:
+    await store.create("alice-now", tenant="alice")
+    await store.create("alice-before", tenant="alice")
+    await store.create("bob-before", tenant="bob")
+    await store.append("alice-before", [Message("user", "the garden tram plan")])
+    await store.append("bob-before", [Message("user", "bob's secret tram plan")])
+    tool = SessionSearchTool(store)
+    ctx = ToolContext(session_key="alice-now", storage=InMemoryStorage())
+    result = await tool.run({"query": "tram plan"}, ctx)
+    assert "garden tram plan" in result
+    assert "bob" not in result

@@ -249,10 +249,16 @@ class SessionStore(Protocol):
         ...
 
     async def search(
-        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        exclude_session: str | None = None,
+        tenant: str | None = None,
     ) -> builtins.list[SearchHit]:
         """Full-text search over message content; any user text is a valid query.
-        `exclude_session`: leave that session's messages out (still `limit` hits)."""
+        `exclude_session`: leave that session's messages out (still `limit` hits).
+        `tenant`: only sessions created for that tenant (`SessionInfo.tenant`)."""
         ...
 
     async def session_for_message(self, message_id: int) -> SessionInfo | None:

@@ -143,7 +143,12 @@ class InMemorySessionStore:
         return None if key is None else self._sessions[key].info
 
     async def search(
-        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        exclude_session: str | None = None,
+        tenant: str | None = None,
     ) -> list[SearchHit]:
         _check_limit(limit)
         wanted = set(words(query))
@@ -151,7 +156,7 @@ class InMemorySessionStore:
             return []
         found: list[tuple[int, str, int, Message]] = []
         for key, record in self._sessions.items():
-            if key == exclude_session:
+            if key == exclude_session or (tenant is not None and record.info.tenant != tenant):
                 continue
             for index, message in enumerate(record.messages):
                 if (

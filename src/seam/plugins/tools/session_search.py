@@ -50,7 +50,12 @@ class SessionSearchTool:
         limit = args.get("limit", DEFAULT_LIMIT)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise ToolError(f"'limit' must be a whole number from 1 to {MAX_LIMIT}")
-        hits = await self._sessions.search(query, limit, exclude_session=ctx.session_key)
+        # Only this tenant's conversations: one person's agent never reads another's.
+        own = await self._sessions.get(ctx.session_key)
+        tenant = own.tenant if own is not None else None
+        hits = await self._sessions.search(
+            query, limit, exclude_session=ctx.session_key, tenant=tenant
+        )
         if not hits:
             return f"No past conversation has all of these words: {query.strip()}"
         infos: dict[str, SessionInfo | None] = {}

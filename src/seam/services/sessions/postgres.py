@@ -353,7 +353,12 @@ class PostgresStore(PostgresUpkeep, PostgresSubmissions):
         return None if row is None else session_from_row(row)
 
     async def search(
-        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        exclude_session: str | None = None,
+        tenant: str | None = None,
     ) -> list[SearchHit]:
         check_limit(limit)
         wanted = query_words(query)
@@ -364,8 +369,10 @@ class PostgresStore(PostgresUpkeep, PostgresSubmissions):
             "SELECT id, session_key, idx, role, content FROM messages"
             " WHERE words @> %(words)s::text[]"
             " AND (%(skip)s::text IS NULL OR session_key <> %(skip)s)"
+            " AND (%(tenant)s::text IS NULL"
+            "      OR session_key IN (SELECT key FROM sessions WHERE tenant = %(tenant)s))"
             " ORDER BY id DESC LIMIT %(limit)s",
-            {"words": wanted, "skip": exclude_session, "limit": limit},
+            {"words": wanted, "skip": exclude_session, "tenant": tenant, "limit": limit},
         )
         return [
             SearchHit(key, idx, role, snippet(bytes(content).decode(), wanted), message_id)

@@ -372,7 +372,12 @@ class SQLiteSessionStore(SQLiteSubmissions):
         return None if row is None else session_from_row(row)
 
     async def search(
-        self, query: str, limit: int = 20, *, exclude_session: str | None = None
+        self,
+        query: str,
+        limit: int = 20,
+        *,
+        exclude_session: str | None = None,
+        tenant: str | None = None,
     ) -> list[SearchHit]:
         _check_limit(limit)
         wanted = dict.fromkeys(words(query))
@@ -381,7 +386,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         # Each word becomes a quoted FTS5 string: user text is never parsed as syntax.
         # The words hold only letters and digits, so none contains a quote.
         match = " ".join(f'"{word}"' for word in wanted)
-        if exclude_session is None:
+        if exclude_session is None and tenant is None:
             sql = (
                 "WITH hits AS (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
                 " ORDER BY rowid DESC LIMIT ?)"
@@ -390,14 +395,15 @@ class SQLiteSessionStore(SQLiteSubmissions):
             )
             params: tuple[object, ...] = (match, limit)
         else:
-            # FTS5 hands rows over newest first; the filter just skips the excluded ones.
+            # FTS5 hands rows over newest first; the filters just skip the other ones.
             sql = (
                 "SELECT m.id, m.session_key, m.idx, m.role, m.content"
                 " FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid"
-                " WHERE messages_fts MATCH ? AND m.session_key <> ?"
+                " WHERE messages_fts MATCH ? AND (? IS NULL OR m.session_key <> ?)"
+                " AND (? IS NULL OR m.session_key IN (SELECT key FROM sessions WHERE tenant = ?))"
                 " ORDER BY messages_fts.rowid DESC LIMIT ?"
             )
-            params = (match, exclude_session, limit)
+            params = (match, exclude_session, exclude_session, tenant, tenant, limit)
         return [
             SearchHit(key, idx, role, snippet(content, wanted), message_id)
             for message_id, key, idx, role, content in self._db.execute(sql, params)
