@@ -9,9 +9,8 @@ import pytest
 
 from seam.contracts.execution import ExecutionStore
 from seam.core.execution import InMemoryExecutionStore
-from seam.services.sessions.postgres import PostgresStore
-from seam.services.sessions.sqlite import SQLiteSessionStore
 
+from .backends import BACKENDS, open_backend
 from .execution_store_suite import ExecutionStoreSuite
 from .session_store_suite import ManualClock
 
@@ -21,20 +20,11 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=BACKENDS)
 async def store(
     request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[ExecutionStore]:
-    if request.param == "memory":
-        backend: ExecutionStore = InMemoryExecutionStore(clock=clock)
-    elif request.param == "sqlite":
-        backend = SQLiteSessionStore(str(tmp_path / "sessions.db"), clock=clock)
-    else:
-        backend = await PostgresStore.connect(
-            request.getfixturevalue("postgres_url"),
-            clock=clock,
-            schema=request.getfixturevalue("postgres_schema"),
-        )
+    backend: ExecutionStore = await open_backend(request, clock, tmp_path, InMemoryExecutionStore)
     yield backend
     await backend.aclose()
 

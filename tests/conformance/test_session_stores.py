@@ -9,9 +9,8 @@ import pytest
 
 from seam.contracts.sessions import SessionStore
 from seam.core.sessions import InMemorySessionStore
-from seam.services.sessions.postgres import PostgresStore
-from seam.services.sessions.sqlite import SQLiteSessionStore
 
+from .backends import BACKENDS, open_backend
 from .session_store_suite import ManualClock, SessionStoreSuite
 
 
@@ -20,20 +19,11 @@ def clock() -> ManualClock:
     return ManualClock()
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(params=BACKENDS)
 async def store(
     request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[SessionStore]:
-    if request.param == "memory":
-        backend: SessionStore = InMemorySessionStore(clock=clock)
-    elif request.param == "sqlite":
-        backend = SQLiteSessionStore(str(tmp_path / "sessions.db"), clock=clock)
-    else:
-        backend = await PostgresStore.connect(
-            request.getfixturevalue("postgres_url"),
-            clock=clock,
-            schema=request.getfixturevalue("postgres_schema"),
-        )
+    backend: SessionStore = await open_backend(request, clock, tmp_path, InMemorySessionStore)
     yield backend
     await backend.aclose()
 

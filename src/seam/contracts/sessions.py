@@ -178,6 +178,19 @@ def session_to_dict(
     return out
 
 
+# Argument rules every backend applies the same way.
+
+
+def check_limit(limit: int) -> None:
+    if limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+
+
+def check_title(title: str) -> None:
+    if not title.strip():
+        raise ValueError(f"title must not be blank, got {title!r}")
+
+
 @runtime_checkable
 class SessionStore(Protocol):
     async def create(

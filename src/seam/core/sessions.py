@@ -30,6 +30,8 @@ from seam.contracts.sessions import (
     SessionSummary,
     UsageRecord,
     UsageTotals,
+    check_limit,
+    check_title,
     lineage_base,
     next_lineage_title,
     preview_line,
@@ -66,8 +68,7 @@ class InMemorySessionStore:
             raise SessionNotFound(f"no session {key!r}") from None
 
     def _claim_title(self, key: str, title: str) -> None:
-        if not title.strip():
-            raise ValueError(f"title must not be blank, got {title!r}")
+        check_title(title)
         other = self._titles.get(title)
         if other is not None and other != key:
             raise DuplicateTitle(f"title {title!r} is already used by session {other!r}")
@@ -150,7 +151,7 @@ class InMemorySessionStore:
         exclude_session: str | None = None,
         tenant: str | None = None,
     ) -> list[SearchHit]:
-        _check_limit(limit)
+        check_limit(limit)
         wanted = set(words(query))
         if not wanted or not limit:
             return []
@@ -198,8 +199,7 @@ class InMemorySessionStore:
         return None if record is None else LoadedSession(record.info, tuple(record.messages))
 
     async def next_title(self, title: str) -> str:
-        if not title.strip():
-            raise ValueError(f"title must not be blank, got {title!r}")
+        check_title(title)
         base = lineage_base(title)
         return next_lineage_title(base, self._titles)
 
@@ -231,7 +231,7 @@ class InMemorySessionStore:
         return summaries
 
     async def list_recently_active(self, since: float, limit: int = 50) -> list[SessionInfo]:
-        _check_limit(limit)
+        check_limit(limit)
         active = (r.info for r in self._sessions.values() if r.info.updated_at >= since)
         return sorted(active, key=_recent_first)[:limit]
 
@@ -301,14 +301,9 @@ class InMemorySessionStore:
 
     # Defined last: once the class body binds `list`, later annotations would name this method.
     async def list(self, limit: int = 50) -> list[SessionInfo]:
-        _check_limit(limit)
+        check_limit(limit)
         infos = sorted((r.info for r in self._sessions.values()), key=_recent_first)
         return infos[:limit]
-
-
-def _check_limit(limit: int) -> None:
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
 
 
 def _last_touched(info: SessionInfo) -> float:

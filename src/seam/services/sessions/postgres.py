@@ -40,12 +40,12 @@ from seam.contracts.sessions import (
     SessionNotFound,
     UsageRecord,
     UsageTotals,
+    check_limit,
+    check_title,
 )
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_rows import (
     Params,
-    check_limit,
-    check_title,
     insert_messages,
     message_from_row,
     session_from_row,

@@ -94,16 +94,6 @@ async def insert_messages(
         )
 
 
-def check_limit(limit: int) -> None:
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-
-
-def check_title(title: str) -> None:
-    if not title.strip():
-        raise ValueError(f"title must not be blank, got {title!r}")
-
-
 async def returned(cur: AsyncCursor[Any]) -> tuple[Any, ...]:
     """The row an UPDATE ... RETURNING on a row the transaction has locked gave back."""
     row = await cur.fetchone()

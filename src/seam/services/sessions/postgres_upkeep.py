@@ -21,6 +21,8 @@ from seam.contracts.sessions import (
     SessionNotFound,
     SessionSummary,
     UsageTotals,
+    check_limit,
+    check_title,
     lineage_base,
     next_lineage_title,
     preview_line,
@@ -28,8 +30,6 @@ from seam.contracts.sessions import (
 )
 from seam.services.sessions.postgres_rows import (
     Params,
-    check_limit,
-    check_title,
     message_from_row,
     session_from_row,
 )

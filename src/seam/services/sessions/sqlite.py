@@ -29,6 +29,8 @@ from seam.contracts.sessions import (
     SessionSummary,
     UsageRecord,
     UsageTotals,
+    check_limit,
+    check_title,
     lineage_base,
     next_lineage_title,
     preview_line,
@@ -234,7 +236,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         if existing is not None:
             return existing
         if title is not None:
-            _check_title(title)
+            check_title(title)
         now = self._clock()
         db = self._db
         db.execute("BEGIN IMMEDIATE")
@@ -357,7 +359,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         return [message_from_row(row) for row in rows]
 
     async def set_title(self, key: str, title: str) -> None:
-        _check_title(title)
+        check_title(title)
         try:
             cursor = self._db.execute("UPDATE sessions SET title = ? WHERE key = ?", (title, key))
         except sqlite3.IntegrityError:
@@ -379,7 +381,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         exclude_session: str | None = None,
         tenant: str | None = None,
     ) -> list[SearchHit]:
-        _check_limit(limit)
+        check_limit(limit)
         wanted = dict.fromkeys(words(query))
         if not wanted or not limit:
             return []
@@ -455,7 +457,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         return LoadedSession(info, tuple(messages))
 
     async def next_title(self, title: str) -> str:
-        _check_title(title)
+        check_title(title)
         base = lineage_base(title)
         # " #" up to " $" (the next character) is every title that starts with "base #".
         rows = self._db.execute(
@@ -480,7 +482,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
             raise SessionNotFound(f"no session {key!r}")
 
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
-        _check_limit(limit)
+        check_limit(limit)
         db = self._db
         with _transaction(db, "BEGIN"):
             infos = [
@@ -531,7 +533,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
         ]
 
     async def list_recently_active(self, since: float, limit: int = 50) -> list[SessionInfo]:
-        _check_limit(limit)
+        check_limit(limit)
         rows = self._db.execute(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE updated_at >= ?"
             " ORDER BY updated_at DESC, key LIMIT ?",
@@ -655,7 +657,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
 
     # Defined last: once the class body binds `list`, later annotations would name this method.
     async def list(self, limit: int = 50) -> list[SessionInfo]:
-        _check_limit(limit)
+        check_limit(limit)
         rows = self._db.execute(
             f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, key LIMIT ?",
             (limit,),
@@ -701,13 +703,3 @@ def _rollback(db: sqlite3.Connection) -> None:
     # SQLite has already rolled back after some errors (disk full, I/O): don't mask them.
     if db.in_transaction:
         db.execute("ROLLBACK")
-
-
-def _check_limit(limit: int) -> None:
-    if limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
-
-
-def _check_title(title: str) -> None:
-    if not title.strip():
-        raise ValueError(f"title must not be blank, got {title!r}")
