@@ -11,7 +11,15 @@ import pytest
 
 from seam.contracts.events import Done, ToolEnd
 from seam.contracts.execution import Submission
-from seam.core import InMemoryExecutionStore, ScriptedModel, call, text_step, tool_step
+from seam.contracts.personality import Personality
+from seam.core import (
+    InMemoryExecutionStore,
+    ScriptedModel,
+    StaticPersonalityRegistry,
+    call,
+    text_step,
+    tool_step,
+)
 from seam.wiring import Runtime, assemble_runtime
 
 TENANT = "alice"
@@ -105,3 +113,18 @@ async def test_what_run_said_is_found_by_the_tenants_session_search() -> None:
         events = [e async for e in rt.run("friday", "where was the wifi password?")]
     [end] = [e for e in events if isinstance(e, ToolEnd)]
     assert not end.is_error and "on the fridge" in end.result
+
+
+async def test_a_turn_may_run_as_another_personality_of_the_same_session() -> None:
+    personalities = StaticPersonalityRegistry(
+        [Personality("default", "You are helpful."), Personality("pirate", "You are a pirate.")]
+    )
+    model = ScriptedModel([text_step("hi"), text_step("arr"), text_step("hello")])
+    async with assemble_runtime(model=model, personalities=personalities) as rt:
+        await rt.ask("s", "hello")
+        await rt.ask("s", "talk like a pirate", personality="pirate")  # `/personality pirate`
+        await rt.ask("s", "and now?")
+        info = await rt.store.get(rt.session_key_for("s"))
+    souls = [request.system.split("\n")[0] for request in model.requests]
+    assert souls == ["You are helpful.", "You are a pirate.", "You are helpful."]
+    assert info is not None and info.personality == "default"  # pinned at creation

@@ -161,9 +161,10 @@ class Runtime:
         personality: str | None = None,
         submission_id: str | None = None,
     ) -> Submission:
-        """Queue `text` for the named session (created if new); a worker will run it."""
+        """Queue `text` for the named session (created if new); a worker will run it.
+        `personality` is a new session's, and this turn's in an existing one."""
         found = await self.get_session(self.session_key_for(session), personality=personality)
-        return await found.submit(text, submission_id=submission_id)
+        return await found.submit(text, submission_id=submission_id, personality=personality)
 
     async def ask(
         self,
