@@ -120,3 +120,13 @@ async def test_memory_written_in_one_session_is_in_the_next_ones_prompt(tmp_path
     assert "Prefers metric units." in model.requests[2].system
     assert (tmp_path / "home" / "memory" / "USER.md").is_file()
     await runtime.aclose()
+
+
+async def test_a_queued_submission_can_be_aborted_through_the_runtime() -> None:
+    model = ScriptedModel([text_step("never sent")])
+    async with assemble_runtime(model=model) as runtime:
+        queued = await runtime.submit("s", "never mind")
+        aborted = await runtime.abort(queued.id)
+        assert await runtime.drain_runnable() == []
+    assert (aborted.state, aborted.outcome) == ("settled", "aborted")
+    assert model.requests == []

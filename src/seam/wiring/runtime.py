@@ -232,6 +232,12 @@ class Runtime:
                     task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
 
+    async def abort(self, submission_id: str) -> Submission:
+        """Stop a submission: a queued one settles aborted at once, a running one at its
+        turn's next step (its worker sees the request when it renews the lease)."""
+        await self.open()
+        return await self.coordinator.abort(submission_id)
+
     async def drain_runnable(self, on_event: OnEvent | None = None) -> list[Submission]:
         """Run every submission that is runnable now, here, one after another."""
         await self.open()
