@@ -18,6 +18,7 @@ from seam.contracts.messages import Message
 from seam.core import InMemoryExecutionStore, ScriptedModel, call, text_step, tool_step
 from seam.core.coordinator import Coordinator
 from seam.core.scripted_model import Step, error_step
+from seam.core.tool_registry import DefaultToolRegistry
 from seam.wiring import assemble_runtime, create_runtime
 
 # Audit events that name a path the process opens, lists, creates, changes or removes.
@@ -211,11 +212,17 @@ async def test_the_watch_sees_what_configuration_touches(
 async def test_collaborators_handed_in_are_used_as_they_are() -> None:
     store = InMemoryExecutionStore()
     coordinator = Coordinator(store, owner="me")
+    tools = DefaultToolRegistry()
     model = ScriptedModel([text_step("hi")])
-    async with assemble_runtime(model=model, store=store, coordinator=coordinator) as runtime:
+    async with assemble_runtime(
+        model=model, store=store, coordinator=coordinator, tools=tools
+    ) as runtime:
         sub = await runtime.ask("s", "hello")
     assert (sub.outcome, sub.result, sub.lease_owner) == ("completed", "hi", None)
     assert runtime.coordinator is coordinator and runtime.store is store
+    assert runtime.tools is tools and tools.names() == []  # no built-ins added to it
+    [request] = model.requests
+    assert list(request.tools) == []
     assert coordinator.compress is None  # a caller's coordinator is not rewired
     assert runtime.owner == "me"
 
