@@ -135,7 +135,7 @@ async def test_sequence_numbers_continue_across_turns() -> None:
     session = await factory.get_or_create_root(KEY)
     await session.ask("one")
     first_last = await factory.store.last_seq(KEY)
-    factory.loop._seq.clear()  # a new process knows nothing
+    factory.loop.sequences.forget(KEY)  # a new process knows nothing
     await session.ask("two")
     events = await replay(factory.store, KEY)
     seqs = [e.seq for e in events]
@@ -562,7 +562,7 @@ async def test_the_session_cache_is_bounded_and_rebuilds_from_the_store() -> Non
     await rebuilt.ask("again")
     await factory.get_or_create_root(keys[2])
     await factory.resolve(keys[0])
-    assert keys[1] not in factory.loop._seq
+    assert keys[1] not in factory.loop.sequences
 
 
 async def test_calls_a_failed_turn_left_unanswered_get_a_stand_in_result_next_turn() -> None:

@@ -42,6 +42,9 @@ from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.core.event_log import EventRecorder, decode
+from seam.core.model_step import CallModel, UserPrompt
+from seam.core.tool_step import RunTools
+from seam.core.turn import TurnStep
 
 if TYPE_CHECKING:
     from seam.core.session_factory import Session
@@ -75,14 +78,16 @@ DeadOwners = Callable[[Sequence[str]], Sequence[str]]
 
 @dataclass(slots=True)
 class _Plan:
-    # The input to start the turn with (None: already in the transcript).
-    user_input: str | None = None
+    """What a claim does: write the repairs, then settle at once or run the turn from
+    its starting step."""
+
+    # The step the turn starts from: `UserPrompt(input)` on a first run, `RunTools` for
+    # idempotent calls to run again, `CallModel` (with a cut-off note) to go on.
+    start: TurnStep | None = None
     # Settle at once with this final reply.
     settle_with: str | None = None
     # Written before the turn continues: cut-off text, "outcome unknown" results.
     repairs: list[Message] = field(default_factory=list)
-    rerun: list[ToolCall] = field(default_factory=list)
-    note: str | None = None
 
 
 class Coordinator:
@@ -325,14 +330,15 @@ class Coordinator:
         done: Done | None = None
         error: ErrorEvent | None = None
         try:
-            session.loop.continue_seq(sub.session_key, await store.last_seq(sub.session_key))
-            events = session.run(
-                plan.user_input,
+            session.loop.sequences.continue_after(
+                sub.session_key, await store.last_seq(sub.session_key)
+            )
+            assert plan.start is not None  # only a plan that settles has none
+            events = session.run_from(
+                plan.start,
                 personality=sub.personality,
                 cancel=cancel,
                 transcript=lambda messages: store.append_for(sub.id, owner, messages),
-                pending_calls=plan.rerun,
-                note=plan.note,
             )
             async for event in events:
                 if not recorder.buffer(event):
@@ -384,7 +390,7 @@ class Coordinator:
         # `steps` counts what it wrote: a first run needs no look at the transcript.
         written = await self.store.submission_messages(sub.id) if sub.steps else []
         if not written:
-            return _Plan(user_input=sub.input)
+            return _Plan(start=UserPrompt(sub.input))
         last = written[-1]
         if last.role == "assistant" and not last.tool_calls and not last.interrupted:
             return _Plan(settle_with=last.content)
@@ -392,8 +398,8 @@ class Coordinator:
         cut_off = await self._unsaved_text(sub, last)
         if cut_off:
             plan.repairs.append(Message("assistant", cut_off, interrupted=True))
-        if cut_off or last.interrupted:
-            plan.note = CUT_OFF_NOTE
+        model_step = CallModel(CUT_OFF_NOTE) if cut_off or last.interrupted else CallModel()
+        again: list[ToolCall] = []
         asked = _last_calls(written)
         if asked is not None:
             calls, answered = asked
@@ -401,11 +407,12 @@ class Coordinator:
                 if call.id in answered:
                     continue
                 if rerun and session.is_idempotent(call.name):
-                    plan.rerun.append(call)
+                    again.append(call)
                 else:
                     plan.repairs.append(
                         Message("tool", UNKNOWN_OUTCOME, tool_call_id=call.id, name=call.name)
                     )
+        plan.start = RunTools(tuple(again), then=model_step) if again else model_step
         return plan
 
     async def _unsaved_text(self, sub: Submission, last: Message) -> str:
