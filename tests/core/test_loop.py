@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from seam.contracts import hooks as hook_points
 from seam.contracts import (
     CancelToken,
     Done,
@@ -28,6 +27,7 @@ from seam.contracts import (
     UsageEvent,
     event_to_dict,
 )
+from seam.contracts import hooks as hook_points
 from seam.core import (
     AgentLoop,
     DefaultHookRegistry,
