@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import seam
 from seam.contracts import hooks as hook_points
 from seam.contracts.hooks import (
     AfterToolCall,
@@ -71,3 +74,38 @@ async def test_subagent_spawned_fires_once_per_child_session() -> None:
 
     assert again.key == child.key
     assert seen == [SubagentSpawned(parent.key, child.key, "default")]
+
+
+PLUGIN_WITH_TYPOS = """
+from seam.contracts import hooks
+from seam.contracts.hooks import AfterToolCall, BeforeToolCall, HookRegistry, ToolCallChange
+
+
+async def guard(payload: BeforeToolCall) -> ToolCallChange | None:
+    return ToolCallChange(blok=payload.nme)
+
+
+async def after(payload: AfterToolCall) -> dict[str, str]:
+    return {"result": payload.result}
+
+
+def register(registry: HookRegistry) -> None:
+    registry.on_modifying(hooks.BEFORE_TOOL_CALL, guard)
+    registry.on_modifying(hooks.AFTER_TOOL_RESULT, after)
+"""
+
+
+def test_a_plugin_with_misspelt_hook_fields_fails_the_type_check(tmp_path: Path) -> None:
+    api = pytest.importorskip("mypy.api")
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(PLUGIN_WITH_TYPOS)
+    config = tmp_path / "mypy.ini"
+    config.write_text(f"[mypy]\nmypy_path = {Path(seam.__file__).parents[1]}\n")
+    flags = ["--strict", "--no-incremental", "--cache-dir=/dev/null"]
+    report, _, status = api.run([*flags, "--config-file", str(config), str(plugin)])
+    assert status == 1
+    assert 'Unexpected keyword argument "blok" for "ToolCallChange"' in report
+    assert '"BeforeToolCall" has no attribute "nme"' in report
+    # A handler returning the old dict of magic keys no longer fits the hook point.
+    assert 'Argument 2 to "on_modifying"' in report
+    assert report.count("error:") == 3
