@@ -1,7 +1,8 @@
 """The Coordinator: drives submissions to settlement over an `ExecutionStore`.
 
 Every claim runs the submission from wherever its transcript says it got to, so a
-fresh run, a retry and a resume after a crash are one code path (`_plan`):
+fresh run, a retry and a resume after a crash are one code path (`plan`, which picks the
+step the turn starts from):
 
 - input never saved: run the turn with it;
 - final reply saved: settle with that reply;
@@ -77,7 +78,7 @@ DeadOwners = Callable[[Sequence[str]], Sequence[str]]
 
 
 @dataclass(slots=True)
-class _Plan:
+class RepairPlan:
     """What a claim does: write the repairs, then settle at once or run the turn from
     its starting step."""
 
@@ -283,7 +284,7 @@ class Coordinator:
         try:
             # An aborted submission still gets its transcript repaired (every tool call
             # answered, cut-off text kept), so the session's next turn is valid.
-            plan = await self._plan(sub, session, rerun=not sub.abort_requested)
+            plan = await self.plan(sub, session, rerun=not sub.abort_requested)
             if plan.repairs:
                 await store.append_for(sub.id, owner, plan.repairs)
             if sub.abort_requested:
@@ -319,7 +320,7 @@ class Coordinator:
         self,
         sub: Submission,
         session: Session,
-        plan: _Plan,
+        plan: RepairPlan,
         on_event: OnEvent | None,
         cancel: CancelToken,
     ) -> tuple[Done | None, ErrorEvent | None]:
@@ -386,15 +387,16 @@ class Coordinator:
         outcome: Outcome = "completed"
         return await store.settle(sub.id, owner, outcome, result=done.text, finish_reason=finish)
 
-    async def _plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> _Plan:
+    async def plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> RepairPlan:
+        """What claiming `sub` does, from what it already wrote (nothing: a first run)."""
         # `steps` counts what it wrote: a first run needs no look at the transcript.
         written = await self.store.submission_messages(sub.id) if sub.steps else []
         if not written:
-            return _Plan(start=UserPrompt(sub.input))
+            return RepairPlan(start=UserPrompt(sub.input))
         last = written[-1]
         if last.role == "assistant" and not last.tool_calls and not last.interrupted:
-            return _Plan(settle_with=last.content)
-        plan = _Plan()
+            return RepairPlan(settle_with=last.content)
+        plan = RepairPlan()
         cut_off = await self._unsaved_text(sub, last)
         if cut_off:
             plan.repairs.append(Message("assistant", cut_off, interrupted=True))
@@ -531,4 +533,4 @@ def _last_calls(written: Sequence[Message]) -> tuple[tuple[ToolCall, ...], set[s
     return None
 
 
-__all__ = ["CUT_OFF_NOTE", "UNKNOWN_OUTCOME", "Coordinator"]
+__all__ = ["CUT_OFF_NOTE", "UNKNOWN_OUTCOME", "Coordinator", "RepairPlan"]
