@@ -118,8 +118,6 @@ class CallModel:
                         for event in open_turn(deps, state, route):  # type: ignore[arg-type]
                             yield event
                         seq = state.seq
-                    if kind == "route":
-                        answered_by = chunk  # type: ignore[assignment]
                     if kind == "text":
                         text = chunk.text  # type: ignore[union-attr]
                         partial.append(text)
@@ -138,6 +136,8 @@ class CallModel:
                         yield UsageEvent(key, turn_id, seq, usage)
                     elif kind == "done":
                         finish = chunk.finish_reason  # type: ignore[union-attr]
+                    elif kind == "route":
+                        answered_by = chunk  # type: ignore[assignment]
                     elif kind == "warning":
                         log.warning("model warning: %s", chunk.message)  # type: ignore[union-attr]
         except TimeoutError:
