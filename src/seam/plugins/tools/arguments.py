@@ -20,11 +20,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import fastjsonschema
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from seam.contracts.tools import ArgumentError
+
+if TYPE_CHECKING:
+    import fastjsonschema
 
 MAX_SCHEMAS = 1024  # compiled schemas kept; more means tools build a new schema per call
 VALUE_CHARS = 60  # of the offending value shown in a message
@@ -60,7 +61,9 @@ class JsonSchemaValidator:
             args = _coerce(args, coercions)
         try:
             check(args)
-        except fastjsonschema.JsonSchemaValueException as exc:
+        except ValueError as exc:
+            if not _is_value_error(exc):
+                raise
             raise ArgumentError(describe(exc)) from None
         return args
 
@@ -71,6 +74,9 @@ class JsonSchemaValidator:
         text = json.dumps(schema, sort_keys=True, default=_plain)
         compiled = self._by_text.get(text)
         if compiled is None:
+            # Imported on first use: the CLI's start-up should not pay for it.
+            import fastjsonschema
+
             # Compiled in the schema's own key order: messages list arguments as declared.
             plain = json.loads(json.dumps(schema, default=_plain))
             try:
@@ -129,6 +135,12 @@ def _scalar(text: str, wanted: str) -> int | float | bool | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
+
+
+def _is_value_error(exc: ValueError) -> TypeGuard[fastjsonschema.JsonSchemaValueException]:
+    import fastjsonschema  # already imported by the compile that made the check
+
+    return isinstance(exc, fastjsonschema.JsonSchemaValueException)
 
 
 def describe(exc: fastjsonschema.JsonSchemaValueException) -> str:
