@@ -464,7 +464,8 @@ class LlamaCppProvider:
                 # Our converter, not LlamaGrammar.from_json_schema: it honours integer bounds.
                 from seam.services.llm.llama_schema import schema_grammar
 
-                grammar = LlamaGrammar.from_string(schema_grammar(json.loads(source)), verbose=False)
+                rules = schema_grammar(json.loads(source))
+                grammar = LlamaGrammar.from_string(rules, verbose=False)
             else:
                 grammar = LlamaGrammar.from_string(source, verbose=False)
             if len(self._grammars) > 256:
