@@ -185,7 +185,7 @@ async def test_terminal_timeout_kills_the_command(ctx: ToolContext) -> None:
     [
         ({}, "missing required argument 'command'"),
         ({"command": "  "}, "'command' must not be empty"),
-        ({"command": ""}, "invalid arguments for terminal: 'command' must not be empty"),
+        ({"command": ""}, "'command' must not be empty"),
         ({"command": 5}, "'command' must be a string (got 5)"),
         ({"command": "ls", "timeout": "soon"}, "'timeout' must be a number (got \"soon\")"),
         ({"command": "ls", "timeout": -1}, "'timeout' must be > 0 (got -1)"),

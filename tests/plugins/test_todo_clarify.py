@@ -58,7 +58,8 @@ async def test_todo_ids_continue_after_existing_items() -> None:
     [
         ({"action": "remove"}, '\'action\' must be one of "add", "update", "list", "clear"'),
         ({"action": "add"}, "needs 'items'"),
-        ({"action": "add", "items": ["ok", ""]}, "'items[1]' must not be empty"),
+        ({"action": "add", "items": ["ok", ""]}, "each item must be a non-empty string"),
+        ({"action": "add", "items": ["ok", 3]}, "'items[1]' must be a string (got 3)"),
         ({"action": "add", "items": ["ok", "  "]}, "each item must be a non-empty string"),
         ({"action": "update", "status": "done"}, "needs 'id'"),
         ({"action": "update", "id": 1}, "needs 'status'"),

@@ -31,10 +31,10 @@ class Clarify:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "question": {"type": "string", "minLength": 1, "maxLength": MAX_QUESTION},
+            "question": {"type": "string", "maxLength": MAX_QUESTION},
             "choices": {
                 "type": "array",
-                "items": {"type": "string", "minLength": 1},
+                "items": {"type": "string"},
                 "maxItems": MAX_CHOICES,
                 "description": "Suggested answers, if any.",
             },

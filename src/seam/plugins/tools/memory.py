@@ -38,14 +38,9 @@ class MemoryTool:
         "properties": {
             "action": {"type": "string", "enum": list(ACTIONS)},
             "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
-            "content": {
-                "type": "string",
-                "minLength": 1,
-                "description": "The entry (add, replace).",
-            },
+            "content": {"type": "string", "description": "The entry (add, replace)."},
             "match": {
                 "type": "string",
-                "minLength": 1,
                 "description": "Unique substring of the entry to change (replace, remove).",
             },
         },

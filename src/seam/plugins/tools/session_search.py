@@ -30,11 +30,7 @@ class SessionSearchTool:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "query": {
-                "type": "string",
-                "minLength": 1,
-                "description": "Words that must all appear.",
-            },
+            "query": {"type": "string", "description": "Words that must all appear."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
         },
         "required": ["query"],

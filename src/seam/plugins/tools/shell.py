@@ -107,11 +107,7 @@ class Terminal:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "command": {
-                "type": "string",
-                "minLength": 1,
-                "description": "The command (bash syntax).",
-            },
+            "command": {"type": "string", "description": "The command (bash syntax)."},
             "timeout": _TIMEOUT,
             "background": {"type": "boolean", "description": "Start it and return at once."},
         },
@@ -201,11 +197,7 @@ class ExecuteCode:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "code": {
-                "type": "string",
-                "minLength": 1,
-                "description": "Python source; print what you need.",
-            },
+            "code": {"type": "string", "description": "Python source; print what you need."},
             "timeout": _TIMEOUT,
         },
         "required": ["code"],

@@ -29,11 +29,7 @@ class DelegateTask:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "task": {
-                "type": "string",
-                "minLength": 1,
-                "description": "What to do, with all needed context.",
-            },
+            "task": {"type": "string", "description": "What to do, with all needed context."},
             "personality": {"type": "string", "description": "Optional personality id."},
         },
         "required": ["task"],
@@ -64,7 +60,7 @@ class RunWorkflow:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "name": {"type": "string", "minLength": 1, "description": "The workflow's name."},
+            "name": {"type": "string", "description": "The workflow's name."},
             "input": {"type": "string", "description": "The workflow's input."},
         },
         "required": ["name", "input"],

@@ -61,8 +61,7 @@ class Todo:
             "items": {
                 # One task as a plain string is accepted too: small models often send that.
                 "type": ["array", "string"],
-                "items": {"type": "string", "minLength": 1},
-                "minItems": 1,
+                "items": {"type": "string"},
                 "description": "Tasks to add.",
             },
             "id": {"type": "integer", "minimum": 1, "description": "Item to update."},
