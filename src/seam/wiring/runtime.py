@@ -20,7 +20,7 @@ from seam.contracts.execution import ExecutionStore, Submission
 from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
-from seam.contracts.model import ModelProvider
+from seam.contracts.model import ModelProvider, OnRetry
 from seam.contracts.personality import PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
@@ -224,9 +224,17 @@ def create_runtime(
     store: ExecutionStore | None = None,
     workflows: WorkflowRegistry | None = None,
     coordinator: Coordinator | None = None,
+    on_retry: OnRetry | None = None,
+    interactive: bool = False,
 ) -> Runtime:
     """`store` and `sessions` name the same collaborator (an `ExecutionStore` is a
-    `SessionStore`); pass either."""
+    `SessionStore`); pass either.
+
+    `on_retry` hears of each retry the configured model makes. `interactive` (a person
+    waits on each turn: `seam run`, `seam chat`) settles a turn that failed transiently
+    as failed: the model's own retries, shown through `on_retry`, are all the retrying
+    there is, instead of minutes of silent re-runs with back-off (a crashed turn is
+    still resumed)."""
     if store is None and isinstance(sessions, ExecutionStore):
         store = sessions
     elif sessions is not None and store is None:
@@ -266,7 +274,7 @@ def create_runtime(
         if model is None:
             from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 
-            factory = ModelFactory(settings)
+            factory = ModelFactory(settings, on_retry=on_retry)
             model = LazyModel(factory)
             models = PersonalityModels(factory, model)
         if gate is None:
@@ -342,6 +350,7 @@ def create_runtime(
         reflection = build_reflection(settings, memory, hooks, model)
     if coordinator is None:
         coordinator = _coordinator(store, settings)
+        coordinator.rerun_transient = not interactive
     if coordinator.compress is None:
         coordinator.compress = _compressor(loop)
     factory = SessionFactory(loop, store, coordinator, tenant_id=tenant_id, workflows=workflows)
