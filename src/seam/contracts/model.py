@@ -75,7 +75,7 @@ class RetryNotice:
     def line(self) -> str:
         """`retrying in 4 s (attempt 2 of 5): connection refused`"""
         delay = self.delay
-        seconds = f"{delay:.1f}" if delay < 1 else f"{round(delay)}"
+        seconds = f"{delay:.1f}" if delay < 0.95 else f"{round(delay)}"
         return f"retrying in {seconds} s (attempt {self.attempt} of {self.attempts}): {self.reason}"
 
 

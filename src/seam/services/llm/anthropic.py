@@ -95,7 +95,7 @@ class AnthropicProvider(HttpProvider):
         connect_timeout: float | None = None,
         idle_timeout: float | None = None,
         max_retries: int = 3,
-        backoff_base: float = 0.5,
+        backoff_base: float = 1.0,
         backoff_max: float = 30.0,
         client: httpx.AsyncClient | None = None,
         sleep: Sleep = asyncio.sleep,

@@ -106,10 +106,12 @@ def retry_reason(error: ModelError) -> str:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How often and how long to wait: full-jitter exponential backoff, capped.
+    """How often and how long to wait: exponential backoff with jitter, capped.
 
-    Full jitter spreads clients that failed together (one overloaded server) across the
-    whole window instead of having them all return at the same instant.
+    The jitter (the second half of each window, at random) spreads clients that failed
+    together (one overloaded server) instead of having them all return at the same
+    instant; the fixed first half keeps a retry from coming back at once, when a server
+    that just refused the connection has had no time to come up.
     """
 
     max_retries: int = 3
@@ -133,7 +135,8 @@ class RetryPolicy:
         """
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.backoff_max)
-        return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2**retry))
+        window = min(self.backoff_max, self.backoff_base * 2**retry)
+        return random.uniform(window / 2, window)
 
 
 async def retry_stream(
@@ -296,7 +299,8 @@ def classify_transport_error(
     if isinstance(exc, httpx.TimeoutException):
         return retryable("timed out sending the request", url)
     if isinstance(exc, httpx.ConnectError):
-        return retryable(_connect_failure(exc), f"{url}: {exc}")
+        reason = _connect_failure(exc)
+        return retryable(reason, url if reason != "cannot connect" else f"{url}: {exc}")
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
         return ModelError("fatal", f"cannot send to {url}: {exc}", provider=provider)
     if isinstance(exc, httpx.TransportError):
