@@ -734,7 +734,7 @@ async def test_a_stalled_stream_times_out_as_retryable(
         await collect(make(idle_timeout=0.3, max_retries=0), ask())
 
     assert caught.value.kind == "retryable"
-    assert caught.value.message == "stream stalled: the server sent nothing for 0.3 s"
+    assert caught.value.message == "stream stalled: no event from the server for 0.3 s"
     assert time.monotonic() - started < 3.0
 
 
@@ -745,7 +745,7 @@ async def test_a_stall_before_output_is_not_sent_again(
     # double the wait of a person watching. (A fallback provider is still tried.)
     anthropic_server.push(text_reply("too late").stalled(after=2), text_reply("fresh"))
 
-    with pytest.raises(ModelError, match=r"sent nothing for 0\.3 s"):
+    with pytest.raises(ModelError, match=r"no event from the server for 0\.3 s"):
         await collect(make(idle_timeout=0.3), ask())
 
     assert delays == []
@@ -756,7 +756,7 @@ async def test_pings_alone_are_a_stall(anthropic_server: AnthropicServer, make: 
     anthropic_server.push(stream_reply([message_start(), ping(), ping(), ping()]).stalled(after=4))
     started = time.monotonic()
 
-    with pytest.raises(ModelError, match=r"sent nothing for 0\.3 s"):
+    with pytest.raises(ModelError, match=r"no event from the server for 0\.3 s"):
         await collect(make(idle_timeout=0.3), ask())
 
     assert time.monotonic() - started < 3.0

@@ -433,7 +433,7 @@ async def test_a_stall_after_output_is_raised_as_retryable_not_retried(
 
     assert text_of(seen) == "Hello "
     assert caught.value.kind == "retryable"
-    assert caught.value.message == "stream stalled: the server sent nothing for 0.3 s"
+    assert caught.value.message == "stream stalled: no event from the server for 0.3 s"
     assert 0.3 <= time.monotonic() - started < 3.0  # well before the 5 s read timeout
     assert delays == []
     assert openai_server.pending == 1
@@ -446,7 +446,7 @@ async def test_a_stall_before_output_is_not_sent_again(
     # server that hung on this request would likely hang again and double the wait.
     openai_server.push(text_reply("never").stalled(after=1), text_reply("second try"))
 
-    with pytest.raises(ModelError, match=r"sent nothing for 0\.3 s"):
+    with pytest.raises(ModelError, match=r"no event from the server for 0\.3 s"):
         await collect(make(stale_timeout=0.3), ask())
 
     assert delays == []

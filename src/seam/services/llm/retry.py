@@ -311,7 +311,7 @@ def classify_transport_error(
 
 
 def stalled(idle_timeout: float | None, provider: str) -> Stalled:
-    reason = f"the server sent nothing for {idle_timeout:g} s"
+    reason = f"no event from the server for {idle_timeout:g} s"
     return Stalled("retryable", f"stream stalled: {reason}", reason=reason, provider=provider)
 
 
