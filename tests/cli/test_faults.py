@@ -21,6 +21,7 @@ from tests.support.openai_server import (
     html_reply,
     json_reply,
     text_reply,
+    unanswered_port,
 )
 
 SESSION = "faults"
@@ -90,6 +91,24 @@ def test_unreachable_endpoint_fails_within_seconds_showing_each_retry(tmp_path: 
     ]
     messages = assert_failed_once(cli, "connection refused")
     assert [m["role"] for m in messages] == ["user"]
+
+
+def test_a_host_that_never_answers_the_connect_fails_within_the_connect_timeouts(
+    tmp_path: Any,
+) -> None:
+    with unanswered_port() as port:
+        cli = make_cli(
+            tmp_path, {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"}
+        )
+        cli.write_config("[model]\nconnect_timeout = 1\nmax_retries = 1\n")
+
+        result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 1
+    assert 2.0 <= elapsed < 10.0  # two 1 s connects and one back-off of at most 1 s
+    assert "connect timed out after 1 s" in failure_line(result.stderr)
+    assert retry_lines(result.stderr) == [(2, 2, "connect timed out after 1 s")]
+    assert_failed_once(cli, "connect timed out")
 
 
 def test_accept_then_silence_fails_within_the_idle_timeout(

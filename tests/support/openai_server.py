@@ -9,7 +9,8 @@ Markers shape a reply's delivery: `STALL` blocks the handler until `release()` (
 teardown), `DROP` closes the connection mid-body and `SILENT` (first) accepts the
 request but never answers, not even a status line. Use them through `Reply.stalled`,
 `Reply.dropped` and `Reply.silent`; `Reply.trickled` sends the body a byte at a time.
-For the faults no server can script, `closed_port()` is a port nothing listens on.
+For the faults no server can script, `closed_port()` is a port nothing listens on and
+`unanswered_port()` one where connecting hangs.
 """
 
 from __future__ import annotations
@@ -247,6 +248,18 @@ def html_reply(title: str, *, status: int = 200) -> Reply:
 def json_reply(body: Any, *, status: int = 200) -> Reply:
     """A plain JSON body (an error object a proxy sends with status 200, say)."""
     return Reply(status=status, parts=(json.dumps(body).encode(),), content_type="application/json")
+
+
+@contextlib.contextmanager
+def unanswered_port() -> Iterator[int]:
+    """A loopback port where connecting hangs, as with a host that drops packets: it
+    listens with a backlog of one, already taken, so the kernel ignores further SYNs."""
+    with socket.socket() as listener, socket.socket() as filler:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = int(listener.getsockname()[1])
+        filler.connect(("127.0.0.1", port))
+        yield port
 
 
 def closed_port() -> int:
