@@ -9,11 +9,15 @@ fault (or a closed port), and measures the wall-clock time the command took.
 from __future__ import annotations
 
 import json
+import os
+import pty
 import re
+import subprocess
 import time
 from typing import Any
 
-from tests.cli.conftest import Cli, make_cli
+from tests.cli.conftest import SEAM, Cli, make_cli
+from tests.cli.test_terminal import Terminal
 from tests.support.openai_server import (
     OpenAIServer,
     closed_port,
@@ -255,3 +259,32 @@ def test_run_help_lists_the_timeout_option(cli: Cli) -> None:
     result = cli("run", "--help")
     assert result.returncode == 0
     assert "--timeout SECONDS" in result.stdout
+
+
+def test_on_a_terminal_a_spinner_counts_the_back_off_down(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(error_reply(429, headers={"Retry-After": "2"}), text_reply("Done waiting."))
+    master, slave = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [str(SEAM), "run", "hi"],
+            cwd=cli.project,
+            env={**cli.env, "TERM": "xterm"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            encoding="utf-8",
+        )
+        os.close(slave)
+        slave = -1
+        terminal = Terminal(master)
+        at = terminal.wait_for("retrying in 2 s (attempt 2 of 4): HTTP 429")
+        terminal.wait_for("waiting 2 s before attempt 2 of 4…", after=at)
+        stdout, _ = process.communicate(timeout=30)
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+    assert process.returncode == 0
+    assert stdout == "Done waiting.\n"
