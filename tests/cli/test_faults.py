@@ -18,6 +18,7 @@ from typing import Any
 
 from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.cli.test_terminal import Terminal
+from tests.support.anthropic_server import AnthropicServer, keep_alive_reply
 from tests.support.openai_server import (
     OpenAIServer,
     closed_port,
@@ -145,6 +146,25 @@ def test_a_one_byte_a_second_trickle_fails_within_the_idle_timeout(
     assert 2.5 <= elapsed < 10.0
     assert "no event from the server for 2.5 s" in failure_line(result.stderr)
     assert_failed_once(cli, "stalled")
+
+
+def test_anthropic_pings_without_an_answer_fail_within_the_idle_timeout(
+    tmp_path: Any,
+) -> None:
+    with AnthropicServer() as server:
+        cli = make_cli(tmp_path, {"ANTHROPIC_API_KEY": "sk-ant-test"})
+        cli.write_config(f'[anthropic]\nbase_url = "{server.base_url}"\nidle_timeout = 1.5\n')
+        server.push(keep_alive_reply(pings=100, interval=0.2))
+
+        result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 1
+    assert 1.5 <= elapsed < 10.0
+    assert "anthropic: retryable: stream stalled: no event from the server for 1.5 s" in (
+        failure_line(result.stderr)
+    )
+    assert len(server.message_requests) == 1
+    assert_failed_once(cli, "no event from the server")
 
 
 def test_an_html_page_with_status_200_fails_at_once_quoting_it(

@@ -61,6 +61,8 @@ class Reply:
     content_type: str = "text/event-stream"
     # Seconds between bytes of the body (0: each part is sent whole).
     trickle: float = 0.0
+    # Seconds before each part of the body (0: one straight after the other).
+    pace: float = 0.0
 
     def stalled(self, after: int = 0) -> Reply:
         """Send the headers and the first `after` parts, then nothing until released."""
@@ -77,6 +79,10 @@ class Reply:
     def trickled(self, interval: float = 1.0) -> Reply:
         """Send the headers, then the body one byte every `interval` seconds."""
         return replace(self, trickle=interval)
+
+    def paced(self, interval: float) -> Reply:
+        """Send each part of the body `interval` seconds after the one before."""
+        return replace(self, pace=interval)
 
 
 @dataclass(frozen=True)
@@ -490,7 +496,7 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in reply.headers.items():
             self.send_header(name, value)
         first = parts[0] if parts else b""
-        if len(parts) <= 1 and isinstance(first, bytes) and not reply.trickle:
+        if len(parts) <= 1 and isinstance(first, bytes) and not (reply.trickle or reply.pace):
             # One piece: send it with a length.
             self.send_header("Content-Length", str(len(first)))
             self.end_headers()
@@ -515,6 +521,9 @@ class _Handler(BaseHTTPRequestHandler):
                         self.wfile.write(b"1\r\n%c\r\n" % byte)
                         self.wfile.flush()
                 elif isinstance(part, bytes) and part:
+                    if reply.pace and not self.server.owner._pause(reply.pace):
+                        self.close_connection = True
+                        return
                     self.wfile.write(b"%X\r\n%s\r\n" % (len(part), part))
             self.wfile.write(b"0\r\n\r\n")
         except OSError:  # the client hung up (its timeout, or it stopped reading)
