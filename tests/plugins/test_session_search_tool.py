@@ -16,7 +16,7 @@ from seam.core.scripted_model import ScriptedModel
 from seam.core.storage import InMemoryStorage
 from seam.plugins.tools.session_search import MAX_LIMIT, SessionSearchTool
 from seam.services.sessions.sqlite import SQLiteSessionStore
-from seam.wiring.runtime import create_runtime
+from seam.wiring.runtime import assemble_runtime
 from seam.wiring.tools import build_tool_registry
 
 DAY_ONE = 1_714_521_600.0  # 2024-05-01 00:00 UTC
@@ -114,7 +114,7 @@ async def test_a_runtime_searches_its_own_store() -> None:
     store = InMemoryExecutionStore()
     await store.create("earlier")
     await store.append("earlier", [Message("user", "the wifi password is on the fridge")])
-    runtime = create_runtime(
+    runtime = assemble_runtime(
         model=ScriptedModel([]), personalities=StaticPersonalityRegistry(), store=store
     )
     ctx = ToolContext(session_key="now", storage=InMemoryStorage())

@@ -97,8 +97,11 @@ class Session:
     def is_idempotent(self, tool_name: str) -> bool:
         return any(t.name == tool_name and t.idempotent for t in self.tools())
 
-    async def submit(self, text: str, *, submission_id: str | None = None) -> Submission:
-        """Queue `text` as a durable submission of this session.
+    async def submit(
+        self, text: str, *, submission_id: str | None = None, personality: str | None = None
+    ) -> Submission:
+        """Queue `text` as a durable submission of this session (its turn runs as
+        `personality`, when given, instead of the session's own).
 
         The input is stored redacted, as the transcript stores it: the submission row
         must not keep a secret the transcript hides.
@@ -107,7 +110,10 @@ class Session:
         if redact is not None:
             text = redact(text)
         return await self.factory.coordinator.submit(
-            self.key, text, submission_id=submission_id, personality=self.info.personality
+            self.key,
+            text,
+            submission_id=submission_id,
+            personality=personality or self.info.personality,
         )
 
     async def ask(

@@ -68,11 +68,11 @@ async def run_chat(
     chat: Chat | None = None
 
     def on_retry(notice: RetryNotice) -> None:
+        # Retries happen inside turns, each of which takes its spinner down at its end.
         if chat is not None:
             chat.retries(notice)
 
-    runtime = open_runtime(model, on_retry=on_retry, interactive=True)
-    try:
+    async with open_runtime(model, on_retry=on_retry, interactive=True) as runtime:
         if session is not None:
             session_key(runtime, session)
         if personality:
@@ -84,10 +84,6 @@ async def run_chat(
             time_limit=turn_time_limit(runtime, time_limit),
         )
         await chat.run()
-    finally:
-        if chat is not None:
-            chat.retries.stop()
-        await runtime.aclose()
     return 0
 
 

@@ -106,9 +106,10 @@ async def run_once(
 ) -> int:
     text = read_prompt(prompt)
     # Retries go to stderr as they happen (stdout is for the answer or the JSON events).
-    retries = RetryView(sys.stderr)
-    runtime = open_runtime(model, on_retry=retries, interactive=True)
-    try:
+    async with (
+        RetryView(sys.stderr) as retries,
+        open_runtime(model, on_retry=retries, interactive=True) as runtime,
+    ):
         name = session if session is not None else fresh_session_name("run")
         session_key(runtime, name)
         if personality:
@@ -140,9 +141,6 @@ async def run_once(
         )
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"
-    finally:
-        retries.stop()
-        await runtime.aclose()
 
     if done is None or done.finish_reason == "cancelled":
         say_error("cancelled")

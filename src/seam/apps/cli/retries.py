@@ -22,7 +22,8 @@ _TICK = 0.25
 
 class RetryView:
     """An `on_retry` callback: writes each notice with `write_line`, and on a terminal
-    shows a countdown spinner on `out` until the back-off ends or `stop()` is called."""
+    shows a countdown spinner on `out` until the back-off ends or `stop()` is called
+    (leaving `async with` calls it too)."""
 
     def __init__(self, out: TextIO, write_line: Callable[[str], None] | None = None) -> None:
         self._out = out
@@ -30,6 +31,12 @@ class RetryView:
         self._tty = out.isatty()
         self._status: Status | None = None
         self._timer: asyncio.TimerHandle | None = None
+
+    async def __aenter__(self) -> RetryView:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.stop()
 
     def __call__(self, notice: RetryNotice) -> None:
         self.stop()
