@@ -308,3 +308,16 @@ def test_on_a_terminal_a_spinner_counts_the_back_off_down(
             os.close(slave)
     assert process.returncode == 0
     assert stdout == "Done waiting.\n"
+
+
+def test_a_timeout_that_is_not_positive_is_a_config_error(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    path = cli.write_config("[model]\nidle_timeout = 0\n")
+
+    result = cli("run", "hi")
+
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"seam: {path}: model.idle_timeout")
+    assert len(result.stderr.splitlines()) == 1
+    assert openai_server.chat_requests == []
