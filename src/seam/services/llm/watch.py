@@ -82,8 +82,11 @@ class StreamWatch:
                 return
             at = min(since + self.idle, self.deadline)
         else:
-            # The consumer has a chunk; `waiting()` checks the deadline when it is back.
+            # The consumer has a chunk; `waiting()` checks the deadline when it is back,
+            # and the timer is due by the deadline in case the stream waits again first.
             at = now + self.idle
+            if self.deadline > now:
+                at = min(at, self.deadline)
         self._handle = self._loop.call_at(at, self._check)
 
     def _fire(self, cause: Cause) -> None:
