@@ -176,11 +176,17 @@ def test_unbalanced_quoting_is_never_safe() -> None:
     assert permissive.classify("rm -rf / 'x").verdict == "forbidden"
 
 
-def test_nesting_past_the_limit_needs_approval(guard: CommandClassifier) -> None:
+def test_nesting_past_the_limit_needs_approval() -> None:
     command = "ls"
     for _ in range(MAX_DEPTH + 2):
         command = f"sh -c {shlex.quote(command)}"
-    assert guard.classify(command).rule == "parse:too-deep"
+    # With time to spare the depth limit decides; with the default budget, the budget may.
+    assert CommandClassifier(cpu_budget=10.0).classify(command).rule == "parse:too-deep"
+    found = CommandClassifier().classify(command)
+    assert (found.verdict, found.rule in ("parse:too-deep", "budget:exceeded")) == (
+        "needs_approval",
+        True,
+    )
 
 
 def test_a_huge_command_is_not_read() -> None:

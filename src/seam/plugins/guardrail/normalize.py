@@ -211,6 +211,8 @@ def shell_script(args: tuple[str, ...]) -> str | None:
 
 def unwrap(name: str, args: tuple[str, ...]) -> Inner | None:
     """What `name args...` runs besides itself, or None when it runs nothing else."""
+    if name == "command" and args[:1] in (("-v",), ("-V",)):
+        return None  # `command -v x` asks where x is; it runs nothing
     wrapper = _WRAPPERS.get(name)
     if wrapper is not None:
         start = skip_options(args, *wrapper)
