@@ -952,6 +952,7 @@ PROGRAMS: dict[str, Check] = {
     **dict.fromkeys(_WRITERS, plain("write")),
     **dict.fromkeys(_RUNNERS, plain("run")),
     "rg": plain("read", "--pre", "--pre-glob"),
+    "eval": plain("read"),  # what it runs is judged on its own
     "fd": _fd,
     "fdfind": _fd,
     "find": _find,

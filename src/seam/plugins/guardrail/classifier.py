@@ -29,6 +29,7 @@ from fnmatch import fnmatchcase
 from seam.contracts.guardrail import Classification, Verdict
 from seam.plugins.guardrail.allowlist import Doubt, Kind, prove, risky_assignment, widest
 from seam.plugins.guardrail.normalize import (
+    SHELLS,
     canonical_path,
     program_name,
     reads_program_from_stdin,
@@ -365,6 +366,12 @@ class _Walk:
         if inner is not None:
             for script in inner.scripts:
                 self.script(script, depth=depth + 1, bulk=bulk or inner.bulk)
+        if words != expanded and expanded:
+            # Quoting is not known after expansion, so a word was split to be strict; read
+            # unsplit too: `sh -c "$(echo rm -rf /)"` runs the whole text as a script.
+            whole = unwrap(program_name(expanded[0]), expanded[1:])
+            for script in () if whole is None else whole.scripts:
+                self.script(script, depth=depth + 1, bulk=bulk or whole.bulk)
         self.check(cmd, shown, resolved)
         return shown, innermost or cmd
 
@@ -390,7 +397,10 @@ class _Walk:
         depth: int,
         bulk: bool,
     ) -> None:
-        """A shell reading its program from stdin runs here-documents and echoed text."""
+        """A shell reading its program from stdin runs here-documents and echoed text (other
+        languages' programs on stdin are not shell: the allowlist asks for those)."""
+        if cmd.name not in SHELLS and cmd.name not in (".", "source"):
+            return
         if not reads_program_from_stdin(cmd.name, cmd.args):
             return
         for redirect in stdin:
