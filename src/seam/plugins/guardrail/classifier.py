@@ -127,6 +127,8 @@ class CommandClassifier:
         for glob in self.deny:
             if fnmatchcase(normalized, glob):
                 walk.note("forbidden", f"user:deny:{glob}", "matches a deny rule in your config")
+        if walk.malformed:  # what was read is not all that would run: show it as written
+            normalized = text
         verdict, rule, reason = walk.result()
         read_only = verdict == "safe" and walk.kind == "read" and not walk.allowed_by
         return Classification(verdict, rule, reason, normalized, read_only)
@@ -228,6 +230,7 @@ class _Walk:
         "expanded",
         "finding",
         "kind",
+        "malformed",
         "variables",
         "written",
     )
@@ -237,6 +240,7 @@ class _Walk:
         self.deadline = time.thread_time() + classifier.cpu_budget
         self.expanded = 0  # characters produced by expansion so far
         self.kind: Kind = "read"  # the widest thing a proven command does
+        self.malformed = False  # the command itself could not be parsed
         self.finding: tuple[Verdict, str, str] | None = None
         self.allowed_by = ""
         self.variables: dict[str, str] = {}
@@ -270,6 +274,7 @@ class _Walk:
                 self.note("forbidden", rule.name, rule.reason)
         parsed = parse(text)
         if parsed.problem:
+            self.malformed = self.malformed or depth == 0
             self.note(
                 "needs_approval", "parse:malformed", f"cannot be read safely: {parsed.problem}"
             )

@@ -423,6 +423,37 @@ def _substitutions(reader: _Reader, root: Node) -> list[str]:
     return found
 
 
+# Nodes whose children do not cover their text (the rest is their content, not syntax).
+_OPAQUE = frozenset(
+    {"string", "translated_string", "heredoc_body", "raw_string", "ansi_c_string", "word"}
+    | {"comment", "heredoc_content", "string_content", "regex", "extglob_pattern", "number"}
+    | {"heredoc_start", "heredoc_end", "arithmetic_expansion", "test_operator"}
+)
+_GAP = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
+
+
+def _skipped(source: bytes, root: Node) -> str:
+    """Text the grammar accepted without a node for it (it drops some words, e.g. the `-`
+    of `python3 - <<EOF`): what is not in the tree cannot be judged, so it is a problem."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _OPAQUE or not node.children:
+            continue
+        position = node.start_byte
+        for child in node.children:
+            if child.start_byte > position and not _GAP.fullmatch(
+                source, position, child.start_byte
+            ):
+                return source[position : child.start_byte].decode("utf-8", "replace").strip()
+            position = max(position, child.end_byte)
+            stack.append(child)
+        if node is not root and node.end_byte > position:
+            if not _GAP.fullmatch(source, position, node.end_byte):
+                return source[position : node.end_byte].decode("utf-8", "replace").strip()
+    return ""
+
+
 def parse(text: str) -> Script:
     """The script's pipelines of simple commands, the substitutions it runs, and what (if
     anything) made it unreadable."""
@@ -442,6 +473,8 @@ def parse(text: str) -> Script:
         reader.fail("nested too deeply to read")
     if root.has_error and not reader.problem:
         reader.fail("the shell grammar does not accept it")
+    if not reader.problem and (lost := _skipped(source, root)):
+        reader.fail(f"the parser skipped {lost[:40]!r}")
     return Script(_pipelines(reader.items), tuple(_substitutions(reader, root)), reader.problem)
 
 
