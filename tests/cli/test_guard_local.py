@@ -63,7 +63,7 @@ def attacks(user: Path, seam_home: Path) -> list[tuple[str, str]]:
         # Inline code, code on stdin, a here-document into an interpreter.
         f"python3 -c 'import shutil; shutil.rmtree(\"{user}\")'",
         f"python3 - <<EOF\nimport shutil; shutil.rmtree('{user}')\nEOF",
-        f"echo 'require(\"fs\").rmSync(\"{user}\", {{recursive: true}})' | node",
+        f'echo \'require("fs").rmSync("{user}", {{recursive: true}})\' | node',
         # Programs that execute their arguments.
         f"echo x | sed 'e rm -rf {user}'",
         f"tar cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm -rf {user}' keep.txt",

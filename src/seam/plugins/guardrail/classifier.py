@@ -134,6 +134,7 @@ class CommandClassifier:
         return Classification(verdict, rule, reason, normalized, read_only)
 
 
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 PROTECTED_RULE = "floor:seam-home"
 PROTECTED_REASON = "touches Seam's own files (approvals, config, personalities, transcripts)"
 _HOME_VARS = re.compile(r"\$\{?(HOME|SEAM_HOME)\}?(?![\w])")
@@ -458,7 +459,8 @@ class _Walk:
             name = cmd.argv0 or cmd.name
             self.note("needs_approval", judged.rule, f"{name}: {judged.reason}")
             return
-        if cmd.writes or cmd.bulk:  # a write, or arguments nobody has seen yet
+        if any(p not in _DEVICES for p in cmd.writes) or cmd.bulk:
+            # A write, or arguments nobody has seen yet (xargs, find -exec).
             judged = widest(judged, "write")
         if _SECRET_READ.search(" ".join((*_not_logins(cmd), *(r.target for r in cmd.redirects)))):
             reason = "reads credentials (ssh keys, cloud or password files)"

@@ -448,9 +448,9 @@ def _skipped(source: bytes, root: Node) -> str:
                 return source[position : child.start_byte].decode("utf-8", "replace").strip()
             position = max(position, child.end_byte)
             stack.append(child)
-        if node is not root and node.end_byte > position:
-            if not _GAP.fullmatch(source, position, node.end_byte):
-                return source[position : node.end_byte].decode("utf-8", "replace").strip()
+        tail_gap = node is not root and node.end_byte > position
+        if tail_gap and not _GAP.fullmatch(source, position, node.end_byte):
+            return source[position : node.end_byte].decode("utf-8", "replace").strip()
     return ""
 
 
