@@ -39,7 +39,13 @@ from seam.plugins.guardrail.normalize import (
     unwrap,
 )
 from seam.plugins.guardrail.rules import DOWNLOADERS, FLOOR, PATTERNS, TEXT_FLOOR, Cmd, Rule
-from seam.plugins.guardrail.shell import Redirect, Simple, decode_c_escapes, parse
+from seam.plugins.guardrail.shell import (
+    OverBudget,
+    Redirect,
+    Simple,
+    decode_c_escapes,
+    parse,
+)
 
 MAX_DEPTH = 8  # wrappers and substitutions nested deeper than this need approval
 MAX_CHARS = 256_000  # a longer command is not read at all: it needs approval
@@ -58,10 +64,6 @@ _ECHO_FLAGS = re.compile(r"-[neE]+")
 _PRINTF_UNSUPPORTED = re.compile(r"%[^sb%]")
 _DEFAULT_IFS = " \t\n"
 _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-
-
-class OverBudget(Exception):
-    """The analysis would cost more than its budget: the command needs approval."""
 
 
 class CommandClassifier:
@@ -106,10 +108,10 @@ class CommandClassifier:
         return self._patterns.get(program, self._patterns_any)
 
     def classify(self, command: str, *, cwd: str | None = None) -> Classification:
+        if len(command) > MAX_CHARS:  # before anything else reads it
+            reason = f"too long to check ({len(command)} characters)"
+            return Classification("needs_approval", "parse:too-long", reason, command[:200])
         text = strip_ansi(command)
-        if len(text) > MAX_CHARS:
-            reason = f"too long to check ({len(text)} characters)"
-            return Classification("needs_approval", "parse:too-long", reason, text[:200])
         walk = _Walk(self)
         if cwd:
             walk.cwd = canonical_path(cwd, home=self.home, cwd=None)
@@ -273,7 +275,7 @@ class _Walk:
         for rule in TEXT_FLOOR:
             if rule.pattern.search(text):
                 self.note("forbidden", rule.name, rule.reason)
-        parsed = parse(text)
+        parsed = parse(text, deadline=self.deadline)
         if parsed.problem:
             self.malformed = self.malformed or depth == 0
             self.note(
@@ -572,13 +574,14 @@ class _Walk:
                 lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), word
             )
         if "$(" in word or "`" in word:
-            word = _SUBSTITUTION.sub(_fold_echo, word)
+            deadline = self.deadline
+            word = _SUBSTITUTION.sub(lambda m: _fold_echo(m, deadline), word)
         return word
 
 
-def _fold_echo(match: re.Match[str]) -> str:
+def _fold_echo(match: re.Match[str], deadline: float) -> str:
     inner = match.group(1) if match.group(1) is not None else match.group(2)
-    parsed = parse(inner)
+    parsed = parse(inner, deadline=deadline)
     if parsed.problem or parsed.substitutions or len(parsed.pipelines) != 1:
         return match.group(0)
     stages = parsed.pipelines[0].stages

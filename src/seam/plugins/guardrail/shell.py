@@ -12,12 +12,13 @@ scripts to judge in turn. Nothing is expanded or run here.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from functools import cache
 from itertools import pairwise
 
 import tree_sitter_bash
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", "<<", "<>", "<&", ">>", ">&", ">|", "<", ">"})
 _PIPES = frozenset({"|", "|&"})
@@ -139,6 +140,15 @@ _BRACE_WORD = re.compile(r"(^|[\s;&|(])\{(?=[^\s}])")
 _BARE_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
+PARSE_BUDGET = 0.010  # seconds of CPU one parse may take when the caller gives no deadline
+_CHUNK = 4096  # bytes handed to the parser at a time; each hand-over checks the deadline
+_CHECK_EVERY = 256  # nodes walked between deadline checks
+
+
+class OverBudget(Exception):
+    """The analysis would cost more than its budget: the command needs approval."""
+
+
 @cache
 def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
@@ -147,10 +157,17 @@ def _parser() -> Parser:
 class _Reader:
     """One walk over a parse tree: simple commands and separators, in order."""
 
-    def __init__(self, source: bytes) -> None:
+    def __init__(self, source: bytes, deadline: float) -> None:
         self.source = source
         self.items: list[Simple | str] = []
         self.problem = ""
+        self.deadline = deadline
+        self.walked = 0
+
+    def spend(self) -> None:
+        self.walked += 1
+        if self.walked % _CHECK_EVERY == 0 and time.thread_time() > self.deadline:
+            raise OverBudget("the command is too large to read in time")
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -175,6 +192,7 @@ class _Reader:
             self.statement(child)
 
     def statement(self, node: Node) -> None:
+        self.spend()
         kind = node.type
         if kind == "command":
             self.command(node, ())
@@ -411,6 +429,7 @@ def _substitutions(reader: _Reader, root: Node) -> list[str]:
     found: list[str] = []
     stack = [root]
     while stack:
+        reader.spend()
         node = stack.pop()
         if node.type in _SUBSTITUTIONS and node.child_count >= 2:
             first, last = node.children[0], node.children[-1]
@@ -432,11 +451,13 @@ _OPAQUE = frozenset(
 _GAP = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
 
 
-def _skipped(source: bytes, root: Node) -> str:
+def _skipped(reader: _Reader, root: Node) -> str:
     """Text the grammar accepted without a node for it (it drops some words, e.g. the `-`
     of `python3 - <<EOF`): what is not in the tree cannot be judged, so it is a problem."""
+    source = reader.source
     stack = [root]
     while stack:
+        reader.spend()
         node = stack.pop()
         if node.type in _OPAQUE or not node.children:
             continue
@@ -454,18 +475,46 @@ def _skipped(source: bytes, root: Node) -> str:
     return ""
 
 
-def parse(text: str) -> Script:
+def _parse(source: bytes, deadline: float) -> Tree:
+    """Parse within the deadline: the source is handed over in chunks, and running out of
+    time ends it (some inputs make the grammar's scanner very slow)."""
+
+    def read(offset: int, _point: object) -> bytes:
+        if time.thread_time() > deadline:
+            raise OverBudget("the command takes too long to parse")
+        return source[offset : offset + _CHUNK]
+
+    out_of_time = False
+
+    def guarded(offset: int, point: object) -> bytes:
+        nonlocal out_of_time
+        try:
+            return read(offset, point)
+        except OverBudget:
+            out_of_time = True
+            return b""
+
+    tree = _parser().parse(guarded)
+    if out_of_time:
+        raise OverBudget("the command takes too long to parse")
+    return tree
+
+
+def parse(text: str, *, deadline: float | None = None) -> Script:
     """The script's pipelines of simple commands, the substitutions it runs, and what (if
-    anything) made it unreadable."""
+    anything) made it unreadable. `deadline` (a `time.thread_time()` value) bounds the
+    work; past it, `OverBudget` is raised."""
+    if deadline is None:
+        deadline = time.thread_time() + PARSE_BUDGET
     source = text.encode("utf-8", "surrogatepass")
-    tree = _parser().parse(source)
+    tree = _parse(source, deadline)
     if tree.root_node.has_error and _BRACE_WORD.search(text):
         # bash reads `{rm,-rf,/}` as a word (brace expansion); the grammar as a group.
         source = _BRACE_WORD.sub(lambda m: m.group(1) + "\\{", text).encode(
             "utf-8", "surrogatepass"
         )
-        tree = _parser().parse(source)
-    reader = _Reader(source)
+        tree = _parse(source, deadline)
+    reader = _Reader(source, deadline)
     root = tree.root_node
     try:
         reader.statements(root)
@@ -473,7 +522,7 @@ def parse(text: str) -> Script:
         reader.fail("nested too deeply to read")
     if root.has_error and not reader.problem:
         reader.fail("the shell grammar does not accept it")
-    if not reader.problem and (lost := _skipped(source, root)):
+    if not reader.problem and (lost := _skipped(reader, root)):
         reader.fail(f"the parser skipped {lost[:40]!r}")
     return Script(_pipelines(reader.items), tuple(_substitutions(reader, root)), reader.problem)
 
