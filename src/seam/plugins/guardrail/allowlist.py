@@ -265,12 +265,12 @@ def sed_script_harmless(script: str) -> bool:
             i = n if end < 0 else end
             continue
         if c in "rRbtT:#":  # a file name or label to the end of the command
-            end = re.search(r"[;\n}]", script[i:]) if c not in "#:" else None
             if c in "#:":
-                nl = script.find("\n", i)
-                i = n if nl < 0 else nl
+                line_end = script.find("\n", i)
+                i = n if line_end < 0 else line_end
             else:
-                i = n if end is None else i + end.start()
+                stop = re.search(r"[;\n}]", script[i:])
+                i = n if stop is None else i + stop.start()
             continue
         if c in "sy":
             if i + 1 >= n:
@@ -630,8 +630,10 @@ _GH = _subcommands(
 
 
 def _journalctl(cmd: Cmd) -> Judgement:
-    mutating = ("--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush")
-    mutating += ("--relinquish-var", "--setup-keys", "--update-catalog", "--sync")
+    mutating = (
+        "--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate", "--flush",
+        "--relinquish-var", "--setup-keys", "--update-catalog", "--sync",
+    )  # fmt: skip
     return _doubt("journal", "changes the system journal") if _has(cmd, *mutating) else "read"
 
 

@@ -378,8 +378,9 @@ class _Walk:
             # Quoting is not known after expansion, so a word was split to be strict; read
             # unsplit too: `sh -c "$(echo rm -rf /)"` runs the whole text as a script.
             whole = unwrap(program_name(expanded[0]), expanded[1:])
-            for script in () if whole is None else whole.scripts:
-                self.script(script, depth=depth + 1, bulk=bulk or whole.bulk)
+            if whole is not None:
+                for script in whole.scripts:
+                    self.script(script, depth=depth + 1, bulk=bulk or whole.bulk)
         self.check(cmd, shown, resolved)
         return shown, innermost or cmd
 
