@@ -367,6 +367,8 @@ def _awk(cmd: Cmd) -> Judgement:
         arg = args[i]
         if arg in ("-f", "--file") or arg.startswith(("-f", "--file=", "-E", "--exec")):
             return "run"  # a program file in the project
+        if arg.startswith(("-i", "--include", "-l", "--load")):  # gawk -i inplace, extensions
+            return _EXECUTES
         if arg in ("-v", "-F", "--assign", "--field-separator") and i + 1 < len(args):
             i += 2
             continue
@@ -519,7 +521,7 @@ _CARGO = _subcommands(
     {
         **_all(_RUN, "build", "b", "test", "t", "run", "r", "check", "c", "fmt", "clippy", "doc"),
         **_all(_RUN, "bench", "add", "remove", "update", "new", "init", "install", "fix"),
-        **_all(_READ, "tree", "metadata", "search", "--version", "version", "help", ""),
+        **_all(_READ, "metadata", "search", "--version", "version", "help", ""),
         "clean": "write",
     },
     values=frozenset({"--manifest-path", "-Z", "--config", "-C"}),
@@ -536,8 +538,8 @@ _NPM = _subcommands(
         **_all(_RUN, "install", "i", "ci", "test", "t", "run", "run-script", "start", "build"),
         **_all(_RUN, "add", "uninstall", "remove", "rm", "update", "up", "exec", "init", "link"),
         **_all(_RUN, "rebuild", "prune", "dedupe", "audit", "pack", "create", "dlx", "why"),
-        **_all(_READ, "ls", "list", "outdated", "view", "info", "version", "--version", "-v"),
-        **_all(_READ, "help", "root", "bin", "prefix", "doctor", "whoami", "search"),
+        **_all(_READ, "ls", "list", "version", "--version", "-v", "help", "root", "bin"),
+        **_all(_RUN, "outdated", "view", "info", "doctor", "whoami", "search", "prefix"),
         **_all(_RUN, "dev", "lint", "format", "serve", "preview", "typecheck", "check"),
         "": _RUN,
     },
@@ -546,8 +548,9 @@ _NPM = _subcommands(
 _PIP = _subcommands(
     {
         **_all(_RUN, "install", "uninstall", "download", "wheel"),
-        **_all(_READ, "list", "show", "freeze", "check", "search", "index", "help", "--version"),
+        **_all(_READ, "list", "show", "freeze", "check", "help", "--version"),
         **_all(_READ, "inspect", "debug", "hash", "-V", "cache"),
+        **_all(_RUN, "search", "index"),
     },
     values=frozenset({"--python", "--log", "--cache-dir", "--proxy", "--retries", "--timeout"}),
 )
@@ -571,8 +574,8 @@ _POETRY = _subcommands(
 _BREW = _subcommands(
     {
         **_all(_RUN, "install", "reinstall", "upgrade", "update", "uninstall", "remove"),
-        **_all(_READ, "list", "ls", "info", "search", "outdated", "deps", "doctor", "--version"),
-        **_all(_READ, "config", "leaves", "home", "desc", "--prefix"),
+        **_all(_READ, "list", "ls", "deps", "--version", "config", "leaves", "--prefix"),
+        **_all(_RUN, "info", "search", "outdated", "doctor", "home", "desc"),
     }
 )
 _APT = _subcommands(
@@ -592,15 +595,16 @@ _TERRAFORM = _subcommands(
 _KUBECTL_READ = ("get", "describe", "logs", "explain", "top", "version", "api-resources")
 _KUBECTL = _subcommands(
     {
-        **_all(_READ, *_KUBECTL_READ, "config", "cluster-info", "api-versions", "events"),
+        # They ask a cluster over the network: never read-only.
+        **_all(_RUN, *_KUBECTL_READ, "config", "cluster-info", "api-versions", "events"),
         **_all(_RUN, "apply", "rollout", "port-forward", "exec", "diff", "wait", "kustomize"),
     },
     values=frozenset({"-n", "--namespace", "--context", "--kubeconfig", "-l", "--selector"}),
 )
 _HELM = _subcommands(
     {
-        **_all(_READ, "list", "ls", "status", "template", "lint", "show", "search", "version"),
-        **_all(_READ, "history", "get", "env"),
+        **_all(_RUN, "list", "ls", "status", "template", "lint", "show", "search", "version"),
+        **_all(_RUN, "history", "get", "env"),
         **_all(_RUN, "install", "upgrade", "repo", "dependency", "pull", "package"),
     },
     values=frozenset({"-n", "--namespace", "--kube-context", "--kubeconfig"}),
@@ -623,7 +627,8 @@ _GH = _subcommands(
     {
         **_all(_RUN, "pr", "issue", "repo", "run", "release", "workflow", "search", "label"),
         **_all(_RUN, "browse", "gist", "cache", "project", "codespace", "ruleset"),
-        **_all(_READ, "status", "--version", "version", "help"),
+        **_all(_RUN, "status"),
+        **_all(_READ, "--version", "version", "help"),
     },
     values=frozenset({"-R", "--repo"}),
 )
@@ -731,7 +736,7 @@ _GIT_VALUES = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
 _GIT_READ = frozenset(
     {"status", "diff", "log", "show", "blame", "shortlog", "describe", "rev-parse", "ls-files"}
     | {"ls-tree", "grep", "reflog", "cat-file", "rev-list", "for-each-ref", "show-ref"}
-    | {"name-rev", "whatchanged", "count-objects", "fsck", "verify-commit", "ls-remote"}
+    | {"name-rev", "whatchanged", "count-objects", "fsck", "verify-commit"}
     | {"cherry", "range-diff", "merge-base", "show-branch", "help", "version", "annotate"}
 )
 _GIT_WRITE = frozenset(
@@ -794,8 +799,14 @@ def _git(cmd: Cmd) -> Judgement:
                 "git-config", "changes git configuration (aliases, hooks and pagers run commands)"
             )
         )
+    if sub == "grep" and any(a.startswith(("-O", "--open-files-in-pager")) for a in rest):
+        return _EXECUTES
+    if any(a.startswith("--output") for a in rest):
+        return "write"  # git log/diff/show --output=FILE
     if sub in _GIT_READ:
         return "read"
+    if sub == "ls-remote":
+        return "run"  # the network
     listing = _GIT_LISTING.get(sub)
     if listing is not None:
         return "read" if all(a in listing or a.startswith("--format") for a in rest) else "write"
@@ -899,34 +910,39 @@ def _read_only_sql(text: str) -> bool:
 
 _READERS = (
     "ls", "ll", "la", "dir", "vdir", "pwd", "cd", "pushd", "popd", "dirs", "tree", "cat",
-    "tac", "nl", "head", "tail", "more", "wc", "du", "df", "file", "stat", "which",
-    "type", "whereis", "whatis", "echo", "printf", "printenv", "whoami", "uname", "uptime",
-    "id", "groups", "grep", "egrep", "fgrep", "zgrep", "ag", "ack", "uniq", "cut", "tr",
-    "paste", "join", "column", "comm", "fold", "fmt", "expand", "unexpand", "rev",
-    "strings", "od", "hexdump", "diff", "cmp", "md5sum", "sha1sum", "sha224sum",
-    "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "basename", "dirname",
-    "realpath", "readlink", "true", "false", ":", "sleep", "test", "[", "[[", "seq", "expr",
-    "nproc", "free", "ps", "pgrep", "top", "htop", "jobs", "lsof", "netstat", "ss", "ping",
-    "dig", "nslookup", "host", "getent", "locale", "tty", "arch", "jq", "base64", "base32",
-    "zcat", "bzcat", "xzcat", "zless", "cal", "factor", "numfmt", "shuf", "look", "w",
-    "who", "last", "lscpu", "lsblk", "lsusb", "lspci", "vmstat", "iostat", "pstree",
-    "envsubst", "iconv", "dos2unix", "unix2dos", "read", "wait", "shift", "return", "exit",
-    "break", "continue", "getopts", "umask", "ulimit", "times", "caller", "disown", "bg",
-    "fg", "shopt", "mapfile", "readarray", "let", "tput", "clear", "reset", "stty", "ldd",
-    "nm", "objdump", "readelf", "size", "python3-config", "pkg-config", "man", "info",
-    "help", "cowsay", "uuidgen", "mktemp", "tsort", "ptx", "pr", "csvlook", "bat", "exa",
-    "eza", "lsd", "dust", "duf", "procs", "btop", "glances", "tldr", "traceroute",
-    "tracepath", "mtr", "whois", "ncdu", "watch", "xargs", "timeout", "nice", "nohup",
-    "time", "stdbuf", "setsid", "ionice", "env", "exec", "builtin", "busybox", "toybox",
-    "unbuffer", "flock", "parallel", "pv", "systemd-analyze", "hostnamectl", "timedatectl",
-    "localectl", "loginctl", "coredumpctl", "dmesg", "lsmod", "sensors", "nvidia-smi",
-    "fc-list", "gpg", "sqlite3_analyzer", "wl-paste", "xclip", "pbpaste", "say", "notify-send",
+    "tac", "nl", "head", "tail", "more", "wc", "du", "df", "file", "stat", "which", "type",
+    "whereis", "whatis", "echo", "printf", "printenv", "whoami", "uname", "uptime", "id",
+    "groups", "grep", "egrep", "fgrep", "zgrep", "ag", "ack", "cut", "tr", "paste", "join",
+    "column", "comm", "fold", "fmt", "expand", "unexpand", "rev", "strings", "od",
+    "hexdump", "diff", "cmp", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+    "sha512sum", "b2sum", "cksum", "sum", "basename", "dirname", "realpath", "readlink",
+    "true", "false", ":", "sleep", "test", "[", "[[", "seq", "expr", "nproc", "free", "ps",
+    "pgrep", "top", "htop", "jobs", "lsof", "netstat", "ss", "getent", "locale", "tty",
+    "arch", "jq", "base64", "base32", "zcat", "bzcat", "xzcat", "zless", "cal", "factor",
+    "numfmt", "look", "w", "who", "last", "lscpu", "lsblk", "lsusb", "lspci", "vmstat",
+    "iostat", "pstree", "envsubst", "dos2unix", "unix2dos", "read", "wait", "shift",
+    "return", "exit", "break", "continue", "getopts", "umask", "ulimit", "times", "caller",
+    "disown", "bg", "fg", "shopt", "mapfile", "readarray", "let", "tput", "clear", "reset",
+    "stty", "nm", "objdump", "readelf", "size", "python3-config", "pkg-config", "help",
+    "cowsay", "uuidgen", "tsort", "ptx", "pr", "csvlook", "bat", "exa", "eza", "lsd",
+    "dust", "duf", "procs", "btop", "glances", "tldr", "ncdu", "watch", "xargs", "timeout",
+    "nice", "nohup", "time", "stdbuf", "setsid", "ionice", "env", "exec", "builtin",
+    "busybox", "toybox", "unbuffer", "flock", "parallel", "pv", "systemd-analyze",
+    "hostnamectl", "timedatectl", "localectl", "loginctl", "coredumpctl", "dmesg", "lsmod",
+    "sensors", "nvidia-smi", "fc-list", "sqlite3_analyzer", "wl-paste", "pbpaste", "say",
+    "notify-send",
 )  # fmt: skip
 _WRITERS = (
     "touch", "mkdir", "rmdir", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee",
     "truncate", "split", "csplit", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz",
     "zstd", "unzstd", "lz4", "7z", "7za", "unrar", "install", "mkfifo", "dd", "unlink",
-    "cpio", "rename", "wl-copy", "pbcopy", "dos2unix",
+    "cpio", "rename", "wl-copy", "pbcopy", "dos2unix", "mktemp",
+)  # fmt: skip
+# Programs that reach the network: harmless inside a sandbox, never read-only (a lookup of
+# `$(cat .env).example.com` sends what it reads).
+_NETWORK = (
+    "ping", "ping6", "dig", "nslookup", "host", "traceroute", "tracepath", "mtr", "whois",
+    "nc", "ncat", "netcat", "telnet", "ftp", "sftp",
 )  # fmt: skip
 _RUNNERS = (
     "pytest", "py.test", "tox", "nox", "ruff", "mypy", "black", "isort", "flake8", "pylint",
@@ -939,20 +955,29 @@ _RUNNERS = (
     "dart", "flutter", "code", "open", "xdg-open", "gofmt", "golangci-lint", "staticcheck",
     "hatch", "pdm", "pipx", "conda", "mamba", "pipenv", "rye", "maturin", "twine",
     "sphinx-build", "mkdocs", "jupyter", "composer", "phpunit", "rspec", "rake", "rails",
-    "shellcheck", "shfmt", "hadolint", "actionlint", "yamllint", "markdownlint", "codespell",
-    "clang-format", "clang-tidy", "cppcheck", "valgrind", "gdb", "lldb", "perf", "hyperfine",
-    "ab", "wrk", "http", "https", "xh", "httpie", "aria2c", "yt-dlp", "ffmpeg", "ffprobe",
-    "convert", "magick", "identify", "pandoc", "latexmk", "pdflatex", "xelatex", "typst",
-    "protoc", "buf", "sqlc", "alembic", "flask", "uvicorn", "gunicorn", "django-admin",
-    "celery", "streamlit", "nvm", "pyenv", "asdf", "mise", "direnv", "just", "task",
-    "bazel", "buck2", "pants", "scons", "autoreconf", "automake", "autoconf", "libtool",
-    "deno", "bun", "npx", "yarn", "pnpm", "corepack", "tsx", "ts-node", "nodemon",
+    "shellcheck", "shfmt", "hadolint", "actionlint", "yamllint", "markdownlint",
+    "codespell", "clang-format", "clang-tidy", "cppcheck", "valgrind", "gdb", "lldb",
+    "perf", "hyperfine", "ab", "wrk", "http", "https", "xh", "httpie", "aria2c", "yt-dlp",
+    "ffmpeg", "ffprobe", "convert", "magick", "identify", "pandoc", "latexmk", "pdflatex",
+    "xelatex", "typst", "protoc", "buf", "sqlc", "alembic", "flask", "uvicorn", "gunicorn",
+    "django-admin", "celery", "streamlit", "nvm", "pyenv", "asdf", "mise", "direnv", "just",
+    "task", "bazel", "buck2", "pants", "scons", "autoreconf", "automake", "autoconf",
+    "libtool", "deno", "bun", "npx", "yarn", "pnpm", "corepack", "tsx", "ts-node",
+    "nodemon",
 )  # fmt: skip
 
 PROGRAMS: dict[str, Check] = {
     **dict.fromkeys(_READERS, plain("read")),
     **dict.fromkeys(_WRITERS, plain("write")),
     **dict.fromkeys(_RUNNERS, plain("run")),
+    **dict.fromkeys(_NETWORK, plain("run")),
+    **dict.fromkeys(("nc", "ncat", "netcat"), plain("run", "-e", "-c", "--exec", "--sh-exec")),
+    "uniq": lambda c: "write" if len(_flags(c.args)[2]) >= 2 else "read",
+    "iconv": _writes_if("read", "-o", "--output"),
+    "shuf": _writes_if("read", "-o", "--output"),
+    "tree": _writes_if("read", "-o"),
+    "man": plain("read", "-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-l"),
+    "info": plain("read", "-o", "--output"),
     "rg": plain("read", "--pre", "--pre-glob"),
     "eval": plain("read"),  # what it runs is judged on its own
     "fd": _fd,
