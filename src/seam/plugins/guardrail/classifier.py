@@ -474,7 +474,8 @@ class _Walk:
         """ "named" when a word of `cmd` names a protected path (or a glob matching one),
         "ancestor" when a recursive command starts above one, else ""."""
         words = [cmd.argv0, *cmd.args, *(r.target for r in cmd.redirects)]
-        words += [r.body for r in cmd.redirects if r.body]
+        if cmd.name not in ("cat", "tee"):  # for those a here-document is data, not code
+            words += [r.body for r in cmd.redirects if r.body]
         recursive = _RECURSIVE.get(cmd.name)
         reaches = recursive is not None and (
             not recursive or any(a in recursive or _cluster_has(a, recursive) for a in cmd.args)

@@ -184,8 +184,11 @@ class _Reader:
                 if kind in _SEPARATORS:
                     self.items.append(kind if kind in ("&&", "||", "&") else ";")
                 continue
-            if kind in _QUIET or kind in _WORDLIKE or kind in ("variable_name", "test_operator"):
-                continue  # a loop's words or a case pattern: substitutions are found anyway
+            skipped = kind in _QUIET or kind in _WORDLIKE or kind.endswith("_expression")
+            if skipped or kind in ("variable_name", "test_operator"):
+                # A loop's words, a case pattern, arithmetic: not commands (the
+                # substitutions inside them are found and judged anyway).
+                continue
             if not first:
                 self.items.append(";")
             first = False
@@ -459,7 +462,7 @@ def _skipped(reader: _Reader, root: Node) -> str:
     while stack:
         reader.spend()
         node = stack.pop()
-        if node.type in _OPAQUE or not node.children:
+        if node.type in _OPAQUE or node.type.endswith("_expression") or not node.children:
             continue
         position = node.start_byte
         for child in node.children:
