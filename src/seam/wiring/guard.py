@@ -59,8 +59,9 @@ def guard_section(settings: Settings) -> GuardSection:
 
 def protected_paths(settings: Settings) -> tuple[str, ...]:
     """What no command may name: Seam's home first (it stands for `$SEAM_HOME`), then the
-    session store when it lives elsewhere."""
-    return (str(settings.home), str(settings.store_path))
+    session store (and SQLite's files beside it) when it lives elsewhere."""
+    store = str(settings.store_path)
+    return (str(settings.home), store, f"{store}-wal", f"{store}-shm", f"{store}-journal")
 
 
 def build_guardrail(settings: Settings) -> CommandClassifier:

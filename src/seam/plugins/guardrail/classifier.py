@@ -500,15 +500,18 @@ class _Walk:
         for piece in _PATH_PIECE.findall(text):
             canonical = canonical_path(piece, home=classifier.home, cwd=self.cwd)
             relative = not canonical.startswith(("/", "~"))
-            for path in classifier.protected:
-                globbed = _GLOB.search(canonical) is not None
-                if _inside(canonical, path) or (globbed and _glob_reaches(canonical, path)):
-                    return "named"
+            globbed = _GLOB.search(canonical) is not None
+            for path, spellings in zip(classifier.protected, classifier.spellings, strict=True):
+                for spelling in spellings:
+                    if _inside(canonical, spelling):
+                        return "named"
+                    if globbed and _glob_reaches(canonical, spelling):
+                        return "named"
+                    if ancestor and not relative and _inside(spelling, canonical):
+                        found = "ancestor"
                 # Where a relative path starts is unknown: its name is enough.
                 if relative and self.cwd is None and posixpath.basename(path) in canonical:
                     return "named"
-                if ancestor and not relative and _inside(path, canonical):
-                    found = "ancestor"
         return found
 
     def track(self, cmd: Cmd) -> None:
