@@ -129,7 +129,7 @@ class CommandClassifier:
         for glob in self.deny:
             if fnmatchcase(normalized, glob):
                 walk.note("forbidden", f"user:deny:{glob}", "matches a deny rule in your config")
-        if walk.malformed:  # what was read is not all that would run: show it as written
+        if walk.malformed:  # the flat form is not all that would run: show it as written
             normalized = text
         verdict, rule, reason = walk.result()
         read_only = verdict == "safe" and walk.kind == "read" and not walk.allowed_by
@@ -276,6 +276,8 @@ class _Walk:
             if rule.pattern.search(text):
                 self.note("forbidden", rule.name, rule.reason)
         parsed = parse(text, deadline=self.deadline)
+        if depth == 0 and parsed.compound:
+            self.malformed = True  # shown as written: the flat form would lose the loop
         if parsed.problem:
             self.malformed = self.malformed or depth == 0
             self.note(

@@ -61,6 +61,8 @@ class Script:
     # Bodies of $(...), `...`, <(...) and >(...) found outside single quotes: they run too.
     substitutions: tuple[str, ...]
     problem: str = ""  # why the text is not valid shell (e.g. an unclosed quote)
+    # It has loops, conditionals, groups or functions, which the pipelines do not show.
+    compound: bool = False
 
 
 def decode_c_escapes(text: str) -> str:
@@ -163,6 +165,7 @@ class _Reader:
         self.problem = ""
         self.deadline = deadline
         self.walked = 0
+        self.compound = False  # loops, conditionals, groups, functions: not a flat list
 
     def spend(self) -> None:
         self.walked += 1
@@ -230,6 +233,7 @@ class _Reader:
         elif kind == "test_command":
             self.items.append(Simple(("[[",), (), (), self.text(node)))
         elif kind in _CONTAINERS:
+            self.compound = True
             self.statements(node)
         elif kind == "comment":
             return
@@ -245,14 +249,23 @@ class _Reader:
         for i, child in enumerate(node.children):
             if node.field_name_for_child(i) == "redirect" or child.type.endswith("_redirect"):
                 redirects.extend(self.redirect(child, tail))
+        shown = " ".join(r.shown for r in redirects)
         if body is None:
-            self.items.append(Simple((), (), tuple(redirects), ""))
+            self.items.append(Simple((), (), tuple(redirects), shown))
         elif body.type == "command":
             self.command(body, tuple(redirects))
         else:
+            # `a && b 2>&1 | c`: the grammar hangs the redirection on the whole list, bash
+            # on its last command (so does a group's: `{ a; b; } > f`); attach it there.
             self.statement(body)
-            self.items.append(";")
-            self.items.append(Simple((), (), tuple(redirects), ""))
+            last = self.items[-1] if self.items else None
+            if isinstance(last, Simple):
+                merged = (*last.redirects, *redirects)
+                self.items[-1] = Simple(
+                    last.words, last.assignments, merged, f"{last.shown} {shown}".strip()
+                )
+            else:
+                self.items.append(Simple((), (), tuple(redirects), shown))
         self.tail(tail)
 
     def tail(self, nodes: list[Node]) -> None:
@@ -527,7 +540,9 @@ def parse(text: str, *, deadline: float | None = None) -> Script:
         reader.fail("the shell grammar does not accept it")
     if not reader.problem and (lost := _skipped(reader, root)):
         reader.fail(f"the parser skipped {lost[:40]!r}")
-    return Script(_pipelines(reader.items), tuple(_substitutions(reader, root)), reader.problem)
+    pipelines = _pipelines(reader.items)
+    substitutions = tuple(_substitutions(reader, root))
+    return Script(pipelines, substitutions, reader.problem, reader.compound)
 
 
 def _pipelines(items: list[Simple | str]) -> tuple[Pipeline, ...]:
