@@ -115,6 +115,60 @@ def _writes_if(kind: Kind, *writing: str) -> Check:
     return check
 
 
+def _no_prefix(kind: Kind, *prefixes: str) -> Check:
+    """Like `plain`, for options spelled with one dash (`-eval`, `-shell-escape`) or glued
+    to their value (`--plugin=x`)."""
+
+    def check(cmd: Cmd) -> Judgement:
+        return _EXECUTES if any(a.startswith(prefixes) for a in cmd.args) else kind
+
+    return check
+
+
+def _compiler(cmd: Cmd) -> Judgement:
+    """A C compiler builds the project; `-wrapper`, plugins and `-B` swap in other programs."""
+    if any(a.startswith(("-wrapper", "-fplugin", "-B", "-specs", "--specs")) for a in cmd.args):
+        return _EXECUTES
+    return "run"
+
+
+def _bun(cmd: Cmd) -> Judgement:
+    if _has(cmd, "-e", "--eval", "-p", "--print"):
+        return _INLINE
+    return "run"
+
+
+def _deno(cmd: Cmd) -> Judgement:
+    start = _subcommand(cmd.args)
+    sub = cmd.args[start] if start < len(cmd.args) else ""
+    if sub in ("eval", "repl", "") or _has(cmd, "--eval"):
+        return _INLINE
+    return "run"
+
+
+def _js_package_manager(cmd: Cmd) -> Judgement:
+    """yarn/pnpm run the project's scripts; `exec`/`node` run whatever their arguments say
+    (the classifier judges `exec`'s command on its own)."""
+    start = _subcommand(cmd.args)
+    sub = cmd.args[start] if start < len(cmd.args) else ""
+    if sub == "node":
+        return _doubt("inline-code", "runs node with arguments the guard cannot read")
+    if sub == "publish":
+        return _doubt("publish", "publishes a package")
+    return "run"
+
+
+def _env(cmd: Cmd) -> Judgement:
+    """`env X=1 cmd`: cmd is judged on its own; the variables set here are judged now."""
+    for arg in cmd.args:
+        if "=" in arg and not arg.startswith("-"):
+            if risky_assignment(arg):
+                return _doubt("risky-variable", "sets a variable that makes programs run code")
+        elif not arg.startswith("-"):
+            break
+    return "read"
+
+
 def _no_operands(cmd: Cmd) -> Judgement:
     """`hostname`, `date`: reading is harmless, an operand would set something."""
     return "read" if not _flags(cmd.args)[2] else _doubt("sets-system", "changes system state")
@@ -517,15 +571,25 @@ def _all(kind: Kind, *names: str) -> dict[str, Kind]:
     return dict.fromkeys(names, kind)
 
 
-_CARGO = _subcommands(
+_RUNS: Check = plain("run")
+_CARGO_SUBCOMMANDS = _subcommands(
     {
         **_all(_RUN, "build", "b", "test", "t", "run", "r", "check", "c", "fmt", "clippy", "doc"),
         **_all(_RUN, "bench", "add", "remove", "update", "new", "init", "install", "fix"),
         **_all(_READ, "metadata", "search", "--version", "version", "help", ""),
         "clean": "write",
     },
-    values=frozenset({"--manifest-path", "-Z", "--config", "-C"}),
+    values=frozenset({"--manifest-path", "-C"}),
 )
+
+
+def _cargo(cmd: Cmd) -> Judgement:
+    # --config can set a runner (`target.x.runner`) that `cargo run` and `test` execute.
+    if _has(cmd, "--config", "-Z"):
+        return _EXECUTES
+    return _CARGO_SUBCOMMANDS(cmd)
+
+
 _GO = _subcommands(
     {
         **_all(_RUN, "build", "test", "run", "vet", "fmt", "mod", "get", "install", "generate"),
@@ -912,31 +976,28 @@ _READERS = (
     "ls", "ll", "la", "dir", "vdir", "pwd", "cd", "pushd", "popd", "dirs", "tree", "cat",
     "tac", "nl", "head", "tail", "more", "wc", "du", "df", "file", "stat", "which", "type",
     "whereis", "whatis", "echo", "printf", "printenv", "whoami", "uname", "uptime", "id",
-    "groups", "grep", "egrep", "fgrep", "zgrep", "ag", "ack", "cut", "tr", "paste", "join",
-    "column", "comm", "fold", "fmt", "expand", "unexpand", "rev", "strings", "od",
-    "hexdump", "diff", "cmp", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
-    "sha512sum", "b2sum", "cksum", "sum", "basename", "dirname", "realpath", "readlink",
-    "true", "false", ":", "sleep", "test", "[", "[[", "seq", "expr", "nproc", "free", "ps",
-    "pgrep", "top", "htop", "jobs", "lsof", "netstat", "ss", "getent", "locale", "tty",
-    "arch", "jq", "base64", "base32", "zcat", "bzcat", "xzcat", "zless", "cal", "factor",
-    "numfmt", "look", "w", "who", "last", "lscpu", "lsblk", "lsusb", "lspci", "vmstat",
-    "iostat", "pstree", "envsubst", "dos2unix", "unix2dos", "read", "wait", "shift",
-    "return", "exit", "break", "continue", "getopts", "umask", "ulimit", "times", "caller",
-    "disown", "bg", "fg", "shopt", "mapfile", "readarray", "let", "tput", "clear", "reset",
-    "stty", "nm", "objdump", "readelf", "size", "python3-config", "pkg-config", "help",
-    "cowsay", "uuidgen", "tsort", "ptx", "pr", "csvlook", "bat", "exa", "eza", "lsd",
-    "dust", "duf", "procs", "btop", "glances", "tldr", "ncdu", "watch", "xargs", "timeout",
-    "nice", "nohup", "time", "stdbuf", "setsid", "ionice", "env", "exec", "builtin",
-    "busybox", "toybox", "unbuffer", "flock", "parallel", "pv", "systemd-analyze",
-    "hostnamectl", "timedatectl", "localectl", "loginctl", "coredumpctl", "dmesg", "lsmod",
-    "sensors", "nvidia-smi", "fc-list", "sqlite3_analyzer", "wl-paste", "pbpaste", "say",
-    "notify-send",
+    "groups", "grep", "egrep", "fgrep", "zgrep", "cut", "tr", "paste", "join", "column",
+    "comm", "fold", "fmt", "expand", "unexpand", "rev", "strings", "od", "hexdump", "diff",
+    "cmp", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum",
+    "cksum", "sum", "basename", "dirname", "realpath", "readlink", "true", "false", ":",
+    "sleep", "test", "[", "[[", "seq", "expr", "nproc", "free", "ps", "pgrep", "top",
+    "htop", "jobs", "lsof", "netstat", "ss", "getent", "locale", "tty", "arch", "jq",
+    "base32", "zcat", "bzcat", "xzcat", "zless", "cal", "factor", "numfmt", "look", "w",
+    "who", "last", "lscpu", "lsblk", "lsusb", "lspci", "vmstat", "iostat", "pstree",
+    "envsubst", "dos2unix", "unix2dos", "read", "wait", "shift", "return", "exit", "break",
+    "continue", "getopts", "umask", "ulimit", "times", "caller", "disown", "bg", "fg",
+    "shopt", "mapfile", "readarray", "let", "tput", "clear", "reset", "stty", "nm",
+    "objdump", "readelf", "size", "python3-config", "pkg-config", "help", "cowsay",
+    "uuidgen", "tsort", "ptx", "pr", "csvlook", "exa", "eza", "lsd", "dust", "duf", "watch",
+    "xargs", "timeout", "nice", "nohup", "time", "stdbuf", "setsid", "ionice", "env",
+    "exec", "builtin", "busybox", "toybox", "unbuffer", "flock", "pv", "systemd-analyze",
+    "lsmod", "fc-list", "sqlite3_analyzer", "wl-paste", "pbpaste", "say", "notify-send",
 )  # fmt: skip
 _WRITERS = (
     "touch", "mkdir", "rmdir", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee",
-    "truncate", "split", "csplit", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz",
-    "zstd", "unzstd", "lz4", "7z", "7za", "unrar", "install", "mkfifo", "dd", "unlink",
-    "cpio", "rename", "wl-copy", "pbcopy", "dos2unix", "mktemp",
+    "truncate", "csplit", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd",
+    "unzstd", "lz4", "7z", "7za", "unrar", "install", "mkfifo", "dd", "unlink", "cpio",
+    "wl-copy", "pbcopy", "dos2unix", "mktemp",
 )  # fmt: skip
 # Programs that reach the network: harmless inside a sandbox, never read-only (a lookup of
 # `$(cat .env).example.com` sends what it reads).
@@ -948,22 +1009,16 @@ _RUNNERS = (
     "pytest", "py.test", "tox", "nox", "ruff", "mypy", "black", "isort", "flake8", "pylint",
     "pyright", "pyflakes", "pycodestyle", "bandit", "coverage", "eslint", "prettier", "tsc",
     "jest", "vitest", "mocha", "ava", "playwright", "cypress", "webpack", "vite", "rollup",
-    "esbuild", "turbo", "nx", "lerna", "pre-commit", "ninja", "meson", "ctest", "cpack",
-    "rustc", "rustup", "rustfmt", "gcc", "g++", "cc", "c++", "clang", "clang++", "ld",
-    "javac", "java", "mvn", "gradle", "kotlinc", "scalac", "sbt", "dotnet", "swift",
-    "swiftc", "zig", "nim", "ghc", "cabal", "stack", "elixir", "mix", "erl", "rebar3",
-    "dart", "flutter", "code", "open", "xdg-open", "gofmt", "golangci-lint", "staticcheck",
-    "hatch", "pdm", "pipx", "conda", "mamba", "pipenv", "rye", "maturin", "twine",
-    "sphinx-build", "mkdocs", "jupyter", "composer", "phpunit", "rspec", "rake", "rails",
-    "shellcheck", "shfmt", "hadolint", "actionlint", "yamllint", "markdownlint",
-    "codespell", "clang-format", "clang-tidy", "cppcheck", "valgrind", "gdb", "lldb",
-    "perf", "hyperfine", "ab", "wrk", "http", "https", "xh", "httpie", "aria2c", "yt-dlp",
-    "ffmpeg", "ffprobe", "convert", "magick", "identify", "pandoc", "latexmk", "pdflatex",
-    "xelatex", "typst", "protoc", "buf", "sqlc", "alembic", "flask", "uvicorn", "gunicorn",
-    "django-admin", "celery", "streamlit", "nvm", "pyenv", "asdf", "mise", "direnv", "just",
-    "task", "bazel", "buck2", "pants", "scons", "autoreconf", "automake", "autoconf",
-    "libtool", "deno", "bun", "npx", "yarn", "pnpm", "corepack", "tsx", "ts-node",
-    "nodemon",
+    "esbuild", "turbo", "pre-commit", "ninja", "meson", "ctest", "cpack", "rustc",
+    "rustfmt", "javac", "java", "mvn", "gradle", "dotnet", "swiftc", "zig", "nim", "cabal",
+    "stack", "rebar3", "dart", "flutter", "code", "open", "xdg-open", "gofmt",
+    "golangci-lint", "staticcheck", "hatch", "pdm", "pipx", "conda", "mamba", "pipenv",
+    "rye", "maturin", "twine", "sphinx-build", "mkdocs", "jupyter", "composer", "phpunit",
+    "rspec", "rake", "shellcheck", "shfmt", "hadolint", "actionlint", "yamllint",
+    "markdownlint", "codespell", "clang-format", "clang-tidy", "cppcheck", "ab", "wrk",
+    "ffmpeg", "ffprobe", "typst", "buf", "sqlc", "alembic", "flask", "uvicorn", "gunicorn",
+    "celery", "streamlit", "bazel", "buck2", "pants", "scons", "autoreconf", "automake",
+    "autoconf", "libtool", "corepack",
 )  # fmt: skip
 
 PROGRAMS: dict[str, Check] = {
@@ -979,7 +1034,40 @@ PROGRAMS: dict[str, Check] = {
     "man": plain("read", "-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-l"),
     "info": plain("read", "-o", "--output"),
     "rg": plain("read", "--pre", "--pre-glob"),
+    "ag": plain("read", "--pager"),
+    "ack": plain("read", "--pager"),
+    "bat": plain("read", "--pager"),
+    "dmesg": plain("read", "-C", "-c", "--clear", "-D", "-E", "-n", "--console-level"),
+    "sensors": plain("read", "-s", "--set"),
+    "base64": _writes_if("read", "-o", "--output"),
+    "split": plain("write", "--filter"),
+    **dict.fromkeys(("gcc", "g++", "cc", "c++", "clang", "clang++"), _compiler),
+    # `X run CMD`: CMD is judged on its own (normalize.unwrap); X itself runs the project.
+    **dict.fromkeys(("pipenv", "pdm", "hatch", "rye", "conda", "mamba", "pixi", "pipx"), _RUNS),
+    "stack": plain("run"),
+    "cabal": plain("run"),
+    "pandoc": plain("run", "--filter", "-F", "--lua-filter", "-L"),
+    "pdflatex": _no_prefix("run", "-shell-escape", "--shell-escape", "-enable-write18"),
+    "xelatex": _no_prefix("run", "-shell-escape", "--shell-escape", "-enable-write18"),
+    "protoc": _no_prefix("run", "--plugin"),
+    "django-admin": _no_prefix("run", "-c", "--command"),
+    "npx": _no_prefix("run", "-c", "--call"),
+    "nodemon": _no_prefix("run", "--exec", "-x"),
+    "elixir": _script_language("e", ("--eval",)),
+    "mix": _no_prefix("run", "-e", "--eval"),
+    "erl": _no_prefix("run", "-eval"),
+    "ghc": _no_prefix("run", "-e"),
+    "swift": _no_prefix("run", "-e"),
+    "kotlinc": _no_prefix("run", "-e", "-script"),
+    "tsx": _script_language("ep", ("--eval", "--print")),
+    "ts-node": _script_language("ep", ("--eval", "--print")),
+    "bun": _bun,
+    "deno": _deno,
+    "yarn": _js_package_manager,
+    "pnpm": _js_package_manager,
+    "rustup": _subcommands({**_all(_RUN, "update", "show", "target", "component", "default")}),
     "eval": plain("read"),  # what it runs is judged on its own
+    "env": _env,
     "fd": _fd,
     "fdfind": _fd,
     "find": _find,
@@ -1016,7 +1104,7 @@ PROGRAMS: dict[str, Check] = {
     "make": _make,
     "gmake": _make,
     "cmake": _cmake,
-    "cargo": _CARGO,
+    "cargo": _cargo,
     "go": _GO,
     "npm": _NPM,
     "pip": _PIP,
