@@ -142,9 +142,13 @@ PROTECTED_REASON = "touches Seam's own files (approvals, config, personalities, 
 _HOME_VARS = re.compile(r"\$\{?(HOME|SEAM_HOME)\}?(?![\w])")
 _PATH_PIECE = re.compile(r"[^\s'\"=:,;()<>|&]+")
 _GLOB = re.compile(r"[*?\[]")
+# Credentials in a home directory, and a process's environment (where API keys live).
 _SECRET_READ = re.compile(
-    r"(?:^|[\s=:'\"])(?:~|/root|/home/[^/\s]+)/(?:\.ssh/|\.aws/credentials|\.gnupg/|\.netrc"
-    r"|\.pgpass|\.git-credentials|\.docker/config\.json|\.kube/config)|/etc/shadow"
+    r"(?:^|[\s=:'\"])(?:~|/root|/home/[^/\s]+)/(?:\.ssh(?:/|$|\s)|\.aws/|\.gnupg|\.netrc"
+    r"|\.pgpass|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\.pypirc"
+    r"|\.cargo/credentials|\.azure/|\.password-store|\.local/share/keyrings|\.mozilla/"
+    r"|\.config/(?:gh/|gcloud/|google-chrome/|chromium/|hub\b))"
+    r"|/etc/shadow|(?:^|[\s/'\"=:])environ(?:$|[\s'\"])|/proc/[^\s]*/(?:mem|maps)\b"
 )
 # Programs that go through whole trees, and the options that make them (empty: always).
 _RECURSIVE: dict[str, frozenset[str]] = {
