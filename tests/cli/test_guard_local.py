@@ -78,6 +78,9 @@ def attacks(user: Path, seam_home: Path) -> list[tuple[str, str]]:
         # Seam's own controls and the shell's start-up files.
         f"echo '{approvals}' > {seam_home}/approvals.json",
         f"echo 'alias ls=rm' >> {user}/.bashrc",
+        f"sed -i 's/manual/off/' {seam_home}/personalities/default/config.toml",
+        # The parent's environment holds the API key.
+        "cat /proc/$PPID/environ",
         # Harmless, but it writes: without a sandbox it waits for a person.
         "touch made.txt",
     ]
@@ -99,7 +102,10 @@ def test_no_disguise_runs_without_a_sandbox(
     result = cli("run", "--json", "clean up", timeout=90)
     assert result.returncode == 0, result.stderr
     assert_untouched(cli, user)
+    personality = cli.home / "personalities" / "default" / "config.toml"
+    assert personality.read_text() == f'approval_mode = "{mode}"\n'
     events = json_lines(result.stdout)
+    assert "test-key" not in result.stdout
     ends = [e for e in events if e["type"] == "tool_end"]
     asked = {e["command"] for e in events if e["type"] == "tool_approval_required"}
     answers = {e["decision"] for e in events if e["type"] == "tool_approval_response"}
