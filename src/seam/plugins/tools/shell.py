@@ -55,7 +55,7 @@ def _sandbox(ctx: ToolContext) -> Sandbox:
     return ctx.sandbox
 
 
-async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
+async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> None:
     gate = ctx.gate
     if gate is None:
         return
@@ -66,6 +66,10 @@ async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
         call_id=ctx.call_id,
         approver=ctx.approvals,
         mode=ctx.approval_mode,
+        # Without isolation (the local backend) the gate is stricter; a sandbox that does
+        # not say counts as none.
+        isolated=getattr(sandbox, "isolated", False),
+        working_dir=sandbox.working_dir,
     )
     if not decision.allowed:
         raise ToolError(f"refused: {decision.reason}")
@@ -122,7 +126,7 @@ class Terminal:
         timeout = _timeout(args)
         background = bool(args.get("background", False))
         sandbox = _sandbox(ctx)
-        await _gate(ctx, command, self.name)
+        await _gate(ctx, sandbox, command, self.name)
         if not background:
             return _report(await _run(ctx, sandbox, command, timeout))
         try:
@@ -211,7 +215,7 @@ class ExecuteCode:
         timeout = _timeout(args)
         sandbox = _sandbox(ctx)
         # The gate (and a person asked to approve) sees the code itself, not a file name.
-        await _gate(ctx, f"python3 -c {shlex.quote(code)}", self.name)
+        await _gate(ctx, sandbox, f"python3 -c {shlex.quote(code)}", self.name)
         relative = f"{SNIPPET_DIR}/snippet-{secrets.token_hex(4)}.py"
         path = posixpath.join(sandbox.working_dir, relative)
         try:
