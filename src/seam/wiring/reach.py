@@ -54,3 +54,8 @@ def broad_working_dir(working_dir: Path, env: Mapping[str, str]) -> str | None:
     if home is not None and real == home:
         return f"the working directory is your home directory ({home})"
     return None
+
+
+def risky_start(env: Mapping[str, str] | None = None, cwd: Path | None = None) -> str | None:
+    """`broad_working_dir` for this process (its environment and current directory)."""
+    return broad_working_dir(cwd or Path.cwd(), os.environ if env is None else env)

@@ -37,6 +37,10 @@ ModelOption = Annotated[
     str | None, typer.Option("--model", help="Model name; overrides SEAM_MODEL.")
 ]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
+YesOption = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Start even in the home directory itself (or /)."),
+]
 
 
 def _show_version(value: bool) -> None:
@@ -66,12 +70,17 @@ def run(
     json_: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line instead.")
     ] = False,
+    yes: YesOption = False,
 ) -> None:
     """Run one turn and print the answer."""
     from seam.apps.cli.oneshot import run_once
     from seam.apps.cli.runner import execute
 
-    execute(run_once(prompt, session=session, personality=personality, model=model, as_json=json_))
+    execute(
+        run_once(
+            prompt, session=session, personality=personality, model=model, as_json=json_, yes=yes
+        )
+    )
 
 
 @app.command()
@@ -79,12 +88,13 @@ def chat(
     session: SessionOption = None,
     personality: PersonalityOption = None,
     model: ModelOption = None,
+    yes: YesOption = False,
 ) -> None:
     """Chat interactively (type /help inside for commands)."""
     from seam.apps.cli.chat import run_chat
     from seam.apps.cli.runner import execute
 
-    execute(run_chat(session, personality, model))
+    execute(run_chat(session, personality, model, yes=yes))
 
 
 @app.command()

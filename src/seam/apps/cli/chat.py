@@ -26,6 +26,7 @@ from seam.apps.cli.runner import (
     session_key,
 )
 from seam.apps.cli.sessions import session_table
+from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
 from seam.contracts.events import ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
 
@@ -55,7 +56,10 @@ COMMANDS = (
 )
 
 
-async def run_chat(session: str | None, personality: str | None, model: str | None) -> int:
+async def run_chat(
+    session: str | None, personality: str | None, model: str | None, *, yes: bool = False
+) -> int:
+    confirm_working_dir(yes)
     runtime = open_runtime(model)
     try:
         if session is not None:
@@ -186,6 +190,8 @@ class Chat:
         )
         if settings is not None and settings.provider == "local":
             print_(escape(LOCAL_MODEL_NOTE.format(config=settings.config_path)), style="yellow")
+        backend, isolated = sandbox_banner(runtime)
+        print_(f"sandbox {escape(backend)}", style=None if isolated else "bold yellow")
         info = await runtime.sessions.get(session_key(runtime, self.session))
         state = "new" if info is None else f"resumed, {info.message_count} messages"
         print_(f"session {escape(self.session)} ({state})")

@@ -26,6 +26,7 @@ from seam.apps.cli.runner import (
     say_error,
     session_key,
 )
+from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import (
     AgentEvent,
     Done,
@@ -100,7 +101,9 @@ async def run_once(
     personality: str | None,
     model: str | None,
     as_json: bool,
+    yes: bool = False,
 ) -> int:
+    confirm_working_dir(yes)
     text = read_prompt(prompt)
     runtime = open_runtime(model)
     try:

@@ -22,6 +22,7 @@ from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
 MAX_TIMEOUT = 3600.0  # seconds; longer jobs belong in background mode
 SPILL_DIR = ".seam/spill"  # under the sandbox's working dir
 SNIPPET_DIR = ".seam/tmp"
+INLINE_SNIPPET_LIMIT = 100_000  # bytes; one argument may hold 128 KiB on Linux
 COMMAND_SHOWN = 80  # characters of a command shown in `process list`
 
 _TIMEOUT = {"type": "number", "description": "Seconds before it is killed (default 180)."}
@@ -228,7 +229,12 @@ class ExecuteCode:
         try:
             await ctx.storage.write_text(path, code)
         except StorageError as exc:
-            raise ToolError(f"could not write the snippet: {exc}") from None
+            # Where the snippet folder is out of reach (the working dir is the home, whose
+            # .seam is $SEAM_HOME), the code goes on the command line instead.
+            if len(code.encode()) > INLINE_SNIPPET_LIMIT:
+                raise ToolError(f"could not write the snippet: {exc}") from None
+            command = f"python3 -c {shlex.quote(code)}"
+            return _report(await _run(ctx, sandbox, command, timeout))
         try:
             return _report(await _run(ctx, sandbox, f"python3 {relative}", timeout))
         finally:
