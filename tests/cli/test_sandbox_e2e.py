@@ -324,3 +324,35 @@ def test_local_file_tools_never_write_a_control_file(
     ends = [e for e in json_lines(result.stdout) if e["type"] == "tool_end"]
     assert len(ends) == len(steps)
     assert all(e["is_error"] and "always denied" in e["result"] for e in ends)
+
+
+@pytest.mark.xfail(
+    reason="the local backend cannot isolate: its command policy (approval for anything not"
+    " proven read-only, nothing touching $SEAM_HOME) is the guard's part of issue #11",
+    strict=False,
+)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_local_command_tools_never_write_a_control_file(
+    tmp_path: Path, openai_server: OpenAIServer, layout: str
+) -> None:
+    """Local: commands run unisolated, so the gate decides; the person denies every ask."""
+    corner = make_corner(tmp_path, openai_server, "local")
+    manual = PERSONALITY.replace('"off"', '"manual"')
+    (corner.seam / "personalities/default/config.toml").write_text(manual)
+    cwd = _cwd(corner, layout)
+    openai_server.push(text_reply("ready"))
+    assert corner.seam_run("--yes", "hello", cwd=cwd).returncode == 0
+    before = corner.protected()
+    steps = [
+        (tool, args)
+        for rel in CONTROL_TARGETS
+        for tool, args in (
+            ("terminal", {"command": f"printf '%s%s' FOR GED >> '{corner.seam / rel}'"}),
+            ("execute_code", {"code": f"open({str(corner.seam / rel)!r}, 'a').write('X')"}),
+        )
+    ]
+    openai_server.push(tool_call_reply(calls(*steps)), text_reply("Done."))
+    # stdin is empty: every approval request is answered with a denial.
+    result = corner.seam_run("--yes", "take over", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    controls_untouched(corner, before)
