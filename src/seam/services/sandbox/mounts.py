@@ -137,24 +137,34 @@ class _Planner:
         guarded: set[str] = set()
         home = self.home
         home_seen = home is not None and any(within(home, r) for r in self.roots)
+        # `*/name` patterns are looked for in each root and the directories right in it
+        # (a working dir holding several homes, or a checkout's own `.ssh`), and in the home.
+        bases = {root.rstrip("/") for root in self.roots}
+        for root in self.roots:
+            bases.update(_subdirs(root))
         for pattern in self.reach.deny:
             if pattern.startswith("*/"):
                 tail = pattern[2:]
-                bases = set(self.roots)
-                for root in self.roots:
-                    bases.update(_subdirs(root))
+                globbed = _has_glob(tail)
                 for base in bases:
-                    found.update(_expand(f"{base.rstrip('/')}/{tail}"))
+                    path = f"{base}/{tail}"
+                    if globbed:
+                        found.update(_expand(path))
+                    elif os.path.lexists(path):
+                        found.add(path)
                 if home_seen and home is not None:
-                    paths = _expand(f"{home}/{tail}")
-                    found.update(paths)
-                    if not _has_glob(tail):
-                        guarded.update(paths)
+                    path = f"{home}/{tail}"
+                    if globbed:
+                        found.update(_expand(path))
+                    else:
+                        found.add(path)
+                        guarded.add(path)
             elif pattern.startswith("/"):
-                paths = _expand(pattern)
-                found.update(paths)
-                if not _has_glob(pattern):
-                    guarded.update(paths)
+                if _has_glob(pattern):
+                    found.update(_expand(pattern))
+                else:
+                    found.add(pattern)
+                    guarded.add(pattern)
         return found, guarded
 
     def _mask_denied(self) -> None:
