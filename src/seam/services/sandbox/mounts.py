@@ -106,10 +106,11 @@ class _Planner:
         ops = self.ops
         for path in self.system:
             link = _link(path)
-            if link is not None:
-                ops.append(_Op(path, _BASE, ("--symlink", link, path)))
-            else:
+            if link is None:
+                # Read-only even inside a root the reach makes writable (`write = ["/"]`).
                 ops.append(_Op(path, _BASE, ("--ro-bind", path, path)))
+            elif not any(within(path, r) for r in self.roots):  # a root already has it
+                ops.append(_Op(path, _BASE, ("--symlink", link, path)))
         if self.network:
             for path in RESOLVER_DIRS:
                 ops.append(_Op(path, _BASE, ("--ro-bind-try", path, path)))
