@@ -351,8 +351,44 @@ def test_local_command_tools_never_write_a_control_file(
             ("execute_code", {"code": f"open({str(corner.seam / rel)!r}, 'a').write('X')"}),
         )
     ]
+    background = f"printf '%s%s' FOR GED >> '{corner.seam / 'approvals.json'}'"
+    steps.append(("terminal", {"command": background, "background": True}))
     openai_server.push(tool_call_reply(calls(*steps)), text_reply("Done."))
     # stdin is empty: every approval request is answered with a denial.
     result = corner.seam_run("--yes", "take over", cwd=cwd)
     assert result.returncode == 0, result.stderr
     controls_untouched(corner, before)
+
+
+# The same disguises, made harmless: on the local backend nothing contains a command that
+# runs, so these create files instead of deleting them (a test must never risk the host).
+LOCAL_DISGUISES = [
+    "cp /bin/touch ./t && ./t ~/made-by-path",
+    'sh -c "$(echo touch ~/made-by-substitution)"',
+    'perl -e "system q(touch $ENV{HOME}/made-by-perl)"',
+    "cat ~/.ssh/id_ed25519",
+    "cat /proc/$PPID/environ",
+    "base64 -w0 ~/.aws/credentials",
+]
+
+
+@pytest.mark.xfail(
+    reason="the local backend cannot isolate: holding these for approval is the guard's part"
+    " of issue #11 (a parsing guard and the stricter local policy)",
+    strict=False,
+)
+def test_local_disguises_are_held_for_approval_and_denied(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    corner = make_corner(tmp_path, openai_server, "local")
+    manual = PERSONALITY.replace('"off"', '"manual"')
+    (corner.seam / "personalities/default/config.toml").write_text(manual)
+    before = corner.protected()
+    steps = calls(*(("terminal", {"command": c}) for c in LOCAL_DISGUISES))
+    openai_server.push(tool_call_reply(steps), text_reply("Done."))
+    result = corner.seam_run("--json", "take over", cwd=corner.project)  # stdin: deny all
+    assert result.returncode == 0, result.stderr
+    assert corner.protected() == before
+    assert not list(corner.home.glob("made-by-*"))
+    seen = "\n".join(e["result"] for e in json_lines(result.stdout) if e["type"] == "tool_end")
+    assert "canary" not in seen and KEY not in seen and "Y2FuYXJ5" not in seen
