@@ -229,9 +229,12 @@ class ExecuteCode:
         try:
             await ctx.storage.write_text(path, code)
         except StorageError as exc:
-            # Where the snippet folder is out of reach (the working dir is the home, whose
-            # .seam is $SEAM_HOME), the code goes on the command line instead.
-            if len(code.encode()) > INLINE_SNIPPET_LIMIT:
+            # Only the snippet folder out of reach (the working dir is the home, whose .seam
+            # is $SEAM_HOME): the code goes on the command line instead.
+            beside = posixpath.join(sandbox.working_dir, posixpath.basename(relative))
+            can_write = getattr(ctx.storage, "can_write", None)
+            inline = callable(can_write) and can_write(beside)
+            if not inline or len(code.encode()) > INLINE_SNIPPET_LIMIT:
                 raise ToolError(f"could not write the snippet: {exc}") from None
             command = f"python3 -c {shlex.quote(code)}"
             return _report(await _run(ctx, sandbox, command, timeout))
