@@ -99,3 +99,20 @@ def test_compress_summarises_the_middle_and_usage_shows_the_context(
     assert [m["content"][:10] for m in after[1:4]] == ["question 0", "answer 0", "question 1"]
     assert "- 13 questions" in after[4]["content"]
     assert after[-1]["content"] == "last one"
+
+
+def test_personality_switches_the_next_turns_of_the_same_session(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    pirate = cli.home / "personalities" / "pirate"
+    pirate.mkdir(parents=True)
+    (pirate / "SOUL.md").write_text("You are a pirate.", encoding="utf-8")
+    openai_server.push(text_reply("Hello."), text_reply("Arr."))
+
+    result = cli("chat", "--session", "sea", stdin="hello\n/personality pirate\nhello again\n")
+
+    assert result.returncode == 0, result.stderr
+    assert "personality is now pirate" in result.stdout
+    first, second = (sent_messages(openai_server, n)[0]["content"] for n in (0, 1))
+    assert "pirate" not in first
+    assert second.startswith("You are a pirate.")

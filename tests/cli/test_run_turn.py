@@ -12,10 +12,9 @@ from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.tools import ToolContext
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.loop import LoopOptions
-from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.scripted_model import ScriptedModel, call, text_step, tool_step
 from seam.core.tool_registry import DefaultToolRegistry
-from seam.wiring.runtime import create_runtime
+from seam.wiring import assemble_runtime
 
 
 class AskFirst:
@@ -36,10 +35,9 @@ class AskFirst:
 async def test_an_unanswered_approval_prompt_ends_with_its_turn() -> None:
     tools = DefaultToolRegistry()
     tools.register_tool(AskFirst())
-    runtime = create_runtime(
+    runtime = assemble_runtime(
         model=ScriptedModel([tool_step(call("danger")), text_step("denied, fine")]),
         tools=tools,
-        personalities=StaticPersonalityRegistry(),
         store=InMemoryExecutionStore(),
         options=LoopOptions(approval_timeout=0.05),  # nobody answers: the loop denies
     )

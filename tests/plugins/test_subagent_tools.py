@@ -15,11 +15,11 @@ from seam.core import (
     text_step,
     tool_step,
 )
-from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring.runtime import Runtime, assemble_runtime
 
 
 def runtime(steps: list, workflows: WorkflowRegistry | None = None) -> Runtime:  # type: ignore[type-arg]
-    return create_runtime(
+    return assemble_runtime(
         model=ScriptedModel(steps),
         store=InMemoryExecutionStore(),
         personalities=StaticPersonalityRegistry(),
@@ -68,7 +68,7 @@ async def test_workflow_nodes_run_in_order_as_child_sessions() -> None:
             text_step("Done: Thank you for the gift!"),
         ]
     )
-    rt = create_runtime(
+    rt = assemble_runtime(
         model=model,
         store=InMemoryExecutionStore(),
         personalities=StaticPersonalityRegistry(),

@@ -73,7 +73,7 @@ async def test_file_tools_never_write_controls_or_dotfiles(tmp_path: Path, worki
                 await storage.write_text(path, "forged")
             with pytest.raises(AccessDenied, match="always denied"):
                 await storage.read_text(path)
-            assert not storage.can_write(path)
+            assert not storage.reach.writable(os.path.normpath(storage.resolve(path)))
     assert not any(t.exists() for t in targets)
 
 

@@ -9,16 +9,14 @@ import pytest
 
 from seam.contracts import Done, ToolEnd
 from seam.core import (
-    InMemoryExecutionStore,
     ScriptedModel,
-    StaticPersonalityRegistry,
     call,
     text_step,
     tool_step,
 )
 from seam.core.identity import InvalidSessionName
 from seam.wiring.models import build_model
-from seam.wiring.runtime import create_runtime
+from seam.wiring.runtime import assemble_runtime, create_runtime
 from seam.wiring.settings import ConfigError, load_settings
 
 
@@ -27,11 +25,7 @@ async def collect(runtime, session, text):  # type: ignore[no-untyped-def]
 
 
 async def test_in_memory_runtime_needs_only_a_model(tmp_path: Path) -> None:
-    runtime = create_runtime(
-        model=ScriptedModel([text_step("hi")]),
-        store=InMemoryExecutionStore(),
-        personalities=StaticPersonalityRegistry(),
-    )
+    runtime = assemble_runtime(model=ScriptedModel([text_step("hi")]))
     events = await collect(runtime, "s1", "hello")
     assert events[-1].text == "hi"
     assert runtime.settings is None
@@ -97,11 +91,7 @@ async def test_the_agent_cannot_touch_its_own_session_database(tmp_path: Path) -
 
 
 def test_reserved_session_names_are_rejected() -> None:
-    runtime = create_runtime(
-        model=ScriptedModel([]),
-        store=InMemoryExecutionStore(),
-        personalities=StaticPersonalityRegistry(),
-    )
+    runtime = assemble_runtime(model=ScriptedModel([]))
     with pytest.raises(InvalidSessionName, match="reserved"):
         runtime.run("task:parent:1", "hi")
 
@@ -130,3 +120,13 @@ async def test_memory_written_in_one_session_is_in_the_next_ones_prompt(tmp_path
     assert "Prefers metric units." in model.requests[2].system
     assert (tmp_path / "home" / "memory" / "USER.md").is_file()
     await runtime.aclose()
+
+
+async def test_a_queued_submission_can_be_aborted_through_the_runtime() -> None:
+    model = ScriptedModel([text_step("never sent")])
+    async with assemble_runtime(model=model) as runtime:
+        queued = await runtime.submit("s", "never mind")
+        aborted = await runtime.abort(queued.id)
+        assert await runtime.drain_runnable() == []
+    assert (aborted.state, aborted.outcome) == ("settled", "aborted")
+    assert model.requests == []

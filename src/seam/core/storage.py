@@ -122,13 +122,6 @@ class ScopedStorage:
     def resolve(self, path: str) -> str:
         return self._inner.resolve(posixpath.join(self.working_dir, path))
 
-    def can_write(self, path: str) -> bool:
-        try:
-            self._check(path, True)
-        except AccessDenied:
-            return False
-        return True
-
     async def read_text(self, path: str) -> str:
         return await self._inner.read_text(self._check(path, False))
 

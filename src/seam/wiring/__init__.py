@@ -1,1 +1,23 @@
-"""The composition root: the only layer that reads config files, env vars and home paths."""
+"""The composition root: the only layer that reads config files, env vars and home paths.
+
+`assemble_runtime` wires what it is handed (the testing seam: it reads nothing);
+`create_runtime` builds the rest from the settings and assembles. Both are imported on
+first use, so a command that needs only `seam.wiring.settings` does not load the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from seam.wiring.runtime import Runtime, assemble_runtime, create_runtime
+
+__all__ = ["Runtime", "assemble_runtime", "create_runtime"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from seam.wiring import runtime
+
+        return getattr(runtime, name)
+    raise AttributeError(f"module 'seam.wiring' has no attribute {name!r}")

@@ -1,22 +1,34 @@
-"""The composition root: `create_runtime()` turns settings into a wired `Runtime`.
+"""The composition root, in two halves: assembly and configuration.
 
-Every collaborator is optional. Whatever is not handed in comes from the settings
-(`$SEAM_HOME/config.toml` and the environment): the SQLite session store, the file
-personalities, the real filesystem and the configured model. Hand in a scripted model and
-in-memory stores and nothing is read from disk or the environment at all.
+`assemble_runtime(**collaborators)` wires exactly the collaborators it is handed and gives
+every other one the empty stack (in-memory store and storage, the static personality, no
+memory, no sandbox, no gate). It reads no file, env var or home path and changes nothing it
+is handed, so it is the testing seam: `assemble_runtime(model=ScriptedModel(...))` is a
+whole runtime.
+
+`create_runtime(settings=None, **overrides)` is the configuration: it builds whatever was
+not handed in from the settings (`$SEAM_HOME/config.toml` and the environment, loaded only
+when something is missing): the SQLite or PostgreSQL store, the file personalities, the real
+filesystem, the sandbox, the command gate and the configured model; then it assembles.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any
 
-from seam.contracts.context import ContextUsage
-from seam.contracts.events import AgentEvent, ContextCompacted
-from seam.contracts.execution import ExecutionStore, Submission
+from seam.contracts.context import ContextBuilder, ContextCompressor, ContextUsage
+from seam.contracts.events import AgentEvent, ContextCompacted, Done, ErrorEvent
+from seam.contracts.execution import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    ExecutionStore,
+    Submission,
+)
 from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
@@ -26,7 +38,7 @@ from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Tool, ToolRegistry
-from seam.core.coordinator import Coordinator, OnEvent
+from seam.core.coordinator import Coordinator, DeadOwners, OnEvent
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.identity import (
@@ -55,12 +67,24 @@ from seam.wiring.context import (
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
 
+Redact = Callable[[str], str]
+
 # Seconds a closing runtime waits for a background memory review to finish.
 REFLECTION_GRACE = 10.0
+# Seconds a turn whose reader stopped reading (`Runtime.run`) gets to stop at its next
+# step, settling aborted, before it is abandoned (`seam resume` finishes it then).
+STOP_GRACE = 1.0
 
 
 @dataclass
 class Runtime:
+    """What a surface holds: every turn, whatever starts it, goes through `ask` (a durable
+    submission the Coordinator drives, in a session the SessionFactory built from its stored
+    spec). Surfaces use these methods, never `loop`, `coordinator` or `factory` directly.
+
+    An async context manager: `async with create_runtime() as runtime:` opens the store and
+    closes everything on the way out."""
+
     tenant_id: str
     model: ModelProvider
     tools: ToolRegistry
@@ -91,17 +115,43 @@ class Runtime:
                 await opener()
         return self
 
+    async def __aenter__(self) -> Runtime:
+        try:
+            return await self.open()
+        except BaseException:
+            await self.aclose()  # the model and the store were built: close them anyway
+            raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
     # Sessions, through the single construction seam
 
     async def get_session(
-        self, key: str, *, personality: str | None = None, title: str | None = None
+        self,
+        key: str,
+        *,
+        personality: str | None = None,
+        title: str | None = None,
+        tools: Sequence[str] | None = None,
+        model: str | None = None,
     ) -> Session:
-        """The session stored under `key`, created (as a root session) if new."""
+        """The session stored under `key`, created (as a root session) if new; a new one
+        stores `tools` (names; None: its personality's) and `model` as its spec."""
         await self.open()
-        return await self.factory.get_or_create_root(key, personality=personality, title=title)
+        return await self.factory.get_or_create_root(
+            key, personality=personality, title=title, tools=tools, model=model
+        )
 
     def drop_session(self, key: str) -> None:
         self.factory.drop(key)
+
+    # Turns: every one is a submission, driven by the Coordinator
 
     async def submit(
         self,
@@ -111,9 +161,10 @@ class Runtime:
         personality: str | None = None,
         submission_id: str | None = None,
     ) -> Submission:
-        """Queue `text` for the named session (created if new); a worker will run it."""
+        """Queue `text` for the named session (created if new); a worker will run it.
+        `personality` is a new session's, and this turn's in an existing one."""
         found = await self.get_session(self.session_key_for(session), personality=personality)
-        return await found.submit(text, submission_id=submission_id)
+        return await found.submit(text, submission_id=submission_id, personality=personality)
 
     async def ask(
         self,
@@ -129,13 +180,107 @@ class Runtime:
         sub = await self.submit(session, text, personality=personality, submission_id=submission_id)
         return await self.coordinator.run(sub.id, self.factory.resolve, on_event, cancel=cancel)
 
+    def run(
+        self,
+        session: str,
+        text: str,
+        *,
+        personality: str | None = None,
+        cancel: CancelToken | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """`ask` with its events streamed as they happen, ending with a `done` event.
+
+        The same durable path as `ask`, so the session keeps its tenant and stored spec.
+        A turn that settled without streaming here (its reply was stored before a crash)
+        still ends with `done` (after an `error` event when it failed). Leaving the loop
+        early cancels the turn: it stops at its next step and settles aborted.
+        """
+        self.session_key_for(session)  # a reserved name fails here, not at the first event
+        return self._stream(session, text, personality, cancel)
+
+    async def _stream(
+        self, session: str, text: str, personality: str | None, cancel: CancelToken | None
+    ) -> AsyncIterator[AgentEvent]:
+        events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        # Our own token, so stopping early never cancels one the caller shares elsewhere.
+        stop = CancelToken()
+        unlink = cancel.on_cancel(lambda: stop.cancel(cancel.reason)) if cancel else None
+        task = asyncio.ensure_future(
+            self.ask(
+                session, text, personality=personality, on_event=events.put_nowait, cancel=stop
+            )
+        )
+        task.add_done_callback(lambda _: events.put_nowait(None))
+        ended = False
+        try:
+            while (event := await events.get()) is not None:
+                ended = ended or isinstance(event, Done)
+                yield event
+            if not ended:
+                for event in settled_events(task.result()):
+                    yield event
+            task.result()  # a crash in the turn surfaces here
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            if unlink is not None:
+                unlink()
+            if not task.done():
+                stop.cancel("the reader stopped reading")
+                if not (await asyncio.wait((task,), timeout=STOP_GRACE))[0]:
+                    task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
+    async def abort(self, submission_id: str) -> Submission:
+        """Stop a submission: a queued one settles aborted at once, a running one at its
+        turn's next step (its worker sees the request when it renews the lease)."""
+        await self.open()
+        return await self.coordinator.abort(submission_id)
+
     async def drain_runnable(self, on_event: OnEvent | None = None) -> list[Submission]:
+        """Run every submission that is runnable now, here, one after another."""
         await self.open()
         return await self.coordinator.drain_runnable(self.factory.resolve, on_event)
 
     async def resume_pending(self, on_event: OnEvent | None = None) -> list[Submission]:
+        """Settle every unsettled submission (repairing what a crash left); see
+        `Coordinator.resume_pending`."""
         await self.open()
         return await self.coordinator.resume_pending(self.factory.resolve, on_event)
+
+    async def work(
+        self,
+        *,
+        stop: asyncio.Event | None = None,
+        on_event: OnEvent | None = None,
+        on_settled: Callable[[Submission], None] | None = None,
+        idle_wait: float = 5.0,
+    ) -> None:
+        """Serve the queue as a worker until `stop` is set; see `Coordinator.work`."""
+        await self.open()
+        await self.coordinator.work(
+            self.factory.resolve,
+            stop=stop,
+            on_event=on_event,
+            on_settled=on_settled,
+            idle_wait=idle_wait,
+        )
+
+    @property
+    def owner(self) -> str:
+        """This process's lease owner id (what `seam worker` prints)."""
+        return self.coordinator.owner
+
+    def respond(self, session: str, call_id: str, decision: ApprovalDecision) -> bool:
+        """Answer a `tool_approval_required` event of a turn running in `session` (a public
+        name); False if nothing is waiting for it."""
+        return self.loop.respond(self.session_key_for(session), call_id, decision)
+
+    def respond_to(self, session_key: str, call_id: str, decision: ApprovalDecision) -> bool:
+        """`respond` by the event's own `session_key`, which is also how a subagent's
+        request is answered (its `task:` name is not a public one)."""
+        return self.loop.respond(session_key, call_id, decision)
 
     def create_workflow_executor(self, storage_key: str, depth: int = 0) -> WorkflowExecutor:
         return self.factory.create_workflow_executor(storage_key, depth)
@@ -164,22 +309,6 @@ class Runtime:
         except ValueError:
             return key
 
-    def run(
-        self,
-        session: str,
-        text: str,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-    ) -> AsyncIterator[AgentEvent]:
-        """One turn in the named session; see `AgentLoop.run`."""
-        key = self.session_key_for(session)
-        return self.loop.run(key, text, personality=personality, cancel=cancel)
-
-    def respond(self, session: str, call_id: str, decision: ApprovalDecision) -> bool:
-        """Answer a `tool_approval_required` event of a turn running in `session`."""
-        return self.loop.respond(self.session_key_for(session), call_id, decision)
-
     def toolset(self, personality: str | None = None) -> list[Tool]:
         """The tools a personality gets, built over a throwaway context (for listings)."""
         chosen = self.loop.personality_for(personality)
@@ -204,9 +333,130 @@ class Runtime:
             await self.loop.sandboxes.aclose()
 
 
-def create_runtime(
+def settled_events(sub: Submission) -> list[AgentEvent]:
+    """The closing events of a submission that settled without its turn streaming here
+    (a reply stored before a crash, or another worker ran it unfollowed)."""
+    finish = sub.finish_reason or ("stop" if sub.outcome == "completed" else "error")
+    events: list[AgentEvent] = []
+    if sub.outcome == "failed":
+        events.append(ErrorEvent(sub.session_key, "", 0, "failed", sub.error or "it failed"))
+    events.append(Done(sub.session_key, "", 0, sub.result or "", finish))
+    return events
+
+
+def default_hooks() -> DefaultHookRegistry:
+    """The hooks every runtime gets unless handed its own: the tool-loop breaker and the
+    prompt-injection guard (both pure: they keep their state in memory)."""
+    hooks = DefaultHookRegistry()
+    ToolLoopBreaker().register(hooks)
+    InjectionGuard().register(hooks)
+    return hooks
+
+
+def assemble_runtime(
     *,
+    model: ModelProvider,
+    tools: ToolRegistry | None = None,
+    hooks: HookRegistry | None = None,
+    personalities: PersonalityRegistry | None = None,
+    memory: MemoryProvider | None = None,
+    sessions: SessionStore | None = None,
+    store: ExecutionStore | None = None,
+    storage: Storage | None = None,
+    sandboxes: SandboxProvider | None = None,
+    gate: CommandGate | None = None,
+    working_dir: str = "/",
+    fs_deny: Iterable[str] = (),
+    options: LoopOptions | None = None,
+    pricing: Pricing | None = None,
+    models: ModelResolver | None = None,
+    redact: Redact | None = redact,
+    context: ContextBuilder | None = None,
+    compressor: ContextCompressor | None = None,
+    reflection: ReflectionHook | None = None,
+    tenant_id: str = "local",
+    workflows: WorkflowRegistry | None = None,
+    coordinator: Coordinator | None = None,
+    owner: str | None = None,
+    dead_owners: DeadOwners | None = None,
+    lease: float = DEFAULT_LEASE_SECONDS,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     settings: Settings | None = None,
+) -> Runtime:
+    """A runtime of exactly these collaborators; each one left out is the empty stack.
+
+    Defaults: an `InMemoryExecutionStore`, `InMemoryStorage`, `StaticPersonalityRegistry`,
+    `NoopMemory`, no sandbox (command tools say so), no gate, no pricing, the built-in tools
+    (they reach files only through `storage`) and `default_hooks()`. Nothing is read from
+    disk or the environment; nothing handed in is changed.
+
+    `store` and `sessions` name the same collaborator (an `ExecutionStore` is a
+    `SessionStore`); pass either. `reflection` is a hook its builder already registered on
+    `hooks`; the runtime only closes it. A `coordinator` handed in is used as it is (its
+    own `compress`, if any, handles context overflow); otherwise one is built here from
+    `owner`, `dead_owners`, `lease` and `max_attempts`, compressing through the loop.
+    `settings` are only kept, for surfaces that show them (`runtime.settings`).
+    """
+    store = _one_store(store, sessions)
+    store = store if store is not None else InMemoryExecutionStore()
+    workflows = workflows if workflows is not None else WorkflowRegistry()
+    if tools is None:
+        tools = build_tool_registry(sessions=store, workflows=bool(workflows.names()))
+    hooks = hooks if hooks is not None else default_hooks()
+    personalities = personalities if personalities is not None else StaticPersonalityRegistry()
+    memory = memory if memory is not None else NoopMemory()
+    storage = storage if storage is not None else InMemoryStorage()
+    loop = AgentLoop(
+        model=model,
+        tools=tools,
+        hooks=hooks,
+        personalities=personalities,
+        memory=memory,
+        sessions=store,
+        storage=storage,
+        working_dir=working_dir,
+        fs_deny=fs_deny,
+        options=options,
+        pricing=pricing,
+        models=models,
+        redact=redact,
+        sandboxes=sandboxes,
+        gate=gate,
+        context=context if context is not None else build_context_builder(None),
+        compressor=compressor,
+    )
+    if coordinator is None:
+        coordinator = Coordinator(
+            store,
+            owner=owner,
+            lease=lease,
+            max_attempts=max_attempts,
+            dead_owners=dead_owners,
+            compress=_compressor(loop),
+        )
+    factory = SessionFactory(loop, store, coordinator, tenant_id=tenant_id, workflows=workflows)
+    return Runtime(
+        tenant_id=tenant_id,
+        model=model,
+        tools=tools,
+        hooks=hooks,
+        personalities=personalities,
+        memory=memory,
+        sessions=store,
+        storage=storage,
+        loop=loop,
+        store=store,
+        coordinator=coordinator,
+        factory=factory,
+        workflows=workflows,
+        settings=settings,
+        reflection=reflection,
+    )
+
+
+def create_runtime(
+    settings: Settings | None = None,
+    *,
     model: ModelProvider | None = None,
     tools: ToolRegistry | None = None,
     hooks: HookRegistry | None = None,
@@ -225,13 +475,16 @@ def create_runtime(
     workflows: WorkflowRegistry | None = None,
     coordinator: Coordinator | None = None,
 ) -> Runtime:
-    """`store` and `sessions` name the same collaborator (an `ExecutionStore` is a
-    `SessionStore`); pass either."""
-    if store is None and isinstance(sessions, ExecutionStore):
-        store = sessions
-    elif sessions is not None and store is None:
-        raise TypeError("sessions must be an ExecutionStore (it stores submissions too)")
-    if settings is None and (model is None or personalities is None or store is None):
+    """The runtime the settings describe, with the collaborators handed in instead of
+    theirs; `settings` are loaded (`load_settings()`) only when something is missing.
+
+    Without settings to read this needs every one of `model`, `personalities`, `store`,
+    `storage`, `memory`, `sandboxes`, `gate`, `pricing`, `options` and `working_dir`; a
+    test that wants none of them read wants `assemble_runtime`.
+    """
+    store = _one_store(store, sessions)
+    wanted = (model, personalities, store, storage, memory, sandboxes, gate, pricing, options)
+    if settings is None and (working_dir is None or any(item is None for item in wanted)):
         settings = load_settings()
     fs_deny: list[str] = []
     models: ModelResolver | None = None
@@ -297,61 +550,53 @@ def create_runtime(
 
         fs_deny += reach_deny(settings)
     assert model is not None  # settings were loaded whenever it was missing
-    workflows = workflows if workflows is not None else WorkflowRegistry()
-    store = store if store is not None else InMemoryExecutionStore()
-    if tools is None:
-        tools = build_tool_registry(sessions=store, workflows=bool(workflows.names()))
-    if hooks is None:
-        hooks = DefaultHookRegistry()
-        ToolLoopBreaker().register(hooks)
-        InjectionGuard().register(hooks)
-    personalities = personalities if personalities is not None else StaticPersonalityRegistry()
-    memory = memory if memory is not None else NoopMemory()
-    storage = storage if storage is not None else InMemoryStorage()
-    loop = AgentLoop(
+    from seam.wiring.owners import dead_owners, owner_id
+
+    hooks = hooks if hooks is not None else default_hooks()
+    # Registered on `hooks` here (configuration), so assembly only closes it.
+    reflection = None
+    if settings is not None:
+        reflection = build_reflection(settings, memory, hooks, model)
+    section = settings.config.store if settings is not None else None
+    return assemble_runtime(
         model=model,
         tools=tools,
         hooks=hooks,
         personalities=personalities,
         memory=memory,
-        sessions=store,
+        store=store,
         storage=storage,
+        sandboxes=sandboxes,
+        gate=gate,
         working_dir=working_dir or "/",
         fs_deny=fs_deny,
         options=options,
         pricing=pricing,
         models=models,
         redact=redact,
-        sandboxes=sandboxes,
-        gate=gate,
         context=build_context_builder(settings),
         compressor=build_compressor(settings),
-    )
-    reflection = None
-    if settings is not None:
-        reflection = build_reflection(settings, memory, hooks, model)
-    if coordinator is None:
-        coordinator = _coordinator(store, settings)
-    if coordinator.compress is None:
-        coordinator.compress = _compressor(loop)
-    factory = SessionFactory(loop, store, coordinator, tenant_id=tenant_id, workflows=workflows)
-    return Runtime(
-        tenant_id=tenant_id,
-        model=model,
-        tools=tools,
-        hooks=hooks,
-        personalities=personalities,
-        memory=memory,
-        sessions=store,
-        storage=storage,
-        loop=loop,
-        store=store,
-        coordinator=coordinator,
-        factory=factory,
-        workflows=workflows,
-        settings=settings,
         reflection=reflection,
+        tenant_id=tenant_id,
+        workflows=workflows,
+        coordinator=coordinator,
+        owner=owner_id(),
+        dead_owners=dead_owners,
+        lease=section.lease_seconds if section is not None else DEFAULT_LEASE_SECONDS,
+        max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
+        settings=settings,
     )
+
+
+def _one_store(
+    store: ExecutionStore | None, sessions: SessionStore | None
+) -> ExecutionStore | None:
+    """`store` and `sessions` are one collaborator: whichever was handed in."""
+    if store is None and isinstance(sessions, ExecutionStore):
+        return sessions
+    if sessions is not None and store is None:
+        raise TypeError("sessions must be an ExecutionStore (it stores submissions too)")
+    return store
 
 
 def _open_store(settings: Settings) -> ExecutionStore:
@@ -376,16 +621,4 @@ def _compressor(loop: AgentLoop) -> Callable[[str], Awaitable[bool]]:
     return compress
 
 
-def _coordinator(store: ExecutionStore, settings: Settings | None) -> Coordinator:
-    from seam.wiring.owners import dead_owners, owner_id
-
-    if settings is None:
-        return Coordinator(store, owner=owner_id(), dead_owners=dead_owners)
-    section = settings.config.store
-    return Coordinator(
-        store,
-        owner=owner_id(),
-        lease=section.lease_seconds,
-        max_attempts=section.max_attempts,
-        dead_owners=dead_owners,
-    )
+__all__ = ["Runtime", "assemble_runtime", "create_runtime", "default_hooks", "settled_events"]

@@ -106,3 +106,13 @@ def describe_backend(backend: str | None) -> str:
     if backend is None:
         return "none: commands cannot run"
     return BACKEND_NOTES.get(backend, backend)
+
+
+def runtime_sandbox(runtime: Any) -> tuple[str, bool]:
+    """What a surface shows about a runtime's sandbox: the `describe_backend` line, and
+    whether commands are isolated. Picks the backend now if no command has yet."""
+    try:
+        backend = sandbox_backend(runtime.loop.sandboxes)
+    except ConfigError as exc:  # [sandbox] backend = "bwrap" where it cannot run
+        return f"unavailable: {exc}", False
+    return describe_backend(backend), backend == "bwrap"

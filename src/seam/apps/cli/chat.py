@@ -60,16 +60,13 @@ async def run_chat(
     session: str | None, personality: str | None, model: str | None, *, yes: bool = False
 ) -> int:
     confirm_working_dir(yes)
-    runtime = open_runtime(model)
-    try:
+    async with open_runtime(model) as runtime:
         if session is not None:
             session_key(runtime, session)
         if personality:
             check_personality(runtime, personality)
         chat = Chat(runtime, session or fresh_session_name("chat"), personality)
         await chat.run()
-    finally:
-        await runtime.aclose()
     return 0
 
 

@@ -50,7 +50,7 @@ def _deny_approvals(runtime: Runtime) -> Callable[[AgentEvent], None]:
 
     def on_event(event: AgentEvent) -> None:
         if isinstance(event, ToolApprovalRequired):
-            runtime.loop.respond(event.session_key, event.call_id, "deny")
+            runtime.respond_to(event.session_key, event.call_id, "deny")
 
     return on_event
 
@@ -71,14 +71,10 @@ def _report(runtime: Runtime, sub: Submission, as_json: bool) -> None:
 async def resume(as_json: bool) -> int:
     from seam.apps.cli.runner import FAILURE, open_runtime
 
-    runtime = open_runtime()
-    try:
-        await runtime.open()
+    async with open_runtime() as runtime:
         settled = await runtime.resume_pending(_deny_approvals(runtime))
         for sub in settled:
             _report(runtime, sub, as_json)
-    finally:
-        await runtime.aclose()
     if not settled and not as_json:
         sys.stderr.write("nothing to resume: every submission is settled\n")
     return FAILURE if any(s.outcome == "failed" for s in settled) else 0
@@ -90,31 +86,25 @@ async def work(once: bool, as_json: bool) -> int:
 
     from seam.apps.cli.runner import CliError, open_runtime
 
-    runtime = open_runtime()
     try:
-        await runtime.open()
-        deny = _deny_approvals(runtime)
-        if once:
-            for sub in await runtime.resume_pending(deny):
-                _report(runtime, sub, as_json)
+        async with open_runtime() as runtime:
+            deny = _deny_approvals(runtime)
+            if once:
+                for sub in await runtime.resume_pending(deny):
+                    _report(runtime, sub, as_json)
+                return 0
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, stop.set)
+            sys.stderr.write(f"seam worker {runtime.owner}: waiting for submissions\n")
+            sys.stderr.flush()
+            await runtime.work(
+                stop=stop, on_event=deny, on_settled=lambda sub: _report(runtime, sub, as_json)
+            )
             return 0
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stop.set)
-        sys.stderr.write(f"seam worker {runtime.coordinator.owner}: waiting for submissions\n")
-        sys.stderr.flush()
-        await runtime.coordinator.work(
-            runtime.factory.resolve,
-            stop=stop,
-            on_event=deny,
-            on_settled=lambda sub: _report(runtime, sub, as_json),
-        )
-        return 0
     except ConnectionError as exc:
         raise CliError(str(exc)) from None
-    finally:
-        await runtime.aclose()
 
 
 def register(app: typer.Typer) -> None:

@@ -105,8 +105,7 @@ async def run_once(
 ) -> int:
     confirm_working_dir(yes)
     text = read_prompt(prompt)
-    runtime = open_runtime(model)
-    try:
+    async with open_runtime(model) as runtime:
         name = session if session is not None else fresh_session_name("run")
         session_key(runtime, name)
         if personality:
@@ -131,8 +130,6 @@ async def run_once(
         )
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"
-    finally:
-        await runtime.aclose()
 
     if done is None or done.finish_reason == "cancelled":
         say_error("cancelled")

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from seam.contracts.events import AgentEvent, Done, ErrorEvent, ToolApprovalRequired
+from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.tools import CancelToken
 
@@ -77,8 +77,10 @@ def execute(main: Coroutine[Any, Any, int]) -> None:
 
 
 def open_runtime(model: str | None = None) -> Runtime:
-    """The runtime the environment describes; raises `ConfigError` for bad settings."""
-    from seam.wiring.runtime import create_runtime
+    """The runtime the environment describes, to use as `async with open_runtime() as
+    runtime:` (which opens the store and closes everything); raises `ConfigError` for
+    bad settings."""
+    from seam.wiring import create_runtime
     from seam.wiring.settings import load_settings
 
     return create_runtime(settings=load_settings(model=model))
@@ -154,7 +156,7 @@ async def run_turn(
     async def answer(event: ToolApprovalRequired) -> None:
         # Nobody to ask (a script, a pipe with no answers): the safe answer.
         decision = await approve(event) if approve is not None else "deny"
-        runtime.respond(session, event.call_id, decision)
+        runtime.respond_to(event.session_key, event.call_id, decision)
 
     def watch(event: AgentEvent) -> None:
         nonlocal done
@@ -167,17 +169,10 @@ async def run_turn(
             task.add_done_callback(answering.discard)
 
     async def consume() -> None:
-        nonlocal done
-        sub = await runtime.ask(
-            session, text, personality=personality, on_event=watch, cancel=cancel
-        )
-        if done is None:
-            # Settled without a turn streaming here: a reply stored before a crash, or
-            # another worker ran it and its events were not followed.
-            finish = sub.finish_reason or ("stop" if sub.outcome == "completed" else "error")
-            if sub.outcome == "failed":
-                watch(ErrorEvent(sub.session_key, "", 0, "failed", sub.error or "it failed"))
-            done = Done(sub.session_key, "", 0, sub.result or "", finish)
+        # `Runtime.run` ends with `done` also when the submission settled without its turn
+        # streaming here (a reply stored before a crash, another worker ran it).
+        async for event in runtime.run(session, text, personality=personality, cancel=cancel):
+            watch(event)
 
     task = asyncio.ensure_future(consume())
     try:

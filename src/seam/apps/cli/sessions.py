@@ -73,11 +73,8 @@ def session_table(
 async def list_sessions(limit: int) -> int:
     from rich.console import Console
 
-    runtime = open_runtime()
-    try:
+    async with open_runtime() as runtime:
         infos = await runtime.sessions.list(limit)
-    finally:
-        await runtime.aclose()
     if not infos:
         print("no sessions yet: start one with seam chat or seam run")
         return 0
@@ -86,15 +83,12 @@ async def list_sessions(limit: int) -> int:
 
 
 async def show_session(name: str, as_json: bool) -> int:
-    runtime = open_runtime()
-    try:
+    async with open_runtime() as runtime:
         key = session_key(runtime, name)
         info = await _existing(runtime, key, name)
         messages = await runtime.sessions.messages(key)
         totals = await runtime.sessions.usage_totals(key)
         submissions = await runtime.store.submissions(key)
-    finally:
-        await runtime.aclose()
     if as_json:
         from seam.apps.cli.durable import submission_dict
 
@@ -126,11 +120,8 @@ async def show_session(name: str, as_json: bool) -> int:
 async def search_sessions(query: str, limit: int) -> int:
     if not query.strip():
         raise CliError("the search is empty: give one or more words to look for", USAGE)
-    runtime = open_runtime()
-    try:
+    async with open_runtime() as runtime:
         hits = await runtime.sessions.search(query, limit)
-    finally:
-        await runtime.aclose()
     if not hits:
         print(f"no matches for {query!r}")
         return 0
@@ -147,16 +138,13 @@ async def export_sessions(name: str | None) -> int:
 
     The store's export format (`seam.contracts.sessions.session_to_dict`) with the
     session's public `name` added first."""
-    runtime = open_runtime()
-    try:
+    async with open_runtime() as runtime:
         if name is None:
             exported = await runtime.sessions.export_all()
             body: object = [_named(runtime, item) for item in exported]
         else:
             key = await _key_of_name_or_title(runtime, name)
             body = _named(runtime, await runtime.sessions.export(key))
-    finally:
-        await runtime.aclose()
     sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
     return 0
 
@@ -178,11 +166,8 @@ def parse_age(text: str) -> float:
 
 async def prune_sessions(older_than: str) -> int:
     days = parse_age(older_than)  # before anything is opened: a typo deletes nothing
-    runtime = open_runtime()
-    try:
+    async with open_runtime() as runtime:
         pruned = await runtime.sessions.prune(days)
-    finally:
-        await runtime.aclose()
     age = older_than.strip()
     if pruned:
         noun = "session" if pruned == 1 else "sessions"

@@ -43,11 +43,6 @@ def confirm_working_dir(yes: bool) -> None:
 
 def sandbox_banner(runtime: Runtime) -> tuple[str, bool]:
     """The chat banner's sandbox line, and whether commands are isolated."""
-    from seam.wiring.sandbox import describe_backend, sandbox_backend
-    from seam.wiring.settings import ConfigError
+    from seam.wiring.sandbox import runtime_sandbox
 
-    try:
-        backend = sandbox_backend(runtime.loop.sandboxes)
-    except ConfigError as exc:  # [sandbox] backend = "bwrap" where it cannot run
-        return f"unavailable: {exc}", False
-    return describe_backend(backend), backend == "bwrap"
+    return runtime_sandbox(runtime)
