@@ -392,3 +392,18 @@ def test_local_disguises_are_held_for_approval_and_denied(
     assert not list(corner.home.glob("made-by-*"))
     seen = "\n".join(e["result"] for e in json_lines(result.stdout) if e["type"] == "tool_end")
     assert "canary" not in seen and KEY not in seen and "Y2FuYXJ5" not in seen
+
+
+def test_execute_code_works_from_the_home_itself(
+    bwrap_corner: Corner, openai_server: OpenAIServer
+) -> None:
+    """Its snippet folder (`~/.seam/tmp`) is `$SEAM_HOME` there: the snippet goes beside
+    the working dir instead, and is gone after the run."""
+    corner = bwrap_corner
+    code = "import os; print(6 * 7, sorted(os.listdir(os.path.expanduser('~/.seam'))))"
+    openai_server.push(tool_call_reply(calls(("execute_code", {"code": code}))), text_reply("ok"))
+    result = corner.seam_run("--json", "--yes", "compute", cwd=corner.home)
+    assert result.returncode == 0, result.stderr
+    [end] = [e for e in json_lines(result.stdout) if e["type"] == "tool_end"]
+    assert not end["is_error"] and "42 []" in end["result"]  # $SEAM_HOME shows empty
+    assert not list(corner.home.glob(".seam-snippet-*"))
