@@ -41,6 +41,15 @@ YesOption = Annotated[
     bool,
     typer.Option("--yes", "-y", help="Start even in the home directory itself (or /)."),
 ]
+TurnTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0,
+        metavar="SECONDS",
+        help="Stop a turn that takes longer (default: [agent] turn_timeout; 0: no limit).",
+    ),
+]
 
 
 def _show_version(value: bool) -> None:
@@ -71,6 +80,7 @@ def run(
         bool, typer.Option("--json", help="Print every event as a JSON line instead.")
     ] = False,
     yes: YesOption = False,
+    timeout: TurnTimeoutOption = None,
 ) -> None:
     """Run one turn and print the answer."""
     from seam.apps.cli.oneshot import run_once
@@ -78,7 +88,13 @@ def run(
 
     execute(
         run_once(
-            prompt, session=session, personality=personality, model=model, as_json=json_, yes=yes
+            prompt,
+            session=session,
+            personality=personality,
+            model=model,
+            as_json=json_,
+            time_limit=timeout,
+            yes=yes,
         )
     )
 
@@ -89,12 +105,13 @@ def chat(
     personality: PersonalityOption = None,
     model: ModelOption = None,
     yes: YesOption = False,
+    timeout: TurnTimeoutOption = None,
 ) -> None:
     """Chat interactively (type /help inside for commands)."""
     from seam.apps.cli.chat import run_chat
     from seam.apps.cli.runner import execute
 
-    execute(run_chat(session, personality, model, yes=yes))
+    execute(run_chat(session, personality, model, timeout, yes=yes))
 
 
 @app.command()
