@@ -540,7 +540,7 @@ def create_runtime(
             from seam.wiring.pricing import price_table
 
             pricing = price_table(settings.config.prices, where=str(settings.config_path))
-        from seam.wiring.guard import APPROVALS_FILE, guard_section
+        from seam.wiring.guard import guard_section
 
         agent = settings.config.agent
         options = options or context_options(
@@ -552,21 +552,11 @@ def create_runtime(
                 approval_timeout=guard_section(settings).approval_timeout,
             ),
         )
-        # The agent must not edit its own transcript database behind the store's back, nor
-        # grant itself approvals or switch its own approval mode off.
-        db_file = str(settings.store_path)
-        home = settings.home
-        fs_deny += [
-            db_file,
-            f"{db_file}-wal",
-            f"{db_file}-shm",
-            str(home / APPROVALS_FILE),
-            # Memory is written through the memory tool, whose checks a file write would skip.
-            str(home / "memory"),
-            str(home / "config.toml"),
-            str(home / "pools"),
-            str(settings.personalities_dir / "*" / "config.toml"),
-        ]
+        # The agent must not edit its own controls (approvals, config, personalities, the
+        # store) nor the person's secrets and start-up files: one list, see wiring/reach.py.
+        from seam.wiring.reach import fs_deny as reach_deny
+
+        fs_deny += reach_deny(settings)
     assert model is not None  # settings were loaded whenever it was missing
     from seam.wiring.owners import dead_owners, owner_id
 

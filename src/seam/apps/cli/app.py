@@ -37,6 +37,10 @@ ModelOption = Annotated[
     str | None, typer.Option("--model", help="Model name; overrides SEAM_MODEL.")
 ]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
+YesOption = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Start even in the home directory itself (or /)."),
+]
 TurnTimeoutOption = Annotated[
     float | None,
     typer.Option(
@@ -75,6 +79,7 @@ def run(
     json_: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line instead.")
     ] = False,
+    yes: YesOption = False,
     timeout: TurnTimeoutOption = None,
 ) -> None:
     """Run one turn and print the answer."""
@@ -89,6 +94,7 @@ def run(
             model=model,
             as_json=json_,
             time_limit=timeout,
+            yes=yes,
         )
     )
 
@@ -98,13 +104,14 @@ def chat(
     session: SessionOption = None,
     personality: PersonalityOption = None,
     model: ModelOption = None,
+    yes: YesOption = False,
     timeout: TurnTimeoutOption = None,
 ) -> None:
     """Chat interactively (type /help inside for commands)."""
     from seam.apps.cli.chat import run_chat
     from seam.apps.cli.runner import execute
 
-    execute(run_chat(session, personality, model, timeout))
+    execute(run_chat(session, personality, model, timeout, yes=yes))
 
 
 @app.command()

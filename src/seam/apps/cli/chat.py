@@ -29,6 +29,7 @@ from seam.apps.cli.runner import (
     turn_time_limit,
 )
 from seam.apps.cli.sessions import session_table
+from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
 from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.model import RetryNotice
@@ -64,7 +65,10 @@ async def run_chat(
     personality: str | None,
     model: str | None,
     time_limit: float | None = None,
+    *,
+    yes: bool = False,
 ) -> int:
+    confirm_working_dir(yes)
     chat: Chat | None = None
 
     def on_retry(notice: RetryNotice) -> None:
@@ -237,6 +241,8 @@ class Chat:
         )
         if settings is not None and settings.provider == "local":
             print_(escape(LOCAL_MODEL_NOTE.format(config=settings.config_path)), style="yellow")
+        backend, isolated = sandbox_banner(runtime)
+        print_(f"sandbox {escape(backend)}", style=None if isolated else "bold yellow")
         info = await runtime.sessions.get(session_key(runtime, self.session))
         state = "new" if info is None else f"resumed, {info.message_count} messages"
         print_(f"session {escape(self.session)} ({state})")
