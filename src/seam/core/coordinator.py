@@ -161,7 +161,9 @@ class Coordinator:
                 self.owner,
                 lease=self.lease,
                 submission_id=submission_id,
-                dead_owners=await self._dead(),
+                # Only a running submission can be held by a dead owner: a queued one
+                # (the usual case) skips the look at every running submission.
+                dead_owners=await self._dead() if sub.state == "running" else (),
             )
             if claimed is not None:
                 if on_event is not None and seen is not None:

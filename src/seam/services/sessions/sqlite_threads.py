@@ -1,0 +1,282 @@
+"""The threads the SQLite store runs its statements on, so the event loop never waits on disk.
+
+One writer thread owns the connection every write goes through (SQLite has one writer at
+a time anyway). It commits in groups: whatever writes are queued when it starts a
+transaction run in that one `BEGIN IMMEDIATE`, each inside its own savepoint, and none of
+their callers hears back before the `COMMIT`. So each write is still atomic (a failing one
+is rolled back to its savepoint, alone) and durable when its `await` returns, while a
+thousand sessions writing at once pay for a few commits instead of a thousand.
+
+Reads run on reader threads, each with its own connection: in WAL mode they see every
+committed write and never wait for the writer, so a long `search` or `export_all` holds
+up neither the loop nor the writes. A read queued after a write's `await` returned sees
+that write. An in-memory database (":memory:") is private to one connection, so there
+every read goes to the writer thread.
+
+Results come back to the loop through `call_soon_threadsafe`, one wake-up for however many
+finished meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+log = logging.getLogger("seam.sqlite")
+
+T = TypeVar("T")
+Work = Callable[[sqlite3.Connection], Any]
+
+# Writes that share one transaction at most: bounds how long a caller waits for its commit.
+MAX_GROUP = 256
+DEFAULT_READERS = 2
+
+
+class _Job:
+    __slots__ = ("future", "loop", "work")
+
+    def __init__(
+        self, work: Work, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
+    ) -> None:
+        self.work = work
+        self.loop = loop
+        self.future = future
+
+
+_STOP = None
+
+
+class _Deliveries:
+    """Hands finished jobs' outcomes back to their loops, with one wake-up per batch."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[asyncio.AbstractEventLoop, list[tuple[_Job, bool, Any]]] = {}
+
+    def put(self, job: _Job, ok: bool, value: Any) -> None:
+        loop = job.loop
+        with self._lock:
+            pending = self._waiting.get(loop)
+            if pending is not None:
+                pending.append((job, ok, value))
+                return
+            self._waiting[loop] = [(job, ok, value)]
+        try:
+            loop.call_soon_threadsafe(self._deliver, loop)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            with self._lock:
+                self._waiting.pop(loop, None)
+
+    def _deliver(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            done = self._waiting.pop(loop, [])
+        for job, ok, value in done:
+            future = job.future
+            if future.done():  # the caller was cancelled; the work happened anyway
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+
+class _ConnectionThread:
+    """A daemon thread that runs jobs on its connection, in order (the connection stays
+    its owner's to close)."""
+
+    def __init__(self, db: sqlite3.Connection, name: str, jobs: queue.SimpleQueue[Any]) -> None:
+        self.db = db
+        self._jobs = jobs
+        self._deliveries = _Deliveries()
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def _main(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is _STOP:
+                return
+            try:
+                value = job.work(self.db)
+            except Exception as exc:
+                self._done(job, False, exc)
+            else:
+                self._done(job, True, value)
+
+    def _done(self, job: _Job, ok: bool, value: Any) -> None:
+        self._deliveries.put(job, ok, value)
+
+
+class _WriterThread(_ConnectionThread):
+    """Runs writes in group commits (see the module docstring)."""
+
+    def _main(self) -> None:
+        jobs = self._jobs
+        stopping = False
+        while not stopping:
+            first = jobs.get()
+            if first is _STOP:
+                return
+            group = [first]
+            while len(group) < MAX_GROUP:
+                try:
+                    job = jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is _STOP:
+                    stopping = True
+                    break
+                group.append(job)
+            if len(group) == 1 or not self._commit_together(group):
+                for job in group:
+                    self._commit_alone(job)
+
+    def _commit_alone(self, job: _Job) -> None:
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                value = job.work(db)
+                db.execute("COMMIT")
+            except BaseException:
+                rollback(db)
+                raise
+        except Exception as exc:
+            self._done(job, False, exc)
+        else:
+            self._done(job, True, value)
+
+    def _commit_together(self, group: list[_Job]) -> bool:
+        """One transaction for the group; False (nothing kept, nobody told) when the
+        transaction itself failed, so each job is then run on its own."""
+        db = self.db
+        outcomes: list[tuple[_Job, bool, Any]] = []
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            # Another process held the write lock past the busy timeout: each job alone
+            # would wait as long again, so they all hear it now.
+            for job in group:
+                self._done(job, False, exc)
+            return True
+        try:
+            for job in group:
+                db.execute("SAVEPOINT job")
+                try:
+                    value = job.work(db)
+                except Exception as exc:
+                    if not db.in_transaction:
+                        # SQLite rolled the whole transaction back (disk full, I/O error):
+                        # the jobs before this one are undone too.
+                        return False
+                    db.execute("ROLLBACK TO job")
+                    db.execute("RELEASE job")
+                    outcomes.append((job, False, exc))
+                else:
+                    db.execute("RELEASE job")
+                    outcomes.append((job, True, value))
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            log.warning("a group commit of %d writes failed; retrying them one by one", len(group))
+            rollback(db)
+            return False
+        for outcome in outcomes:
+            self._done(*outcome)
+        return True
+
+
+class SQLiteThreads:
+    """The writer and reader threads of one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        writer: sqlite3.Connection,
+        open_reader: Callable[[], sqlite3.Connection] | None,
+        *,
+        readers: int = DEFAULT_READERS,
+        label: str = "sqlite",
+    ) -> None:
+        self._writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._reads: queue.SimpleQueue[Any] = self._writes
+        connections: list[sqlite3.Connection] = []
+        try:
+            if open_reader is not None and readers > 0:
+                for _ in range(readers):
+                    connections.append(open_reader())
+        except BaseException:
+            for db in connections:
+                db.close()
+            raise
+        self._writer = _WriterThread(writer, f"{label}-writer", self._writes)
+        self._readers: list[_ConnectionThread] = []
+        if connections:
+            self._reads = queue.SimpleQueue()
+            self._readers = [
+                _ConnectionThread(db, f"{label}-reader-{n}", self._reads)
+                for n, db in enumerate(connections)
+            ]
+        self._connections = connections
+        self._closed = False
+
+    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)` on a reader connection (its statements see committed writes)."""
+        return await self._submit(self._reads, work)
+
+    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)` as one atomic write, committed before this returns."""
+        return await self._submit(self._writes, work)
+
+    async def _submit(self, jobs: queue.SimpleQueue[Any], work: Callable[..., T]) -> T:
+        if self._closed:
+            raise RuntimeError("the session database is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        jobs.put(_Job(work, loop, future))
+        return await future
+
+    def close(self) -> None:
+        """Stop the threads once the work queued before has run and close the readers'
+        connections (the writer's belongs to the caller). Blocks until then."""
+        if self._closed:
+            return
+        self._closed = True
+        for _ in self._readers:
+            self._reads.put(_STOP)
+        self._writes.put(_STOP)
+        for thread in (*self._readers, self._writer):
+            thread.join()
+        for db in self._connections:
+            db.close()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            await asyncio.to_thread(self.close)
+
+
+@contextmanager
+def snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One consistent view for several reads (a no-op inside a write's transaction)."""
+    if db.in_transaction:
+        yield db
+        return
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT")
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    # SQLite has already rolled back after some errors (disk full, I/O): don't mask them.
+    if db.in_transaction:
+        db.execute("ROLLBACK")
