@@ -49,6 +49,9 @@ EVENT_TYPES: dict[str, type[Any]] = {
 
 
 Redact = Callable[[str], str]
+# Fields that name things rather than carry text: the record stores the session key in
+# the clear anyway, the turn id is made here, and the type is a constant.
+_IDENTIFIERS = frozenset({"type", "session_key", "turn_id"})
 
 
 def encode(
@@ -56,7 +59,9 @@ def encode(
 ) -> EventRecord:
     data = event_to_dict(event)
     if redact is not None:
-        data = {k: redact(v) if isinstance(v, str) else v for k, v in data.items()}
+        for name, value in data.items():
+            if type(value) is str and value and name not in _IDENTIFIERS:
+                data[name] = redact(value)
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return EventRecord(event.session_key, event.seq, event.seq, event.type, payload, submission_id)
 
@@ -124,6 +129,9 @@ async def replay(store: ExecutionStore, session_key: str, after_seq: int = 0) ->
 class EventRecorder:
     """Stores a turn's events as they pass through (see the module docstring).
 
+    The turn never waits for the store: records go to one writer task per recorder,
+    which stores them in order, as many at a time as have piled up while the previous
+    write was committing. `flush` and `aclose` wait for everything recorded so far.
     Failing to store an event is logged, never raised: the turn is what matters, and
     the transcript (written separately) stays the source of truth for recovery.
     """
@@ -142,7 +150,9 @@ class EventRecorder:
         self._redact = redact
         self._deltas: list[TextDelta] = []
         self._timer: asyncio.TimerHandle | None = None
-        self._flushing: asyncio.Task[None] | None = None
+        # Encoded records waiting for the writer task, oldest first.
+        self._pending: list[EventRecord] = []
+        self._writer: asyncio.Task[None] | None = None
 
     def buffer(self, event: AgentEvent) -> bool:
         """Buffer a text delta of the current turn without awaiting (the hot path);
@@ -159,55 +169,52 @@ class EventRecorder:
         return True
 
     async def record(self, event: AgentEvent) -> None:
+        """Queue `event` for storing, after the deltas buffered before it."""
         if self.buffer(event):
             return
-        records = self._take()
+        self._take()
         if isinstance(event, TextDelta):  # a delta of a new turn: start a new batch
-            await self._write(records)
             self.buffer(event)
             return
-        records.append(encode(event, self._submission_id, self._redact))
-        await self._write(records)
+        self._send(encode(event, self._submission_id, self._redact))
 
     async def flush(self) -> None:
-        await self._write(self._take())
+        """Store every event recorded so far; returns once they are (or failed to be)."""
+        self._take()
+        writer = self._writer
+        if writer is not None:
+            await asyncio.shield(writer)
 
     async def aclose(self) -> None:
         await self.flush()
-        if self._flushing is not None:
-            await self._flushing
 
-    def _take(self) -> list[EventRecord]:
+    def _take(self) -> None:
+        """Move the buffered deltas, as one record, to the writer."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._deltas:
-            return []
-        record = encode_deltas(self._deltas, self._submission_id, self._redact)
-        self._deltas = []
-        return [record]
+        if self._deltas:
+            self._send(encode_deltas(self._deltas, self._submission_id, self._redact))
+            self._deltas = []
 
     def _flush_soon(self) -> None:
         self._timer = None
-        records = self._take()
-        if records:
-            self._flushing = asyncio.ensure_future(self._store_after(self._flushing, records))
+        self._take()
 
-    async def _write(self, records: list[EventRecord]) -> None:
-        if records:
-            await self._store_after(self._flushing, records)
+    def _send(self, record: EventRecord) -> None:
+        self._pending.append(record)
+        if self._writer is None:
+            self._writer = asyncio.ensure_future(self._write_pending())
 
-    async def _store_after(
-        self, previous: asyncio.Task[None] | None, records: list[EventRecord]
-    ) -> None:
-        """Store once the flush before has (a slow commit must not let later records
-        overtake it: a follower reading in between would skip the earlier ones)."""
-        if previous is not None:
-            await previous
-        await self._store_records(records)
-
-    async def _store_records(self, records: list[EventRecord]) -> None:
+    async def _write_pending(self) -> None:
+        """The writer task: one store call at a time, so records are committed in order
+        (a follower reading between two commits must never see a later record first)."""
         try:
-            await self._store.append_events(records)
-        except Exception:
-            log.exception("could not store %d events", len(records))
+            while self._pending:
+                records, self._pending = self._pending, []
+                try:
+                    await self._store.append_events(records)
+                except Exception:
+                    log.exception("could not store %d events", len(records))
+        finally:
+            self._writer = None
