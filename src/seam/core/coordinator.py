@@ -326,13 +326,20 @@ class Coordinator:
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
         done: Done | None = None
         error: ErrorEvent | None = None
+
+        async def write_transcript(messages: Sequence[Message]) -> None:
+            # The recorder stores events behind the turn's back; repair reads the log
+            # beside the transcript (`_unsaved_text`), so the log must never lag it.
+            await recorder.flush()
+            await store.append_for(sub.id, owner, messages)
+
         try:
             session.loop.continue_seq(sub.session_key, await store.last_seq(sub.session_key))
             events = session.run(
                 plan.user_input,
                 personality=sub.personality,
                 cancel=cancel,
-                transcript=lambda messages: store.append_for(sub.id, owner, messages),
+                transcript=write_transcript,
                 pending_calls=plan.rerun,
                 note=plan.note,
             )

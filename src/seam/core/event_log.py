@@ -18,7 +18,7 @@ from dataclasses import fields
 from typing import Any
 
 from seam.contracts import events as ev
-from seam.contracts.events import AgentEvent, TextDelta, event_to_dict
+from seam.contracts.events import AgentEvent, TextDelta
 from seam.contracts.execution import EventRecord, ExecutionStore
 from seam.contracts.messages import Usage
 
@@ -48,22 +48,64 @@ EVENT_TYPES: dict[str, type[Any]] = {
 }
 
 
+# A pure function of its text (the same text always comes back the same), which is what
+# lets `encode` remember the redaction of names that repeat.
 Redact = Callable[[str], str]
 # Fields that name things rather than carry text: the record stores the session key in
 # the clear anyway, the turn id is made here, and the type is a constant.
 _IDENTIFIERS = frozenset({"type", "session_key", "turn_id"})
+# Short fields whose values repeat turn after turn (tool, model and provider names,
+# finish reasons): their redactions are remembered, up to `_MEMO_SIZE` of them.
+_REPEATING = frozenset(
+    {"provider", "model", "personality", "name", "finish_reason", "kind", "decision", "reason"}
+)
+_MEMO_SIZE = 4096
+_memo: dict[tuple[Redact, str], str] = {}
+# Each event class's fields in order, looked up once (`dataclasses.fields` is slow).
+_FIELDS: dict[type[Any], tuple[str, ...]] = {}
+_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def encode(
     event: AgentEvent, submission_id: str | None = None, redact: Redact | None = None
 ) -> EventRecord:
-    data = event_to_dict(event)
-    if redact is not None:
-        for name, value in data.items():
-            if type(value) is str and value and name not in _IDENTIFIERS:
-                data[name] = redact(value)
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return EventRecord(event.session_key, event.seq, event.seq, event.type, payload, submission_id)
+    """The event as a record; its payload is `event_to_dict(event)` as compact JSON, with
+    every text field passed through `redact`."""
+    cls = type(event)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
+    data: dict[str, Any] = {"type": event.type}
+    for name in names:
+        value = getattr(event, name)
+        if type(value) is str:
+            if redact is not None and value and name not in _IDENTIFIERS:
+                value = _redact_field(redact, name, value)
+        elif isinstance(value, Usage):
+            value = _usage_dict(value)
+        data[name] = value
+    return EventRecord(
+        event.session_key, event.seq, event.seq, event.type, _json(data), submission_id
+    )
+
+
+def _redact_field(redact: Redact, name: str, value: str) -> str:
+    if name not in _REPEATING:
+        return redact(value)
+    key = (redact, value)
+    cleaned = _memo.get(key)
+    if cleaned is None:
+        if len(_memo) >= _MEMO_SIZE:
+            _memo.clear()
+        cleaned = _memo[key] = redact(value)
+    return cleaned
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    names = _FIELDS.get(Usage)
+    if names is None:
+        names = _FIELDS[Usage] = tuple(f.name for f in fields(Usage))
+    return {name: getattr(usage, name) for name in names}
 
 
 def encode_deltas(
@@ -88,8 +130,9 @@ def encode_deltas(
         "text": text,
         "pieces": pieces,
     }
-    encoded = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return EventRecord(last.session_key, last.seq, first.seq, "text_delta", encoded, submission_id)
+    return EventRecord(
+        last.session_key, last.seq, first.seq, "text_delta", _json(payload), submission_id
+    )
 
 
 def decode(record: EventRecord, after_seq: int = 0) -> list[AgentEvent]:
