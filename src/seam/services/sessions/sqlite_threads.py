@@ -2,10 +2,11 @@
 
 One writer thread owns the connection every write goes through (SQLite has one writer at
 a time anyway). It commits in groups: whatever writes are queued when it starts a
-transaction run in that one `BEGIN IMMEDIATE`, each inside its own savepoint, and none of
-their callers hears back before the `COMMIT`. So each write is still atomic (a failing one
-is rolled back to its savepoint, alone) and durable when its `await` returns, while a
-thousand sessions writing at once pay for a few commits instead of a thousand.
+transaction run in that one `BEGIN IMMEDIATE`, in order, and none of their callers hears
+back before the `COMMIT`. When one of them fails, the whole group is rolled back and run
+again one write per transaction, so each write is still atomic and gets its own outcome,
+and is durable when its `await` returns, while a thousand sessions writing at once pay
+for a few commits instead of a thousand.
 
 Reads run on reader threads, each with its own connection: in WAL mode they see every
 committed write and never wait for the writer, so a long `search` or `export_all` holds
@@ -156,10 +157,12 @@ class _WriterThread(_ConnectionThread):
             self._done(job, True, value)
 
     def _commit_together(self, group: list[_Job]) -> bool:
-        """One transaction for the group; False (nothing kept, nobody told) when the
-        transaction itself failed, so each job is then run on its own."""
+        """One transaction for the whole group. False (nothing kept, nobody told) when a
+        job failed or the commit did: the group is then run one job per transaction, so
+        each caller gets its own outcome. Failures are rare (a lost lease, a duplicate
+        title), so the common case pays for no savepoints."""
         db = self.db
-        outcomes: list[tuple[_Job, bool, Any]] = []
+        outcomes: list[tuple[_Job, Any]] = []
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -170,27 +173,13 @@ class _WriterThread(_ConnectionThread):
             return True
         try:
             for job in group:
-                db.execute("SAVEPOINT job")
-                try:
-                    value = job.work(db)
-                except Exception as exc:
-                    if not db.in_transaction:
-                        # SQLite rolled the whole transaction back (disk full, I/O error):
-                        # the jobs before this one are undone too.
-                        return False
-                    db.execute("ROLLBACK TO job")
-                    db.execute("RELEASE job")
-                    outcomes.append((job, False, exc))
-                else:
-                    db.execute("RELEASE job")
-                    outcomes.append((job, True, value))
+                outcomes.append((job, job.work(db)))
             db.execute("COMMIT")
-        except sqlite3.Error:
-            log.warning("a group commit of %d writes failed; retrying them one by one", len(group))
+        except Exception:
             rollback(db)
             return False
-        for outcome in outcomes:
-            self._done(*outcome)
+        for job, value in outcomes:
+            self._done(job, True, value)
         return True
 
 
