@@ -52,8 +52,9 @@ EVENT_TYPES: dict[str, type[Any]] = {
 # lets `encode` remember the redaction of names that repeat.
 Redact = Callable[[str], str]
 # Fields that name things rather than carry text: the record stores the session key in
-# the clear anyway, the turn id is made here, and the type is a constant.
-_IDENTIFIERS = frozenset({"type", "session_key", "turn_id"})
+# the clear anyway, the turn id is made here, the type is a constant, and a tool call's
+# id is the provider's (the transcript keeps it unredacted too).
+_IDENTIFIERS = frozenset({"type", "session_key", "turn_id", "call_id"})
 # Short fields whose values repeat turn after turn (tool, model and provider names,
 # finish reasons): their redactions are remembered, up to `_MEMO_SIZE` of them.
 _REPEATING = frozenset(

@@ -103,15 +103,16 @@ class _ConnectionThread:
 
     def _main(self) -> None:
         while True:
-            job = self._jobs.get()
-            if job is _STOP:
+            batch = self._jobs.get()
+            if batch is _STOP:
                 return
-            try:
-                value = job.work(self.db)
-            except Exception as exc:
-                self._done(job, False, exc)
-            else:
-                self._done(job, True, value)
+            for job in batch:
+                try:
+                    value = job.work(self.db)
+                except Exception as exc:
+                    self._done(job, False, exc)
+                else:
+                    self._done(job, True, value)
 
     def _done(self, job: _Job, ok: bool, value: Any) -> None:
         self._deliveries.put(job, ok, value)
@@ -127,16 +128,16 @@ class _WriterThread(_ConnectionThread):
             first = jobs.get()
             if first is _STOP:
                 return
-            group = [first]
+            group = list(first)
             while len(group) < MAX_GROUP:
                 try:
-                    job = jobs.get_nowait()
+                    batch = jobs.get_nowait()
                 except queue.Empty:
                     break
-                if job is _STOP:
+                if batch is _STOP:
                     stopping = True
                     break
-                group.append(job)
+                group.extend(batch)
             if len(group) == 1 or not self._commit_together(group):
                 for job in group:
                     self._commit_alone(job)
@@ -214,6 +215,8 @@ class SQLiteThreads:
                 for n, db in enumerate(connections)
             ]
         self._connections = connections
+        # Per event loop, the jobs not handed to a thread yet, by queue.
+        self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[_Job]]] = {}
         self._closed = False
 
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -229,8 +232,23 @@ class SQLiteThreads:
             raise RuntimeError("the session database is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        jobs.put(_Job(work, loop, future))
+        # Jobs submitted in one turn of the event loop reach their thread in one batch:
+        # one wake-up of the thread (a context switch on a busy machine) for all of them.
+        batches = self._outbox.setdefault(loop, {})
+        batch = batches.get(id(jobs))
+        if batch is None:
+            batch = batches[id(jobs)] = []
+            if len(batches) == 1:
+                loop.call_soon(self._post, loop)
+        batch.append(_Job(work, loop, future))
         return await future
+
+    def _post(self, loop: asyncio.AbstractEventLoop) -> None:
+        batches = self._outbox.pop(loop, {})
+        for jobs in (self._writes, self._reads):
+            batch = batches.pop(id(jobs), None)
+            if batch:
+                jobs.put(batch)
 
     def close(self) -> None:
         """Stop the threads once the work queued before has run and close the readers'
@@ -248,6 +266,7 @@ class SQLiteThreads:
 
     async def aclose(self) -> None:
         if not self._closed:
+            self._post(asyncio.get_running_loop())  # what was submitted runs first
             await asyncio.to_thread(self.close)
 
 
