@@ -25,6 +25,7 @@ import logging
 import queue
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -106,13 +107,19 @@ class _ConnectionThread:
             batch = self._jobs.get()
             if batch is _STOP:
                 return
-            for job in batch:
-                try:
-                    value = job.work(self.db)
-                except Exception as exc:
-                    self._done(job, False, exc)
-                else:
-                    self._done(job, True, value)
+            self._run(batch)
+            # Nothing of the last batch stays referenced here: its jobs hold the store,
+            # which must stay collectable (dropping it stops these threads).
+            del batch
+
+    def _run(self, batch: list[_Job]) -> None:
+        for job in batch:
+            try:
+                value = job.work(self.db)
+            except Exception as exc:
+                self._done(job, False, exc)
+            else:
+                self._done(job, True, value)
 
     def _done(self, job: _Job, ok: bool, value: Any) -> None:
         self._deliveries.put(job, ok, value)
@@ -122,25 +129,34 @@ class _WriterThread(_ConnectionThread):
     """Runs writes in group commits (see the module docstring)."""
 
     def _main(self) -> None:
-        jobs = self._jobs
         stopping = False
         while not stopping:
-            first = jobs.get()
-            if first is _STOP:
-                return
-            group = list(first)
-            while len(group) < MAX_GROUP:
-                try:
-                    batch = jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if batch is _STOP:
-                    stopping = True
-                    break
-                group.extend(batch)
-            if len(group) == 1 or not self._commit_together(group):
-                for job in group:
-                    self._commit_alone(job)
+            group, stopping = self._next_group()
+            if group:
+                self._run(group)
+            del group  # see _ConnectionThread._main
+
+    def _run(self, group: list[_Job]) -> None:
+        if len(group) == 1 or not self._commit_together(group):
+            for job in group:
+                self._commit_alone(job)
+
+    def _next_group(self) -> tuple[list[_Job], bool]:
+        """Every write queued now (waiting for the first), and whether to stop after."""
+        jobs = self._jobs
+        first = jobs.get()
+        if first is _STOP:
+            return [], True
+        group = list(first)
+        while len(group) < MAX_GROUP:
+            try:
+                batch = jobs.get_nowait()
+            except queue.Empty:
+                break
+            if batch is _STOP:
+                return group, True
+            group.extend(batch)
+        return group, False
 
     def _commit_alone(self, job: _Job) -> None:
         db = self.db
@@ -218,6 +234,9 @@ class SQLiteThreads:
         # Per event loop, the jobs not handed to a thread yet, by queue.
         self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[_Job]]] = {}
         self._closed = False
+        # A store dropped without `aclose` still lets its threads end (they hold no
+        # reference to it, so it can be collected).
+        self._stop = weakref.finalize(self, _stop, self._writes, self._reads, len(self._readers))
 
     async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work(db)` on a reader connection (its statements see committed writes)."""
@@ -256,9 +275,7 @@ class SQLiteThreads:
         if self._closed:
             return
         self._closed = True
-        for _ in self._readers:
-            self._reads.put(_STOP)
-        self._writes.put(_STOP)
+        self._stop()
         for thread in (*self._readers, self._writer):
             thread.join()
         for db in self._connections:
@@ -268,6 +285,13 @@ class SQLiteThreads:
         if not self._closed:
             self._post(asyncio.get_running_loop())  # what was submitted runs first
             await asyncio.to_thread(self.close)
+
+
+def _stop(writes: queue.SimpleQueue[Any], reads: queue.SimpleQueue[Any], readers: int) -> None:
+    if reads is not writes:
+        for _ in range(readers):
+            reads.put(_STOP)
+    writes.put(_STOP)
 
 
 @contextmanager
