@@ -8,7 +8,9 @@ arrive together commit together, each still all-or-nothing.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sqlite3
+import threading
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
@@ -139,3 +141,17 @@ async def test_a_closed_store_refuses_work_clearly(tmp_path: Path) -> None:
     await store.aclose()
     with pytest.raises(RuntimeError, match="closed"):
         await store.get("s")
+
+
+async def test_a_store_dropped_without_closing_stops_its_threads(tmp_path: Path) -> None:
+    before = set(threading.enumerate())
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    await store.create("s")
+    assert await store.get("s") is not None
+    started = set(threading.enumerate()) - before
+    assert len(started) == 3  # the writer and two readers
+    del store
+    gc.collect()
+    for thread in started:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
