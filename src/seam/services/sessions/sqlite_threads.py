@@ -14,9 +14,10 @@ up neither the loop nor the writes. A read queued after a write's `await` return
 that write. An in-memory database (":memory:") is private to one connection, so there
 every read goes to the writer thread.
 
-Jobs submitted in one turn of the event loop reach their thread as one batch, and results
-come back through `call_soon_threadsafe`, one wake-up for however many finished meanwhile:
-on a busy machine every wake-up is a context switch.
+A job for an idle thread is handed over at once; jobs for a busy one, submitted in the
+same turn of the event loop, are handed over as one batch. Results come back through
+`call_soon_threadsafe`, one wake-up for however many finished meanwhile: on a busy
+machine every wake-up is a context switch.
 """
 
 from __future__ import annotations
@@ -232,8 +233,10 @@ class SQLiteThreads:
                 for n, db in enumerate(connections)
             ]
         self._connections = connections
-        # Per event loop, the jobs not handed to a thread yet, by queue.
+        # Per event loop, the jobs not handed to a thread yet, by queue; and per queue
+        # how many jobs are submitted and not answered yet.
         self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[_Job]]] = {}
+        self._in_flight = {id(self._writes): 0, id(self._reads): 0}
         self._closed = False
         # A store dropped without `aclose` still lets its threads end (they hold no
         # reference to it, so it can be collected).
@@ -254,16 +257,24 @@ class SQLiteThreads:
             raise RuntimeError("the session database is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        # Jobs submitted in one turn of the event loop reach their thread in one batch:
-        # one wake-up of the thread (a context switch on a busy machine) for all of them.
-        batches = self._outbox.setdefault(loop, {})
-        batch = batches.get(id(jobs))
-        if batch is None:
-            batch = batches[id(jobs)] = []
-            if len(batches) == 1:
+        job = _Job(work, loop, future)
+        key = id(jobs)
+        batches = self._outbox.get(loop)
+        if not self._in_flight[key] and (batches is None or key not in batches):
+            # Its thread is idle: wake it now (there is nothing to batch this with).
+            jobs.put([job])
+        else:
+            # Its thread is busy: what else this turn of the event loop submits joins
+            # this job, and the thread finds them all in one batch when it is done.
+            if batches is None:
+                batches = self._outbox[loop] = {}
                 loop.call_soon(self._post, loop)
-        batch.append(_Job(work, loop, future))
-        return await future
+            batches.setdefault(key, []).append(job)
+        self._in_flight[key] += 1
+        try:
+            return await future
+        finally:
+            self._in_flight[key] -= 1
 
     def _post(self, loop: asyncio.AbstractEventLoop) -> None:
         batches = self._outbox.pop(loop, {})
