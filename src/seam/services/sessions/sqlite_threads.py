@@ -37,7 +37,8 @@ log = logging.getLogger("seam.sqlite")
 T = TypeVar("T")
 Work = Callable[[sqlite3.Connection], Any]
 
-# Writes that share one transaction at most: bounds how long a caller waits for its commit.
+# Writes a group takes before it stops taking more batches (a batch is never split): bounds
+# how long a caller waits for its commit.
 MAX_GROUP = 256
 DEFAULT_READERS = 2
 
