@@ -160,10 +160,12 @@ def render(result: Any) -> str:
 
 
 def _same_json(text: str, value: Any) -> bool:
+    """Whether a text part already says what the structured content says."""
+    if isinstance(value, dict) and set(value) == {"result"}:
+        value = value["result"]  # the SDK's wrapped return value: {"result": 3} beside "3"
+        if isinstance(value, str):
+            return text == value
     try:
-        parsed = json.loads(text)
+        return bool(json.loads(text) == value)
     except ValueError:
         return False
-    if isinstance(value, dict) and set(value) == {"result"} and parsed == value["result"]:
-        return True  # the SDK's wrapped scalar: {"result": 3} beside the text "3"
-    return bool(parsed == value)
