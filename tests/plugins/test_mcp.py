@@ -168,7 +168,7 @@ async def test_a_destructive_tool_asks_for_approval(answer: str, granted: bool) 
         events = await turn(runtime, answer=answer)
     asked = [e for e in events if isinstance(e, ToolApprovalRequired)]
     assert [e.name for e in asked] == ["mcp__notes__delete_note"]
-    assert 'mcp__notes__delete_note {"title": "old"}' == asked[0].command
+    assert asked[0].command == 'mcp__notes__delete_note {"title": "old"}'
     deleted, added = ends(events)
     if granted:
         assert (deleted.result, deleted.is_error) == ("deleted old", False)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+from seam.contracts.personality import Personality, PersonalityRegistry
 from seam.plugins.mcp.servers import McpServers, ServerStatus
 from seam.plugins.mcp.spec import ServerSpec
 from seam.wiring.settings import ConfigError, McpServerSection, Settings, load_settings
@@ -116,3 +118,46 @@ async def reload_mcp(runtime: Any) -> list[str]:
         return [f"not reloaded: {exc}"]
     changes = await servers.reload(server_specs(fresh))
     return changes or ["no changes"]
+
+
+async def list_configured(settings: Settings | None = None) -> list[str]:
+    """`seam mcp list`: start every configured server, report it, and stop it again."""
+    settings = settings or load_settings()
+    servers = build_mcp(settings)
+    try:
+        if not servers.names():
+            return ["no MCP servers configured ([mcp.servers.NAME] in config.toml)"]
+        return format_status(await servers.status(connect=True))
+    finally:
+        await servers.aclose()
+
+
+MCP_TOOLS = "mcp__*"
+
+
+class DefaultGetsMcp:
+    """The personality registry, with every MCP tool added to the default personality's
+    toolset (the written default lists its built-ins by name; other personalities get an
+    MCP tool only when their `toolset` names it or a pattern matches it)."""
+
+    def __init__(self, inner: PersonalityRegistry) -> None:
+        self._inner = inner
+
+    @property
+    def default_id(self) -> str:
+        return self._inner.default_id
+
+    def get(self, personality_id: str) -> Personality:
+        return self._widen(self._inner.get(personality_id))
+
+    def list(self) -> list[Personality]:
+        return [self._widen(p) for p in self._inner.list()]
+
+    def _widen(self, personality: Personality) -> Personality:
+        toolset = personality.toolset
+        if personality.id != self._inner.default_id or toolset is None or MCP_TOOLS in toolset:
+            return personality
+        return replace(personality, toolset=(*toolset, MCP_TOOLS))
+
+    def __getattr__(self, name: str) -> Any:  # anything else the wrapped registry offers
+        return getattr(self._inner, name)

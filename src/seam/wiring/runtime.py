@@ -591,9 +591,11 @@ def create_runtime(
     section = settings.config.store if settings is not None else None
     mcp = None
     if settings is not None and tools is None:
-        from seam.wiring.mcp import build_mcp
+        from seam.wiring.mcp import DefaultGetsMcp, build_mcp
 
         mcp = build_mcp(settings)
+        if mcp.names() and personalities is not None:
+            personalities = DefaultGetsMcp(personalities)
     runtime = assemble_runtime(
         model=model,
         tools=tools,
