@@ -81,7 +81,7 @@ class McpTool:
         self.remote_name: str = listed.name
         self.name = tool_name(spec.name, listed.name)
         self.description: str = (listed.description or listed.title or listed.name).strip()
-        schema = dict(listed.input_schema or {})
+        schema = lean(dict(listed.input_schema or {}))
         schema.setdefault("type", "object")
         self.parameters: Mapping[str, Any] = ForeignSchema(schema)
         self.annotations = listed.annotations
@@ -127,6 +127,25 @@ class McpTool:
         self._answers.record(ctx.session_key, self.name, answer)
         if answer not in APPROVING:
             raise ToolError(f"refused: the person denied {self.name}")
+
+
+# Schema keywords keyed by names (property names, definitions), not by keywords.
+_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def lean(schema: Any, named: bool = False) -> Any:
+    """The schema without `title` annotations (pydantic adds one to every property:
+    tokens in every request that tell the model nothing the name does not); validation
+    is unchanged. Inside `properties` the keys are argument names and are all kept."""
+    if isinstance(schema, dict):
+        return {
+            key: lean(value, key in _NAMED and not named)
+            for key, value in schema.items()
+            if named or not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [lean(item) for item in schema]
+    return schema
 
 
 def render(result: Any) -> str:
