@@ -251,13 +251,35 @@ class _Server(uvicorn.Server):
 from contextlib import asynccontextmanager  # noqa: E402
 
 
+def needs_token(app: Any, token: bytes) -> Any:
+    """The app behind a bearer-token check, so the test proves `headers` are sent."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != token:
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            await send({"type": "http.response.body", "body": b"no"})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def test_a_missing_header_is_reported_as_the_servers_failure() -> None:
+    async with http_server() as url:
+        servers = McpServers([ServerSpec(name="docs", url=url)])
+        [status] = await servers.status(connect=True)
+        await servers.aclose()
+    assert status.state == "failed"
+    assert status.error
+
+
 @asynccontextmanager
 async def http_server() -> AsyncIterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen()
     port = sock.getsockname()[1]
-    app = build_server("docs").streamable_http_app()
+    app = needs_token(build_server("docs").streamable_http_app(), b"Bearer t0ken")
     server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:

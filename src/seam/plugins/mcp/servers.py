@@ -138,6 +138,15 @@ class McpServers:
         self._built_from = ()  # rebuild the factories on next use
         return changes
 
+    async def add(self, spec: ServerSpec) -> None:
+        """Offer one more server (an editor's, over ACP), replacing one of the same name."""
+        old = self._connections.pop(spec.name, None)
+        if old is not None:
+            await old.aclose()
+        self._failed_at.pop(spec.name, None)
+        self._connections[spec.name] = ServerConnection(spec)
+        self._built_from = ()
+
     async def aclose(self) -> None:
         await asyncio.gather(*(conn.aclose() for conn in self._connections.values()))
 
