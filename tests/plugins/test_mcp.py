@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
@@ -121,6 +122,21 @@ async def test_a_crashed_server_is_reported_and_restarted_on_the_next_call() -> 
     assert "restarted on the next call" in crashed.result
     assert not after.is_error
     assert after.result != before.result  # a new process answered
+
+
+async def test_a_server_that_died_while_idle_is_restarted_without_an_error() -> None:
+    servers = McpServers([stdio()])
+    runtime, model = runtime_with(servers, tool_step(call("mcp__notes__pid")))
+    async with runtime:
+        [first] = ends(await turn(runtime))
+        os.kill(int(first.result), signal.SIGKILL)
+        async with asyncio.timeout(20):  # until the client has seen the connection close
+            while (await servers.status())[0].state != "crashed":
+                await asyncio.sleep(0.02)
+        model.add(tool_step(call("mcp__notes__pid")), text_step("ok"))
+        [second] = ends(await turn(runtime))
+    assert not second.is_error
+    assert second.result != first.result
 
 
 async def test_a_slow_call_times_out_and_the_model_is_told() -> None:

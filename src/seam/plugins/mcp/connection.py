@@ -45,6 +45,11 @@ class ServerConnection:
     def ready(self) -> bool:
         return self._client is not None and self._task is not None and not self._task.done()
 
+    @property
+    def alive(self) -> bool:
+        """Connected, as far as anyone can tell without asking the server."""
+        return self.ready and not _closed(self._client)
+
     async def client(self) -> Any:
         """The connected client, starting (or restarting) the server when needed."""
         if self.ready:
@@ -77,6 +82,12 @@ class ServerConnection:
     async def call(self, tool: str, args: dict[str, Any]) -> Any:
         """`tools/call` with the call timeout; a broken connection is marked for restart."""
         client = await self.client()
+        if _closed(client):
+            # It died while idle (the process was killed, the HTTP server went away): the
+            # call was never sent, so a new connection takes it without an error.
+            log.info("mcp server %s closed while idle; restarting it", self.spec.name)
+            await self._close()
+            client = await self.client()
         try:
             async with asyncio.timeout(self.spec.call_timeout):
                 return await client.call_tool(tool, args)
@@ -171,6 +182,13 @@ class ServerConnection:
             await self._close()
             if self.state in ("ready", "starting"):
                 self.state = "stopped"
+
+
+def _closed(client: Any) -> bool:
+    """Whether the client's connection is known to be closed (the SDK keeps the flag on its
+    dispatcher; if that ever moves, this says "open" and the call reports the closure)."""
+    dispatcher = getattr(getattr(client, "_session", None), "_dispatcher", None)
+    return getattr(dispatcher, "_closed", False) is True
 
 
 async def _list_tools(client: Any) -> list[Any]:

@@ -110,7 +110,7 @@ class McpServers:
                     name=name,
                     transport=spec.transport,
                     target=" ".join(spec.command) if spec.command else spec.url,
-                    state=conn.state,
+                    state="crashed" if conn.state == "ready" and not conn.alive else conn.state,
                     error=conn.error,
                     tools=tuple(tool.name for tool in tools),
                     hidden=tuple(t.name for t in listed if not spec.offers(t.name)),
