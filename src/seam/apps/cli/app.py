@@ -10,6 +10,7 @@ import typer
 from seam import __version__
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
+from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_
 app.add_typer(sessions_app, name="sessions")
 register_guard(app)
 register_memory(app)
+register_mcp(app)
 register_durable(app)
 
 SessionOption = Annotated[

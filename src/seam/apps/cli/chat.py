@@ -53,6 +53,7 @@ COMMANDS = (
     ("/resume NAME", "switch to an existing session"),
     ("/personality [ID]", "show the current personality and the others, or switch"),
     ("/tools", "the tools the current personality may use"),
+    ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/help", "this list"),
@@ -122,6 +123,7 @@ class Chat:
             "/resume": self._resume,
             "/personality": self._personality,
             "/tools": self._tools,
+            "/mcp": self._mcp,
             "/usage": self._usage,
             "/compress": self._compress,
             "/help": self._help,
@@ -331,6 +333,15 @@ class Chat:
                 )
             elif isinstance(event, Notice):
                 self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
+
+    async def _mcp(self, arg: str) -> None:
+        from seam.wiring.mcp import mcp_report, reload_mcp
+
+        if arg == "reload":
+            self._say("\n".join(await reload_mcp(self.runtime)))
+        elif arg:
+            raise CliError("usage: /mcp or /mcp reload")
+        self._say("\n".join(await mcp_report(self.runtime)))
 
     async def _tools(self, arg: str) -> None:
         current = await self._current_personality()
