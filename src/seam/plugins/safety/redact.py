@@ -15,6 +15,8 @@ all and comes back as the same object.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import re
 from collections.abc import Callable
@@ -81,10 +83,24 @@ def _rule(kind: str, markers: tuple[str, ...], pattern: str, keep: bool = False)
 # Token shapes; each literal prefix is checked for a word character before it afterwards
 # (a lookbehind placed after the literal keeps the engine's fast literal scan).
 _RULES: tuple[_Rule, ...] = (
+    # Spaces may arrive URL-encoded (`quote(open(key).read())`); an unended block (output
+    # cut short) is redacted to the end of the text.
     _rule(
         "private_key",
         ("-----begin",),
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)",
+        r"-----BEGIN(?:[ +]|%20)(?:[A-Z0-9 +]|%20)*PRIVATE(?:[ +]|%20)KEY(?:(?:[ +]|%20)BLOCK)?"
+        r"-----(?:.*?-----END(?:[ +]|%20)(?:[A-Z0-9 +]|%20)*PRIVATE(?:[ +]|%20)KEY"
+        r"(?:(?:[ +]|%20)BLOCK)?-----|.*)",
+    ),
+    # A key's body without its BEGIN line (`sed 1d ~/.ssh/id_ed25519`), by how the DER (or
+    # OpenSSH) structure of a private key starts: OpenSSH, PKCS#1/#8 RSA, EC, Ed25519.
+    _rule(
+        "private_key",
+        ("b3blbnnzac1rzxktdj", "mii", "mhccaqeei", "migkagebbda", "mc4caqawbqydk2vwbcie"),
+        r"(?:b3BlbnNzaC1rZXktdj|MII[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC)|"
+        r"MIGHAgEAMBMGByqGSM49|MHcCAQEEI|MIGkAgEBBDA|MC4CAQAwBQYDK2VwBCIEI)"
+        r"[A-Za-z0-9+/=]*"
+        r"(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]+)*",
     ),
     _rule("anthropic", ("sk-ant-",), r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}"),
     _rule(
@@ -128,11 +144,13 @@ _RULES: tuple[_Rule, ...] = (
         r"(?P<keep>[Aa](?i:uthorization)\s*:\s*(?i:basic)\s+)(?P<value>[A-Za-z0-9+/=]{8,})",
         keep=True,
     ),
+    # The names AWS tools give the secret key: credentials files and env (aws_secret_access_key),
+    # `aws sts`/`aws iam` JSON (SecretAccessKey), SDK code (secret_access_key, aws_secret_key).
     _rule(
         "aws_secret",
-        ("aws_secret_access_key",),
-        r"(?P<keep>[Aa](?i:ws_secret_access_key)[\"']?\s*[=:]\s*[\"']?)"
-        r"(?P<value>[A-Za-z0-9/+=]{40})",
+        ("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
+        r"(?P<keep>(?<![A-Za-z0-9])(?i:(?:aws_?)?secret[_-]?access[_-]?key|aws_secret(?:_key)?)"
+        r"[\"']?\s*[=:]\s*[\"']?)(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
         keep=True,
     ),
     _rule(
@@ -183,14 +201,99 @@ def _replace_named(match: re.Match[str]) -> str:
 
 def redact(text: str) -> str:
     """`text` with each secret replaced by `[REDACTED:kind]`; the same object if none."""
+    out = _redact(text, depth=0)
+    return text if out == text else out
+
+
+def _redact(text: str, depth: int) -> str:
     lowered = text.lower()
     out = text
+    if "akia" in lowered or "asia" in lowered:
+        out = _redact_aws_pairs(out)
     for rule in _RULES:
         if any(marker in lowered for marker in rule.markers):
             out = rule.pattern.sub(rule.replace, out)
     if any(marker in lowered for marker in _NAMED_MARKERS):
         out = _redact_named(out)
-    return text if out == text else out
+    if depth < MAX_DECODE_DEPTH:
+        out = _ENCODED.sub(lambda match: _encoded(match.group(0), depth), out)
+    return out
+
+
+# A bare AWS secret key has no shape of its own (40 characters of base64), so it is
+# recognised by its company: within this many characters of an access key id, as in a
+# credentials CSV, `aws configure list` or an SDK call with both.
+AWS_PAIR_WINDOW = 256
+_AWS_KEY_ID = re.compile(r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+# Mixed case with a digit or / or +: not a 40-digit hex git sha, not a word.
+_AWS_SECRET = re.compile(
+    r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+    r"(?=[A-Za-z0-9/+]{0,39}[0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+)
+
+
+def _redact_aws_pairs(text: str) -> str:
+    windows: list[list[int]] = []
+    for found in _AWS_KEY_ID.finditer(text):
+        start, end = max(0, found.start() - AWS_PAIR_WINDOW), found.end() + AWS_PAIR_WINDOW
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = end
+        else:
+            windows.append([start, end])
+    if not windows:
+        return text
+    parts: list[str] = []
+    done = 0
+    for start, end in windows:
+        parts.append(text[done:start])
+        parts.append(_AWS_SECRET.sub("[REDACTED:aws_secret]", text[start:end]))
+        done = min(end, len(text))
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+# Base64 and hex runs (also wrapped over lines, or over `\n` escapes in JSON) are decoded
+# and redacted as text: `base64 ~/.ssh/id_rsa` or `xxd -p .env` shows what it encodes.
+# A run that hides a secret is replaced whole. Decoding goes this many levels deep.
+MAX_DECODE_DEPTH = 2
+MIN_ENCODED_CHARS = 32
+_ENCODED = re.compile(
+    rf"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{{{MIN_ENCODED_CHARS},}}={{0,2}}"
+    r"(?:(?:\r?\n|\\n)[A-Za-z0-9+/_-]+={0,2})*"
+)
+_LINE_BREAKS = re.compile(r"\r?\n|\\n")
+_HEX = re.compile(r"(?:[0-9a-f]{2})+|(?:[0-9A-F]{2})+")
+# "PRIVATE KEY" in base64 at each of the three byte offsets, and in hex: a PEM file's
+# encoding, wherever the run was cut.
+_ENCODED_PEM = ("UFJJVkFURSBLRV", "BSSVZBVEUgS0VZ", "QUklWQVRFIEtFW", "50524956415445204b4559")
+_LABEL = re.compile(r"\[REDACTED:(\w+)\]")
+
+
+def _encoded(run: str, depth: int) -> str:
+    joined = _LINE_BREAKS.sub("", run)
+    if any(marker in joined or marker.upper() in joined for marker in _ENCODED_PEM):
+        return "[REDACTED:private_key]"
+    data = _decode(joined)
+    if data is None:
+        return run
+    text = data.decode("utf-8", "replace")
+    redacted = _redact(text, depth + 1)
+    if redacted == text:
+        return run
+    found = _LABEL.search(redacted)
+    return f"[REDACTED:{found.group(1) if found else 'secret'}]"
+
+
+def _decode(joined: str) -> bytes | None:
+    if _HEX.fullmatch(joined):
+        return bytes.fromhex(joined)
+    core = joined.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(core) % 4 == 1:
+        core = core[:-1]
+    try:
+        return base64.b64decode(core + "=" * (-len(core) % 4))
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _redact_named(text: str) -> str:
