@@ -44,7 +44,6 @@ from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
 from seam.plugins.hooks.circuit_breaker import ToolLoopBreaker
 from seam.plugins.hooks.injection_guard import InjectionGuard
 from seam.plugins.hooks.reflection import ReflectionHook
-from seam.plugins.safety.redact import redact
 from seam.wiring.context import (
     build_compressor,
     build_context_builder,
@@ -52,6 +51,7 @@ from seam.wiring.context import (
     close_side_models,
     context_options,
 )
+from seam.wiring.secrets import secret_redactor
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
 
@@ -331,7 +331,7 @@ def create_runtime(
         options=options,
         pricing=pricing,
         models=models,
-        redact=redact,
+        redact=secret_redactor(settings),
         sandboxes=sandboxes,
         gate=gate,
         context=build_context_builder(settings),

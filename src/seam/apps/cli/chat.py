@@ -240,7 +240,7 @@ class Chat:
             mark = "*" if p.id == current else " "
             about = f" — {p.description}" if p.description else ""
             lines.append(f" {mark} {p.id}{about}")
-        self._say("\n".join(lines))
+        self._say(self.style.plain("\n".join(lines)))
 
     async def _usage(self, arg: str) -> None:
         from seam.apps.cli.sessions import usage_line

@@ -317,18 +317,24 @@ def _redact_named(text: str) -> str:
 class RedactingFilter(logging.Filter):
     """Redacts a record's message (formatted with its args) and its traceback text.
 
-    Attach it to handlers: a filter on a logger does not see records from its children."""
+    Attach it to handlers: a filter on a logger does not see records from its children.
+    `redactor` replaces the pattern redaction (wiring hands in one that also knows the
+    process's own secrets)."""
+
+    def __init__(self, redactor: Callable[[str], str] | None = None) -> None:
+        super().__init__()
+        self.redactor = redactor or redact
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # a bad format string: the handler reports it, as it would anyway
             return True
-        redacted = redact(message)
+        redacted = self.redactor(message)
         if redacted != message:
             record.msg, record.args = redacted, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = redact(record.exc_text)
+            record.exc_text = self.redactor(record.exc_text)
         return True
