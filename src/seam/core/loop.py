@@ -176,6 +176,7 @@ class AgentLoop:
             sandbox=sandbox,
             gate=self.gate,
             approval_mode=personality.approval_mode,
+            redact=self.redact,
             **extra,
         )
 
