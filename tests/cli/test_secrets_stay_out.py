@@ -45,6 +45,7 @@ while pid > 1:
     print(os.environ.get("OPENAI_API_KEY"))
     pid = int(status.split("PPid:")[1].split()[0])
 """
+QUOTE_STDIN = "python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.stdin.read()))'"
 PARENT_KEY = "tr '\\0' '\\n' < /proc/$PPID/environ | grep '^OPENAI_API_KEY=' | cut -d= -f2-"
 COMMANDS = [
     "env",
@@ -57,7 +58,7 @@ COMMANDS = [
     f"{PARENT_KEY} | sed 's/^/x/' | base64",
     f"{PARENT_KEY} | sed 's/^/xy/' | base64 -w0",
     f"{PARENT_KEY} | xxd -p",
-    f"{PARENT_KEY} | python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.stdin.read()))'",
+    f"{PARENT_KEY} | {QUOTE_STDIN}",
     "cat .env",
     "base64 .env; base64 -w0 .env; xxd -p .env",
     "python3 -c \"import urllib.parse; print(urllib.parse.quote(open('.env').read()))\"",
