@@ -10,7 +10,7 @@ import asyncio
 import json
 import sys
 
-from seam.apps.cli.render import Style, TurnView, terminal_safe
+from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
     FAILURE,
@@ -89,7 +89,7 @@ async def _ask_on_stdin(event: ToolApprovalRequired) -> ApprovalDecision:
 
 
 def _json_lines(event: AgentEvent) -> None:
-    sys.stdout.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+    sys.stdout.write(json_safe(json.dumps(event_to_dict(event), ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 

@@ -60,6 +60,18 @@ def terminal_safe(text: str) -> str:
     return _CONTROL.sub(_visible, text)
 
 
+# What JSON leaves unescaped but a terminal may act on: DEL and the C1 controls.
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f]")
+
+
+def json_safe(encoded: str) -> str:
+    """JSON text (from `json.dumps(..., ensure_ascii=False)`) with DEL and the C1 controls
+    escaped as well: the same JSON value, safe to print on a terminal."""
+    if _JSON_UNSAFE.search(encoded) is None:
+        return encoded
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", encoded)
+
+
 class Style:
     """ANSI styling that turns itself off when output is not a terminal. What it styles is
     passed through `terminal_safe` first, styled or not."""

@@ -9,7 +9,14 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from seam.apps.cli.render import Style, arguments_preview, first_line, shorten, terminal_safe
+from seam.apps.cli.render import (
+    Style,
+    arguments_preview,
+    first_line,
+    json_safe,
+    shorten,
+    terminal_safe,
+)
 from seam.apps.cli.runner import USAGE, CliError, open_runtime, session_key
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionInfo, UsageTotals, message_to_dict, usage_to_dict
@@ -105,7 +112,7 @@ async def show_session(name: str, as_json: bool) -> int:
             "submissions": [submission_dict(s) for s in submissions],
             "usage": usage_to_dict(totals),
         }
-        sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json_safe(json.dumps(body, ensure_ascii=False, indent=2)) + "\n")
         return 0
     style = Style.for_stream(sys.stdout)
     header = [f"session {name}"]
@@ -158,7 +165,7 @@ async def export_sessions(name: str | None) -> int:
             body = _named(runtime, await runtime.sessions.export(key))
     finally:
         await runtime.aclose()
-    sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json_safe(json.dumps(body, ensure_ascii=False, indent=2)) + "\n")
     return 0
 
 
