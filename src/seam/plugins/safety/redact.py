@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from seam.plugins.safety.shapes import has_run, shape
+
 Replace = Callable[[re.Match[str]], str]
 
 
@@ -80,6 +82,13 @@ def _rule(kind: str, markers: tuple[str, ...], pattern: str, keep: bool = False)
     )
 
 
+# The rest of a private key's base64 body, over wrapped lines (or `\\n` escapes). After
+# "MII" (a long DER sequence) only an RSA key's start counts, not a certificate's.
+_KEY_BODY_REST = (
+    r"(?:(?<=MII)[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC)|(?<!MII))"
+    r"[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]+)*"
+)
+
 # Token shapes; each literal prefix is checked for a word character before it afterwards
 # (a lookbehind placed after the literal keeps the engine's fast literal scan).
 _RULES: tuple[_Rule, ...] = (
@@ -94,13 +103,16 @@ _RULES: tuple[_Rule, ...] = (
     ),
     # A key's body without its BEGIN line (`sed 1d ~/.ssh/id_ed25519`), by how the DER (or
     # OpenSSH) structure of a private key starts: OpenSSH, PKCS#1/#8 RSA, EC, Ed25519.
-    _rule(
-        "private_key",
-        ("b3blbnnzac1rzxktdj", "mii", "mhccaqeei", "migkagebbda", "mc4caqawbqydk2vwbcie"),
-        r"(?:b3BlbnNzaC1rZXktdj|MII[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC)|"
-        r"MIGHAgEAMBMGByqGSM49|MHcCAQEEI|MIGkAgEBBDA|MC4CAQAwBQYDK2VwBCIEI)"
-        r"[A-Za-z0-9+/=]*"
-        r"(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]+)*",
+    *(
+        _rule("private_key", (head.lower(),), head + _KEY_BODY_REST)
+        for head in (
+            "b3BlbnNzaC1rZXktdj",
+            "MII",  # then PKCS#1 or PKCS#8 RSA (checked by _KEY_BODY_REST's lookahead)
+            "MIGHAgEAMBMGByqGSM49",
+            "MHcCAQEEI",
+            "MIGkAgEBBDA",
+            "MC4CAQAwBQYDK2VwBCIEI",
+        )
     ),
     _rule("anthropic", ("sk-ant-",), r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}"),
     _rule(
@@ -146,12 +158,26 @@ _RULES: tuple[_Rule, ...] = (
     ),
     # The names AWS tools give the secret key: credentials files and env (aws_secret_access_key),
     # `aws sts`/`aws iam` JSON (SecretAccessKey), SDK code (secret_access_key, aws_secret_key).
-    _rule(
-        "aws_secret",
-        ("secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret"),
-        r"(?P<keep>(?<![A-Za-z0-9])(?i:(?:aws_?)?secret[_-]?access[_-]?key|aws_secret(?:_key)?)"
-        r"[\"']?\s*[=:]\s*[\"']?)(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
-        keep=True,
+    # One rule per spelling, so each starts with a literal the engine can skip ahead to.
+    *(
+        _rule(
+            "aws_secret",
+            (name.lower(),),
+            rf"(?P<keep>{name}(?<![A-Za-z0-9]{name}){rest}[\"']?\s*[=:]\s*[\"']?)"
+            r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+            keep=True,
+        )
+        for name, rest in (
+            ("aws_secret", "(?:_access)?(?:_key)?"),
+            ("AWS_SECRET", "(?:_ACCESS)?(?:_KEY)?"),
+            ("awsSecret", "(?:Access)?(?:Key)?"),
+            ("AwsSecret", "(?:Access)?(?:Key)?"),
+            ("secret_access_key", ""),
+            ("SECRET_ACCESS_KEY", ""),
+            ("secretAccessKey", ""),
+            ("SecretAccessKey", ""),
+            ("secret-access-key", ""),
+        )
     ),
     _rule(
         "url_password",
@@ -215,7 +241,7 @@ def _redact(text: str, depth: int) -> str:
             out = rule.pattern.sub(rule.replace, out)
     if any(marker in lowered for marker in _NAMED_MARKERS):
         out = _redact_named(out)
-    if depth < MAX_DECODE_DEPTH:
+    if depth < MAX_DECODE_DEPTH and has_run(shape(out), MIN_ENCODED_RUN):
         out = _ENCODED.sub(lambda match: _encoded(match.group(0), depth), out)
     return out
 
@@ -257,11 +283,11 @@ def _redact_aws_pairs(text: str) -> str:
 # A run that hides a secret is replaced whole. Decoding goes this many levels deep.
 MAX_DECODE_DEPTH = 2
 MIN_ENCODED_CHARS = 32
+MIN_ENCODED_RUN = 24  # of standard base64 characters: the cheap test before the regex
 _ENCODED = re.compile(
     rf"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{{{MIN_ENCODED_CHARS},}}={{0,2}}"
     r"(?:(?:\r?\n|\\n)[A-Za-z0-9+/_-]+={0,2})*"
 )
-_LINE_BREAKS = re.compile(r"\r?\n|\\n")
 _HEX = re.compile(r"(?:[0-9a-f]{2})+|(?:[0-9A-F]{2})+")
 # "PRIVATE KEY" in base64 at each of the three byte offsets, and in hex: a PEM file's
 # encoding, wherever the run was cut.
@@ -270,7 +296,7 @@ _LABEL = re.compile(r"\[REDACTED:(\w+)\]")
 
 
 def _encoded(run: str, depth: int) -> str:
-    joined = _LINE_BREAKS.sub("", run)
+    joined = run.replace("\\n", "").replace("\r", "").replace("\n", "")
     if any(marker in joined or marker.upper() in joined for marker in _ENCODED_PEM):
         return "[REDACTED:private_key]"
     data = _decode(joined)
