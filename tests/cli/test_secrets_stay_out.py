@@ -172,3 +172,38 @@ def test_the_key_is_still_found_when_it_was_not_redacted() -> None:
         assert leaks(done.stdout.replace("\n", ""))
     assert leaks(quote(KEY, safe=""))
     assert leaks(base64.urlsafe_b64encode(b"xy" + KEY.encode()).decode())
+
+
+def test_a_key_pasted_into_chat_is_kept_redacted_in_its_history(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    import os
+    import pty
+
+    from tests.cli.conftest import SEAM
+    from tests.cli.test_terminal import PROMPT_SHOWN, Terminal
+
+    cli = make_cli(tmp_path, {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": KEY})
+    openai_server.push(text_reply("Please do not paste keys."))
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: become `seam chat` on the pty, never return into pytest
+        try:
+            os.chdir(cli.project)
+            env = {**cli.env, "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"}
+            os.execve(str(SEAM), [str(SEAM), "chat"], env)
+        finally:
+            os._exit(127)
+    terminal = Terminal(fd)
+    try:
+        at = terminal.wait_for(PROMPT_SHOWN, after=terminal.wait_for("Ctrl-D to leave"))
+        terminal.type(f"my key is {KEY}\r")
+        at = terminal.wait_for("Please do not paste keys.", after=at)
+        terminal.wait_for(PROMPT_SHOWN, after=at)
+        terminal.type("\x04")
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+    history = (cli.home / "history").read_text()
+    assert f"+my key is {LABEL}" in history
+    assert leaks(history) == []

@@ -142,8 +142,15 @@ class Chat:
             from prompt_toolkit import PromptSession
             from prompt_toolkit.history import FileHistory
 
+            class RedactedHistory(FileHistory):
+                """What is typed is kept for recall, but a pasted key is kept redacted."""
+
+                def store_string(self, string: str) -> None:
+                    super().store_string(redact(string) if redact is not None else string)
+
             settings = self.runtime.settings
-            history = FileHistory(str(settings.home / "history")) if settings else None
+            redact = self.runtime.loop.redact
+            history = RedactedHistory(str(settings.home / "history")) if settings else None
             self._prompt = PromptSession(history=history)
         try:
             return await self._prompt.prompt_async(prompt or "> ")
