@@ -129,5 +129,5 @@ def redactor_for_env(env: Mapping[str, str]) -> Redact:
     try:
         settings = load_settings(env)
     except (ConfigError, OSError):
-        settings = Settings(home=Path("/nonexistent"), env=dict(env))
+        settings = Settings(home=Path("/nonexistent"), working_dir=Path("/"), env=dict(env))
     return secret_redactor(settings)
