@@ -30,6 +30,7 @@ from seam.contracts.sessions import (
     SessionSummary,
     UsageRecord,
     UsageTotals,
+    check_idle,
     check_limit,
     check_title,
     lineage_base,
@@ -211,6 +212,17 @@ class InMemorySessionStore:
         record = self._record(key)
         if record.info.ended_at is None:
             record.info = replace(record.info, ended=True, ended_at=self._clock())
+
+    async def end_idle(self, idle_seconds: float) -> int:
+        check_idle(idle_seconds)
+        cutoff = self._clock() - idle_seconds
+        ended = 0
+        for record in self._sessions.values():
+            info = record.info
+            if not info.ended and info.updated_at < cutoff:
+                record.info = replace(info, ended=True, ended_at=info.updated_at + idle_seconds)
+                ended += 1
+        return ended
 
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
         summaries: list[SessionSummary] = []

@@ -54,7 +54,8 @@ def session_table(
 
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("name", no_wrap=True, overflow="fold")
-    table.add_column("title")
+    # One line per session: a long title is cut (an ellipsis), never wrapped.
+    table.add_column("title", no_wrap=True, overflow="ellipsis")
     table.add_column("personality")
     table.add_column("messages", justify="right")
     table.add_column("last activity", no_wrap=True)
@@ -70,11 +71,11 @@ def session_table(
     return table
 
 
-async def list_sessions(limit: int) -> int:
+async def list_sessions(limit: int, *, subagents: bool = False) -> int:
     from rich.console import Console
 
     async with open_runtime() as runtime:
-        infos = await runtime.sessions.list(limit)
+        infos = await runtime.list_sessions(limit, subagents=subagents)
     if not infos:
         print("no sessions yet: start one with seam chat or seam run")
         return 0

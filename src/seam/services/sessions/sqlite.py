@@ -29,6 +29,7 @@ from seam.contracts.sessions import (
     SessionSummary,
     UsageRecord,
     UsageTotals,
+    check_idle,
     check_limit,
     check_title,
     lineage_base,
@@ -480,6 +481,15 @@ class SQLiteSessionStore(SQLiteSubmissions):
         )
         if cursor.rowcount == 0:
             raise SessionNotFound(f"no session {key!r}")
+
+    async def end_idle(self, idle_seconds: float) -> int:
+        check_idle(idle_seconds)
+        cursor = self._db.execute(
+            "UPDATE sessions SET ended = 1, ended_at = updated_at + ?1"
+            " WHERE ended = 0 AND updated_at < ?2",
+            (idle_seconds, self._clock() - idle_seconds),
+        )
+        return cursor.rowcount
 
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
         check_limit(limit)
