@@ -854,6 +854,37 @@ class SessionStoreSuite:
         with pytest.raises(ValueError, match="older_than_days"):
             await store.prune(float("nan"))
 
+    async def test_end_idle_ends_sessions_as_of_when_they_went_idle(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        hour = 3_600.0
+        start = clock.now
+        for key in ("idle", "already-ended", "busy"):
+            await store.create(key)
+        await store.end("already-ended")
+        clock.advance(2 * hour)
+        await store.touch("busy")
+        clock.advance(hour)
+
+        assert await store.end_idle(2.5 * hour) == 1  # "idle" only; "busy" moved 1 h ago
+        idle = await store.get("idle")
+        assert idle is not None and idle.ended
+        assert idle.ended_at == start + 2.5 * hour
+        assert idle.updated_at == start  # ending is not activity
+        ended = await store.get("already-ended")
+        assert ended is not None and ended.ended_at == start  # the first end is kept
+        busy = await store.get("busy")
+        assert busy is not None and not busy.ended
+        assert await store.end_idle(2.5 * hour) == 0
+        # Prune ages it from when it went idle, half an hour ago (not from now).
+        assert await store.prune(1 / 24) == 1  # "already-ended" (3 h ago)
+        assert await store.prune(0.25 / 24) == 1  # "idle"
+        assert [s.key for s in await store.list()] == ["busy"]
+
+    async def test_end_idle_rejects_a_negative_time(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="idle_seconds"):
+            await store.end_idle(-1)
+
     # --- undo -------------------------------------------------------------------------
 
     async def test_undo_removes_the_last_turn(

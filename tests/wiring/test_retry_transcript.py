@@ -11,9 +11,7 @@ from seam.wiring.runtime import assemble_runtime
 from tests.support.openai_server import DEFAULT_MODEL, OpenAIServer, text_reply
 
 
-async def _ask_through_failures(
-    server: OpenAIServer, store: ExecutionStore, failures: int
-) -> str:
+async def _ask_through_failures(server: OpenAIServer, store: ExecutionStore, failures: int) -> str:
     for _ in range(failures):
         # The role chunk and two pieces ("Hel", "lo "), then the connection drops.
         server.push(text_reply("Hello there, friend").dropped(after=3))

@@ -12,11 +12,11 @@ from dataclasses import replace
 
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.model import ModelProvider
+from seam.contracts.sessions import SessionStore
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
-from seam.core.loop import LoopOptions
-from seam.contracts.sessions import SessionStore
 from seam.core.identity import TASK_PREFIX, parse_session_storage_key
+from seam.core.loop import LoopOptions
 from seam.plugins.hooks.reflection import MemoryWriter, ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.safety.injection import scan

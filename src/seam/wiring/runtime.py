@@ -330,9 +330,7 @@ class Runtime:
             self.tenant_id, self.harness, assert_public_session_name(name)
         )
 
-    async def list_sessions(
-        self, limit: int = 50, *, subagents: bool = False
-    ) -> list[SessionInfo]:
+    async def list_sessions(self, limit: int = 50, *, subagents: bool = False) -> list[SessionInfo]:
         """Most recently active first; subagents' `task:` sessions only when asked (they
         are a parent's working notes, and would crowd out the conversations)."""
         if subagents:

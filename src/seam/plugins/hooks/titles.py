@@ -35,7 +35,7 @@ TITLE_PROMPT = (
     "Reply with the title alone: no quotes, no full stop."
 )
 EXCHANGE_CHARS = 2_000
-_TRIM = " \t\"'`“”‘’«».,;:!?-—"
+_TRIM = " \t\"'`“”\u2018\u2019«».,;:!?-—"
 
 
 def heuristic_title(text: str, limit: int = TITLE_CHARS) -> str:
