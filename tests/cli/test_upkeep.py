@@ -98,3 +98,15 @@ def test_subagent_sessions_are_listed_only_with_all(cli: Cli) -> None:
         "main",
         "task:main:abc123",
     ]
+
+
+def test_a_window_too_small_for_the_fixed_prompt_is_said_once_in_chat(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    cli.write_config("[context]\nwindow = 2000\n")
+    openai_server.push(text_reply("One."), text_reply("Two."))
+    chat = cli("chat", stdin="hello\nagain\n")
+    assert chat.returncode == 0, chat.stderr
+    notes = [line for line in chat.stdout.splitlines() if line.startswith("note (context):")]
+    assert len(notes) == 1, chat.stdout
+    assert "tool schemas take ~" in notes[0] and "2,000-token context window" in notes[0]
