@@ -133,13 +133,6 @@ class ScopedStorage:
     def resolve(self, path: str) -> str:
         return self._inner.resolve(posixpath.join(self.working_dir, path))
 
-    def can_write(self, path: str) -> bool:
-        try:
-            self._check(path, self._write, "write")
-        except AccessDenied:
-            return False
-        return True
-
     async def read_text(self, path: str) -> str:
         return await self._inner.read_text(self._check(path, self._read, "read"))
 

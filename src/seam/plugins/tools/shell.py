@@ -22,47 +22,29 @@ MAX_TIMEOUT = 3600.0  # seconds; longer jobs belong in background mode
 SPILL_DIR = ".seam/spill"  # under the sandbox's working dir
 COMMAND_SHOWN = 80  # characters of a command shown in `process list`
 
-_TIMEOUT = {"type": "number", "description": "Seconds before it is killed (default 180)."}
+_TIMEOUT = {
+    "type": "number",
+    "exclusiveMinimum": 0,
+    "maximum": MAX_TIMEOUT,
+    "description": f"Seconds before it is killed (default 180, max {MAX_TIMEOUT:g}).",
+}
 
 
-def _str_arg(args: Mapping[str, Any], name: str) -> str:
+def _text(args: Mapping[str, Any], name: str) -> str:
+    """A text argument that must hold more than spaces. Its type is the schema's business
+    (checked before `run`); a blank command, or an `id` missing where the action needs
+    one, is checked here."""
     value = args.get(name)
     if value is None:
         raise ToolError(f"missing required argument {name!r}")
-    if not isinstance(value, str):
-        raise ToolError(f"argument {name!r} must be a string, not {type(value).__name__}")
     if not value.strip():
         raise ToolError(f"argument {name!r} must not be empty")
-    return value
+    return str(value)
 
 
-def _timeout_arg(args: Mapping[str, Any]) -> float | None:
-    """Accepts "30" as well as 30: small models often quote numbers."""
+def _timeout(args: Mapping[str, Any]) -> float | None:
     value = args.get("timeout")
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ToolError(f"argument 'timeout' must be a number, got {value!r}") from None
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise ToolError(f"argument 'timeout' must be a number, not {type(value).__name__}")
-    if not 0 < value <= MAX_TIMEOUT:
-        raise ToolError(
-            f"argument 'timeout' must be between 0 and {MAX_TIMEOUT:g} seconds, got {value:g}; "
-            "use background mode for longer jobs"
-        )
-    return float(value)
-
-
-def _bool_arg(args: Mapping[str, Any], name: str) -> bool:
-    value = args.get(name, False)
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    if not isinstance(value, bool):
-        raise ToolError(f"argument {name!r} must be true or false, got {value!r}")
-    return value
+    return None if value is None else float(value)
 
 
 def _sandbox(ctx: ToolContext) -> Sandbox:
@@ -128,14 +110,15 @@ class Terminal:
             "background": {"type": "boolean", "description": "Start it and return at once."},
         },
         "required": ["command"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        command = _str_arg(args, "command")
-        timeout = _timeout_arg(args)
-        background = _bool_arg(args, "background")
+        command = _text(args, "command")
+        timeout = _timeout(args)
+        background = bool(args.get("background", False))
         sandbox = _sandbox(ctx)
         await _gate(ctx, command, self.name)
         if not background:
@@ -159,15 +142,20 @@ class Process:
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": ["list", "poll", "kill"]},
-            "id": {"type": "string", "description": "Process id, e.g. p1 (poll and kill)."},
+            "id": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Process id, e.g. p1 (poll and kill).",
+            },
         },
         "required": ["action"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False  # kill is not
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        action = _str_arg(args, "action")
+        action: str = args["action"]
         sandbox = _sandbox(ctx)
         try:
             if action == "list":
@@ -180,12 +168,12 @@ class Process:
                     for i in infos
                 )
             if action == "poll":
-                info, text = await sandbox.poll(_str_arg(args, "id"))
+                info, text = await sandbox.poll(_text(args, "id"))
                 return (
                     f"{info.id} {_state(info.running, info.exit_code)}\n{text or '(no new output)'}"
                 )
             if action == "kill":
-                info = await sandbox.kill(_str_arg(args, "id"))
+                info = await sandbox.kill(_text(args, "id"))
                 return f"{info.id} stopped ({_state(info.running, info.exit_code)})"
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
@@ -211,13 +199,14 @@ class ExecuteCode:
             "timeout": _TIMEOUT,
         },
         "required": ["code"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        code = _str_arg(args, "code")
-        timeout = _timeout_arg(args)
+        code = _text(args, "code")
+        timeout = _timeout(args)
         sandbox = _sandbox(ctx)
         # The gate (and a person asked to approve) sees the code itself, not a file name.
         await _gate(ctx, f"python3 -c {shlex.quote(code)}", self.name)
