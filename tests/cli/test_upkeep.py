@@ -110,3 +110,11 @@ def test_a_window_too_small_for_the_fixed_prompt_is_said_once_in_chat(
     notes = [line for line in chat.stdout.splitlines() if line.startswith("note (context):")]
     assert len(notes) == 1, chat.stdout
     assert "tool schemas take ~" in notes[0] and "2,000-token context window" in notes[0]
+
+
+def test_search_matches_word_stems(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(text_reply("Noted: you like ripe ones."))
+    assert cli("run", "--session", "fruit", "I bought two bananas").returncode == 0
+    found = cli("sessions", "search", "banana")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout == "fruit  you: I bought two bananas\n"

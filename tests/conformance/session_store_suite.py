@@ -364,9 +364,49 @@ class SessionStoreSuite:
     async def test_search_matches_whole_words(self, store: SessionStore) -> None:
         await store.create("s")
         await store.append("s", [user("deployment finished; snake_case too")])
-        assert await store.search("deploy") == []
+        assert await store.search("deplo") == []  # a prefix is not a word
+        assert await store.search("finish deployment snak") == []
         assert [h.message_index for h in await store.search("deployment")] == [0]
         assert [h.message_index for h in await store.search("snake")] == [0]
+
+    async def test_search_matches_word_stems(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append(
+            "s",
+            [
+                user("I bought two bananas and some apples"),
+                assistant("Running the connection tests happily"),
+                user("a generalization of relational ponies"),
+            ],
+        )
+
+        def found(query: str) -> list[int]:
+            return [h.message_index for h in hits[query]]
+
+        hits = {
+            q: await store.search(q)
+            for q in (
+                "banana",
+                "BANANAS apple",
+                "run connected test",
+                "connections",
+                "pony",
+                "general",
+            )
+        }
+        assert found("banana") == [0]
+        assert found("BANANAS apple") == [0]
+        assert found("run connected test") == [1]
+        assert found("connections") == [1]
+        assert found("pony") == [2]
+        assert found("general") == [2]
+        assert await store.search("bandana") == []
+
+    async def test_the_snippet_is_around_the_stemmed_match(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("word " * 100 + "bananas at the end")])
+        (hit,) = await store.search("banana")
+        assert hit.snippet.startswith("…") and hit.snippet.endswith("bananas at the end")
 
     async def test_search_covers_user_and_assistant_only(self, store: SessionStore) -> None:
         await store.create("s")

@@ -20,7 +20,7 @@ from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
-from seam.contracts.search import SEARCHED_ROLES, snippet, words
+from seam.contracts.search import SEARCHED_ROLES, snippet, terms
 from seam.contracts.sessions import (
     DuplicateTitle,
     LoadedSession,
@@ -153,7 +153,7 @@ class InMemorySessionStore:
         tenant: str | None = None,
     ) -> list[SearchHit]:
         check_limit(limit)
-        wanted = set(words(query))
+        wanted = set(terms(query))
         if not wanted or not limit:
             return []
         found: list[tuple[int, str, int, Message]] = []
@@ -164,7 +164,7 @@ class InMemorySessionStore:
                 if (
                     message.role in SEARCHED_ROLES
                     and message.content
-                    and wanted.issubset(words(message.content))
+                    and wanted.issubset(terms(message.content))
                 ):
                     found.append((record.seqs[index], key, index, message))
         found.sort(key=_newest_first)

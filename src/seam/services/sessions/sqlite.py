@@ -19,7 +19,7 @@ from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message, Usage
-from seam.contracts.search import snippet, words
+from seam.contracts.search import snippet, terms, words
 from seam.contracts.sessions import (
     DuplicateTitle,
     LoadedSession,
@@ -182,6 +182,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at REAL NOT NULL
         )""",
         "CREATE INDEX compactions_session ON compactions (session_key, id)",
+    ),
+    # 6: search matches word stems ("banana" finds "bananas"): the index is rebuilt with
+    # the porter tokenizer from the messages themselves (nothing else is lost or moved).
+    (
+        "DROP TRIGGER messages_fts_insert",
+        "DROP TRIGGER messages_fts_delete",
+        "DROP TABLE messages_fts",
+        """CREATE VIRTUAL TABLE messages_fts USING fts5 (
+            content,
+            content = 'searchable_messages',
+            content_rowid = 'id',
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+            WHEN new.role IN ('user', 'assistant') AND new.content <> ''
+            BEGIN
+                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+            END""",
+        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+            WHEN old.role IN ('user', 'assistant') AND old.content <> ''
+            BEGIN
+                INSERT INTO messages_fts (messages_fts, rowid, content)
+                VALUES ('delete', old.id, old.content);
+            END""",
+        "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -387,8 +412,10 @@ class SQLiteSessionStore(SQLiteSubmissions):
         if not wanted or not limit:
             return []
         # Each word becomes a quoted FTS5 string: user text is never parsed as syntax.
-        # The words hold only letters and digits, so none contains a quote.
+        # The words hold only letters and digits, so none contains a quote. FTS5 stems
+        # them itself (the porter tokenizer); the snippet looks for the same stems.
         match = " ".join(f'"{word}"' for word in wanted)
+        stems = set(terms(query))
         if exclude_session is None and tenant is None:
             sql = (
                 "WITH hits AS (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
@@ -408,7 +435,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
             )
             params = (match, exclude_session, exclude_session, tenant, tenant, limit)
         return [
-            SearchHit(key, idx, role, snippet(content, wanted), message_id)
+            SearchHit(key, idx, role, snippet(content, stems), message_id)
             for message_id, key, idx, role, content in self._db.execute(sql, params)
         ]
 
