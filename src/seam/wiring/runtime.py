@@ -78,6 +78,8 @@ log = logging.getLogger("seam.runtime")
 REFLECTION_GRACE = 10.0
 # Seconds a closing runtime waits for a title a side model is writing.
 TITLE_GRACE = 5.0
+# Seconds between a worker's checks for sessions idle past `[sessions] idle_end`.
+IDLE_CHECK_EVERY = 3600.0
 # Seconds a turn whose reader stopped reading (`Runtime.run`) gets to stop at its next
 # step, settling aborted, before it is abandoned (`seam resume` finishes it then).
 STOP_GRACE = 1.0
@@ -285,15 +287,29 @@ class Runtime:
         on_settled: Callable[[Submission], None] | None = None,
         idle_wait: float = 5.0,
     ) -> None:
-        """Serve the queue as a worker until `stop` is set; see `Coordinator.work`."""
+        """Serve the queue as a worker until `stop` is set; see `Coordinator.work`. A
+        long-running worker also ends idle sessions now and then (`idle_end`)."""
         await self.open()
-        await self.coordinator.work(
-            self.factory.resolve,
-            stop=stop,
-            on_event=on_event,
-            on_settled=on_settled,
-            idle_wait=idle_wait,
-        )
+        upkeep = asyncio.ensure_future(self._end_idle_periodically())
+        try:
+            await self.coordinator.work(
+                self.factory.resolve,
+                stop=stop,
+                on_event=on_event,
+                on_settled=on_settled,
+                idle_wait=idle_wait,
+            )
+        finally:
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await upkeep
+
+    async def _end_idle_periodically(self) -> None:
+        if self.idle_end <= 0:
+            return
+        while True:
+            await asyncio.sleep(min(self.idle_end / 4, IDLE_CHECK_EVERY))
+            await self.end_idle_sessions()
 
     @property
     def owner(self) -> str:
