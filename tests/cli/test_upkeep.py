@@ -72,6 +72,7 @@ def test_titles_come_from_the_first_message_and_show_in_listings(
     # A second session asking the same gets a numbered title.
     assert cli("run", "--session", "trip2", "Plan a trip to Lisbon in May, please!").returncode == 0
 
+    cli.env["COLUMNS"] = "160"  # room for whole titles (on 80 columns they are cut with …)
     listing = cli("sessions", "list")
     assert listing.returncode == 0, listing.stderr
     lines = {line.split()[0]: line for line in listing.stdout.splitlines()[1:]}

@@ -52,12 +52,14 @@ def session_table(
     """Newest first, as the store lists them; `current` (a key) is marked."""
     from rich.table import Table
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    # The title takes what room the line has left (expand + ratio); the rest keep theirs.
+    table = Table(box=None, pad_edge=False, header_style="bold", expand=True)
     table.add_column("name", no_wrap=True, overflow="fold")
     # One line per session: a long title is cut (an ellipsis), never wrapped.
-    table.add_column("title", no_wrap=True, overflow="ellipsis")
-    table.add_column("personality")
-    table.add_column("messages", justify="right")
+    table.add_column("title", no_wrap=True, overflow="ellipsis", ratio=1)
+    # Only the title gives way when the line is short of room.
+    table.add_column("personality", no_wrap=True)
+    table.add_column("messages", justify="right", no_wrap=True)
     table.add_column("last activity", no_wrap=True)
     for info in infos:
         name = name_of(info.key)
