@@ -47,6 +47,12 @@ class Sandbox(Protocol):
     @property
     def working_dir(self) -> str: ...
 
+    @property
+    def isolated(self) -> bool:
+        """True when commands run isolated from the host (bubblewrap), False when they run
+        as plain processes (local): the command gate is stricter then."""
+        ...
+
     async def run(
         self,
         command: str,

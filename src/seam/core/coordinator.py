@@ -104,8 +104,12 @@ class Coordinator:
         compress: Callable[[str], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] | None = None,
+        rerun_transient: bool = True,
     ) -> None:
         self.store = store
+        # False where a person waits on the turn (`seam run`, `seam chat`): the provider's
+        # own, visible retries are all the retrying; a transient failure settles failed.
+        self.rerun_transient = rerun_transient
         self.owner = owner or f"worker-{secrets.token_hex(6)}"
         self.lease = lease
         self.max_attempts = max_attempts
@@ -376,8 +380,10 @@ class Coordinator:
                 and await self._leased(sub.id, compress(sub.session_key), CancelToken())
             ):
                 return await store.release(sub.id, owner, not_before=self._clock(), error=message)
-            if (kind in TRANSIENT_ERRORS or finish == "timeout") and (
-                current.attempts < current.max_attempts
+            if (
+                (kind in TRANSIENT_ERRORS or finish == "timeout")
+                and current.attempts < current.max_attempts
+                and self.rerun_transient
             ):
                 pause = self.backoff[min(current.attempts, len(self.backoff)) - 1]
                 return await store.release(

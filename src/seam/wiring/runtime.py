@@ -33,7 +33,7 @@ from seam.contracts.execution import (
 from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
-from seam.contracts.model import ModelProvider
+from seam.contracts.model import ModelProvider, OnRetry
 from seam.contracts.personality import PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionInfo, SessionStore
@@ -536,6 +536,8 @@ def create_runtime(
     store: ExecutionStore | None = None,
     workflows: WorkflowRegistry | None = None,
     coordinator: Coordinator | None = None,
+    on_retry: OnRetry | None = None,
+    interactive: bool = False,
 ) -> Runtime:
     """The runtime the settings describe, with the collaborators handed in instead of
     theirs; `settings` are loaded (`load_settings()`) only when something is missing.
@@ -543,6 +545,12 @@ def create_runtime(
     Without settings to read this needs every one of `model`, `personalities`, `store`,
     `storage`, `memory`, `sandboxes`, `gate`, `pricing`, `options` and `working_dir`; a
     test that wants none of them read wants `assemble_runtime`.
+
+    `on_retry` hears of each retry the configured model makes. `interactive` (a person
+    waits on each turn: `seam run`, `seam chat`) settles a turn that failed transiently
+    as failed: the model's own retries, shown through `on_retry`, are all the retrying
+    there is, instead of minutes of silent re-runs with back-off (a crashed turn is
+    still resumed).
     """
     store = _one_store(store, sessions)
     wanted = (model, personalities, store, storage, memory, sandboxes, gate, pricing, options)
@@ -581,7 +589,7 @@ def create_runtime(
         if model is None:
             from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 
-            factory = ModelFactory(settings)
+            factory = ModelFactory(settings, on_retry=on_retry)
             model = LazyModel(factory)
             models = PersonalityModels(factory, model)
         if gate is None:
@@ -664,6 +672,8 @@ def create_runtime(
     runtime.titles = titles
     if settings is not None:
         runtime.idle_end = settings.config.sessions.idle_end_seconds
+    if coordinator is None:
+        runtime.coordinator.rerun_transient = not interactive
     return runtime
 
 

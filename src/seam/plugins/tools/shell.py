@@ -53,7 +53,7 @@ def _sandbox(ctx: ToolContext) -> Sandbox:
     return ctx.sandbox
 
 
-async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
+async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> None:
     gate = ctx.gate
     if gate is None:
         return
@@ -64,6 +64,10 @@ async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
         call_id=ctx.call_id,
         approver=ctx.approvals,
         mode=ctx.approval_mode,
+        # Without isolation (the local backend) the gate is stricter; a sandbox that does
+        # not say counts as none.
+        isolated=getattr(sandbox, "isolated", False),
+        working_dir=sandbox.working_dir,
     )
     if not decision.allowed:
         raise ToolError(f"refused: {decision.reason}")
@@ -120,7 +124,7 @@ class Terminal:
         timeout = _timeout(args)
         background = bool(args.get("background", False))
         sandbox = _sandbox(ctx)
-        await _gate(ctx, command, self.name)
+        await _gate(ctx, sandbox, command, self.name)
         if not background:
             return _report(await _run(ctx, sandbox, command, timeout))
         try:
@@ -209,7 +213,7 @@ class ExecuteCode:
         timeout = _timeout(args)
         sandbox = _sandbox(ctx)
         # The gate (and a person asked to approve) sees the code itself, not a file name.
-        await _gate(ctx, f"python3 -c {shlex.quote(code)}", self.name)
+        await _gate(ctx, sandbox, f"python3 -c {shlex.quote(code)}", self.name)
         # The snippet goes to Python on stdin (a quoted here-document, so the shell
         # expands nothing in it), never as a file in the person's project: the shell keeps
         # a large one in the system temp dir (the sandbox's private /tmp under bwrap).

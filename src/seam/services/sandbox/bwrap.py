@@ -56,6 +56,7 @@ def bwrap_available(bwrap: str = DEFAULT_BWRAP) -> bool:
 
 class BwrapSandbox(GroupSandbox):
     name = "bwrap"
+    isolated = True
 
     def __init__(
         self,

@@ -12,6 +12,7 @@ from seam.services.sandbox.process import GroupSandbox, GroupSandboxProvider
 
 class LocalSandbox(GroupSandbox):
     name = "local"
+    isolated = False
 
     def _argv(self, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         return [self._shell, "-c", command], env
