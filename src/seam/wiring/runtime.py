@@ -58,6 +58,7 @@ from seam.plugins.hooks.circuit_breaker import ToolLoopBreaker
 from seam.plugins.hooks.injection_guard import InjectionGuard
 from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
+from seam.plugins.mcp.servers import McpServers
 from seam.plugins.safety.redact import redact
 from seam.wiring.context import (
     build_compressor,
@@ -119,6 +120,8 @@ class Runtime:
     # Seconds without activity after which a session is ended (`[sessions] idle_end`),
     # applied when the runtime opens; 0: never.
     idle_end: float = 0.0
+    # MCP servers (`[mcp.servers.*]`, plugins/mcp): started on first use, closed here.
+    mcp: McpServers | None = None
 
     async def open(self) -> Runtime:
         """Connect the store when it needs it (PostgreSQL) and end sessions idle past
@@ -389,6 +392,8 @@ class Runtime:
                     await self.titles.drain()
             await self.titles.aclose()
         await close_side_models(self.loop.compressor, self.reflection, self.titles)
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.model.aclose()
         await self.sessions.aclose()
         if self.loop.sandboxes is not None:
@@ -444,6 +449,7 @@ def assemble_runtime(
     lease: float = DEFAULT_LEASE_SECONDS,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     settings: Settings | None = None,
+    mcp: McpServers | None = None,
 ) -> Runtime:
     """A runtime of exactly these collaborators; each one left out is the empty stack.
 
@@ -457,13 +463,19 @@ def assemble_runtime(
     `hooks`; the runtime only closes it. A `coordinator` handed in is used as it is (its
     own `compress`, if any, handles context overflow); otherwise one is built here from
     `owner`, `dead_owners`, `lease` and `max_attempts`, compressing through the loop.
-    `settings` are only kept, for surfaces that show them (`runtime.settings`).
+    `settings` are only kept, for surfaces that show them (`runtime.settings`). `mcp`:
+    MCP servers whose tools the built-in registry offers (a `tools` registry handed in
+    adds them itself); the runtime closes them.
     """
     store = _one_store(store, sessions)
     store = store if store is not None else InMemoryExecutionStore()
     workflows = workflows if workflows is not None else WorkflowRegistry()
     if tools is None:
-        tools = build_tool_registry(sessions=store, workflows=bool(workflows.names()))
+        tools = build_tool_registry(
+            sessions=store,
+            workflows=bool(workflows.names()),
+            sources=() if mcp is None else (mcp,),
+        )
     hooks = hooks if hooks is not None else default_hooks()
     personalities = personalities if personalities is not None else StaticPersonalityRegistry()
     memory = memory if memory is not None else NoopMemory()
@@ -513,6 +525,7 @@ def assemble_runtime(
         workflows=workflows,
         settings=settings,
         reflection=reflection,
+        mcp=mcp,
     )
 
 
@@ -602,7 +615,7 @@ def create_runtime(
             from seam.wiring.pricing import price_table
 
             pricing = price_table(settings.config.prices, where=str(settings.config_path))
-        from seam.wiring.guard import APPROVALS_FILE, guard_section
+        from seam.wiring.guard import guard_section
 
         agent = settings.config.agent
         options = options or context_options(
@@ -614,21 +627,11 @@ def create_runtime(
                 approval_timeout=guard_section(settings).approval_timeout,
             ),
         )
-        # The agent must not edit its own transcript database behind the store's back, nor
-        # grant itself approvals or switch its own approval mode off.
-        db_file = str(settings.store_path)
-        home = settings.home
-        fs_deny += [
-            db_file,
-            f"{db_file}-wal",
-            f"{db_file}-shm",
-            str(home / APPROVALS_FILE),
-            # Memory is written through the memory tool, whose checks a file write would skip.
-            str(home / "memory"),
-            str(home / "config.toml"),
-            str(home / "pools"),
-            str(settings.personalities_dir / "*" / "config.toml"),
-        ]
+        # The agent must not edit its own controls (approvals, config, personalities, the
+        # store) nor the person's secrets and start-up files: one list, see wiring/reach.py.
+        from seam.wiring.reach import fs_deny as reach_deny
+
+        fs_deny += reach_deny(settings)
     assert model is not None  # settings were loaded whenever it was missing
     from seam.wiring.owners import dead_owners, owner_id
 
@@ -641,6 +644,13 @@ def create_runtime(
         assert store is not None  # opened above from the settings when missing
         titles = build_titles(settings, store, hooks)
     section = settings.config.store if settings is not None else None
+    mcp = None
+    if settings is not None and tools is None:
+        from seam.wiring.mcp import DefaultGetsMcp, build_mcp
+
+        mcp = build_mcp(settings)
+        if mcp.names() and personalities is not None:
+            personalities = DefaultGetsMcp(personalities)
     runtime = assemble_runtime(
         model=model,
         tools=tools,
@@ -668,6 +678,7 @@ def create_runtime(
         lease=section.lease_seconds if section is not None else DEFAULT_LEASE_SECONDS,
         max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
         settings=settings,
+        mcp=mcp,
     )
     runtime.titles = titles
     if settings is not None:

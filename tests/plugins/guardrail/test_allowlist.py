@@ -162,10 +162,6 @@ def test_never_safe(command: str) -> None:
         "ls -la",
         "cat README.md | head -20",
         "grep -rn TODO src/",
-        "git status",
-        "git log --oneline -5",
-        "git diff HEAD~1",
-        "git branch",
         "find . -name '*.py'",
         "wc -l src/*.py && du -sh .",
         "sed -n '1,20p' x",
@@ -223,7 +219,8 @@ def test_a_wrapper_is_judged_by_what_it_runs() -> None:
     assert GUARD.classify("sh -c 'ls | wc -l'").read_only
     assert GUARD.classify('bash -c "$(echo ls)"').verdict == "safe"
     # A system binary by full path is the program itself.
-    assert GUARD.classify("/usr/bin/git status").read_only
+    assert GUARD.classify("/usr/bin/git status").verdict == "safe"
+    assert GUARD.classify("/usr/bin/cat README.md").read_only
 
 
 def test_reasons_name_the_program_and_the_rule() -> None:
@@ -257,3 +254,11 @@ def test_reasons_name_the_program_and_the_rule() -> None:
 )
 def test_sed_scripts(script: str, harmless: bool) -> None:
     assert sed_script_harmless(script) is harmless
+
+
+@pytest.mark.parametrize("command", ["git status", "git log --oneline -5", "git diff HEAD~1"])
+def test_git_reads_are_safe_but_not_proven_read_only(command: str) -> None:
+    """git runs programs its repository's config names (core.fsmonitor, hooks, textconv),
+    and the agent can write that file: harmless in a sandbox, asked for without one."""
+    found = GUARD.classify(command)
+    assert found.verdict == "safe" and not found.read_only, found

@@ -242,7 +242,7 @@ async def unisolated(
 async def test_without_isolation_only_read_only_commands_run_unasked(tmp_path: Path) -> None:
     gate = make_gate(tmp_path, allow_off=True, judge=judge_saying("approve"))
     for mode in ("manual", "smart", "off"):
-        read = await unisolated(gate, "git status && ls -la | grep x", None, mode)
+        read = await unisolated(gate, "pwd && ls -la | grep x", None, mode)
         assert read.allowed and read.classification.read_only, mode
         # Harmless, but it writes: safe inside a sandbox, a person's call without one.
         assert (await check(gate, "touch notes.txt", None, mode=mode)).allowed

@@ -64,3 +64,23 @@ def test_walking_a_tree_that_holds_them_needs_approval(command: str) -> None:
 )
 def test_nearby_paths_are_not_protected(command: str) -> None:
     assert GUARD.classify(command).verdict == "safe", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 -c 'print(6 * 7)'",  # a `*` inside code is no glob
+        "ls ~/*",  # a shell `*` never matches a leading dot
+        "ls *",
+        "echo '*'",
+    ],
+)
+def test_a_glob_that_cannot_match_a_dot_name_does_not_reach_the_home(command: str) -> None:
+    found = GUARD.classify(command, cwd="/home/me")
+    assert found.rule != "floor:seam-home", found
+
+
+@pytest.mark.parametrize("command", ["cat ~/.se*/config.toml", "cat .s*/config.toml"])
+def test_a_glob_with_a_leading_dot_reaches_the_home(command: str) -> None:
+    found = GUARD.classify(command, cwd="/home/me")
+    assert (found.verdict, found.rule) == ("forbidden", "floor:seam-home"), found

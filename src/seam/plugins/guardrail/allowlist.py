@@ -834,6 +834,9 @@ _GIT_RUNS = {
 }
 
 
+_REPO_READ: Kind = "run"
+
+
 def _git(cmd: Cmd) -> Judgement:
     args = cmd.args
     i = 0
@@ -867,15 +870,22 @@ def _git(cmd: Cmd) -> Judgement:
         return _EXECUTES
     if any(a.startswith("--output") for a in rest):
         return "write"  # git log/diff/show --output=FILE
-    if sub in _GIT_READ:
+    if sub in ("help", "version"):
         return "read"
+    if sub in _GIT_READ:
+        # Harmless, but not provably read-only: git runs programs the repository's own
+        # config names (core.fsmonitor, hooks, textconv, pagers), and that file is one the
+        # agent can write. Inside a sandbox that is contained; without one it asks.
+        return _REPO_READ
     if sub == "ls-remote":
         return "run"  # the network
     listing = _GIT_LISTING.get(sub)
     if listing is not None:
-        return "read" if all(a in listing or a.startswith("--format") for a in rest) else "write"
+        return (
+            _REPO_READ if all(a in listing or a.startswith("--format") for a in rest) else "write"
+        )
     if sub == "submodule":
-        return "read" if rest[:1] in ((), ("status",)) else "run"
+        return "run"
     if sub in _GIT_WRITE:
         return "write"
     return _doubt("subcommand", f"`git {sub}` is not known to be harmless")

@@ -212,7 +212,15 @@ def _glob_reaches(pattern: str, path: str) -> bool:
         return False
     if len(parts) < len(wanted):
         return False
-    return all(fnmatchcase(w, p) for w, p in zip(wanted, parts, strict=False))
+    return all(_component_matches(w, p) for w, p in zip(wanted, parts, strict=False))
+
+
+def _component_matches(name: str, pattern: str) -> bool:
+    """One path component against one glob component, as the shell matches them: a leading
+    dot is matched only by a literal dot (`*` lists `~`, it never reaches `~/.seam`)."""
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatchcase(name, pattern)
 
 
 def _index(rules: tuple[Rule, ...]) -> tuple[dict[str, tuple[Rule, ...]], tuple[Rule, ...]]:
