@@ -8,6 +8,7 @@ and a bad file is reported with the file, the key and what was wrong, never igno
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -138,6 +139,37 @@ class StoreSection(_Section):
         return check_store_url(url) if url else None
 
 
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+_SECONDS_PER_UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_duration(text: str) -> float:
+    """`90s`, `30m`, `24h`, `7d`, `2w` as seconds; "" or "0" is 0 (off)."""
+    text = text.strip().lower()
+    if text in ("", "0"):
+        return 0.0
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(f"must be a duration like 30m, 24h or 7d, got {text!r}")
+    return float(match.group(1)) * _SECONDS_PER_UNIT[match.group(2)]
+
+
+class SessionsSection(_Section):
+    # A session with no activity for this long is ended (so `seam sessions prune` can
+    # delete it later); checked whenever a runtime opens. "" or "0": never.
+    idle_end: str = "24h"
+
+    @field_validator("idle_end")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def idle_end_seconds(self) -> float:
+        return parse_duration(self.idle_end)
+
+
 class SandboxSection(_Section):
     # auto: bubblewrap when it is installed and works, else plain subprocesses.
     backend: Literal["auto", "local", "bwrap"] = "auto"
@@ -201,6 +233,7 @@ class ConfigFile(_Section):
     reflection: ReflectionSection = ReflectionSection()
     store: StoreSection = StoreSection()
     sandbox: SandboxSection = SandboxSection()
+    sessions: SessionsSection = SessionsSection()
     mcp: McpSection = McpSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).

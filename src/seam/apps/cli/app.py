@@ -143,12 +143,17 @@ def models(
 
 
 @sessions_app.command("list")
-def sessions_list(limit: LimitOption = 20) -> None:
+def sessions_list(
+    limit: LimitOption = 20,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Include subagents' sessions (task: names).")
+    ] = False,
+) -> None:
     """Recent sessions, newest first."""
     from seam.apps.cli.runner import execute
     from seam.apps.cli.sessions import list_sessions
 
-    execute(list_sessions(limit))
+    execute(list_sessions(limit, subagents=all_))
 
 
 @sessions_app.command("show")
@@ -194,7 +199,10 @@ def sessions_prune(
         str, typer.Option("--older-than", help="An age: 90d, 12h or 2w (days, hours, weeks).")
     ],
 ) -> None:
-    """Delete ended sessions idle for longer than --older-than."""
+    """Delete ended sessions idle for longer than --older-than.
+
+    A session ends when a chat leaves it (/new, /exit) or after `[sessions] idle_end`
+    (default 24h) without activity."""
     from seam.apps.cli.runner import execute
     from seam.apps.cli.sessions import prune_sessions
 

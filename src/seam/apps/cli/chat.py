@@ -134,6 +134,7 @@ class Chat:
         while True:
             line = await self._read_line()
             if line is None:
+                await self._end_session()
                 return
             line = line.strip()
             if not line:
@@ -143,6 +144,7 @@ class Chat:
                 continue
             name, _, arg = line.partition(" ")
             if name in ("/exit", "/quit"):
+                await self._end_session()
                 return
             handler = self._commands.get(name)
             try:
@@ -194,6 +196,14 @@ class Chat:
             return ""
         except EOFError:
             return None
+
+    async def _end_session(self) -> None:
+        """Mark the current session ended (leaving the chat, `/new`), so `seam sessions
+        prune` may delete it once it has been idle long enough. It can still be resumed."""
+        sessions = self.runtime.sessions
+        key = session_key(self.runtime, self.session)
+        if await sessions.get(key) is not None:
+            await sessions.end(key)
 
     def _say(self, text: str) -> None:
         sys.stdout.write(text + "\n")
@@ -273,12 +283,13 @@ class Chat:
         self._say("Commands:\n" + "\n".join(lines))
 
     async def _new(self, arg: str) -> None:
+        await self._end_session()
         self.session = fresh_session_name("chat")
         self._say(f"new session {self.session}")
 
     async def _sessions(self, arg: str) -> None:
         runtime = self.runtime
-        infos = await runtime.sessions.list(RECENT_SESSIONS)
+        infos = await runtime.list_sessions(RECENT_SESSIONS)
         if not infos:
             self._say("no sessions yet")
             return

@@ -59,11 +59,14 @@ def session_table(
     """Newest first, as the store lists them; `current` (a key) is marked."""
     from rich.table import Table
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    # The title takes what room the line has left (expand + ratio); the rest keep theirs.
+    table = Table(box=None, pad_edge=False, header_style="bold", expand=True)
     table.add_column("name", no_wrap=True, overflow="fold")
-    table.add_column("title")
-    table.add_column("personality")
-    table.add_column("messages", justify="right")
+    # One line per session: a long title is cut (an ellipsis), never wrapped.
+    table.add_column("title", no_wrap=True, overflow="ellipsis", ratio=1)
+    # Only the title gives way when the line is short of room.
+    table.add_column("personality", no_wrap=True)
+    table.add_column("messages", justify="right", no_wrap=True)
     table.add_column("last activity", no_wrap=True)
     for info in infos:
         name = name_of(info.key)
@@ -77,11 +80,11 @@ def session_table(
     return table
 
 
-async def list_sessions(limit: int) -> int:
+async def list_sessions(limit: int, *, subagents: bool = False) -> int:
     from rich.console import Console
 
     async with open_runtime() as runtime:
-        infos = await runtime.sessions.list(limit)
+        infos = await runtime.list_sessions(limit, subagents=subagents)
     if not infos:
         print("no sessions yet: start one with seam chat or seam run")
         return 0
