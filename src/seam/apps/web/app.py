@@ -4,8 +4,6 @@ Every route but `GET /healthz` needs a principal (see `auth.py`); everything a r
 goes through `WebBackend` (wiring), which holds the Runtime.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seam.apps.cli.durable import submission_dict
 from seam.apps.web.auth import COOKIE, Authenticator, Principal, RateLimiter
-from seam.apps.web.errors import ApiError, install
+from seam.apps.web.errors import ApiError, error_response, install
 from seam.apps.web.limits import BodyLimit
 from seam.contracts.events import AgentEvent, event_to_dict
 from seam.contracts.execution import Submission
@@ -66,6 +64,51 @@ def sse(event: AgentEvent) -> bytes:
     return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
 
 
+class AuthGate:
+    """Pure ASGI middleware: every request but `GET /healthz` (and the login redirect)
+    needs a principal, and each principal is rate-limited."""
+
+    def __init__(self, app: Any, auth: Authenticator, limiter: RateLimiter, metrics: Any) -> None:
+        self.app = app
+        self.auth = auth
+        self.limiter = limiter
+        self.metrics = metrics
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.metrics.requests += 1
+        path = scope["path"]
+        if path == "/healthz" or (path == "/" and b"token=" in scope.get("query_string", b"")):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        who = self.auth.from_headers(
+            request.headers.get("authorization"), request.cookies.get(COOKIE)
+        )
+        if who is None:
+            response = error_response(
+                401,
+                "missing or invalid credentials: send Authorization: Bearer <key> "
+                "(seam keys create NAME) or open the login URL seam serve printed",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
+        wait = self.limiter.allow(who.id)
+        if wait:
+            response = error_response(
+                429,
+                f"too many requests; try again in {wait:.1f} s",
+                headers={"Retry-After": str(max(1, round(wait)))},
+            )
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = who
+        await self.app(scope, receive, send)
+
+
 def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     config = backend.config
     limiter = RateLimiter(config.rate_limit)
@@ -88,26 +131,9 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     )
     install(app)
 
-    def principal(
-        request: Request,
-        authorization: Annotated[str | None, Header()] = None,
-    ) -> Principal:
-        backend.metrics.requests += 1
-        who = auth.from_headers(authorization, request.cookies.get(COOKIE))
-        if who is None:
-            raise ApiError(
-                401,
-                "missing or invalid credentials: send Authorization: Bearer <key> "
-                "(seam keys create NAME) or open the login URL seam serve printed",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        wait = limiter.allow(who.id)
-        if wait:
-            raise ApiError(
-                429,
-                f"too many requests; try again in {wait:.1f} s",
-                headers={"Retry-After": str(max(1, round(wait)))},
-            )
+    def principal(request: Request) -> Principal:
+        """Set by `AuthGate` before any route runs (so a bad body never hides a 401)."""
+        who: Principal = request.state.principal
         return who
 
     Who = Annotated[Principal, Depends(principal)]
@@ -239,17 +265,16 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             response = RedirectResponse("/", status_code=303)
             response.set_cookie(COOKIE, cookie, httponly=True, samesite="strict", path="/")
             return response
-        principal(request, request.headers.get("authorization"))
         return FileResponse(STATIC / "index.html")
 
     @app.get("/{path:path}", include_in_schema=False)
-    async def static(request: Request, path: str) -> Response:
-        principal(request, request.headers.get("authorization"))
+    async def static(path: str) -> Response:
         target = (STATIC / path).resolve()
         if not target.is_relative_to(STATIC.resolve()) or not target.is_file():
             raise ApiError(404, f"no such route or file: /{path}")
         return FileResponse(target)
 
+    app.add_middleware(AuthGate, auth=auth, limiter=limiter, metrics=backend.metrics)
     if config.cors_origins:
         app.add_middleware(
             CORSMiddleware,

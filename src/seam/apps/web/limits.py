@@ -30,39 +30,32 @@ class BodyLimit:
                     return
         seen = 0
         refused = False
+        started = False
 
         async def counted() -> Any:
+            # Over the limit: answer 413 here, and tell the app the client went away.
             nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
                     refused = True
-                    raise _TooLarge
+                    if not started:
+                        await _too_large(send, self.max_bytes)
+                    return {"type": "http.disconnect"}
             return message
 
-        started = False
-
-        async def tracked_send(message: Any) -> None:
+        async def guarded_send(message: Any) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 was the answer
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
-        try:
-            await self.app(scope, counted, tracked_send)
-        except _TooLarge:
-            if not started:
-                await _too_large(send, self.max_bytes)
-        except Exception:
-            if refused and not started:
-                await _too_large(send, self.max_bytes)
-                return
-            raise
-
-
-class _TooLarge(Exception):
-    pass
+        await self.app(scope, counted, guarded_send)
 
 
 async def _too_large(send: Any, limit: int) -> None:

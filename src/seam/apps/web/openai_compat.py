@@ -15,8 +15,6 @@ session it waits, as in the page, for `POST /api/sessions/NAME/approvals/{call_i
 timeout denies it.
 """
 
-from __future__ import annotations
-
 import json
 import secrets
 import time
