@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,11 @@ async def main():
     await server.serve(sockets=[sock])
 
 
+if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server, dumped on SIGUSR1
+    import cProfile, signal
+    prof = cProfile.Profile()
+    signal.signal(signal.SIGUSR1, lambda *_: prof.dump_stats(os.environ["BENCH_PROFILE"]))
+    prof.enable()
 asyncio.run(main())
 """
 
@@ -235,6 +241,9 @@ async def run(clients: int, spread: float) -> None:
             )
             print(f"server CPU per turn: {cpu / clients * 1000:.1f} ms")
         finally:
+            if os.environ.get("BENCH_PROFILE"):
+                proc.send_signal(signal.SIGUSR1)
+                await asyncio.sleep(3)
             proc.terminate()
             proc.wait(timeout=60)
 

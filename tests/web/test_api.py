@@ -325,17 +325,19 @@ async def test_reconnecting_mid_answer_loses_and_repeats_nothing(tmp_path: Path)
 
 async def test_an_idle_stream_gets_heartbeat_comments(tmp_path: Path) -> None:
     config = WebSection(heartbeat_seconds=0.2)
-    async with serving(ScriptedModel([]), tmp_path, config=config) as served:
-        async with served.client() as client:
-            await client.post("/api/sessions", json={"name": "idle"})
-            async with client.stream("GET", "/api/sessions/idle/events") as response:
-                lines = response.aiter_lines()
-                assert await anext(lines) == "retry: 1000"
-                beats = 0
-                async for line in lines:
-                    beats += line == ": heartbeat"
-                    if beats == 2:
-                        break
+    async with (
+        serving(ScriptedModel([]), tmp_path, config=config) as served,
+        served.client() as client,
+    ):
+        await client.post("/api/sessions", json={"name": "idle"})
+        async with client.stream("GET", "/api/sessions/idle/events") as response:
+            lines = response.aiter_lines()
+            assert await anext(lines) == "retry: 1000"
+            beats = 0
+            async for line in lines:
+                beats += line == ": heartbeat"
+                if beats == 2:
+                    break
 
 
 async def test_cors_is_off_unless_origins_are_configured(tmp_path: Path) -> None:
@@ -348,15 +350,17 @@ async def test_cors_is_off_unless_origins_are_configured(tmp_path: Path) -> None
         response = await client.get("/api/sessions", headers={"Origin": "http://app.example"})
         assert "access-control-allow-origin" not in response.headers
     config = WebSection(cors_origins=["http://app.example"])
-    async with serving(ScriptedModel([]), tmp_path / "2", config=config) as served:
-        async with served.client() as client:
-            response = await client.options("/api/sessions", headers=preflight)
-            assert response.status_code == 200
-            assert response.headers["access-control-allow-origin"] == "http://app.example"
-            other = await client.options(
-                "/api/sessions", headers={**preflight, "Origin": "http://evil.example"}
-            )
-            assert "access-control-allow-origin" not in other.headers
+    async with (
+        serving(ScriptedModel([]), tmp_path / "2", config=config) as served,
+        served.client() as client,
+    ):
+        response = await client.options("/api/sessions", headers=preflight)
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == "http://app.example"
+        other = await client.options(
+            "/api/sessions", headers={**preflight, "Origin": "http://evil.example"}
+        )
+        assert "access-control-allow-origin" not in other.headers
 
 
 async def test_rejected_requests_change_no_stored_data(tmp_path: Path) -> None:
