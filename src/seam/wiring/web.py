@@ -448,6 +448,13 @@ class WebBackend:
                             break  # look at the store again: a safety net, cheap when idle
                         if event.seq <= last:
                             continue
+                        if event.seq > last + 1:
+                            # Published before this stream subscribed and stored after its
+                            # replay read the log: the log has them now.
+                            for missed in await replay(store, key, last):
+                                if last < missed.seq < event.seq:
+                                    last = missed.seq
+                                    yield missed
                         last = event.seq
                         yield event
         finally:
