@@ -104,8 +104,12 @@ class Coordinator:
         compress: Callable[[str], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] | None = None,
+        rerun_transient: bool = True,
     ) -> None:
         self.store = store
+        # False where a person waits on the turn (`seam run`, `seam chat`): the provider's
+        # own, visible retries are all the retrying; a transient failure settles failed.
+        self.rerun_transient = rerun_transient
         self.owner = owner or f"worker-{secrets.token_hex(6)}"
         self.lease = lease
         self.max_attempts = max_attempts
@@ -167,7 +171,9 @@ class Coordinator:
                 self.owner,
                 lease=self.lease,
                 submission_id=submission_id,
-                dead_owners=await self._dead(),
+                # Only a running submission can be held by a dead owner: a queued one
+                # (the usual case) skips the look at every running submission.
+                dead_owners=await self._dead() if sub.state == "running" else (),
             )
             if claimed is not None:
                 if on_event is not None and seen is not None:
@@ -330,6 +336,13 @@ class Coordinator:
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
         done: Done | None = None
         error: ErrorEvent | None = None
+
+        async def write_transcript(messages: Sequence[Message]) -> None:
+            # The recorder stores events behind the turn's back; repair reads the log
+            # beside the transcript (`_unsaved_text`), so the log must never lag it.
+            await recorder.flush()
+            await store.append_for(sub.id, owner, messages)
+
         try:
             session.loop.sequences.continue_after(
                 sub.session_key, await store.last_seq(sub.session_key)
@@ -339,7 +352,7 @@ class Coordinator:
                 plan.start,
                 personality=sub.personality,
                 cancel=cancel,
-                transcript=lambda messages: store.append_for(sub.id, owner, messages),
+                transcript=write_transcript,
             )
             async for event in events:
                 if not recorder.buffer(event):
@@ -376,8 +389,10 @@ class Coordinator:
                 and await self._leased(sub.id, compress(sub.session_key), CancelToken())
             ):
                 return await store.release(sub.id, owner, not_before=self._clock(), error=message)
-            if (kind in TRANSIENT_ERRORS or finish == "timeout") and (
-                current.attempts < current.max_attempts
+            if (
+                (kind in TRANSIENT_ERRORS or finish == "timeout")
+                and current.attempts < current.max_attempts
+                and self.rerun_transient
             ):
                 pause = self.backoff[min(current.attempts, len(self.backoff)) - 1]
                 return await store.release(

@@ -42,7 +42,12 @@ class ModelSection(_Section):
     api_key_env: str = "OPENAI_API_KEY"
     api_keys_env: str = "OPENAI_API_KEYS"
     max_context_tokens: int = Field(128_000, gt=0)
-    timeout: float = Field(60.0, gt=0)
+    # Seconds. `timeout`: the deadline of one model request, retries included;
+    # `connect_timeout`: reaching the server; `idle_timeout`: the longest wait for the
+    # next streamed event (a trickling or keep-alive-only server counts as silent).
+    timeout: float = Field(600.0, gt=0)
+    connect_timeout: float = Field(5.0, gt=0)
+    idle_timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
     # Provider refs ("anthropic:claude-haiku-4-5", "openai:gpt-4o-mini", "local") tried in
     # order when the primary fails.
@@ -57,7 +62,10 @@ class AnthropicSection(_Section):
     max_tokens: int = Field(8192, gt=0)
     thinking_budget: int = Field(0, ge=0)  # 0: extended thinking off
     max_context_tokens: int = Field(200_000, gt=0)
-    timeout: float = Field(60.0, gt=0)
+    # As in [model].
+    timeout: float = Field(600.0, gt=0)
+    connect_timeout: float = Field(5.0, gt=0)
+    idle_timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
 
 
@@ -89,6 +97,9 @@ class AgentSection(_Section):
     max_iterations: int = Field(25, gt=0)
     result_budget_chars: int = Field(80_000, gt=0)
     streaming_timeout: float = Field(120.0, gt=0)
+    # Seconds one turn (every model call and tool run in it) may take before it is
+    # stopped; `seam run --timeout` / `seam chat --timeout` override it. 0: no limit.
+    turn_timeout: float = Field(1800.0, ge=0)
 
 
 class ContextSection(_Section):
@@ -133,6 +144,52 @@ class SandboxSection(_Section):
     timeout: float = Field(180.0, gt=0)
 
 
+class McpToolsFilter(_Section):
+    allow: list[str] = Field(default_factory=list)  # globs; empty: every tool
+    deny: list[str] = Field(default_factory=list)  # globs; wins over allow
+
+
+class McpServerSection(_Section):
+    """`[mcp.servers.NAME]`: `command` (argv, stdio) or `url` (Streamable HTTP). `env`
+    and `headers` values expand `$VAR` / `${VAR}` from Seam's environment; the child gets
+    only the listed `env` (plus the SDK's PATH, HOME, USER, SHELL, TERM, LOGNAME)."""
+
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict)
+    tools: McpToolsFilter = McpToolsFilter()
+    approval: Literal["always", "never", "auto"] = "auto"
+    connect_timeout: float = Field(60.0, gt=0)  # seconds to start and list the tools
+    call_timeout: float = Field(120.0, gt=0)  # seconds one tool call may take
+    cwd: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_only(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {url!r}")
+        return url
+
+    def model_post_init(self, context: Any) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (stdio) or url (Streamable HTTP)")
+
+
+class McpSection(_Section):
+    servers: dict[str, McpServerSection] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, servers: dict[str, McpServerSection]) -> dict[str, McpServerSection]:
+        for name in servers:
+            if not name or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+                raise ValueError(f"server name {name!r}: use letters, digits, - and _")
+            if "__" in name:
+                raise ValueError(f"server name {name!r}: '__' separates mcp__<server>__<tool>")
+        return servers
+
+
 class ConfigFile(_Section):
     model: ModelSection = ModelSection()
     anthropic: AnthropicSection = AnthropicSection()
@@ -144,6 +201,7 @@ class ConfigFile(_Section):
     reflection: ReflectionSection = ReflectionSection()
     store: StoreSection = StoreSection()
     sandbox: SandboxSection = SandboxSection()
+    mcp: McpSection = McpSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 
 from seam import __version__
 from seam.apps.cli.render import Style, TurnView, first_line
+from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
     CliError,
+    TurnTimedOut,
     approval_request_text,
     check_personality,
     fresh_session_name,
@@ -24,10 +26,13 @@ from seam.apps.cli.runner import (
     parse_approval,
     run_turn,
     session_key,
+    turn_time_limit,
 )
 from seam.apps.cli.sessions import session_table
-from seam.contracts.events import ContextCompacted, Notice, ToolApprovalRequired
+from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
+from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.model import RetryNotice
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -48,6 +53,7 @@ COMMANDS = (
     ("/resume NAME", "switch to an existing session"),
     ("/personality [ID]", "show the current personality and the others, or switch"),
     ("/tools", "the tools the current personality may use"),
+    ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/help", "this list"),
@@ -55,22 +61,54 @@ COMMANDS = (
 )
 
 
-async def run_chat(session: str | None, personality: str | None, model: str | None) -> int:
-    async with open_runtime(model) as runtime:
+async def run_chat(
+    session: str | None,
+    personality: str | None,
+    model: str | None,
+    time_limit: float | None = None,
+    *,
+    yes: bool = False,
+) -> int:
+    confirm_working_dir(yes)
+    chat: Chat | None = None
+
+    def on_retry(notice: RetryNotice) -> None:
+        # Retries happen inside turns, each of which takes its spinner down at its end.
+        if chat is not None:
+            chat.retries(notice)
+
+    async with open_runtime(model, on_retry=on_retry, interactive=True) as runtime:
         if session is not None:
             session_key(runtime, session)
         if personality:
             check_personality(runtime, personality)
-        chat = Chat(runtime, session or fresh_session_name("chat"), personality)
+        chat = Chat(
+            runtime,
+            session or fresh_session_name("chat"),
+            personality,
+            time_limit=turn_time_limit(runtime, time_limit),
+        )
         await chat.run()
     return 0
 
 
 class Chat:
-    def __init__(self, runtime: Runtime, session: str, personality: str | None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        session: str,
+        personality: str | None,
+        *,
+        time_limit: float | None = None,
+    ) -> None:
         from rich.console import Console
 
         self.runtime = runtime
+        # Seconds each turn may take (None: no limit).
+        self.time_limit = time_limit
+        # The model's retries, shown inline in the turn they delay.
+        self.retries = RetryView(sys.stdout, self._retry_line)
+        self._view: TurnView | None = None
         self.session = session
         # None: the session's own personality (or the default for a new session).
         self.personality = personality
@@ -85,6 +123,7 @@ class Chat:
             "/resume": self._resume,
             "/personality": self._personality,
             "/tools": self._tools,
+            "/mcp": self._mcp,
             "/usage": self._usage,
             "/compress": self._compress,
             "/help": self._help,
@@ -153,18 +192,39 @@ class Chat:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
+    def _retry_line(self, line: str) -> None:
+        if self._view is not None:
+            self._view.warn(line)
+        else:
+            self._say(self.style.yellow(line))
+
     async def _turn(self, text: str) -> None:
-        view = TurnView(sys.stdout, self.style)
-        done = await run_turn(
-            self.runtime,
-            self.session,
-            text,
-            personality=self.personality,
-            on_event=view,
-            approve=self._approve,
-        )
-        if done is None:
-            view.note("(cancelled)")
+        view = self._view = TurnView(sys.stdout, self.style)
+        stop_retries = self.retries.stop
+
+        def on_event(event: AgentEvent) -> None:
+            stop_retries()
+            view(event)
+
+        try:
+            done = await run_turn(
+                self.runtime,
+                self.session,
+                text,
+                personality=self.personality,
+                on_event=on_event,
+                approve=self._approve,
+                time_limit=self.time_limit,
+            )
+        except TurnTimedOut as exc:
+            view.warn(f"error: {exc.message}")
+            done = None
+        else:
+            if done is None:
+                view.note("(cancelled)")
+        finally:
+            self.retries.stop()
+            self._view = None
         if self.interactive:
             self._say("")
 
@@ -183,6 +243,8 @@ class Chat:
         )
         if settings is not None and settings.provider == "local":
             print_(escape(LOCAL_MODEL_NOTE.format(config=settings.config_path)), style="yellow")
+        backend, isolated = sandbox_banner(runtime)
+        print_(f"sandbox {escape(backend)}", style=None if isolated else "bold yellow")
         info = await runtime.sessions.get(session_key(runtime, self.session))
         state = "new" if info is None else f"resumed, {info.message_count} messages"
         print_(f"session {escape(self.session)} ({state})")
@@ -271,6 +333,15 @@ class Chat:
                 )
             elif isinstance(event, Notice):
                 self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
+
+    async def _mcp(self, arg: str) -> None:
+        from seam.wiring.mcp import mcp_report, reload_mcp
+
+        if arg == "reload":
+            self._say("\n".join(await reload_mcp(self.runtime)))
+        elif arg:
+            raise CliError("usage: /mcp or /mcp reload")
+        self._say("\n".join(await mcp_report(self.runtime)))
 
     async def _tools(self, arg: str) -> None:
         current = await self._current_personality()

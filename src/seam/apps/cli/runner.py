@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.model import OnRetry
 from seam.contracts.tools import CancelToken
 
 if TYPE_CHECKING:
@@ -36,6 +37,17 @@ class CliError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+class TurnTimedOut(CliError):
+    """The turn ran past its deadline (`--timeout`, `[agent] turn_timeout`) and was stopped."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"timed out: the turn took longer than {seconds:g} s and was stopped"
+            " (--timeout or [agent] turn_timeout sets the limit; 0 means none)"
+        )
+        self.seconds = seconds
 
 
 def say_error(message: str) -> None:
@@ -76,14 +88,30 @@ def execute(main: Coroutine[Any, Any, int]) -> None:
         raise typer.Exit(code)
 
 
-def open_runtime(model: str | None = None) -> Runtime:
+def open_runtime(
+    model: str | None = None, *, on_retry: OnRetry | None = None, interactive: bool = False
+) -> Runtime:
     """The runtime the environment describes, to use as `async with open_runtime() as
     runtime:` (which opens the store and closes everything); raises `ConfigError` for
-    bad settings."""
+    bad settings.
+
+    `interactive`: a person waits on each turn (see `create_runtime`); `on_retry` shows
+    them the model's retries."""
     from seam.wiring import create_runtime
     from seam.wiring.settings import load_settings
 
-    return create_runtime(settings=load_settings(model=model))
+    return create_runtime(
+        settings=load_settings(model=model), on_retry=on_retry, interactive=interactive
+    )
+
+
+def turn_time_limit(runtime: Runtime, flag: float | None) -> float | None:
+    """Seconds a turn may take: `--timeout`, else `[agent] turn_timeout`; None: no limit."""
+    seconds = flag
+    if seconds is None:
+        settings = runtime.settings
+        seconds = settings.config.agent.turn_timeout if settings is not None else 0.0
+    return seconds or None
 
 
 def fresh_session_name(prefix: str) -> str:
@@ -141,6 +169,7 @@ async def run_turn(
     personality: str | None,
     on_event: Callable[[AgentEvent], None],
     approve: Approve | None = None,
+    time_limit: float | None = None,
 ) -> Done | None:
     """Run one turn as a durable submission, handing each event to `on_event`.
 
@@ -148,8 +177,11 @@ async def run_turn(
     something `seam resume` finishes. Ctrl-C cancels the turn, not the program: the loop
     stops at its next step and the submission settles aborted. A turn that does not stop
     within `CANCEL_GRACE` (or gets a second Ctrl-C) is abandoned; the result is then None.
+    After `time_limit` seconds the turn is cancelled the same way (its partial text kept,
+    marked interrupted) and `TurnTimedOut` is raised.
     """
     cancel = CancelToken()
+    expired = False
     done: Done | None = None
     answering: set[asyncio.Task[None]] = set()
 
@@ -175,10 +207,21 @@ async def run_turn(
             watch(event)
 
     task = asyncio.ensure_future(consume())
+    loop = asyncio.get_running_loop()
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        cancel.cancel(f"timed out after {time_limit:g} s")
+        loop.call_later(CANCEL_GRACE, task.cancel)
+
+    deadline = loop.call_later(time_limit, expire) if time_limit else None
     try:
         with _ctrl_c_cancels(cancel, task):
             await asyncio.wait((task,))
     finally:
+        if deadline is not None:
+            deadline.cancel()
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -189,6 +232,8 @@ async def run_turn(
         await asyncio.gather(*answering, return_exceptions=True)
     if not task.cancelled():
         task.result()  # a crash in the turn surfaces here
+    if expired and time_limit and (done is None or done.finish_reason == "cancelled"):
+        raise TurnTimedOut(time_limit)
     return done
 
 
