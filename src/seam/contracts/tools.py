@@ -118,6 +118,9 @@ class ToolContext:
     subagents: Subagents | None = None
     cancel: CancelToken = field(default_factory=CancelToken)
     progress: Callable[[str], None] = _no_progress
+    # What the loop redacts stored text with; a tool that writes command output to a file
+    # itself (a spilled log) applies it too. None: nothing to redact with.
+    redact: Callable[[str], str] | None = None
 
 
 @runtime_checkable

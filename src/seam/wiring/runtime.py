@@ -65,6 +65,7 @@ from seam.wiring.context import (
     close_side_models,
     context_options,
 )
+from seam.wiring.secrets import secret_redactor
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
 
@@ -601,7 +602,7 @@ def create_runtime(
         options=options,
         pricing=pricing,
         models=models,
-        redact=redact,
+        redact=secret_redactor(settings),
         context=build_context_builder(settings),
         compressor=build_compressor(settings),
         reflection=reflection,

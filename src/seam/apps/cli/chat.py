@@ -178,8 +178,15 @@ class Chat:
             from prompt_toolkit import PromptSession
             from prompt_toolkit.history import FileHistory
 
+            class RedactedHistory(FileHistory):
+                """What is typed is kept for recall, but a pasted key is kept redacted."""
+
+                def store_string(self, string: str) -> None:
+                    super().store_string(redact(string) if redact is not None else string)
+
             settings = self.runtime.settings
-            history = FileHistory(str(settings.home / "history")) if settings else None
+            redact = self.runtime.loop.redact
+            history = RedactedHistory(str(settings.home / "history")) if settings else None
             self._prompt = PromptSession(history=history)
         try:
             return await self._prompt.prompt_async(prompt or "> ")
@@ -299,7 +306,7 @@ class Chat:
             mark = "*" if p.id == current else " "
             about = f" — {p.description}" if p.description else ""
             lines.append(f" {mark} {p.id}{about}")
-        self._say("\n".join(lines))
+        self._say(self.style.plain("\n".join(lines)))
 
     async def _usage(self, arg: str) -> None:
         from seam.apps.cli.sessions import usage_line

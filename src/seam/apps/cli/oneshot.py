@@ -10,7 +10,7 @@ import asyncio
 import json
 import sys
 
-from seam.apps.cli.render import Style, TurnView
+from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
@@ -85,14 +85,14 @@ class _Outcome:
 
 async def _ask_on_stdin(event: ToolApprovalRequired) -> ApprovalDecision:
     """One answer line per request; end of input (or nonsense) is a denial."""
-    sys.stderr.write(f"{approval_request_text(event)}\n{APPROVAL_PROMPT}")
+    sys.stderr.write(f"{terminal_safe(approval_request_text(event))}\n{APPROVAL_PROMPT}")
     sys.stderr.flush()
     line = await asyncio.to_thread(sys.stdin.readline)
     return parse_approval(line) or "deny"
 
 
 def _json_lines(event: AgentEvent) -> None:
-    sys.stdout.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+    sys.stdout.write(json_safe(json.dumps(event_to_dict(event), ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 
@@ -152,7 +152,7 @@ async def run_once(
         say_error(outcome.reason(done, key_env))
         return FAILURE
     if not as_json:
-        answer = done.text
+        answer = terminal_safe(done.text)  # shown, never obeyed (--json escapes it itself)
         sys.stdout.write(answer if answer.endswith("\n") or not answer else answer + "\n")
         sys.stdout.flush()
     warning = WARNINGS.get(done.finish_reason)

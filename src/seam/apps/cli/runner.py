@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from seam.apps.cli.render import terminal_safe
 from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.model import OnRetry
@@ -52,7 +53,7 @@ class TurnTimedOut(CliError):
 
 def say_error(message: str) -> None:
     """The one-line failure report (a multi-line reason is folded onto one line)."""
-    sys.stderr.write(f"seam: {' '.join(message.split())}\n")
+    sys.stderr.write(f"seam: {terminal_safe(' '.join(message.split()))}\n")
     sys.stderr.flush()
 
 

@@ -78,6 +78,8 @@ async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> 
 def _spiller(ctx: ToolContext, sandbox: Sandbox) -> Callable[[str, str], Awaitable[str]]:
     async def spill(name: str, text: str) -> str:
         path = posixpath.join(sandbox.working_dir, SPILL_DIR, name)
+        if ctx.redact is not None:  # what the output held stays out of the file as well
+            text = ctx.redact(text)
         await ctx.storage.write_text(path, text)
         return path
 
