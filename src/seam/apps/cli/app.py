@@ -12,6 +12,7 @@ from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
+from seam.apps.cli.web import register as register_web
 
 app = typer.Typer(
     name="seam",
@@ -28,6 +29,7 @@ register_guard(app)
 register_memory(app)
 register_mcp(app)
 register_durable(app)
+register_web(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
