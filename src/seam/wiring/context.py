@@ -32,6 +32,7 @@ TOOL_GUIDANCE: dict[str, str] = {
     "memory": "Save lasting facts about the person or project with `memory`, never secrets.",
     "session_search": "Use `session_search` when the person refers to an earlier conversation.",
     "delegate_task": "Delegate self-contained subtasks with `delegate_task`.",
+    "skill_write": "Offer to save a procedure worth repeating as a skill with `skill_write`.",
 }
 
 
@@ -42,13 +43,16 @@ def injection_kinds(text: str) -> list[str]:
 
 def build_context_builder(settings: Settings | None) -> DefaultContextBuilder:
     section = settings.config.context if settings is not None else None
-    if section is None:
+    if section is None or settings is None:
         return DefaultContextBuilder(guidance=TOOL_GUIDANCE, scanner=injection_kinds)
+    from seam.wiring.skills import build_skills, skills_index
+
     return DefaultContextBuilder(
         guidance=TOOL_GUIDANCE,
         files=section.files,
         max_file_chars=section.max_file_chars,
         scanner=injection_kinds,
+        skills=skills_index(build_skills(settings)),
     )
 
 
