@@ -17,7 +17,7 @@ from typing import Any
 
 from seam.contracts.personality import Personality, PersonalityRegistry
 from seam.plugins.safety.injection import scan
-from seam.plugins.skills.catalog import Entry, NoticeText, SkillCatalog, SkillDir
+from seam.plugins.skills.catalog import Entry, NoticeText, SkillCatalog, SkillDir, UnknownSkill
 from seam.plugins.skills.skill import SKILL_FILE, SkillError
 from seam.plugins.skills.tools import render_body
 from seam.plugins.skills.trust import TrustStore
@@ -25,6 +25,7 @@ from seam.wiring.settings import Settings
 
 PROJECT_SKILLS = Path(".agents") / "skills"
 TRUST_FILE = "skills-trust.json"
+__all__ = ["SkillError", "UnknownSkill", "build_skills", "list_lines", "show_text", "trust_paths"]
 SKILL_TOOLS = ("skill_view", "skill_write")
 
 
@@ -163,9 +164,3 @@ def skill_turn_text(settings: Settings | None, name: str, text: str) -> str:
     ask = text.strip() or f"Follow the {skill.name} skill."
     return f'<skill name="{skill.name}">\n{render_body(skill)}\n</skill>\n\n{ask}'
 
-
-def skill_names(settings: Settings | None) -> list[str]:
-    try:
-        return [skill.name for skill in _catalog(settings).offered()]
-    except Exception:
-        return []

@@ -32,6 +32,10 @@ INDEX_HEADER = (
 SHORTEST_DESCRIPTION = 40
 
 
+class UnknownSkill(SkillError):
+    """No skill folder of that name was found at all."""
+
+
 @dataclass(frozen=True, slots=True)
 class SkillDir:
     path: Path
@@ -100,7 +104,7 @@ class SkillCatalog:
         if reasons:
             raise SkillError(f"skill {name!r} is not offered: " + "; ".join(reasons))
         known = ", ".join(skill.name for skill in self.offered()) or "none"
-        raise SkillError(f"no skill named {name!r} (skills: {known})")
+        raise UnknownSkill(f"no skill named {name!r} (skills: {known})")
 
     def index(self) -> tuple[str, tuple[NoticeText, ...]]:
         """The system prompt's skills section ("" when none is offered) and notices for
