@@ -173,7 +173,7 @@ async def test_skill_view_returns_the_body_a_file_and_refuses_escapes(tmp_path: 
     assert "Read the ref." in body and "- references/ref.md" in body
     assert await tool.run({"name": "guide", "file": "references/ref.md"}, ctx()) == "the reference"
     for escape in ("../../secret.txt", "/etc/passwd", "link.txt", "references/../../x"):
-        with pytest.raises(ToolError, match="inside the skill|outside the skill"):
+        with pytest.raises(ToolError, match=r"(inside|outside) the skill"):
             await tool.run({"name": "guide", "file": escape}, ctx())
     with pytest.raises(ToolError, match="no file"):
         await tool.run({"name": "guide", "file": "missing.md"}, ctx())

@@ -57,9 +57,7 @@ async def test_the_index_is_in_the_prompt_and_byte_stable_across_turns(tmp_path:
 
 
 async def test_skill_view_loads_a_body_for_the_model(tmp_path: Path) -> None:
-    runtime, model, _ = setup(
-        tmp_path, tool_step(call("skill_view", name="triage")), text_step("done")
-    )
+    runtime, _, _ = setup(tmp_path, tool_step(call("skill_view", name="triage")), text_step("done"))
     async with runtime:
         events = await turn(runtime)
     [end] = [e for e in events if isinstance(e, ToolEnd)]
@@ -92,7 +90,7 @@ ARGS = {"name": "weekly-report", "description": "Write the weekly report.", "bod
 
 
 async def test_skill_write_needs_approval_and_writes_under_seam_home(tmp_path: Path) -> None:
-    runtime, model, home = setup(tmp_path, tool_step(call("skill_write", **ARGS)), text_step("ok"))
+    runtime, _, home = setup(tmp_path, tool_step(call("skill_write", **ARGS)), text_step("ok"))
     async with runtime:
         events = await turn(runtime, answer="once")
     [asked] = [e for e in events if isinstance(e, ToolApprovalRequired)]
@@ -106,7 +104,7 @@ async def test_skill_write_needs_approval_and_writes_under_seam_home(tmp_path: P
 
 
 async def test_skill_write_denied_writes_nothing(tmp_path: Path) -> None:
-    runtime, model, home = setup(tmp_path, tool_step(call("skill_write", **ARGS)), text_step("ok"))
+    runtime, _, home = setup(tmp_path, tool_step(call("skill_write", **ARGS)), text_step("ok"))
     async with runtime:
         events = await turn(runtime, answer="deny")
     [end] = [e for e in events if isinstance(e, ToolEnd)]

@@ -32,7 +32,6 @@ TOOL_GUIDANCE: dict[str, str] = {
     "memory": "Save lasting facts about the person or project with `memory`, never secrets.",
     "session_search": "Use `session_search` when the person refers to an earlier conversation.",
     "delegate_task": "Delegate self-contained subtasks with `delegate_task`.",
-    "skill_write": "Offer to save a procedure worth repeating as a skill with `skill_write`.",
 }
 
 

@@ -163,4 +163,3 @@ def skill_turn_text(settings: Settings | None, name: str, text: str) -> str:
     skill = _catalog(settings).get(name)
     ask = text.strip() or f"Follow the {skill.name} skill."
     return f'<skill name="{skill.name}">\n{render_body(skill)}\n</skill>\n\n{ask}'
-

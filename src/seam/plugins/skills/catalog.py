@@ -24,11 +24,7 @@ Origin = Literal["project", "home", "config"]
 Scanner = Callable[[str], Sequence[str]]
 NoticeText = tuple[str, str]
 DEFAULT_INDEX_CHARS = 3_000
-INDEX_HEADER = (
-    "## Skills\n"
-    "Skills are procedures for particular tasks. When one fits the task, load it with"
-    " `skill_view` (its name; then any file it mentions) before you act."
-)
+INDEX_HEADER = "## Skills\nWhen a skill fits the task, load it with `skill_view` before you act."
 SHORTEST_DESCRIPTION = 40
 
 

@@ -36,18 +36,12 @@ APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 
 class SkillViewTool:
     name = "skill_view"
-    description = (
-        "Load a skill listed under 'Skills' in the system prompt: its instructions, and"
-        " the files it has. With `file`, one of those files (a path inside the skill)."
-    )
+    description = "Load a listed skill: its instructions and files; with `file`, one of its files."
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "name": {"type": "string", "description": "The skill's name."},
-            "file": {
-                "type": "string",
-                "description": "A file inside the skill, e.g. references/guide.md.",
-            },
+            "name": {"type": "string"},
+            "file": {"type": "string", "description": "A path inside the skill."},
         },
         "required": ["name"],
         "additionalProperties": False,
@@ -124,20 +118,16 @@ def read_inside(folder: Path, file: str) -> str:
 class SkillWriteTool:
     name = "skill_write"
     description = (
-        "Draft a new skill (a reusable procedure) in the person's skills folder, after they"
-        " approve. `body` is Markdown instructions; `description` says what it does and when"
-        " to use it."
+        "Save a reusable procedure as a new skill, once the person approves: `description`"
+        " says what it does and when to use it, `body` is Markdown instructions."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "name": {
-                "type": "string",
-                "description": "lowercase-with-hyphens, at most 64 characters",
-            },
-            "description": {"type": "string", "maxLength": DESCRIPTION_MAX},
-            "body": {"type": "string", "maxLength": MAX_BODY_CHARS},
-            "overwrite": {"type": "boolean", "description": "Replace a skill of that name."},
+            "name": {"type": "string", "description": "lowercase-with-hyphens"},
+            "description": {"type": "string"},
+            "body": {"type": "string"},
+            "overwrite": {"type": "boolean"},
         },
         "required": ["name", "description", "body"],
         "additionalProperties": False,
@@ -160,6 +150,11 @@ class SkillWriteTool:
         body = str(args["body"]).strip()
         if not description or not body:
             raise ToolError("description and body must not be empty")
+        if len(description) > DESCRIPTION_MAX or len(body) > MAX_BODY_CHARS:
+            raise ToolError(
+                f"too long: description at most {DESCRIPTION_MAX:,} characters,"
+                f" body at most {MAX_BODY_CHARS:,}"
+            )
         folder = home / name
         text = render_skill_file(name, description, body)
         try:
