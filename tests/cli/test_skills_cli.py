@@ -21,8 +21,11 @@ def test_list_show_and_trust(cli: Cli) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "description: Triage a bug report." in shown.stdout
     assert "Reproduce first." in shown.stdout
-    refused = cli("skills", "show", "build")
-    assert refused.returncode != 0 and "untrusted" in refused.stderr
+    review = cli("skills", "show", "build")  # shown for review before trusting it
+    assert review.returncode == 0, review.stderr
+    assert review.stdout.startswith("NOT OFFERED: untrusted")
+    assert "description: Build the project." in review.stdout
+    assert cli("skills", "show", "nope").returncode != 0
 
     trusted = cli("skills", "trust", ".agents/skills")
     assert trusted.returncode == 0, trusted.stderr

@@ -125,10 +125,22 @@ def _entry_line(entry: Entry) -> str:
 
 
 def show_text(name: str, settings: Settings | None = None) -> str:
-    """`seam skills show NAME`: the front matter's fields and the body; raises SkillError."""
+    """`seam skills show NAME`: the front matter's fields and the body; raises SkillError.
+
+    A skill that is not offered (untrusted, flagged) is shown too, with the reason, so the
+    person can review it before `seam skills trust`."""
     catalog = _catalog(settings)
-    skill = catalog.get(name)
+    problem = ""
+    try:
+        skill = catalog.get(name)
+    except SkillError:
+        found = [e for e in catalog.entries() if e.name == name and e.skill is not None]
+        if not found or found[0].skill is None:
+            raise
+        skill, problem = found[0].skill, found[0].problem
     lines = [f"name: {skill.name}", f"description: {skill.description}", f"path: {skill.path}"]
+    if problem:
+        lines.insert(0, f"NOT OFFERED: {problem}")
     for label, value in (("license", skill.license), ("compatibility", skill.compatibility)):
         if value:
             lines.append(f"{label}: {value}")
