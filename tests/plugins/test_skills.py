@@ -156,9 +156,11 @@ def test_over_budget_descriptions_are_shortened_then_left_out_and_it_says_so() -
     assert len(names_only) <= 600
     assert "Descriptions left out" in names_only and "skill-19" in names_only
 
-    tiny = render_index(many, 330)
-    assert len(tiny) <= 330
-    assert "more not listed" in tiny
+    tiny = render_index(many, 250)
+    assert len(tiny) <= 250
+    assert "skill-00" in tiny and "more not listed" in tiny
+
+    assert "20 skills not listed" in render_index(many, 160)
 
 
 async def test_skill_view_returns_the_body_a_file_and_refuses_escapes(tmp_path: Path) -> None:

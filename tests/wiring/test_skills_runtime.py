@@ -123,3 +123,22 @@ async def test_skill_write_without_anyone_to_ask_and_bad_names_are_refused(tmp_p
         with pytest.raises(ToolError, match=problem):
             await tool.run(args, no_one)
     assert not (tmp_path / "home" / "skills").exists()
+
+
+async def test_skills_section_dirs_and_index_budget(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text(
+        '[skills]\ndirs = ["team"]\nindex_chars = 200\n', encoding="utf-8"
+    )
+    for i in range(6):
+        write_skill(home / "team", f"team-skill-{i}", "A description long enough to matter. " * 3)
+    settings = load_settings({}, home=home, working_dir=project)
+    model = ScriptedModel([text_step("ok")])
+    async with create_runtime(settings=settings, model=model) as runtime:
+        await turn(runtime)
+    system = model.requests[0].system
+    section = system[system.index("## Skills") :]
+    assert len(section) <= 200
+    assert "team-skill-0" in section and "index budget" in section

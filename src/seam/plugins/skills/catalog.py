@@ -181,7 +181,7 @@ def render_index(skills: Sequence[Skill], budget: int) -> str:
             high = middle - 1
     if best is not None:
         return best
-    note = "\n(Descriptions left out to fit the index budget; `skill_view` shows a skill.)"
+    note = "\n(Descriptions left out to fit the index budget.)"
     for count in range(len(skills), 0, -1):
         names = [skill.name for skill in skills[:count]]
         rest = len(skills) - count
@@ -189,7 +189,7 @@ def render_index(skills: Sequence[Skill], budget: int) -> str:
         text = f"{INDEX_HEADER}\n- " + ", ".join(names) + note + more
         if len(text) <= budget:
             return text
-    return INDEX_HEADER[:budget]
+    return f"{INDEX_HEADER}\n({len(skills)} skills not listed: over the index budget.)"[:budget]
 
 
 def _with_descriptions(skills: Sequence[Skill], cap: int | None) -> str:
@@ -200,5 +200,5 @@ def _with_descriptions(skills: Sequence[Skill], cap: int | None) -> str:
             description = description[: cap - 1].rstrip() + "…"
         lines.append(f"- {skill.name}: {description}")
     if cap is not None:
-        lines.append("(Descriptions shortened to fit the index budget; `skill_view` has them.)")
+        lines.append("(Descriptions shortened to fit the index budget.)")
     return "\n".join(lines)
