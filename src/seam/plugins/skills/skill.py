@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 SKILL_FILE = "SKILL.md"
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -60,6 +58,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
             break
     else:
         raise SkillError("the front matter has no closing '---' line")
+    import yaml  # here, not at import: a runtime that never reads a skill skips it
+
     try:
         data = yaml.safe_load("".join(lines[1:end]))
     except yaml.YAMLError as exc:
@@ -125,6 +125,8 @@ def load_skill(folder: Path) -> Skill:
 
 def render_skill_file(name: str, description: str, body: str) -> str:
     """A SKILL.md text for a new skill (what `skill_write` writes)."""
+    import yaml
+
     front = yaml.safe_dump(
         {"name": name, "description": description}, sort_keys=False, allow_unicode=True
     )
