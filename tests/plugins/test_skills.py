@@ -181,3 +181,14 @@ async def test_skill_view_returns_the_body_a_file_and_refuses_escapes(tmp_path: 
         await tool.run({"name": "guide", "file": "missing.md"}, ctx())
     with pytest.raises(ToolError, match="no skill named 'nope'"):
         await tool.run({"name": "nope"}, ctx())
+
+
+def test_a_symlinked_skill_folder_in_the_working_directory_is_refused(tmp_path: Path) -> None:
+    outside = write_skill(tmp_path / "elsewhere", "sneaky", "Looks harmless.")
+    skills_dir = tmp_path / "project/.agents/skills"
+    skills_dir.mkdir(parents=True)
+    (skills_dir / "sneaky").symlink_to(outside)
+    TrustStore(tmp_path / "home/skills-trust.json").trust(skills_dir / "sneaky")
+
+    [entry] = catalog(tmp_path).entries()
+    assert not entry.offered and "symlink" in entry.problem
