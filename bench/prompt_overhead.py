@@ -1,8 +1,10 @@
 """Fixed per-request overhead: the system prompt (default personality's SOUL.md plus tool
 guidance, as `ContextBuilder` assembles it, empty memory, no AGENTS.md) plus the tool
 schemas an OpenAI-compatible request carries, for the default personality's toolset and
-for every registered tool, and with one MCP server of five tools (bench/mcp_docs_server.py,
-started over stdio and listed through the MCP client, as a turn would).
+for every registered tool, with one MCP server of five tools (bench/mcp_docs_server.py,
+started over stdio and listed through the MCP client, as a turn would), and with five
+Agent Skills in $SEAM_HOME/skills (their index in the system prompt, plus the
+`skill_view` and `skill_write` schemas; skill bodies are not sent until loaded).
 
 Tokens are the loop's own estimate (`seam.core.tokens`: ~4 ASCII characters a token,
 which is what the providers' `count_tokens` assumes too). The budget is 2,500 tokens
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import tempfile
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,15 +30,45 @@ from seam.plugins.mcp.servers import McpServers
 from seam.plugins.mcp.spec import ServerSpec
 from seam.plugins.memory.markdown import MEMORY_LIMIT, USER_LIMIT
 from seam.plugins.personalities.files import DEFAULT_CONFIG, DEFAULT_SOUL
+from seam.plugins.skills.catalog import SkillCatalog
+from seam.plugins.skills.skill import render_skill_file
 from seam.wiring.context import build_context_builder
+from seam.wiring.settings import Settings, load_settings
+from seam.wiring.skills import build_skills
 from seam.wiring.tools import build_tool_registry
 
 BUDGET = 2_500
 estimator = CharTokenEstimator()
 
 
-async def system_prompt(tool_names: Sequence[str]) -> str:
-    built = await build_context_builder(None).build(
+# Five skills with descriptions of the length real ones have (agentskills.io examples).
+FIVE_SKILLS = {
+    "release-notes": "Write release notes from the git log since the last tag: group changes"
+    " by kind, link pull requests, and flag breaking changes. Use when preparing a release.",
+    "pdf-forms": "Fill in and flatten PDF forms with the bundled script; use when the person"
+    " hands over a PDF form and the values to put in it.",
+    "code-review": "Review a diff for bugs, missing tests and unclear names, and write the"
+    " findings as a short list ordered by severity. Use before merging a branch.",
+    "incident-report": "Draft an incident report (timeline, impact, root cause, follow-ups)"
+    " from logs and chat notes. Use after an outage or a failed deploy.",
+    "spreadsheet-cleanup": "Normalise a CSV or XLSX file: trim cells, fix dates and numbers,"
+    " drop duplicate rows, and report what changed. Use for messy exported data.",
+}
+
+
+def five_skills(root: Path) -> tuple[Settings, SkillCatalog]:
+    for name, description in FIVE_SKILLS.items():
+        folder = root / "home" / "skills" / name
+        folder.mkdir(parents=True)
+        body = "Step by step instructions, only sent when the model loads the skill.\n" * 40
+        (folder / "SKILL.md").write_text(render_skill_file(name, description, body))
+    (root / "project").mkdir()
+    settings = load_settings({}, home=root / "home", working_dir=root / "project")
+    return settings, build_skills(settings)
+
+
+async def system_prompt(tool_names: Sequence[str], settings: Settings | None = None) -> str:
+    built = await build_context_builder(settings).build(
         "bench", soul=DEFAULT_SOUL, tool_names=tool_names, memory=None, storage=InMemoryStorage()
     )
     return built.system
@@ -45,8 +78,10 @@ def row(label: str, chars: int, tokens: int) -> None:
     print(f"  {label:<32}{chars:>8,}{tokens:>10,}")
 
 
-async def report(label: str, definitions: Sequence[ToolDefinition]) -> int:
-    system = await system_prompt([d.name for d in definitions])
+async def report(
+    label: str, definitions: Sequence[ToolDefinition], settings: Settings | None = None
+) -> int:
+    system = await system_prompt([d.name for d in definitions], settings)
     schema_chars = sum(len(tool_schema_json(d)) for d in definitions)
     system_tokens = estimator.text(system)
     tool_tokens = estimator.tools(definitions)
@@ -82,12 +117,26 @@ async def main() -> None:
     default = [d for d in everything if d.name in toolset]
 
     print(f"{'':<34}{'chars':>8}{'~tokens':>10}")
-    await report("default personality, default toolset", default)
+    base = await report("default personality, default toolset", default)
     await report("default personality, every registered tool", everything)
     mcp = await mcp_definitions()
     mcp_tokens = estimator.tools(mcp)
     mcp_chars = sum(len(tool_schema_json(d)) for d in mcp)
     await report("default toolset + one MCP server of five tools", default + mcp)
+    with tempfile.TemporaryDirectory() as root:
+        settings, catalog = five_skills(Path(root))
+        with_skills = build_tool_registry(skills=catalog)
+        built = with_skills.build(
+            ["skill_view", "skill_write"], ToolContext("bench", InMemoryStorage())
+        )
+        skill_tools = with_skills.definitions(built)
+        skilled = await report("default toolset + five skills", default + skill_tools, settings)
+        print(f"five skills add {skilled - base:,} tokens (index + skill_view + skill_write)\n")
+        await report(
+            "default toolset + five skills + one MCP server of five tools",
+            default + skill_tools + mcp,
+            settings,
+        )
     print(f"MCP tools alone ({len(mcp)} from one server)")
     row("tool schemas", mcp_chars, mcp_tokens)
     for definition in mcp:

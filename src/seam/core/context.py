@@ -1,12 +1,13 @@
 """The system prompt, assembled in a fixed order and kept byte-identical within a session.
 
-Order: the personality's SOUL.md, short guidance for the tools it has, the memory
-snapshot, then project context files (AGENTS.md in the working directory). Providers
+Order: the personality's SOUL.md, short guidance for the tools it has, the skills index
+(only with `skill_view` in the toolset), the memory snapshot, then project context files
+(AGENTS.md in the working directory). Providers
 cache the prompt prefix, so a prompt that changes between turns pays full price every
 turn: the memory snapshot is frozen per session by the memory provider, and the project
-files are read once per session here (and again only after a compaction, which rewrites
-the history anyway). A deliberate change (an edited SOUL.md, a different toolset) shows
-on the next turn.
+files and the skills index are read once per session here (and again only after a
+compaction, which rewrites the history anyway). A deliberate change (an edited SOUL.md,
+a different toolset) shows on the next turn.
 
 Project files are untrusted: a cloned repository can carry an AGENTS.md written to steer
 the agent. Each is capped and passed through an injected scanner; flagged content is not
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from seam.contracts.context import BuiltPrompt
@@ -34,11 +35,15 @@ MAX_SESSIONS = 512
 Scanner = Callable[[str], Sequence[str]]
 # (kind, message) of a `notice` event.
 NoticeText = tuple[str, str]
+# The skills index section and notices for skills left out; wiring reads the skills.
+SkillsIndex = Callable[[], Awaitable[tuple[str, Sequence[NoticeText]]]]
+SKILL_TOOL = "skill_view"
 
 
 @dataclass(slots=True)
 class _Entry:
     files: str
+    skills: str = ""
     fingerprint: tuple[str, tuple[str, ...], str | None] | None = None
     system: str = ""
 
@@ -53,12 +58,14 @@ class DefaultContextBuilder:
         files: Sequence[str] = DEFAULT_CONTEXT_FILES,
         max_file_chars: int = MAX_FILE_CHARS,
         scanner: Scanner | None = None,
+        skills: SkillsIndex | None = None,
     ) -> None:
         # Tool name -> one line on when to use it; only enabled tools' lines are sent.
         self.guidance = dict(guidance or {})
         self.files = tuple(files)
         self.max_file_chars = max_file_chars
         self.scanner = scanner
+        self.skills = skills
         self._sessions: OrderedDict[str, _Entry] = OrderedDict()
 
     async def build(
@@ -74,7 +81,12 @@ class DefaultContextBuilder:
         notices: tuple[NoticeText, ...] = ()
         if entry is None:
             files, notices = await self._read_files(storage)
-            entry = self._sessions[session_key] = _Entry(files)
+            skills = ""
+            if self.skills is not None:
+                skills, skill_notices = await self.skills()
+                if SKILL_TOOL in tool_names:  # no skills offered: nothing to tell
+                    notices += tuple(skill_notices)
+            entry = self._sessions[session_key] = _Entry(files, skills)
             if len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)
         else:
@@ -82,7 +94,8 @@ class DefaultContextBuilder:
         fingerprint = (soul, tuple(tool_names), memory)
         if entry.fingerprint != fingerprint:
             entry.fingerprint = fingerprint
-            entry.system = self._assemble(soul, tool_names, memory, entry.files)
+            skills = entry.skills if SKILL_TOOL in tool_names else ""
+            entry.system = self._assemble(soul, tool_names, memory, entry.files, skills)
         return BuiltPrompt(entry.system, notices)
 
     def invalidate(self, session_key: str) -> None:
@@ -94,9 +107,15 @@ class DefaultContextBuilder:
         return "## Using tools\n" + "\n".join(f"- {line}" for line in lines) if lines else ""
 
     def _assemble(
-        self, soul: str, tool_names: Sequence[str], memory: str | None, files: str
+        self,
+        soul: str,
+        tool_names: Sequence[str],
+        memory: str | None,
+        files: str,
+        skills: str = "",
     ) -> str:
-        parts = [soul.strip(), self.guidance_for(tool_names), (memory or "").strip(), files]
+        guidance = self.guidance_for(tool_names)
+        parts = [soul.strip(), guidance, skills, (memory or "").strip(), files]
         return "\n\n".join(part for part in parts if part)
 
     async def _read_files(self, storage: Storage) -> tuple[str, tuple[NoticeText, ...]]:

@@ -45,13 +45,16 @@ def injection_kinds(text: str) -> list[str]:
 
 def build_context_builder(settings: Settings | None) -> DefaultContextBuilder:
     section = settings.config.context if settings is not None else None
-    if section is None:
+    if section is None or settings is None:
         return DefaultContextBuilder(guidance=TOOL_GUIDANCE, scanner=injection_kinds)
+    from seam.wiring.skills import build_skills, skills_index
+
     return DefaultContextBuilder(
         guidance=TOOL_GUIDANCE,
         files=section.files,
         max_file_chars=section.max_file_chars,
         scanner=injection_kinds,
+        skills=skills_index(build_skills(settings)),
     )
 
 

@@ -60,6 +60,7 @@ from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.mcp.servers import McpServers
 from seam.plugins.safety.redact import redact
+from seam.plugins.skills.catalog import SkillCatalog
 from seam.wiring.context import (
     build_compressor,
     build_context_builder,
@@ -451,6 +452,7 @@ def assemble_runtime(
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     settings: Settings | None = None,
     mcp: McpServers | None = None,
+    skills: SkillCatalog | None = None,
 ) -> Runtime:
     """A runtime of exactly these collaborators; each one left out is the empty stack.
 
@@ -466,7 +468,8 @@ def assemble_runtime(
     `owner`, `dead_owners`, `lease` and `max_attempts`, compressing through the loop.
     `settings` are only kept, for surfaces that show them (`runtime.settings`). `mcp`:
     MCP servers whose tools the built-in registry offers (a `tools` registry handed in
-    adds them itself); the runtime closes them.
+    adds them itself); the runtime closes them. `skills`: the Agent Skills catalog behind
+    `skill_view` and `skill_write` in the built-in registry (None: neither is offered).
     """
     store = _one_store(store, sessions)
     store = store if store is not None else InMemoryExecutionStore()
@@ -476,6 +479,7 @@ def assemble_runtime(
             sessions=store,
             workflows=bool(workflows.names()),
             sources=() if mcp is None else (mcp,),
+            skills=skills,
         )
     hooks = hooks if hooks is not None else default_hooks()
     personalities = personalities if personalities is not None else StaticPersonalityRegistry()
@@ -652,6 +656,13 @@ def create_runtime(
         mcp = build_mcp(settings)
         if mcp.names() and personalities is not None:
             personalities = DefaultGetsMcp(personalities)
+    skills = None
+    if settings is not None and tools is None:
+        from seam.wiring.skills import DefaultGetsSkills, build_skills
+
+        skills = build_skills(settings)
+        if personalities is not None:
+            personalities = DefaultGetsSkills(personalities)
     runtime = assemble_runtime(
         model=model,
         tools=tools,
@@ -680,6 +691,7 @@ def create_runtime(
         max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
         settings=settings,
         mcp=mcp,
+        skills=skills,
     )
     runtime.titles = titles
     if settings is not None:

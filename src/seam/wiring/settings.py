@@ -222,6 +222,14 @@ class McpSection(_Section):
         return servers
 
 
+class SkillsSection(_Section):
+    """Agent Skills (plugins/skills): extra folders searched after
+    `<working dir>/.agents/skills` and `$SEAM_HOME/skills`, and the index's budget."""
+
+    dirs: list[str] = Field(default_factory=list)  # `~` expanded; relative to SEAM_HOME
+    index_chars: int = Field(3_000, ge=200)  # the system prompt's skills index, at most
+
+
 class ConfigFile(_Section):
     model: ModelSection = ModelSection()
     anthropic: AnthropicSection = AnthropicSection()
@@ -235,6 +243,7 @@ class ConfigFile(_Section):
     sandbox: SandboxSection = SandboxSection()
     sessions: SessionsSection = SessionsSection()
     mcp: McpSection = McpSection()
+    skills: SkillsSection = SkillsSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)

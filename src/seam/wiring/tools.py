@@ -8,6 +8,8 @@ from typing import Any
 from seam.contracts.sessions import SessionStore
 from seam.contracts.tools import ArgumentValidator, ForeignSchema, Tool, ToolSource
 from seam.core.tool_registry import DefaultToolRegistry
+from seam.plugins.skills.catalog import SkillCatalog
+from seam.plugins.skills.tools import register_skill_tools
 from seam.plugins.tools.arguments import JsonSchemaValidator
 from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.files import register_file_tools
@@ -24,6 +26,7 @@ def build_tool_registry(
     workflows: bool = False,
     validator: ArgumentValidator | None = None,
     sources: Iterable[ToolSource] = (),
+    skills: SkillCatalog | None = None,
 ) -> DefaultToolRegistry:
     """Built-ins, then static tools (wrapped as context-free factories).
 
@@ -32,7 +35,8 @@ def build_tool_registry(
     registered, so the `workflow` tool is offered. Every tool's arguments are checked
     against its JSON Schema before it runs (`validator`, default `JsonSchemaValidator` for
     our own schemas and an interpreting one for `ForeignSchema`s). `sources` add tools
-    known at run time (MCP servers)."""
+    known at run time (MCP servers). `skills`: the Agent Skills catalog `skill_view` and
+    `skill_write` serve (without it neither is offered)."""
     registry = DefaultToolRegistry(validator=validator or ByOrigin(JsonSchemaValidator()))
     register_file_tools(registry)
     register_shell_tools(registry)
@@ -40,6 +44,8 @@ def build_tool_registry(
     register_memory_tool(registry)
     register_session_search_tool(registry, sessions)
     register_subagent_tools(registry, workflows=workflows)
+    if skills is not None:
+        register_skill_tools(registry, skills)
     for tool in tools:
         registry.register_tool(tool)
     for source in sources:

@@ -12,6 +12,7 @@ from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
+from seam.apps.cli.skills import register as register_skills
 from seam.apps.cli.web import register as register_web
 
 app = typer.Typer(
@@ -28,6 +29,7 @@ app.add_typer(sessions_app, name="sessions")
 register_guard(app)
 register_memory(app)
 register_mcp(app)
+register_skills(app)
 register_durable(app)
 register_web(app)
 

@@ -54,6 +54,8 @@ COMMANDS = (
     ("/personality [ID]", "show the current personality and the others, or switch"),
     ("/tools", "the tools the current personality may use"),
     ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
+    ("/skills", "the Agent Skills found, and why one is not offered"),
+    ("/SKILL-NAME [text]", "run a turn with that skill loaded"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/help", "this list"),
@@ -124,6 +126,7 @@ class Chat:
             "/personality": self._personality,
             "/tools": self._tools,
             "/mcp": self._mcp,
+            "/skills": self._skills,
             "/usage": self._usage,
             "/compress": self._compress,
             "/help": self._help,
@@ -149,7 +152,8 @@ class Chat:
             handler = self._commands.get(name)
             try:
                 if handler is None:
-                    raise CliError(f"unknown command {name}; type /help for the list")
+                    await self._skill_turn(name, arg)
+                    continue
                 await handler(arg.strip())
             except CliError as exc:
                 self._say(self.style.red(f"error: {exc.message}"))
@@ -351,6 +355,23 @@ class Chat:
                 )
             elif isinstance(event, Notice):
                 self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
+
+    async def _skills(self, arg: str) -> None:
+        from seam.wiring.skills import list_lines
+
+        self._say("\n".join(list_lines(self.runtime.settings)))
+
+    async def _skill_turn(self, name: str, arg: str) -> None:
+        """`/<skill-name> text`: a turn whose message carries that skill's body."""
+        from seam.wiring.skills import SkillError, UnknownSkill, skill_turn_text
+
+        try:
+            text = skill_turn_text(self.runtime.settings, name[1:], arg)
+        except UnknownSkill:
+            raise CliError(f"unknown command {name}; type /help for the list") from None
+        except SkillError as exc:
+            raise CliError(str(exc)) from None
+        await self._turn(text)
 
     async def _mcp(self, arg: str) -> None:
         from seam.wiring.mcp import mcp_report, reload_mcp
