@@ -159,6 +159,8 @@ class ConfigFile(_Section):
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    # `seam serve`: validated by wiring/web_keys.py (cors_origins, limits).
+    web: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

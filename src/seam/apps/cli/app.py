@@ -11,6 +11,7 @@ from seam import __version__
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.memory import register as register_memory
+from seam.apps.cli.web import register as register_web
 
 app = typer.Typer(
     name="seam",
@@ -26,6 +27,7 @@ app.add_typer(sessions_app, name="sessions")
 register_guard(app)
 register_memory(app)
 register_durable(app)
+register_web(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
