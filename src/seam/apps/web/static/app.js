@@ -351,6 +351,13 @@ function scrollToEnd() {
 
 // ---------------------------------------------------------------- sending and cancelling
 
+/** A fresh submission id (randomUUID needs a secure context; a LAN address is not one). */
+function newId() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `web-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
 async function send() {
   const text = ui.prompt.value.trim();
   if (!text) return;
@@ -362,7 +369,7 @@ async function send() {
       history.replaceState(null, "", `#${encodeURIComponent(created.name)}`);
       await openSession(created.name);
     }
-    const body = { text, submission_id: crypto.randomUUID() };
+    const body = { text, submission_id: newId() };
     if (chosen && chosen !== sessionPersonality()) body.personality = chosen;
     state.optimistic.set(body.submission_id, text);
     ui.pending.append(userBubble(text, "queued"));
