@@ -216,7 +216,8 @@ def test_a_message_streams_in_as_markdown_with_a_code_block(
     page.locator("#log .msg.assistant.live").wait_for(state="detached")
     assert log_text(page).count("That is all.") == 1
     # The session is listed (titled), its usage is shown, and it is the URL's session.
-    page.locator("#sessions button.session[aria-current=true]").wait_for()
+    current = page.locator("#sessions button.session[aria-current=true]")
+    current.filter(has_text="show me the notes").wait_for()
     page.locator("#usage", has_text=" in · ").wait_for()
     assert page.evaluate("location.hash").startswith("#")
     keep_shot(page, "desktop-answer")
@@ -256,6 +257,7 @@ def test_a_command_is_approved_then_denied_from_the_page(
     send(page, "remove the build directory")
     tool = page.locator("#log details.tool", has_text="terminal")
     tool.locator(".question", has_text="rm -r build").wait_for()
+    assert page.locator("#log details.tool").count() == 1  # shown once, not also as stored
     buttons = tool.locator(".decisions button")
     assert buttons.all_inner_texts() == [
         "Allow once",

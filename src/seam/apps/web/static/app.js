@@ -91,6 +91,13 @@ function when(seconds) {
   return new Date(seconds * 1000).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
 }
 
+/** The session's title, else its name as the page made it ("first-words-3fa2"). */
+function displayTitle(s) {
+  if (s.title) return s.title;
+  const made = /^([a-z0-9]+(?:-[a-z0-9]+)*)-[0-9a-f]{4}$/.exec(s.name);
+  return made ? made[1].replaceAll("-", " ") : s.name;
+}
+
 async function loadSessions() {
   const q = ui.search.value.trim();
   const mine = ++state.searchSeq;
@@ -112,7 +119,8 @@ async function loadSessions() {
       if (s.name === state.name) button.setAttribute("aria-current", "true");
       const title = document.createElement("span");
       title.className = "session-title";
-      title.textContent = s.title || s.name;
+      title.textContent = displayTitle(s);
+      button.title = s.name;
       const meta = document.createElement("span");
       meta.className = "session-meta";
       meta.textContent = [s.personality, `${s.message_count ?? 0} messages`, when(s.updated_at)]
@@ -243,13 +251,21 @@ async function refresh() {
 function renderHistory(detail) {
   const results = new Map();
   for (const m of detail.messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
+  // The running turn's stored steps are shown by its streamed bubble (replayed from the
+  // event log), so the transcript is shown up to the input of that turn only.
+  let shown = detail.messages;
+  const running = unsettled(detail).find((s) => s.state === "running");
+  if (running) {
+    const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
+    if (at >= 0) shown = detail.messages.slice(0, at + 1);
+  }
   const nodes = [];
-  for (const m of detail.messages) {
+  for (const m of shown) {
     if (m.role === "user") nodes.push(userBubble(m.content));
     else if (m.role === "assistant") nodes.push(historyAssistant(m, results));
   }
   ui.history.replaceChildren(...nodes);
-  ui.title.textContent = detail.title || detail.name;
+  ui.title.textContent = displayTitle(detail);
 }
 
 function unsettled(detail) {
@@ -321,7 +337,9 @@ function renderUsage(usage) {
   let cost;
   if (usage.calls === 0) cost = "$0";
   else if (usage.unpriced_calls && usage.unpriced_calls === usage.calls) cost = "cost unknown";
-  else cost = `$${usage.cost_usd.toFixed(usage.cost_usd < 0.01 ? 4 : 2)}${usage.unpriced_calls ? "+" : ""}`;
+  else if (usage.cost_usd > 0 && usage.cost_usd < 0.0001) cost = "<$0.0001";
+  else cost = `$${usage.cost_usd.toFixed(usage.cost_usd < 0.01 ? 4 : 2)}`;
+  if (usage.unpriced_calls && usage.unpriced_calls !== usage.calls) cost += ` (+${usage.unpriced_calls} unpriced)`;
   ui.usage.textContent = `${n(usage.input_tokens)} in · ${n(usage.output_tokens)} out · ${cost}`;
   ui.usage.title = `${usage.calls} model calls; cache read ${n(usage.cache_read_tokens)}, reasoning ${n(usage.reasoning_tokens)} tokens`;
 }
@@ -358,6 +376,22 @@ function newId() {
   return `web-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
+/** A new session named after its first message (readable in the list and the URL). */
+async function createSession(text, personality) {
+  const base = { ...(personality ? { personality } : {}) };
+  const slug = text.toLowerCase().normalize("NFKD").replace(/[^a-z0-9]+/g, " ").trim()
+    .split(" ").slice(0, 6).join("-").slice(0, 48);
+  if (slug) {
+    const suffix = newId().replace(/[^0-9a-f]/g, "").slice(-4);
+    try {
+      return await api.createSession({ ...base, name: `${slug}-${suffix}` });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 409) throw err;
+    }
+  }
+  return api.createSession(base); // the server picks a free name
+}
+
 async function send() {
   const text = ui.prompt.value.trim();
   if (!text) return;
@@ -365,7 +399,7 @@ async function send() {
   try {
     const chosen = ui.personality.value || null;
     if (!state.name) {
-      const created = await api.createSession(chosen ? { personality: chosen } : {});
+      const created = await createSession(text, chosen);
       history.replaceState(null, "", `#${encodeURIComponent(created.name)}`);
       await openSession(created.name);
     }
