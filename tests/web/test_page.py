@@ -25,7 +25,9 @@ from tests.support.openai_server import OpenAIServer, text_reply, tool_call_repl
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium is not installed (scripts/ensure-chromium)", allow_module_level=True)
+    pytest.skip(
+        "Debian's chromium is not installed (scripts/ensure-chromium)", allow_module_level=True
+    )
 sync_api = pytest.importorskip("playwright.sync_api")
 
 ARGS = [
@@ -225,7 +227,11 @@ def test_a_message_streams_in_as_markdown_with_a_code_block(
 
 @screenshots_on_failure
 def test_an_answer_never_runs_script_from_its_markdown(pages: Pages, model: OpenAIServer) -> None:
-    model.push(text_reply('Look: <img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> done'))
+    model.push(
+        text_reply(
+            'Look: <img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> done'
+        )
+    )
     page = pages.open()
     send(page, "try to break the page")
     answers(page).last.locator(".body", has_text="done").wait_for()
@@ -389,3 +395,41 @@ def test_the_page_works_at_phone_width(pages: Pages, model: OpenAIServer) -> Non
     keep_shot(page, "phone-sessions")
     page.keyboard.press("Escape")
     assert page.locator("#sidebar").is_hidden()
+
+
+@screenshots_on_failure
+def test_cancel_stops_a_running_answer(pages: Pages, model: OpenAIServer) -> None:
+    model.push(text_reply(LONG, chunk_size=6).stalled(after=8), text_reply("Still here."))
+    page = pages.open()
+    send(page, "count slowly")
+    page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
+    cancel = page.locator("#cancel")
+    assert cancel.is_enabled()
+    cancel.click()
+    page.locator("#status", has_text="Cancelled.").wait_for()
+    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    page.wait_for_function("document.getElementById('cancel').disabled")
+    assert "THE END." not in log_text(page)
+    # The session goes on.
+    send(page, "are you there?")
+    answers(page).last.locator(".body", has_text="Still here.").wait_for()
+
+
+@screenshots_on_failure
+def test_the_keyboard_alone_reaches_everything(pages: Pages, model: OpenAIServer) -> None:
+    page = pages.open()
+    page.locator("#prompt").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "send"
+    # Tab order from the top: skip link, then the header and the session list.
+    page.locator("body").focus()
+    seen = []
+    for _ in range(8):
+        page.keyboard.press("Tab")
+        seen.append(page.evaluate("document.activeElement.id || document.activeElement.tagName"))
+    assert seen.index("personality") < seen.index("new-session") < seen.index("search")
+    assert seen.index("search") < seen.index("prompt")
+    # Focus is visible: the focused control draws an outline.
+    page.locator("#new-session").focus()
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("", "none")
