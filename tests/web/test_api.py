@@ -22,55 +22,56 @@ def error_of(response: httpx.Response) -> dict[str, str]:
 
 
 async def test_healthz_is_open_and_everything_else_needs_a_key(tmp_path: Path) -> None:
-    async with serving(ScriptedModel([]), tmp_path) as served:
-        async with served.client(None) as anon:
-            assert (await anon.get("/healthz")).json() == {"status": "ok"}
-            for method, path in [
-                ("GET", "/api/sessions"),
-                ("GET", "/metrics"),
-                ("GET", "/v1/models"),
-                ("GET", "/"),
-                ("POST", "/api/sessions"),
-            ]:
-                response = await anon.request(method, path)
-                assert response.status_code == 401, path
-                assert error_of(response)["type"] == "unauthorized"
-            wrong = await anon.get("/api/sessions", headers={"Authorization": "Bearer nope"})
-            assert wrong.status_code == 401
+    async with serving(ScriptedModel([]), tmp_path) as served, served.client(None) as anon:
+        assert (await anon.get("/healthz")).json() == {"status": "ok"}
+        for method, path in [
+            ("GET", "/api/sessions"),
+            ("GET", "/metrics"),
+            ("GET", "/v1/models"),
+            ("GET", "/"),
+            ("POST", "/api/sessions"),
+        ]:
+            response = await anon.request(method, path)
+            assert response.status_code == 401, path
+            assert error_of(response)["type"] == "unauthorized"
+        wrong = await anon.get("/api/sessions", headers={"Authorization": "Bearer nope"})
+        assert wrong.status_code == 401
 
 
 async def test_the_login_token_sets_a_cookie_that_opens_the_api(tmp_path: Path) -> None:
-    async with serving(ScriptedModel([]), tmp_path) as served:
-        async with served.client(None) as browser:
-            bad = await browser.get("/", params={"token": "wrong"})
-            assert bad.status_code == 401
-            login = await browser.get("/", params={"token": LOGIN})
-            assert login.status_code == 303
-            assert "seam_session" in browser.cookies
-            page = await browser.get("/")
-            assert page.status_code == 200 and "<html" in page.text
-            assert (await browser.get("/api/sessions")).status_code == 200
+    async with serving(ScriptedModel([]), tmp_path) as served, served.client(None) as browser:
+        bad = await browser.get("/", params={"token": "wrong"})
+        assert bad.status_code == 401
+        login = await browser.get("/", params={"token": LOGIN})
+        assert login.status_code == 303
+        assert "seam_session" in browser.cookies
+        page = await browser.get("/")
+        assert page.status_code == 200 and "<html" in page.text
+        assert (await browser.get("/api/sessions")).status_code == 200
 
 
 async def test_a_tenant_never_sees_another_tenants_session(tmp_path: Path) -> None:
     model = ScriptedModel([text_step("hi alpha")])
-    async with serving(model, tmp_path) as served:
-        async with served.client("alpha") as alpha, served.client("beta") as beta:
-            made = await alpha.post("/api/sessions", json={"name": "secret"})
-            assert made.status_code == 201, made.text
-            assert (await alpha.get("/api/sessions/secret")).status_code == 200
-            for method, path in [
-                ("GET", "/api/sessions/secret"),
-                ("DELETE", "/api/sessions/secret"),
-                ("GET", "/api/sessions/secret/events"),
-                ("POST", "/api/sessions/secret/cancel"),
-            ]:
-                response = await beta.request(method, path)
-                assert response.status_code == 404, (method, path)
-                assert error_of(response)["type"] == "not_found"
-            assert (await beta.get("/api/sessions")).json() == {"sessions": []}
-            names = [s["name"] for s in (await alpha.get("/api/sessions")).json()["sessions"]]
-            assert names == ["secret"]
+    async with (
+        serving(model, tmp_path) as served,
+        served.client("alpha") as alpha,
+        served.client("beta") as beta,
+    ):
+        made = await alpha.post("/api/sessions", json={"name": "secret"})
+        assert made.status_code == 201, made.text
+        assert (await alpha.get("/api/sessions/secret")).status_code == 200
+        for method, path in [
+            ("GET", "/api/sessions/secret"),
+            ("DELETE", "/api/sessions/secret"),
+            ("GET", "/api/sessions/secret/events"),
+            ("POST", "/api/sessions/secret/cancel"),
+        ]:
+            response = await beta.request(method, path)
+            assert response.status_code == 404, (method, path)
+            assert error_of(response)["type"] == "not_found"
+        assert (await beta.get("/api/sessions")).json() == {"sessions": []}
+        names = [s["name"] for s in (await alpha.get("/api/sessions")).json()["sessions"]]
+        assert names == ["secret"]
 
 
 async def test_a_message_streams_its_turn_and_the_session_shows_it(tmp_path: Path) -> None:
@@ -233,16 +234,19 @@ async def test_errors_are_json_with_a_truthful_status(tmp_path: Path) -> None:
 
 async def test_large_bodies_and_too_many_requests_are_refused(tmp_path: Path) -> None:
     config = WebSection(max_body_bytes=1000, rate_limit=5, heartbeat_seconds=1)
-    async with serving(ScriptedModel([]), tmp_path, config=config) as served:
-        async with served.client("alpha") as alpha, served.client("beta") as beta:
-            big = await alpha.post("/api/sessions", json={"name": "x" * 5000})
-            assert big.status_code == 413 and error_of(big)["type"] == "payload_too_large"
+    async with (
+        serving(ScriptedModel([]), tmp_path, config=config) as served,
+        served.client("alpha") as alpha,
+        served.client("beta") as beta,
+    ):
+        big = await alpha.post("/api/sessions", json={"name": "x" * 5000})
+        assert big.status_code == 413 and error_of(big)["type"] == "payload_too_large"
 
-            statuses = [(await alpha.get("/api/sessions")).status_code for _ in range(6)]
-            assert 429 in statuses
-            limited = await alpha.get("/api/sessions")
-            assert limited.status_code == 429 and "Retry-After" in limited.headers
-            assert (await beta.get("/api/sessions")).status_code == 200  # per key
+        statuses = [(await alpha.get("/api/sessions")).status_code for _ in range(6)]
+        assert 429 in statuses
+        limited = await alpha.get("/api/sessions")
+        assert limited.status_code == 429 and "Retry-After" in limited.headers
+        assert (await beta.get("/api/sessions")).status_code == 200  # per key
 
 
 async def test_personalities_and_memory_are_read_and_written(tmp_path: Path) -> None:
