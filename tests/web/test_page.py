@@ -291,6 +291,14 @@ def test_a_command_is_approved_then_denied_from_the_page(
     assert (build / "obj" / "a.o").exists()
     refused = [m for m in model.chat_requests[-1].body["messages"] if m["role"] == "tool"]
     assert refused[-1]["content"].startswith("error:")
+    # Reopened, the stored session shows both calls, collapsed, with their outcomes.
+    page.reload()
+    page.locator("body[data-ready=true]").wait_for()
+    stored = page.locator("#log #history details.tool")
+    stored.nth(1).wait_for()
+    assert stored.count() == 2 and page.locator("#live .msg").count() == 0
+    assert "Removed it." in log_text(page) and "Left it alone." in log_text(page)
+    keep_shot(page, "desktop-history")
 
 
 LONG = " ".join(f"word{n}" for n in range(60)) + " THE END."
@@ -310,6 +318,10 @@ def test_a_reload_mid_answer_shows_the_answer_once_and_complete(
     page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
     assert log_text(page).count("word1 ") == 1
     assert page.locator("#log .msg.user", has_text="count for me").count() == 1
+    # A second tab opened on the session now shows the same, once, and follows it too.
+    other = pages.open()
+    other.goto(page.url)
+    other.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
     model.release()
 
     page.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
@@ -318,6 +330,9 @@ def test_a_reload_mid_answer_shows_the_answer_once_and_complete(
     assert text.count("word0 ") == 1 and text.count("word59") == 1
     assert text.count("THE END.") == 1
     assert page.locator("#log .msg.user", has_text="count for me").count() == 1
+    other.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
+    other.locator("#log .msg.assistant.live").wait_for(state="detached")
+    assert log_text(other) == text
 
 
 @screenshots_on_failure

@@ -159,6 +159,7 @@ ui.searchForm.addEventListener("submit", (e) => {
 // ---------------------------------------------------------------- opening a session
 
 function resetView() {
+  clearTimeout(state.lookAgain);
   state.follower?.close();
   state.follower = null;
   state.turns.clear();
@@ -238,6 +239,7 @@ async function refresh() {
       settle(detail);
       renderUsage(detail.usage);
       updateButtons();
+      lookAgainSoon(detail);
     } while (state.refreshAgain && state.name === name);
   })();
   const mine = state.refreshing;
@@ -248,6 +250,25 @@ async function refresh() {
   }
 }
 
+/**
+ * A turn's `done` comes just before its submission is settled in the store, so a refresh
+ * right after it can still see the submission running. With nothing streaming, look again
+ * shortly (a few times) so Cancel and the queue show the truth.
+ */
+function lookAgainSoon(detail) {
+  clearTimeout(state.lookAgain);
+  const stale = unsettled(detail).some((s) => s.state === "running") && !streaming();
+  if (!stale) {
+    state.lookAgainTries = 0;
+    return;
+  }
+  if ((state.lookAgainTries = (state.lookAgainTries ?? 0) + 1) > 5) return;
+  const name = state.name;
+  state.lookAgain = setTimeout(() => {
+    if (state.name === name) refresh().catch(explain);
+  }, 400 * state.lookAgainTries);
+}
+
 function renderHistory(detail) {
   const results = new Map();
   for (const m of detail.messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
@@ -255,7 +276,7 @@ function renderHistory(detail) {
   // event log), so the transcript is shown up to the input of that turn only.
   let shown = detail.messages;
   const running = unsettled(detail).find((s) => s.state === "running");
-  if (running) {
+  if (running && streaming()) {
     const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
     if (at >= 0) shown = detail.messages.slice(0, at + 1);
   }
@@ -266,6 +287,11 @@ function renderHistory(detail) {
   }
   ui.history.replaceChildren(...nodes);
   ui.title.textContent = displayTitle(detail);
+}
+
+function streaming() {
+  for (const turn of state.turns.values()) if (!turn.finished) return true;
+  return false;
 }
 
 function unsettled(detail) {
@@ -281,7 +307,9 @@ function settle(detail) {
   );
   const waiting = unsettled(detail);
   for (const [id, turn] of state.turns) {
-    const inTranscript = turn.finished && (!turn.finalText?.trim() || stored.has(turn.finalText.trim()));
+    // Once nothing runs, the transcript is the whole truth.
+    const inTranscript = turn.finished
+      && (waiting.length === 0 || !turn.finalText?.trim() || stored.has(turn.finalText.trim()));
     const abandoned = !turn.finished && waiting.length === 0;
     if (inTranscript || abandoned) {
       turn.node.remove();
@@ -345,9 +373,7 @@ function renderUsage(usage) {
 }
 
 function busy() {
-  if (unsettled(state.detail).length || state.optimistic.size) return true;
-  for (const turn of state.turns.values()) if (!turn.finished) return true;
-  return false;
+  return unsettled(state.detail).length > 0 || state.optimistic.size > 0 || streaming();
 }
 
 function updateButtons() {
