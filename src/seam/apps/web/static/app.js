@@ -270,8 +270,6 @@ function lookAgainSoon(detail) {
 }
 
 function renderHistory(detail) {
-  const results = new Map();
-  for (const m of detail.messages) if (m.role === "tool" && m.tool_call_id) results.set(m.tool_call_id, m);
   // The running turn's stored steps are shown by its streamed bubble (replayed from the
   // event log), so the transcript is shown up to the input of that turn only.
   let shown = detail.messages;
@@ -280,11 +278,24 @@ function renderHistory(detail) {
     const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
     if (at >= 0) shown = detail.messages.slice(0, at + 1);
   }
+  // One bubble per turn: consecutive assistant messages (steps around tool calls) share it;
+  // a call's result is the tool message that follows its step (ids may repeat across turns).
   const nodes = [];
-  for (const m of shown) {
-    if (m.role === "user") nodes.push(userBubble(m.content));
-    else if (m.role === "assistant") nodes.push(historyAssistant(m, results));
-  }
+  let bubble = null;
+  shown.forEach((m, i) => {
+    if (m.role === "user") {
+      bubble = null;
+      nodes.push(userBubble(m.content));
+    } else if (m.role === "assistant") {
+      const results = new Map();
+      for (let j = i + 1; j < shown.length && shown[j].role === "tool"; j++) {
+        if (shown[j].tool_call_id) results.set(shown[j].tool_call_id, shown[j]);
+      }
+      const node = historyAssistant(m, results, bubble);
+      if (!bubble) nodes.push(node);
+      bubble = node;
+    }
+  });
   ui.history.replaceChildren(...nodes);
   ui.title.textContent = displayTitle(detail);
 }

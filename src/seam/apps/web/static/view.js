@@ -55,14 +55,16 @@ function finishTool(block, text, isError) {
 }
 
 /** A stored assistant message (and its tool calls, with results from `toolResults`). */
-export function historyAssistant(message, toolResults) {
-  const shell = assistantShell();
+export function historyAssistant(message, toolResults, into = null) {
+  const shell = into ? { node: into, body: el("div", { class: "body md" }) } : assistantShell();
+  if (into) into.append(shell.body);
   if (message.content) renderMarkdown(shell.body, message.content);
   else shell.body.hidden = true;
   for (const call of message.tool_calls ?? []) {
     const block = toolBlock(call.id, call.name, call.arguments);
     const result = toolResults.get(call.id);
-    if (result !== undefined) finishTool(block, result.content ?? "", (result.content ?? "").startsWith("error"));
+    const text = result?.content ?? "";
+    if (result !== undefined) finishTool(block, text, text.startsWith("error"));
     else block.state.textContent = "no result";
     shell.node.append(block.node);
   }
