@@ -312,15 +312,18 @@ function unsettled(detail) {
 }
 
 /** Drop streamed bubbles the transcript now holds; show inputs it does not hold yet. */
+function stored(detail) {
+  const messages = detail?.messages ?? [];
+  return new Set(messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content.trim()));
+}
+
 function settle(detail) {
-  const stored = new Set(
-    detail.messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content.trim()),
-  );
+  const answers = stored(detail);
   const waiting = unsettled(detail);
   for (const [id, turn] of state.turns) {
     // Once nothing runs, the transcript is the whole truth.
     const inTranscript = turn.finished
-      && (waiting.length === 0 || !turn.finalText?.trim() || stored.has(turn.finalText.trim()));
+      && (waiting.length === 0 || !turn.finalText?.trim() || answers.has(turn.finalText.trim()));
     const abandoned = !turn.finished && waiting.length === 0;
     if (inTranscript || abandoned) {
       turn.node.remove();
@@ -348,7 +351,10 @@ function onEvent(name, event) {
   if (!turn) {
     turn = new LiveTurn(event.turn_id, (callId, decision) => api.approve(name, callId, decision));
     state.turns.set(event.turn_id, turn);
-    ui.live.append(turn.node);
+    // Shown from the next frame: a finished turn replayed on opening is gone by then.
+    requestAnimationFrame(() => {
+      if (state.turns.get(turn.turnId) === turn) ui.live.append(turn.node);
+    });
   }
   const stick = nearBottom();
   turn.apply(event);
@@ -360,6 +366,10 @@ function onEvent(name, event) {
     say("");
   }
   if (event.type === "done") {
+    if (stored(state.detail).has(turn.finalText?.trim())) {
+      turn.node.remove(); // the transcript shown already holds this answer
+      state.turns.delete(turn.turnId);
+    }
     refresh().catch(explain);
     loadSessions();
   } else if (event.type === "run_start") {
