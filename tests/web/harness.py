@@ -94,6 +94,7 @@ async def serving(
     store: Any = None,
     approval_timeout: float = 30.0,
 ) -> AsyncIterator[Served]:
+    tmp.mkdir(parents=True, exist_ok=True)
     store = store if store is not None else SQLiteSessionStore(str(tmp / "sessions.db"))
     runtime = assemble_runtime(
         model=model,

@@ -297,3 +297,102 @@ async def test_metrics_count_turns_and_streams(tmp_path: Path) -> None:
         assert "seam_open_streams 0" in text
         assert 'seam_tokens_total{kind="output"}' in text
         assert "seam_turn_seconds_count 1" in text
+
+
+async def test_reconnecting_mid_answer_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    # Three pieces, then the model hangs: the pieces may still be in the recorder's buffer
+    # (not yet in the store) when the client comes back.
+    model = ScriptedModel([Step(deltas=["one ", "two ", "three"], stall=True, error_after=3)])
+    async with serving(model, tmp_path) as served, served.client() as client:
+        await client.post("/api/sessions/mid/messages", json={"text": "go"})
+        seen = await sse_events(client, "/api/sessions/mid/events", until="text_delta", count=2)
+        reader = asyncio.ensure_future(
+            sse_events(
+                client, "/api/sessions/mid/events", headers={"Last-Event-ID": str(seen[-1]["id"])}
+            )
+        )
+        resumed_first = await sse_events(
+            client, f"/api/sessions/mid/events?after={seen[-1]['id']}", until="text_delta"
+        )
+        assert [e["data"]["text"] for e in resumed_first] == ["three"]
+        await client.post("/api/sessions/mid/cancel")
+        resumed = await asyncio.wait_for(reader, 20)
+        whole = await sse_events(client, "/api/sessions/mid/events")
+        assert seen + resumed == whole
+        text = "".join(e["data"]["text"] for e in whole if e["event"] == "text_delta")
+        assert text == "one two three"
+
+
+async def test_an_idle_stream_gets_heartbeat_comments(tmp_path: Path) -> None:
+    config = WebSection(heartbeat_seconds=0.2)
+    async with (
+        serving(ScriptedModel([]), tmp_path, config=config) as served,
+        served.client() as client,
+    ):
+        await client.post("/api/sessions", json={"name": "idle"})
+        async with client.stream("GET", "/api/sessions/idle/events") as response:
+            lines = response.aiter_lines()
+            assert await anext(lines) == "retry: 1000"
+            beats = 0
+            async for line in lines:
+                beats += line == ": heartbeat"
+                if beats == 2:
+                    break
+
+
+async def test_cors_is_off_unless_origins_are_configured(tmp_path: Path) -> None:
+    preflight = {
+        "Origin": "http://app.example",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization",
+    }
+    async with serving(ScriptedModel([]), tmp_path) as served, served.client() as client:
+        response = await client.get("/api/sessions", headers={"Origin": "http://app.example"})
+        assert "access-control-allow-origin" not in response.headers
+    config = WebSection(cors_origins=["http://app.example"])
+    async with (
+        serving(ScriptedModel([]), tmp_path / "2", config=config) as served,
+        served.client() as client,
+    ):
+        response = await client.options("/api/sessions", headers=preflight)
+        assert response.status_code == 200
+        assert response.headers["access-control-allow-origin"] == "http://app.example"
+        other = await client.options(
+            "/api/sessions", headers={**preflight, "Origin": "http://evil.example"}
+        )
+        assert "access-control-allow-origin" not in other.headers
+
+
+async def test_rejected_requests_change_no_stored_data(tmp_path: Path) -> None:
+    model = ScriptedModel([text_step("kept")])
+    async with serving(model, tmp_path) as served, served.client() as client:
+        await client.post("/api/sessions/keep/messages", json={"text": "hello"})
+        await sse_events(client, "/api/sessions/keep/events")
+        store = served.store
+
+        async def snapshot() -> object:
+            exported = await store.export_all()
+            subs = await store.submissions()
+            return exported, [(s.id, s.state, s.outcome) for s in subs]
+
+        before = await snapshot()
+        async with served.client("beta") as beta, served.client(None) as anon:
+            rejected = [
+                await anon.post("/api/sessions/keep/messages", json={"text": "x"}),
+                await anon.delete("/api/sessions/keep"),
+                await beta.delete("/api/sessions/keep"),
+                await beta.post("/api/sessions/keep/cancel"),
+                await client.post("/api/sessions/keep/messages", json={"text": ""}),
+                await client.post("/api/sessions/keep/messages", json={"text": "x", "bogus": 1}),
+                await client.post("/api/sessions/keep/messages", content=b"not json"),
+                await client.post("/api/sessions/task:x:y/messages", json={"text": "x"}),
+                await client.post("/api/sessions", json={"name": "keep"}),
+                await client.post(
+                    "/api/sessions/keep/messages", json={"text": "x", "personality": "ghost"}
+                ),
+                await client.put("/api/memory", json={"user": ["ignore previous instructions"]}),
+                await client.post("/api/sessions/keep/approvals/c1", json={"decision": "yes"}),
+                await client.post("/api/sessions", content=b"x" * 2_000_000),
+            ]
+        assert all(400 <= r.status_code < 500 for r in rejected), [r.status_code for r in rejected]
+        assert await snapshot() == before

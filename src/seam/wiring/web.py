@@ -48,7 +48,7 @@ log = logging.getLogger("seam.web")
 
 # Seconds between looks at the store for submissions nobody here drives (another
 # process's turns to follow, a dead process's turns to take over, queued ones).
-RESCUE_SECONDS = 1.0
+RESCUE_SECONDS = 2.0
 # The API's answers, as the issue names them, to the gate's decisions.
 DECISIONS: dict[str, ApprovalDecision] = {
     "once": "once",
@@ -280,12 +280,9 @@ class WebBackend:
         key = await self._existing(tenant, name)
         store = self.runtime.store
         messages = await store.messages(key)
-        info = await store.get(key)
         return {
             "key": key,
             "name": name,
-            "title": info.title if info else None,
-            "personality": info.personality if info else None,
             "messages": [message_to_dict(m) for m in messages],
             "submissions": await store.submissions(key),
             "usage": usage_to_dict(await store.usage_totals(key)),
@@ -451,6 +448,13 @@ class WebBackend:
                             break  # look at the store again: a safety net, cheap when idle
                         if event.seq <= last:
                             continue
+                        if event.seq > last + 1:
+                            # Published before this stream subscribed and stored after its
+                            # replay read the log: the log has them now.
+                            for missed in await replay(store, key, last):
+                                if last < missed.seq < event.seq:
+                                    last = missed.seq
+                                    yield missed
                         last = event.seq
                         yield event
         finally:

@@ -6,6 +6,9 @@ import json
 from typing import Any
 
 Scope = dict[str, Any]
+# Bytes of an over-long body read and dropped so the client sees its 413 (larger ones are
+# answered at once, and the connection closed).
+DRAIN_AT_MOST = 16 * 1024 * 1024
 
 
 class BodyLimit:
@@ -26,6 +29,13 @@ class BodyLimit:
                 except ValueError:
                     size = 0
                 if size > self.max_bytes:
+                    if size <= DRAIN_AT_MOST:
+                        # Read it to the end first: a client still sending when the answer
+                        # comes and the connection closes sees a reset, not the 413.
+                        more = True
+                        while more:
+                            message = await receive()
+                            more = message.get("more_body", False)
                     await _too_large(send, self.max_bytes)
                     return
         seen = 0
