@@ -185,6 +185,11 @@ def answers(page: Any) -> Any:
     return page.locator("#log .msg.assistant")
 
 
+def settled(page: Any) -> None:
+    """Wait until no streamed bubble is left: every answer is shown from the transcript."""
+    page.wait_for_function("document.querySelectorAll('#live .msg').length === 0")
+
+
 def log_text(page: Any) -> str:
     text: str = page.locator("#log").inner_text()
     return text
@@ -215,7 +220,7 @@ def test_a_message_streams_in_as_markdown_with_a_code_block(
     answer.locator("strong", has_text="the plan").wait_for()
     answer.locator("pre code", has_text="print(open('notes.txt').read())").wait_for()
     answer.locator("ol li", has_text="read the file").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     assert log_text(page).count("That is all.") == 1
     # The session is listed (titled), its usage is shown, and it is the URL's session.
     current = page.locator("#sessions button.session[aria-current=true]")
@@ -235,7 +240,7 @@ def test_an_answer_never_runs_script_from_its_markdown(pages: Pages, model: Open
     page = pages.open()
     send(page, "try to break the page")
     answers(page).last.locator(".body", has_text="done").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     assert page.evaluate("window.pwned === undefined")
     assert page.locator("#log script").count() == 0
 
@@ -277,7 +282,7 @@ def test_a_command_is_approved_then_denied_from_the_page(
     tool.locator("button[data-decision=once]").focus()
     page.keyboard.press("Enter")
     answers(page).last.locator(".body", has_text="Removed it.").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     assert not build.exists()
 
     build = make_build_dir(served.project)
@@ -287,7 +292,7 @@ def test_a_command_is_approved_then_denied_from_the_page(
     waiting.wait_for()
     waiting.locator("button[data-decision=deny]").click()
     answers(page).last.locator(".body", has_text="Left it alone.").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     assert (build / "obj" / "a.o").exists()
     refused = [m for m in model.chat_requests[-1].body["messages"] if m["role"] == "tool"]
     assert refused[-1]["content"].startswith("error:")
@@ -296,7 +301,7 @@ def test_a_command_is_approved_then_denied_from_the_page(
     page.locator("body[data-ready=true]").wait_for()
     stored = page.locator("#log #history details.tool")
     stored.nth(1).wait_for()
-    page.wait_for_function("document.querySelectorAll('#live .msg').length === 0")
+    settled(page)
     assert stored.count() == 2
     assert "Removed it." in log_text(page) and "Left it alone." in log_text(page)
     keep_shot(page, "desktop-history")
@@ -326,13 +331,13 @@ def test_a_reload_mid_answer_shows_the_answer_once_and_complete(
     model.release()
 
     page.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     text = log_text(page)
     assert text.count("word0 ") == 1 and text.count("word59") == 1
     assert text.count("THE END.") == 1
     assert page.locator("#log .msg.user", has_text="count for me").count() == 1
     other.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
-    other.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(other)
     assert log_text(other) == text
 
 
@@ -349,7 +354,7 @@ def test_a_dropped_connection_resumes_without_repeating_text(
     model.release()
     page.context.set_offline(False)
     page.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     text = log_text(page)
     assert text.count("word0 ") == 1 and text.count("THE END.") == 1
 
@@ -401,7 +406,7 @@ def test_the_page_works_at_phone_width(pages: Pages, model: OpenAIServer) -> Non
     page = pages.open(PHONE)
     send(page, "hello from a phone")
     answers(page).last.locator(".body", has_text="Small screens too.").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     # Nothing is wider than the screen: the code block scrolls inside itself.
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     assert page.locator("#sidebar").is_hidden()
@@ -423,7 +428,7 @@ def test_cancel_stops_a_running_answer(pages: Pages, model: OpenAIServer) -> Non
     assert cancel.is_enabled()
     cancel.click()
     page.locator("#status", has_text="Cancelled.").wait_for()
-    page.locator("#log .msg.assistant.live").wait_for(state="detached")
+    settled(page)
     page.wait_for_function("document.getElementById('cancel').disabled")
     assert "THE END." not in log_text(page)
     # The session goes on.
