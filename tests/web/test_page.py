@@ -9,11 +9,14 @@ Set SEAM_PAGE_SHOTS=DIR to also keep screenshots of the page at desktop and phon
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,18 +65,74 @@ class Pages:
     shots: Path
     opened: list[Any] = field(default_factory=list)
 
-    def open(self, viewport: dict[str, int] = DESKTOP) -> Any:
+    def open(self, viewport: dict[str, int] = DESKTOP, via: str | None = None) -> Any:
         context = self.browser.new_context(viewport=viewport)
         context.set_default_timeout(WAIT_MS)
         page = context.new_page()
         self.opened.append(page)
-        page.goto(self.served.login)  # sets the session cookie, redirects to /
+        login = self.served.login
+        if via is not None:
+            login = login.replace(self.served.url, via)
+        page.goto(login)  # sets the session cookie, redirects to /
         page.locator("body[data-ready=true]").wait_for()
         return page
 
     def close(self) -> None:
         for page in self.opened:
             page.context.close()
+
+
+class CuttableProxy:
+    """A loopback TCP proxy in front of `seam serve` whose open connections a test can cut,
+    as a flaky network does (the browser's offline emulation leaves open streams alone)."""
+
+    def __init__(self, upstream: str) -> None:
+        host, port = upstream.removeprefix("http://").split(":")
+        self.upstream = (host, int(port))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.open: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        self.cuts = 0
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            with self.lock:
+                self.open |= {client, server}
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        """Drop every connection open now; new ones go through."""
+        with self.lock:
+            dropped, self.open = self.open, set()
+        for end in dropped:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+        self.cuts += 1
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -343,20 +402,25 @@ def test_a_reload_mid_answer_shows_the_answer_once_and_complete(
 
 @screenshots_on_failure
 def test_a_dropped_connection_resumes_without_repeating_text(
-    pages: Pages, model: OpenAIServer
+    pages: Pages, served: Served, model: OpenAIServer
 ) -> None:
     model.push(text_reply(LONG, chunk_size=6).stalled(after=8))
-    page = pages.open()
-    send(page, "count again")
-    page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
-    # Cut the browser off the network while the answer goes on, then reconnect.
-    page.context.set_offline(True)
-    model.release()
-    page.context.set_offline(False)
-    page.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
-    settled(page)
-    text = log_text(page)
-    assert text.count("word0 ") == 1 and text.count("THE END.") == 1
+    proxy = CuttableProxy(served.url)
+    try:
+        page = pages.open(via=proxy.url)
+        send(page, "count again")
+        page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
+        # The connection drops mid-answer; the browser reconnects with Last-Event-ID.
+        proxy.cut()
+        page.locator("#status", has_text="reconnecting").wait_for()
+        model.release()  # the answer goes on while the page is cut off
+        page.locator("#status", has_text="Reconnected.").wait_for()
+        page.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
+        settled(page)
+        text = log_text(page)
+        assert text.count("word0 ") == 1 and text.count("THE END.") == 1
+    finally:
+        proxy.close()
 
 
 @screenshots_on_failure
