@@ -438,6 +438,10 @@ def test_switching_personality_sends_the_next_message_to_it(
     answers(page).last.locator(".body", has_text="Arr, matey.").wait_for()
     system = model.chat_requests[1].body["messages"][0]
     assert system["role"] == "system" and "pirate" in system["content"]
+    # The session keeps it: reopened, the switch shows the session's personality.
+    page.reload()
+    page.locator("body[data-ready=true]").wait_for()
+    page.wait_for_function("document.getElementById('personality').value === 'pirate'")
 
 
 @screenshots_on_failure

@@ -76,11 +76,19 @@ async function loadPersonalities() {
   if (state.defaultPersonality) ui.personality.value = state.defaultPersonality;
 }
 
+/** The session's own personality (pinned when it was made); a message may name another. */
 function sessionPersonality() {
   return state.detail?.personality ?? state.defaultPersonality;
 }
 
+/** The switch shows what the session's last turn ran with, until the person changes it. */
+function showPersonality(id) {
+  if (state.personalityTouched || !id) return;
+  if (state.personalities.some((p) => p.id === id)) ui.personality.value = id;
+}
+
 ui.personality.addEventListener("change", () => {
+  state.personalityTouched = true;
   if (state.name) say(`Your next message goes to ${ui.personality.value}.`);
 });
 
@@ -160,6 +168,7 @@ ui.searchForm.addEventListener("submit", (e) => {
 
 function resetView() {
   clearTimeout(state.lookAgain);
+  state.personalityTouched = false;
   state.follower?.close();
   state.follower = null;
   state.turns.clear();
@@ -186,7 +195,7 @@ async function openSession(name) {
     return;
   }
   if (state.name !== name) return;
-  ui.personality.value = sessionPersonality() ?? ui.personality.value;
+  showPersonality(sessionPersonality());
   // The whole event log: running turns show what they streamed so far, finished ones
   // give way to the transcript (see `settle`).
   state.follower = follow(name, 0, (event) => onEvent(name, event), onStreamState);
@@ -358,6 +367,7 @@ function onEvent(name, event) {
   }
   const stick = nearBottom();
   turn.apply(event);
+  if (event.type === "run_start") showPersonality(event.personality);
   updateButtons();
   if (stick) scrollToEnd();
   if (event.type === "tool_approval_required" && !turn.finished) {
