@@ -46,6 +46,8 @@ class FakeGate:
         call_id: str,
         approver: Approver | None,
         mode: str,
+        isolated: bool = True,
+        working_dir: str | None = None,
     ) -> GateDecision:
         self.checks.append(
             {
@@ -55,6 +57,8 @@ class FakeGate:
                 "call_id": call_id,
                 "approver": approver,
                 "mode": mode,
+                "isolated": isolated,
+                "working_dir": working_dir,
             }
         )
         if "rm -rf x" in command:
@@ -141,6 +145,9 @@ async def test_terminal_reports_exit_code_duration_and_output(
         "call_id": "call-7",
         "approver": ctx.approvals,
         "mode": "manual",
+        # The local sandbox isolates nothing: the gate is told, and where it starts.
+        "isolated": False,
+        "working_dir": ctx.working_dir,
     }
     assert (await run(Terminal(), ctx, command="true")).endswith("\n(no output)")
 

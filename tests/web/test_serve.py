@@ -116,5 +116,6 @@ def test_schemathesis_finds_no_server_error(tmp_path: Path) -> None:
             text=True,
             timeout=280,
             env={**os.environ, "NO_COLOR": "1"},
+            cwd=tmp_path,  # its cache folder lands here, not in the checkout
         )
         assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]

@@ -171,7 +171,9 @@ class Coordinator:
                 self.owner,
                 lease=self.lease,
                 submission_id=submission_id,
-                dead_owners=await self._dead(),
+                # Only a running submission can be held by a dead owner: a queued one
+                # (the usual case) skips the look at every running submission.
+                dead_owners=await self._dead() if sub.state == "running" else (),
             )
             if claimed is not None:
                 if on_event is not None and seen is not None:
@@ -334,6 +336,13 @@ class Coordinator:
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
         done: Done | None = None
         error: ErrorEvent | None = None
+
+        async def write_transcript(messages: Sequence[Message]) -> None:
+            # The recorder stores events behind the turn's back; repair reads the log
+            # beside the transcript (`_unsaved_text`), so the log must never lag it.
+            await recorder.flush()
+            await store.append_for(sub.id, owner, messages)
+
         try:
             session.loop.sequences.continue_after(
                 sub.session_key, await store.last_seq(sub.session_key)
@@ -343,7 +352,7 @@ class Coordinator:
                 plan.start,
                 personality=sub.personality,
                 cancel=cancel,
-                transcript=lambda messages: store.append_for(sub.id, owner, messages),
+                transcript=write_transcript,
             )
             async for event in events:
                 if not recorder.buffer(event):

@@ -195,7 +195,10 @@ class AgentLoop:
         sandbox = None
         if self.sandboxes is not None:
             sandbox = self.sandboxes.for_session(
-                session_key, working_dir=storage.working_dir, network=personality.network
+                session_key,
+                working_dir=storage.working_dir,
+                network=personality.network,
+                reach=storage.reach,
             )
         return ToolContext(
             session_key=session_key,

@@ -56,6 +56,7 @@ from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
 from seam.plugins.hooks.circuit_breaker import ToolLoopBreaker
 from seam.plugins.hooks.injection_guard import InjectionGuard
 from seam.plugins.hooks.reflection import ReflectionHook
+from seam.plugins.mcp.servers import McpServers
 from seam.plugins.safety.redact import redact
 from seam.wiring.context import (
     build_compressor,
@@ -105,6 +106,8 @@ class Runtime:
     _opened: bool = field(default=False, repr=False)
     # The background memory review (`[reflection] enabled`), closed with the runtime.
     reflection: ReflectionHook | None = None
+    # MCP servers (`[mcp.servers.*]`, plugins/mcp): started on first use, closed here.
+    mcp: McpServers | None = None
 
     async def open(self) -> Runtime:
         """Connect the store when it needs it (PostgreSQL); idempotent, returns self."""
@@ -327,6 +330,8 @@ class Runtime:
                     await self.reflection.drain()
             await self.reflection.aclose()
         await close_side_models(self.loop.compressor, self.reflection)
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.model.aclose()
         await self.sessions.aclose()
         if self.loop.sandboxes is not None:
@@ -382,6 +387,7 @@ def assemble_runtime(
     lease: float = DEFAULT_LEASE_SECONDS,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     settings: Settings | None = None,
+    mcp: McpServers | None = None,
 ) -> Runtime:
     """A runtime of exactly these collaborators; each one left out is the empty stack.
 
@@ -395,13 +401,19 @@ def assemble_runtime(
     `hooks`; the runtime only closes it. A `coordinator` handed in is used as it is (its
     own `compress`, if any, handles context overflow); otherwise one is built here from
     `owner`, `dead_owners`, `lease` and `max_attempts`, compressing through the loop.
-    `settings` are only kept, for surfaces that show them (`runtime.settings`).
+    `settings` are only kept, for surfaces that show them (`runtime.settings`). `mcp`:
+    MCP servers whose tools the built-in registry offers (a `tools` registry handed in
+    adds them itself); the runtime closes them.
     """
     store = _one_store(store, sessions)
     store = store if store is not None else InMemoryExecutionStore()
     workflows = workflows if workflows is not None else WorkflowRegistry()
     if tools is None:
-        tools = build_tool_registry(sessions=store, workflows=bool(workflows.names()))
+        tools = build_tool_registry(
+            sessions=store,
+            workflows=bool(workflows.names()),
+            sources=() if mcp is None else (mcp,),
+        )
     hooks = hooks if hooks is not None else default_hooks()
     personalities = personalities if personalities is not None else StaticPersonalityRegistry()
     memory = memory if memory is not None else NoopMemory()
@@ -451,6 +463,7 @@ def assemble_runtime(
         workflows=workflows,
         settings=settings,
         reflection=reflection,
+        mcp=mcp,
     )
 
 
@@ -540,7 +553,7 @@ def create_runtime(
             from seam.wiring.pricing import price_table
 
             pricing = price_table(settings.config.prices, where=str(settings.config_path))
-        from seam.wiring.guard import APPROVALS_FILE, guard_section
+        from seam.wiring.guard import guard_section
 
         agent = settings.config.agent
         options = options or context_options(
@@ -552,21 +565,11 @@ def create_runtime(
                 approval_timeout=guard_section(settings).approval_timeout,
             ),
         )
-        # The agent must not edit its own transcript database behind the store's back, nor
-        # grant itself approvals or switch its own approval mode off.
-        db_file = str(settings.store_path)
-        home = settings.home
-        fs_deny += [
-            db_file,
-            f"{db_file}-wal",
-            f"{db_file}-shm",
-            str(home / APPROVALS_FILE),
-            # Memory is written through the memory tool, whose checks a file write would skip.
-            str(home / "memory"),
-            str(home / "config.toml"),
-            str(home / "pools"),
-            str(settings.personalities_dir / "*" / "config.toml"),
-        ]
+        # The agent must not edit its own controls (approvals, config, personalities, the
+        # store) nor the person's secrets and start-up files: one list, see wiring/reach.py.
+        from seam.wiring.reach import fs_deny as reach_deny
+
+        fs_deny += reach_deny(settings)
     assert model is not None  # settings were loaded whenever it was missing
     from seam.wiring.owners import dead_owners, owner_id
 
@@ -576,6 +579,13 @@ def create_runtime(
     if settings is not None:
         reflection = build_reflection(settings, memory, hooks, model)
     section = settings.config.store if settings is not None else None
+    mcp = None
+    if settings is not None and tools is None:
+        from seam.wiring.mcp import DefaultGetsMcp, build_mcp
+
+        mcp = build_mcp(settings)
+        if mcp.names() and personalities is not None:
+            personalities = DefaultGetsMcp(personalities)
     runtime = assemble_runtime(
         model=model,
         tools=tools,
@@ -603,6 +613,7 @@ def create_runtime(
         lease=section.lease_seconds if section is not None else DEFAULT_LEASE_SECONDS,
         max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
         settings=settings,
+        mcp=mcp,
     )
     if coordinator is None:
         runtime.coordinator.rerun_transient = not interactive

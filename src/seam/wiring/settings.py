@@ -144,6 +144,52 @@ class SandboxSection(_Section):
     timeout: float = Field(180.0, gt=0)
 
 
+class McpToolsFilter(_Section):
+    allow: list[str] = Field(default_factory=list)  # globs; empty: every tool
+    deny: list[str] = Field(default_factory=list)  # globs; wins over allow
+
+
+class McpServerSection(_Section):
+    """`[mcp.servers.NAME]`: `command` (argv, stdio) or `url` (Streamable HTTP). `env`
+    and `headers` values expand `$VAR` / `${VAR}` from Seam's environment; the child gets
+    only the listed `env` (plus the SDK's PATH, HOME, USER, SHELL, TERM, LOGNAME)."""
+
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict)
+    tools: McpToolsFilter = McpToolsFilter()
+    approval: Literal["always", "never", "auto"] = "auto"
+    connect_timeout: float = Field(60.0, gt=0)  # seconds to start and list the tools
+    call_timeout: float = Field(120.0, gt=0)  # seconds one tool call may take
+    cwd: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_only(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {url!r}")
+        return url
+
+    def model_post_init(self, context: Any) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (stdio) or url (Streamable HTTP)")
+
+
+class McpSection(_Section):
+    servers: dict[str, McpServerSection] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, servers: dict[str, McpServerSection]) -> dict[str, McpServerSection]:
+        for name in servers:
+            if not name or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+                raise ValueError(f"server name {name!r}: use letters, digits, - and _")
+            if "__" in name:
+                raise ValueError(f"server name {name!r}: '__' separates mcp__<server>__<tool>")
+        return servers
+
+
 class ConfigFile(_Section):
     model: ModelSection = ModelSection()
     anthropic: AnthropicSection = AnthropicSection()
@@ -155,6 +201,7 @@ class ConfigFile(_Section):
     reflection: ReflectionSection = ReflectionSection()
     store: StoreSection = StoreSection()
     sandbox: SandboxSection = SandboxSection()
+    mcp: McpSection = McpSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)

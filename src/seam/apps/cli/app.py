@@ -10,6 +10,7 @@ import typer
 from seam import __version__
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
+from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
 from seam.apps.cli.web import register as register_web
 
@@ -26,6 +27,7 @@ sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_
 app.add_typer(sessions_app, name="sessions")
 register_guard(app)
 register_memory(app)
+register_mcp(app)
 register_durable(app)
 register_web(app)
 
@@ -39,6 +41,10 @@ ModelOption = Annotated[
     str | None, typer.Option("--model", help="Model name; overrides SEAM_MODEL.")
 ]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
+YesOption = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Start even in the home directory itself (or /)."),
+]
 TurnTimeoutOption = Annotated[
     float | None,
     typer.Option(
@@ -77,6 +83,7 @@ def run(
     json_: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line instead.")
     ] = False,
+    yes: YesOption = False,
     timeout: TurnTimeoutOption = None,
 ) -> None:
     """Run one turn and print the answer."""
@@ -91,6 +98,7 @@ def run(
             model=model,
             as_json=json_,
             time_limit=timeout,
+            yes=yes,
         )
     )
 
@@ -100,13 +108,14 @@ def chat(
     session: SessionOption = None,
     personality: PersonalityOption = None,
     model: ModelOption = None,
+    yes: YesOption = False,
     timeout: TurnTimeoutOption = None,
 ) -> None:
     """Chat interactively (type /help inside for commands)."""
     from seam.apps.cli.chat import run_chat
     from seam.apps.cli.runner import execute
 
-    execute(run_chat(session, personality, model, timeout))
+    execute(run_chat(session, personality, model, timeout, yes=yes))
 
 
 @app.command()

@@ -29,6 +29,7 @@ from seam.apps.cli.runner import (
     turn_time_limit,
 )
 from seam.apps.cli.sessions import session_table
+from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
 from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.model import RetryNotice
@@ -52,6 +53,7 @@ COMMANDS = (
     ("/resume NAME", "switch to an existing session"),
     ("/personality [ID]", "show the current personality and the others, or switch"),
     ("/tools", "the tools the current personality may use"),
+    ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/help", "this list"),
@@ -64,7 +66,10 @@ async def run_chat(
     personality: str | None,
     model: str | None,
     time_limit: float | None = None,
+    *,
+    yes: bool = False,
 ) -> int:
+    confirm_working_dir(yes)
     chat: Chat | None = None
 
     def on_retry(notice: RetryNotice) -> None:
@@ -118,6 +123,7 @@ class Chat:
             "/resume": self._resume,
             "/personality": self._personality,
             "/tools": self._tools,
+            "/mcp": self._mcp,
             "/usage": self._usage,
             "/compress": self._compress,
             "/help": self._help,
@@ -237,6 +243,8 @@ class Chat:
         )
         if settings is not None and settings.provider == "local":
             print_(escape(LOCAL_MODEL_NOTE.format(config=settings.config_path)), style="yellow")
+        backend, isolated = sandbox_banner(runtime)
+        print_(f"sandbox {escape(backend)}", style=None if isolated else "bold yellow")
         info = await runtime.sessions.get(session_key(runtime, self.session))
         state = "new" if info is None else f"resumed, {info.message_count} messages"
         print_(f"session {escape(self.session)} ({state})")
@@ -325,6 +333,15 @@ class Chat:
                 )
             elif isinstance(event, Notice):
                 self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
+
+    async def _mcp(self, arg: str) -> None:
+        from seam.wiring.mcp import mcp_report, reload_mcp
+
+        if arg == "reload":
+            self._say("\n".join(await reload_mcp(self.runtime)))
+        elif arg:
+            raise CliError("usage: /mcp or /mcp reload")
+        self._say("\n".join(await mcp_report(self.runtime)))
 
     async def _tools(self, arg: str) -> None:
         current = await self._current_personality()

@@ -28,6 +28,7 @@ from seam.apps.cli.runner import (
     session_key,
     turn_time_limit,
 )
+from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import (
     AgentEvent,
     Done,
@@ -103,7 +104,9 @@ async def run_once(
     model: str | None,
     as_json: bool,
     time_limit: float | None = None,
+    yes: bool = False,
 ) -> int:
+    confirm_working_dir(yes)
     text = read_prompt(prompt)
     # Retries go to stderr as they happen (stdout is for the answer or the JSON events).
     async with (

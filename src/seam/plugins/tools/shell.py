@@ -55,7 +55,7 @@ def _sandbox(ctx: ToolContext) -> Sandbox:
     return ctx.sandbox
 
 
-async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
+async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> None:
     gate = ctx.gate
     if gate is None:
         return
@@ -66,6 +66,10 @@ async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
         call_id=ctx.call_id,
         approver=ctx.approvals,
         mode=ctx.approval_mode,
+        # Without isolation (the local backend) the gate is stricter; a sandbox that does
+        # not say counts as none.
+        isolated=getattr(sandbox, "isolated", False),
+        working_dir=sandbox.working_dir,
     )
     if not decision.allowed:
         raise ToolError(f"refused: {decision.reason}")
@@ -122,7 +126,7 @@ class Terminal:
         timeout = _timeout(args)
         background = bool(args.get("background", False))
         sandbox = _sandbox(ctx)
-        await _gate(ctx, command, self.name)
+        await _gate(ctx, sandbox, command, self.name)
         if not background:
             return _report(await _run(ctx, sandbox, command, timeout))
         try:
@@ -211,18 +215,30 @@ class ExecuteCode:
         timeout = _timeout(args)
         sandbox = _sandbox(ctx)
         # The gate (and a person asked to approve) sees the code itself, not a file name.
-        await _gate(ctx, f"python3 -c {shlex.quote(code)}", self.name)
-        relative = f"{SNIPPET_DIR}/snippet-{secrets.token_hex(4)}.py"
-        path = posixpath.join(sandbox.working_dir, relative)
-        try:
-            await ctx.storage.write_text(path, code)
-        except StorageError as exc:
-            raise ToolError(f"could not write the snippet: {exc}") from None
+        await _gate(ctx, sandbox, f"python3 -c {shlex.quote(code)}", self.name)
+        relative, path = await _write_snippet(ctx, sandbox.working_dir, code)
         try:
             return _report(await _run(ctx, sandbox, f"python3 {relative}", timeout))
         finally:
             with suppress(StorageError):
                 await ctx.storage.remove(path)
+
+
+async def _write_snippet(ctx: ToolContext, working_dir: str, code: str) -> tuple[str, str]:
+    """Where the snippet was written (relative to the working dir, and in full). In the
+    snippet folder if the reach allows it; else (the working dir is the home, whose .seam
+    is $SEAM_HOME) beside it, removed after the run; else the reach's refusal."""
+    name = f"snippet-{secrets.token_hex(4)}.py"
+    refusal: StorageError | None = None
+    for relative in (f"{SNIPPET_DIR}/{name}", f".seam-{name}"):
+        path = posixpath.join(working_dir, relative)
+        try:
+            await ctx.storage.write_text(path, code)
+        except StorageError as exc:
+            refusal = refusal or exc
+            continue
+        return relative, path
+    raise ToolError(f"could not write the snippet: {refusal}") from None
 
 
 SHELL_TOOLS: tuple[Tool, ...] = (Terminal(), Process(), ExecuteCode())
