@@ -1,0 +1,555 @@
+// The chat page: sessions, the conversation, streaming turns, approvals, usage.
+//
+// What is shown is rebuilt from two sources and never from the page's own memory, so a
+// reload or a dropped connection loses and repeats nothing: the stored transcript (GET
+// /api/sessions/{name}) for finished turns, and the session's event log (SSE, resumed by
+// the last event id) for turns still running. A finished turn's streamed bubble gives way
+// to its stored message once the transcript holds it.
+import { api, ApiError, follow } from "./api.js";
+import { historyAssistant, LiveTurn, userBubble } from "./view.js";
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  title: $("session-title"),
+  personality: $("personality"),
+  usage: $("usage"),
+  sessions: $("sessions"),
+  search: $("search"),
+  searchForm: $("search-form"),
+  newSession: $("new-session"),
+  toggle: $("toggle-sessions"),
+  sidebar: $("sidebar"),
+  status: $("status"),
+  log: $("log"),
+  history: $("history"),
+  pending: $("pending"),
+  live: $("live"),
+  composer: $("composer"),
+  prompt: $("prompt"),
+  send: $("send"),
+  cancel: $("cancel"),
+};
+
+const state = {
+  name: null, // the open session
+  detail: null,
+  follower: null,
+  turns: new Map(), // turn_id -> LiveTurn
+  optimistic: new Map(), // submission id -> text, until the session's detail lists it
+  personalities: [],
+  defaultPersonality: null,
+  searchSeq: 0,
+  refreshing: null,
+  refreshAgain: false,
+};
+
+// ---------------------------------------------------------------- status and errors
+
+function say(text, kind = "") {
+  ui.status.textContent = text;
+  ui.status.className = `status ${kind}`.trim();
+}
+
+function explain(err) {
+  if (err instanceof ApiError && err.status === 401) {
+    say("Not signed in: open the login URL that `seam serve` printed.", "error");
+  } else {
+    say(err.message ?? String(err), "error");
+  }
+}
+
+// ---------------------------------------------------------------- personalities
+
+async function loadPersonalities() {
+  const { personalities } = await api.personalities();
+  state.personalities = personalities;
+  state.defaultPersonality = personalities.find((p) => p.default)?.id ?? personalities[0]?.id ?? null;
+  ui.personality.replaceChildren(
+    ...personalities.map((p) => {
+      const option = document.createElement("option");
+      option.value = p.id;
+      option.textContent = p.name && p.name !== p.id ? `${p.name} (${p.id})` : p.id;
+      if (p.description) option.title = p.description;
+      return option;
+    }),
+  );
+  if (state.defaultPersonality) ui.personality.value = state.defaultPersonality;
+}
+
+/** The session's own personality (pinned when it was made); a message may name another. */
+function sessionPersonality() {
+  return state.detail?.personality ?? state.defaultPersonality;
+}
+
+/** The switch shows what the session's last turn ran with, until the person changes it. */
+function showPersonality(id) {
+  if (state.personalityTouched || !id) return;
+  if (state.personalities.some((p) => p.id === id)) ui.personality.value = id;
+}
+
+ui.personality.addEventListener("change", () => {
+  state.personalityTouched = true;
+  if (state.name) say(`Your next message goes to ${ui.personality.value}.`);
+});
+
+// ---------------------------------------------------------------- the session list
+
+function when(seconds) {
+  if (!seconds) return "";
+  return new Date(seconds * 1000).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
+}
+
+/** The session's title, else its name as the page made it ("first-words-3fa2"). */
+function displayTitle(s) {
+  if (s.title) return s.title;
+  const made = /^([a-z0-9]+(?:-[a-z0-9]+)*)-[0-9a-f]{4}$/.exec(s.name);
+  return made ? made[1].replaceAll("-", " ") : s.name;
+}
+
+async function loadSessions() {
+  const q = ui.search.value.trim();
+  const mine = ++state.searchSeq;
+  let sessions;
+  try {
+    ({ sessions } = await api.sessions(q));
+  } catch (err) {
+    explain(err);
+    return;
+  }
+  if (mine !== state.searchSeq) return; // a newer search answered first
+  const items = sessions
+    .sort((a, b) => (b.updated_at ?? 0) - (a.updated_at ?? 0))
+    .map((s) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "session";
+      button.dataset.name = s.name;
+      if (s.name === state.name) button.setAttribute("aria-current", "true");
+      const title = document.createElement("span");
+      title.className = "session-title";
+      title.textContent = displayTitle(s);
+      button.title = s.name;
+      const meta = document.createElement("span");
+      meta.className = "session-meta";
+      meta.textContent = [s.personality, `${s.message_count ?? 0} messages`, when(s.updated_at)]
+        .filter(Boolean)
+        .join(" · ");
+      button.append(title, meta);
+      if (s.snippet) {
+        const snippet = document.createElement("span");
+        snippet.className = "session-snippet";
+        snippet.textContent = s.snippet;
+        button.append(snippet);
+      }
+      button.addEventListener("click", () => {
+        location.hash = encodeURIComponent(s.name);
+        closeSidebar();
+      });
+      const li = document.createElement("li");
+      li.append(button);
+      return li;
+    });
+  if (!items.length) {
+    const li = document.createElement("li");
+    li.className = "empty";
+    li.textContent = q ? `No session matches “${q}”.` : "No sessions yet.";
+    items.push(li);
+  }
+  ui.sessions.replaceChildren(...items);
+}
+
+ui.search.addEventListener("input", () => loadSessions());
+ui.searchForm.addEventListener("submit", (e) => {
+  e.preventDefault();
+  loadSessions();
+});
+
+// ---------------------------------------------------------------- opening a session
+
+function resetView() {
+  clearTimeout(state.lookAgain);
+  state.personalityTouched = false;
+  state.follower?.close();
+  state.follower = null;
+  state.turns.clear();
+  state.optimistic.clear();
+  state.detail = null;
+  ui.history.replaceChildren();
+  ui.pending.replaceChildren();
+  ui.live.replaceChildren();
+  ui.usage.textContent = "";
+}
+
+async function openSession(name) {
+  resetView();
+  state.name = name;
+  ui.title.textContent = name;
+  for (const b of ui.sessions.querySelectorAll("button.session")) {
+    if (b.dataset.name === name) b.setAttribute("aria-current", "true");
+    else b.removeAttribute("aria-current");
+  }
+  try {
+    await refresh();
+  } catch (err) {
+    explain(err);
+    return;
+  }
+  if (state.name !== name) return;
+  showPersonality(sessionPersonality());
+  // The whole event log: running turns show what they streamed so far, finished ones
+  // give way to the transcript (see `settle`).
+  state.follower = follow(name, 0, (event) => onEvent(name, event), onStreamState);
+}
+
+function onStreamState(kind) {
+  if (kind === "open") {
+    if (ui.status.dataset.stream === "reconnecting") say("Reconnected.");
+    ui.status.dataset.stream = "open";
+  } else {
+    ui.status.dataset.stream = "reconnecting";
+    say("Connection lost; reconnecting…", "warn");
+  }
+}
+
+function startNewSession() {
+  history.pushState(null, "", location.pathname);
+  resetView();
+  state.name = null;
+  ui.title.textContent = "New session";
+  ui.personality.value = state.defaultPersonality ?? ui.personality.value;
+  for (const b of ui.sessions.querySelectorAll("button.session")) b.removeAttribute("aria-current");
+  updateButtons();
+  say("A new session starts with your first message.");
+  ui.prompt.focus();
+}
+
+ui.newSession.addEventListener("click", () => {
+  startNewSession();
+  closeSidebar();
+});
+
+// ---------------------------------------------------------------- transcript and events
+
+/** Fetch the session's detail and rebuild the stored part; coalesces concurrent calls. */
+async function refresh() {
+  const name = state.name;
+  if (state.refreshing && state.refreshingName === name) {
+    state.refreshAgain = true;
+    return state.refreshing;
+  }
+  state.refreshingName = name;
+  state.refreshing = (async () => {
+    do {
+      state.refreshAgain = false;
+      const detail = await api.session(name);
+      if (state.name !== name) return;
+      state.detail = detail;
+      renderHistory(detail);
+      settle(detail);
+      renderUsage(detail.usage);
+      updateButtons();
+      lookAgainSoon(detail);
+    } while (state.refreshAgain && state.name === name);
+  })();
+  const mine = state.refreshing;
+  try {
+    await mine;
+  } finally {
+    if (state.refreshing === mine) state.refreshing = null;
+  }
+}
+
+/**
+ * A turn's `done` comes just before its submission is settled in the store, so a refresh
+ * right after it can still see the submission running. With nothing streaming, look again
+ * shortly (a few times) so Cancel and the queue show the truth.
+ */
+function lookAgainSoon(detail) {
+  clearTimeout(state.lookAgain);
+  const stale = unsettled(detail).some((s) => s.state === "running") && !streaming();
+  if (!stale) {
+    state.lookAgainTries = 0;
+    return;
+  }
+  if ((state.lookAgainTries = (state.lookAgainTries ?? 0) + 1) > 5) return;
+  const name = state.name;
+  state.lookAgain = setTimeout(() => {
+    if (state.name === name) refresh().catch(explain);
+  }, 400 * state.lookAgainTries);
+}
+
+function renderHistory(detail) {
+  // The running turn's stored steps are shown by its streamed bubble (replayed from the
+  // event log), so the transcript is shown up to the input of that turn only.
+  let shown = detail.messages;
+  const running = unsettled(detail).find((s) => s.state === "running");
+  if (running && streaming()) {
+    const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
+    if (at >= 0) shown = detail.messages.slice(0, at + 1);
+  }
+  // One bubble per turn: consecutive assistant messages (steps around tool calls) share it;
+  // a call's result is the tool message that follows its step (ids may repeat across turns).
+  const nodes = [];
+  let bubble = null;
+  shown.forEach((m, i) => {
+    if (m.role === "user") {
+      bubble = null;
+      nodes.push(userBubble(m.content));
+    } else if (m.role === "assistant") {
+      const results = new Map();
+      for (let j = i + 1; j < shown.length && shown[j].role === "tool"; j++) {
+        if (shown[j].tool_call_id) results.set(shown[j].tool_call_id, shown[j]);
+      }
+      const node = historyAssistant(m, results, bubble);
+      if (!bubble) nodes.push(node);
+      bubble = node;
+    }
+  });
+  ui.history.replaceChildren(...nodes);
+  ui.title.textContent = displayTitle(detail);
+}
+
+function streaming() {
+  for (const turn of state.turns.values()) if (!turn.finished) return true;
+  return false;
+}
+
+function unsettled(detail) {
+  return (detail?.submissions ?? [])
+    .filter((s) => s.state === "queued" || s.state === "running")
+    .sort((a, b) => a.created_at - b.created_at);
+}
+
+/** Drop streamed bubbles the transcript now holds; show inputs it does not hold yet. */
+function stored(detail) {
+  const messages = detail?.messages ?? [];
+  return new Set(messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content.trim()));
+}
+
+function settle(detail) {
+  const answers = stored(detail);
+  const waiting = unsettled(detail);
+  for (const [id, turn] of state.turns) {
+    // Once nothing runs, the transcript is the whole truth.
+    const inTranscript = turn.finished
+      && (waiting.length === 0 || !turn.finalText?.trim() || answers.has(turn.finalText.trim()));
+    const abandoned = !turn.finished && waiting.length === 0;
+    if (inTranscript || abandoned) {
+      turn.node.remove();
+      state.turns.delete(id);
+    }
+  }
+  const users = detail.messages.filter((m) => m.role === "user");
+  const lastUser = users.length ? users[users.length - 1].content : null;
+  const known = new Set(detail.submissions.map((s) => s.id));
+  const bubbles = [];
+  for (const sub of waiting) {
+    if (sub.state === "running" && sub.input === lastUser) continue; // in the transcript
+    bubbles.push(userBubble(sub.input, sub.state === "queued" ? "queued" : ""));
+  }
+  for (const [id, text] of state.optimistic) {
+    if (known.has(id)) state.optimistic.delete(id);
+    else bubbles.push(userBubble(text, "queued"));
+  }
+  ui.pending.replaceChildren(...bubbles);
+}
+
+function onEvent(name, event) {
+  if (state.name !== name) return;
+  let turn = state.turns.get(event.turn_id);
+  if (!turn) {
+    turn = new LiveTurn(event.turn_id, (callId, decision) => api.approve(name, callId, decision));
+    state.turns.set(event.turn_id, turn);
+    // Shown from the next frame: a finished turn replayed on opening is gone by then.
+    requestAnimationFrame(() => {
+      if (state.turns.get(turn.turnId) === turn) ui.live.append(turn.node);
+    });
+  }
+  const stick = nearBottom();
+  turn.apply(event);
+  if (event.type === "run_start") showPersonality(event.personality);
+  updateButtons();
+  if (stick) scrollToEnd();
+  if (event.type === "tool_approval_required" && !turn.finished) {
+    say(`${event.name} wants to run ${event.command}: answer in the conversation.`, "warn");
+  } else if (event.type === "tool_approval_response") {
+    say("");
+  }
+  if (event.type === "done") {
+    if (stored(state.detail).has(turn.finalText?.trim())) {
+      turn.node.remove(); // the transcript shown already holds this answer
+      state.turns.delete(turn.turnId);
+    }
+    refresh().catch(explain);
+    loadSessions();
+  } else if (event.type === "run_start") {
+    refresh().catch(explain); // the turn's input is in the transcript now
+  }
+}
+
+function renderUsage(usage) {
+  if (!usage) {
+    ui.usage.textContent = "";
+    return;
+  }
+  const n = (x) => (x ?? 0).toLocaleString("en-US");
+  let cost;
+  if (usage.calls === 0) cost = "$0";
+  else if (usage.unpriced_calls && usage.unpriced_calls === usage.calls) cost = "cost unknown";
+  else if (usage.cost_usd > 0 && usage.cost_usd < 0.0001) cost = "<$0.0001";
+  else cost = `$${usage.cost_usd.toFixed(usage.cost_usd < 0.01 ? 4 : 2)}`;
+  if (usage.unpriced_calls && usage.unpriced_calls !== usage.calls) cost += ` (+${usage.unpriced_calls} unpriced)`;
+  ui.usage.textContent = `${n(usage.input_tokens)} in · ${n(usage.output_tokens)} out · ${cost}`;
+  ui.usage.title = `${usage.calls} model calls; cache read ${n(usage.cache_read_tokens)}, reasoning ${n(usage.reasoning_tokens)} tokens`;
+}
+
+function busy() {
+  return unsettled(state.detail).length > 0 || state.optimistic.size > 0 || streaming();
+}
+
+function updateButtons() {
+  const running = Boolean(state.name) && busy();
+  ui.cancel.disabled = !running;
+  ui.log.setAttribute("aria-busy", String(running));
+}
+
+function nearBottom() {
+  const box = document.scrollingElement;
+  const log = ui.log;
+  const scroller = log.scrollHeight > log.clientHeight ? log : box;
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+}
+
+function scrollToEnd() {
+  ui.log.scrollTop = ui.log.scrollHeight;
+}
+
+// ---------------------------------------------------------------- sending and cancelling
+
+/** A fresh submission id (randomUUID needs a secure context; a LAN address is not one). */
+function newId() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `web-${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
+}
+
+/** A new session named after its first message (readable in the list and the URL). */
+async function createSession(text, personality) {
+  const base = { ...(personality ? { personality } : {}) };
+  const slug = text.toLowerCase().normalize("NFKD").replace(/[^a-z0-9]+/g, " ").trim()
+    .split(" ").slice(0, 6).join("-").slice(0, 48);
+  if (slug) {
+    const suffix = newId().replace(/[^0-9a-f]/g, "").slice(-4);
+    try {
+      return await api.createSession({ ...base, name: `${slug}-${suffix}` });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 409) throw err;
+    }
+  }
+  return api.createSession(base); // the server picks a free name
+}
+
+async function send() {
+  const text = ui.prompt.value.trim();
+  if (!text) return;
+  ui.send.disabled = true;
+  try {
+    const chosen = ui.personality.value || null;
+    if (!state.name) {
+      const created = await createSession(text, chosen);
+      history.replaceState(null, "", `#${encodeURIComponent(created.name)}`);
+      await openSession(created.name);
+    }
+    const body = { text, submission_id: newId() };
+    if (chosen && chosen !== sessionPersonality()) body.personality = chosen;
+    state.optimistic.set(body.submission_id, text);
+    ui.pending.append(userBubble(text, "queued"));
+    ui.prompt.value = "";
+    scrollToEnd();
+    updateButtons();
+    await api.send(state.name, body);
+    say("");
+    await refresh();
+    loadSessions();
+  } catch (err) {
+    explain(err);
+  } finally {
+    ui.send.disabled = false;
+    ui.prompt.focus();
+  }
+}
+
+ui.composer.addEventListener("submit", (e) => {
+  e.preventDefault();
+  send();
+});
+
+ui.prompt.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send();
+  }
+});
+
+ui.cancel.addEventListener("click", async () => {
+  if (!state.name) return;
+  ui.cancel.disabled = true;
+  try {
+    const { cancelled } = await api.cancel(state.name);
+    say(cancelled.length ? "Cancelled." : "Nothing to cancel.");
+    state.optimistic.clear();
+    await refresh();
+  } catch (err) {
+    explain(err);
+  }
+});
+
+// ---------------------------------------------------------------- narrow screens
+
+function closeSidebar() {
+  document.body.classList.remove("sidebar-open");
+  ui.toggle.setAttribute("aria-expanded", "false");
+}
+
+ui.toggle.addEventListener("click", () => {
+  const open = !document.body.classList.contains("sidebar-open");
+  document.body.style.setProperty("--bar-h", `${document.querySelector(".bar").getBoundingClientRect().bottom}px`);
+  document.body.classList.toggle("sidebar-open", open);
+  ui.toggle.setAttribute("aria-expanded", String(open));
+  if (open) ui.search.focus();
+});
+
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Escape" && document.body.classList.contains("sidebar-open")) {
+    closeSidebar();
+    ui.toggle.focus();
+  }
+});
+
+// ---------------------------------------------------------------- start
+
+function hashName() {
+  const raw = location.hash.slice(1);
+  return raw ? decodeURIComponent(raw) : null;
+}
+
+window.addEventListener("hashchange", () => {
+  const name = hashName();
+  if (name && name !== state.name) openSession(name);
+});
+
+async function start() {
+  try {
+    await loadPersonalities();
+  } catch (err) {
+    explain(err);
+    return;
+  }
+  await loadSessions();
+  const name = hashName();
+  if (name) await openSession(name);
+  else startNewSession();
+  document.body.dataset.ready = "true";
+}
+
+start();

@@ -1,0 +1,524 @@
+"""The chat page in a real browser: Playwright drives Debian's Chromium against a real
+`seam serve` subprocess whose model is the scripted loopback OpenAI server.
+
+Playwright's own browser download is not reachable from these machines, so the tests launch
+/usr/bin/chromium (`scripts/ensure-chromium` installs it); without it they skip. On a
+failure every open page is saved as a PNG into the test's tmp dir (the path is printed).
+Set SEAM_PAGE_SHOTS=DIR to also keep screenshots of the page at desktop and phone width.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    pytest.skip(
+        "Debian's chromium is not installed (scripts/ensure-chromium)", allow_module_level=True
+    )
+sync_api = pytest.importorskip("playwright.sync_api")
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SEAM = Path(sys.executable).with_name("seam")
+WAIT_MS = 20_000
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+_PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "SEAM_MODEL", "SEAM_HOME")
+
+
+@dataclass
+class Served:
+    url: str
+    login: str
+    project: Path
+    home: Path
+
+
+@dataclass
+class Pages:
+    """Opens pages signed in to the served app; remembers them for failure screenshots."""
+
+    browser: Any
+    served: Served
+    shots: Path
+    opened: list[Any] = field(default_factory=list)
+
+    def open(self, viewport: dict[str, int] = DESKTOP, via: str | None = None) -> Any:
+        context = self.browser.new_context(viewport=viewport)
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        self.opened.append(page)
+        login = self.served.login
+        if via is not None:
+            login = login.replace(self.served.url, via)
+        page.goto(login)  # sets the session cookie, redirects to /
+        page.locator("body[data-ready=true]").wait_for()
+        return page
+
+    def close(self) -> None:
+        for page in self.opened:
+            page.context.close()
+
+
+class CuttableProxy:
+    """A loopback TCP proxy in front of `seam serve` whose open connections a test can cut,
+    as a flaky network does (the browser's offline emulation leaves open streams alone)."""
+
+    def __init__(self, upstream: str) -> None:
+        host, port = upstream.removeprefix("http://").split(":")
+        self.upstream = (host, int(port))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.open: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        self.cuts = 0
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            with self.lock:
+                self.open |= {client, server}
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                with contextlib.suppress(OSError):
+                    end.shutdown(socket.SHUT_RDWR)
+
+    def cut(self) -> None:
+        """Drop every connection open now; new ones go through."""
+        with self.lock:
+            dropped, self.open = self.open, set()
+        for end in dropped:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+        self.cuts += 1
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def screenshots_on_failure(test: F) -> F:
+    """Save every open page as a PNG in the test's tmp dir when the test fails."""
+
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        pages: Pages = kwargs["pages"]
+        try:
+            return test(*args, **kwargs)
+        except BaseException:
+            for n, page in enumerate(pages.opened):
+                path = pages.shots / f"failure-{n}.png"
+                try:
+                    page.screenshot(path=str(path), full_page=True)
+                    print(f"screenshot of the failing page: {path}")
+                except Exception as exc:  # the browser may be what failed
+                    print(f"no screenshot of page {n}: {exc}")
+            raise
+
+    return wrapper  # type: ignore[return-value]
+
+
+def keep_shot(page: Any, name: str) -> None:
+    """A screenshot for a person to look at, when SEAM_PAGE_SHOTS names a folder."""
+    folder = os.environ.get("SEAM_PAGE_SHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=ARGS, headless=True
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def model() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def served(tmp_path: Path, model: OpenAIServer) -> Iterator[Served]:
+    project = tmp_path / "project"
+    project.mkdir()
+    user = tmp_path / "user"
+    user.mkdir()
+    home = user / ".seam"
+    pirate = home / "personalities" / "pirate"
+    pirate.mkdir(parents=True)
+    (pirate / "SOUL.md").write_text("You are a pirate. Talk like one.", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_ENV}
+    env.update(
+        HOME=str(user),
+        SEAM_HOME=str(home),
+        OPENAI_BASE_URL=model.base_url,
+        OPENAI_API_KEY="test-key",
+    )
+    proc = subprocess.Popen(
+        [str(SEAM), "serve", "--port", "0"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        login = proc.stdout.readline()
+        if not first.startswith("seam serve: listening on "):
+            proc.kill()
+            pytest.fail(f"seam serve did not start: {first}{proc.stderr.read()}")
+        yield Served(first.split()[-1].rstrip("/"), login.split()[-1], project, home)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def pages(browser: Any, served: Served, tmp_path: Path) -> Iterator[Pages]:
+    opened = Pages(browser, served, tmp_path)
+    yield opened
+    opened.close()
+
+
+def send(page: Any, text: str) -> None:
+    """Type a message and press Enter, as a person at a keyboard does."""
+    prompt = page.locator("#prompt")
+    prompt.fill(text)
+    prompt.press("Enter")
+
+
+def answers(page: Any) -> Any:
+    return page.locator("#log .msg.assistant")
+
+
+def settled(page: Any) -> None:
+    """Wait until no streamed bubble is left: every answer is shown from the transcript."""
+    page.wait_for_function("document.querySelectorAll('#live .msg').length === 0")
+
+
+def log_text(page: Any) -> str:
+    text: str = page.locator("#log").inner_text()
+    return text
+
+
+ANSWER = (
+    "Here is **the plan**:\n\n1. read the file\n2. print it\n\n"
+    "```python\nprint(open('notes.txt').read())\n```\n\nThat is all."
+)
+
+
+@screenshots_on_failure
+def test_a_message_streams_in_as_markdown_with_a_code_block(
+    pages: Pages, model: OpenAIServer
+) -> None:
+    # Held after the first pieces: the page must show text before the answer is complete.
+    model.push(text_reply(ANSWER, chunk_size=4).stalled(after=6))
+    page = pages.open()
+    send(page, "show me the notes")
+
+    page.locator("#log .msg.user", has_text="show me the notes").wait_for()
+    streaming = page.locator("#log .msg.assistant.live")
+    streaming.locator(".body", has_text="Here is").wait_for()
+    assert "That is all." not in log_text(page)
+    model.release()
+
+    answer = answers(page).last
+    answer.locator("strong", has_text="the plan").wait_for()
+    answer.locator("pre code", has_text="print(open('notes.txt').read())").wait_for()
+    answer.locator("ol li", has_text="read the file").wait_for()
+    settled(page)
+    assert log_text(page).count("That is all.") == 1
+    # The session is listed (titled), its usage is shown, and it is the URL's session.
+    current = page.locator("#sessions button.session[aria-current=true]")
+    current.filter(has_text="show me the notes").wait_for()
+    page.locator("#usage", has_text=" in · ").wait_for()
+    assert page.evaluate("location.hash").startswith("#")
+    keep_shot(page, "desktop-answer")
+
+
+@screenshots_on_failure
+def test_an_answer_never_runs_script_from_its_markdown(pages: Pages, model: OpenAIServer) -> None:
+    model.push(
+        text_reply(
+            'Look: <img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> done'
+        )
+    )
+    page = pages.open()
+    send(page, "try to break the page")
+    answers(page).last.locator(".body", has_text="done").wait_for()
+    settled(page)
+    assert page.evaluate("window.pwned === undefined")
+    assert page.locator("#log script").count() == 0
+
+
+def script_delete(model: OpenAIServer, after: str) -> None:
+    command = json.dumps({"command": "rm -r build"})
+    model.push(tool_call_reply([("terminal", command)]), text_reply(after))
+
+
+def make_build_dir(project: Path) -> Path:
+    target = project / "build" / "obj"
+    target.mkdir(parents=True)
+    (target / "a.o").write_text("x")
+    return project / "build"
+
+
+@screenshots_on_failure
+def test_a_command_is_approved_then_denied_from_the_page(
+    pages: Pages, served: Served, model: OpenAIServer
+) -> None:
+    build = make_build_dir(served.project)
+    page = pages.open()
+
+    script_delete(model, "Removed it.")
+    send(page, "remove the build directory")
+    tool = page.locator("#log details.tool", has_text="terminal")
+    tool.locator(".question", has_text="rm -r build").wait_for()
+    assert page.locator("#log details.tool").count() == 1  # shown once, not also as stored
+    buttons = tool.locator(".decisions button")
+    assert buttons.all_inner_texts() == [
+        "Allow once",
+        "Allow for this session",
+        "Always allow",
+        "Deny",
+        "Never allow",
+    ]
+    keep_shot(page, "desktop-approval")
+    # Keyboard only: Tab reaches the buttons, Enter presses the focused one.
+    tool.locator("button[data-decision=once]").focus()
+    page.keyboard.press("Enter")
+    answers(page).last.locator(".body", has_text="Removed it.").wait_for()
+    settled(page)
+    assert not build.exists()
+
+    build = make_build_dir(served.project)
+    script_delete(model, "Left it alone.")
+    send(page, "remove the build directory again")
+    waiting = page.locator("#log .msg.assistant.live details.tool .decisions")
+    waiting.wait_for()
+    waiting.locator("button[data-decision=deny]").click()
+    answers(page).last.locator(".body", has_text="Left it alone.").wait_for()
+    settled(page)
+    assert (build / "obj" / "a.o").exists()
+    refused = [m for m in model.chat_requests[-1].body["messages"] if m["role"] == "tool"]
+    assert refused[-1]["content"].startswith("error:")
+    # Reopened, the stored session shows both calls, collapsed, with their outcomes.
+    page.reload()
+    page.locator("body[data-ready=true]").wait_for()
+    stored = page.locator("#log #history details.tool")
+    stored.nth(1).wait_for()
+    settled(page)
+    assert stored.count() == 2
+    assert "Removed it." in log_text(page) and "Left it alone." in log_text(page)
+    keep_shot(page, "desktop-history")
+
+
+LONG = " ".join(f"word{n}" for n in range(60)) + " THE END."
+
+
+@screenshots_on_failure
+def test_a_reload_mid_answer_shows_the_answer_once_and_complete(
+    pages: Pages, model: OpenAIServer
+) -> None:
+    model.push(text_reply(LONG, chunk_size=6).stalled(after=8))
+    page = pages.open()
+    send(page, "count for me")
+    page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
+
+    page.reload()
+    page.locator("body[data-ready=true]").wait_for()
+    page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
+    assert log_text(page).count("word1 ") == 1
+    assert page.locator("#log .msg.user", has_text="count for me").count() == 1
+    # A second tab opened on the session now shows the same, once, and follows it too.
+    other = pages.open()
+    other.goto(page.url)
+    other.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
+    model.release()
+
+    page.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
+    settled(page)
+    text = log_text(page)
+    assert text.count("word0 ") == 1 and text.count("word59") == 1
+    assert text.count("THE END.") == 1
+    assert page.locator("#log .msg.user", has_text="count for me").count() == 1
+    other.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
+    settled(other)
+    assert log_text(other) == text
+
+
+@screenshots_on_failure
+def test_a_dropped_connection_resumes_without_repeating_text(
+    pages: Pages, served: Served, model: OpenAIServer
+) -> None:
+    model.push(text_reply(LONG, chunk_size=6).stalled(after=8))
+    proxy = CuttableProxy(served.url)
+    try:
+        page = pages.open(via=proxy.url)
+        send(page, "count again")
+        page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
+        # The connection drops mid-answer; the browser reconnects with Last-Event-ID.
+        proxy.cut()
+        page.locator("#status", has_text="reconnecting").wait_for()
+        model.release()  # the answer goes on while the page is cut off
+        page.locator("#status", has_text="Reconnected.").wait_for()
+        page.locator("#log .msg.assistant .body", has_text="THE END.").wait_for()
+        settled(page)
+        text = log_text(page)
+        assert text.count("word0 ") == 1 and text.count("THE END.") == 1
+    finally:
+        proxy.close()
+
+
+@screenshots_on_failure
+def test_switching_personality_sends_the_next_message_to_it(
+    pages: Pages, model: OpenAIServer
+) -> None:
+    model.push(text_reply("Hello there."), text_reply("Arr, matey."))
+    page = pages.open()
+    send(page, "hello")
+    answers(page).last.locator(".body", has_text="Hello there.").wait_for()
+    assert "pirate" not in json.dumps(model.chat_requests[0].body["messages"][0])
+
+    page.locator("#personality").select_option("pirate")
+    send(page, "hello again")
+    answers(page).last.locator(".body", has_text="Arr, matey.").wait_for()
+    system = model.chat_requests[1].body["messages"][0]
+    assert system["role"] == "system" and "pirate" in system["content"]
+    # The session keeps it: reopened, the switch shows the session's personality.
+    page.reload()
+    page.locator("body[data-ready=true]").wait_for()
+    page.wait_for_function("document.getElementById('personality').value === 'pirate'")
+
+
+@screenshots_on_failure
+def test_sessions_are_searched_and_reopened(pages: Pages, model: OpenAIServer) -> None:
+    model.push(text_reply("Apples are red."), text_reply("Bananas are yellow."))
+    page = pages.open()
+    send(page, "tell me about apples")
+    answers(page).last.locator(".body", has_text="Apples are red.").wait_for()
+    page.locator("#new-session").click()
+    assert page.locator("#log .msg").count() == 0
+    send(page, "tell me about bananas")
+    answers(page).last.locator(".body", has_text="Bananas are yellow.").wait_for()
+    page.locator("#sessions button.session").nth(1).wait_for()
+
+    page.locator("#search").fill("apples")
+    listed = page.locator("#sessions button.session")
+    listed.filter(has_text="apples").first.wait_for()
+    page.wait_for_function("document.querySelectorAll('#sessions button.session').length === 1")
+    listed.first.click()
+    answers(page).last.locator(".body", has_text="Apples are red.").wait_for()
+    assert "Bananas" not in log_text(page)
+
+    page.locator("#search").fill("nothing-like-this")
+    page.locator("#sessions .empty").wait_for()
+
+
+@screenshots_on_failure
+def test_the_page_works_at_phone_width(pages: Pages, model: OpenAIServer) -> None:
+    model.push(text_reply("Small screens too.\n\n```\na long line of code " + "x" * 120 + "\n```"))
+    page = pages.open(PHONE)
+    send(page, "hello from a phone")
+    answers(page).last.locator(".body", has_text="Small screens too.").wait_for()
+    settled(page)
+    # Nothing is wider than the screen: the code block scrolls inside itself.
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    assert page.locator("#sidebar").is_hidden()
+    keep_shot(page, "phone-answer")
+    page.locator("#toggle-sessions").click()
+    page.locator("#sidebar #sessions button.session").first.wait_for()
+    keep_shot(page, "phone-sessions")
+    page.keyboard.press("Escape")
+    assert page.locator("#sidebar").is_hidden()
+
+
+@screenshots_on_failure
+def test_cancel_stops_a_running_answer(pages: Pages, model: OpenAIServer) -> None:
+    model.push(text_reply(LONG, chunk_size=6).stalled(after=8), text_reply("Still here."))
+    page = pages.open()
+    send(page, "count slowly")
+    page.locator("#log .msg.assistant.live .body", has_text="word1").wait_for()
+    cancel = page.locator("#cancel")
+    assert cancel.is_enabled()
+    cancel.click()
+    page.locator("#status", has_text="Cancelled.").wait_for()
+    settled(page)
+    page.wait_for_function("document.getElementById('cancel').disabled")
+    assert "THE END." not in log_text(page)
+    # The session goes on.
+    send(page, "are you there?")
+    answers(page).last.locator(".body", has_text="Still here.").wait_for()
+
+
+@screenshots_on_failure
+def test_the_keyboard_alone_reaches_everything(pages: Pages, model: OpenAIServer) -> None:
+    page = pages.open()
+    page.locator("#prompt").focus()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "send"
+    # Tab order from the top: skip link, then the header and the session list.
+    page.locator("body").focus()
+    seen = []
+    for _ in range(8):
+        page.keyboard.press("Tab")
+        seen.append(page.evaluate("document.activeElement.id || document.activeElement.tagName"))
+    assert seen.index("personality") < seen.index("new-session") < seen.index("search")
+    assert seen.index("search") < seen.index("prompt")
+    # Focus is visible: the focused control draws an outline.
+    page.locator("#new-session").focus()
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("", "none")
