@@ -371,6 +371,12 @@ class Runtime:
         except ValueError:
             return key
 
+    @property
+    def redact(self) -> Callable[[str], str] | None:
+        """What the loop applies to everything it stores (None: redaction is off), for a
+        surface that keeps text of its own, such as the chat's input history."""
+        return self.loop.redact
+
     def toolset(self, personality: str | None = None) -> list[Tool]:
         """The tools a personality gets, built over a throwaway context (for listings)."""
         chosen = self.loop.personality_for(personality)

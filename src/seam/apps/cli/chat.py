@@ -191,7 +191,7 @@ class Chat:
                     super().store_string(redact(string) if redact is not None else string)
 
             settings = self.runtime.settings
-            redact = self.runtime.loop.redact
+            redact = self.runtime.redact
             history = RedactedHistory(str(settings.home / "history")) if settings else None
             self._prompt = PromptSession(history=history)
         try:
