@@ -1,0 +1,110 @@
+"""`seam acp` driven by the ACP SDK's client: sessions, streamed prompts, permissions,
+files through the editor, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import acp
+from tests.acp.conftest import EditorClient, open_editor
+from tests.cli.conftest import Cli, tool_messages
+from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+TURN = 60.0
+DELETE = json.dumps({"command": "rm -r build"})
+
+
+def make_build_dir(cli: Cli) -> None:
+    (cli.project / "build").mkdir()
+    (cli.project / "build" / "a.o").write_text("x")
+
+
+async def test_a_prompt_streams_text_and_thoughts(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(text_reply("Hello from Seam.", reasoning="thinking it over"))
+    client = EditorClient()
+    async with open_editor(cli, client) as (conn, init):
+        assert init.agent_capabilities.load_session is True
+        assert init.agent_capabilities.prompt_capabilities.embedded_context is True
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        reply = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")]), TURN
+        )
+    assert reply.stop_reason == "end_turn"
+    assert client.text() == "Hello from Seam."
+    assert client.text("agent_thought_chunk") == "thinking it over"
+    assert client.kinds().count("agent_message_chunk") > 1  # streamed, not one block
+
+
+async def test_a_granted_tool_call_runs(cli: Cli, openai_server: OpenAIServer) -> None:
+    make_build_dir(cli)
+    openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Removed."))
+    client = EditorClient(answer="allow_once")
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        reply = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
+        )
+    assert reply.stop_reason == "end_turn"
+    assert len(client.permissions) == 1
+    tool_call, options = client.permissions[0]
+    assert "rm -r build" in tool_call.title
+    assert {o.kind for o in options} == {
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    }
+    assert not (cli.project / "build").exists()
+    starts = [u for u in client.updates if u.session_update == "tool_call"]
+    ends = [u for u in client.updates if u.session_update == "tool_call_update"]
+    assert starts[0].kind == "execute" and ends[-1].status == "completed"
+    assert client.text() == "Removed."
+
+
+async def test_a_rejected_tool_call_keeps_the_files(cli: Cli, openai_server: OpenAIServer) -> None:
+    make_build_dir(cli)
+    openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Kept."))
+    client = EditorClient(answer="reject_once")
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
+        )
+    assert (cli.project / "build" / "a.o").exists()
+    refused = tool_messages(openai_server, 1)[0]["content"]
+    assert refused.startswith("error:") and "den" in refused
+    ends = [u for u in client.updates if u.session_update == "tool_call_update"]
+    assert ends[-1].status == "failed"
+
+
+async def test_files_are_read_through_the_editor(cli: Cli, openai_server: OpenAIServer) -> None:
+    path = cli.project / "notes.txt"
+    path.write_text("saved on disk\n")
+    openai_server.push(
+        tool_call_reply([("read_file", json.dumps({"path": "notes.txt"}))]), text_reply("Read.")
+    )
+    client = EditorClient(buffers={str(path): "unsaved buffer text\n"})
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("read it")]), TURN
+        )
+    assert str(path) in client.reads
+    seen = tool_messages(openai_server, 1)[0]["content"]
+    assert "unsaved buffer text" in seen and "saved on disk" not in seen
+
+
+async def test_cancel_stops_the_turn(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(text_reply("one two three four five six", chunk_size=2).stalled(after=2))
+    client = EditorClient()
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        turn = asyncio.ensure_future(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("count")])
+        )
+        await asyncio.wait_for(client.first_text.wait(), TURN)
+        await conn.cancel(session_id=session.session_id)
+        openai_server.release()
+        reply = await asyncio.wait_for(turn, TURN)
+    assert reply.stop_reason == "cancelled"
