@@ -8,7 +8,7 @@ import json
 
 import acp
 from tests.acp.conftest import EditorClient, open_editor
-from tests.cli.conftest import Cli, tool_messages
+from tests.cli.conftest import Cli, sent_messages, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 TURN = 60.0
@@ -108,3 +108,57 @@ async def test_cancel_stops_the_turn(cli: Cli, openai_server: OpenAIServer) -> N
         openai_server.release()
         reply = await asyncio.wait_for(turn, TURN)
     assert reply.stop_reason == "cancelled"
+
+
+async def test_a_stored_session_is_replayed_on_load(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(text_reply("Stored answer."))
+    async with open_editor(cli, EditorClient()) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("remember")]), TURN
+        )
+    # A new editor process picks the session up again.
+    openai_server.push(text_reply("Still here."))
+    client = EditorClient()
+    async with open_editor(cli, client) as (conn, _):
+        await conn.load_session(cwd=str(cli.project), session_id=session.session_id)
+        assert client.text("user_message_chunk") == "remember"
+        assert client.text() == "Stored answer."
+        reply = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("again")]), TURN
+        )
+    assert reply.stop_reason == "end_turn"
+    assert [m["content"] for m in sent_messages(openai_server, 1) if m["role"] == "user"][-2:] == [
+        "remember",
+        "again",
+    ]
+
+
+async def test_the_todo_list_is_shown_as_a_plan(cli: Cli, openai_server: OpenAIServer) -> None:
+    items = json.dumps({"action": "add", "items": ["read the code", "fix the bug"]})
+    openai_server.push(tool_call_reply([("todo", items)]), text_reply("Planned."))
+    client = EditorClient()
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("plan")]), TURN
+        )
+    plans = [u for u in client.updates if u.session_update == "plan"]
+    assert [(e.content, e.status) for e in plans[-1].entries] == [
+        ("read the code", "pending"),
+        ("fix the bug", "pending"),
+    ]
+
+
+async def test_files_are_written_through_the_editor(cli: Cli, openai_server: OpenAIServer) -> None:
+    path = cli.project / "out.txt"
+    write = json.dumps({"path": "out.txt", "content": "from the agent\n"})
+    openai_server.push(tool_call_reply([("write_file", write)]), text_reply("Written."))
+    client = EditorClient()
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("write")]), TURN
+        )
+    assert client.writes == {str(path): "from the agent\n"}
+    assert not path.exists()  # the editor owns the buffer; it saves it
