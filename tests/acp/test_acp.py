@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+from pathlib import Path
+
+from acp.schema import McpServerStdio
 
 import acp
 from tests.acp.conftest import EditorClient, open_editor
@@ -12,6 +16,7 @@ from tests.cli.conftest import Cli, sent_messages, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 TURN = 60.0
+MCP_SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 DELETE = json.dumps({"command": "rm -r build"})
 
 
@@ -162,3 +167,34 @@ async def test_files_are_written_through_the_editor(cli: Cli, openai_server: Ope
         )
     assert client.writes == {str(path): "from the agent\n"}
     assert not path.exists()  # the editor owns the buffer; it saves it
+
+
+async def test_the_editors_mcp_servers_are_offered(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(
+        tool_call_reply([("mcp__notes__add", json.dumps({"a": 2, "b": 3}))]), text_reply("5.")
+    )
+    server = McpServerStdio(name="notes", command=sys.executable, args=[str(MCP_SERVER)], env=[])
+    client = EditorClient()
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[server])
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("add")]), TURN
+        )
+    offered = [t["function"]["name"] for t in openai_server.chat_requests[0].body["tools"]]
+    assert "mcp__notes__add" in offered
+    assert tool_messages(openai_server, 1)[0]["content"].strip() == "5"
+
+
+async def test_a_cancelled_permission_request_is_a_denial(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    make_build_dir(cli)
+    openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Kept."))
+    client = EditorClient(answer=None)
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
+        )
+    assert (cli.project / "build" / "a.o").exists()
+    assert tool_messages(openai_server, 1)[0]["content"].startswith("error:")
