@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import acp
 import pytest
 from acp.schema import (
     AllowedOutcome,
@@ -24,7 +25,6 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-import acp
 from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.support.openai_server import (
     OpenAIServer,

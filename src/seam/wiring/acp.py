@@ -123,7 +123,11 @@ async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> 
     from seam.wiring.mcp import DefaultGetsMcp
 
     if runtime.mcp is None:
+        # None configured and a tool registry handed in: give it a set (closed with the runtime).
         runtime.mcp = McpServers()
+        add_source = getattr(runtime.tools, "add_source", None)
+        if add_source is not None:
+            add_source(runtime.mcp)
     if not isinstance(runtime.loop.personalities, DefaultGetsMcp):
         # The default personality gets every MCP tool; it was not wrapped at start-up when
         # no server was configured.
@@ -151,7 +155,10 @@ def _server_name(name: str) -> str:
 async def stored_messages(runtime: Runtime, session: str) -> list[Message] | None:
     """The transcript of a stored session (a public name), or None if there is none."""
     await runtime.open()
-    key = runtime.session_key_for(session)
+    try:
+        key = runtime.session_key_for(session)
+    except ValueError:  # a reserved name is never an editor's session
+        return None
     if await runtime.store.get(key) is None:
         return None
     return await runtime.store.messages(key)

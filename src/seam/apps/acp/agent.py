@@ -15,6 +15,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+import acp
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
@@ -28,7 +29,6 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-import acp
 from seam import __version__
 from seam.apps.acp.mapping import (
     PERMISSION_OPTIONS,
@@ -208,7 +208,6 @@ class SeamAgent:
                 event.call_id,
                 status="failed" if event.is_error else "completed",
                 content=[acp.tool_content(acp.text_block(event.result))],
-                raw_output=event.result,
             )
             await self.conn.session_update(session_id=session_id, update=update)
             entries = plan_from_todo(event.result) if event.name == "todo" else None
@@ -218,6 +217,8 @@ class SeamAgent:
                 acp.plan_entry(text, status=status)  # type: ignore[arg-type]
                 for text, status in entries
             )
+        elif isinstance(event, Halt) and event.reason == "cancelled":
+            return  # the stop reason says so
         elif isinstance(event, ErrorEvent | Halt):
             update = acp.update_agent_message_text(f"\n\n[{event.type}] {event.message}\n")
         if update is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from typing import cast
 
 import acp
 
@@ -33,5 +34,8 @@ async def serve_acp(model: str | None = None) -> int:
     reader, writer = await _protocol_streams()
     runtime, storage = open_acp_runtime(model)
     async with runtime:
-        await acp.run_agent(SeamAgent(runtime, storage), writer, reader)
+        # SeamAgent implements the methods it supports; the SDK answers the optional rest
+        # (list/fork/resume sessions, config options) with "method not found".
+        agent = cast("acp.Agent", SeamAgent(runtime, storage))
+        await acp.run_agent(agent, writer, reader)
     return 0
