@@ -43,6 +43,10 @@ class EditorClient:
     reads: list[str] = field(default_factory=list)
     writes: dict[str, str] = field(default_factory=dict)
     first_text: asyncio.Event = field(default_factory=asyncio.Event)
+    asked: asyncio.Event = field(default_factory=asyncio.Event)
+    # With `hold`, a permission request waits for it (then is cancelled), as when the
+    # person presses stop while the editor shows the prompt.
+    hold: asyncio.Event | None = None
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
@@ -53,7 +57,10 @@ class EditorClient:
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> RequestPermissionResponse:
         self.permissions.append((tool_call, options))
-        if self.answer is None:
+        self.asked.set()
+        if self.hold is not None:
+            await self.hold.wait()
+        if self.answer is None or self.hold is not None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=self.answer)

@@ -200,3 +200,21 @@ async def test_a_cancelled_permission_request_is_a_denial(
         )
     assert (cli.project / "build" / "a.o").exists()
     assert tool_messages(openai_server, 1)[0]["content"].startswith("error:")
+
+
+async def test_cancel_during_a_permission_request(cli: Cli, openai_server: OpenAIServer) -> None:
+    make_build_dir(cli)
+    openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("unused"))
+    client = EditorClient(hold=asyncio.Event())
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        turn = asyncio.ensure_future(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")])
+        )
+        await asyncio.wait_for(client.asked.wait(), TURN)
+        await conn.cancel(session_id=session.session_id)
+        assert client.hold is not None
+        client.hold.set()  # the editor answers the open request "cancelled"
+        reply = await asyncio.wait_for(turn, TURN)
+    assert reply.stop_reason == "cancelled"
+    assert (cli.project / "build" / "a.o").exists()
