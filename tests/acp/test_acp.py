@@ -63,7 +63,8 @@ async def test_a_granted_tool_call_runs(cli: Cli, openai_server: OpenAIServer) -
     assert not (cli.project / "build").exists()
     starts = [u for u in client.updates if u.session_update == "tool_call"]
     ends = [u for u in client.updates if u.session_update == "tool_call_update"]
-    assert starts[0].kind == "execute" and ends[-1].status == "completed"
+    assert starts[0].kind == "execute" and starts[0].title == "terminal: rm -r build"
+    assert ends[-1].status == "completed"
     assert client.text() == "Removed."
 
 

@@ -36,6 +36,7 @@ from seam.apps.acp.mapping import (
     prompt_text,
     stop_reason,
     tool_kind,
+    tool_title,
 )
 from seam.contracts.events import (
     AgentEvent,
@@ -196,12 +197,13 @@ class SeamAgent:
         elif isinstance(event, ThinkingDelta):
             update = acp.update_agent_thought_text(event.text)
         elif isinstance(event, ToolStart):
+            arguments = _json_or_text(event.arguments)
             update = acp.start_tool_call(
                 event.call_id,
-                event.name,
+                tool_title(event.name, arguments),
                 kind=tool_kind(event.name),
                 status="in_progress",
-                raw_input=_json_or_text(event.arguments),
+                raw_input=arguments,
             )
         elif isinstance(event, ToolEnd):
             update = acp.update_tool_call(
@@ -293,13 +295,14 @@ def _replay(message: Any) -> list[Any]:
         if message.content:
             updates.append(acp.update_agent_message_text(message.content))
         for call in message.tool_calls:
+            arguments = _json_or_text(call.arguments)
             updates.append(
                 acp.start_tool_call(
                     call.id,
-                    call.name,
+                    tool_title(call.name, arguments),
                     kind=tool_kind(call.name),
                     status="completed",
-                    raw_input=_json_or_text(call.arguments),
+                    raw_input=arguments,
                 )
             )
         return updates

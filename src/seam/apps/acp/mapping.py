@@ -52,6 +52,23 @@ _STOP_REASONS: dict[str, StopReason] = {
 }
 
 
+# The argument that says what a call is about, shown in its title ("terminal: make test").
+_TITLE_ARGUMENTS = ("command", "path", "query", "url", "pattern")
+_TITLE_CHARS = 80
+
+
+def tool_title(name: str, arguments: Any) -> str:
+    if isinstance(arguments, dict):
+        for key in _TITLE_ARGUMENTS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value:
+                short = " ".join(value.split())
+                if len(short) > _TITLE_CHARS:
+                    short = short[: _TITLE_CHARS - 1] + "…"
+                return f"{name}: {short}"
+    return name
+
+
 def tool_kind(name: str) -> ToolKind:
     return TOOL_KINDS.get(name, "other")
 
