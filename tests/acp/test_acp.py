@@ -85,14 +85,17 @@ async def test_a_rejected_tool_call_keeps_the_files(cli: Cli, openai_server: Ope
 
 
 async def test_files_are_read_through_the_editor(cli: Cli, openai_server: OpenAIServer) -> None:
-    path = cli.project / "notes.txt"
+    # The session's cwd, not the process's, is where relative paths point.
+    repo = cli.project / "repo"
+    repo.mkdir()
+    path = repo / "notes.txt"
     path.write_text("saved on disk\n")
     openai_server.push(
         tool_call_reply([("read_file", json.dumps({"path": "notes.txt"}))]), text_reply("Read.")
     )
     client = EditorClient(buffers={str(path): "unsaved buffer text\n"})
     async with open_editor(cli, client) as (conn, _):
-        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
         await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("read it")]), TURN
         )
