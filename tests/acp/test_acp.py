@@ -222,3 +222,10 @@ async def test_cancel_during_a_permission_request(cli: Cli, openai_server: OpenA
         reply = await asyncio.wait_for(turn, TURN)
     assert reply.stop_reason == "cancelled"
     assert (cli.project / "build" / "a.o").exists()
+
+
+def test_stdout_is_only_the_protocol(cli: Cli) -> None:
+    # The editor closes the connection at once: nothing at all may have been written.
+    result = cli("acp", stdin="")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
