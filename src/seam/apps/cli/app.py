@@ -146,6 +146,15 @@ def models(
     execute(run_models(timeout))
 
 
+@app.command("acp")
+def acp_(model: ModelOption = None) -> None:
+    """Serve the Agent Client Protocol on stdio, for editors (Zed and others)."""
+    from seam.apps.acp.serve import serve_acp
+    from seam.apps.cli.runner import execute
+
+    execute(serve_acp(model))
+
+
 @sessions_app.command("list")
 def sessions_list(
     limit: LimitOption = 20,

@@ -1,0 +1,317 @@
+"""The ACP agent: editor requests onto `Runtime` calls, turn events onto session updates.
+
+Every prompt is a durable submission (`Runtime.run`), streamed back as agent message and
+thought chunks, tool calls and plan updates; approvals become `session/request_permission`
+and `session/cancel` stops the turn. One turn runs at a time (the working directory is the
+runtime's), which is how an editor drives an agent anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+import acp
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    Implementation,
+    InitializeResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    ToolCallUpdate,
+)
+
+from seam import __version__
+from seam.apps.acp.mapping import (
+    PERMISSION_OPTIONS,
+    decision_for,
+    prompt_text,
+    stop_reason,
+    tool_kind,
+    tool_title,
+)
+from seam.contracts.events import (
+    AgentEvent,
+    Done,
+    ErrorEvent,
+    Halt,
+    TextDelta,
+    ThinkingDelta,
+    ToolApprovalRequired,
+    ToolEnd,
+    ToolStart,
+)
+from seam.contracts.tools import CancelToken
+from seam.wiring.acp import (
+    CURRENT_SESSION,
+    ClientStorage,
+    EditorServer,
+    add_mcp_servers,
+    plan_from_todo,
+    set_working_dir,
+    stored_messages,
+)
+from seam.wiring.runtime import Runtime
+
+log = logging.getLogger("seam.acp")
+
+
+@dataclass
+class _Session:
+    name: str
+    cwd: str
+    cancel: CancelToken | None = None
+    approvals: dict[str, str] = field(default_factory=dict)  # call id -> session key
+
+
+class _EditorFiles:
+    """`ClientFiles` over the ACP connection."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    async def read(self, session_id: str, path: str) -> str:
+        response = await self._conn.read_text_file(session_id=session_id, path=path)
+        return str(response.content)
+
+    async def write(self, session_id: str, path: str, text: str) -> None:
+        await self._conn.write_text_file(session_id=session_id, path=path, content=text)
+
+
+class SeamAgent:
+    """An `acp.Agent` over one runtime."""
+
+    def __init__(self, runtime: Runtime, storage: ClientStorage) -> None:
+        self.runtime = runtime
+        self.storage = storage
+        self.conn: Any = None
+        self.sessions: dict[str, _Session] = {}
+        self._turns = asyncio.Lock()
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        client_info: Implementation | None = None,
+        **kwargs: Any,
+    ) -> InitializeResponse:
+        fs = client_capabilities.fs if client_capabilities is not None else None
+        if fs is not None and (fs.read_text_file or fs.write_text_file):
+            self.storage.use_client(
+                _EditorFiles(self.conn),
+                read=bool(fs.read_text_file),
+                write=bool(fs.write_text_file),
+            )
+        return InitializeResponse(
+            protocol_version=min(protocol_version, acp.PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+            ),
+            agent_info=Implementation(name="seam", title="Seam", version=__version__),
+        )
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        name = f"acp-{secrets.token_hex(6)}"
+        await self.runtime.get_session(self.runtime.session_key_for(name), title=name)
+        await self._open(name, cwd, mcp_servers)
+        return NewSessionResponse(session_id=name)
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse | None:
+        messages = await stored_messages(self.runtime, session_id)
+        if messages is None:
+            raise acp.RequestError.invalid_params({"sessionId": f"no session {session_id}"})
+        await self._open(session_id, cwd, mcp_servers)
+        for message in messages:
+            for update in _replay(message):
+                await self.conn.session_update(session_id=session_id, update=update)
+        return LoadSessionResponse()
+
+    async def _open(self, name: str, cwd: str, mcp_servers: list[Any] | None) -> None:
+        self.sessions[name] = _Session(name=name, cwd=cwd)
+        await add_mcp_servers(self.runtime, [_editor_server(s) for s in mcp_servers or ()])
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id}"})
+        async with self._turns:
+            cancel = CancelToken()
+            session.cancel = cancel
+            set_working_dir(self.runtime, session.cwd)
+            reset = CURRENT_SESSION.set(session_id)
+            try:
+                done = await self._stream(session, prompt_text(prompt), cancel)
+            finally:
+                CURRENT_SESSION.reset(reset)
+                session.cancel = None
+        finish = done.finish_reason if done is not None else "cancelled"
+        return PromptResponse(stop_reason=stop_reason(finish, cancelled=cancel.cancelled))
+
+    async def _stream(self, session: _Session, text: str, cancel: CancelToken) -> Done | None:
+        asks: set[asyncio.Task[None]] = set()
+        done: Done | None = None
+        try:
+            async for event in self.runtime.run(session.name, text, cancel=cancel):
+                if isinstance(event, ToolApprovalRequired):
+                    task = asyncio.ensure_future(self._ask(session, event))
+                    asks.add(task)
+                    task.add_done_callback(asks.discard)
+                elif isinstance(event, Done):
+                    done = event
+                else:
+                    await self._send(session.name, event)
+        finally:
+            for task in list(asks):
+                task.cancel()
+        return done
+
+    async def _send(self, session_id: str, event: AgentEvent) -> None:
+        update: Any = None
+        if isinstance(event, TextDelta):
+            update = acp.update_agent_message_text(event.text)
+        elif isinstance(event, ThinkingDelta):
+            update = acp.update_agent_thought_text(event.text)
+        elif isinstance(event, ToolStart):
+            arguments = _json_or_text(event.arguments)
+            update = acp.start_tool_call(
+                event.call_id,
+                tool_title(event.name, arguments),
+                kind=tool_kind(event.name),
+                status="in_progress",
+                raw_input=arguments,
+            )
+        elif isinstance(event, ToolEnd):
+            update = acp.update_tool_call(
+                event.call_id,
+                status="failed" if event.is_error else "completed",
+                content=[acp.tool_content(acp.text_block(event.result))],
+            )
+            await self.conn.session_update(session_id=session_id, update=update)
+            entries = plan_from_todo(event.result) if event.name == "todo" else None
+            if entries is None or event.is_error:
+                return
+            update = acp.update_plan(
+                acp.plan_entry(text, status=status)  # type: ignore[arg-type]
+                for text, status in entries
+            )
+        elif isinstance(event, Halt) and event.reason == "cancelled":
+            return  # the stop reason says so
+        elif isinstance(event, ErrorEvent | Halt):
+            update = acp.update_agent_message_text(f"\n\n[{event.type}] {event.message}\n")
+        if update is not None:
+            await self.conn.session_update(session_id=session_id, update=update)
+
+    async def _ask(self, session: _Session, event: ToolApprovalRequired) -> None:
+        """One approval, asked of the editor; a failed or cancelled request is a denial."""
+        session.approvals[event.call_id] = event.session_key
+        decision = "deny"
+        try:
+            response = await self.conn.request_permission(
+                session_id=session.name,
+                tool_call=ToolCallUpdate(
+                    tool_call_id=event.call_id,
+                    title=f"{event.name}: {event.command}",
+                    kind=tool_kind(event.name),
+                    status="pending",
+                    raw_input=event.command,
+                ),
+                options=list(PERMISSION_OPTIONS),
+            )
+            decision = decision_for(response.outcome)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("session/request_permission failed; denying %s", event.call_id)
+        finally:
+            session.approvals.pop(event.call_id, None)
+            self.runtime.respond_to(event.session_key, event.call_id, decision)  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None or session.cancel is None:
+            return
+        session.cancel.cancel("cancelled by the editor")
+        # A turn waiting on an approval stops now, not when the approval times out.
+        for call_id, key in list(session.approvals.items()):
+            with contextlib.suppress(Exception):
+                self.runtime.respond_to(key, call_id, "deny")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise acp.RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+
+def _json_or_text(arguments: str) -> Any:
+    import json
+
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return arguments
+
+
+def _editor_server(server: Any) -> EditorServer:
+    """An ACP MCP server description (stdio, http) as our own."""
+    if getattr(server, "url", None):
+        headers = {h.name: h.value for h in getattr(server, "headers", None) or ()}
+        return EditorServer(name=server.name, url=server.url, headers=headers)
+    env = {e.name: e.value for e in getattr(server, "env", None) or ()}
+    return EditorServer(name=server.name, command=(server.command, *(server.args or ())), env=env)
+
+
+def _replay(message: Any) -> list[Any]:
+    """Session updates that show a stored message again (`session/load`)."""
+    if message.role == "user" and message.content:
+        return [acp.update_user_message_text(message.content)]
+    if message.role == "assistant":
+        updates: list[Any] = []
+        if message.content:
+            updates.append(acp.update_agent_message_text(message.content))
+        for call in message.tool_calls:
+            arguments = _json_or_text(call.arguments)
+            updates.append(
+                acp.start_tool_call(
+                    call.id,
+                    tool_title(call.name, arguments),
+                    kind=tool_kind(call.name),
+                    status="completed",
+                    raw_input=arguments,
+                )
+            )
+        return updates
+    if message.role == "tool" and message.tool_call_id:
+        return [
+            acp.update_tool_call(
+                message.tool_call_id,
+                status="completed",
+                content=[acp.tool_content(acp.text_block(message.content))],
+            )
+        ]
+    return []

@@ -1,0 +1,41 @@
+"""`seam acp`: serve ACP on stdin/stdout until the editor closes the connection.
+
+stdout is the protocol channel, so it is taken over first: the protocol writes to a
+duplicate of the original stdout, and file descriptor 1 (and `sys.stdout`) then point at
+stderr, so a stray print or a child process's output can never corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import cast
+
+import acp
+
+from seam.apps.acp.agent import SeamAgent
+from seam.wiring.acp import open_acp_runtime
+
+
+async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    loop = asyncio.get_running_loop()
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, out)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return reader, writer
+
+
+async def serve_acp(model: str | None = None) -> int:
+    reader, writer = await _protocol_streams()
+    runtime, storage = open_acp_runtime(model)
+    async with runtime:
+        # SeamAgent implements the methods it supports; the SDK answers the optional rest
+        # (list/fork/resume sessions, config options) with "method not found".
+        agent = cast("acp.Agent", SeamAgent(runtime, storage))
+        await acp.run_agent(agent, writer, reader)
+    return 0

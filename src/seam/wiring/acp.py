@@ -1,0 +1,196 @@
+"""What `seam acp` needs from the composition root: a runtime whose file tools can read and
+write through the editor, a per-session working directory, and editor-supplied MCP servers.
+
+The ACP surface (apps/acp) only speaks the protocol; everything here is wiring. Files go
+through the client when it offers `fs/read_text_file` / `fs/write_text_file`, so the agent
+reads unsaved buffers and its edits land in the editor; listing, existence and removal stay
+on the real filesystem (ACP has no calls for them). Which ACP session a read belongs to is a
+context variable the surface sets around each turn: the turn's tasks inherit it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Protocol
+
+from seam.contracts.messages import Message
+from seam.contracts.storage import NotFound, Storage, StorageEntry, StorageError
+from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring.settings import load_settings
+
+# The ACP session whose turn is running in this task (None outside an ACP turn).
+CURRENT_SESSION: ContextVar[str | None] = ContextVar("seam_acp_session", default=None)
+
+
+class ClientFiles(Protocol):
+    """The editor's filesystem, as ACP offers it (absolute paths)."""
+
+    async def read(self, session_id: str, path: str) -> str: ...
+
+    async def write(self, session_id: str, path: str, text: str) -> None: ...
+
+
+class ClientStorage:
+    """A `Storage` that reads and writes through the editor when it can, else the disk.
+
+    `ScopedStorage` decorates this (it checks reach and hands in absolute resolved paths),
+    so the editor only ever sees paths the session may touch."""
+
+    def __init__(self, inner: Storage) -> None:
+        self._inner = inner
+        self.files: ClientFiles | None = None
+        self.can_read = False
+        self.can_write = False
+
+    def use_client(self, files: ClientFiles, *, read: bool, write: bool) -> None:
+        self.files, self.can_read, self.can_write = files, read, write
+
+    def resolve(self, path: str) -> str:
+        return self._inner.resolve(path)
+
+    async def read_text(self, path: str) -> str:
+        session = CURRENT_SESSION.get()
+        if self.files is not None and self.can_read and session is not None:
+            try:
+                return await self.files.read(session, path)
+            except StorageError:
+                raise
+            except Exception as exc:  # the editor's error, as the tools understand them
+                if not await self._inner.exists(path):
+                    raise NotFound(f"no such file or directory: {path}") from None
+                raise StorageError(f"{path}: the editor could not read it ({exc})") from None
+        return await self._inner.read_text(path)
+
+    async def write_text(self, path: str, text: str) -> None:
+        session = CURRENT_SESSION.get()
+        if self.files is not None and self.can_write and session is not None:
+            try:
+                await self.files.write(session, path, text)
+            except StorageError:
+                raise
+            except Exception as exc:
+                raise StorageError(f"{path}: the editor could not write it ({exc})") from None
+            return
+        await self._inner.write_text(path, text)
+
+    async def list_dir(self, path: str) -> list[StorageEntry]:
+        return await self._inner.list_dir(path)
+
+    async def exists(self, path: str) -> bool:
+        return await self._inner.exists(path)
+
+    async def remove(self, path: str) -> None:
+        await self._inner.remove(path)
+
+
+def open_acp_runtime(model: str | None = None) -> tuple[Runtime, ClientStorage]:
+    """The configured runtime over a `ClientStorage` (the real filesystem until the client
+    says it offers its own); use the runtime as `async with`."""
+    from seam.services.storage.fs import FsStorage
+
+    storage = ClientStorage(FsStorage())
+    runtime = create_runtime(settings=load_settings(model=model), storage=storage, interactive=True)
+    return runtime, storage
+
+
+def set_working_dir(runtime: Runtime, cwd: str) -> None:
+    """Point the next turn's tools at `cwd` (an ACP session's working directory; the
+    surface runs one turn at a time, so one setting serves every session)."""
+    runtime.loop.working_dir = cwd
+
+
+@dataclass(frozen=True, slots=True)
+class EditorServer:
+    """An MCP server the editor passed in `session/new` (stdio or HTTP)."""
+
+    name: str
+    command: Sequence[str] = ()
+    url: str = ""
+    env: Mapping[str, str] | None = None
+    headers: Mapping[str, str] | None = None
+
+
+async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> list[str]:
+    """Offer the editor's MCP servers like configured ones (started on first use); returns
+    their names."""
+    if not servers:
+        return []
+    from seam.plugins.mcp.servers import McpServers
+    from seam.plugins.mcp.spec import ServerSpec
+    from seam.wiring.mcp import DefaultGetsMcp
+
+    if runtime.mcp is None:
+        # None configured and a tool registry handed in: give it a set (closed with the runtime).
+        runtime.mcp = McpServers()
+        add_source = getattr(runtime.tools, "add_source", None)
+        if add_source is not None:
+            add_source(runtime.mcp)
+    if not isinstance(runtime.loop.personalities, DefaultGetsMcp):
+        # The default personality gets every MCP tool; it was not wrapped at start-up when
+        # no server was configured.
+        runtime.loop.personalities = DefaultGetsMcp(runtime.loop.personalities)
+        runtime.personalities = runtime.loop.personalities
+    names = []
+    for server in servers:
+        spec = ServerSpec(
+            name=_server_name(server.name),
+            command=tuple(server.command),
+            url=server.url,
+            env=dict(server.env or {}),
+            headers=dict(server.headers or {}),
+        )
+        await runtime.mcp.add(spec)
+        names.append(spec.name)
+    return names
+
+
+def _server_name(name: str) -> str:
+    """A tool-name-safe server name (`mcp__<server>__<tool>`)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "editor"
+
+
+async def stored_messages(runtime: Runtime, session: str) -> list[Message] | None:
+    """The transcript of a stored session (a public name), or None if there is none."""
+    await runtime.open()
+    try:
+        key = runtime.session_key_for(session)
+    except ValueError:  # a reserved name is never an editor's session
+        return None
+    if await runtime.store.get(key) is None:
+        return None
+    return await runtime.store.messages(key)
+
+
+_TODO_LINE = re.compile(r"^\d+\. \[(?P<mark>[ x>])\] (?P<text>.*)$")
+_TODO_STATUS = {" ": "pending", ">": "in_progress", "x": "completed"}
+
+
+def plan_from_todo(result: str) -> list[tuple[str, str]] | None:
+    """(text, ACP status) per item of a `todo` tool result, or None if it is not a list."""
+    if result.strip() == "todo list is empty":
+        return []
+    lines = result.strip().splitlines()
+    if not lines or not lines[0].startswith("todo ("):
+        return None
+    entries = []
+    for line in lines[1:]:
+        match = _TODO_LINE.match(line)
+        if match:
+            entries.append((match["text"], _TODO_STATUS[match["mark"]]))
+    return entries
+
+
+__all__ = [
+    "CURRENT_SESSION",
+    "ClientFiles",
+    "ClientStorage",
+    "EditorServer",
+    "add_mcp_servers",
+    "open_acp_runtime",
+    "plan_from_todo",
+    "set_working_dir",
+    "stored_messages",
+]
