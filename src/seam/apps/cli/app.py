@@ -57,7 +57,14 @@ def root(
     """Seam: a personal AI agent in your terminal."""
 
 
-@app.command()
+def _exit_codes() -> str:
+    # Imported here: the table is a few constants, not the runtime.
+    from seam.apps.cli.exits import exit_codes_help
+
+    return exit_codes_help()
+
+
+@app.command(epilog=_exit_codes())
 def run(
     prompt: Annotated[str, typer.Argument(help="What to ask; - reads it from stdin.")],
     session: SessionOption = None,
@@ -67,11 +74,14 @@ def run(
         bool, typer.Option("--json", help="Print every event as a JSON line instead.")
     ] = False,
 ) -> None:
-    """Run one turn and print the answer."""
+    """Run one turn and print the answer (exit codes below)."""
     from seam.apps.cli.oneshot import run_once
     from seam.apps.cli.runner import execute
 
-    execute(run_once(prompt, session=session, personality=personality, model=model, as_json=json_))
+    execute(
+        run_once(prompt, session=session, personality=personality, model=model, as_json=json_),
+        json_exit=json_,
+    )
 
 
 @app.command()

@@ -13,21 +13,24 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from seam import __version__
+from seam.apps.cli.exits import USAGE, judge
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
     CliError,
     approval_request_text,
     check_personality,
+    check_toolset,
     fresh_session_name,
     open_runtime,
     parse_approval,
+    require_utf8,
     run_turn,
     session_key,
 )
 from seam.apps.cli.sessions import session_table
 from seam.contracts.events import ContextCompacted, Notice, ToolApprovalRequired
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -56,6 +59,9 @@ COMMANDS = (
 
 
 async def run_chat(session: str | None, personality: str | None, model: str | None) -> int:
+    _check_stdin()
+    if session is not None:
+        require_utf8(session, "the session name")
     async with open_runtime(model) as runtime:
         if session is not None:
             session_key(runtime, session)
@@ -64,6 +70,31 @@ async def run_chat(session: str | None, personality: str | None, model: str | No
         chat = Chat(runtime, session or fresh_session_name("chat"), personality)
         await chat.run()
     return 0
+
+
+def _check_stdin() -> None:
+    """A chat reads its messages from stdin: closed, or a device that is not a terminal
+    (`< /dev/null`), it could only print the banner and leave."""
+    import os
+    import stat
+
+    stdin = sys.stdin
+    if stdin is None:
+        raise CliError(
+            "stdin is closed: seam chat reads messages from a terminal or a pipe; use"
+            ' seam run "question" for one question without input',
+            USAGE,
+        )
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return  # not a real file descriptor (a test harness): read it as it is
+    if stat.S_ISCHR(mode) and not stdin.isatty():
+        raise CliError(
+            "stdin is not a terminal and gives no input (e.g. /dev/null): run seam chat in a"
+            ' terminal, pipe messages to it, or use seam run "question"',
+            USAGE,
+        )
 
 
 class Chat:
@@ -116,12 +147,13 @@ class Chat:
     # -- input and output --
 
     async def _approve(self, event: ToolApprovalRequired) -> ApprovalDecision:
-        """Ask inline; three answers that are not a choice, or end of input, mean deny."""
+        """Ask inline; three answers that are not a choice mean deny, end of input means
+        nobody is there to answer."""
         self._say(self.style.bold(approval_request_text(event)))
         for _ in range(3):
             answer = await self._read_line(APPROVAL_PROMPT)
             if answer is None:
-                return "deny"
+                return UNAVAILABLE
             decision = parse_approval(answer)
             if decision is not None:
                 return decision
@@ -134,7 +166,11 @@ class Chat:
             if prompt:
                 sys.stdout.write(prompt)
                 sys.stdout.flush()
-            return sys.stdin.readline() or None
+            try:
+                return sys.stdin.readline() or None
+            except UnicodeDecodeError:
+                self._say(self.style.red("error: that line is not valid UTF-8; it was skipped"))
+                return ""
         if self._prompt is None:
             from prompt_toolkit import PromptSession
             from prompt_toolkit.history import FileHistory
@@ -155,7 +191,12 @@ class Chat:
 
     async def _turn(self, text: str) -> None:
         view = TurnView(sys.stdout, self.style)
-        done = await run_turn(
+        try:
+            await check_toolset(self.runtime, self.session, self.personality)
+        except CliError as exc:
+            self._say(self.style.red(f"error: {exc.message}"))
+            return
+        result = await run_turn(
             self.runtime,
             self.session,
             text,
@@ -163,8 +204,19 @@ class Chat:
             on_event=view,
             approve=self._approve,
         )
-        if done is None:
+        error = result.error
+        report = judge(
+            result.submission,
+            error_kind=error.kind if error else None,
+            error_message=error.message if error else None,
+            halt_message=result.halt.message if result.halt else None,
+            waited=result.waited,
+        )
+        shown = result.done is not None and result.done.finish_reason == "cancelled"
+        if report.outcome == "cancelled" and not shown:
             view.note("(cancelled)")
+        elif report.outcome == "approval_unavailable":  # halts and errors the view showed
+            view.note(f"({report.message})")
         if self.interactive:
             self._say("")
 
