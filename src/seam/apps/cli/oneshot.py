@@ -56,7 +56,8 @@ def _read_stdin() -> str:
     if sys.stdin is None:
         raise CliError("stdin is closed: pass the prompt as an argument instead of -", USAGE)
     try:
-        return sys.stdin.read()
+        # Under a C locale Python decodes stdin with surrogateescape: check it as argv.
+        return require_utf8(sys.stdin.read(), "the prompt on stdin")
     except UnicodeDecodeError as exc:
         raise CliError(
             f"stdin is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset"
