@@ -3,23 +3,69 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from seam.plugins.safety.redact import RedactingFilter
 
 
 def configure_logging(level: int = logging.WARNING) -> None:
     """One stderr handler on the root logger; the filter sits on the handler so records
-    from every child logger pass through it."""
+    from every child logger pass through it. stderr gets one line per warning; a record
+    with a traceback goes only to `$SEAM_HOME/logs/seam.log` (`log_file()`), so a fault
+    the CLI reports in its own line is not buried under a stack dump."""
     root = logging.getLogger()
     if any(getattr(h, "_seam", False) for h in root.handlers):
         return
     handler = logging.StreamHandler()
     handler.setLevel(level)
-    handler.setFormatter(logging.Formatter("seam: %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_OneLine("seam: %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(RedactingFilter())
+    # A record with a traceback is a failure something above reports in its own words
+    # (the CLI's one line); its details belong in the file, not on the terminal.
+    handler.addFilter(lambda record: record.exc_info is None)
     handler._seam = True  # type: ignore[attr-defined]
     root.addHandler(handler)
+    details = _QuietFileHandler()
+    details.setLevel(logging.ERROR)
+    details.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    details.addFilter(RedactingFilter())
+    details._seam = True  # type: ignore[attr-defined]
+    root.addHandler(details)
     root.setLevel(min(root.level or level, level))
+
+
+def log_file() -> Path:
+    """Where tracebacks are written: `$SEAM_HOME/logs/seam.log`."""
+    from seam.wiring.settings import home_from_environment
+
+    return home_from_environment() / "logs" / "seam.log"
+
+
+class _OneLine(logging.Formatter):
+    """The message without its traceback (that is in the log file)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info = record.exc_text = record.stack_info = None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        return " ".join(text.split())
+
+
+class _QuietFileHandler(logging.Handler):
+    """Appends to `log_file()`, opened per record; a log that cannot be written (a
+    read-only or full SEAM_HOME: the very faults being logged) is skipped silently."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            path = log_file()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as out:
+                out.write(self.format(record) + "\n")
+        except Exception:
+            pass
 
 
 def write_crash_log(exc: BaseException) -> str | None:

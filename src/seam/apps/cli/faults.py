@@ -30,6 +30,42 @@ def describe(exc: BaseException) -> tuple[str, int] | None:
     return None
 
 
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether `exc` says the disk is full (SQLite reports some of those as I/O errors)."""
+    if isinstance(exc, OSError):
+        return exc.errno in _FULL
+    if isinstance(exc, sqlite3.Error):
+        text = str(exc).lower()
+        if "full" in text:
+            return True
+        if "disk i/o" in text:
+            _, db = _locations()
+            return _no_room(db.parent)
+    return False
+
+
+def stored_failure(error: str | None) -> str | None:
+    """The line for a submission the store settled failed because of the environment
+    (it holds the exception's repr, e.g. "crashed: OperationalError('database or disk
+    is full')"), or None when the failure was something else."""
+    if not error or not error.startswith("crashed: "):
+        return None
+    text = error.lower()
+    if "disk is full" in text or "no space left" in text:
+        _, db = _locations()
+        return _full(str(db))
+    return None
+
+
+def _no_room(folder: Path) -> bool:
+    import shutil
+
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024
+    except OSError:
+        return False
+
+
 def _database(exc: sqlite3.Error) -> str:
     home, db = _locations()
     said = str(exc)
@@ -39,7 +75,7 @@ def _database(exc: sqlite3.Error) -> str:
             f"the session database {db} is locked by another process (is another seam"
             " running a turn or a migration?); wait for it to finish or stop it, then try again"
         )
-    if "full" in text:
+    if "full" in text or ("disk i/o" in text and _no_room(db.parent)):
         return _full(str(db))
     if "readonly" in text or "read-only" in text:
         return _read_only(str(db), home, said)

@@ -13,6 +13,7 @@ import sys
 import threading
 
 from seam.apps.cli.exits import USAGE, TurnReport, judge
+from seam.apps.cli.faults import stored_failure
 from seam.apps.cli.render import Style, TurnView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
@@ -152,6 +153,9 @@ async def run_once(
         hint=hint,
     )
     sub = result.submission
+    environment = stored_failure(sub.error if sub is not None else None)
+    if environment is not None:
+        report = TurnReport(report.code, environment)
     answer = sub.result if sub is not None and sub.outcome == "completed" else ""
     if not as_json and answer:
         sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")

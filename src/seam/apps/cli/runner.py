@@ -14,7 +14,7 @@ import secrets
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -105,14 +105,19 @@ def _json_line(payload: dict[str, Any]) -> None:
         pass
 
 
-def open_runtime(model: str | None = None) -> Runtime:
-    """The runtime the environment describes, to use as `async with open_runtime() as
-    runtime:` (which opens the store and closes everything); raises `ConfigError` for
-    bad settings."""
+@contextlib.asynccontextmanager
+async def open_runtime(model: str | None = None) -> AsyncIterator[Runtime]:
+    """The runtime the environment describes, as `async with open_runtime() as runtime:`
+    (which opens the store and closes everything); raises `ConfigError` for bad settings.
+    On the way in, submissions a full disk kept from settling are settled failed."""
+    from seam.apps.cli.unsettled import reserve, settle_remembered
     from seam.wiring import create_runtime
     from seam.wiring.settings import load_settings
 
-    return create_runtime(settings=load_settings(model=model))
+    async with create_runtime(settings=load_settings(model=model)) as runtime:
+        reserve(runtime)
+        await settle_remembered(runtime)
+        yield runtime
 
 
 def fresh_session_name(prefix: str) -> str:
@@ -313,9 +318,20 @@ async def run_turn(
         return result
     exc = task.exception()
     if exc is not None:
+        _note_if_disk_full(runtime, result.submission_id, exc)
         raise exc  # a crash in the turn (or the store) surfaces here
     result.submission = task.result()
     return result
+
+
+def _note_if_disk_full(runtime: Runtime, submission_id: str, exc: BaseException) -> None:
+    """A turn the store could not even settle because the disk is full is noted, so the
+    next command settles it failed instead of running it again (`unsettled.py`)."""
+    from seam.apps.cli.faults import is_disk_full
+    from seam.apps.cli.unsettled import remember
+
+    if is_disk_full(exc):
+        remember(runtime, submission_id, "the disk was full: the turn could not be saved")
 
 
 async def _read_back(runtime: Runtime, submission_id: str) -> Submission | None:
