@@ -190,3 +190,13 @@ def test_unknown_tools_in_a_toolset_are_named(cli: Cli, openai_server: OpenAISer
     assert "'raed_file', 'teleport'" in lines[0] and "picky" in lines[0]
     assert "read_file" in lines[0]  # among the known ones
     assert openai_server.chat_requests == []
+
+
+def test_the_readme_table_matches_the_codes() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    rows = {
+        int(cells[1]): cells[2].strip("`")
+        for line in readme.splitlines()
+        if line.startswith("| ") and (cells := [c.strip() for c in line.split("|")])[1].isdigit()
+    }
+    assert rows == {code: outcome for code, outcome, _ in EXIT_CODES}
