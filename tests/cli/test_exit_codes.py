@@ -200,3 +200,46 @@ def test_the_readme_table_matches_the_codes() -> None:
         if line.startswith("| ") and (cells := [c.strip() for c in line.split("|")])[1].isdigit()
     }
     assert rows == {code: outcome for code, outcome, _ in EXIT_CODES}
+
+
+def test_chat_at_end_of_input_tells_the_model_no_one_could_approve(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    (cli.project / "build").mkdir()
+    openai_server.push(tool_call_reply([DELETE]), text_reply("Left it alone."))
+
+    # The approval prompt meets the end of the piped input: nobody is there to answer.
+    result, took = timed(cli, "chat", "--session", "piped", stdin="remove the build directory\n")
+
+    assert took < QUICK
+    assert result.returncode == 0, result.stderr
+    assert "not run (no one was available to approve it)" in result.stdout
+    assert "'rm -r build'" in result.stdout and "[guard] allow" in result.stdout
+    assert (cli.project / "build").is_dir()
+    [told] = tool_messages(openai_server, 1)
+    assert "no one was available to approve it" in told["content"]
+
+
+def test_resume_tells_the_model_no_one_could_approve(cli: Cli, openai_server: OpenAIServer) -> None:
+    import asyncio
+
+    from seam.wiring.runtime import create_runtime
+    from seam.wiring.settings import load_settings
+
+    async def queue() -> None:
+        settings = load_settings(cli.env, home=cli.home, working_dir=cli.project)
+        async with create_runtime(settings=settings) as runtime:
+            await runtime.submit("later", "remove the build directory")
+
+    (cli.project / "build").mkdir()
+    asyncio.run(queue())
+    openai_server.push(tool_call_reply([DELETE]), text_reply("Nobody approved, so no."))
+
+    result, took = timed(cli, "resume")
+
+    assert took < QUICK
+    assert result.returncode == 0, result.stderr
+    assert "Nobody approved, so no." in result.stdout
+    assert (cli.project / "build").is_dir()
+    [told] = tool_messages(openai_server, 1)
+    assert "no one was available to approve it" in told["content"]
