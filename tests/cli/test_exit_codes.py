@@ -243,3 +243,19 @@ def test_resume_tells_the_model_no_one_could_approve(cli: Cli, openai_server: Op
     assert (cli.project / "build").is_dir()
     [told] = tool_messages(openai_server, 1)
     assert "no one was available to approve it" in told["content"]
+
+
+def test_resume_warns_about_unknown_tools(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(text_reply("hi"))
+    assert cli("run", "hi").returncode == 0  # seeds the default personality
+    folder = cli.home / "personalities" / "picky"
+    folder.mkdir(parents=True)
+    (folder / "SOUL.md").write_text("You are picky.")
+    (folder / "config.toml").write_text('toolset = ["read_file", "teleport"]\n')
+
+    result = cli("resume")
+
+    assert result.returncode == 0
+    assert "seam: warning: personality 'picky' names unknown tools in its toolset: 'teleport'" in (
+        result.stderr
+    )

@@ -75,9 +75,10 @@ def _report(runtime: Runtime, sub: Submission, as_json: bool) -> None:
 
 
 async def resume(as_json: bool) -> int:
-    from seam.apps.cli.runner import FAILURE, open_runtime
+    from seam.apps.cli.runner import FAILURE, open_runtime, warn_unknown_tools
 
     async with open_runtime() as runtime:
+        warn_unknown_tools(runtime)
         settled = await runtime.resume_pending(_deny_approvals(runtime))
         for sub in settled:
             _report(runtime, sub, as_json)
@@ -90,10 +91,11 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
     import asyncio
     import signal
 
-    from seam.apps.cli.runner import CliError, open_runtime
+    from seam.apps.cli.runner import CliError, open_runtime, warn_unknown_tools
 
     try:
         async with open_runtime() as runtime:
+            warn_unknown_tools(runtime)
             deny = _deny_approvals(runtime)
             if once:
                 for sub in await runtime.resume_pending(deny):

@@ -156,6 +156,25 @@ def check_personality(runtime: Runtime, personality: str) -> None:
         raise CliError(str(exc.args[0] if exc.args else exc), USAGE) from None
 
 
+def unknown_tools(runtime: Runtime) -> dict[str, list[str]]:
+    """Every personality's toolset names no registered tool answers to, by personality."""
+    known = set(runtime.tools.names())
+    found: dict[str, list[str]] = {}
+    for personality in runtime.personalities.list():
+        missing = [n for n in personality.toolset or () if n not in known]
+        if missing:
+            found[personality.id] = missing
+    return found
+
+
+def warn_unknown_tools(runtime: Runtime) -> None:
+    """For surfaces nobody watches turn by turn (`seam resume`, `seam worker`): one line
+    per personality whose toolset names unknown tools (its turns run without them)."""
+    for pid, names in unknown_tools(runtime).items():
+        listed = ", ".join(repr(name) for name in names)
+        say_error(f"warning: personality {pid!r} names unknown tools in its toolset: {listed}")
+
+
 async def check_toolset(runtime: Runtime, session: str, personality: str | None) -> None:
     """A usage error naming every tool in the personality's `toolset` that no registered
     tool answers to (the registry would skip them, and the agent would silently lack them).
