@@ -229,3 +229,28 @@ def test_an_idle_worker_stops_on_sigterm_at_once(cli: Cli) -> None:
     assert time.monotonic() - started < STOP_BOUND
     assert worker.returncode == 0, err
     assert "stopped" in err
+
+
+def test_sigterm_lets_a_turn_that_finishes_within_the_grace_settle(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    submit(cli, "finishing", "a short question")
+    openai_server.push(text_reply("A short answer.", chunk_size=4).stalled(after=2))
+    worker = popen(cli, "worker", "--grace", "10")
+    wait_for(lambda: len(openai_server.chat_requests) >= 1, "the worker's model call")
+
+    worker.send_signal(signal.SIGTERM)
+    assert worker.stderr is not None
+    while "stopping" not in (line := worker.stderr.readline()):
+        assert line, "the worker exited before it said it was stopping"
+    openai_server.release()  # the answer arrives well within the grace
+    _, err = worker.communicate(timeout=30)
+
+    assert worker.returncode == 0, err
+    [sub] = shown(cli, "finishing")["submissions"]
+    assert (sub["state"], sub["outcome"], sub["result"]) == (
+        "settled",
+        "completed",
+        "A short answer.",
+    )
+    assert len(openai_server.chat_requests) == 1
