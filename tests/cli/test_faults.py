@@ -1,302 +1,357 @@
-"""No tracebacks: each fault of the environment ends in one line naming what is wrong and
-what to do, a non-zero exit, and stored data left as it was.
+"""Hostile or broken endpoints: every fault ends `seam run` in bounded time, non-zero,
+with one `seam:` line (no traceback), retries shown as they happen, and a transcript
+that says what happened.
 
-Read-only and full SEAM_HOMEs are real filesystems: a tmpfs mounted in the test's tmp dir
-(size-limited for "full", remounted read-only for "read-only"); those tests need root and
-are skipped where mounting is not allowed.
+Each test drives the real console script against a loopback server scripted for the
+fault (or a closed port), and measures the wall-clock time the command took.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import sqlite3
+import pty
+import re
 import subprocess
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from seam.apps.cli.runner import execute
 from tests.cli.conftest import SEAM, Cli, make_cli
-from tests.support.openai_server import OpenAIServer, text_reply
+from tests.cli.test_terminal import Terminal
+from tests.support.anthropic_server import AnthropicServer, keep_alive_reply
+from tests.support.openai_server import (
+    OpenAIServer,
+    closed_port,
+    error_reply,
+    html_reply,
+    json_reply,
+    text_reply,
+    unanswered_port,
+)
 
-QUICK = 15.0
+SESSION = "faults"
+RETRY_LINE = re.compile(r"retrying in \d+(\.\d)? s \(attempt (\d) of (\d)\): (.+)")
+# Small limits keep the stall tests short; the defaults are tested where they matter.
+FAST = "[model]\nidle_timeout = 1.5\n"
 
 
-def one_line(result: subprocess.CompletedProcess[str]) -> str:
-    lines = result.stderr.splitlines()
-    assert len(lines) == 1, result.stderr
-    assert "Traceback" not in result.stderr
-    assert lines[0].startswith("seam: ")
-    return lines[0]
+def run(cli: Cli, *args: str, timeout: float = 60.0) -> tuple[Any, float]:
+    started = time.monotonic()
+    result = cli("run", "--session", SESSION, *args, timeout=timeout)
+    return result, time.monotonic() - started
 
 
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def failure_line(stderr: str) -> str:
+    """The one `seam:` line; everything else on stderr must be a retry line."""
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.splitlines()
+    others = [line for line in lines if not RETRY_LINE.fullmatch(line)]
+    assert len(others) == 1, stderr
+    assert others[0].startswith("seam: "), stderr
+    return others[0]
 
 
-def shown(cli: Cli, name: str) -> dict[str, Any]:
-    result = cli("sessions", "show", name, "--json")
+def retry_lines(stderr: str) -> list[tuple[int, int, str]]:
+    found = [RETRY_LINE.fullmatch(line) for line in stderr.splitlines()]
+    return [(int(m[2]), int(m[3]), m[4]) for m in found if m]
+
+
+def stored(cli: Cli) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    shown = cli("sessions", "show", SESSION, "--json")
+    assert shown.returncode == 0, shown.stderr
+    body = json.loads(shown.stdout)
+    return body["messages"], body["submissions"]
+
+
+def assert_failed_once(cli: Cli, error: str) -> list[dict[str, Any]]:
+    """The prompt is stored, the submission settled failed on its one attempt (nothing
+    left for `seam resume` to retry), and returns the stored messages."""
+    messages, [sub] = stored(cli)
+    assert messages[0]["role"] == "user" and messages[0]["content"] == "hi"
+    assert (sub["state"], sub["outcome"], sub["attempts"]) == ("settled", "failed", 1)
+    assert error in sub["error"]
+    again = cli("resume", "--json")
+    assert again.returncode == 0 and again.stdout == ""
+    return messages
+
+
+def test_unreachable_endpoint_fails_within_seconds_showing_each_retry(tmp_path: Any) -> None:
+    # Default settings: about six minutes of silence before these bounds.
+    cli = make_cli(
+        tmp_path,
+        {"OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "OPENAI_API_KEY": "k"},
+    )
+
+    result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert elapsed < 30.0
+    assert result.stdout == ""
+    line = failure_line(result.stderr)
+    assert "connection refused" in line
+    assert retry_lines(result.stderr) == [
+        (2, 4, "connection refused"),
+        (3, 4, "connection refused"),
+        (4, 4, "connection refused"),
+    ]
+    messages = assert_failed_once(cli, "connection refused")
+    assert [m["role"] for m in messages] == ["user"]
+
+
+def test_a_host_that_never_answers_the_connect_fails_within_the_connect_timeouts(
+    tmp_path: Any,
+) -> None:
+    with unanswered_port() as port:
+        cli = make_cli(
+            tmp_path, {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"}
+        )
+        cli.write_config("[model]\nconnect_timeout = 1\nmax_retries = 1\n")
+
+        result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert 2.0 <= elapsed < 10.0  # two 1 s connects and one back-off of at most 1 s
+    assert "connect timed out after 1 s" in failure_line(result.stderr)
+    assert retry_lines(result.stderr) == [(2, 2, "connect timed out after 1 s")]
+    assert_failed_once(cli, "connect timed out")
+
+
+def test_accept_then_silence_fails_within_the_idle_timeout(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    cli.write_config(FAST)
+    openai_server.push(text_reply("never").silent(), text_reply("x"))
+
+    result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert 1.5 <= elapsed < 10.0
+    line = failure_line(result.stderr)
+    assert "no event from the server for 1.5 s" in line
+    assert retry_lines(result.stderr) == []  # a server that hung is not asked again
+    assert len(openai_server.chat_requests) == 1
+    assert_failed_once(cli, "no event from the server")
+
+
+def test_a_one_byte_a_second_trickle_fails_within_the_idle_timeout(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    # Bytes keep coming, so no socket read ever times out; no event ever completes.
+    cli.write_config("[model]\nidle_timeout = 2.5\n")
+    openai_server.push(text_reply("slowly").trickled(1.0))
+
+    result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert 2.5 <= elapsed < 10.0
+    assert "no event from the server for 2.5 s" in failure_line(result.stderr)
+    assert_failed_once(cli, "stalled")
+
+
+def test_anthropic_pings_without_an_answer_fail_within_the_idle_timeout(
+    tmp_path: Any,
+) -> None:
+    with AnthropicServer() as server:
+        cli = make_cli(tmp_path, {"ANTHROPIC_API_KEY": "sk-ant-test"})
+        cli.write_config(f'[anthropic]\nbase_url = "{server.base_url}"\nidle_timeout = 1.5\n')
+        server.push(keep_alive_reply(pings=100, interval=0.2))
+
+        result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert 1.5 <= elapsed < 10.0
+    assert "anthropic: retryable: stream stalled: no event from the server for 1.5 s" in (
+        failure_line(result.stderr)
+    )
+    assert len(server.message_requests) == 1
+    assert_failed_once(cli, "no event from the server")
+
+
+def test_an_html_page_with_status_200_fails_at_once_quoting_it(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(html_reply("Welcome to the hotel Wi-Fi"), text_reply("x"))
+
+    result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert elapsed < 10.0
+    line = failure_line(result.stderr)
+    assert "fatal" in line and "not an event stream (text/html)" in line
+    assert "Welcome to the hotel Wi-Fi" in line
+    assert retry_lines(result.stderr) == []
+    assert len(openai_server.chat_requests) == 1
+    assert_failed_once(cli, "Welcome to the hotel Wi-Fi")
+
+
+def test_a_json_error_with_status_200_fails_at_once_with_its_message(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    body = {"error": {"message": "upstream model is unavailable", "type": "server_error"}}
+    openai_server.push(json_reply(body), text_reply("x"))
+
+    result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert elapsed < 10.0
+    line = failure_line(result.stderr)
+    assert line.endswith("fatal: upstream model is unavailable")
+    assert retry_lines(result.stderr) == []
+    assert len(openai_server.chat_requests) == 1
+    assert_failed_once(cli, "upstream model is unavailable")
+
+
+def test_the_whole_request_has_a_deadline(cli: Cli, openai_server: OpenAIServer) -> None:
+    # Each event arrives within the idle limit, but the answer never completes.
+    cli.write_config("[model]\ntimeout = 2\nidle_timeout = 1.5\n")
+    openai_server.push(text_reply("a" * 300, chunk_size=1).trickled(0.002))  # ~0.5 s an event
+
+    result, elapsed = run(cli, "hi")
+
+    assert result.returncode == 3  # provider_error
+    assert 2.0 <= elapsed < 10.0
+    assert "no complete answer within 2 s" in failure_line(result.stderr)
+    messages = assert_failed_once(cli, "no complete answer within 2 s")
+    # What streamed before the deadline is kept, marked interrupted.
+    [partial] = [m for m in messages if m["role"] == "assistant"]
+    assert partial["interrupted"] is True and set(partial["content"]) == {"a"}
+
+
+def test_the_turn_deadline_stops_a_turn_and_keeps_its_partial_text(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(text_reply("Partial answer then more", chunk_size=8).stalled(after=3))
+
+    result, elapsed = run(cli, "--timeout", "1.5", "hi")
+
+    assert result.returncode == 124  # timed_out
+    assert 1.5 <= elapsed < 10.0
+    line = failure_line(result.stderr)
+    assert line.startswith("seam: timed out: the turn took longer than 1.5 s")
+    assert "--timeout" in line
+    messages, [sub] = stored(cli)
+    assert messages[-1]["role"] == "assistant" and messages[-1]["interrupted"] is True
+    assert messages[-1]["content"].startswith("Partial ")
+    assert sub["state"] == "settled"  # never run again by `seam resume`
+
+
+def test_a_turn_stopped_by_its_deadline_ends_the_json_stream_as_timed_out(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(text_reply("Partial answer then more", chunk_size=8).stalled(after=3))
+
+    result, elapsed = run(cli, "--json", "--timeout", "1", "hi")
+
+    assert result.returncode == 124
+    assert elapsed < 10.0
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert (last["type"], last["code"], last["outcome"]) == ("exit", 124, "timed_out")
+    assert last["message"].startswith("timed out: the turn took longer than 1 s")
+    _, [sub] = stored(cli)
+    assert (sub["state"], sub["outcome"]) == ("settled", "aborted")
+
+
+def test_an_unreachable_endpoint_ends_the_json_stream_as_a_provider_error(
+    tmp_path: Any,
+) -> None:
+    cli = make_cli(
+        tmp_path,
+        {"OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "OPENAI_API_KEY": "k"},
+    )
+    cli.write_config("[model]\nmax_retries = 0\n")
+
+    result, _ = run(cli, "--json", "hi")
+
+    assert result.returncode == 3
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert (last["type"], last["code"], last["outcome"]) == ("exit", 3, "provider_error")
+    assert "connection refused" in last["message"]
+
+
+def test_a_transient_error_is_retried_visibly_then_answers(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(error_reply(503), text_reply("Recovered."))
+
+    result, _ = run(cli, "hi")
+
     assert result.returncode == 0, result.stderr
-    body: dict[str, Any] = json.loads(result.stdout)
-    return body
+    assert result.stdout == "Recovered.\n"
+    assert retry_lines(result.stderr) == [(2, 4, "HTTP 503: scripted HTTP 503")]
+    messages, [sub] = stored(cli)
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert (sub["outcome"], sub["attempts"]) == ("completed", 1)
 
 
-def first_turn(cli: Cli, server: OpenAIServer) -> None:
-    server.push(text_reply("First answer."))
-    result = cli("run", "--session", "kept", "first question")
+def test_chat_shows_retries_inline(cli: Cli, openai_server: OpenAIServer) -> None:
+    openai_server.push(error_reply(503), text_reply("Back again."))
+
+    result = cli("chat", stdin="hi\n")
+
     assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    [retry] = [line for line in lines if line.startswith("retrying in ")]
+    assert RETRY_LINE.fullmatch(retry)
+    assert retry.endswith("(attempt 2 of 4): HTTP 503: scripted HTTP 503")
+    assert lines.index(retry) < next(i for i, ln in enumerate(lines) if "Back again." in ln)
 
 
-# -- config, argv, stdin ---------------------------------------------------------------
+def test_chat_turn_deadline_ends_the_turn_not_the_chat(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(text_reply("never").stalled(after=1), text_reply("Second turn."))
+
+    result = cli("chat", "--timeout", "1", stdin="first\nsecond\n")
+
+    assert result.returncode == 0, result.stderr
+    assert "error: timed out: the turn took longer than 1 s" in result.stdout
+    assert "Second turn." in result.stdout
 
 
-def test_config_that_is_not_utf8_is_one_line(cli: Cli, openai_server: OpenAIServer) -> None:
-    cli.home.mkdir(parents=True)
-    config = cli.home / "config.toml"
-    config.write_bytes(b"\xff\xfe[\x00m\x00o\x00d\x00e\x00l\x00]\x00")
-    before = digest(config)
+def test_run_help_lists_the_timeout_option(cli: Cli) -> None:
+    result = cli("run", "--help")
+    assert result.returncode == 0
+    assert "--timeout SECONDS" in result.stdout
+    assert re.search(r"124\s+timed_out\s+the turn ran past its deadline", result.stdout)
+
+
+def test_on_a_terminal_a_spinner_counts_the_back_off_down(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(error_reply(429, headers={"Retry-After": "2"}), text_reply("Done waiting."))
+    master, slave = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [str(SEAM), "run", "hi"],
+            cwd=cli.project,
+            env={**cli.env, "TERM": "xterm"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            encoding="utf-8",
+        )
+        os.close(slave)
+        slave = -1
+        terminal = Terminal(master)
+        at = terminal.wait_for("retrying in 2 s (attempt 2 of 4): HTTP 429")
+        terminal.wait_for("waiting 2 s before attempt 2 of 4…", after=at)
+        stdout, _ = process.communicate(timeout=30)
+    finally:
+        os.close(master)
+        if slave >= 0:
+            os.close(slave)
+    assert process.returncode == 0
+    assert stdout == "Done waiting.\n"
+
+
+def test_a_timeout_that_is_not_positive_is_a_config_error(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    path = cli.write_config("[model]\nidle_timeout = 0\n")
 
     result = cli("run", "hi")
 
     assert result.returncode == 2
-    line = one_line(result)
-    assert str(config) in line and "not UTF-8" in line
-    assert digest(config) == before
+    assert result.stderr.startswith(f"seam: {path}: model.idle_timeout")
+    assert len(result.stderr.splitlines()) == 1
     assert openai_server.chat_requests == []
-
-
-def test_a_prompt_that_is_not_utf8_is_a_usage_error(cli: Cli, openai_server: OpenAIServer) -> None:
-    first_turn(cli, openai_server)
-    db = cli.home / "sessions.db"
-    before = shown(cli, "kept")
-    bad = os.fsdecode(b"caf\xe9")  # latin-1 bytes, as a shell in the wrong locale sends them
-
-    for args in (("run", bad), ("run", "--session", bad, "hi"), ("chat", "--session", bad)):
-        result = cli(*args)
-        assert result.returncode == 2, (args, result.stderr)
-        line = one_line(result)
-        assert "not valid UTF-8" in line and "0xe9" in line
-
-    piped = subprocess.run(
-        [str(SEAM), "run", "-"],
-        cwd=cli.project,
-        env=cli.env,
-        input=b"caf\xe9\n",
-        capture_output=True,
-        timeout=QUICK,
-    )
-    assert piped.returncode == 2
-    assert b"not valid UTF-8" in piped.stderr and len(piped.stderr.splitlines()) == 1
-    assert shown(cli, "kept") == before
-    assert len(openai_server.chat_requests) == 1
-    assert db.exists()
-
-
-def closed_stdin(cli: Cli, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SEAM), *args],
-        cwd=cli.project,
-        env=cli.env,
-        stdin=None,
-        capture_output=True,
-        encoding="utf-8",
-        timeout=QUICK,
-        preexec_fn=lambda: os.close(0),
-    )
-
-
-def test_closed_stdin_is_one_line(cli: Cli, openai_server: OpenAIServer) -> None:
-    result = closed_stdin(cli, "run", "-")
-    assert result.returncode == 2
-    assert "stdin is closed" in one_line(result)
-
-    result = closed_stdin(cli, "chat")
-    assert result.returncode == 2
-    assert "stdin is closed" in one_line(result)
-
-    with open(os.devnull) as null:
-        started = time.monotonic()
-        result = subprocess.run(
-            [str(SEAM), "chat"],
-            cwd=cli.project,
-            env=cli.env,
-            stdin=null,
-            capture_output=True,
-            encoding="utf-8",
-            timeout=QUICK,
-        )
-    assert time.monotonic() - started < QUICK
-    assert result.returncode == 2
-    assert "not a terminal" in one_line(result)
-    assert openai_server.chat_requests == []
-
-
-def test_run_with_stdin_closed_still_answers(cli: Cli, openai_server: OpenAIServer) -> None:
-    openai_server.push(text_reply("Fine."))
-    result = closed_stdin(cli, "run", "hi")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout == "Fine.\n"
-
-
-# -- the database ----------------------------------------------------------------------
-
-
-def test_a_locked_database_is_one_line(cli: Cli, openai_server: OpenAIServer) -> None:
-    first_turn(cli, openai_server)
-    db_path = cli.home / "sessions.db"
-    before = shown(cli, "kept")
-    holder = sqlite3.connect(db_path, isolation_level=None)
-    try:
-        holder.execute("BEGIN EXCLUSIVE")
-        started = time.monotonic()
-        result = cli("run", "--session", "kept", "second question")
-        took = time.monotonic() - started
-    finally:
-        holder.execute("ROLLBACK")
-        holder.close()
-
-    assert took < QUICK
-    assert result.returncode == 1
-    line = one_line(result)
-    assert "locked" in line and str(db_path) in line
-    assert shown(cli, "kept") == before
-    assert len(openai_server.chat_requests) == 1
-
-
-def test_a_damaged_database_is_one_line_and_left_alone(
-    cli: Cli, openai_server: OpenAIServer
-) -> None:
-    cli.home.mkdir(parents=True)
-    db_path = cli.home / "sessions.db"
-    db_path.write_bytes(b"this is not a database, it is a shopping list\n" * 200)
-    before = digest(db_path)
-
-    for args in (("run", "hi"), ("sessions", "list"), ("resume",)):
-        result = cli(*args)
-        assert result.returncode == 1, (args, result.stderr)
-        line = one_line(result)
-        assert "damaged" in line and str(db_path) in line and "mv " in line
-    assert digest(db_path) == before
-    assert openai_server.chat_requests == []
-
-
-# -- read-only and full SEAM_HOME ------------------------------------------------------
-
-
-def _mount(*args: str) -> bool:
-    done = subprocess.run(["mount", *args], capture_output=True, check=False)
-    return done.returncode == 0
-
-
-@pytest.fixture
-def tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs of this test's own, unmounted afterwards."""
-    where = tmp_path / "fs"
-    where.mkdir()
-    if os.geteuid() != 0 or not _mount("-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)):
-        pytest.skip("needs root to mount a tmpfs")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
-
-
-def cli_on(tmp_path: Path, home: Path, server: OpenAIServer) -> Cli:
-    cli = make_cli(tmp_path, {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"})
-    cli.env["SEAM_HOME"] = str(home)
-    cli.home = home
-    return cli
-
-
-def test_a_read_only_seam_home_is_one_line(
-    tmp_path: Path, tmpfs: Path, openai_server: OpenAIServer
-) -> None:
-    cli = cli_on(tmp_path, tmpfs / "home", openai_server)
-    first_turn(cli, openai_server)
-    before = shown(cli, "kept")
-    assert _mount("-o", "remount,ro", str(tmpfs))
-    try:
-        for args in (("run", "--session", "kept", "again"), ("run", "hi")):
-            result = cli(*args)
-            assert result.returncode == 1, (args, result.stderr)
-            line = one_line(result)
-            assert "SEAM_HOME" in line and "writable" in line
-    finally:
-        assert _mount("-o", "remount,rw", str(tmpfs))
-    assert shown(cli, "kept") == before
-    assert len(openai_server.chat_requests) == 1
-
-
-def fill(folder: Path, leave: int) -> Path:
-    """Fill the filesystem of `folder` until only `leave` bytes are free."""
-    filler = folder / "filler"
-    free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
-    with filler.open("wb") as out:
-        out.write(b"\0" * max(0, free - leave))
-    return filler
-
-
-@pytest.mark.parametrize("leave_kib", [0, 80, 96, 112, 128])
-def test_a_full_disk_is_one_line_and_the_turn_settles_failed_once_there_is_room(
-    leave_kib: int, tmp_path: Path, tmpfs: Path, openai_server: OpenAIServer
-) -> None:
-    """How much room is left decides where the turn fails: opening the store, storing the
-    input, storing the answer, or only settling. Wherever it is, the next command (once
-    there is room) finds the turn settled failed and never runs it again. (With enough
-    room left the turn simply completes; that is checked to be whole too.)"""
-    cli = cli_on(tmp_path, tmpfs / "home", openai_server)
-    first_turn(cli, openai_server)
-    openai_server.push(text_reply("An answer the disk has no room for."))
-    filler = fill(tmpfs, leave_kib * 1024)
-    try:
-        started = time.monotonic()
-        result = cli("run", "--session", "kept", "second question")
-        took = time.monotonic() - started
-    finally:
-        filler.unlink()
-
-    assert took < QUICK
-    body = shown(cli, "kept")
-    if leave_kib and result.returncode == 0:
-        assert [s["outcome"] for s in body["submissions"]] == ["completed", "completed"]
-        return
-    assert result.returncode == 1, result.stderr
-    line = one_line(result)
-    assert "is full" in line and "Free some space" in line
-    assert [s["state"] for s in body["submissions"]] == ["settled"] * len(body["submissions"])
-    failed = body["submissions"][1:]
-    for sub in failed:
-        assert sub["outcome"] == "failed" and "full" in sub["error"]
-    assert [m["content"] for m in body["messages"][:2]] == ["first question", "First answer."]
-    resumed = cli("resume")
-    assert resumed.returncode == 0, resumed.stderr
-    assert "nothing to resume" in resumed.stderr
-    assert len(openai_server.chat_requests) <= 2  # never asked again after the failure
-
-
-# -- the backstop ----------------------------------------------------------------------
-
-
-def test_an_unexpected_error_is_one_line_naming_the_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("SEAM_HOME", str(tmp_path / "home"))
-
-    async def broken() -> int:
-        raise RuntimeError("a bug nobody expected")
-
-    with pytest.raises(BaseException) as ended:
-        execute(broken())
-    assert getattr(ended.value, "exit_code", None) == 1
-    err = capsys.readouterr().err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("seam: internal error: RuntimeError: a bug nobody expected")
-    log = lines[0].split("details in ")[1].rstrip(")")
-    assert "a bug nobody expected" in Path(log).read_text()
-    assert "Traceback" in Path(log).read_text()

@@ -31,15 +31,19 @@ def report(stdout: str) -> dict[str, str]:
 
 
 def test_rm_rf_root_is_forbidden_and_names_the_rule(tmp_path: Path) -> None:
-    result = guard_check(make_cli(tmp_path, {}), "rm -rf /")
+    cli = make_cli(tmp_path, {})
+    result = guard_check(cli, "rm -rf /")
 
     assert result.returncode == 3, result.stderr
     assert report(result.stdout) == {
         "verdict": "forbidden",
         "rule": "floor:rm-root",
         "reason": "deletes the root, a system directory or a whole home directory",
+        "read-only": "no",
         "command": "rm -rf /",
     }
+    listing = guard_check(cli, "git status && ls -la")
+    assert report(listing.stdout)["read-only"] == "yes"
 
 
 def test_exit_codes_tell_safe_from_needs_approval(tmp_path: Path) -> None:

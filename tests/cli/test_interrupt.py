@@ -100,12 +100,13 @@ def test_ctrl_c_settles_the_run_aborted_and_resume_does_nothing(
 def test_ctrl_c_during_a_retry_back_off_aborts_at_once(
     cli: Cli, openai_server: OpenAIServer
 ) -> None:
-    # The provider fails transiently: the submission waits out a back-off (2 s, then
-    # longer) before its next attempt. Ctrl-C must not leave it queued for later.
-    cli.write_config("[model]\nmax_retries = 0\n")
-    openai_server.push(*[error_reply(503) for _ in range(3)])
+    # The provider is told to wait 20 s before its next attempt (`seam run` retries in the
+    # provider, visibly). Ctrl-C must end the wait, and not leave the turn queued for later.
+    openai_server.push(error_reply(429, headers={"Retry-After": "20"}), text_reply("unused"))
     process = popen(cli, "run", "--session", "flaky", "hello")
-    wait_for(lambda: len(openai_server.chat_requests) >= 1, "the first attempt")
+    assert process.stderr is not None
+    retry = process.stderr.readline()
+    assert retry.startswith("retrying in 20 s (attempt 2 of 4): HTTP 429"), retry
 
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
@@ -116,6 +117,7 @@ def test_ctrl_c_during_a_retry_back_off_aborts_at_once(
     assert err.splitlines()[-1] == "seam: cancelled"
     [sub] = shown(cli, "flaky")["submissions"]
     assert (sub["state"], sub["outcome"]) == ("settled", "aborted")
+    assert len(openai_server.chat_requests) == 1
     assert_nothing_to_resume(cli, openai_server)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from seam.contracts import (
     ContextCompacted,
     Done,
@@ -356,3 +358,24 @@ async def test_the_summary_is_written_from_the_tool_output_not_from_its_cleared_
     )
     assert compacted is not None and compacted.record.summarised
     assert "E1234 in parser.c" in summaries[0].messages[0].content
+
+
+def test_the_window_falls_back_only_when_the_provider_cannot_say(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from seam.core.compression import FALLBACK_WINDOW, model_window
+
+    class Silent:  # an older provider without `max_context_tokens`
+        pass
+
+    class Broken:
+        @property
+        def max_context_tokens(self) -> int:
+            raise RuntimeError("the provider could not be built: no API key")
+
+    assert model_window(ScriptedModel([], max_context_tokens=32_000)) == 32_000
+    with caplog.at_level("WARNING", logger="seam.context"):
+        assert model_window(Silent()) == FALLBACK_WINDOW  # type: ignore[arg-type]
+    assert "does not say its context window" in caplog.text
+    with pytest.raises(RuntimeError, match="no API key"):
+        model_window(Broken())  # type: ignore[arg-type]

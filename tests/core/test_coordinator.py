@@ -18,9 +18,11 @@ from seam.core.event_log import encode_deltas, replay
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.identity import InvalidSessionName
 from seam.core.loop import AgentLoop
+from seam.core.model_step import CallModel, UserPrompt
 from seam.core.scripted_model import ScriptedModel, call, error_step, text_step, tool_step
 from seam.core.session_factory import SessionFactory
 from seam.core.tool_registry import DefaultToolRegistry
+from seam.core.tool_step import RunTools
 
 KEY = 'agent-session:["local","default","main"]'
 
@@ -135,7 +137,7 @@ async def test_sequence_numbers_continue_across_turns() -> None:
     session = await factory.get_or_create_root(KEY)
     await session.ask("one")
     first_last = await factory.store.last_seq(KEY)
-    factory.loop._seq.clear()  # a new process knows nothing
+    factory.loop.sequences.forget(KEY)  # a new process knows nothing
     await session.ask("two")
     events = await replay(factory.store, KEY)
     seqs = [e.seq for e in events]
@@ -188,6 +190,26 @@ async def test_resume_reruns_idempotent_tools_and_marks_others_unknown() -> None
     # Every call has exactly one result, and the model saw them all.
     assert len([m for m in messages if m.role == "tool"]) == 3
     assert {m.tool_call_id for m in model.requests[0].messages if m.role == "tool"} == set(results)
+
+
+async def test_the_repair_plan_is_the_step_the_turn_starts_from() -> None:
+    factory, _, _ = build([])
+    fresh = await (await factory.get_or_create_root(KEY)).submit("hello")
+    session = await factory.resolve(KEY)
+    assert (await factory.coordinator.plan(fresh, session)).start == UserPrompt("hello")
+
+    lookup, email = call("lookup"), call("send_email")
+    sid = await crashed_claim(
+        factory, "do it", Message("user", "do it"), Message("assistant", "", (lookup, email))
+    )
+    sub = await factory.store.submission(sid)
+    assert sub is not None
+    plan = await factory.coordinator.plan(sub, session)
+    assert plan.start == RunTools((lookup,), then=CallModel())  # only the idempotent one
+    assert [(m.tool_call_id, m.content) for m in plan.repairs] == [(email.id, UNKNOWN_OUTCOME)]
+    # An abort re-runs nothing: every open call gets the unknown-outcome result.
+    aborting = await factory.coordinator.plan(sub, session, rerun=False)
+    assert aborting.start == CallModel() and len(aborting.repairs) == 2
 
 
 async def test_resume_keeps_cut_off_text_and_tells_the_model() -> None:
@@ -562,7 +584,7 @@ async def test_the_session_cache_is_bounded_and_rebuilds_from_the_store() -> Non
     await rebuilt.ask("again")
     await factory.get_or_create_root(keys[2])
     await factory.resolve(keys[0])
-    assert keys[1] not in factory.loop._seq
+    assert keys[1] not in factory.loop.sequences
 
 
 async def test_calls_a_failed_turn_left_unanswered_get_a_stand_in_result_next_turn() -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 
 import pytest
 
-from seam.contracts.events import TextDelta
+from seam.contracts import events as ev
+from seam.contracts.events import TextDelta, event_to_dict
 from seam.contracts.execution import EventRecord
+from seam.contracts.messages import Usage
 from seam.core import event_log
 from seam.core.event_log import EventRecorder, replay
 from seam.core.execution import InMemoryExecutionStore
@@ -53,3 +56,50 @@ async def test_timed_flushes_are_stored_in_order_when_a_commit_is_slow(
     # make it skip "one " for good.
     assert [r.seq for r in await store.events(KEY)] == [1, 2]
     assert [e.text for e in await replay(store, KEY)] == ["one ", "two"]  # type: ignore[attr-defined]
+
+
+EVERY_EVENT = [
+    ev.RunStart(KEY, "t", 1, "openai", "gpt-x", "default"),
+    ev.TextDelta(KEY, "t", 2, "hi"),
+    ev.ThinkingDelta(KEY, "t", 3, "hmm"),
+    ev.ToolStart(KEY, "t", 4, "c1", "read_file", '{"path": "a"}'),
+    ev.ToolProgress(KEY, "t", 5, "c1", "read_file", "half way"),
+    ev.ToolEnd(KEY, "t", 6, "c1", "read_file", "text", False, 1.5, truncated=True),
+    ev.ToolApprovalRequired(KEY, "t", 7, "c2", "terminal", "rm -rf build", "deletes"),
+    ev.ToolApprovalResponse(KEY, "t", 8, "c2", "once"),
+    ev.UsageEvent(KEY, "t", 9, Usage(input_tokens=3, output_tokens=4)),
+    ev.ContextCompacted(KEY, "t", 10, 40, 12, 9000, 3000),
+    ev.ContextWarning(KEY, "t", 11, 7000, 8000, 87),
+    ev.Halt(KEY, "t", 12, "cancelled", "stopped"),
+    ev.Notice(KEY, "t", 13, "injection", "flagged"),
+    ev.ErrorEvent(KEY, "t", 14, "timeout", "slow"),
+    ev.Done(KEY, "t", 15, "the answer", "stop"),
+]
+
+
+@pytest.mark.parametrize("event", EVERY_EVENT, ids=lambda e: e.type)
+def test_every_event_is_stored_as_its_dict_and_read_back_whole(event: ev.AgentEvent) -> None:
+    record = event_log.encode(event, "s1")
+    assert json.loads(record.payload) == event_to_dict(event)
+    assert record.payload.startswith('{"type":')  # the tag first, as event_to_dict has it
+    assert event_log.decode(record) == [event]
+
+
+def test_stored_events_are_redacted_except_their_ids() -> None:
+    def redact(text: str) -> str:
+        return text.replace("sekrit", "[REDACTED]")
+
+    key = 'agent-session:["local","default","sekrit"]'
+    for _ in range(2):  # the second time, remembered redactions of names are used
+        start = event_log.encode(
+            ev.RunStart(key, "sekrit", 1, "p", "sekrit-model", "d"), "s", redact
+        )
+        end = event_log.encode(
+            ev.ToolEnd(key, "sekrit", 2, "c1", "sekrit", "says sekrit", False, 1.0), "s", redact
+        )
+        assert json.loads(start.payload)["model"] == "[REDACTED]-model"
+        assert json.loads(end.payload)["name"] == "[REDACTED]"
+        assert json.loads(end.payload)["result"] == "says [REDACTED]"
+        # The session key is a column of the record in the clear, and the turn id is ours.
+        assert json.loads(end.payload)["session_key"] == key
+        assert json.loads(end.payload)["turn_id"] == "sekrit"

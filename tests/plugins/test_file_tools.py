@@ -22,6 +22,7 @@ from seam.plugins.tools.files import (
     register_file_tools,
 )
 from seam.services.storage.fs import FsStorage
+from tests.support.tools import checked
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def ctx(work: Path) -> ToolContext:
 
 
 async def run(tool: Tool, ctx: ToolContext, **args: Any) -> str:
-    return await tool.run(args, ctx)
+    return await checked(tool).run(args, ctx)
 
 
 # --- registration and definitions ------------------------------------------------------
@@ -108,19 +109,21 @@ async def test_read_file_empty_and_errors(ctx: ToolContext, work: Path) -> None:
     ("args", "message"),
     [
         ({}, "missing required argument 'path'"),
-        ({"path": 5}, "argument 'path' must be a string, not int"),
-        ({"path": "a", "offset": "first"}, "argument 'offset' must be an integer, not str"),
-        ({"path": "a", "offset": True}, "argument 'offset' must be an integer, not bool"),
-        ({"path": "a", "offset": 0}, "argument 'offset' must be at least 1, got 0"),
-        ({"path": "a", "limit": 0}, "argument 'limit' must be at least 1, got 0"),
+        ({"path": 5}, "'path' must be a string (got 5)"),
+        ({"path": ""}, "'path' must not be empty"),
+        ({"path": "a", "offset": "first"}, "'offset' must be an integer (got \"first\")"),
+        ({"path": "a", "offset": True}, "'offset' must be an integer (got true)"),
+        ({"path": "a", "offset": 0}, "'offset' must be >= 1 (got 0)"),
+        ({"path": "a", "limit": 0}, "'limit' must be >= 1 (got 0)"),
+        ({"path": "a", "lines": 5}, "unknown argument 'lines' (expected: path, offset, limit)"),
     ],
 )
 async def test_read_file_bad_arguments(
     ctx: ToolContext, args: Mapping[str, Any], message: str
 ) -> None:
     with pytest.raises(ToolError) as info:
-        await ReadFile().run(args, ctx)
-    assert str(info.value) == message
+        await checked(ReadFile()).run(args, ctx)
+    assert str(info.value) == f"invalid arguments for read_file: {message}"
 
 
 # --- write_file ------------------------------------------------------------------------
@@ -148,7 +151,7 @@ async def test_write_file_refuses_to_wipe_a_file(ctx: ToolContext, work: Path) -
 async def test_write_file_errors(ctx: ToolContext, work: Path, tmp_path: Path) -> None:
     with pytest.raises(ToolError, match="missing required argument 'content'"):
         await run(WriteFile(), ctx, path="a.txt")
-    with pytest.raises(ToolError, match="argument 'content' must be a string, not dict"):
+    with pytest.raises(ToolError, match=r"'content' must be a string \(got \{\"x\": 1\}\)"):
         await run(WriteFile(), ctx, path="a.txt", content={"x": 1})
     with pytest.raises(ToolError, match="outside the allowed write roots"):
         await run(WriteFile(), ctx, path="../escape.txt", content="x")
@@ -190,7 +193,7 @@ async def test_list_dir_errors(ctx: ToolContext, work: Path) -> None:
         await run(ListDir(), ctx, path="nope")
     with pytest.raises(ToolError, match="outside the allowed read roots"):
         await run(ListDir(), ctx, path="/")
-    with pytest.raises(ToolError, match="argument 'path' must be a string"):
+    with pytest.raises(ToolError, match="'path' must be a string"):
         await run(ListDir(), ctx, path=["."])
 
 
@@ -282,9 +285,9 @@ async def test_search_stops_when_cancelled(work: Path) -> None:
 async def test_search_bad_arguments(ctx: ToolContext) -> None:
     with pytest.raises(ToolError, match="missing required argument 'pattern'"):
         await run(SearchFiles(), ctx)
-    with pytest.raises(ToolError, match="argument 'pattern' must not be empty"):
+    with pytest.raises(ToolError, match="'pattern' must not be empty"):
         await run(SearchFiles(), ctx, pattern="")
-    with pytest.raises(ToolError, match="argument 'glob' must be a string, not int"):
+    with pytest.raises(ToolError, match=r"'glob' must be a string \(got 3\)"):
         await run(SearchFiles(), ctx, pattern="x", glob=3)
     with pytest.raises(ToolError, match="no such file or directory"):
         await run(SearchFiles(), ctx, pattern="x", path="nowhere")

@@ -11,6 +11,7 @@ from seam.contracts.tools import Tool, ToolContext, ToolError
 from seam.core.storage import ScopedStorage
 from seam.plugins.tools.patch import Patch
 from seam.services.storage.fs import FsStorage
+from tests.support.tools import checked
 
 SOURCE = """\
 import os
@@ -41,7 +42,7 @@ def ctx(work: Path) -> ToolContext:
 
 
 async def patch(ctx: ToolContext, **args: Any) -> str:
-    return await Patch().run(args, ctx)
+    return await checked(Patch()).run(args, ctx)
 
 
 async def refused(ctx: ToolContext, **args: Any) -> str:

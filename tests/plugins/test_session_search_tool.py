@@ -18,6 +18,7 @@ from seam.plugins.tools.session_search import MAX_LIMIT, SessionSearchTool
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.wiring.runtime import assemble_runtime
 from seam.wiring.tools import build_tool_registry
+from tests.support.tools import checked
 
 DAY_ONE = 1_714_521_600.0  # 2024-05-01 00:00 UTC
 
@@ -45,7 +46,9 @@ async def store(tmp_path: Path) -> AsyncIterator[SQLiteSessionStore]:
 
 
 async def search(tool: SessionSearchTool, session: str = "current", **args: Any) -> str:
-    return await tool.run(args, ToolContext(session_key=session, storage=InMemoryStorage()))
+    return await checked(tool).run(
+        args, ToolContext(session_key=session, storage=InMemoryStorage())
+    )
 
 
 async def test_finds_past_sessions_newest_first_without_the_current_one(
@@ -79,13 +82,13 @@ async def test_every_word_must_match_and_accents_are_ignored(store: SQLiteSessio
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "give one or more words"),
+        ({}, "missing required argument 'query'"),
         ({"query": "   "}, "give one or more words"),
-        ({"query": 3}, "give one or more words"),
-        ({"query": "tram", "limit": 0}, f"from 1 to {MAX_LIMIT}"),
-        ({"query": "tram", "limit": MAX_LIMIT + 1}, f"from 1 to {MAX_LIMIT}"),
-        ({"query": "tram", "limit": "2"}, f"from 1 to {MAX_LIMIT}"),
-        ({"query": "tram", "limit": True}, f"from 1 to {MAX_LIMIT}"),
+        ({"query": 3}, r"'query' must be a string \(got 3\)"),
+        ({"query": "tram", "limit": 0}, r"'limit' must be >= 1 \(got 0\)"),
+        ({"query": "tram", "limit": MAX_LIMIT + 1}, f"'limit' must be <= {MAX_LIMIT}"),
+        ({"query": "tram", "limit": "two"}, "'limit' must be an integer"),
+        ({"query": "tram", "limit": True}, r"'limit' must be an integer \(got true\)"),
     ],
 )
 async def test_bad_arguments_are_errors_the_model_reads(

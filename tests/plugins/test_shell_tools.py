@@ -28,6 +28,7 @@ from seam.services.sandbox.local import LocalSandbox
 from seam.services.sandbox.process import SandboxOptions
 from seam.services.storage.fs import FsStorage
 from tests.services.test_sandbox_local import TEST_PATH, dead, read_fifo
+from tests.support.tools import checked
 
 
 class FakeGate:
@@ -45,6 +46,8 @@ class FakeGate:
         call_id: str,
         approver: Approver | None,
         mode: str,
+        isolated: bool = True,
+        working_dir: str | None = None,
     ) -> GateDecision:
         self.checks.append(
             {
@@ -54,6 +57,8 @@ class FakeGate:
                 "call_id": call_id,
                 "approver": approver,
                 "mode": mode,
+                "isolated": isolated,
+                "working_dir": working_dir,
             }
         )
         if "rm -rf x" in command:
@@ -104,7 +109,7 @@ def ctx(work: Path, sandbox: LocalSandbox, gate: FakeGate) -> ToolContext:
 
 
 async def run(tool: Tool, ctx: ToolContext, **args: Any) -> str:
-    return await tool.run(args, ctx)
+    return await checked(tool).run(args, ctx)
 
 
 HEADER = re.compile(r"^exit code (-?\d+) \((\d+) ms\)\n")
@@ -140,6 +145,9 @@ async def test_terminal_reports_exit_code_duration_and_output(
         "call_id": "call-7",
         "approver": ctx.approvals,
         "mode": "manual",
+        # The local sandbox isolates nothing: the gate is told, and where it starts.
+        "isolated": False,
+        "working_dir": ctx.working_dir,
     }
     assert (await run(Terminal(), ctx, command="true")).endswith("\n(no output)")
 
@@ -184,9 +192,11 @@ async def test_terminal_timeout_kills_the_command(ctx: ToolContext) -> None:
     [
         ({}, "missing required argument 'command'"),
         ({"command": "  "}, "'command' must not be empty"),
-        ({"command": 5}, "'command' must be a string, not int"),
-        ({"command": "ls", "timeout": "soon"}, "'timeout' must be a number, got 'soon'"),
-        ({"command": "ls", "timeout": -1}, "'timeout' must be between 0 and 3600 seconds, got -1"),
+        ({"command": ""}, "'command' must not be empty"),
+        ({"command": 5}, "'command' must be a string (got 5)"),
+        ({"command": "ls", "timeout": "soon"}, "'timeout' must be a number (got \"soon\")"),
+        ({"command": "ls", "timeout": -1}, "'timeout' must be > 0 (got -1)"),
+        ({"command": "ls", "timeout": 5000}, "'timeout' must be <= 3600 (got 5000)"),
         ({"command": "ls", "background": "maybe"}, "'background' must be true or false"),
     ],
 )
@@ -194,7 +204,7 @@ async def test_terminal_bad_arguments_are_named(
     ctx: ToolContext, args: Mapping[str, Any], message: str
 ) -> None:
     with pytest.raises(ToolError, match=re.escape(message)):
-        await Terminal().run(args, ctx)
+        await checked(Terminal()).run(args, ctx)
 
 
 async def test_long_output_is_spilled_through_storage(ctx: ToolContext, work: Path) -> None:
@@ -251,7 +261,9 @@ async def test_process_bad_requests_are_named(ctx: ToolContext) -> None:
         await run(Process(), ctx, action="poll", id="p4")
     with pytest.raises(ToolError, match="missing required argument 'id'"):
         await run(Process(), ctx, action="kill")
-    with pytest.raises(ToolError, match="unknown action 'stop'; use list, poll or kill"):
+    with pytest.raises(
+        ToolError, match='\'action\' must be one of "list", "poll", "kill" \\(got "stop"\\)'
+    ):
         await run(Process(), ctx, action="stop", id="p1")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.tools.clarify import NO_SURFACE, Clarify
 from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.todo import Todo, TodoStore
+from tests.support.tools import checked
 
 
 def context(session_key: str = "s1") -> ToolContext:
@@ -21,7 +23,7 @@ def context(session_key: str = "s1") -> ToolContext:
 
 
 async def todo(tool: Todo, session: str = "s1", **args: Any) -> str:
-    return await tool.run(args, context(session))
+    return await checked(tool).run(args, context(session))
 
 
 async def test_todo_keeps_a_list_per_session() -> None:
@@ -54,19 +56,22 @@ async def test_todo_ids_continue_after_existing_items() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"action": "remove"}, "must be add, update, list or clear, not 'remove'"),
+        ({"action": "remove"}, '\'action\' must be one of "add", "update", "list", "clear"'),
         ({"action": "add"}, "needs 'items'"),
-        ({"action": "add", "items": ["ok", ""]}, "non-empty string"),
+        ({"action": "add", "items": ["ok", ""]}, "each item must be a non-empty string"),
+        ({"action": "add", "items": ["ok", 3]}, "'items[1]' must be a string (got 3)"),
+        ({"action": "add", "items": ["ok", "  "]}, "each item must be a non-empty string"),
         ({"action": "update", "status": "done"}, "needs 'id'"),
-        ({"action": "update", "id": 1, "status": "finished"}, "pending, in_progress or done"),
+        ({"action": "update", "id": 1}, "needs 'status'"),
+        ({"action": "update", "id": 1, "status": "finished"}, '"pending", "in_progress", "done"'),
         ({"action": "update", "id": 9, "status": "done"}, "no todo item 9 (ids: 1)"),
     ],
 )
 async def test_todo_bad_input_is_named(args: dict[str, Any], message: str) -> None:
     tool = Todo()
     await todo(tool, action="add", items=["only"])
-    with pytest.raises(ToolError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        await tool.run(args, context())
+    with pytest.raises(ToolError, match=re.escape(message)):
+        await checked(tool).run(args, context())
     assert await todo(tool, action="list") == "todo (0/1 done):\n1. [ ] only"
 
 
@@ -114,17 +119,19 @@ async def test_clarify_timeout_lets_the_model_go_on() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({}, "'question' must be a non-empty string"),
-        ({"question": "  "}, "'question' must be a non-empty string"),
-        ({"question": "x" * 1001}, "too long"),
-        ({"question": "q", "choices": "yes"}, "list of non-empty strings"),
-        ({"question": "q", "choices": [str(i) for i in range(11)]}, "at most 10"),
+        ({}, "missing required argument 'question'"),
+        ({"question": ""}, "'question' must not be empty"),
+        ({"question": "  "}, "'question' must not be empty"),
+        ({"question": "x" * 1001}, "'question' must be at most 1,000 characters"),
+        ({"question": "q", "choices": "yes"}, "'choices' must be a list"),
+        ({"question": "q", "choices": [" "]}, "list of non-empty strings"),
+        ({"question": "q", "choices": [str(i) for i in range(11)]}, "at most 10 items"),
     ],
 )
 async def test_clarify_bad_input_is_named(args: dict[str, Any], message: str) -> None:
     person = Person("x")
     with pytest.raises(ToolError, match=message):
-        await Clarify(person.ask).run(args, context())
+        await checked(Clarify(person.ask)).run(args, context())
     assert person.asked == []
 
 

@@ -24,6 +24,7 @@ import pytest
 from seam.contracts.tools import Tool, ToolContext, ToolError
 from seam.core.storage import InMemoryStorage
 from seam.plugins.tools.web import WebFetch, address_refusal, html_to_text
+from tests.support.tools import checked
 
 PAGE = """<!doctype html>
 <html><head><title>The  Guide</title>
@@ -163,7 +164,7 @@ CTX = ToolContext(session_key="s", storage=InMemoryStorage())
 
 
 async def fetch(tool: Tool, url: str, **args: Any) -> str:
-    return await tool.run({"url": url, **args}, CTX)
+    return await checked(tool).run({"url": url, **args}, CTX)
 
 
 def trusting(server: _Server, **kwargs: Any) -> WebFetch:

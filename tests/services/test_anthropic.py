@@ -731,22 +731,48 @@ async def test_a_stalled_stream_times_out_as_retryable(
     started = time.monotonic()
 
     with pytest.raises(ModelError) as caught:
-        await collect(make(timeout=0.3, max_retries=0), ask())
+        await collect(make(idle_timeout=0.3, max_retries=0), ask())
 
     assert caught.value.kind == "retryable"
-    assert "timed out after 0.3s" in caught.value.message
+    assert caught.value.message == "stream stalled: no event from the server for 0.3 s"
     assert time.monotonic() - started < 3.0
 
 
-async def test_a_stall_before_output_is_retried_on_a_fresh_request(
+async def test_a_stall_before_output_is_not_sent_again(
     anthropic_server: AnthropicServer, make: Make, delays: list[float]
 ) -> None:
+    # A server that hung on the request is likely to hang again: a second try would
+    # double the wait of a person watching. (A fallback provider is still tried.)
     anthropic_server.push(text_reply("too late").stalled(after=2), text_reply("fresh"))
 
-    chunks = await collect(make(timeout=0.3), ask())
+    with pytest.raises(ModelError, match=r"no event from the server for 0\.3 s"):
+        await collect(make(idle_timeout=0.3), ask())
 
-    assert text_of(chunks) == "fresh"
-    assert len(delays) == 1
+    assert delays == []
+    assert anthropic_server.pending == 1
+
+
+async def test_pings_alone_are_a_stall(anthropic_server: AnthropicServer, make: Make) -> None:
+    anthropic_server.push(stream_reply([message_start(), ping(), ping(), ping()]).stalled(after=4))
+    started = time.monotonic()
+
+    with pytest.raises(ModelError, match=r"no event from the server for 0\.3 s"):
+        await collect(make(idle_timeout=0.3), ask())
+
+    assert time.monotonic() - started < 3.0
+
+
+async def test_the_whole_request_has_a_deadline(
+    anthropic_server: AnthropicServer, make: Make
+) -> None:
+    anthropic_server.push(text_reply("too late").stalled(after=1))
+    started = time.monotonic()
+
+    with pytest.raises(ModelError) as caught:
+        await collect(make(timeout=0.3, idle_timeout=10), ask())
+
+    assert caught.value.message == "timed out: no complete answer within 0.3 s"
+    assert time.monotonic() - started < 3.0
 
 
 async def test_a_disconnect_after_output_is_raised_not_retried(
@@ -775,9 +801,10 @@ async def test_an_error_body_instead_of_a_stream_is_classified(
     anthropic_server.push(stream_reply([body.encode() + b"\n"]))
 
     with pytest.raises(ModelError) as caught:
-        await collect(make(max_retries=0), ask())
+        await collect(make(), ask())
 
-    assert (caught.value.kind, caught.value.message) == ("retryable", "busy")
+    # Not retried: an answer that is not a stream will not become one.
+    assert (caught.value.kind, caught.value.message) == ("fatal", "busy")
 
 
 async def test_a_delta_for_an_unopened_tool_block_is_malformed(

@@ -151,7 +151,7 @@ async def test_when_every_entry_fails_the_error_lists_each_and_why(
     assert (error.kind, error.status, error.retry_after) == ("rate_limited", 429, 3.0)
     message = str(error)
     assert message.startswith("fallback: rate_limited (HTTP 429): every provider in the chain")
-    assert "primary/big-model: retryable: could not connect to http://127.0.0.1:" in message
+    assert "primary/big-model: retryable: connection refused (http://127.0.0.1:" in message
     assert "backup/test-model: auth (HTTP 401): scripted HTTP 401" in message
     assert "third/small-model: rate_limited (HTTP 429): scripted HTTP 429" in message
 

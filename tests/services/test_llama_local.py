@@ -12,12 +12,14 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import pytest
 
+from seam.contracts.events import Done, ToolEnd, ToolStart
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import (
     DoneChunk,
@@ -32,11 +34,18 @@ from seam.contracts.model import (
     ToolDefinition,
     UsageChunk,
 )
+from seam.contracts.personality import Personality
+from seam.core import AgentLoop, InMemoryStorage, StaticPersonalityRegistry
+from seam.plugins.personalities.files import DEFAULT_CONFIG, DEFAULT_SOUL
+from seam.plugins.tools.arguments import JsonSchemaValidator
+from seam.plugins.tools.files import ReadFile
 from seam.services.llm.llama_local import (
     LlamaCppProvider,
     find_bundled_model,
     llama_cpp_available,
 )
+from seam.wiring.context import build_context_builder
+from seam.wiring.tools import build_tool_registry
 
 MODEL_PATH = find_bundled_model()
 _LOCAL_MODEL_MARKS = (
@@ -239,6 +248,39 @@ async def test_after_a_tool_result_it_answers_from_the_result(provider: LlamaCpp
     chunks = await _collect(provider, request)
     assert not any(isinstance(c, (ToolCallStart, ToolCallEnd)) for c in chunks)
     assert "milk" in _text(chunks).lower()
+
+
+@local_model
+async def test_what_does_note_txt_say_reads_it_with_the_real_tools(
+    provider: LlamaCppProvider,
+) -> None:
+    """The exchange a new user tries first in `seam chat`: the default personality, its
+    toolset and the wired prompt. The grammar keeps to read_file's schema (offset >= 1),
+    so the call the model writes is valid and reads the file."""
+    default = Personality(
+        id="default",
+        soul=DEFAULT_SOUL,
+        toolset=tuple(tomllib.loads(DEFAULT_CONFIG)["toolset"]),
+    )
+    storage = InMemoryStorage({"/work/note.txt": NOTE + "\n"})
+    loop = AgentLoop(
+        model=provider,
+        tools=build_tool_registry(),
+        personalities=StaticPersonalityRegistry([default]),
+        context=build_context_builder(None),
+        storage=storage,
+        working_dir="/work",
+    )
+    events = [e async for e in loop.run("s", "What does note.txt say? Use read_file.")]
+    starts = [e for e in events if isinstance(e, ToolStart)]
+    ends = [e for e in events if isinstance(e, ToolEnd)]
+    assert [e.name for e in starts] == ["read_file"]
+    arguments = json.loads(starts[0].arguments)
+    assert arguments["path"] == "note.txt"
+    assert arguments.get("offset", 1) >= 1 and arguments.get("limit", 1) >= 1
+    assert JsonSchemaValidator().validate(ReadFile.parameters, arguments) == arguments
+    assert (ends[0].is_error, ends[0].result) == (False, f"1|{NOTE}")
+    assert isinstance(events[-1], Done) and events[-1].text.strip()
 
 
 @local_model

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import AsyncIterator, Callable
@@ -456,17 +457,46 @@ async def test_malformed_chunk_is_a_retryable_error_that_says_so(
     assert "{not json" in caught.value.message
 
 
-async def test_a_response_that_is_not_sse_is_reported_as_such(
-    openai_server: OpenAIServer, make: Make
+async def test_a_response_that_is_not_sse_fails_at_once_with_what_it_said(
+    openai_server: OpenAIServer, make: Make, delays: list[float]
 ) -> None:
-    openai_server.push(raw_reply(["<html>", "<h1>Bad gateway</h1>"], content_type="text/html"))
+    openai_server.push(
+        raw_reply(["<html>", "<h1>Bad gateway</h1>"], content_type="text/html"), text_reply("x")
+    )
 
     with pytest.raises(ModelError) as caught:
-        await collect(make(max_retries=0), ask())
+        await collect(make(), ask())
 
-    assert caught.value.kind == "retryable"
-    assert "not server-sent events" in caught.value.message
-    assert "text/html" in caught.value.message
+    assert caught.value.kind == "fatal"  # the same page would come back: not retried
+    assert "not an event stream (text/html): Bad gateway" in caught.value.message
+    assert delays == [] and openai_server.pending == 1
+
+
+async def test_an_html_page_is_quoted_by_its_title(openai_server: OpenAIServer, make: Make) -> None:
+    page = ["<!DOCTYPE html>", "<html><head>", "<title>502 Bad Gateway</title>", "</head>"]
+    openai_server.push(raw_reply([*page, "<body>" + "x" * 5000 + "</body></html>"]))
+
+    with pytest.raises(ModelError) as caught:
+        await collect(make(), ask())
+
+    assert caught.value.kind == "fatal"
+    assert caught.value.message.endswith("not an event stream (text/event-stream): 502 Bad Gateway")
+
+
+async def test_a_json_error_body_with_status_200_fails_at_once_with_its_message(
+    openai_server: OpenAIServer, make: Make, delays: list[float]
+) -> None:
+    error = {"error": {"message": "Upstream is " + "very " * 100 + "down", "type": "server_error"}}
+    text = json.dumps(error, indent=2)  # pretty-printed: the message spans lines
+    openai_server.push(raw_reply(text.splitlines(), content_type="application/json"))
+
+    with pytest.raises(ModelError) as caught:
+        await collect(make(), ask())
+
+    assert caught.value.kind == "fatal"
+    assert caught.value.message.startswith("Upstream is very very")
+    assert len(caught.value.message) <= 200
+    assert delays == []
 
 
 async def test_error_event_inside_the_stream_is_classified_and_retried(
@@ -538,7 +568,7 @@ async def test_unreachable_server_is_a_retryable_connect_error(
         await collect(make(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1), ask())
 
     assert caught.value.kind == "retryable"
-    assert "could not connect" in caught.value.message
+    assert caught.value.message.startswith(f"connection refused (http://127.0.0.1:{port}/v1")
     assert len(delays) == 1
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from seam.contracts.sandbox import Sandbox, SandboxError
+from seam.contracts.storage import Reach
 from seam.services.sandbox.bwrap import (
     DEFAULT_BWRAP,
     BwrapSandbox,
@@ -34,6 +35,13 @@ elif not bwrap_available():
     pytestmark = pytest.mark.skip(reason="bwrap cannot create namespaces on this machine")
 
 OPTIONS = SandboxOptions(kill_grace=0.5)
+# The interpreter running the tests may live anywhere (a home, a checkout under /tmp):
+# the sandboxes here may read it, as a personality would list it in `fs_reach.read`.
+PYTHON_PREFIX = os.path.realpath(sys.base_prefix)
+
+
+def reach_for(work: Path) -> Reach:
+    return Reach(read=(str(work), PYTHON_PREFIX), write=(str(work),))
 
 
 async def started(token: str, count: int) -> list[int]:
@@ -54,7 +62,9 @@ def work(tmp_path: Path) -> Path:
 
 @pytest.fixture
 async def sandbox(work: Path) -> AsyncIterator[BwrapSandbox]:
-    sandbox = BwrapSandbox(str(work), base_env={"PATH": TEST_PATH}, options=OPTIONS)
+    sandbox = BwrapSandbox(
+        str(work), base_env={"PATH": TEST_PATH}, reach=reach_for(work), options=OPTIONS
+    )
     yield sandbox
     await sandbox.aclose()
 
@@ -114,8 +124,7 @@ def _connect(port: int) -> str:
         f"import socket; s = socket.create_connection(('127.0.0.1', {port}), timeout=5); "
         "print(s.makefile().readline().strip())"
     )
-    # The interpreter itself, not the venv's link to it: a checkout under /tmp (CI clones
-    # there) is hidden inside the sandbox, whose /tmp is private.
+    # The interpreter itself, not the venv's link to it: the checkout is not in the reach.
     return f'{os.path.realpath(sys.executable)} -c "{code}"'
 
 
@@ -127,7 +136,13 @@ async def test_network_is_denied_by_default(sandbox: BwrapSandbox, server: int) 
 
 
 async def test_network_true_reaches_the_host(work: Path, server: int) -> None:
-    sandbox = BwrapSandbox(str(work), base_env={"PATH": TEST_PATH}, network=True, options=OPTIONS)
+    sandbox = BwrapSandbox(
+        str(work),
+        base_env={"PATH": TEST_PATH},
+        network=True,
+        reach=reach_for(work),
+        options=OPTIONS,
+    )
     result = await sandbox.run(_connect(server))
     assert (result.exit_code, result.output) == (0, "hello from the host\n")
 

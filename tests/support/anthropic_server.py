@@ -177,6 +177,12 @@ def text_reply(
     return stream_reply(events)
 
 
+def keep_alive_reply(pings: int, interval: float) -> Reply:
+    """`message_start`, then only `ping` events, one every `interval` seconds: a server
+    that keeps the connection busy but never answers."""
+    return stream_reply([message_start(), *(ping() for _ in range(pings))]).paced(interval)
+
+
 def tool_use_reply(
     calls: Sequence[tuple[str, str]],
     split_every: int = 5,

@@ -5,9 +5,12 @@ CLI, via `OPENAI_BASE_URL=server.base_url`) at it, and assert on what the client
 and on `server.requests`. Streams are sent with chunked transfer encoding and flushed
 event by event, as real servers do, so a client sees them arrive piece by piece.
 
-Two markers shape a reply's delivery: `STALL` blocks the handler until `release()` (or
-teardown) and `DROP` closes the connection mid-body. Use them through `Reply.stalled`
-and `Reply.dropped`.
+Markers shape a reply's delivery: `STALL` blocks the handler until `release()` (or
+teardown), `DROP` closes the connection mid-body and `SILENT` (first) accepts the
+request but never answers, not even a status line. Use them through `Reply.stalled`,
+`Reply.dropped` and `Reply.silent`; `Reply.trickled` sends the body a byte at a time.
+For the faults no server can script, `closed_port()` is a port nothing listens on and
+`unanswered_port()` one where connecting hangs.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class _Marker:
 
 STALL = _Marker("STALL")
 DROP = _Marker("DROP")
+SILENT = _Marker("SILENT")
 Part = bytes | _Marker
 
 
@@ -55,6 +59,10 @@ class Reply:
     headers: Mapping[str, str] = field(default_factory=dict)
     parts: tuple[Part, ...] = ()
     content_type: str = "text/event-stream"
+    # Seconds between bytes of the body (0: each part is sent whole).
+    trickle: float = 0.0
+    # Seconds before each part of the body (0: one straight after the other).
+    pace: float = 0.0
 
     def stalled(self, after: int = 0) -> Reply:
         """Send the headers and the first `after` parts, then nothing until released."""
@@ -63,6 +71,18 @@ class Reply:
     def dropped(self, after: int) -> Reply:
         """Send the first `after` parts, then cut the connection mid-body."""
         return replace(self, parts=(*self.parts[:after], DROP))
+
+    def silent(self) -> Reply:
+        """Read the request, then send nothing at all until released (or teardown)."""
+        return replace(self, parts=(SILENT,))
+
+    def trickled(self, interval: float = 1.0) -> Reply:
+        """Send the headers, then the body one byte every `interval` seconds."""
+        return replace(self, trickle=interval)
+
+    def paced(self, interval: float) -> Reply:
+        """Send each part of the body `interval` seconds after the one before."""
+        return replace(self, pace=interval)
 
 
 @dataclass(frozen=True)
@@ -222,6 +242,39 @@ def raw_reply(
     )
 
 
+def html_reply(title: str, *, status: int = 200) -> Reply:
+    """An HTML page (a captive portal's, a proxy's error page) where a stream belongs."""
+    page = (
+        "<!DOCTYPE html>\n<html>\n<head><title>"
+        f"{title}</title></head>\n<body><h1>{title}</h1><p>nginx</p></body>\n</html>\n"
+    )
+    return Reply(status=status, parts=(page.encode(),), content_type="text/html")
+
+
+def json_reply(body: Any, *, status: int = 200) -> Reply:
+    """A plain JSON body (an error object a proxy sends with status 200, say)."""
+    return Reply(status=status, parts=(json.dumps(body).encode(),), content_type="application/json")
+
+
+@contextlib.contextmanager
+def unanswered_port() -> Iterator[int]:
+    """A loopback port where connecting hangs, as with a host that drops packets: it
+    listens with a backlog of one, already taken, so the kernel ignores further SYNs."""
+    with socket.socket() as listener, socket.socket() as filler:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = int(listener.getsockname()[1])
+        filler.connect(("127.0.0.1", port))
+        yield port
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (free a moment ago): connecting is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def models_reply(model_ids: Iterable[str]) -> Reply:
     body = {
         "object": "list",
@@ -260,6 +313,7 @@ class ScriptedServer:
         self._queues: dict[str, deque[Reply]] = {self.main_path: deque(), MODELS_PATH: deque()}
         self._lock = threading.Lock()
         self._released = threading.Event()
+        self._closing = threading.Event()
         self._connections: set[socket.socket] = set()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
@@ -299,6 +353,7 @@ class ScriptedServer:
 
     def close(self) -> None:
         """Stop accepting, release stalls, cut open connections, join every thread."""
+        self._closing.set()
         if self._thread is not None:
             self._httpd.shutdown()
             self._thread.join()
@@ -367,6 +422,10 @@ class ScriptedServer:
     def _wait_released(self) -> None:
         self._released.wait(_STALL_LIMIT)
 
+    def _pause(self, seconds: float) -> bool:
+        """Wait between trickled bytes; False once the server is closing."""
+        return not self._closing.wait(seconds)
+
 
 class OpenAIServer(ScriptedServer):
     """The OpenAI chat-completions server."""
@@ -425,6 +484,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, reply: Reply) -> None:
         parts = reply.parts
+        if parts and parts[0] is SILENT:
+            self.server.owner._wait_released()
+            self.close_connection = True
+            return
         self.send_response_only(reply.status)
         self.send_header("Content-Type", reply.content_type)
         names = {name.lower() for name in reply.headers}
@@ -433,7 +496,8 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in reply.headers.items():
             self.send_header(name, value)
         first = parts[0] if parts else b""
-        if len(parts) <= 1 and isinstance(first, bytes):  # one piece: send it with a length
+        if len(parts) <= 1 and isinstance(first, bytes) and not (reply.trickle or reply.pace):
+            # One piece: send it with a length.
             self.send_header("Content-Length", str(len(first)))
             self.end_headers()
             self.wfile.write(first)
@@ -449,7 +513,17 @@ class _Handler(BaseHTTPRequestHandler):
                 elif part is DROP:
                     self.close_connection = True
                     return
+                elif isinstance(part, bytes) and part and reply.trickle:
+                    for byte in part:
+                        if not self.server.owner._pause(reply.trickle):
+                            self.close_connection = True
+                            return
+                        self.wfile.write(b"1\r\n%c\r\n" % byte)
+                        self.wfile.flush()
                 elif isinstance(part, bytes) and part:
+                    if reply.pace and not self.server.owner._pause(reply.pace):
+                        self.close_connection = True
+                        return
                     self.wfile.write(b"%X\r\n%s\r\n" % (len(part), part))
             self.wfile.write(b"0\r\n\r\n")
         except OSError:  # the client hung up (its timeout, or it stopped reading)

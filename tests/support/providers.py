@@ -15,14 +15,20 @@ from seam.contracts.model import ModelChunk, ModelProvider, ModelRequest, TextCh
 async def provider_factory(
     cls: Callable[..., Any], delays: list[float], **defaults: Any
 ) -> AsyncIterator[Callable[..., Any]]:
-    """Yields `build(**overrides)`; every backoff the providers ask for lands in `delays`."""
+    """Yields `build(**overrides)`; every backoff the providers ask for lands in `delays`.
+
+    Requests get a minute in all and five seconds per event, so a test that stalls by
+    mistake fails in seconds while a scripted `Retry-After` still fits the deadline.
+    """
     providers: list[Any] = []
 
     async def record_sleep(seconds: float) -> None:
         delays.append(seconds)
 
     def build(**overrides: Any) -> Any:
-        provider = cls(**{"timeout": 5.0, "sleep": record_sleep, **defaults, **overrides})
+        provider = cls(
+            **{"timeout": 60.0, "idle_timeout": 5.0, "sleep": record_sleep, **defaults, **overrides}
+        )
         providers.append(provider)
         return provider
 

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import sysconfig
 from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -137,7 +138,19 @@ class _Watch:
 def _is_import(event: str, path: str) -> bool:
     if event == "open":
         return path.endswith((".py", ".pyc", ".so")) or "__pycache__" in path
-    return event in ("os.listdir", "os.scandir") and path in sys.path
+    if event not in ("os.listdir", "os.scandir"):
+        return False
+    # The import system lists sys.path entries and the package folders inside the
+    # interpreter's own library dirs (a lazily imported dependency such as fastjsonschema).
+    return path in sys.path or path.startswith(_LIBRARY_DIRS)
+
+
+_LIBRARY_DIRS = tuple(
+    {
+        sysconfig.get_paths()[name] + os.sep
+        for name in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+)
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ from seam.contracts.guardrail import (
     Guardrail,
     Verdict,
 )
-from seam.contracts.hooks import ClaimResult, HookRegistry
+from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.messages import Message, ToolCall, ToolResult, Usage
 from seam.contracts.model import (
@@ -102,7 +102,6 @@ __all__ = [
     "ApprovalMode",
     "Approver",
     "CancelToken",
-    "ClaimResult",
     "Classification",
     "CommandGate",
     "CommandResult",

@@ -22,11 +22,18 @@ class Classification:
     rule: str  # the name of the rule that decided, e.g. "floor:rm-root" or "default:safe"
     reason: str  # one line a person can read
     normalized: str  # the command as the classifier saw it
+    # True only when the guard proved that every simple command in it only reads (ls, cat,
+    # git status, ...): no writing redirections, no protected paths. Where commands run
+    # without isolation, only these run without the person's approval.
+    read_only: bool = False
 
 
 @runtime_checkable
 class Guardrail(Protocol):
-    def classify(self, command: str) -> Classification: ...
+    def classify(self, command: str, *, cwd: str | None = None) -> Classification:
+        """`cwd`: the directory the command would start in, when known (relative paths are
+        judged from there)."""
+        ...
 
 
 @runtime_checkable
@@ -69,4 +76,11 @@ class CommandGate(Protocol):
         call_id: str,
         approver: Approver | None,
         mode: ApprovalMode,
-    ) -> GateDecision: ...
+        isolated: bool = True,
+        working_dir: str | None = None,
+    ) -> GateDecision:
+        """`isolated`: whether the command would run inside a real sandbox. When it would
+        not (the local backend), only commands the guard proved read-only run without a
+        person's approval, whatever the approval mode says. `working_dir`: where it would
+        start, so relative paths are judged."""
+        ...

@@ -10,7 +10,7 @@ matching.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -54,6 +54,32 @@ class ModelError(Exception):
         where = f"{self.provider}: " if self.provider else ""
         code = f" (HTTP {self.status})" if self.status else ""
         return f"{where}{self.kind}{code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryNotice:
+    """A provider is about to wait `delay` seconds and send a failed request again.
+
+    Handed to the `on_retry` callback a surface injects when it builds providers, so a
+    person waiting sees the wait instead of silence. `attempt` is the attempt about to be
+    made (2: the first retry) of at most `attempts`; `reason` is short ("connection
+    refused", "HTTP 503: overloaded").
+    """
+
+    attempt: int
+    attempts: int
+    delay: float
+    reason: str
+    provider: str = ""
+
+    def line(self) -> str:
+        """`retrying in 4 s (attempt 2 of 5): connection refused`"""
+        delay = self.delay
+        seconds = f"{delay:.1f}" if delay < 0.95 else f"{round(delay)}"
+        return f"retrying in {seconds} s (attempt {self.attempt} of {self.attempts}): {self.reason}"
+
+
+OnRetry = Callable[[RetryNotice], None]
 
 
 @dataclass(frozen=True, slots=True)

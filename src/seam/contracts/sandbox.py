@@ -6,6 +6,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from seam.contracts.storage import Reach
+
 
 class SandboxError(Exception):
     pass
@@ -47,6 +49,12 @@ class Sandbox(Protocol):
     @property
     def working_dir(self) -> str: ...
 
+    @property
+    def isolated(self) -> bool:
+        """True when commands run isolated from the host (bubblewrap), False when they run
+        as plain processes (local): the command gate is stricter then."""
+        ...
+
     async def run(
         self,
         command: str,
@@ -79,8 +87,12 @@ class SandboxProvider(Protocol):
     """One backend per tenant; hands each session its own working-directory view.
 
     Implementations cache per session key, so background processes outlive a turn.
+    `reach` is the session's file reach (the same value its file tools check): a backend
+    that isolates shows a command only what it allows; None means the working dir only.
     """
 
-    def for_session(self, session_key: str, *, working_dir: str, network: bool) -> Sandbox: ...
+    def for_session(
+        self, session_key: str, *, working_dir: str, network: bool, reach: Reach | None = None
+    ) -> Sandbox: ...
 
     async def aclose(self) -> None: ...

@@ -3,12 +3,157 @@
 Paths are strings. `resolve` returns the canonical path (absolute, `..` folded,
 symlinks followed) so `ScopedStorage` can check reach against where a path really
 points, not what it claims.
+
+`Reach` is the one definition of what a session may touch: the file tools check it
+path by path (`ScopedStorage`) and the bubblewrap sandbox turns the same value into
+what a command can see (which roots it mounts, which paths it masks). The matching
+rules live here, in the vocabulary, because both sides must use exactly the same ones.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from fnmatch import translate
+from functools import lru_cache
 from typing import Protocol, runtime_checkable
+
+GLOB_CHARS = frozenset("*?[")
+
+# Denied whatever a personality's reach says. A pattern matches a canonical path or any of
+# its ancestors (so a directory's entry denies everything in it); `*` also matches `/`.
+# Wiring adds what only it knows: all of `$SEAM_HOME`, the store, the real home's `.config`.
+CREDENTIALS: tuple[str, ...] = (
+    "*/.ssh",  # keys, and `authorized_keys` (who may log in)
+    "*/.gnupg",
+    "*/.aws",
+    "*/.azure",
+    "*/.kube",
+    "*/.docker/config.json",
+    "*/.netrc",
+    "*/.pgpass",
+    "*/.git-credentials",
+    "*/.password-store",
+    "*/.config/gcloud",
+    "*/.config/gh",
+    "*/.local/share/keyrings",
+    "*/.pki",
+    "*/.mozilla",
+    "*/.thunderbird",
+    "*/.config/google-chrome",
+    "*/.config/chromium",
+    "*/.config/BraveSoftware",
+    "*/authorized_keys",
+    "*/authorized_keys2",
+)
+# Files that run code the next time the person opens a shell, logs in or runs git, npm or
+# pip: writing one is a way to outlive the session.
+STARTUP_FILES: tuple[str, ...] = (
+    "*/.bashrc",
+    "*/.bash_profile",
+    "*/.bash_login",
+    "*/.bash_logout",
+    "*/.profile",
+    "*/.zshrc",
+    "*/.zshenv",
+    "*/.zprofile",
+    "*/.zlogin",
+    "*/.zlogout",
+    "*/.cshrc",
+    "*/.tcshrc",
+    "*/.kshrc",
+    "*/.inputrc",
+    "*/.pam_environment",
+    "*/.xinitrc",
+    "*/.xprofile",
+    "*/.xsessionrc",
+    "*/.gitconfig",
+    "*/.npmrc",
+    "*/.yarnrc",
+    "*/.pypirc",
+    "*/.pip",
+    "*/.condarc",
+    "*/.gemrc",
+    "*/.cargo/config",
+    "*/.cargo/config.toml",
+    "*/.cargo/credentials",
+    "*/.cargo/credentials.toml",
+    "*/.m2/settings.xml",
+    "*/.vimrc",
+    "*/.config/git",
+    "*/.config/pip",
+    "*/.config/fish",
+    "*/.config/autostart",
+    "*/.config/systemd",
+    "*/.config/environment.d",
+    "*/.local/share/systemd",
+)
+SYSTEM_SECRETS: tuple[str, ...] = (
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssl/private",
+    "/etc/ssh/ssh_host_*_key",
+)
+ALWAYS_DENY: tuple[str, ...] = (*CREDENTIALS, *STARTUP_FILES, *SYSTEM_SECRETS)
+
+
+def within(path: str, root: str) -> bool:
+    """`path` is `root` or lies under it (both canonical, absolute)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def ancestry(path: str) -> list[str]:
+    """`path` and each directory above it, nearest first, `/` excluded."""
+    found = []
+    while path not in ("/", ""):
+        found.append(path)
+        parent = path.rsplit("/", 1)[0] or "/"
+        if parent == path:
+            break
+        path = parent
+    return found
+
+
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not patterns:
+        return None
+    return re.compile("|".join(translate(p.rstrip("/") or "/") for p in patterns))
+
+
+def deny_match(path: str, patterns: tuple[str, ...]) -> str | None:
+    """The part of `path` (itself or an ancestor) that a deny pattern names, if any."""
+    regex = _compiled(patterns)
+    if regex is None:
+        return None
+    for candidate in ancestry(path):
+        if regex.match(candidate):
+            return candidate
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What one session may read and write: canonical absolute roots, and `deny` patterns
+    (absolute paths or globs, see `ALWAYS_DENY`) that win over every root."""
+
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ALWAYS_DENY
+
+    def denied(self, path: str) -> bool:
+        return deny_match(path, self.deny) is not None
+
+    def readable(self, path: str) -> bool:
+        roots = (*self.read, *self.write)  # anything writable is readable
+        return not self.denied(path) and any(within(path, root) for root in roots)
+
+    def writable(self, path: str) -> bool:
+        return not self.denied(path) and any(within(path, root) for root in self.write)
 
 
 class StorageError(Exception):

@@ -149,6 +149,26 @@ class Tool(Protocol):
 ToolFactory = Callable[[ToolContext], Tool]
 
 
+class ArgumentError(ValueError):
+    """Arguments that break their tool's schema; the message names the argument and what
+    was wrong ("'offset' must be >= 1 (got 0)") and is meant for the model."""
+
+
+class ArgumentValidator(Protocol):
+    """Checks a call's arguments against its tool's JSON Schema before the tool runs.
+
+    One validator serves every tool, so "a required string" means the same everywhere and
+    a tool's code can rely on what its `parameters` declare.
+    """
+
+    def validate(self, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The arguments to run the tool with: `args` itself, or a copy where a quoted
+        scalar ("12", "true") became the number or boolean the schema asks for (small
+        models often quote them). Raises `ArgumentError` when they break `schema`, and
+        ValueError when `schema` itself is not a usable JSON Schema."""
+        ...
+
+
 class ToolRegistry(Protocol):
     def register(self, name: str, factory: ToolFactory) -> None: ...
 

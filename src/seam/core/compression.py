@@ -237,11 +237,35 @@ class HistoryCompressor:
         return summary
 
 
+# The window assumed for a provider that cannot say its own (a logged fallback).
+FALLBACK_WINDOW = 8_192
+# Provider types already warned about (the window is read before every request).
+_warned: set[str] = set()
+
+
 def model_window(model: ModelProvider) -> int:
+    """The provider's context window in tokens.
+
+    Only a provider that truly cannot say (no `max_context_tokens`, or not a positive
+    number) gets `FALLBACK_WINDOW`, with a warning; any other error (a provider that
+    cannot be built, say) propagates, so the turn reports the real cause.
+    """
     try:
-        return int(model.max_context_tokens)
-    except Exception:  # a lazily built provider that cannot be built
-        return 8_192
+        size = model.max_context_tokens
+    except (AttributeError, NotImplementedError):
+        size = None
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        return size
+    name = type(model).__name__
+    if name not in _warned:
+        _warned.add(name)
+        log.warning(
+            "%s does not say its context window (max_context_tokens=%r); assuming %d tokens",
+            name,
+            size,
+            FALLBACK_WINDOW,
+        )
+    return FALLBACK_WINDOW
 
 
 def render_transcript(messages: Sequence[Message], per_message: int = MESSAGE_CHARS) -> str:

@@ -1,7 +1,8 @@
 """The Coordinator: drives submissions to settlement over an `ExecutionStore`.
 
 Every claim runs the submission from wherever its transcript says it got to, so a
-fresh run, a retry and a resume after a crash are one code path (`_plan`):
+fresh run, a retry and a resume after a crash are one code path (`plan`, which picks the
+step the turn starts from):
 
 - input never saved: run the turn with it;
 - final reply saved: settle with that reply;
@@ -42,6 +43,9 @@ from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.core.event_log import EventRecorder, decode
+from seam.core.model_step import CallModel, UserPrompt
+from seam.core.tool_step import RunTools
+from seam.core.turn import TurnStep
 
 if TYPE_CHECKING:
     from seam.core.session_factory import Session
@@ -74,15 +78,17 @@ DeadOwners = Callable[[Sequence[str]], Sequence[str]]
 
 
 @dataclass(slots=True)
-class _Plan:
-    # The input to start the turn with (None: already in the transcript).
-    user_input: str | None = None
+class RepairPlan:
+    """What a claim does: write the repairs, then settle at once or run the turn from
+    its starting step."""
+
+    # The step the turn starts from: `UserPrompt(input)` on a first run, `RunTools` for
+    # idempotent calls to run again, `CallModel` (with a cut-off note) to go on.
+    start: TurnStep | None = None
     # Settle at once with this final reply.
     settle_with: str | None = None
     # Written before the turn continues: cut-off text, "outcome unknown" results.
     repairs: list[Message] = field(default_factory=list)
-    rerun: list[ToolCall] = field(default_factory=list)
-    note: str | None = None
 
 
 class Coordinator:
@@ -98,8 +104,12 @@ class Coordinator:
         compress: Callable[[str], Awaitable[bool]] | None = None,
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] | None = None,
+        rerun_transient: bool = True,
     ) -> None:
         self.store = store
+        # False where a person waits on the turn (`seam run`, `seam chat`): the provider's
+        # own, visible retries are all the retrying; a transient failure settles failed.
+        self.rerun_transient = rerun_transient
         self.owner = owner or f"worker-{secrets.token_hex(6)}"
         self.lease = lease
         self.max_attempts = max_attempts
@@ -161,7 +171,9 @@ class Coordinator:
                 self.owner,
                 lease=self.lease,
                 submission_id=submission_id,
-                dead_owners=await self._dead(),
+                # Only a running submission can be held by a dead owner: a queued one
+                # (the usual case) skips the look at every running submission.
+                dead_owners=await self._dead() if sub.state == "running" else (),
             )
             if claimed is not None:
                 if on_event is not None and seen is not None:
@@ -279,7 +291,7 @@ class Coordinator:
         try:
             # An aborted submission still gets its transcript repaired (every tool call
             # answered, cut-off text kept), so the session's next turn is valid.
-            plan = await self._plan(sub, session, rerun=not sub.abort_requested)
+            plan = await self.plan(sub, session, rerun=not sub.abort_requested)
             if plan.repairs:
                 await store.append_for(sub.id, owner, plan.repairs)
             if sub.abort_requested:
@@ -318,7 +330,7 @@ class Coordinator:
         self,
         sub: Submission,
         session: Session,
-        plan: _Plan,
+        plan: RepairPlan,
         on_event: OnEvent | None,
         cancel: CancelToken,
     ) -> tuple[Done | None, ErrorEvent | None]:
@@ -328,15 +340,23 @@ class Coordinator:
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
         done: Done | None = None
         error: ErrorEvent | None = None
+
+        async def write_transcript(messages: Sequence[Message]) -> None:
+            # The recorder stores events behind the turn's back; repair reads the log
+            # beside the transcript (`_unsaved_text`), so the log must never lag it.
+            await recorder.flush()
+            await store.append_for(sub.id, owner, messages)
+
         try:
-            session.loop.continue_seq(sub.session_key, await store.last_seq(sub.session_key))
-            events = session.run(
-                plan.user_input,
+            session.loop.sequences.continue_after(
+                sub.session_key, await store.last_seq(sub.session_key)
+            )
+            assert plan.start is not None  # only a plan that settles has none
+            events = session.run_from(
+                plan.start,
                 personality=sub.personality,
                 cancel=cancel,
-                transcript=lambda messages: store.append_for(sub.id, owner, messages),
-                pending_calls=plan.rerun,
-                note=plan.note,
+                transcript=write_transcript,
             )
             async for event in events:
                 if not recorder.buffer(event):
@@ -373,8 +393,10 @@ class Coordinator:
                 and await self._leased(sub.id, compress(sub.session_key), CancelToken())
             ):
                 return await store.release(sub.id, owner, not_before=self._clock(), error=message)
-            if (kind in TRANSIENT_ERRORS or finish == "timeout") and (
-                current.attempts < current.max_attempts
+            if (
+                (kind in TRANSIENT_ERRORS or finish == "timeout")
+                and current.attempts < current.max_attempts
+                and self.rerun_transient
             ):
                 pause = self.backoff[min(current.attempts, len(self.backoff)) - 1]
                 return await store.release(
@@ -384,20 +406,21 @@ class Coordinator:
         outcome: Outcome = "completed"
         return await store.settle(sub.id, owner, outcome, result=done.text, finish_reason=finish)
 
-    async def _plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> _Plan:
+    async def plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> RepairPlan:
+        """What claiming `sub` does, from what it already wrote (nothing: a first run)."""
         # `steps` counts what it wrote: a first run needs no look at the transcript.
         written = await self.store.submission_messages(sub.id) if sub.steps else []
         if not written:
-            return _Plan(user_input=sub.input)
+            return RepairPlan(start=UserPrompt(sub.input))
         last = written[-1]
         if last.role == "assistant" and not last.tool_calls and not last.interrupted:
-            return _Plan(settle_with=last.content)
-        plan = _Plan()
+            return RepairPlan(settle_with=last.content)
+        plan = RepairPlan()
         cut_off = await self._unsaved_text(sub, last)
         if cut_off:
             plan.repairs.append(Message("assistant", cut_off, interrupted=True))
-        if cut_off or last.interrupted:
-            plan.note = CUT_OFF_NOTE
+        model_step = CallModel(CUT_OFF_NOTE) if cut_off or last.interrupted else CallModel()
+        again: list[ToolCall] = []
         asked = _last_calls(written)
         if asked is not None:
             calls, answered = asked
@@ -405,11 +428,12 @@ class Coordinator:
                 if call.id in answered:
                     continue
                 if rerun and session.is_idempotent(call.name):
-                    plan.rerun.append(call)
+                    again.append(call)
                 else:
                     plan.repairs.append(
                         Message("tool", UNKNOWN_OUTCOME, tool_call_id=call.id, name=call.name)
                     )
+        plan.start = RunTools(tuple(again), then=model_step) if again else model_step
         return plan
 
     async def _unsaved_text(self, sub: Submission, last: Message) -> str:
@@ -543,4 +567,4 @@ def _last_calls(written: Sequence[Message]) -> tuple[tuple[ToolCall, ...], set[s
     return None
 
 
-__all__ = ["CUT_OFF_NOTE", "UNKNOWN_OUTCOME", "Coordinator"]
+__all__ = ["CUT_OFF_NOTE", "UNKNOWN_OUTCOME", "Coordinator", "RepairPlan"]

@@ -18,7 +18,7 @@ from dataclasses import fields
 from typing import Any
 
 from seam.contracts import events as ev
-from seam.contracts.events import AgentEvent, TextDelta, event_to_dict
+from seam.contracts.events import AgentEvent, TextDelta
 from seam.contracts.execution import EventRecord, ExecutionStore
 from seam.contracts.messages import Usage
 
@@ -48,17 +48,65 @@ EVENT_TYPES: dict[str, type[Any]] = {
 }
 
 
+# A pure function of its text (the same text always comes back the same), which is what
+# lets `encode` remember the redaction of names that repeat.
 Redact = Callable[[str], str]
+# Fields that name things rather than carry text: the record stores the session key in
+# the clear anyway, the turn id is made here, the type is a constant, and a tool call's
+# id is the provider's (the transcript keeps it unredacted too).
+_IDENTIFIERS = frozenset({"type", "session_key", "turn_id", "call_id"})
+# Short fields whose values repeat turn after turn (tool, model and provider names,
+# finish reasons): their redactions are remembered, up to `_MEMO_SIZE` of them.
+_REPEATING = frozenset(
+    {"provider", "model", "personality", "name", "finish_reason", "kind", "decision", "reason"}
+)
+_MEMO_SIZE = 4096
+_memo: dict[tuple[Redact, str], str] = {}
+# Each event class's fields in order, looked up once (`dataclasses.fields` is slow).
+_FIELDS: dict[type[Any], tuple[str, ...]] = {}
+_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def encode(
     event: AgentEvent, submission_id: str | None = None, redact: Redact | None = None
 ) -> EventRecord:
-    data = event_to_dict(event)
-    if redact is not None:
-        data = {k: redact(v) if isinstance(v, str) else v for k, v in data.items()}
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return EventRecord(event.session_key, event.seq, event.seq, event.type, payload, submission_id)
+    """The event as a record; its payload is `event_to_dict(event)` as compact JSON, with
+    every text field passed through `redact`."""
+    cls = type(event)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
+    data: dict[str, Any] = {"type": event.type}
+    for name in names:
+        value = getattr(event, name)
+        if type(value) is str:
+            if redact is not None and value and name not in _IDENTIFIERS:
+                value = _redact_field(redact, name, value)
+        elif isinstance(value, Usage):
+            value = _usage_dict(value)
+        data[name] = value
+    return EventRecord(
+        event.session_key, event.seq, event.seq, event.type, _json(data), submission_id
+    )
+
+
+def _redact_field(redact: Redact, name: str, value: str) -> str:
+    if name not in _REPEATING:
+        return redact(value)
+    key = (redact, value)
+    cleaned = _memo.get(key)
+    if cleaned is None:
+        if len(_memo) >= _MEMO_SIZE:
+            _memo.clear()
+        cleaned = _memo[key] = redact(value)
+    return cleaned
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    names = _FIELDS.get(Usage)
+    if names is None:
+        names = _FIELDS[Usage] = tuple(f.name for f in fields(Usage))
+    return {name: getattr(usage, name) for name in names}
 
 
 def encode_deltas(
@@ -83,8 +131,9 @@ def encode_deltas(
         "text": text,
         "pieces": pieces,
     }
-    encoded = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
-    return EventRecord(last.session_key, last.seq, first.seq, "text_delta", encoded, submission_id)
+    return EventRecord(
+        last.session_key, last.seq, first.seq, "text_delta", _json(payload), submission_id
+    )
 
 
 def decode(record: EventRecord, after_seq: int = 0) -> list[AgentEvent]:
@@ -124,6 +173,9 @@ async def replay(store: ExecutionStore, session_key: str, after_seq: int = 0) ->
 class EventRecorder:
     """Stores a turn's events as they pass through (see the module docstring).
 
+    The turn never waits for the store: records go to one writer task per recorder,
+    which stores them in order, as many at a time as have piled up while the previous
+    write was committing. `flush` and `aclose` wait for everything recorded so far.
     Failing to store an event is logged, never raised: the turn is what matters, and
     the transcript (written separately) stays the source of truth for recovery.
     """
@@ -142,7 +194,9 @@ class EventRecorder:
         self._redact = redact
         self._deltas: list[TextDelta] = []
         self._timer: asyncio.TimerHandle | None = None
-        self._flushing: asyncio.Task[None] | None = None
+        # Encoded records waiting for the writer task, oldest first.
+        self._pending: list[EventRecord] = []
+        self._writer: asyncio.Task[None] | None = None
 
     def buffer(self, event: AgentEvent) -> bool:
         """Buffer a text delta of the current turn without awaiting (the hot path);
@@ -159,55 +213,52 @@ class EventRecorder:
         return True
 
     async def record(self, event: AgentEvent) -> None:
+        """Queue `event` for storing, after the deltas buffered before it."""
         if self.buffer(event):
             return
-        records = self._take()
+        self._take()
         if isinstance(event, TextDelta):  # a delta of a new turn: start a new batch
-            await self._write(records)
             self.buffer(event)
             return
-        records.append(encode(event, self._submission_id, self._redact))
-        await self._write(records)
+        self._send(encode(event, self._submission_id, self._redact))
 
     async def flush(self) -> None:
-        await self._write(self._take())
+        """Store every event recorded so far; returns once they are (or failed to be)."""
+        self._take()
+        writer = self._writer
+        if writer is not None:
+            await asyncio.shield(writer)
 
     async def aclose(self) -> None:
         await self.flush()
-        if self._flushing is not None:
-            await self._flushing
 
-    def _take(self) -> list[EventRecord]:
+    def _take(self) -> None:
+        """Move the buffered deltas, as one record, to the writer."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if not self._deltas:
-            return []
-        record = encode_deltas(self._deltas, self._submission_id, self._redact)
-        self._deltas = []
-        return [record]
+        if self._deltas:
+            self._send(encode_deltas(self._deltas, self._submission_id, self._redact))
+            self._deltas = []
 
     def _flush_soon(self) -> None:
         self._timer = None
-        records = self._take()
-        if records:
-            self._flushing = asyncio.ensure_future(self._store_after(self._flushing, records))
+        self._take()
 
-    async def _write(self, records: list[EventRecord]) -> None:
-        if records:
-            await self._store_after(self._flushing, records)
+    def _send(self, record: EventRecord) -> None:
+        self._pending.append(record)
+        if self._writer is None:
+            self._writer = asyncio.ensure_future(self._write_pending())
 
-    async def _store_after(
-        self, previous: asyncio.Task[None] | None, records: list[EventRecord]
-    ) -> None:
-        """Store once the flush before has (a slow commit must not let later records
-        overtake it: a follower reading in between would skip the earlier ones)."""
-        if previous is not None:
-            await previous
-        await self._store_records(records)
-
-    async def _store_records(self, records: list[EventRecord]) -> None:
+    async def _write_pending(self) -> None:
+        """The writer task: one store call at a time, so records are committed in order
+        (a follower reading between two commits must never see a later record first)."""
         try:
-            await self._store.append_events(records)
-        except Exception:
-            log.exception("could not store %d events", len(records))
+            while self._pending:
+                records, self._pending = self._pending, []
+                try:
+                    await self._store.append_events(records)
+                except Exception:
+                    log.exception("could not store %d events", len(records))
+        finally:
+            self._writer = None

@@ -40,6 +40,9 @@ class InMemoryExecutionStore(InMemorySessionStore):
         self._open: dict[str, Submission] = {}
         self._written: dict[str, list[Message]] = {}
         self._events: dict[str, list[EventRecord]] = {}
+        # How many running submissions each session has (at most one, claims see to
+        # it): what tells a claim the session is busy without scanning the queue.
+        self._running: dict[str, int] = {}
         self._wake = asyncio.Event()
 
     # Submissions
@@ -100,7 +103,7 @@ class InMemoryExecutionStore(InMemorySessionStore):
         dead = set(dead_owners)
         # A session with any running submission is busy, even when that one's lease is
         # over: it is reclaimed first, so two turns never interleave in one transcript.
-        busy = {s.session_key for s in self._open.values() if s.state == "running"}
+        busy = self._running
         if submission_id is not None:
             wanted = self._submissions.get(submission_id)
             candidates = [] if wanted is None else [wanted]
@@ -243,6 +246,7 @@ class InMemoryExecutionStore(InMemorySessionStore):
     async def delete(self, key: str) -> bool:
         deleted = await super().delete(key)
         if deleted:
+            self._running.pop(key, None)
             for sid in [s.id for s in self._submissions.values() if s.session_key == key]:
                 del self._submissions[sid]
                 self._open.pop(sid, None)
@@ -267,6 +271,13 @@ class InMemoryExecutionStore(InMemorySessionStore):
     def _put(self, sub: Submission, **changes: object) -> Submission:
         updated = replace(sub, updated_at=self._clock(), **changes)  # type: ignore[arg-type]
         self._submissions[sub.id] = updated
+        if (sub.state == "running") != (updated.state == "running"):
+            key = sub.session_key
+            count = self._running.get(key, 0) + (1 if updated.state == "running" else -1)
+            if count:
+                self._running[key] = count
+            else:
+                del self._running[key]
         if updated.state == "settled":
             self._open.pop(sub.id, None)
         else:

@@ -110,8 +110,9 @@ def answer_dangling(messages: list[Message]) -> list[Message]:
     stored transcript. The stand-ins are for the request only: the transcript keeps
     what happened. Returns `messages` itself when nothing is missing (the usual case).
     """
+    # Two set comprehensions: this runs over the whole history every turn.
     answered = {m.tool_call_id for m in messages if m.role == "tool"}
-    if all(c.id in answered for m in messages for c in m.tool_calls):
+    if {c.id for m in messages if m.tool_calls for c in m.tool_calls} <= answered:
         return messages
     out: list[Message] = []
     pending: list[Message] = []

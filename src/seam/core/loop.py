@@ -5,10 +5,10 @@ stack, so a test needs only a scripted model. Per turn it re-reads the personali
 its toolset (hot reload), streams the model, runs tool calls, stores the transcript and
 ends every turn with exactly one `Done` event, whatever happened.
 
-The hot path is the text-delta stream, so it is written for speed: events are frozen
-slotted dataclasses built directly, the streaming timeout is a lazily re-armed watchdog
-(one clock read per chunk, no task or timer per chunk), and hooks nobody listens to cost
-one dict lookup.
+A turn itself is a small state machine (`core/turn.py`, driven by `core/turn_driver.py`):
+`run` starts it at `UserPrompt`, `run_from` at any step (the Coordinator resumes a
+repaired submission at `RunTools` or `CallModel`). The hot path is the text-delta stream
+inside the model step (`core/model_step.py`), written for speed.
 """
 
 from __future__ import annotations
@@ -25,33 +25,30 @@ from seam.contracts.context import (
     ContextUsage,
     TokenEstimator,
 )
-from seam.contracts.events import (
-    AgentEvent,
-    UsageEvent,
-)
+from seam.contracts.events import AgentEvent
 from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
-from seam.contracts.messages import EMPTY_USAGE, Message, Usage
-from seam.contracts.model import (
-    ModelProvider,
-)
+from seam.contracts.messages import Message, Usage
+from seam.contracts.model import ModelProvider
 from seam.contracts.personality import Personality, PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
-from seam.contracts.tools import CancelToken, ToolContext, ToolRegistry
+from seam.contracts.tools import CancelToken, Subagents, ToolContext, ToolRegistry
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
 from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.memory import NoopMemory
+from seam.core.model_step import CallModel, UserPrompt
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.sessions import InMemorySessionStore
 from seam.core.storage import InMemoryStorage, ScopedStorage
 from seam.core.tokens import CharTokenEstimator
 from seam.core.tool_registry import DefaultToolRegistry
-from seam.core.turn import Turn, TurnOptions
+from seam.core.turn import TranscriptWriter, TurnStep
+from seam.core.turn_driver import compact_now, measure, run_turn
 
 log = logging.getLogger("seam.loop")
 
@@ -82,6 +79,35 @@ class LoopOptions:
     # Messages a compaction never summarises: the first ones and the last ones.
     protect_first: int = 3
     protect_last: int = 20
+
+
+class EventSequences:
+    """The last event sequence number of each session in this process, so a session's
+    events are numbered on across its turns (and, after `continue_after`, across a
+    restart)."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+
+    def last(self, session_key: str) -> int:
+        return self._last.get(session_key, 0)
+
+    def record(self, session_key: str, seq: int) -> None:
+        self._last[session_key] = seq
+
+    def continue_after(self, session_key: str, seq: int) -> None:
+        """Number the session's next events after `seq` (the last one a store holds), so
+        a restarted process never reuses a sequence number."""
+        if seq > self._last.get(session_key, 0):
+            self._last[session_key] = seq
+
+    def forget(self, session_key: str) -> None:
+        self._last.pop(session_key, None)
+
+    def __contains__(self, session_key: object) -> bool:
+        return session_key in self._last
 
 
 class AgentLoop:
@@ -127,8 +153,8 @@ class AgentLoop:
         self.working_dir = working_dir
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
-        self._new_id = new_id or _token
-        self._seq: dict[str, int] = {}
+        self._make_id = new_id or _token
+        self.sequences = EventSequences()
         self.pending_approvals = PendingApprovals()
         # The context window: prompt assembly, token estimates, compaction (core/context*).
         self.estimator: TokenEstimator = estimator or CharTokenEstimator()
@@ -141,6 +167,10 @@ class AgentLoop:
         # Per session: (messages counted, the last of them, their estimated tokens), so a
         # turn estimates only the messages added since the previous one.
         self.context_counts: dict[str, tuple[int, Message, int]] = {}
+
+    def new_id(self) -> str:
+        """A fresh turn id."""
+        return self._make_id()
 
     def respond(self, session_key: str, call_id: str, decision: ApprovalDecision) -> bool:
         """Answer a `tool_approval_required` event; False if nothing is waiting for it."""
@@ -165,7 +195,10 @@ class AgentLoop:
         sandbox = None
         if self.sandboxes is not None:
             sandbox = self.sandboxes.for_session(
-                session_key, working_dir=storage.working_dir, network=personality.network
+                session_key,
+                working_dir=storage.working_dir,
+                network=personality.network,
+                reach=storage.reach,
             )
         return ToolContext(
             session_key=session_key,
@@ -186,52 +219,63 @@ class AgentLoop:
         *,
         personality: str | None = None,
         cancel: CancelToken | None = None,
-        options: TurnOptions | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """Run one turn. Always ends with a `Done` event (unless the consumer stops early).
 
         `user_message=None` continues the stored conversation without new input.
         """
-        if user_message is not None and not isinstance(user_message, str):
+        if user_message is None:
+            return self.run_from(session_key, CallModel(), personality=personality, cancel=cancel)
+        if not isinstance(user_message, str):
             raise TypeError(f"user_message must be str, not {type(user_message).__name__}")
-        turn = Turn(self, session_key, cancel or CancelToken(), options)
-        return turn.run(user_message, personality)
+        return self.run_from(
+            session_key, UserPrompt(user_message), personality=personality, cancel=cancel
+        )
+
+    def run_from(
+        self,
+        session_key: str,
+        start: TurnStep,
+        *,
+        personality: str | None = None,
+        cancel: CancelToken | None = None,
+        transcript: TranscriptWriter | None = None,
+        subagents: Subagents | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """Run one turn from `start` (`UserPrompt(text)`, `CallModel(note=...)`,
+        `RunTools(calls, then=CallModel())`, ...). `transcript` writes what the turn
+        stores (default: the session store); `subagents` reach the session's children."""
+        return run_turn(
+            self,
+            session_key,
+            start,
+            personality=personality,
+            cancel=cancel or CancelToken(),
+            transcript=transcript,
+            subagents=subagents,
+        )
 
     async def compress(
         self, session_key: str, *, personality: str | None = None
     ) -> list[AgentEvent]:
         """Compact the session's history now (`/compress`): the `context_compacted` event,
         and notices if it failed; empty when there is nothing to compact."""
-        return await Turn(self, session_key, CancelToken()).compact_now(personality)
+        return await compact_now(self, session_key, personality)
 
     async def context_usage(
         self, session_key: str, *, personality: str | None = None
     ) -> ContextUsage | None:
         """Estimated size of the session's next request (None: no such session)."""
-        return await Turn(self, session_key, CancelToken()).measure(personality)
+        return await measure(self, session_key, personality)
 
     def forget(self, session_key: str) -> None:
         """Drop what this process keeps per session (sequence number, context figures);
         a long-lived worker calls it as sessions leave its cache. A later turn of the
-        session starts from what the store says (see `continue_seq`)."""
-        self._seq.pop(session_key, None)
+        session starts from what the store says (see `EventSequences.continue_after`)."""
+        self.sequences.forget(session_key)
         self.context_counts.pop(session_key, None)
         self.context_warned.discard(session_key)
-
-    def continue_seq(self, session_key: str, seq: int) -> None:
-        """Number this session's next events after `seq` (the last one a store holds), so a
-        restarted process never reuses a sequence number."""
-        if seq > self._seq.get(session_key, 0):
-            self._seq[session_key] = seq
 
 
 def _token() -> str:
     return secrets.token_hex(6)
-
-
-def total_usage(events: Iterable[AgentEvent]) -> Usage:
-    usage = EMPTY_USAGE
-    for event in events:
-        if isinstance(event, UsageEvent):
-            usage = usage + event.usage
-    return usage

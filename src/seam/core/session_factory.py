@@ -13,12 +13,14 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
+from seam.contracts import hooks
 from seam.contracts.events import AgentEvent
 from seam.contracts.execution import ExecutionStore, Submission
-from seam.contracts.messages import ToolCall
+from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import SessionInfo, SessionNotFound
 from seam.contracts.tools import CancelToken, Tool, ToolError
 from seam.core.coordinator import Coordinator, OnEvent
+from seam.core.hook_registry import fire_isolated
 from seam.core.identity import (
     DEFAULT_HARNESS,
     TASK_PREFIX,
@@ -27,7 +29,8 @@ from seam.core.identity import (
     create_task_session_name,
     parse_session_storage_key,
 )
-from seam.core.turn import TranscriptWriter, TurnOptions
+from seam.core.model_step import CallModel, UserPrompt
+from seam.core.turn import TranscriptWriter, TurnStep
 from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
 
 if TYPE_CHECKING:
@@ -66,24 +69,28 @@ class Session:
         personality: str | None = None,
         cancel: CancelToken | None = None,
         transcript: TranscriptWriter | None = None,
-        pending_calls: Sequence[ToolCall] = (),
-        note: str | None = None,
     ) -> AsyncIterator[AgentEvent]:
         """One turn, not durable by itself (`ask` is): see `AgentLoop.run`."""
-        options = TurnOptions(
-            toolset=self.info.tools,
-            model=self.info.model,
-            transcript=transcript,
-            pending_calls=pending_calls,
-            note=note,
-            context={"subagents": self.subagents},
-        )
-        return self.loop.run(
+        start = CallModel() if user_message is None else UserPrompt(user_message)
+        return self.run_from(start, personality=personality, cancel=cancel, transcript=transcript)
+
+    def run_from(
+        self,
+        start: TurnStep,
+        *,
+        personality: str | None = None,
+        cancel: CancelToken | None = None,
+        transcript: TranscriptWriter | None = None,
+    ) -> AsyncIterator[AgentEvent]:
+        """One turn from `start` (see `AgentLoop.run_from`); its tools reach this
+        session's subagents. The stored tool names and model apply (the loop reads them)."""
+        return self.loop.run_from(
             self.key,
-            user_message,
+            start,
             personality=personality or self.info.personality,
             cancel=cancel,
-            options=options,
+            transcript=transcript,
+            subagents=self.subagents,
         )
 
     def tools(self) -> list[Tool]:
@@ -241,14 +248,20 @@ class SessionFactory:
         cached = self._cached(key)
         if cached is not None:
             return cached
-        info = await self.store.create(
-            key,
-            personality=personality or parent.info.personality,
-            parent_key=parent.key,
-            tenant=tenant,
-            tools=tools if tools is not None else parent.info.tools,
-            model=parent.info.model,
-        )
+        info = await self.store.get(key)
+        if info is None:
+            info = await self.store.create(
+                key,
+                personality=personality or parent.info.personality,
+                parent_key=parent.key,
+                tenant=tenant,
+                tools=tools if tools is not None else parent.info.tools,
+                model=parent.info.model,
+            )
+            registry = self.loop.hooks
+            if registry.has(hooks.SUBAGENT_SPAWNED):
+                spawned = SubagentSpawned(parent.key, key, info.personality or "")
+                await fire_isolated(registry, hooks.SUBAGENT_SPAWNED, spawned)
         return self._keep(Session(self, info, depth))
 
     async def resolve(self, key: str) -> Session:

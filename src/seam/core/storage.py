@@ -10,29 +10,11 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable
-from fnmatch import fnmatchcase
 
-from seam.contracts.storage import AccessDenied, NotFound, StorageEntry
+from seam.contracts.storage import ALWAYS_DENY, AccessDenied, NotFound, Reach, StorageEntry
 from seam.contracts.storage import Storage as StorageProtocol
 
-# Denied whatever a personality's reach says: credentials and keys. Globs match the
-# canonical path. Wiring adds home-specific paths (it is the only layer that knows them).
-ALWAYS_DENY: tuple[str, ...] = (
-    "*/.ssh",
-    "*/.ssh/*",
-    "*/.gnupg",
-    "*/.gnupg/*",
-    "*/.aws/credentials",
-    "*/.netrc",
-    "*/.pgpass",
-    "*/.git-credentials",
-    "*/.docker/config.json",
-    "*/.kube/config",
-    "/etc/shadow",
-    "/etc/gshadow",
-    "/etc/sudoers",
-    "/etc/sudoers.d/*",
-)
+__all__ = ["ALWAYS_DENY", "InMemoryStorage", "ScopedStorage"]
 
 
 class InMemoryStorage:
@@ -90,11 +72,14 @@ def _valid(path: str) -> str:
     return path
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 class ScopedStorage:
+    """Checks every path against the session's `Reach` before the inner storage sees it.
+
+    A path is refused when it is denied as written (folded, relative to the working dir)
+    or where it really points: a link named `notes` that points at `~/.bashrc` is refused,
+    and so is a `.bashrc` that is a link into a dotfiles repository.
+    """
+
     def __init__(
         self,
         inner: StorageProtocol,
@@ -106,24 +91,28 @@ class ScopedStorage:
     ) -> None:
         self._inner = inner
         self.working_dir = inner.resolve(working_dir)
-        self._write = tuple(self._root(r) for r in write)
-        # Anything writable is readable.
-        self._read = tuple(dict.fromkeys((*(self._root(r) for r in read), *self._write)))
-        self._deny = (*ALWAYS_DENY, *deny)
+        write_roots = tuple(dict.fromkeys(self._root(r) for r in write))
+        read_roots = tuple(dict.fromkeys(self._root(r) for r in read))
+        self.reach = Reach(read=read_roots, write=write_roots, deny=(*ALWAYS_DENY, *deny))
 
     def _root(self, root: str) -> str:
         return self._inner.resolve(posixpath.join(self.working_dir, root))
 
-    def _denied(self, real: str) -> bool:
-        return any(fnmatchcase(real, pattern) or _within(real, pattern) for pattern in self._deny)
+    def _lexical(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(self.working_dir, path))
 
-    def _check(self, path: str, roots: tuple[str, ...], verb: str) -> str:
-        return self._allow(path, self.resolve(_valid(path)), roots, verb)
+    def _check(self, path: str, write: bool) -> str:
+        _valid(path)
+        return self._allow(path, self._lexical(path), self.resolve(path), write)
 
-    def _allow(self, path: str, real: str, roots: tuple[str, ...], verb: str) -> str:
-        if self._denied(real):
-            raise AccessDenied(f"{verb} {path!r} refused: {real} is always denied")
-        if not any(_within(real, root) for root in roots):
+    def _allow(self, path: str, lexical: str, real: str, write: bool) -> str:
+        reach = self.reach
+        verb = "write" if write else "read"
+        for seen in dict.fromkeys((real, lexical)):
+            if reach.denied(seen):
+                raise AccessDenied(f"{verb} {path!r} refused: {seen} is always denied")
+        if not (reach.writable(real) if write else reach.readable(real)):
+            roots = reach.write if write else tuple(dict.fromkeys((*reach.read, *reach.write)))
             allowed = ", ".join(roots) or "nothing"
             raise AccessDenied(
                 f"{verb} {path!r} refused: {real} is outside the allowed {verb} roots ({allowed})"
@@ -133,28 +122,21 @@ class ScopedStorage:
     def resolve(self, path: str) -> str:
         return self._inner.resolve(posixpath.join(self.working_dir, path))
 
-    def can_write(self, path: str) -> bool:
-        try:
-            self._check(path, self._write, "write")
-        except AccessDenied:
-            return False
-        return True
-
     async def read_text(self, path: str) -> str:
-        return await self._inner.read_text(self._check(path, self._read, "read"))
+        return await self._inner.read_text(self._check(path, False))
 
     async def write_text(self, path: str, text: str) -> None:
-        await self._inner.write_text(self._check(path, self._write, "write"), text)
+        await self._inner.write_text(self._check(path, True), text)
 
     async def list_dir(self, path: str) -> list[StorageEntry]:
-        return await self._inner.list_dir(self._check(path, self._read, "read"))
+        return await self._inner.list_dir(self._check(path, False))
 
     async def exists(self, path: str) -> bool:
-        return await self._inner.exists(self._check(path, self._read, "read"))
+        return await self._inner.exists(self._check(path, False))
 
     async def remove(self, path: str) -> None:
         """Removes the entry itself: a symlink is unlinked, never the file it points to."""
-        full = posixpath.normpath(posixpath.join(self.working_dir, _valid(path)))
+        full = self._lexical(_valid(path))
         head, name = posixpath.split(full)
         entry = posixpath.join(self._inner.resolve(head), name)
-        await self._inner.remove(self._allow(path, entry, self._write, "write"))
+        await self._inner.remove(self._allow(path, full, entry, True))

@@ -2,18 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from seam.contracts.model import ToolDefinition
-from seam.contracts.tools import Tool, ToolContext, ToolFactory
+from seam.contracts.tools import (
+    ArgumentError,
+    ArgumentValidator,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolFactory,
+)
+
+# Checked wrappers kept per built tool, so a static tool keeps one wrapper (and one cached
+# definition) across turns; the cache is dropped whole when factories churn past this.
+_MAX_CHECKED = 4096
 
 
 class DefaultToolRegistry:
-    """Registration order is irrelevant: definitions are sorted by name for cache stability."""
+    """Registration order is irrelevant: definitions are sorted by name for cache stability.
 
-    def __init__(self) -> None:
+    With a `validator`, every tool it builds checks its arguments against its own
+    `parameters` before `run`: a call that breaks the schema fails with one message naming
+    the argument, and the tool never runs. Without one (the empty stack), tools get the
+    arguments as the model sent them.
+    """
+
+    def __init__(self, validator: ArgumentValidator | None = None) -> None:
         self._factories: dict[str, ToolFactory] = {}
         self._definitions: dict[int, ToolDefinition] = {}
+        self._validator = validator
+        # id(tool) -> (tool, its wrapper); holding the tool keeps its id from being reused.
+        self._checked: dict[int, tuple[Tool, CheckedTool]] = {}
 
     def register(self, name: str, factory: ToolFactory) -> None:
         if name in self._factories:
@@ -37,7 +58,23 @@ class DefaultToolRegistry:
     def build(self, names: Sequence[str] | None, ctx: ToolContext) -> list[Tool]:
         factories = self._factories
         wanted = sorted(factories) if names is None else names
-        return [factories[n](ctx) for n in wanted if n in factories]
+        built = [factories[n](ctx) for n in wanted if n in factories]
+        if self._validator is None:
+            return built
+        return [self._check(tool) for tool in built]
+
+    def _check(self, tool: Tool) -> Tool:
+        if isinstance(tool, CheckedTool):
+            return tool
+        known = self._checked.get(id(tool))
+        if known is not None and known[0] is tool:
+            return known[1]
+        assert self._validator is not None
+        checked = CheckedTool(tool, self._validator)
+        if len(self._checked) >= _MAX_CHECKED:
+            self._checked.clear()
+        self._checked[id(tool)] = (tool, checked)
+        return checked
 
     def definitions(self, tools: Sequence[Tool]) -> list[ToolDefinition]:
         cache = self._definitions
@@ -51,6 +88,57 @@ class DefaultToolRegistry:
                 cache[id(tool)] = definition
             out.append(definition)
         return out
+
+
+class CheckedTool:
+    """A tool whose `run` first checks the arguments against the tool's `parameters`.
+
+    Everything else is the wrapped tool's own, read through, so a tool that changes its
+    description or schema is seen as it is now. The error is an ordinary `ToolError`, so
+    the model reads it like any other tool error: "invalid arguments for read_file:
+    'offset' must be >= 1 (got 0)".
+    """
+
+    __slots__ = ("_validator", "tool")
+
+    def __init__(self, tool: Tool, validator: ArgumentValidator) -> None:
+        self.tool = tool
+        self._validator = validator
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @property
+    def description(self) -> str:
+        return self.tool.description
+
+    @property
+    def parameters(self) -> Mapping[str, Any]:
+        return self.tool.parameters
+
+    @property
+    def concurrent(self) -> bool:
+        return self.tool.concurrent
+
+    @property
+    def idempotent(self) -> bool:
+        return self.tool.idempotent
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        tool = self.tool
+        try:
+            args = self._validator.validate(tool.parameters, args)
+        except ArgumentError as exc:
+            raise ToolError(f"invalid arguments for {tool.name}: {exc}") from None
+        except ValueError as exc:
+            raise ToolError(
+                f"{tool.name} cannot be called: its parameter schema is invalid ({exc})"
+            ) from None
+        return await tool.run(args, ctx)
+
+    def __repr__(self) -> str:
+        return f"CheckedTool({self.tool!r})"
 
 
 def _tool_name(tool: Tool) -> str:

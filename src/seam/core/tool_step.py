@@ -1,4 +1,11 @@
-"""Tool calls of one model step: concurrency, approvals, progress, budgets and hooks."""
+"""The tool step of a turn: run one model step's tool calls, store their results.
+
+Consecutive calls of tools marked `concurrent` run together; results and `tool_end`
+events come in call order; progress, approval requests and hook notices are streamed as
+they happen. Every call gets exactly one result, also when the turn is cancelled
+mid-tool, and every failure (unknown tool, bad JSON, `ToolError`, a crash) becomes an
+error result the model reads.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,11 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, ClassVar
 
-from seam.contracts import hooks as hook_names
+from seam.contracts import hooks
 from seam.contracts.events import (
     AgentEvent,
     Notice,
@@ -20,67 +27,42 @@ from seam.contracts.events import (
     ToolProgress,
     ToolStart,
 )
+from seam.contracts.hooks import AfterToolCall, BeforeToolCall
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.tools import CancelToken, Tool, ToolContext, ToolError
+from seam.contracts.tools import Tool, ToolContext, ToolError
 from seam.core.approvals import TurnApprover
+from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.truncation import truncate_result
-
-if TYPE_CHECKING:
-    from seam.core.loop import AgentLoop
+from seam.core.turn import Finish, TurnDeps, TurnState, TurnStep, next_seq, store
 
 log = logging.getLogger("seam.loop")
 
+# Streams a notice raised while tools run: (kind, message).
+Notify = Callable[[str, str], None]
 
-class ToolSteps:
-    """Running one model step's tool calls: the part of a turn that talks to tools.
 
-    A mixin of `Turn` (kept in its own module for size): it relies on the turn's state and
-    helpers declared below.
-    """
+@dataclass(frozen=True, slots=True)
+class RunTools:
+    """Run `calls`, store their results, then go on with `then` (or halt, if a hook said
+    so). A resumed turn starts here with the calls a crash left without results."""
 
-    loop: AgentLoop
-    key: str
-    turn_id: str
-    cancel: CancelToken
-    iteration: int
-    halt_reason: str | None
-    notify: Callable[[str, str], None] | None
+    calls: Sequence[ToolCall]
+    then: TurnStep
+    opens_turn: ClassVar[bool] = True
 
-    def _next(self) -> int:
-        raise NotImplementedError
-
-    async def _fire(self, name: str, payload: dict[str, Any]) -> None:
-        raise NotImplementedError
-
-    async def _modify(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
-    async def _run_tools(
-        self,
-        calls: Sequence[ToolCall],
-        by_name: dict[str, Tool],
-        ctx: ToolContext,
-        results: list[Message],
-    ) -> AsyncIterator[AgentEvent]:
-        """Run one step's tool calls; results and `tool_end` events come in call order.
-
-        Consecutive calls of tools that allow it run concurrently. Progress reported by a
-        tool is streamed as it happens.
-        """
-        key = self.key
-        turn_id = self.turn_id
+    async def run(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[AgentEvent, None]:
+        calls = self.calls
+        key = deps.session_key
+        turn_id = deps.turn_id
+        cancel = deps.cancel
+        by_name = deps.tools
         for tool_call in calls:
             yield ToolStart(
-                session_key=key,
-                turn_id=turn_id,
-                seq=self._next(),
-                call_id=tool_call.id,
-                name=tool_call.name,
-                arguments=tool_call.arguments,
+                key, turn_id, next_seq(state), tool_call.id, tool_call.name, tool_call.arguments
             )
         outcomes: list[_Outcome | None] = [None] * len(calls)
-        # Events raised while tools run (progress, approval requests and answers), built
-        # when they are yielded so sequence numbers stay in order.
+        # Events raised while tools run (progress, approval requests and answers, notices),
+        # built when they are yielded so sequence numbers stay in order.
         inbox: list[Callable[[int], AgentEvent]] = []
         wake = asyncio.Event()
 
@@ -109,25 +91,22 @@ class ToolSteps:
         def notify(kind: str, message: str) -> None:
             post(lambda seq: Notice(key, turn_id, seq, kind, message))
 
-        self.notify = notify
+        loop = deps.loop
         approver = TurnApprover(
-            self.loop.pending_approvals,
-            key,
-            self.loop.options.approval_timeout,
-            announce,
-            answered,
+            loop.pending_approvals, key, loop.options.approval_timeout, announce, answered
         )
 
         async def run_range(start: int, stop: int) -> None:
             async def one(i: int) -> None:
                 tool_call = calls[i]
                 call_ctx = replace(
-                    ctx,
+                    deps.ctx,
                     call_id=tool_call.id,
                     progress=progress_for(tool_call),
                     approvals=approver,
                 )
-                outcomes[i] = await self._run_one(tool_call, by_name.get(tool_call.name), call_ctx)
+                tool = by_name.get(tool_call.name)
+                outcomes[i] = await run_one(deps, state, tool_call, tool, call_ctx, notify)
                 wake.set()
 
             if stop - start == 1:
@@ -149,13 +128,14 @@ class ToolSteps:
                 await run_range(i, j)
                 i = j
 
+        results: list[Message] = []
         runner = asyncio.ensure_future(run_all())
-        unregister = self.cancel.on_cancel(wake.set)
+        unregister = cancel.on_cancel(wake.set)
         emitted = 0
         try:
             while emitted < len(calls):
                 if not runner.done() and not inbox and outcomes[emitted] is None:
-                    if self.cancel.cancelled:
+                    if cancel.cancelled:
                         runner.cancel()
                         await asyncio.gather(runner, return_exceptions=True)
                     else:
@@ -164,7 +144,7 @@ class ToolSteps:
                         waiter.cancel()
                     wake.clear()
                 while inbox:
-                    yield inbox.pop(0)(self._next())
+                    yield inbox.pop(0)(next_seq(state))
                 if runner.done() and not runner.cancelled() and runner.exception() is not None:
                     raise runner.exception()  # type: ignore[misc]
                 while emitted < len(calls):
@@ -181,98 +161,133 @@ class ToolSteps:
                         )
                     )
                     yield ToolEnd(
-                        session_key=key,
-                        turn_id=turn_id,
-                        seq=self._next(),
-                        call_id=tool_call.id,
-                        name=tool_call.name,
-                        result=outcome.content,
-                        is_error=outcome.is_error,
-                        duration_ms=outcome.duration_ms,
-                        truncated=outcome.truncated,
+                        key,
+                        turn_id,
+                        next_seq(state),
+                        tool_call.id,
+                        tool_call.name,
+                        outcome.content,
+                        outcome.is_error,
+                        outcome.duration_ms,
+                        outcome.truncated,
                     )
                     emitted += 1
         finally:
-            self.notify = None
             unregister()
             if not runner.done():
                 runner.cancel()
                 await asyncio.gather(runner, return_exceptions=True)
 
-    async def _run_one(self, tool_call: ToolCall, tool: Tool | None, ctx: ToolContext) -> _Outcome:
-        """Run one call; every failure becomes an error result (seen by the hooks too)."""
-        started = time.perf_counter()
-        hooks = self.loop.hooks
-        payload: dict[str, Any] = {
-            "session_key": self.key,
-            "turn_id": self.turn_id,
-            "iteration": self.iteration,
-            "call_id": tool_call.id,
-            "name": tool_call.name,
-            "arguments": tool_call.arguments,
-        }
-        if tool is None:
-            return await self._after(
-                payload, f"error: unknown tool {tool_call.name!r}", True, started
-            )
-        try:
-            args = json.loads(tool_call.arguments) if tool_call.arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            message = (
-                f"error: arguments for {tool_call.name} are not valid JSON ({exc.msg} at "
-                f"position {exc.pos}); send a JSON object"
-            )
-            return await self._after(payload, message, True, started)
-        if not isinstance(args, dict):
-            message = f"error: arguments for {tool_call.name} must be a JSON object"
-            return await self._after(payload, message, True, started)
-        payload["arguments"] = args
-        if hooks.has(hook_names.BEFORE_TOOL_CALL):
-            change = await self._modify(hook_names.BEFORE_TOOL_CALL, payload)
-            if "halt" in change:
-                self.halt_reason = str(change["halt"])
-            if "block" in change:
-                content = f"blocked: {change['block']}"
-                return await self._after(payload, content, True, started)
-            args = change.get("arguments", args)
-            payload["arguments"] = args
-        is_error = False
-        try:
-            content = await tool.run(args, ctx)
-        except ToolError as exc:
-            content, is_error = f"error: {exc}", True
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            log.exception("tool %s crashed", tool_call.name)
-            content, is_error = f"error: {tool_call.name} failed: {type(exc).__name__}: {exc}", True
-        if not isinstance(content, str):
-            content = str(content)
-        return await self._after(payload, content, is_error, started)
+        await store(deps, state, *results)
+        state.messages.extend(results)
+        if state.halt_reason is not None:
+            state.next = Finish("halted", halt=("guardrail", state.halt_reason))
+        else:
+            state.next = self.then
 
-    async def _after(
-        self, payload: dict[str, Any], content: str, is_error: bool, started: float
-    ) -> _Outcome:
-        """Budget the result, let hooks see (and annotate) it, and time it."""
-        hooks = self.loop.hooks
-        if self.loop.redact is not None:
-            content = self.loop.redact(content)
-        content, truncated = truncate_result(content, self.loop.options.result_budget_chars)
-        if hooks.has(hook_names.AFTER_TOOL_RESULT):
-            change = await self._modify(
-                hook_names.AFTER_TOOL_RESULT, {**payload, "result": content, "is_error": is_error}
-            )
-            content = str(change.get("result", content))
-            if "halt" in change:
-                self.halt_reason = str(change["halt"])
-            if "notice" in change and self.notify is not None:
-                kind, message = change["notice"]
-                self.notify(str(kind), str(message))
-        if hooks.has(hook_names.AFTER_TOOL_CALL):
-            await self._fire(
-                hook_names.AFTER_TOOL_CALL, {**payload, "result": content, "is_error": is_error}
-            )
-        return _Outcome(content, is_error, (time.perf_counter() - started) * 1000, truncated)
+
+async def run_one(
+    deps: TurnDeps,
+    state: TurnState,
+    tool_call: ToolCall,
+    tool: Tool | None,
+    ctx: ToolContext,
+    notify: Notify,
+) -> _Outcome:
+    """Run one call; every failure becomes an error result (seen by the hooks too)."""
+    started = time.perf_counter()
+    registry = deps.loop.hooks
+    name = tool_call.name
+    if tool is None:
+        error = f"error: unknown tool {name!r}"
+        return await _after(
+            deps, state, tool_call, tool_call.arguments, error, True, started, notify
+        )
+    try:
+        args = json.loads(tool_call.arguments) if tool_call.arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        message = (
+            f"error: arguments for {name} are not valid JSON ({exc.msg} at "
+            f"position {exc.pos}); send a JSON object"
+        )
+        return await _after(
+            deps, state, tool_call, tool_call.arguments, message, True, started, notify
+        )
+    if not isinstance(args, dict):
+        message = f"error: arguments for {name} must be a JSON object"
+        return await _after(
+            deps, state, tool_call, tool_call.arguments, message, True, started, notify
+        )
+    if registry.has(hooks.BEFORE_TOOL_CALL):
+        payload = BeforeToolCall(
+            deps.session_key, deps.turn_id, state.iteration, tool_call.id, name, args
+        )
+        change = await modify_isolated(registry, hooks.BEFORE_TOOL_CALL, payload)
+        if change is not None:
+            if change.notice is not None:
+                notify(change.notice.kind, change.notice.message)
+            if change.halt is not None:
+                state.halt_reason = change.halt
+            if change.block is not None:
+                blocked = f"blocked: {change.block}"
+                return await _after(deps, state, tool_call, args, blocked, True, started, notify)
+            if change.arguments is not None:
+                args = dict(change.arguments)
+    is_error = False
+    try:
+        content = await tool.run(args, ctx)
+    except ToolError as exc:
+        content, is_error = f"error: {exc}", True
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        log.exception("tool %s crashed", name)
+        content, is_error = f"error: {name} failed: {type(exc).__name__}: {exc}", True
+    if not isinstance(content, str):
+        content = str(content)
+    return await _after(deps, state, tool_call, args, content, is_error, started, notify)
+
+
+async def _after(
+    deps: TurnDeps,
+    state: TurnState,
+    tool_call: ToolCall,
+    arguments: Mapping[str, Any] | str,
+    content: str,
+    is_error: bool,
+    started: float,
+    notify: Notify,
+) -> _Outcome:
+    """Budget the result, let hooks see (and annotate) it, and time it."""
+    loop = deps.loop
+    registry = loop.hooks
+    if loop.redact is not None:
+        content = loop.redact(content)
+    content, truncated = truncate_result(content, loop.options.result_budget_chars)
+    watched = registry.has(hooks.AFTER_TOOL_RESULT)
+    if watched or registry.has(hooks.AFTER_TOOL_CALL):
+        payload = AfterToolCall(
+            deps.session_key,
+            deps.turn_id,
+            state.iteration,
+            tool_call.id,
+            tool_call.name,
+            arguments,
+            content,
+            is_error,
+        )
+        if watched:
+            change = await modify_isolated(registry, hooks.AFTER_TOOL_RESULT, payload)
+            if change is not None:
+                if change.result is not None:
+                    content = change.result
+                    payload = replace(payload, result=content)
+                if change.halt is not None:
+                    state.halt_reason = change.halt
+                if change.notice is not None:
+                    notify(change.notice.kind, change.notice.message)
+        await fire_isolated(registry, hooks.AFTER_TOOL_CALL, payload)
+    return _Outcome(content, is_error, (time.perf_counter() - started) * 1000, truncated)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,15 +1,36 @@
-"""One turn of the agent loop: prepare, stream the model, run tools, store, finish."""
+"""One turn of the agent loop as a small state machine.
+
+A turn is three values:
+
+- `TurnDeps`, frozen: what the turn depends on (the loop's collaborators, the session
+  key, turn id and cancel token, and what preparing the turn resolved: personality,
+  model, built tools, tool context, system prompt, transcript writer);
+- `TurnState`, mutable: where the turn is (request history, sequence number, usage,
+  streamed text not yet stored, iteration, why it halts);
+- the step it is at. A step is a small frozen value whose `run(deps, state)` yields the
+  events of that step and sets `state.next` to the step that follows (None: the turn is
+  over). The steps are `UserPrompt` and `CallModel` (`core/model_step.py`),
+  `RunTools` (`core/tool_step.py`) and `Finish` (here).
+
+`core/turn_driver.py` prepares the two values and drives the steps. Resuming a turn is
+only a matter of which step it starts from (the Coordinator's repair plan picks it).
+
+`run_start` waits for the model's first chunk (a routing provider says there which
+provider and model answer); it is built in one place, `open_turn`: the model step calls
+it on its first chunk, the driver before any other step that has something to show
+(`opens_turn`). Events raised before it (context notices) wait in `state.waiting` and
+follow it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from seam.contracts import hooks as hook_names
+from seam.contracts import hooks
 from seam.contracts.events import (
     AgentEvent,
     Done,
@@ -17,478 +38,171 @@ from seam.contracts.events import (
     Halt,
     HaltReason,
     RunStart,
-    TextDelta,
-    ThinkingDelta,
-    UsageEvent,
 )
-from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
-from seam.contracts.model import (
-    ModelError,
-    ModelRequest,
-    RouteChunk,
-    ToolDefinition,
-)
+from seam.contracts.hooks import AgentDone
+from seam.contracts.messages import EMPTY_USAGE, Message, Usage
+from seam.contracts.model import ModelProvider, RouteChunk, ToolDefinition
 from seam.contracts.personality import Personality
 from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken, Tool, ToolContext
-from seam.core.context_step import ContextSteps
-from seam.core.history import answer_dangling
-from seam.core.tool_step import ToolSteps
-from seam.core.watchdog import StreamWatchdog
+from seam.core.hook_registry import fire_isolated
 
 if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
 
 log = logging.getLogger("seam.loop")
 
-
-class UnknownPersonality(Exception):
-    pass
-
-
 # Writes transcript messages; a durable submission's writer also advances the submission
 # in the same transaction (see `ExecutionStore.append_for`).
 TranscriptWriter = Callable[[Sequence[Message]], Awaitable[None]]
 
 
+class UnknownPersonality(Exception):
+    pass
+
+
 @dataclass(frozen=True, slots=True)
-class TurnOptions:
-    """How one turn starts, beyond its input: what a session or a resumed submission adds."""
+class TurnDeps:
+    """What one turn depends on; fixed once the turn is prepared."""
 
-    # Tool names (None: the personality's toolset).
-    toolset: Sequence[str] | None = None
-    # The session's model (a name or provider ref), over the personality's own.
-    model: str | None = None
+    loop: AgentLoop
+    session_key: str
+    turn_id: str
+    cancel: CancelToken
+    personality: Personality
+    model: ModelProvider
+    tools: Mapping[str, Tool]
+    definitions: Sequence[ToolDefinition]
+    ctx: ToolContext
+    system: str
+    # None: the session store's own `append`.
     transcript: TranscriptWriter | None = None
-    # Calls of the last stored assistant message to run before the first model call
-    # (a resumed turn re-running idempotent tools whose outcome a crash left unknown).
-    pending_calls: Sequence[ToolCall] = ()
-    # Said to the model in this turn's system prompt only (e.g. "you were cut off").
-    note: str | None = None
-    # Extra `ToolContext` fields (a session's delegate function, its depth).
-    context: Mapping[str, Any] | None = None
 
 
-class Turn(ToolSteps, ContextSteps):
-    """The state of one turn; split out so `AgentLoop` stays a plain holder of collaborators."""
+@dataclass(slots=True)
+class ContextEstimate:
+    """The incremental estimate of the request size: the system prompt and tools it was
+    made for, their overhead, and how many history messages were counted (and their
+    tokens), so each request counts only messages added since the last one."""
 
-    def __init__(
-        self,
-        loop: AgentLoop,
-        session_key: str,
-        cancel: CancelToken,
-        options: TurnOptions | None = None,
-    ) -> None:
-        self.loop = loop
-        self.key = session_key
-        self.cancel = cancel
-        self.options = options or TurnOptions()
-        self.turn_id = loop._new_id()
-        self.seq = loop._seq.get(session_key, 0)
-        self.usage = EMPTY_USAGE
-        # Assistant text streamed but not yet stored: kept so an interruption can save it.
-        self.partial: list[str] = []
-        self.new_messages: list[Message] = []
-        self.iteration = 0
-        self.model = loop.model
-        # Set by a modifying hook (the tool-loop circuit breaker): end after this step.
-        self.halt_reason: str | None = None
-        # Set while tools run: streams a `notice` event raised by a hook.
-        self.notify: Callable[[str, str], None] | None = None
+    system: str | None = None
+    overhead: int = 0
+    counted: int = 0
+    tokens: int = 0
 
-    def _next(self) -> int:
-        self.seq += 1
-        return self.seq
 
-    async def _store(self, *messages: Message) -> None:
-        redact = self.loop.redact
-        if redact is not None:
-            messages = tuple(_redacted(m, redact) for m in messages)
-        writer = self.options.transcript
-        if writer is not None:
-            await writer(messages)
-        else:
-            await self.loop.sessions.append(self.key, messages)
-        self.new_messages.extend(messages)
+@dataclass(slots=True, eq=False)
+class TurnState:
+    """Where one turn is. Owned by the turn; steps read and advance it."""
 
-    async def _fire(self, name: str, payload: dict[str, Any]) -> None:
-        try:
-            await self.loop.hooks.fire_void(name, payload)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("void hook %s failed; the turn goes on", name)
+    # The request history as the model is sent it (after any compaction).
+    messages: list[Message]
+    # The last sequence number used (the next event gets seq + 1).
+    seq: int = 0
+    usage: Usage = EMPTY_USAGE
+    # Assistant text streamed but not yet stored: kept so an interruption can save it.
+    partial: list[str] = field(default_factory=list)
+    # Every message this turn stored, in order.
+    stored: list[Message] = field(default_factory=list)
+    # Model calls made so far.
+    iteration: int = 0
+    # The last assistant text (what `done` carries).
+    final_text: str = ""
+    # Set by a modifying hook (the tool-loop circuit breaker): end after this step.
+    halt_reason: str | None = None
+    # Whether `run_start` was sent.
+    started: bool = False
+    # Events raised before `run_start` or between steps, numbered when they are sent.
+    waiting: list[Callable[[int], AgentEvent]] = field(default_factory=list)
+    estimate: ContextEstimate = field(default_factory=ContextEstimate)
+    # A context-overflow error is answered with one compaction and retry per turn.
+    overflow_retried: bool = False
+    # Set by each step: the step that follows (None: the turn is over).
+    next: TurnStep | None = None
 
-    async def _modify(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return await self.loop.hooks.fire_modifying(name, payload)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("modifying hook %s failed; ignoring its changes", name)
-            return {}
 
-    def _done(self, text: str, finish: str, iterations: int) -> Done:
-        if self.loop.redact is not None:
-            text = self.loop.redact(text)
-        seq = self._next()
-        self.loop._seq[self.key] = seq
-        return Done(
-            session_key=self.key,
-            turn_id=self.turn_id,
-            seq=seq,
-            text=text,
-            finish_reason=finish,
-            usage=self.usage,
-            iterations=iterations,
+class TurnStep(Protocol):
+    # Whether the driver sends `run_start` before this step when it was not sent yet
+    # (False only for steps that send nothing or open the turn themselves).
+    opens_turn: ClassVar[bool]
+
+    def run(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[AgentEvent, None]:
+        """The step's events; sets `state.next` before it ends."""
+        ...
+
+
+# -- helpers every step shares --
+
+
+def next_seq(state: TurnState) -> int:
+    state.seq += 1
+    return state.seq
+
+
+def open_turn(deps: TurnDeps, state: TurnState, route: RouteChunk | None) -> list[AgentEvent]:
+    """`run_start` (naming who answers: the route, else the turn's model) and the events
+    that waited for it. The only place a `RunStart` is built."""
+    state.started = True
+    model = deps.model
+    personality = deps.personality
+    start = RunStart(
+        session_key=deps.session_key,
+        turn_id=deps.turn_id,
+        seq=next_seq(state),
+        provider=route.provider if route else model.name,
+        model=route.model if route else (personality.model or model.model),
+        personality=personality.id,
+    )
+    return [start, *flush(state)]
+
+
+def flush(state: TurnState) -> list[AgentEvent]:
+    """The waiting events, numbered now."""
+    waiting = state.waiting
+    if not waiting:
+        return []
+    state.waiting = []
+    return [make(next_seq(state)) for make in waiting]
+
+
+async def store(deps: TurnDeps, state: TurnState, *messages: Message) -> None:
+    """Write messages to the transcript (redacted), through the turn's writer."""
+    redact = deps.loop.redact
+    if redact is not None:
+        messages = tuple(_redacted(m, redact) for m in messages)
+    if deps.transcript is not None:
+        await deps.transcript(messages)
+    else:
+        await deps.loop.sessions.append(deps.session_key, messages)
+    state.stored.extend(messages)
+
+
+async def save_partial(deps: TurnDeps, state: TurnState) -> None:
+    """Keep streamed text that never became a full reply, marked as interrupted."""
+    if not state.partial:
+        return
+    text = "".join(state.partial)
+    state.partial = []
+    try:
+        await store(deps, state, Message("assistant", text, interrupted=True))
+    except Exception:
+        log.exception("could not save interrupted text for %s", deps.session_key)
+
+
+async def record_usage(
+    deps: TurnDeps, usage: Usage, route: RouteChunk | None, personality: Personality
+) -> None:
+    model = deps.model
+    provider = route.provider if route else model.name
+    name = route.model if route else (personality.model or model.model)
+    loop = deps.loop
+    cost = loop.pricing(provider, name, usage) if loop.pricing is not None else None
+    try:
+        await loop.sessions.record_usage(
+            deps.session_key, UsageRecord(provider, name, usage, cost, deps.turn_id)
         )
-
-    def _run_start(self, personality: Personality, route: RouteChunk | None) -> RunStart:
-        model = self.model
-        return RunStart(
-            session_key=self.key,
-            turn_id=self.turn_id,
-            seq=self._next(),
-            provider=route.provider if route else model.name,
-            model=route.model if route else (personality.model or model.model),
-            personality=personality.id,
-        )
-
-    def _halt(self, reason: HaltReason, message: str) -> Halt:
-        return Halt(
-            session_key=self.key,
-            turn_id=self.turn_id,
-            seq=self._next(),
-            reason=reason,
-            message=message,
-        )
-
-    def _error(self, kind: str, message: str) -> ErrorEvent:
-        return ErrorEvent(
-            session_key=self.key,
-            turn_id=self.turn_id,
-            seq=self._next(),
-            kind=kind,
-            message=message,
-        )
-
-    async def _save_partial(self) -> None:
-        """Keep streamed text that never became a full reply, marked as interrupted."""
-        if not self.partial:
-            return
-        text = "".join(self.partial)
-        self.partial = []
-        try:
-            await self._store(Message("assistant", text, interrupted=True))
-        except Exception:
-            log.exception("could not save interrupted text for %s", self.key)
-
-    async def _prepare(self, user_message: str | None, personality_id: str | None) -> _Prepared:
-        """Resolve personality, tools, prompt and history for this turn; store the input.
-
-        Without a user message the turn continues the stored conversation (a resumed
-        submission whose input is already in the transcript).
-        """
-        loop = self.loop
-        hooks = loop.hooks
-        key = self.key
-        info = await loop.sessions.get(key)
-        try:
-            personality = loop.personality_for(
-                personality_id or (info.personality if info is not None else None)
-            )
-        except KeyError as exc:  # the registry's message names the id and the known ones
-            raise UnknownPersonality(str(exc.args[0] if exc.args else exc)) from None
-        if self.options.model:
-            personality = replace(personality, model=self.options.model)
-        if info is None:
-            info = await loop.sessions.create(key, personality=personality.id)
-            if hooks.has(hook_names.SESSION_START):
-                await self._fire(
-                    hook_names.SESSION_START, {"session_key": key, "personality": personality.id}
-                )
-
-        options = self.options
-        ctx = loop.tool_context(
-            key, personality, turn_id=self.turn_id, cancel=self.cancel, **(options.context or {})
-        )
-        toolset = options.toolset if options.toolset is not None else personality.toolset
-        tools = loop.tools.build(toolset, ctx)
-
-        system = await self._build_system(personality, tools, ctx)
-        if hooks.has(hook_names.BEFORE_PROMPT_BUILD):
-            change = await self._modify(
-                hook_names.BEFORE_PROMPT_BUILD,
-                {"session_key": key, "system": system, "user_message": user_message or ""},
-            )
-            system = change.get("system", system)
-            if "append_system" in change:
-                system = f"{system}\n\n{change['append_system']}"
-
-        history = await self._history()
-        if user_message is not None:
-            # A new turn: any earlier call still without a result never gets one (a
-            # submission that failed mid-tool), and providers reject such a history.
-            history = answer_dangling(history)
-            user = Message("user", user_message)
-            await self._store(user)
-            history.append(user)
-        if options.note:
-            system = f"{system}\n\n{options.note}"
-        return _Prepared(
-            personality=personality,
-            ctx=ctx,
-            tools={tool.name: tool for tool in tools},
-            definitions=loop.tools.definitions(tools),
-            system=system,
-            messages=history,
-        )
-
-    async def run(
-        self, user_message: str | None, personality_id: str | None
-    ) -> AsyncIterator[AgentEvent]:
-        loop = self.loop
-        hooks = loop.hooks
-        key = self.key
-        turn_id = self.turn_id
-        cancel = self.cancel
-        try:
-            prep = await self._prepare(user_message, personality_id)
-        except UnknownPersonality as exc:
-            yield self._error("personality", str(exc))
-            yield self._done("", "error", 0)
-            return
-        messages = prep.messages
-        personality = prep.personality
-        model = self.model = loop.model_for(personality)
-        # `run_start` waits for the model's first chunk: a routing provider (fallback
-        # chain, key pool) first says which provider and model actually answer.
-        started = False
-        if self.options.pending_calls:
-            started = True
-            yield self._run_start(personality, None)
-            for event in self._context_flush():
-                yield event
-            rerun: list[Message] = []
-            async for event in self._run_tools(
-                self.options.pending_calls, prep.tools, prep.ctx, rerun
-            ):
-                yield event
-            await self._store(*rerun)
-            messages.extend(rerun)
-
-        final_text = ""
-        iterations = 0
-        timeout = loop.options.streaming_timeout
-        clock = time.monotonic
-        try:
-            while True:
-                if cancel.cancelled:
-                    if not started:
-                        started = True
-                        yield self._run_start(personality, None)
-                        for event in self._context_flush():
-                            yield event
-                    yield self._halt("cancelled", cancel.reason or "cancelled")
-                    yield self._done(final_text, "cancelled", iterations)
-                    return
-                if iterations >= loop.options.max_iterations:
-                    yield self._halt(
-                        "max_iterations",
-                        f"stopped after {iterations} model calls without a final answer",
-                    )
-                    yield self._done(final_text, "max_iterations", iterations)
-                    return
-                iterations += 1
-                self.iteration = iterations
-                await self._fit_context(prep.system, prep.definitions, messages)
-                if started:
-                    for event in self._context_flush():
-                        yield event
-                request = ModelRequest(
-                    system=prep.system,
-                    # A snapshot: the request must not change as the turn goes on.
-                    messages=tuple(messages),
-                    tools=prep.definitions,
-                    # With a resolver, the personality's model is already the provider's.
-                    model=personality.model if loop.models is None else None,
-                )
-                if hooks.has(hook_names.BEFORE_LLM_CALL):
-                    await self._fire(
-                        hook_names.BEFORE_LLM_CALL, {"session_key": key, "request": request}
-                    )
-
-                # Stream the model. This is the hottest loop in the runtime, so it is inline
-                # (no nested generator) and keeps the sequence number in a local, written
-                # back before every yield.
-                calls: list[ToolCall] = []
-                finish = "stop"
-                call_usage = EMPTY_USAGE
-                answered_by: RouteChunk | None = None
-                partial = self.partial
-                watchdog = StreamWatchdog(timeout)
-                chunks = model.stream(request).__aiter__()
-                next_chunk = chunks.__anext__
-                seq = self.seq
-                unregister = cancel.on_cancel(watchdog.interrupt)
-                try:
-                    async with asyncio.timeout(None) as deadline:
-                        watchdog.start(deadline)
-                        while not cancel.cancelled:
-                            watchdog.waiting_since = clock()
-                            try:
-                                chunk = await next_chunk()
-                            except StopAsyncIteration:
-                                break
-                            watchdog.waiting_since = None
-                            kind = chunk.kind
-                            if not started:
-                                started = True
-                                route = chunk if kind == "route" else None
-                                yield self._run_start(personality, route)  # type: ignore[arg-type]
-                                for event in self._context_flush():
-                                    yield event
-                                seq = self.seq
-                            if kind == "route":
-                                answered_by = chunk  # type: ignore[assignment]
-                            if kind == "text":
-                                text = chunk.text  # type: ignore[union-attr]
-                                partial.append(text)
-                                self.seq = seq = seq + 1
-                                yield TextDelta(key, turn_id, seq, text)
-                            elif kind == "tool_call_end":
-                                calls.append(chunk.call)  # type: ignore[union-attr]
-                            elif kind == "thinking":
-                                self.seq = seq = seq + 1
-                                yield ThinkingDelta(
-                                    session_key=key,
-                                    turn_id=turn_id,
-                                    seq=seq,
-                                    text=chunk.text,  # type: ignore[union-attr]
-                                )
-                            elif kind == "usage":
-                                usage: Usage = chunk.usage  # type: ignore[union-attr]
-                                call_usage = call_usage + usage
-                                self.usage = self.usage + usage
-                                self.seq = seq = seq + 1
-                                yield UsageEvent(
-                                    session_key=key, turn_id=turn_id, seq=seq, usage=usage
-                                )
-                            elif kind == "done":
-                                finish = chunk.finish_reason  # type: ignore[union-attr]
-                            elif kind == "warning":
-                                log.warning("model warning: %s", chunk.message)  # type: ignore[union-attr]
-                except TimeoutError:
-                    if not started:
-                        started = True
-                        yield self._run_start(personality, None)
-                        for event in self._context_flush():
-                            yield event
-                    # A cancel cuts the wait short the same way; that case is handled below.
-                    if not cancel.cancelled:
-                        await self._save_partial()
-                        message = f"the model produced nothing for {timeout:g} s"
-                        yield self._error("timeout", message)
-                        yield self._halt("timeout", message)
-                        yield self._done(final_text, "timeout", iterations)
-                        return
-                except ModelError as exc:
-                    if not partial and await self._overflow_compacted(
-                        exc, prep.system, prep.definitions, messages
-                    ):
-                        continue  # compacted: retry the request once
-                    if not started:
-                        started = True
-                        yield self._run_start(personality, None)
-                        for event in self._context_flush():
-                            yield event
-                    await self._save_partial()
-                    yield self._error(exc.kind, str(exc))
-                    yield self._done(final_text, "error", iterations)
-                    return
-                finally:
-                    unregister()
-                    watchdog.stop()
-                    aclose = getattr(chunks, "aclose", None)
-                    if aclose is not None:
-                        await aclose()
-
-                if not started:  # the model sent nothing at all
-                    started = True
-                    yield self._run_start(personality, None)
-                    for event in self._context_flush():
-                        yield event
-                if call_usage is not EMPTY_USAGE:
-                    await self._record_usage(call_usage, answered_by, personality)
-                text = "".join(partial)
-                self.partial = []
-                if cancel.cancelled:
-                    if text:
-                        await self._store(Message("assistant", text, interrupted=True))
-                    yield self._halt("cancelled", cancel.reason or "cancelled")
-                    yield self._done(text, "cancelled", iterations)
-                    return
-                assistant = Message("assistant", text, tool_calls=tuple(calls))
-                await self._store(assistant)
-                messages.append(assistant)
-                if hooks.has(hook_names.AFTER_LLM_CALL):
-                    await self._fire(
-                        hook_names.AFTER_LLM_CALL,
-                        {"session_key": key, "message": assistant, "usage": self.usage},
-                    )
-                final_text = text
-                if not calls:
-                    await self._sync_memory()
-                    if hooks.has(hook_names.AGENT_DONE):
-                        await self._fire(
-                            hook_names.AGENT_DONE,
-                            {
-                                "session_key": key,
-                                "text": text,
-                                "usage": self.usage,
-                                "messages": tuple(self.new_messages),
-                            },
-                        )
-                    yield self._done(text, finish, iterations)
-                    return
-
-                results: list[Message] = []
-                async for event in self._run_tools(calls, prep.tools, prep.ctx, results):
-                    yield event
-                await self._store(*results)
-                messages.extend(results)
-                if self.halt_reason is not None:
-                    yield self._halt("guardrail", self.halt_reason)
-                    yield self._done(final_text, "halted", iterations)
-                    return
-        except (asyncio.CancelledError, GeneratorExit):
-            await self._save_partial()
-            raise
-        finally:
-            loop._seq[key] = self.seq
-
-    async def _record_usage(
-        self, usage: Usage, route: RouteChunk | None, personality: Personality
-    ) -> None:
-        model = self.model
-        provider = route.provider if route else model.name
-        name = route.model if route else (personality.model or model.model)
-        pricing = self.loop.pricing
-        cost = pricing(provider, name, usage) if pricing is not None else None
-        try:
-            await self.loop.sessions.record_usage(
-                self.key, UsageRecord(provider, name, usage, cost, self.turn_id)
-            )
-        except Exception:
-            log.exception("could not record usage for %s", self.key)
-
-    async def _sync_memory(self) -> None:
-        try:
-            await self.loop.memory.sync(self.key, self.new_messages)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("memory sync failed for %s; the turn goes on", self.key)
+    except Exception:
+        log.exception("could not record usage for %s", deps.session_key)
 
 
 def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
@@ -501,11 +215,53 @@ def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
     return replace(message, content=content, tool_calls=calls)
 
 
+# -- the last step of every turn --
+
+
 @dataclass(frozen=True, slots=True)
-class _Prepared:
-    personality: Personality
-    ctx: ToolContext
-    tools: dict[str, Tool]
-    definitions: list[ToolDefinition]
-    system: str
-    messages: list[Message]
+class Finish:
+    """The end of every turn: its error and halt events, if any, then exactly one `done`.
+
+    `answered`: the model gave its final answer; memory is synced and `agent_done` fires.
+    """
+
+    finish_reason: str
+    error: tuple[str, str] | None = None  # (kind, message)
+    halt: tuple[HaltReason, str] | None = None  # (reason, message)
+    answered: bool = False
+    opens_turn: ClassVar[bool] = True
+
+    async def run(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[AgentEvent, None]:
+        loop = deps.loop
+        key = deps.session_key
+        turn_id = deps.turn_id
+        if self.answered:
+            await _sync_memory(deps, state)
+            if loop.hooks.has(hooks.AGENT_DONE):
+                payload = AgentDone(
+                    key, turn_id, state.final_text, state.usage, tuple(state.stored)
+                )
+                await fire_isolated(loop.hooks, hooks.AGENT_DONE, payload)
+        if self.error is not None:
+            kind, message = self.error
+            yield ErrorEvent(key, turn_id, next_seq(state), kind, message)
+        if self.halt is not None:
+            reason, message = self.halt
+            yield Halt(key, turn_id, next_seq(state), reason, message)
+        text = state.final_text
+        if loop.redact is not None:
+            text = loop.redact(text)
+        seq = next_seq(state)
+        # Recorded now: a consumer may stop at `done` without closing the stream.
+        loop.sequences.record(key, seq)
+        state.next = None
+        yield Done(key, turn_id, seq, text, self.finish_reason, state.usage, state.iteration)
+
+
+async def _sync_memory(deps: TurnDeps, state: TurnState) -> None:
+    try:
+        await deps.loop.memory.sync(deps.session_key, state.stored)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.exception("memory sync failed for %s; the turn goes on", deps.session_key)

@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from seam.contracts.hooks import HookRegistry
+from seam.contracts.memory import EditableMemory, MemoryProvider
 from seam.contracts.model import ModelProvider
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
 from seam.core.loop import LoopOptions
-from seam.plugins.hooks.reflection import MemoryWriter, ReflectionHook
+from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.safety.injection import scan
 from seam.wiring.models import LazyModel, ModelFactory
 from seam.wiring.settings import Settings
@@ -75,19 +76,18 @@ def build_compressor(settings: Settings | None) -> HistoryCompressor:
 
 
 def build_reflection(
-    settings: Settings, memory: object, hooks: HookRegistry, main: ModelProvider
+    settings: Settings, memory: MemoryProvider, hooks: HookRegistry, main: ModelProvider
 ) -> ReflectionHook | None:
     """The reflection hook, registered on `hooks`, when `[reflection] enabled` is set and
-    the memory can take entries (the markdown memory)."""
+    the memory can take entries (`EditableMemory`, as the markdown memory is)."""
     section = settings.config.reflection
-    if not section.enabled or not (hasattr(memory, "add") and hasattr(memory, "snapshot")):
+    if not section.enabled or not isinstance(memory, EditableMemory):
         return None
     side = settings.config.side_models
     model: ModelProvider = (
         side_model(settings, "reflection") if side.reflection or side.default else main
     )
-    writer: MemoryWriter = memory  # type: ignore[assignment]
-    hook = ReflectionHook(model, writer, max_entries=section.max_entries)
+    hook = ReflectionHook(model, memory, max_entries=section.max_entries)
     hook.register(hooks)
     return hook
 

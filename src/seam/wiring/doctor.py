@@ -76,6 +76,7 @@ async def diagnose(
         if deep and all(check.ok for check in local):
             checks.append(await _generate_one_token(settings))
     checks.append(await _store(settings))
+    checks.append(_sandbox(settings))
     checks.extend(_personalities(settings))
     names = build_tool_registry().names()
     checks.append(Check("tools", bool(names), f"{len(names)}: {', '.join(sorted(names))}"))
@@ -215,6 +216,28 @@ async def _store(settings: Settings) -> Check:
         return Check("session store", False, f"{path}: {problems[0]}{more}", hint)
     state = "has sessions" if recent else "empty"
     return Check("session store", True, f"{path} opens ({state}, integrity ok)")
+
+
+BWRAP_HINT = (
+    "install bubblewrap (scripts/start does it when run as root; or apt-get install"
+    " bubblewrap), or set [sandbox] backend = 'local' to accept running unisolated"
+)
+
+
+def _sandbox(settings: Settings) -> Check:
+    """Which sandbox backend commands run under, exactly as the runtime will pick it."""
+    from seam.wiring.sandbox import build_sandboxes, describe_backend
+
+    try:
+        provider = build_sandboxes(settings)
+    except ConfigError as exc:
+        return Check("sandbox", False, str(exc), BWRAP_HINT)
+    backend = str(getattr(provider, "name", "custom"))
+    detail = describe_backend(backend)
+    if backend == "local" and settings.config.sandbox.backend != "local":
+        why = "bubblewrap is missing or cannot create namespaces here"
+        return Check("sandbox", False, f"{detail} ({why})", BWRAP_HINT)
+    return Check("sandbox", True, detail)
 
 
 def _personalities(settings: Settings) -> list[Check]:

@@ -9,6 +9,10 @@ approval_timeout = 300                       # seconds to answer; silence is a d
 
 Globs are matched against the normalised command `seam guard check` prints. Answers the
 person gives "always" (or "always deny") are kept in `$SEAM_HOME/approvals.json`.
+
+Seam's own files are protected paths: a command that names `$SEAM_HOME` (approvals,
+config, personalities, memory) or the session store is forbidden on every backend, so
+the agent can never edit its own controls through a shell.
 """
 
 from __future__ import annotations
@@ -53,8 +57,15 @@ def guard_section(settings: Settings) -> GuardSection:
         raise ConfigError(f"{settings.config_path}: {problems}") from None
 
 
+def protected_paths(settings: Settings) -> tuple[str, ...]:
+    """What no command may name: Seam's home first (it stands for `$SEAM_HOME`), then the
+    session store (and SQLite's files beside it) when it lives elsewhere."""
+    store = str(settings.store_path)
+    return (str(settings.home), store, f"{store}-wal", f"{store}-shm", f"{store}-journal")
+
+
 def build_guardrail(settings: Settings) -> CommandClassifier:
-    return _classifier(guard_section(settings))
+    return _classifier(guard_section(settings), protected_paths(settings))
 
 
 def build_gate(
@@ -71,7 +82,7 @@ def build_gate(
     except ApprovalFileError as exc:
         raise ConfigError(str(exc)) from None
     return GuardedCommandGate(
-        _classifier(section),
+        _classifier(section, protected_paths(settings)),
         approvals,
         judge=judge,
         allow_off=allow_off,
@@ -79,6 +90,8 @@ def build_gate(
     )
 
 
-def _classifier(section: GuardSection) -> CommandClassifier:
+def _classifier(section: GuardSection, protected: tuple[str, ...]) -> CommandClassifier:
     # The person's home, so /home/me/.bashrc is recognised as ~/.bashrc.
-    return CommandClassifier(deny=section.deny, allow=section.allow, home=str(Path.home()))
+    return CommandClassifier(
+        deny=section.deny, allow=section.allow, home=str(Path.home()), protected=protected
+    )

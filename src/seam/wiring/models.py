@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from seam.contracts.model import ModelCapabilities, ModelChunk, ModelProvider, ModelRequest
+from seam.contracts.model import (
+    ModelCapabilities,
+    ModelChunk,
+    ModelProvider,
+    ModelRequest,
+    OnRetry,
+)
 from seam.contracts.personality import Personality
 from seam.wiring.settings import (
     DEFAULT_OPENAI_BASE_URL,
@@ -46,10 +52,14 @@ def parse_ref(ref: str, default_kind: ProviderKind) -> tuple[ProviderKind, str]:
 
 
 class ModelFactory:
-    """Builds (and caches) providers for refs, chains and personalities."""
+    """Builds (and caches) providers for refs, chains and personalities.
 
-    def __init__(self, settings: Settings) -> None:
+    `on_retry` hears of every retry the providers it builds make (a surface shows it).
+    """
+
+    def __init__(self, settings: Settings, *, on_retry: OnRetry | None = None) -> None:
         self.settings = settings
+        self.on_retry = on_retry
         self._built: dict[tuple[str, str], ModelProvider] = {}
 
     @property
@@ -138,6 +148,7 @@ class ModelFactory:
             state_path=str(self.settings.home / "pools" / f"{kind}.json"),
             rate_limit_cooldown=pool.rate_limit_cooldown,
             auth_cooldown=pool.auth_cooldown,
+            on_retry=self.on_retry,
         )
 
     def _openai(self, model: str) -> ModelProvider:
@@ -161,7 +172,10 @@ class ModelFactory:
                 model=model,
                 max_context_tokens=section.max_context_tokens,
                 timeout=section.timeout,
+                connect_timeout=section.connect_timeout,
+                idle_timeout=section.idle_timeout,
                 max_retries=section.max_retries if retries < 0 else retries,
+                on_retry=self.on_retry,
             )
 
         return self._pooled("openai", keys, make)
@@ -183,7 +197,10 @@ class ModelFactory:
                 thinking_budget=section.thinking_budget or None,
                 max_context_tokens=section.max_context_tokens,
                 timeout=section.timeout,
+                connect_timeout=section.connect_timeout,
+                idle_timeout=section.idle_timeout,
                 max_retries=section.max_retries if retries < 0 else retries,
+                on_retry=self.on_retry,
             )
 
         return self._pooled("anthropic", keys, make)

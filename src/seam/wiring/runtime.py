@@ -32,7 +32,7 @@ from seam.contracts.execution import (
 from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
-from seam.contracts.model import ModelProvider
+from seam.contracts.model import ModelProvider, OnRetry
 from seam.contracts.personality import PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
@@ -474,6 +474,8 @@ def create_runtime(
     store: ExecutionStore | None = None,
     workflows: WorkflowRegistry | None = None,
     coordinator: Coordinator | None = None,
+    on_retry: OnRetry | None = None,
+    interactive: bool = False,
 ) -> Runtime:
     """The runtime the settings describe, with the collaborators handed in instead of
     theirs; `settings` are loaded (`load_settings()`) only when something is missing.
@@ -481,6 +483,12 @@ def create_runtime(
     Without settings to read this needs every one of `model`, `personalities`, `store`,
     `storage`, `memory`, `sandboxes`, `gate`, `pricing`, `options` and `working_dir`; a
     test that wants none of them read wants `assemble_runtime`.
+
+    `on_retry` hears of each retry the configured model makes. `interactive` (a person
+    waits on each turn: `seam run`, `seam chat`) settles a turn that failed transiently
+    as failed: the model's own retries, shown through `on_retry`, are all the retrying
+    there is, instead of minutes of silent re-runs with back-off (a crashed turn is
+    still resumed).
     """
     store = _one_store(store, sessions)
     wanted = (model, personalities, store, storage, memory, sandboxes, gate, pricing, options)
@@ -519,7 +527,7 @@ def create_runtime(
         if model is None:
             from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 
-            factory = ModelFactory(settings)
+            factory = ModelFactory(settings, on_retry=on_retry)
             model = LazyModel(factory)
             models = PersonalityModels(factory, model)
         if gate is None:
@@ -532,7 +540,7 @@ def create_runtime(
             from seam.wiring.pricing import price_table
 
             pricing = price_table(settings.config.prices, where=str(settings.config_path))
-        from seam.wiring.guard import APPROVALS_FILE, guard_section
+        from seam.wiring.guard import guard_section
 
         agent = settings.config.agent
         options = options or context_options(
@@ -544,21 +552,11 @@ def create_runtime(
                 approval_timeout=guard_section(settings).approval_timeout,
             ),
         )
-        # The agent must not edit its own transcript database behind the store's back, nor
-        # grant itself approvals or switch its own approval mode off.
-        db_file = str(settings.store_path)
-        home = settings.home
-        fs_deny += [
-            db_file,
-            f"{db_file}-wal",
-            f"{db_file}-shm",
-            str(home / APPROVALS_FILE),
-            # Memory is written through the memory tool, whose checks a file write would skip.
-            str(home / "memory"),
-            str(home / "config.toml"),
-            str(home / "pools"),
-            str(settings.personalities_dir / "*" / "config.toml"),
-        ]
+        # The agent must not edit its own controls (approvals, config, personalities, the
+        # store) nor the person's secrets and start-up files: one list, see wiring/reach.py.
+        from seam.wiring.reach import fs_deny as reach_deny
+
+        fs_deny += reach_deny(settings)
     assert model is not None  # settings were loaded whenever it was missing
     from seam.wiring.owners import dead_owners, owner_id
 
@@ -568,7 +566,7 @@ def create_runtime(
     if settings is not None:
         reflection = build_reflection(settings, memory, hooks, model)
     section = settings.config.store if settings is not None else None
-    return assemble_runtime(
+    runtime = assemble_runtime(
         model=model,
         tools=tools,
         hooks=hooks,
@@ -596,6 +594,9 @@ def create_runtime(
         max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
         settings=settings,
     )
+    if coordinator is None:
+        runtime.coordinator.rerun_transient = not interactive
+    return runtime
 
 
 def _one_store(

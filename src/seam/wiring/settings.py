@@ -42,7 +42,12 @@ class ModelSection(_Section):
     api_key_env: str = "OPENAI_API_KEY"
     api_keys_env: str = "OPENAI_API_KEYS"
     max_context_tokens: int = Field(128_000, gt=0)
-    timeout: float = Field(60.0, gt=0)
+    # Seconds. `timeout`: the deadline of one model request, retries included;
+    # `connect_timeout`: reaching the server; `idle_timeout`: the longest wait for the
+    # next streamed event (a trickling or keep-alive-only server counts as silent).
+    timeout: float = Field(600.0, gt=0)
+    connect_timeout: float = Field(5.0, gt=0)
+    idle_timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
     # Provider refs ("anthropic:claude-haiku-4-5", "openai:gpt-4o-mini", "local") tried in
     # order when the primary fails.
@@ -57,7 +62,10 @@ class AnthropicSection(_Section):
     max_tokens: int = Field(8192, gt=0)
     thinking_budget: int = Field(0, ge=0)  # 0: extended thinking off
     max_context_tokens: int = Field(200_000, gt=0)
-    timeout: float = Field(60.0, gt=0)
+    # As in [model].
+    timeout: float = Field(600.0, gt=0)
+    connect_timeout: float = Field(5.0, gt=0)
+    idle_timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0)
 
 
@@ -89,6 +97,9 @@ class AgentSection(_Section):
     max_iterations: int = Field(25, gt=0)
     result_budget_chars: int = Field(80_000, gt=0)
     streaming_timeout: float = Field(120.0, gt=0)
+    # Seconds one turn (every model call and tool run in it) may take before it is
+    # stopped; `seam run --timeout` / `seam chat --timeout` override it. 0: no limit.
+    turn_timeout: float = Field(1800.0, ge=0)
 
 
 class ContextSection(_Section):

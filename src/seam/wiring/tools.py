@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from seam.contracts.sessions import SessionStore
-from seam.contracts.tools import Tool
+from seam.contracts.tools import ArgumentValidator, Tool
 from seam.core.tool_registry import DefaultToolRegistry
+from seam.plugins.tools.arguments import JsonSchemaValidator
 from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.files import register_file_tools
 from seam.plugins.tools.memory import register_memory_tool
@@ -20,13 +21,15 @@ def build_tool_registry(
     *,
     sessions: SessionStore | None = None,
     workflows: bool = False,
+    validator: ArgumentValidator | None = None,
 ) -> DefaultToolRegistry:
     """Built-ins, then static tools (wrapped as context-free factories).
 
     `sessions` is what `session_search` searches (without it the tool says it is not
     configured, so listings still show every built-in). `workflows`: some workflow is
-    registered, so the `workflow` tool is offered."""
-    registry = DefaultToolRegistry()
+    registered, so the `workflow` tool is offered. Every tool's arguments are checked
+    against its JSON Schema before it runs (`validator`, default `JsonSchemaValidator`)."""
+    registry = DefaultToolRegistry(validator=validator or JsonSchemaValidator())
     register_file_tools(registry)
     register_shell_tools(registry)
     register_extra_tools(registry)

@@ -23,12 +23,16 @@ OBFUSCATIONS = [
     "echo cm0gLXJmIC8= | base64 -d | sh",
     "esc:\x1b[31mrm\x1b[0m -rf /",
     "ls; rm -rf /; echo done",
+    # The three disguises of issue #11, each once classed safe.
+    "cp /bin/rm ./r && ./r -rf ~",
+    'sh -c "$(echo rm -rf /)"',
+    'perl -e "system q(rm -rf /)"',
 ]
 
 
 @pytest.fixture(scope="module")
 def guard() -> CommandClassifier:
-    return CommandClassifier(home="/home/me")
+    return CommandClassifier(home="/home/me", protected=["/home/me/.seam"])
 
 
 def test_the_corpora_are_big_enough() -> None:
@@ -70,4 +74,12 @@ def test_classifying_is_fast(guard: CommandClassifier) -> None:
     for command in commands:
         guard.classify(command)
     per_command = (time.perf_counter() - start) / len(commands)
-    assert per_command < 0.002  # typically ~0.05 ms; generous for slow CI machines
+    assert per_command < 0.005  # typically ~0.2 ms; generous for slow CI machines
+
+
+def test_everyday_read_only_commands_are_proven_read_only(guard: CommandClassifier) -> None:
+    """The local backend runs only these unasked: the common reads must be among them."""
+    read_only = {c for c in EVERYDAY if guard.classify(c).read_only}
+    for command in ("ls -la", "cat README.md | head", "pwd"):
+        assert command in read_only
+    assert len(read_only) >= 0.25 * len(EVERYDAY)

@@ -232,3 +232,85 @@ async def test_a_corrupt_approvals_file_refuses_with_its_name(tmp_path: Path) ->
     (tmp_path / "approvals.json").write_text("{oops")
     decision = await check(gate, "ls", ScriptedApprover())
     assert not decision.allowed and str(tmp_path / "approvals.json") in decision.reason
+
+
+# --- no isolation (the local backend) ---------------------------------------------------
+
+
+async def unisolated(
+    gate: GuardedCommandGate, command: str, approver: ScriptedApprover | None, mode: str
+) -> GateDecision:
+    return await gate.check(
+        command,
+        session_key="s1",
+        tool="terminal",
+        call_id="c1",
+        approver=approver,
+        mode=mode,  # type: ignore[arg-type]
+        isolated=False,
+    )
+
+
+async def test_without_isolation_only_read_only_commands_run_unasked(tmp_path: Path) -> None:
+    gate = make_gate(tmp_path, allow_off=True, judge=judge_saying("approve"))
+    for mode in ("manual", "smart", "off"):
+        read = await unisolated(gate, "pwd && ls -la | grep x", None, mode)
+        assert read.allowed and read.classification.read_only, mode
+        # Harmless, but it writes: safe inside a sandbox, a person's call without one.
+        assert (await check(gate, "touch notes.txt", None, mode=mode)).allowed
+        refused = await unisolated(gate, "touch notes.txt", None, mode)
+        assert not refused.allowed, mode
+        assert refused.classification.rule == "policy:not-isolated"
+        assert "nobody could be asked" in refused.reason
+
+
+async def test_without_isolation_off_and_the_judge_still_ask_the_person(tmp_path: Path) -> None:
+    calls: list[str] = []
+    gate = make_gate(tmp_path, allow_off=True, judge=judge_saying("approve", calls))
+    approver = ScriptedApprover(["deny", "deny", "once"])
+    off = await unisolated(gate, RISKY, approver, "off")
+    smart = await unisolated(gate, RISKY, approver, "smart")
+    assert not off.allowed and not smart.allowed
+    assert len(calls) == 1  # the judge was consulted, but may only refuse
+    once = await unisolated(gate, "touch notes.txt", approver, "manual")
+    assert once.allowed and once.decision == "once"
+    assert [a["command"] for a in approver.asked] == [RISKY, RISKY, "touch notes.txt"]
+    denying = make_gate(tmp_path, judge=judge_saying("deny"))
+    assert not (await unisolated(denying, RISKY, ScriptedApprover(), "smart")).allowed
+
+
+async def test_a_remembered_approval_counts_without_isolation(tmp_path: Path) -> None:
+    gate = make_gate(tmp_path)
+    approver = ScriptedApprover(["session"])
+    assert (await unisolated(gate, "make test", approver, "manual")).allowed
+    again = await unisolated(gate, "make test", None, "manual")
+    assert again.allowed and "earlier in this session" in again.reason
+
+
+async def test_protected_paths_are_forbidden_on_both_backends(tmp_path: Path) -> None:
+    home = tmp_path / "seam"
+    guard = CommandClassifier(protected=[str(home)])
+    gate = GuardedCommandGate(guard, ApprovalCache(tmp_path / "approvals.json"), allow_off=True)
+    command = f"echo '{{}}' > {home}/approvals.json"
+    for isolated in (True, False):
+        decision = await gate.check(
+            command,
+            session_key="s1",
+            tool="terminal",
+            call_id="c1",
+            approver=ScriptedApprover(["always"]),
+            mode="off",
+            isolated=isolated,
+        )
+        assert not decision.allowed and decision.classification.rule == "floor:seam-home"
+    # A relative path is judged from the working directory the tool gives.
+    relative = await gate.check(
+        "cat approvals.json",
+        session_key="s1",
+        tool="terminal",
+        call_id="c1",
+        approver=None,
+        mode="off",
+        working_dir=str(home),
+    )
+    assert relative.classification.rule == "floor:seam-home"

@@ -176,11 +176,17 @@ def test_unbalanced_quoting_is_never_safe() -> None:
     assert permissive.classify("rm -rf / 'x").verdict == "forbidden"
 
 
-def test_nesting_past_the_limit_needs_approval(guard: CommandClassifier) -> None:
+def test_nesting_past_the_limit_needs_approval() -> None:
     command = "ls"
     for _ in range(MAX_DEPTH + 2):
         command = f"sh -c {shlex.quote(command)}"
-    assert guard.classify(command).rule == "parse:too-deep"
+    # With time to spare the depth limit decides; with the default budget, the budget may.
+    assert CommandClassifier(cpu_budget=10.0).classify(command).rule == "parse:too-deep"
+    found = CommandClassifier().classify(command)
+    assert (found.verdict, found.rule in ("parse:too-deep", "budget:exceeded")) == (
+        "needs_approval",
+        True,
+    )
 
 
 def test_a_huge_command_is_not_read() -> None:
@@ -223,3 +229,42 @@ def test_the_parser_keeps_here_documents_and_redirections() -> None:
     assert first.redirects[2].body == "line $(x)"
     assert second.words == ("echo", "done")
     assert script.substitutions == ()  # a quoted delimiter: the body is not expanded
+
+
+def test_loops_and_conditionals_are_shown_as_written(guard: CommandClassifier) -> None:
+    """What a person approves (and what is remembered) is the whole command: a flat list
+    of its simple commands would let `for f in /; do rm -r "$f"; done` reuse an approval
+    given for another loop."""
+    for command in (
+        'for f in $(cat list); do rm -r "$f"; done',
+        "if [ -d x ]; then rm -r x; fi",
+        "while true; do rm -r x; done",
+        "f() { rm -r x; }; f",
+    ):
+        found = guard.classify(command)
+        assert (found.verdict, found.normalized) == ("needs_approval", command)
+
+
+def test_a_redirection_after_a_list_belongs_to_its_last_command() -> None:
+    # The grammar reads `a && b 2>&1 | c` as `(a && b) 2>&1 | c`; bash as `a && (b 2>&1 | c)`.
+    script = parse("cd build && make 2>&1 | tee log")
+    first, second = script.pipelines
+    assert [s.words for s in first.stages] == [("cd", "build")]
+    assert [s.words for s in second.stages] == [("make",), ("tee", "log")]
+    assert [(r.op, r.target) for r in second.stages[0].redirects] == [(">&", "1")]
+
+
+@pytest.mark.parametrize(
+    ("command", "hidden"),
+    [
+        ("((i++))", "((i += $(rm -rf ~)))"),
+        (
+            "for ((i = 0; i < 3; i++)); do echo $i; done",
+            "for ((i = 0; i < $(rm -rf ~); i++)); do echo $i; done",
+        ),
+        ("x=$((1 + 2)); echo $x", "x=$((1 + $(rm -rf ~))); echo $x"),
+    ],
+)
+def test_arithmetic_is_not_a_command(guard: CommandClassifier, command: str, hidden: str) -> None:
+    assert guard.classify(command).verdict == "safe"
+    assert guard.classify(hidden).verdict == "forbidden"

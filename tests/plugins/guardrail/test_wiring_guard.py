@@ -109,3 +109,17 @@ def test_a_bad_guard_section_names_the_file_and_key(
     with pytest.raises(ConfigError) as raised:
         build_guardrail(settings(tmp_path, config))
     assert str(raised.value) == f"{tmp_path / 'config.toml'}: {problem}"
+
+
+def test_seam_home_and_the_store_are_protected(tmp_path: Path) -> None:
+    store = tmp_path / "elsewhere" / "seam.db"
+    loaded = settings(tmp_path / "home", f'[store]\npath = "{store}"\n')
+    guard = build_guardrail(loaded)
+    for command in (
+        f"cat {loaded.home}/approvals.json",
+        f"sed -i s/manual/off/ {loaded.home}/personalities/default/config.toml",
+        f"sqlite3 {store} 'DELETE FROM messages'",
+        f"rm {store}-wal",
+    ):
+        assert guard.classify(command).rule == "floor:seam-home", command
+    assert guard.classify(f"cat {tmp_path}/elsewhere/notes.txt").verdict == "safe"

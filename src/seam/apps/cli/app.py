@@ -37,6 +37,19 @@ ModelOption = Annotated[
     str | None, typer.Option("--model", help="Model name; overrides SEAM_MODEL.")
 ]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
+YesOption = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Start even in the home directory itself (or /)."),
+]
+TurnTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0,
+        metavar="SECONDS",
+        help="Stop a turn that takes longer (default: [agent] turn_timeout; 0: no limit).",
+    ),
+]
 
 
 def _show_version(value: bool) -> None:
@@ -73,13 +86,23 @@ def run(
     json_: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line instead.")
     ] = False,
+    yes: YesOption = False,
+    timeout: TurnTimeoutOption = None,
 ) -> None:
     """Run one turn and print the answer (exit codes below)."""
     from seam.apps.cli.oneshot import run_once
     from seam.apps.cli.runner import execute
 
     execute(
-        run_once(prompt, session=session, personality=personality, model=model, as_json=json_),
+        run_once(
+            prompt,
+            session=session,
+            personality=personality,
+            model=model,
+            as_json=json_,
+            time_limit=timeout,
+            yes=yes,
+        ),
         json_exit=json_,
     )
 
@@ -89,12 +112,14 @@ def chat(
     session: SessionOption = None,
     personality: PersonalityOption = None,
     model: ModelOption = None,
+    yes: YesOption = False,
+    timeout: TurnTimeoutOption = None,
 ) -> None:
     """Chat interactively (type /help inside for commands)."""
     from seam.apps.cli.chat import run_chat
     from seam.apps.cli.runner import execute
 
-    execute(run_chat(session, personality, model))
+    execute(run_chat(session, personality, model, timeout, yes=yes))
 
 
 @app.command()

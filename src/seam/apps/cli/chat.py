@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from seam import __version__
 from seam.apps.cli.exits import USAGE, judge
 from seam.apps.cli.render import Style, TurnView, first_line
+from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
     CliError,
@@ -27,10 +28,13 @@ from seam.apps.cli.runner import (
     require_utf8,
     run_turn,
     session_key,
+    turn_time_limit,
 )
 from seam.apps.cli.sessions import session_table
-from seam.contracts.events import ContextCompacted, Notice, ToolApprovalRequired
+from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
+from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
+from seam.contracts.model import RetryNotice
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
@@ -58,16 +62,36 @@ COMMANDS = (
 )
 
 
-async def run_chat(session: str | None, personality: str | None, model: str | None) -> int:
+async def run_chat(
+    session: str | None,
+    personality: str | None,
+    model: str | None,
+    time_limit: float | None = None,
+    *,
+    yes: bool = False,
+) -> int:
     _check_stdin()
     if session is not None:
         require_utf8(session, "the session name")
-    async with open_runtime(model) as runtime:
+    confirm_working_dir(yes)
+    chat: Chat | None = None
+
+    def on_retry(notice: RetryNotice) -> None:
+        # Retries happen inside turns, each of which takes its spinner down at its end.
+        if chat is not None:
+            chat.retries(notice)
+
+    async with open_runtime(model, on_retry=on_retry, interactive=True) as runtime:
         if session is not None:
             session_key(runtime, session)
         if personality:
             check_personality(runtime, personality)
-        chat = Chat(runtime, session or fresh_session_name("chat"), personality)
+        chat = Chat(
+            runtime,
+            session or fresh_session_name("chat"),
+            personality,
+            time_limit=turn_time_limit(runtime, time_limit),
+        )
         await chat.run()
     return 0
 
@@ -98,10 +122,22 @@ def _check_stdin() -> None:
 
 
 class Chat:
-    def __init__(self, runtime: Runtime, session: str, personality: str | None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        session: str,
+        personality: str | None,
+        *,
+        time_limit: float | None = None,
+    ) -> None:
         from rich.console import Console
 
         self.runtime = runtime
+        # Seconds each turn may take (None: no limit).
+        self.time_limit = time_limit
+        # The model's retries, shown inline in the turn they delay.
+        self.retries = RetryView(sys.stdout, self._retry_line)
+        self._view: TurnView | None = None
         self.session = session
         # None: the session's own personality (or the default for a new session).
         self.personality = personality
@@ -189,21 +225,38 @@ class Chat:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
+    def _retry_line(self, line: str) -> None:
+        if self._view is not None:
+            self._view.warn(line)
+        else:
+            self._say(self.style.yellow(line))
+
     async def _turn(self, text: str) -> None:
-        view = TurnView(sys.stdout, self.style)
         try:
             await check_toolset(self.runtime, self.session, self.personality)
         except CliError as exc:
             self._say(self.style.red(f"error: {exc.message}"))
             return
-        result = await run_turn(
-            self.runtime,
-            self.session,
-            text,
-            personality=self.personality,
-            on_event=view,
-            approve=self._approve,
-        )
+        view = self._view = TurnView(sys.stdout, self.style)
+        stop_retries = self.retries.stop
+
+        def on_event(event: AgentEvent) -> None:
+            stop_retries()
+            view(event)
+
+        try:
+            result = await run_turn(
+                self.runtime,
+                self.session,
+                text,
+                personality=self.personality,
+                on_event=on_event,
+                approve=self._approve,
+                time_limit=self.time_limit,
+            )
+        finally:
+            self.retries.stop()
+            self._view = None
         error = result.error
         report = judge(
             result.submission,
@@ -211,9 +264,12 @@ class Chat:
             error_message=error.message if error else None,
             halt_message=result.halt.message if result.halt else None,
             waited=result.waited,
+            timed_out=result.timed_out,
         )
         shown = result.done is not None and result.done.finish_reason == "cancelled"
-        if report.outcome == "cancelled" and not shown:
+        if report.outcome == "timed_out":
+            view.warn(f"error: {report.message}")
+        elif report.outcome == "cancelled" and not shown:
             view.note("(cancelled)")
         elif report.outcome == "approval_unavailable":  # halts and errors the view showed
             view.note(f"({report.message})")
@@ -235,6 +291,8 @@ class Chat:
         )
         if settings is not None and settings.provider == "local":
             print_(escape(LOCAL_MODEL_NOTE.format(config=settings.config_path)), style="yellow")
+        backend, isolated = sandbox_banner(runtime)
+        print_(f"sandbox {escape(backend)}", style=None if isolated else "bold yellow")
         info = await runtime.sessions.get(session_key(runtime, self.session))
         state = "new" if info is None else f"resumed, {info.message_count} messages"
         print_(f"session {escape(self.session)} ({state})")

@@ -21,6 +21,8 @@ USAGE = 2
 PROVIDER = 3
 HALTED = 4
 APPROVAL = 5
+# As `timeout(1)` exits when the command it runs takes too long.
+TIMED_OUT = 124
 INTERRUPTED = 130
 
 # (code, outcome name in the `exit` JSON line, what it means)
@@ -31,12 +33,15 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (PROVIDER, "provider_error", "the model provider failed (auth, quota, unreachable, timeout)"),
     (HALTED, "halted", "the turn was halted (circuit breaker, max iterations)"),
     (APPROVAL, "approval_unavailable", "a command needed approval and no one could answer"),
+    (TIMED_OUT, "timed_out", "the turn ran past its deadline (--timeout, [agent] turn_timeout)"),
     (INTERRUPTED, "cancelled", "cancelled (Ctrl-C, or the submission was aborted)"),
 )
 OUTCOMES = {code: name for code, name, _ in EXIT_CODES}
 
-# Error kinds that mean the model provider failed (contracts/model.py ErrorKind, plus
-# the loop's own stream timeout).
+# Error kinds that mean the model provider failed: contracts/model.py ErrorKind (what
+# services/llm raises: a refused connect, a connect, idle or whole-request timeout and a
+# stalled stream are `retryable`, a 200 that is no event stream is `fatal`), plus the
+# loop's own stream timeout.
 PROVIDER_KINDS = frozenset(
     {"retryable", "rate_limited", "auth", "billing", "context_overflow", "refused", "fatal"}
     | {"timeout", "network", "unreachable"}
@@ -82,6 +87,14 @@ def waited_line(waited: ToolApprovalRequired) -> str:
     )
 
 
+def timed_out_line(seconds: float) -> str:
+    """The turn's own deadline ran out (not a model request's: that is a provider error)."""
+    return (
+        f"timed out: the turn took longer than {seconds:g} s and was stopped"
+        " (--timeout or [agent] turn_timeout sets the limit; 0 means none)"
+    )
+
+
 def _toml(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'
@@ -95,14 +108,18 @@ def judge(
     halt_message: str | None,
     waited: ToolApprovalRequired | None,
     hint: str = "",
+    timed_out: float | None = None,
 ) -> TurnReport:
-    """The report for a turn that ended as `sub` (None: it was abandoned unsettled).
+    """The report for a turn that ended as `sub` (None: it was abandoned unsettled);
+    `timed_out`: the turn's deadline (seconds) ran out and stopped it.
 
-    Order: cancelled, failed (provider or other), an approval nobody could give (a model
-    that keeps retrying the refused command is then often halted: the approval is the
-    cause worth naming), halted, completed.
+    Order: stopped by its deadline, cancelled, failed (provider or other), an approval
+    nobody could give (a model that keeps retrying the refused command is then often
+    halted: the approval is the cause worth naming), halted, completed.
     """
     if sub is None or sub.outcome == "aborted":
+        if timed_out is not None:
+            return TurnReport(TIMED_OUT, timed_out_line(timed_out))
         return TurnReport(INTERRUPTED, "cancelled")
     if sub.outcome == "failed":
         message = error_message or sub.error or "the turn failed"
@@ -134,9 +151,11 @@ __all__ = [
     "HALTED",
     "INTERRUPTED",
     "PROVIDER",
+    "TIMED_OUT",
     "USAGE",
     "TurnReport",
     "exit_codes_help",
     "judge",
+    "timed_out_line",
     "waited_line",
 ]

@@ -15,18 +15,22 @@ EXIT_CODES = {"safe": 0, "needs_approval": 1, "forbidden": 3}
 
 
 def guard_check(command: str) -> int:
-    """Print the verdict, the rule, its reason and the command as the guard read it."""
+    """Print the verdict, the rule, its reason, whether it only reads, and the command as
+    the guard read it."""
     from seam.apps.cli.render import Style
     from seam.wiring.guard import build_guardrail
     from seam.wiring.settings import load_settings
 
-    found = build_guardrail(load_settings()).classify(command)
+    settings = load_settings()
+    found = build_guardrail(settings).classify(command, cwd=str(settings.working_dir))
     style = Style.for_stream(sys.stdout)
     paint = {"safe": style.green, "needs_approval": style.bold, "forbidden": style.red}
     sys.stdout.write(
         f"verdict: {paint[found.verdict](found.verdict)}\n"
         f"rule: {found.rule}\n"
         f"reason: {found.reason}\n"
+        # Without a sandbox (the local backend) only read-only commands run unasked.
+        f"read-only: {'yes' if found.read_only else 'no'}\n"
         f"command: {found.normalized}\n"
     )
     return EXIT_CODES[found.verdict]

@@ -15,6 +15,7 @@ import threading
 from seam.apps.cli.exits import USAGE, TurnReport, judge
 from seam.apps.cli.faults import stored_failure
 from seam.apps.cli.render import Style, TurnView
+from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
     CliError,
@@ -28,7 +29,9 @@ from seam.apps.cli.runner import (
     run_turn,
     say_error,
     session_key,
+    turn_time_limit,
 )
+from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import AgentEvent, ToolApprovalRequired, event_to_dict
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 
@@ -113,11 +116,18 @@ async def run_once(
     personality: str | None,
     model: str | None,
     as_json: bool,
+    time_limit: float | None = None,
+    yes: bool = False,
 ) -> int:
+    confirm_working_dir(yes)
     text = read_prompt(prompt)
     if session is not None:
         require_utf8(session, "the session name")
-    async with open_runtime(model) as runtime:
+    # Retries go to stderr as they happen (stdout is for the answer or the JSON events).
+    async with (
+        RetryView(sys.stderr) as retries,
+        open_runtime(model, on_retry=retries, interactive=True) as runtime,
+    ):
         name = session if session is not None else fresh_session_name("run")
         session_key(runtime, name)
         if personality:
@@ -131,13 +141,20 @@ async def run_once(
             show = None
 
         def on_event(event: AgentEvent) -> None:
+            retries.stop()
             if show is not None:
                 show(event)
 
         # Approvals are read from stdin (a terminal or a pipe) unless stdin held the prompt.
         approve = None if prompt == "-" else _ask_on_stdin
         result = await run_turn(
-            runtime, name, text, personality=personality, on_event=on_event, approve=approve
+            runtime,
+            name,
+            text,
+            personality=personality,
+            on_event=on_event,
+            approve=approve,
+            time_limit=turn_time_limit(runtime, time_limit),
         )
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"
@@ -151,6 +168,7 @@ async def run_once(
         halt_message=result.halt.message if result.halt else None,
         waited=result.waited,
         hint=hint,
+        timed_out=result.timed_out,
     )
     sub = result.submission
     environment = stored_failure(sub.error if sub is not None else None)

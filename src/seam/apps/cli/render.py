@@ -146,6 +146,10 @@ class TurnView:
         """A line of the surface's own (e.g. "(cancelled)"), on a line of its own."""
         self._line(self._style.dim(line))
 
+    def warn(self, line: str) -> None:
+        """A warning of the surface's own (e.g. a retry), on a line of its own."""
+        self._line(self._style.yellow(line))
+
     def _write_text(self, text: str, *, thinking: bool = False) -> None:
         if not text:
             return

@@ -2,7 +2,8 @@
 
 A failure anywhere ends the same way: one `seam: <reason>` line on stderr and an exit
 code a script can rely on (`exits.py` has the table: 1 it did not work, 2 bad usage or
-config, 3 the provider failed, 4 halted, 5 an approval nobody could give, 130 Ctrl-C).
+config, 3 the provider failed, 4 halted, 5 an approval nobody could give, 124 the turn's
+deadline ran out, 130 Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from seam.apps.cli.exits import FAILURE, INTERRUPTED, USAGE
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, Halt, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
+from seam.contracts.model import OnRetry
 from seam.contracts.tools import CancelToken
 
 if TYPE_CHECKING:
@@ -106,18 +108,35 @@ def _json_line(payload: dict[str, Any]) -> None:
 
 
 @contextlib.asynccontextmanager
-async def open_runtime(model: str | None = None) -> AsyncIterator[Runtime]:
+async def open_runtime(
+    model: str | None = None, *, on_retry: OnRetry | None = None, interactive: bool = False
+) -> AsyncIterator[Runtime]:
     """The runtime the environment describes, as `async with open_runtime() as runtime:`
     (which opens the store and closes everything); raises `ConfigError` for bad settings.
-    On the way in, submissions a full disk kept from settling are settled failed."""
+    On the way in, submissions a full disk kept from settling are settled failed.
+
+    `interactive`: a person waits on each turn (see `create_runtime`); `on_retry` shows
+    them the model's retries."""
     from seam.apps.cli.unsettled import reserve, settle_remembered
     from seam.wiring import create_runtime
     from seam.wiring.settings import load_settings
 
-    async with create_runtime(settings=load_settings(model=model)) as runtime:
+    settings = load_settings(model=model)
+    async with create_runtime(
+        settings=settings, on_retry=on_retry, interactive=interactive
+    ) as runtime:
         reserve(runtime)
         await settle_remembered(runtime)
         yield runtime
+
+
+def turn_time_limit(runtime: Runtime, flag: float | None) -> float | None:
+    """Seconds a turn may take: `--timeout`, else `[agent] turn_timeout`; None: no limit."""
+    seconds = flag
+    if seconds is None:
+        settings = runtime.settings
+        seconds = settings.config.agent.turn_timeout if settings is not None else 0.0
+    return seconds or None
 
 
 def fresh_session_name(prefix: str) -> str:
@@ -247,6 +266,8 @@ class TurnResult:
     # The first approval request nobody could answer (no terminal, end of input).
     waited: ToolApprovalRequired | None = None
     interrupted: bool = False
+    # The turn's deadline (seconds) when it ran out and stopped the turn.
+    timed_out: float | None = None
 
 
 async def run_turn(
@@ -257,6 +278,7 @@ async def run_turn(
     personality: str | None,
     on_event: Callable[[AgentEvent], None],
     approve: Approve | None = None,
+    time_limit: float | None = None,
 ) -> TurnResult:
     """Run one turn as a durable submission, handing each event to `on_event`.
 
@@ -266,6 +288,7 @@ async def run_turn(
     waiting out a retry back-off, settles aborted at once) and settles aborted with its
     partial text kept, so nothing runs it later. A turn that does not stop within
     `CANCEL_GRACE` (or gets a second Ctrl-C) is abandoned, and still settles aborted.
+    After `time_limit` seconds the turn is stopped the same way and `timed_out` is set.
     `approve` answers approval requests; without one (or when it says `unavailable`) the
     model is told no one was available to approve.
     """
@@ -321,11 +344,26 @@ async def run_turn(
             cancel=cancel,
         )
     )
+    loop = asyncio.get_running_loop()
+
+    def expire() -> None:
+        # The deadline stops the turn as Ctrl-C does (a Ctrl-C already stopping it wins).
+        if cancel.cancelled or task.done():
+            return
+        result.timed_out = time_limit
+        cancel.cancel(f"timed out after {time_limit:g} s")
+        stop_asking()
+        aborting.append(asyncio.ensure_future(abort()))
+        loop.call_later(CANCEL_GRACE, lambda: task.done() or task.cancel())
+
+    deadline = loop.call_later(time_limit, expire) if time_limit else None
     try:
         with _ctrl_c_cancels(cancel, task, on_stop):
             await asyncio.wait((task,))
             await asyncio.gather(*aborting, return_exceptions=True)
     finally:
+        if deadline is not None:
+            deadline.cancel()
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)

@@ -1,24 +1,36 @@
 """`CommandClassifier`: is a shell command safe, in need of approval, or forbidden?
 
-The command is read as the shell would read it (see `shell.py`), and every simple command
-in it is checked: each stage of each pipeline, each `$(...)`, each command a wrapper runs
-(`sudo`, `sh -c`, `xargs`, ...), each here-document or echoed text fed to a shell. The
-most severe verdict wins and names the rule that decided. Per command the order is: the
-floor, then the user's deny globs, then the user's allow globs, then the dangerous
-patterns. A user allow therefore never lifts the floor, and covers only the command it
-matches, not the other commands chained to it.
+The command is parsed as the shell would read it (tree-sitter's bash grammar, see
+`shell.py`), and every simple command in it is judged: each stage of each pipeline, each
+`$(...)`, backtick and `<(...)`, each command a wrapper runs (`env`, `sh -c`, `eval`,
+`xargs`, `find -exec`, ...), each here-document or echoed text fed to a shell. The most
+severe verdict wins and names the rule that decided. Per command the order is: the floor
+(and the protected paths), then the user's deny globs, then the user's allow globs, then
+the dangerous patterns (which give a specific reason), then the allowlist
+(`allowlist.py`): `safe` means every command was proven harmless, a known program with
+known-harmless arguments; anything else needs approval. A user allow never lifts the
+floor, and covers only the command it matches, not the other commands chained to it.
+
+The work is bounded (`Budget`): a command whose analysis would take more than a few
+milliseconds of CPU or expand variables past a small size needs approval, so an
+adversarial command cannot exhaust the host.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import posixpath
 import re
+import time
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
 from seam.contracts.guardrail import Classification, Verdict
+from seam.plugins.guardrail.allowlist import Doubt, Kind, prove, risky_assignment, widest
 from seam.plugins.guardrail.normalize import (
+    SHELLS,
+    canonical_path,
     program_name,
     reads_program_from_stdin,
     render,
@@ -27,11 +39,20 @@ from seam.plugins.guardrail.normalize import (
     unwrap,
 )
 from seam.plugins.guardrail.rules import DOWNLOADERS, FLOOR, PATTERNS, TEXT_FLOOR, Cmd, Rule
-from seam.plugins.guardrail.shell import Redirect, Simple, decode_c_escapes, parse
+from seam.plugins.guardrail.shell import (
+    OverBudget,
+    Redirect,
+    Simple,
+    decode_c_escapes,
+    parse,
+)
 
 MAX_DEPTH = 8  # wrappers and substitutions nested deeper than this need approval
-MAX_CHARS = 1_000_000  # a longer command is not read at all: it needs approval
+MAX_CHARS = 256_000  # a longer command is not read at all: it needs approval
 MAX_STAGES = 64  # a longer pipeline needs approval (each stage sees the ones before it)
+CPU_BUDGET = 0.010  # seconds of CPU one classification may take
+EXPANSION_BUDGET = 1_000_000  # characters variable expansion may produce in all
+MAX_WORD = 65_536  # characters one expanded word or variable may have
 
 _SEVERITY: dict[Verdict, int] = {"safe": 0, "needs_approval": 1, "forbidden": 2}
 _JOINERS = {"&&": " && ", "||": " || ", "&": " & "}
@@ -48,17 +69,35 @@ _DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
 class CommandClassifier:
     """Implements `Guardrail`. `home` is the person's home directory (so `/home/me/.bashrc`
     is seen as `~/.bashrc`); `deny` and `allow` are the user's globs, matched against
-    each normalised command (shown by `seam guard check`)."""
+    each normalised command (shown by `seam guard check`). `protected`: paths no command
+    may name (Seam's own home and store: its approvals, config and transcripts), forbidden
+    whatever the user's rules say. `cpu_budget`: seconds of CPU one classification may
+    spend before it gives up and asks."""
 
     def __init__(
-        self, *, deny: Iterable[str] = (), allow: Iterable[str] = (), home: str = ""
+        self,
+        *,
+        deny: Iterable[str] = (),
+        allow: Iterable[str] = (),
+        home: str = "",
+        protected: Iterable[str] = (),
+        cpu_budget: float = CPU_BUDGET,
     ) -> None:
         self.deny = tuple(deny)
         self.allow = tuple(allow)
+        self.cpu_budget = cpu_budget
         for glob in (*self.deny, *self.allow):
             if not isinstance(glob, str) or not glob.strip():
                 raise ValueError(f"a guard rule must be a non-empty glob, got {glob!r}")
         self.home = home.rstrip("/")
+        self.protected = tuple(
+            canonical_path(p.rstrip("/") or "/", home=self.home, cwd=None) for p in protected
+        )
+        # Each protected path as it may be spelled in a command: `~/.seam`, `/home/me/.seam`.
+        self.spellings = tuple(
+            {p, self.home + p[1:]} if p.startswith("~") and self.home else {p}
+            for p in self.protected
+        )
         self._floor, self._floor_any = _index(FLOOR)
         self._patterns, self._patterns_any = _index(PATTERNS)
 
@@ -68,14 +107,19 @@ class CommandClassifier:
     def patterns_for(self, program: str) -> tuple[Rule, ...]:
         return self._patterns.get(program, self._patterns_any)
 
-    def classify(self, command: str) -> Classification:
+    def classify(self, command: str, *, cwd: str | None = None) -> Classification:
+        if len(command) > MAX_CHARS:  # before anything else reads it
+            reason = f"too long to check ({len(command)} characters)"
+            return Classification("needs_approval", "parse:too-long", reason, command[:200])
         text = strip_ansi(command)
-        if len(text) > MAX_CHARS:
-            reason = f"too long to check ({len(text)} characters)"
-            return Classification("needs_approval", "parse:too-long", reason, text[:200])
         walk = _Walk(self)
+        if cwd:
+            walk.cwd = canonical_path(cwd, home=self.home, cwd=None)
         try:
             normalized = walk.script(text, depth=0, bulk=False)
+        except OverBudget as exc:
+            reason = f"too costly to check ({exc}); a person should look at it"
+            return Classification("needs_approval", "budget:exceeded", reason, text)
         except RecursionError:
             reason = "quoting or substitutions nested too deeply to check"
             return Classification("needs_approval", "parse:too-deep", reason, text)
@@ -85,8 +129,98 @@ class CommandClassifier:
         for glob in self.deny:
             if fnmatchcase(normalized, glob):
                 walk.note("forbidden", f"user:deny:{glob}", "matches a deny rule in your config")
+        if walk.malformed:  # the flat form is not all that would run: show it as written
+            normalized = text
         verdict, rule, reason = walk.result()
-        return Classification(verdict, rule, reason, normalized)
+        read_only = verdict == "safe" and walk.kind == "read" and not walk.allowed_by
+        return Classification(verdict, rule, reason, normalized, read_only)
+
+
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+PROTECTED_RULE = "floor:seam-home"
+PROTECTED_REASON = "touches Seam's own files (approvals, config, personalities, transcripts)"
+_HOME_VARS = re.compile(r"\$\{?(HOME|SEAM_HOME)\}?(?![\w])")
+_PATH_PIECE = re.compile(r"[^\s'\"=:,;()<>|&]+")
+_GLOB = re.compile(r"[*?\[]")
+# Credentials in a home directory, and a process's environment (where API keys live).
+_SECRET_READ = re.compile(
+    r"(?:^|[\s=:'\"])(?:~|/root|/home/[^/\s]+)/(?:\.ssh(?:/|$|\s)|\.aws/|\.gnupg|\.netrc"
+    r"|\.pgpass|\.git-credentials|\.docker/config\.json|\.kube/config|\.npmrc|\.pypirc"
+    r"|\.cargo/credentials|\.azure/|\.password-store|\.local/share/keyrings|\.mozilla/"
+    r"|\.config/(?:gh/|gcloud/|google-chrome/|chromium/|hub\b))"
+    r"|/etc/shadow|(?:^|[\s/'\"=:])environ(?:$|[\s'\"])|/proc/[^\s]*/(?:mem|maps)\b"
+)
+# Programs that go through whole trees, and the options that make them (empty: always).
+_RECURSIVE: dict[str, frozenset[str]] = {
+    "find": frozenset(), "rg": frozenset(), "ag": frozenset(), "fd": frozenset(),
+    "tar": frozenset(), "rsync": frozenset(), "du": frozenset(), "tree": frozenset(),
+    "mv": frozenset(), "grep": frozenset({"-r", "-R", "--recursive"}),
+    "cp": frozenset({"-r", "-R", "-a", "--recursive", "--archive"}),
+    "zip": frozenset({"-r"}), "chmod": frozenset({"-R"}), "chown": frozenset({"-R"}),
+    "rm": frozenset({"-r", "-R", "--recursive"}), "ls": frozenset({"-R"}),
+}  # fmt: skip
+
+
+_LOGIN_KEY = frozenset({"-i", "--identity", "-F", "--key", "--cert", "--cacert", "--kubeconfig"})
+
+
+def _not_logins(cmd: Cmd) -> list[str]:
+    """The arguments, less the key files a program logs in with (`ssh -i ~/.ssh/deploy`)."""
+    args = cmd.args
+    return [a for i, a in enumerate(args) if not (i and args[i - 1] in _LOGIN_KEY)]
+
+
+def _cluster_has(arg: str, options: frozenset[str]) -> bool:
+    if not arg.startswith("-") or arg.startswith("--"):
+        return False
+    return any(len(o) == 2 and o[1] in arg[1:] for o in options)
+
+
+def _expand_home(word: str, seam_home: str, variables: dict[str, str]) -> str:
+    """`$HOME` as `~` and `$SEAM_HOME` as Seam's home, wherever in the word they are."""
+
+    def var(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in variables:
+            return variables[name]
+        if name == "HOME":
+            return "~"
+        return seam_home or match.group(0)
+
+    return _HOME_VARS.sub(var, word) if "$" in word else word
+
+
+def _mentions(text: str, spelling: str) -> bool:
+    """Whether `spelling` appears in `text` as a whole path (not `/x/.seam2`)."""
+    start = text.find(spelling)
+    while start >= 0:
+        end = start + len(spelling)
+        if end == len(text) or text[end] in "/\"' \t\n;)|&:,":
+            return True
+        start = text.find(spelling, start + 1)
+    return False
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/") or root == "/"
+
+
+def _glob_reaches(pattern: str, path: str) -> bool:
+    """Whether the glob `pattern` could match `path` or something inside it."""
+    parts, wanted = pattern.strip("/").split("/"), path.strip("/").split("/")
+    if pattern[:1] != path[:1]:
+        return False
+    if len(parts) < len(wanted):
+        return False
+    return all(_component_matches(w, p) for w, p in zip(wanted, parts, strict=False))
+
+
+def _component_matches(name: str, pattern: str) -> bool:
+    """One path component against one glob component, as the shell matches them: a leading
+    dot is matched only by a literal dot (`*` lists `~`, it never reaches `~/.seam`)."""
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatchcase(name, pattern)
 
 
 def _index(rules: tuple[Rule, ...]) -> tuple[dict[str, tuple[Rule, ...]], tuple[Rule, ...]]:
@@ -106,14 +240,22 @@ class _Walk:
         "allowed_by",
         "classifier",
         "cwd",
+        "deadline",
         "downloads",
+        "expanded",
         "finding",
+        "kind",
+        "malformed",
         "variables",
         "written",
     )
 
     def __init__(self, classifier: CommandClassifier) -> None:
         self.classifier = classifier
+        self.deadline = time.thread_time() + classifier.cpu_budget
+        self.expanded = 0  # characters produced by expansion so far
+        self.kind: Kind = "read"  # the widest thing a proven command does
+        self.malformed = False  # the command itself could not be parsed
         self.finding: tuple[Verdict, str, str] | None = None
         self.allowed_by = ""
         self.variables: dict[str, str] = {}
@@ -132,16 +274,24 @@ class _Walk:
             return "safe", f"user:allow:{self.allowed_by}", "matches an allow rule in your config"
         return "safe", "default:safe", "no rule matched"
 
+    def spend(self) -> None:
+        if time.thread_time() > self.deadline:
+            raise OverBudget(f"more than {self.classifier.cpu_budget * 1000:g} ms of analysis")
+
     def script(self, text: str, *, depth: int, bulk: bool) -> str:
         """Check every command of a script; returns the script as the classifier read it."""
+        self.spend()
         if depth > MAX_DEPTH:
             self.note("needs_approval", "parse:too-deep", "commands nested too deeply to check")
             return text
         for rule in TEXT_FLOOR:
             if rule.pattern.search(text):
                 self.note("forbidden", rule.name, rule.reason)
-        parsed = parse(text)
+        parsed = parse(text, deadline=self.deadline)
+        if depth == 0 and parsed.compound:
+            self.malformed = True  # shown as written: the flat form would lose the loop
         if parsed.problem:
+            self.malformed = self.malformed or depth == 0
             self.note(
                 "needs_approval", "parse:malformed", f"cannot be read safely: {parsed.problem}"
             )
@@ -196,6 +346,12 @@ class _Walk:
         if depth > MAX_DEPTH:
             self.note("needs_approval", "parse:too-deep", "commands nested too deeply to check")
             return "", None
+        self.spend()
+        for assignment in simple.assignments:
+            if risky_assignment(assignment):
+                name = assignment.partition("=")[0]
+                reason = f"sets {name}, a variable that makes programs run other code"
+                self.note("needs_approval", "allow:risky-variable", reason)
         expanded = tuple(self.expand(w) for w in simple.words)
         words = self.split(simple.words, expanded)
         shown = simple.shown or render(words)
@@ -232,6 +388,13 @@ class _Walk:
         if inner is not None:
             for script in inner.scripts:
                 self.script(script, depth=depth + 1, bulk=bulk or inner.bulk)
+        if words != expanded and expanded:
+            # Quoting is not known after expansion, so a word was split to be strict; read
+            # unsplit too: `sh -c "$(echo rm -rf /)"` runs the whole text as a script.
+            whole = unwrap(program_name(expanded[0]), expanded[1:])
+            if whole is not None:
+                for script in whole.scripts:
+                    self.script(script, depth=depth + 1, bulk=bulk or whole.bulk)
         self.check(cmd, shown, resolved)
         return shown, innermost or cmd
 
@@ -257,7 +420,10 @@ class _Walk:
         depth: int,
         bulk: bool,
     ) -> None:
-        """A shell reading its program from stdin runs here-documents and echoed text."""
+        """A shell reading its program from stdin runs here-documents and echoed text (other
+        languages' programs on stdin are not shell: the allowlist asks for those)."""
+        if cmd.name not in SHELLS and cmd.name not in (".", "source"):
+            return
         if not reads_program_from_stdin(cmd.name, cmd.args):
             return
         for redirect in stdin:
@@ -285,6 +451,14 @@ class _Walk:
             if rule.test(cmd):
                 self.note("forbidden", rule.name, rule.reason)
                 return
+        if classifier.protected:
+            reached = self.protected(cmd)
+            if reached == "named":
+                self.note("forbidden", PROTECTED_RULE, PROTECTED_REASON)
+                return
+            if reached == "ancestor":
+                reason = "goes through a directory that holds Seam's own files"
+                self.note("needs_approval", "protected:ancestor", reason)
         for glob in classifier.deny:
             if fnmatchcase(shown, glob) or fnmatchcase(resolved, glob):
                 self.note("forbidden", f"user:deny:{glob}", "matches a deny rule in your config")
@@ -297,6 +471,62 @@ class _Walk:
             if rule.test(cmd):
                 self.note("needs_approval", rule.name, rule.reason)
                 return
+        judged = prove(cmd)
+        if isinstance(judged, Doubt):
+            name = cmd.argv0 or cmd.name
+            self.note("needs_approval", judged.rule, f"{name}: {judged.reason}")
+            return
+        if any(p not in _DEVICES for p in cmd.writes) or cmd.bulk:
+            # A write, or arguments nobody has seen yet (xargs, find -exec).
+            judged = widest(judged, "write")
+        if _SECRET_READ.search(" ".join((*_not_logins(cmd), *(r.target for r in cmd.redirects)))):
+            reason = "reads credentials (ssh keys, cloud or password files)"
+            self.note("needs_approval", "pattern:secret-read", reason)
+        self.kind = widest(self.kind, judged)
+
+    def protected(self, cmd: Cmd) -> str:
+        """ "named" when a word of `cmd` names a protected path (or a glob matching one),
+        "ancestor" when a recursive command starts above one, else ""."""
+        words = [cmd.argv0, *cmd.args, *(r.target for r in cmd.redirects)]
+        if cmd.name not in ("cat", "tee"):  # for those a here-document is data, not code
+            words += [r.body for r in cmd.redirects if r.body]
+        recursive = _RECURSIVE.get(cmd.name)
+        reaches = recursive is not None and (
+            not recursive or any(a in recursive or _cluster_has(a, recursive) for a in cmd.args)
+        )
+        found = ""
+        for word in words:
+            hit = self.names_protected(word, ancestor=reaches)
+            if hit == "named":
+                return hit
+            found = found or hit
+        return found
+
+    def names_protected(self, word: str, *, ancestor: bool) -> str:
+        if not word:
+            return ""
+        classifier = self.classifier
+        seam_home = classifier.protected[0] if classifier.protected else ""
+        text = _expand_home(word, seam_home, self.variables)
+        if any(_mentions(text, s) for spellings in classifier.spellings for s in spellings):
+            return "named"
+        found = ""
+        for piece in _PATH_PIECE.findall(text):
+            canonical = canonical_path(piece, home=classifier.home, cwd=self.cwd)
+            relative = not canonical.startswith(("/", "~"))
+            globbed = _GLOB.search(canonical) is not None
+            for path, spellings in zip(classifier.protected, classifier.spellings, strict=True):
+                for spelling in spellings:
+                    if _inside(canonical, spelling):
+                        return "named"
+                    if globbed and _glob_reaches(canonical, spelling):
+                        return "named"
+                    if ancestor and not relative and _inside(spelling, canonical):
+                        found = "ancestor"
+                # Where a relative path starts is unknown: its name is enough.
+                if relative and self.cwd is None and posixpath.basename(path) in canonical:
+                    return "named"
+        return found
 
     def track(self, cmd: Cmd) -> None:
         """Follow what a script sets up for its later commands: the directory (`cd / &&
@@ -304,7 +534,7 @@ class _Walk:
         if cmd.name in ("cd", "pushd"):
             operands = [a for a in cmd.args if not a.startswith("-")]
             path = cmd.path(operands[0] if operands else "~")
-            known = path.startswith(("/", "~")) and "-" not in cmd.args
+            known = path.startswith(("/", "~")) and "-" not in cmd.args and "$" not in path
             self.cwd = path if known else None
         elif cmd.name in _DECLARERS:
             for arg in cmd.args:
@@ -327,6 +557,8 @@ class _Walk:
         if name.endswith("+"):
             name = name[:-1]
             value = self.variables.get(name, "") + value
+        if len(value) > MAX_WORD:
+            raise OverBudget(f"a variable would grow past {MAX_WORD} characters")
         self.variables[name.partition("[")[0]] = value
 
     def split(self, original: tuple[str, ...], expanded: tuple[str, ...]) -> tuple[str, ...]:
@@ -350,17 +582,25 @@ class _Walk:
             return word
         if self.variables:
             variables = self.variables
+            # Never build the expansion before knowing its size (`a=$a$a` 30 times is 1 GB).
+            size = len(word) + sum(
+                len(variables.get(m.group(1) or m.group(2), "")) for m in _VARIABLE.finditer(word)
+            )
+            if size > MAX_WORD or self.expanded + size > EXPANSION_BUDGET:
+                raise OverBudget(f"variables would expand past {MAX_WORD} characters")
+            self.expanded += size
             word = _VARIABLE.sub(
                 lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), word
             )
         if "$(" in word or "`" in word:
-            word = _SUBSTITUTION.sub(_fold_echo, word)
+            deadline = self.deadline
+            word = _SUBSTITUTION.sub(lambda m: _fold_echo(m, deadline), word)
         return word
 
 
-def _fold_echo(match: re.Match[str]) -> str:
+def _fold_echo(match: re.Match[str], deadline: float) -> str:
     inner = match.group(1) if match.group(1) is not None else match.group(2)
-    parsed = parse(inner)
+    parsed = parse(inner, deadline=deadline)
     if parsed.problem or parsed.substitutions or len(parsed.pipelines) != 1:
         return match.group(0)
     stages = parsed.pipelines[0].stages

@@ -5,12 +5,18 @@ refuses; a safe command runs; a remembered approval runs; then the approval mode
 (`off` runs, `smart` asks a judge, `manual` asks the person). Whatever the person answers
 is remembered as they asked. Any failure along the way refuses: a gate that cannot decide
 says no, with a reason the model and the person can read.
+
+Where commands run without isolation (the local backend), the sandbox is no boundary, so
+the gate is the only one: only commands the guard proved read-only run unasked; anything
+else waits for a person (or a person's remembered answer), whatever the approval mode
+says: "off" means off only inside a real sandbox, and a judge may refuse but not approve.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import get_args
 
 from seam.contracts.guardrail import (
@@ -32,6 +38,10 @@ log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = 300.0  # seconds a person (or the judge) has to answer; silence is a deny
 
 
+NOT_ISOLATED_RULE = "policy:not-isolated"
+NOT_ISOLATED_REASON = (
+    "commands run without a sandbox here, and only commands proven read-only run unasked"
+)
 _DECISIONS = frozenset(get_args(ApprovalDecision))
 _REMEMBERED = {
     "once": "approved once, ahead of this call",
@@ -87,11 +97,21 @@ class GuardedCommandGate:
         call_id: str,
         approver: Approver | None,
         mode: ApprovalMode,
+        isolated: bool = True,
+        working_dir: str | None = None,
     ) -> GateDecision:
-        found = self._guardrail.classify(command)
-        why = f"{found.reason} ({found.rule})"
+        if working_dir:
+            found = self._guardrail.classify(command, cwd=working_dir)
+        else:
+            found = self._guardrail.classify(command)
         if found.verdict == "forbidden":
+            why = f"{found.reason} ({found.rule})"
             return GateDecision(False, found, f"refused: {why}; this is never allowed")
+        if not isolated and found.verdict == "safe" and not found.read_only:
+            found = replace(
+                found, verdict="needs_approval", rule=NOT_ISOLATED_RULE, reason=NOT_ISOLATED_REASON
+            )
+        why = f"{found.reason} ({found.rule})"
         key = found.normalized
         try:
             if found.verdict == "safe":
@@ -106,11 +126,11 @@ class GuardedCommandGate:
             return GateDecision(True, found, f"allowed: {why}")
         if remembered is not None:
             return GateDecision(True, found, f"allowed: {_REMEMBERED[remembered]}")
-        if mode == "off" and self._allow_off:
+        if mode == "off" and self._allow_off and isolated:
             return GateDecision(True, found, f"allowed without asking (approval mode off): {why}")
         if mode == "smart":
             verdict = await self._ask_judge(command, found)
-            if verdict == "approve":
+            if verdict == "approve" and isolated:
                 return GateDecision(True, found, f"allowed by the approval judge: {why}")
             if verdict == "deny":
                 return GateDecision(False, found, f"refused by the approval judge: {why}")

@@ -157,6 +157,26 @@ _PARALLEL_VALUES = _options(
 )  # fmt: skip
 _FLOCK_VALUES = _options("-w", "-E", "--timeout", "--wait", "--conflict-exit-code")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# Tools whose subcommand runs any command given after it: `uv run CMD`, `bundle exec CMD`.
+_RUNS_COMMAND = {
+    **dict.fromkeys(("uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi", "pipx"), "run"),
+    **dict.fromkeys(("conda", "mamba", "micromamba"), "run"),
+    **dict.fromkeys(("bundle", "yarn", "pnpm", "stack", "cabal", "npm"), "exec"),
+}
+# Their options known to take a value, and known flags; any other option means the
+# command cannot be told apart from the option's value, so it is not read at all.
+_RUN_VALUES = _options(
+    "--with", "--python", "-p", "--package", "--directory", "--project", "--env-file",
+    "--extra", "--group", "--index", "--index-url", "-n", "--name", "--prefix", "--cwd",
+    "-e", "--environment", "--spec", "-C", "-P", "--gemfile", "-w", "--workspace",
+    "--filter",
+)  # fmt: skip
+_RUN_FLAGS = _options(
+    "--frozen", "--locked", "--no-sync", "--isolated", "--active", "--no-project",
+    "--offline", "-q", "--quiet", "-v", "--verbose", "--no-capture-output", "--live-stream",
+    "--all-extras", "--no-dev", "--silent", "--exact", "--no-env-file", "-y", "--yes",
+)  # fmt: skip
+UNREADABLE = "<options the guard cannot read>"
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
@@ -211,6 +231,10 @@ def shell_script(args: tuple[str, ...]) -> str | None:
 
 def unwrap(name: str, args: tuple[str, ...]) -> Inner | None:
     """What `name args...` runs besides itself, or None when it runs nothing else."""
+    if name == "command" and args[:1] in (("-v",), ("-V",)):
+        return None  # `command -v x` asks where x is; it runs nothing
+    if name in _RUNS_COMMAND:
+        return _runs_command(_RUNS_COMMAND[name], args)
     wrapper = _WRAPPERS.get(name)
     if wrapper is not None:
         start = skip_options(args, *wrapper)
@@ -252,6 +276,29 @@ def unwrap(name: str, args: tuple[str, ...]) -> Inner | None:
     if name == "kubectl" and "exec" in args and "--" in args:
         return Inner(commands=(args[args.index("--") + 1 :],))
     return None
+
+
+def _runs_command(subcommand: str, args: tuple[str, ...]) -> Inner | None:
+    """`uv run [options] CMD...`: CMD, when the options before it can all be read."""
+    start = skip_options(args, _RUN_VALUES)
+    if start >= len(args) or args[start] != subcommand:
+        return None
+    rest = args[start + 1 :]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg == "--":
+            i += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        if arg in _RUN_VALUES:
+            i += 2
+        elif arg in _RUN_FLAGS or "=" in arg:
+            i += 1
+        else:
+            return Inner(commands=((UNREADABLE,),))
+    return Inner(commands=(rest[i:],)) if rest[i:] else None
 
 
 def _env(args: tuple[str, ...]) -> Inner:

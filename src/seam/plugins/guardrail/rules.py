@@ -133,6 +133,12 @@ _BLOCK_DEVICE = re.compile(
     r"|mapper/|loop\d|sr\d|nbd\d|zd\d|mem$|kmem$|port$)"
 )
 _GLOB = re.compile(r"[*?\[]")
+# Directories on a usual PATH that a user can write: a program put there shadows another
+# (`cp /bin/rm ~/.local/bin/ls`, and the next `ls -rf ~` deletes).
+_PATH_DIR = re.compile(
+    rf"^{_HOME_ROOTS}/(?:bin|\.local/bin|\.cargo/bin|go/bin|\.npm-global/bin|\.deno/bin"
+    r"|\.bun/bin|\.pyenv/shims|\.asdf/shims|\.volta/bin)(?:/|$)|^/usr/local/s?bin(?:/|$)"
+)
 
 
 def _is_critical(path: str) -> bool:
@@ -839,6 +845,11 @@ PATTERNS: tuple[Rule, ...] = (
         "pattern:system-write",
         "writes into a system directory (/usr, /var, /boot, ...)",
         _writes(lambda p: p == "/" or _is_system(p)),
+    ),
+    Rule(
+        "pattern:path-dir-write",
+        "puts a program in a directory on PATH, where it shadows the real one",
+        _writes(lambda p: _PATH_DIR.match(p) is not None),
     ),
     Rule(
         "pattern:home-config-write",

@@ -1,34 +1,27 @@
-"""A small POSIX/bash lexer and parser: enough of the shell grammar to see what would run.
+"""Shell commands as data: bash parsed by tree-sitter's bash grammar, flattened for judging.
 
-`shlex` resolves quoting but cannot tell `'$(x)'` (text) from `"$(x)"` (a command that
-runs), does not know operators, redirections, here-documents or `$'\\x72m'`. This reads
-the same way bash does for those, and nothing more: it never expands globs or runs
-anything. Unknown or broken syntax is reported in `Script.problem`, never guessed away,
-so the classifier can refuse to call it safe.
+The guard judges what would run, so it reads the command with a real shell parser
+(tree-sitter with `tree-sitter-bash`, as OpenAI's Codex CLI does) and never guesses:
+broken or unsupported syntax is reported in `Script.problem`, so the classifier can
+refuse to call it safe. The tree is flattened into pipelines of simple commands with
+quoting resolved (`'r''m'` is `rm`, `$'\\x72m'` is `rm`), redirections and
+here-documents kept, and the bodies of `$(...)`, backticks and `<(...)` collected as
+scripts to judge in turn. Nothing is expanded or run here.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
+from functools import cache
 from itertools import pairwise
 
-# Runs of characters with no special meaning, consumed in one step (the lexer's hot path).
-_PLAIN = re.compile(r"[^\s'\"\\$`;&|()<>#]+")
-_DOUBLE_QUOTED_PLAIN = re.compile(r'[^\\$`"]+')
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
-# Longest first, so `&&` is not read as two `&`.
-_OPERATORS = (
-    ";;&", "&>>", "<<<", "<<-", "&&", "||", ";;", ";&", "|&", "&>", "<<", "<>", "<&", ">>",
-    ">&", ">|", ";", "|", "&", "(", ")", "<", ">",
-)  # fmt: skip
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser, Tree
+
 REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", "<<", "<>", "<&", ">>", ">&", ">|", "<", ">"})
 _PIPES = frozenset({"|", "|&"})
-_GROUPING = frozenset({"(", ")"})
-# Words that open or close a compound command: skipped where a command name is expected.
-_KEYWORDS = frozenset(
-    {"!", "{", "}", "then", "do", "else", "elif", "if", "while", "until", "fi", "done", "esac"}
-)
 _C_ESCAPES = {
     "n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v",
     "e": "\x1b", "E": "\x1b", "\\": "\\", "'": "'", '"': '"', "?": "?",
@@ -68,6 +61,8 @@ class Script:
     # Bodies of $(...), `...`, <(...) and >(...) found outside single quotes: they run too.
     substitutions: tuple[str, ...]
     problem: str = ""  # why the text is not valid shell (e.g. an unclosed quote)
+    # It has loops, conditionals, groups or functions, which the pipelines do not show.
+    compound: bool = False
 
 
 def decode_c_escapes(text: str) -> str:
@@ -118,15 +113,6 @@ def expand_braces(word: str, limit: int = 64) -> list[str]:
     return [word]
 
 
-@dataclass(frozen=True, slots=True)
-class _Word:
-    text: str
-    display: str
-    quoted: bool
-    assignment: bool
-    braces: bool = False  # an unquoted `{`: brace expansion may turn it into several words
-
-
 _SHOWN_BARE = re.compile(r"[\w@%+=:,./-]+")
 
 
@@ -135,329 +121,445 @@ def quote_literal(text: str) -> str:
     return text if _SHOWN_BARE.fullmatch(text) else "'" + text.replace("'", "'\\''") + "'"
 
 
-@dataclass(slots=True)
-class _Lexer:
-    s: str
-    i: int = 0
-    tokens: list[_Word | str] = field(default_factory=list)
-    subs: list[str] = field(default_factory=list)
-    problem: str = ""
-    expansions: int = 0  # $-expansions and backticks seen, to tell "$x" from "x"
-    # Here-documents waiting for the next newline: (token index of the delimiter, strip tabs).
-    pending: list[tuple[int, bool]] = field(default_factory=list)
-    bodies: dict[int, str] = field(default_factory=dict)
-    fds: dict[int, str] = field(default_factory=dict)  # token index of a redirection -> fd
+# --- tree-sitter --------------------------------------------------------------------------
+
+# Statements: each becomes simple commands (or, for compound ones, the statements inside).
+_CONTAINERS = frozenset(
+    {"program", "compound_statement", "subshell", "do_group", "if_statement", "elif_clause"}
+    | {"else_clause", "while_statement", "for_statement", "c_style_for_statement"}
+    | {"case_statement", "case_item", "function_definition", "negated_command"}
+)
+_SEPARATORS = frozenset({";", "&", "&&", "||", ";;", ";&", ";;&", "\n"})
+_QUIET = frozenset({"comment", "heredoc_body", "heredoc_end", "heredoc_start"})
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_WORDLIKE = frozenset(
+    {"word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation"}
+    | {"simple_expansion", "expansion", "command_substitution", "process_substitution"}
+    | {"arithmetic_expansion", "number", "brace_expression", "extglob_pattern"}
+)
+_DOUBLE_QUOTE_ESCAPE = re.compile(r"\\([\"\\$`\n])")
+_BRACE_WORD = re.compile(r"(^|[\s;&|(])\{(?=[^\s}])")
+_BARE_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+PARSE_BUDGET = 0.010  # seconds of CPU one parse may take when the caller gives no deadline
+_CHUNK = 4096  # bytes handed to the parser at a time; each hand-over checks the deadline
+_CHECK_EVERY = 256  # nodes walked between deadline checks
+
+
+class OverBudget(Exception):
+    """The analysis would cost more than its budget: the command needs approval."""
+
+
+@cache
+def _parser() -> Parser:
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+class _Reader:
+    """One walk over a parse tree: simple commands and separators, in order."""
+
+    def __init__(self, source: bytes, deadline: float) -> None:
+        self.source = source
+        self.items: list[Simple | str] = []
+        self.problem = ""
+        self.deadline = deadline
+        self.walked = 0
+        self.compound = False  # loops, conditionals, groups, functions: not a flat list
+
+    def spend(self) -> None:
+        self.walked += 1
+        if self.walked % _CHECK_EVERY == 0 and time.thread_time() > self.deadline:
+            raise OverBudget("the command is too large to read in time")
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def fail(self, problem: str) -> None:
-        if not self.problem:
-            self.problem = problem
+        self.problem = self.problem or problem
 
-    def run(self) -> None:
-        s, n = self.s, len(self.s)
-        while self.i < n:
-            c = s[self.i]
-            if c in " \t\r":
-                self.i += 1
-            elif c == "\n":
-                self.i += 1
-                self.tokens.append(";")
-                self._read_heredocs()
-            elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = n if end < 0 else end
-            elif c in "<>" and s.startswith("(", self.i + 1):
-                start = self.i
-                end = self._skip_group(self.i + 2)
-                self.subs.append(s[start + 2 : end - 1])
-                self.tokens.append(_Word(s[start:end], s[start:end], False, False))
-                self.i = end
-            elif c in ";&|()<>":
-                op = next(o for o in _OPERATORS if s.startswith(o, self.i))
-                self.i += len(op)
-                self.tokens.append(op)
-                if op in ("<<", "<<-"):
-                    self.pending.append((len(self.tokens), op == "<<-"))
-            else:
-                self._read_word()
-        if self.pending:
-            self._read_heredocs()
-
-    def _read_word(self) -> None:
-        """One word: its text with quoting resolved, and a display form that keeps what
-        quoting changes the meaning of (`'$(x)'` is text, `"$(x)"` runs x)."""
-        s, n = self.s, len(self.s)
-        start = self.i
-        parts: list[str] = []
-        display: list[str] = []
-        literal: list[str] = []  # quoted or escaped text waiting to be shown quoted
-        quoted = False
-        braces = False
-        assignment = _ASSIGNMENT.match(s, start) is not None
-
-        def shown(raw: str) -> None:
-            if literal:
-                display.append(quote_literal("".join(literal)))
-                literal.clear()
-            display.append(raw)
-
-        while self.i < n:
-            plain = _PLAIN.match(s, self.i)
-            if plain:
-                parts.append(plain.group())
-                shown(plain.group())
-                braces = braces or "{" in plain.group()
-                self.i = plain.end()
+    def statements(self, node: Node) -> None:
+        """The statements among a node's children, separated as the shell would."""
+        first = True
+        for child in node.children:
+            kind = child.type
+            if not child.is_named:
+                if kind in _SEPARATORS:
+                    self.items.append(kind if kind in ("&&", "||", "&") else ";")
                 continue
-            c = s[self.i]
-            if c in " \t\r\n;&|()":
-                break
-            if c in "<>":
-                # `2>file`: a number glued to a redirection is its file descriptor.
-                if not quoted and "".join(parts).isdigit():
-                    self.fds[len(self.tokens)] = "".join(parts)
-                    return
-                break
-            before, count, expansions = self.i, len(parts), self.expansions
-            if c == "#":  # only starts a comment at the start of a word
-                parts.append(c)
-                self.i += 1
-            elif c == "\\":
-                nxt = s[self.i + 1 : self.i + 2]
-                if nxt != "\n":  # a backslash-newline joins lines and leaves nothing
-                    parts.append(nxt)
-                    quoted = True
-                self.i += 2
-            elif c == "'":
-                end = s.find("'", self.i + 1)
-                if end < 0:
-                    self.fail("unclosed single quote")
-                    end = n
-                parts.append(s[self.i + 1 : end])
-                self.i = end + 1
-                quoted = True
-            elif c == '"':
-                self.i = self._double_quoted(self.i + 1, parts, terminator='"')
-                quoted = True
-            elif c == "$":
-                self._dollar(parts, in_quotes=False)
-                quoted = quoted or s[before + 1 : before + 2] in ("'", '"')
-            else:  # backtick
-                parts.append(self._backtick())
-            if c == "#" or (c in "$`" and self.expansions != expansions):
-                shown(s[before : self.i])
-            elif c == '"' and self.expansions != expansions:
-                shown(s[before : self.i])  # expansions inside double quotes: as written
-            elif c == "$" and s[before + 1 : before + 2] not in ("'", '"'):
-                shown("".join(parts[count:]))  # a lone $
-            else:
-                literal.extend(parts[count:])
-        if literal:
-            display.append(quote_literal("".join(literal)))
-        if parts or quoted:
-            text = "".join(parts)
-            self.tokens.append(_Word(text, "".join(display), quoted, assignment, braces))
+            skipped = kind in _QUIET or kind in _WORDLIKE or kind.endswith("_expression")
+            if skipped or kind in ("variable_name", "test_operator"):
+                # A loop's words, a case pattern, arithmetic: not commands (the
+                # substitutions inside them are found and judged anyway).
+                continue
+            if not first:
+                self.items.append(";")
+            first = False
+            self.statement(child)
 
-    def _dollar(self, parts: list[str], *, in_quotes: bool) -> None:
-        s, i = self.s, self.i
-        nxt = s[i + 1 : i + 2]
-        if nxt == "'" and not in_quotes:
-            end = i + 2
-            while end < len(s) and s[end] != "'":
-                end += 2 if s[end] == "\\" else 1
-            if end >= len(s):
-                self.fail("unclosed $'...' quote")
-            parts.append(decode_c_escapes(s[i + 2 : end]))
-            self.i = end + 1
-        elif nxt == '"' and not in_quotes:  # $"..." (translated text): a plain double quote
-            self.i = self._double_quoted(i + 2, parts, terminator='"')
-        elif s.startswith("((", i + 1):  # arithmetic, not a command
-            self.expansions += 1
-            end = self._skip_group(i + 2)
-            parts.append(s[i:end])
-            self.i = end
-        elif nxt == "(":
-            self.expansions += 1
-            end = self._skip_group(i + 2)
-            self.subs.append(s[i + 2 : end - 1])
-            parts.append(s[i:end])
-            self.i = end
-        elif nxt == "{":
-            self.expansions += 1
-            end = s.find("}", i + 2)
-            if end < 0:
-                self.fail("unclosed ${")
-                end = len(s) - 1
-            parts.append(s[i : end + 1])
-            self.i = end + 1
+    def statement(self, node: Node) -> None:
+        self.spend()
+        kind = node.type
+        if kind == "command":
+            self.command(node, ())
+        elif kind == "redirected_statement":
+            self.redirected(node)
+        elif kind == "pipeline":
+            first = True
+            for child in node.children:
+                if child.is_named:
+                    if not first:
+                        self.items.append("|")
+                    first = False
+                    self.statement(child)
+        elif kind == "list":
+            for child in node.children:
+                if child.is_named:
+                    self.statement(child)
+                elif child.type in ("&&", "||"):
+                    self.items.append(child.type)
+        elif kind in ("variable_assignment", "variable_assignments"):
+            assignments = (node,) if kind == "variable_assignment" else tuple(node.named_children)
+            values = tuple(self.assignment(a) for a in assignments)
+            self.items.append(Simple((), values, (), " ".join(map(quote_literal, values))))
+        elif kind in ("declaration_command", "unset_command"):
+            words = [self.text(node.children[0])]
+            for child in node.children[1:]:
+                if child.type == "variable_assignment":
+                    words.append(self.assignment(child))
+                elif child.is_named:
+                    words.extend(self.words([child]))
+            self.items.append(Simple(tuple(words), (), (), " ".join(map(_show, words))))
+        elif kind == "test_command":
+            self.items.append(Simple(("[[",), (), (), self.text(node)))
+        elif kind in _CONTAINERS:
+            self.compound = True
+            self.statements(node)
+        elif kind == "comment":
+            return
+        elif kind == "ERROR" or node.is_missing:
+            self.fail(f"cannot parse {self.text(node)[:40]!r}")
         else:
-            if nxt and (nxt.isalnum() or nxt in "_@*#?$!-"):
-                self.expansions += 1  # $name, $1, $@, ...
-            parts.append("$")
-            self.i = i + 1
+            self.fail(f"unsupported shell syntax ({kind})")
 
-    def _backtick(self) -> str:
-        self.expansions += 1
-        s = self.s
-        start = self.i
-        end = start + 1
-        while end < len(s) and s[end] != "`":
-            end += 2 if s[end] == "\\" else 1
-        if end >= len(s):
-            self.fail("unclosed backtick")
-        inner = s[start + 1 : end].replace("\\`", "`").replace("\\\\", "\\").replace("\\$", "$")
-        self.subs.append(inner)
-        self.i = end + 1
-        return s[start : end + 1]
-
-    def _double_quoted(self, i: int, parts: list[str], *, terminator: str | None) -> int:
-        """Read up to the closing quote (or the end, for a here-document body)."""
-        s, n = self.s, len(self.s)
-        self.i = i
-        while self.i < n:
-            c = s[self.i]
-            if c == terminator:
-                return self.i + 1
-            if c == "\\":
-                nxt = s[self.i + 1 : self.i + 2]
-                if nxt in ('"', "\\", "$", "`"):
-                    parts.append(nxt)
-                elif nxt != "\n":
-                    parts.append("\\" + nxt)
-                self.i += 2
-            elif c == "$":
-                self._dollar(parts, in_quotes=True)
-            elif c == "`":
-                parts.append(self._backtick())
+    def redirected(self, node: Node) -> None:
+        body = node.child_by_field_name("body")
+        redirects: list[Redirect] = []
+        tail: list[Node] = []
+        for i, child in enumerate(node.children):
+            if node.field_name_for_child(i) == "redirect" or child.type.endswith("_redirect"):
+                redirects.extend(self.redirect(child, tail))
+        shown = " ".join(r.shown for r in redirects)
+        if body is None:
+            self.items.append(Simple((), (), tuple(redirects), shown))
+        elif body.type == "command":
+            self.command(body, tuple(redirects))
+        else:
+            # `a && b 2>&1 | c`: the grammar hangs the redirection on the whole list, bash
+            # on its last command (so does a group's: `{ a; b; } > f`); attach it there.
+            self.statement(body)
+            last = self.items[-1] if self.items else None
+            if isinstance(last, Simple):
+                merged = (*last.redirects, *redirects)
+                self.items[-1] = Simple(
+                    last.words, last.assignments, merged, f"{last.shown} {shown}".strip()
+                )
             else:
-                run = _DOUBLE_QUOTED_PLAIN.match(s, self.i)
-                stop = run.end() if run else self.i + 1  # a lone `"` inside a here-document
-                parts.append(s[self.i : stop])
-                self.i = stop
-        if terminator is not None:
-            self.fail("unclosed double quote")
-        return n
+                self.items.append(Simple((), (), tuple(redirects), shown))
+        self.tail(tail)
 
-    def _skip_group(self, i: int) -> int:
-        """The index just past the `)` closing a group opened before `i`, quotes respected."""
-        s, n = self.s, len(self.s)
-        depth = 1
-        while i < n:
-            c = s[i]
-            if c == "\\":
-                i += 2
-                continue
-            if c == "'":
-                end = s.find("'", i + 1)
-                if end < 0:
-                    break
-                i = end + 1
-                continue
-            if c == '"':
-                saved = self.i, len(self.subs), self.problem
-                i = self._double_quoted(i + 1, [], terminator='"')
-                # Substitutions nested here are found again when the group is classified.
-                self.i, self.problem = saved[0], saved[2]
-                del self.subs[saved[1] :]
-                continue
-            if c == "`":
-                end = i + 1
-                while end < n and s[end] != "`":
-                    end += 2 if s[end] == "\\" else 1
-                i = end + 1
-                continue
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        self.fail("unclosed parenthesis")
-        return n + 1
+    def tail(self, nodes: list[Node]) -> None:
+        """What follows a here-document's delimiter on its line (`cat <<EOF | sh`): the
+        grammar hangs it under the redirection, the shell runs it after the command."""
+        for node in nodes:
+            if node.is_named:
+                self.statement(node)
+            elif node.type in ("|", "|&"):
+                self.items.append("|")
+            elif node.type in _SEPARATORS:
+                self.items.append(node.type if node.type in ("&&", "||", "&") else ";")
 
-    def _read_heredocs(self) -> None:
-        s, n = self.s, len(self.s)
-        for index, strip_tabs in self.pending:
-            delimiter = self.tokens[index] if index < len(self.tokens) else None
-            if not isinstance(delimiter, _Word):
-                self.fail("here-document without a delimiter")
+    def command(self, node: Node, outer: tuple[Redirect, ...]) -> None:
+        assignments: list[str] = []
+        redirects: list[Redirect] = []
+        parts: list[Node] = []
+        tail: list[Node] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                assignments.append(self.assignment(child))
+            elif kind.endswith("_redirect"):
+                redirects.extend(self.redirect(child, tail))
+            elif kind == "command_name":
+                parts.extend(child.children)
+            elif kind == "comment":
                 continue
-            lines: list[str] = []
-            while self.i < n:
-                end = s.find("\n", self.i)
-                end = n if end < 0 else end
-                line = s[self.i : end]
-                self.i = end + 1
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter.text:
-                    break
-                lines.append(line)
-            body = "\n".join(lines)
-            self.bodies[index] = body
-            if not delimiter.quoted:  # an unquoted delimiter: $(...) in the body runs
-                nested = _Lexer(body)
-                nested._double_quoted(0, [], terminator=None)
-                self.subs.extend(nested.subs)
-        self.pending.clear()
+            elif kind == "ERROR":
+                self.fail(f"cannot parse {self.text(child)[:40]!r}")
+            else:
+                parts.append(child)
+        words = self.words(parts)
+        all_redirects = (*redirects, *outer)
+        shown = " ".join(
+            [*(quote_literal(a) for a in assignments), *(_show(w) for w in words)]
+            + [r.shown for r in all_redirects]
+        )
+        self.items.append(Simple(tuple(words), tuple(assignments), all_redirects, shown))
+        self.tail(tail)
+
+    def assignment(self, node: Node) -> str:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        head = self.text(node)
+        if name is None:
+            return head
+        op = "+=" if "+=" in head[: head.find("=") + 1] else "="
+        text = self.text(name) + op
+        return text + (self.word(value)[0] if value is not None else "")
+
+    def words(self, parts: list[Node]) -> list[str]:
+        """Adjacent nodes (no space between them) form one word, as in the shell."""
+        out: list[str] = []
+        group: list[Node] = []
+        for part in parts:
+            if group and part.start_byte != group[-1].end_byte:
+                out.extend(self.joined(group))
+                group = []
+            group.append(part)
+        if group:
+            out.extend(self.joined(group))
+        return out
+
+    def joined(self, group: list[Node]) -> list[str]:
+        texts: list[str] = []
+        braces = False
+        for i, node in enumerate(group):
+            if node.type == "$" and i + 1 < len(group):  # $"..." is a plain double quote
+                continue
+            text, quoted = self.word(node)
+            braces = braces or (not quoted and "{" in text and "," in text)
+            texts.append(text)
+        joined = "".join(texts)
+        return [w for w in expand_braces(joined)] if braces else [joined]
+
+    def word(self, node: Node) -> tuple[str, bool]:
+        """A word's text with quoting resolved; expansions are kept as written."""
+        kind = node.type
+        raw = self.text(node)
+        if kind == "word":
+            # Unquoted even when escaped: `\{a,b}` is judged as if it expanded (stricter).
+            return _BARE_ESCAPE.sub(r"\1", raw.replace("\\\n", "")), False
+        if kind == "raw_string":
+            return raw[1:-1], True
+        if kind == "ansi_c_string":
+            return decode_c_escapes(raw[2:-1]), True
+        if kind in ("string", "translated_string"):
+            out: list[str] = []
+            for child in node.named_children:
+                piece = self.text(child)
+                if child.type == "string_content":
+                    piece = _DOUBLE_QUOTE_ESCAPE.sub(
+                        lambda m: "" if m.group(1) == "\n" else m.group(1), piece
+                    )
+                out.append(piece)
+            # Text between named children (spaces before an expansion) is kept too.
+            return _string_text(self, node, out), True
+        if kind == "concatenation":
+            texts = [self.word(c) for c in node.children]
+            return "".join(t for t, _ in texts), any(q for _, q in texts)
+        return raw, False
+
+    def redirect(self, node: Node, tail: list[Node]) -> list[Redirect]:
+        kind = node.type
+        if kind == "heredoc_redirect":
+            return self.heredoc(node, tail)
+        op = ""
+        fd = ""
+        targets: list[Node] = []
+        for child in node.children:
+            if child.type == "file_descriptor":
+                fd = self.text(child)
+            elif not child.is_named:
+                op = op or child.type
+            else:
+                targets.append(child)
+        target = " ".join(self.words(targets))
+        if kind == "herestring_redirect":
+            op = "<<<"
+        return [Redirect(op, target, "", f"{fd}{op}{_show(target)}")]
+
+    def heredoc(self, node: Node, tail: list[Node]) -> list[Redirect]:
+        op = "<<"
+        delimiter = ""
+        quoted = False
+        body = ""
+        found: list[Redirect] = []
+        for child in node.children:
+            kind = child.type
+            if kind in ("<<", "<<-"):
+                op = kind
+            elif kind == "heredoc_start":
+                raw = self.text(child)
+                quoted = any(c in raw for c in "'\"\\")
+                delimiter = raw.replace("'", "").replace('"', "").replace("\\", "")
+            elif kind == "heredoc_body":
+                body = self.text(child).removesuffix("\n")
+                if op == "<<-":
+                    body = "\n".join(line.lstrip("\t") for line in body.split("\n"))
+            elif kind == "heredoc_end":
+                continue
+            elif kind.endswith("_redirect"):
+                found.extend(self.redirect(child, tail))
+            else:
+                tail.append(child)
+        shown = f"{op}'{delimiter}'" if quoted else f"{op}{delimiter}"
+        return [Redirect(op, delimiter, body, shown), *found]
 
 
-def parse(text: str) -> Script:
-    lexer = _Lexer(text)
-    lexer.run()
+def _string_text(reader: _Reader, node: Node, pieces: list[str]) -> str:
+    """A double-quoted string's contents: its children, with the text between them."""
+    out: list[str] = []
+    position = node.start_byte + 1
+    named = iter(pieces)
+    for child in node.children:
+        if not child.is_named:
+            continue
+        if child.start_byte > position:
+            out.append(reader.source[position : child.start_byte].decode("utf-8", "replace"))
+        out.append(next(named))
+        position = child.end_byte
+    end = node.end_byte - 1
+    if end > position:
+        out.append(reader.source[position:end].decode("utf-8", "replace"))
+    return "".join(out)
+
+
+def _show(word: str) -> str:
+    from seam.plugins.guardrail.normalize import quote
+
+    return quote(word)
+
+
+def _substitutions(reader: _Reader, root: Node) -> list[str]:
+    """The bodies of the outermost `$(...)`, backticks and `<(...)`/`>(...)`: they run."""
+    found: list[str] = []
+    stack = [root]
+    while stack:
+        reader.spend()
+        node = stack.pop()
+        if node.type in _SUBSTITUTIONS and node.child_count >= 2:
+            first, last = node.children[0], node.children[-1]
+            inner = reader.source[first.end_byte : last.start_byte].decode("utf-8", "replace")
+            if first.type == "`":
+                inner = inner.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\")
+            found.append(inner)
+            continue
+        stack.extend(reversed(node.children))
+    return found
+
+
+# Nodes whose children do not cover their text (the rest is their content, not syntax).
+_OPAQUE = frozenset(
+    {"string", "translated_string", "heredoc_body", "raw_string", "ansi_c_string", "word"}
+    | {"comment", "heredoc_content", "string_content", "regex", "extglob_pattern", "number"}
+    | {"heredoc_start", "heredoc_end", "arithmetic_expansion", "test_operator"}
+)
+_GAP = re.compile(rb"(?:[ \t\r\n]|\\\n)*")
+
+
+def _skipped(reader: _Reader, root: Node) -> str:
+    """Text the grammar accepted without a node for it (it drops some words, e.g. the `-`
+    of `python3 - <<EOF`): what is not in the tree cannot be judged, so it is a problem."""
+    source = reader.source
+    stack = [root]
+    while stack:
+        reader.spend()
+        node = stack.pop()
+        if node.type in _OPAQUE or node.type.endswith("_expression") or not node.children:
+            continue
+        position = node.start_byte
+        for child in node.children:
+            if child.start_byte > position and not _GAP.fullmatch(
+                source, position, child.start_byte
+            ):
+                return source[position : child.start_byte].decode("utf-8", "replace").strip()
+            position = max(position, child.end_byte)
+            stack.append(child)
+        tail_gap = node is not root and node.end_byte > position
+        if tail_gap and not _GAP.fullmatch(source, position, node.end_byte):
+            return source[position : node.end_byte].decode("utf-8", "replace").strip()
+    return ""
+
+
+def _parse(source: bytes, deadline: float) -> Tree:
+    """Parse within the deadline: the source is handed over in chunks, and running out of
+    time ends it (some inputs make the grammar's scanner very slow)."""
+
+    def read(offset: int, _point: object) -> bytes:
+        if time.thread_time() > deadline:
+            raise OverBudget("the command takes too long to parse")
+        return source[offset : offset + _CHUNK]
+
+    out_of_time = False
+
+    def guarded(offset: int, point: object) -> bytes:
+        nonlocal out_of_time
+        try:
+            return read(offset, point)
+        except OverBudget:
+            out_of_time = True
+            return b""
+
+    tree = _parser().parse(guarded)
+    if out_of_time:
+        raise OverBudget("the command takes too long to parse")
+    return tree
+
+
+def parse(text: str, *, deadline: float | None = None) -> Script:
+    """The script's pipelines of simple commands, the substitutions it runs, and what (if
+    anything) made it unreadable. `deadline` (a `time.thread_time()` value) bounds the
+    work; past it, `OverBudget` is raised."""
+    if deadline is None:
+        deadline = time.thread_time() + PARSE_BUDGET
+    source = text.encode("utf-8", "surrogatepass")
+    tree = _parse(source, deadline)
+    if tree.root_node.has_error and _BRACE_WORD.search(text):
+        # bash reads `{rm,-rf,/}` as a word (brace expansion); the grammar as a group.
+        source = _BRACE_WORD.sub(lambda m: m.group(1) + "\\{", text).encode(
+            "utf-8", "surrogatepass"
+        )
+        tree = _parse(source, deadline)
+    reader = _Reader(source, deadline)
+    root = tree.root_node
+    try:
+        reader.statements(root)
+    except RecursionError:
+        reader.fail("nested too deeply to read")
+    if root.has_error and not reader.problem:
+        reader.fail("the shell grammar does not accept it")
+    if not reader.problem and (lost := _skipped(reader, root)):
+        reader.fail(f"the parser skipped {lost[:40]!r}")
+    pipelines = _pipelines(reader.items)
+    substitutions = tuple(_substitutions(reader, root))
+    return Script(pipelines, substitutions, reader.problem, reader.compound)
+
+
+def _pipelines(items: list[Simple | str]) -> tuple[Pipeline, ...]:
     pipelines: list[Pipeline] = []
     stages: list[Simple] = []
-    words: list[str] = []
-    assignments: list[str] = []
-    redirects: list[Redirect] = []
-    shown: list[str] = []
-
-    def end_command() -> None:
-        if words or assignments or redirects:
-            stages.append(
-                Simple(tuple(words), tuple(assignments), tuple(redirects), " ".join(shown))
-            )
-            words.clear()
-            assignments.clear()
-            redirects.clear()
-            shown.clear()
-
-    def end_pipeline(separator: str) -> None:
-        end_command()
-        if stages:
-            pipelines.append(Pipeline(tuple(stages), separator))
-            stages.clear()
-
-    tokens = lexer.tokens
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        index += 1
-        if isinstance(token, _Word):
-            if not words and token.assignment:
-                assignments.append(token.text)
-                shown.append(token.display)
-            elif words or token.quoted or token.text not in _KEYWORDS:
-                words.extend(expand_braces(token.text) if token.braces else (token.text,))
-                shown.append(token.display)
-        elif token in REDIRECTS:
-            target = tokens[index] if index < len(tokens) else None
-            if not isinstance(target, _Word):
-                lexer.fail(f"{token} without a target")
-                continue
-            body = lexer.bodies.get(index)
-            written = target.display
-            if body is not None and target.quoted:  # <<'EOF': the body is not expanded
-                written = "'" + target.text + "'"
-            written = f"{lexer.fds.get(index - 1, '')}{token}{written}"
-            redirects.append(Redirect(token, target.text, body or "", written))
-            shown.append(written)
-            index += 1
-        elif token == "(" and (index < 2 or tokens[index - 2] not in _PIPES):
-            # A group or a function body starts a new list; `)` only ends its last command,
-            # so `(curl x) | sh` stays one pipeline.
-            end_pipeline("")
-        elif token in _PIPES or token in _GROUPING:
-            end_command()
+    for item in items:
+        if isinstance(item, Simple):
+            stages.append(item)
+        elif item == "|":
+            continue
         else:
-            end_pipeline(token)
-    end_pipeline("")
-    return Script(tuple(pipelines), tuple(lexer.subs), lexer.problem)
+            if stages:
+                pipelines.append(Pipeline(tuple(stages), item))
+                stages = []
+            elif pipelines and item != ";":
+                last = pipelines[-1]
+                pipelines[-1] = Pipeline(last.stages, item)
+    if stages:
+        pipelines.append(Pipeline(tuple(stages), ""))
+    return tuple(pipelines)

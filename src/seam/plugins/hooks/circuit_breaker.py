@@ -15,12 +15,17 @@ turn is halted with a `halt` event. A success resets the counters it touches.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from seam.contracts import hooks as hook_names
-from seam.contracts.hooks import HookRegistry
+from seam.contracts import hooks
+from seam.contracts.hooks import (
+    AfterToolCall,
+    BeforeToolCall,
+    HookRegistry,
+    ToolCallChange,
+    ToolResultChange,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,17 +64,17 @@ class ToolLoopBreaker:
         self.halt = halt
         self._sessions: dict[str, _State] = {}
 
-    def register(self, hooks: HookRegistry) -> None:
-        hooks.on_modifying(hook_names.BEFORE_TOOL_CALL, self.before_tool_call)
-        hooks.on_modifying(hook_names.AFTER_TOOL_RESULT, self.after_tool_result)
+    def register(self, registry: HookRegistry) -> None:
+        registry.on_modifying(hooks.BEFORE_TOOL_CALL, self.before_tool_call)
+        registry.on_modifying(hooks.AFTER_TOOL_RESULT, self.after_tool_result)
 
-    def _state(self, payload: Mapping[str, Any]) -> _State:
-        key = str(payload["session_key"])
+    def _state(self, payload: BeforeToolCall | AfterToolCall) -> _State:
+        key = payload.session_key
         state = self._sessions.get(key)
-        turn_id = str(payload.get("turn_id", ""))
+        turn_id = payload.turn_id
         if state is None or state.turn_id != turn_id:
             state = self._sessions[key] = _State(turn_id=turn_id)
-        iteration = int(payload.get("iteration", 0))
+        iteration = payload.iteration
         if iteration != state.iteration:
             if state.iteration and not state.step_progress:
                 state.no_progress += 1
@@ -77,23 +82,23 @@ class ToolLoopBreaker:
             state.step_progress = False
         return state
 
-    async def before_tool_call(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def before_tool_call(self, payload: BeforeToolCall) -> ToolCallChange | None:
         state = self._state(payload)
-        count = state.identical.get(_call_key(payload["name"], payload["arguments"]), 0)
+        count = state.identical.get(_call_key(payload.name, payload.arguments), 0)
         if count >= self.warn.identical:
-            return {
-                "block": (
-                    f"{payload['name']} already failed {count} times with these exact arguments;"
+            return ToolCallChange(
+                block=(
+                    f"{payload.name} already failed {count} times with these exact arguments;"
                     " change the arguments or try another approach"
                 )
-            }
+            )
         return None
 
-    async def after_tool_result(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
+    async def after_tool_result(self, payload: AfterToolCall) -> ToolResultChange | None:
         state = self._state(payload)
-        name = str(payload["name"])
-        key = _call_key(name, payload["arguments"])
-        if not payload.get("is_error"):
+        name = payload.name
+        key = _call_key(name, payload.arguments)
+        if not payload.is_error:
             state.identical.pop(key, None)
             state.same_tool.pop(name, None)
             state.no_progress = 0
@@ -105,7 +110,7 @@ class ToolLoopBreaker:
         stalled = state.no_progress + (0 if state.step_progress else 1)
         halt = self._halt_reason(name, identical, same_tool, stalled)
         if halt:
-            return {"halt": halt}
+            return ToolResultChange(halt=halt)
         warnings = []
         if identical >= self.warn.identical:
             warnings.append(f"this exact call has failed {identical} times")
@@ -119,7 +124,7 @@ class ToolLoopBreaker:
             f"\n\n[circuit breaker: {'; '.join(warnings)}. Do not repeat it: change approach,"
             " or tell the person what is blocking you.]"
         )
-        return {"result": f"{payload['result']}{note}"}
+        return ToolResultChange(result=f"{payload.result}{note}")
 
     def _halt_reason(self, name: str, identical: int, same_tool: int, stalled: int) -> str:
         if identical >= self.halt.identical:

@@ -7,30 +7,27 @@ characters are stripped, and the person sees a `notice` event.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from seam.contracts import hooks as hook_names
-from seam.contracts.hooks import HookRegistry
+from seam.contracts import hooks
+from seam.contracts.hooks import AfterToolCall, HookNotice, HookRegistry, ToolResultChange
 from seam.plugins.safety.injection import scan, wrap_untrusted
 
 
 class InjectionGuard:
-    def register(self, hooks: HookRegistry) -> None:
-        hooks.on_modifying(hook_names.AFTER_TOOL_RESULT, self.after_tool_result)
+    def register(self, registry: HookRegistry) -> None:
+        registry.on_modifying(hooks.AFTER_TOOL_RESULT, self.after_tool_result)
 
-    async def after_tool_result(self, payload: Mapping[str, Any]) -> dict[str, Any] | None:
-        result = str(payload.get("result", ""))
+    async def after_tool_result(self, payload: AfterToolCall) -> ToolResultChange | None:
+        result = payload.result
         findings = scan(result)
         if not findings:
             return None
-        name = str(payload.get("name", "tool"))
+        name = payload.name
         kinds = ", ".join(sorted({f.kind for f in findings}))
-        return {
-            "result": wrap_untrusted(result, name, findings),
-            "notice": (
+        return ToolResultChange(
+            result=wrap_untrusted(result, name, findings),
+            notice=HookNotice(
                 "injection",
                 f"{name} returned content that looks like a prompt injection ({kinds}); it was"
                 " marked as untrusted data",
             ),
-        }
+        )

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
-from seam.contracts import hooks as hook_names
-from seam.contracts.hooks import HookRegistry
+from seam.contracts import hooks
+from seam.contracts.hooks import AgentDone, HookRegistry
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider, ModelRequest
 
@@ -65,18 +65,18 @@ class ReflectionHook:
         self.timeout = timeout
         self._tasks: set[asyncio.Task[list[str]]] = set()
 
-    def register(self, hooks: HookRegistry) -> None:
-        hooks.on_void(hook_names.AGENT_DONE, self.after_turn)
+    def register(self, registry: HookRegistry) -> None:
+        registry.on_void(hooks.AGENT_DONE, self.after_turn)
 
     @property
     def pending(self) -> int:
         return len(self._tasks)
 
-    async def after_turn(self, payload: Mapping[str, Any]) -> None:
-        messages = tuple(payload.get("messages") or ())
+    async def after_turn(self, payload: AgentDone) -> None:
+        messages = tuple(payload.messages)
         if not any(m.role == "user" for m in messages):
             return
-        key = str(payload.get("session_key", ""))
+        key = payload.session_key
         task = asyncio.create_task(self.reflect(messages), name=f"reflection {key}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

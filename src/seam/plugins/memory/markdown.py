@@ -15,16 +15,16 @@ import re
 import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
+from seam.contracts.memory import MEMORY_TARGETS, MemoryEntryError, MemoryTarget, MemoryUsage
 from seam.contracts.messages import Message
 from seam.plugins.safety.injection import scan
 from seam.plugins.safety.redact import redact
 
-Target = Literal["memory", "user"]
-TARGETS: tuple[Target, ...] = ("memory", "user")
+# The contract's names, kept here too for the CLI and older imports.
+Target = MemoryTarget
+TARGETS = MEMORY_TARGETS
 FILES: dict[Target, str] = {"memory": "MEMORY.md", "user": "USER.md"}
 TITLES: dict[Target, str] = {"memory": "Memory", "user": "About the user"}
 MEMORY_LIMIT = 2200  # chars of MEMORY.md
@@ -36,24 +36,6 @@ MAX_FROZEN_SESSIONS = 512
 CANDIDATE_CHARS = 60  # each candidate named in an ambiguous-match error is cut to this
 _REDACTED = re.compile(r"\[REDACTED:(\w+)\]")
 _MISSING = object()
-
-
-class MemoryEntryError(ValueError):
-    """A memory write was refused; the message says why and is meant for the model."""
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryUsage:
-    file: str
-    chars: int
-    limit: int
-
-    @property
-    def percent(self) -> int:
-        return self.chars * 100 // self.limit
-
-    def __str__(self) -> str:
-        return f"{self.file}: {self.chars:,}/{self.limit:,} chars ({self.percent}%)"
 
 
 def parse_entries(text: str) -> list[str]:
@@ -116,7 +98,7 @@ def _section(title: str, entries: Sequence[str], limit: int) -> str:
 
 
 class MarkdownMemory:
-    """`MemoryProvider` over `folder/MEMORY.md` and `folder/USER.md`, plus entry edits.
+    """`EditableMemory` over `folder/MEMORY.md` and `folder/USER.md`, plus entry edits.
 
     The files are read on every edit rather than cached, so a person's hand edits (or
     another process's writes) are never overwritten with stale entries."""

@@ -181,9 +181,17 @@ def _replace_named(match: re.Match[str]) -> str:
     return _redacted(match[f"{form}_keep"], match[f"{form}_value"], None) or match.group(0)
 
 
+# Every marker of every rule, for one look first: text holding none of them (most text,
+# and nearly every short name or id) has nothing any rule could match.
+_MARKERS = {marker for rule in _RULES for marker in rule.markers} | set(_NAMED_MARKERS)
+_ANY_MARKER = re.compile("|".join(sorted(map(re.escape, _MARKERS))))
+
+
 def redact(text: str) -> str:
     """`text` with each secret replaced by `[REDACTED:kind]`; the same object if none."""
     lowered = text.lower()
+    if _ANY_MARKER.search(lowered) is None:
+        return text
     out = text
     for rule in _RULES:
         if any(marker in lowered for marker in rule.markers):

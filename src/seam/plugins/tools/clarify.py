@@ -31,14 +31,16 @@ class Clarify:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "question": {"type": "string"},
+            "question": {"type": "string", "maxLength": MAX_QUESTION},
             "choices": {
                 "type": "array",
                 "items": {"type": "string"},
+                "maxItems": MAX_CHOICES,
                 "description": "Suggested answers, if any.",
             },
         },
         "required": ["question"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
@@ -47,13 +49,10 @@ class Clarify:
         self._ask = ask
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        question = args.get("question")
-        if not isinstance(question, str) or not question.strip():
-            raise ToolError("argument 'question' must be a non-empty string")
-        if len(question) > MAX_QUESTION:
-            raise ToolError(
-                f"argument 'question' is too long ({len(question)} chars, max {MAX_QUESTION})"
-            )
+        # Types and lengths are checked against the schema before `run`; blank text here.
+        question: str = args["question"]
+        if not question.strip():
+            raise ToolError("argument 'question' must not be empty")
         choices = _choices(args.get("choices"))
         if self._ask is None:
             return NO_SURFACE
@@ -65,11 +64,9 @@ class Clarify:
         return f"The person answered: {answer}" if answer else "The person gave no answer."
 
 
-def _choices(value: Any) -> list[str] | None:
-    if value is None or value == []:
+def _choices(value: list[str] | None) -> list[str] | None:
+    if not value:
         return None
-    if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
+    if not all(choice.strip() for choice in value):
         raise ToolError("argument 'choices' must be a list of non-empty strings")
-    if len(value) > MAX_CHOICES:
-        raise ToolError(f"argument 'choices' has {len(value)} entries; at most {MAX_CHOICES}")
-    return [c.strip() for c in value]
+    return [choice.strip() for choice in value]

@@ -38,30 +38,13 @@ SKIP_DIRS = frozenset(
     }
 )
 
-_PATH = {"type": "string", "description": "Path, relative to the working directory."}
-
-
-def _str_arg(args: Mapping[str, Any], name: str, default: str | None = None) -> str:
-    value = args.get(name, default)
-    if value is None:
-        raise ToolError(f"missing required argument {name!r}")
-    if not isinstance(value, str):
-        raise ToolError(f"argument {name!r} must be a string, not {type(value).__name__}")
-    return value
-
-
-def _int_arg(args: Mapping[str, Any], name: str, default: int, minimum: int) -> int:
-    """Accepts "12" as well as 12: small models often quote numbers."""
-    value = args.get(name)
-    if value is None:
-        return default
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise ToolError(f"argument {name!r} must be an integer, not {type(value).__name__}")
-    if value < minimum:
-        raise ToolError(f"argument {name!r} must be at least {minimum}, got {value}")
-    return value
+# Arguments are checked against these schemas before `run` (the registry's validator), so
+# `run` relies on them: a string is a string, `offset` is at least 1.
+_PATH = {
+    "type": "string",
+    "minLength": 1,
+    "description": "Path, relative to the working directory.",
+}
 
 
 def _cut(line: str, limit: int) -> str:
@@ -86,18 +69,28 @@ class ReadFile:
         "type": "object",
         "properties": {
             "path": _PATH,
-            "offset": {"type": "integer", "description": "First line to read, 1-based."},
-            "limit": {"type": "integer", "description": f"Lines to read (default {READ_LIMIT})."},
+            "offset": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "First line to read, 1-based (default 1).",
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": f"Lines to read (default {READ_LIMIT}).",
+            },
         },
         "required": ["path"],
+        "additionalProperties": False,
     }
     concurrent = True
     idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        path = _str_arg(args, "path")
-        offset = _int_arg(args, "offset", 1, minimum=1)
-        limit = _int_arg(args, "limit", READ_LIMIT, minimum=1)
+        path: str = args["path"]
+        # int(): JSON Schema counts 5.0 as an integer.
+        offset = int(args.get("offset", 1))
+        limit = int(args.get("limit", READ_LIMIT))
         try:
             text = await ctx.storage.read_text(path)
         except StorageError as exc:
@@ -132,13 +125,14 @@ class WriteFile:
             "content": {"type": "string", "description": "The complete new file content."},
         },
         "required": ["path", "content"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        path = _str_arg(args, "path")
-        content = _str_arg(args, "content")
+        path: str = args["path"]
+        content: str = args["content"]
         try:
             if not content and await _has_content(ctx.storage, path):
                 # Almost always a model that lost its content argument, not a wish to wipe.
@@ -179,12 +173,13 @@ class ListDir:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {"path": {**_PATH, "description": "Directory (default: working directory)."}},
+        "additionalProperties": False,
     }
     concurrent = True
     idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        path = _str_arg(args, "path", ".")
+        path: str = args.get("path", ".")
         try:
             entries = await ctx.storage.list_dir(path)
         except StorageError as exc:
@@ -208,23 +203,24 @@ class SearchFiles:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "pattern": {"type": "string", "description": "Python regex or plain text."},
+            "pattern": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Python regex or plain text.",
+            },
             "path": {**_PATH, "description": "Directory or file (default: working directory)."},
             "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py"},
         },
         "required": ["pattern"],
+        "additionalProperties": False,
     }
     concurrent = True
     idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        pattern = _str_arg(args, "pattern")
-        path = _str_arg(args, "path", ".")
-        glob = args.get("glob") or None
-        if glob is not None and not isinstance(glob, str):
-            raise ToolError(f"argument 'glob' must be a string, not {type(glob).__name__}")
-        if not pattern:
-            raise ToolError("argument 'pattern' must not be empty")
+        pattern: str = args["pattern"]
+        path: str = args.get("path", ".")
+        glob: str | None = args.get("glob") or None
         notes: list[str] = []
         try:
             regex = re.compile(pattern, re.MULTILINE)

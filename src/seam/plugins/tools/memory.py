@@ -1,8 +1,9 @@
 """The `memory` tool: the model's way to write MEMORY.md and USER.md.
 
 All the rules (limits, duplicates, unique matches, injection and secret refusal) live in
-the memory backend, so the CLI and the tool cannot drift apart. The reply says that a
-write shows only from the next session: the current prompt is frozen on purpose.
+the memory backend, so the CLI and the tool cannot drift apart; the tool meets it through
+the `EditableMemory` contract. The reply says that a write shows only from the next
+session: the current prompt is frozen on purpose.
 """
 
 from __future__ import annotations
@@ -10,18 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from seam.contracts.memory import MEMORY_TARGETS, EditableMemory, MemoryEntryError
 from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
-from seam.plugins.memory.markdown import FILES, MarkdownMemory, MemoryEntryError
 
 ACTIONS = ("add", "replace", "remove")
+_DONE = {"add": "added", "replace": "replaced", "remove": "removed"}
 
 
-def _arg(args: Mapping[str, Any], name: str) -> str:
-    value = args.get(name)
-    if value is None or value == "":
-        raise ToolError(f"missing required argument {name!r}")
-    if not isinstance(value, str):
-        raise ToolError(f"argument {name!r} must be a string, not {type(value).__name__}")
+def _needed(args: Mapping[str, Any], name: str, action: str) -> str:
+    """An argument this action needs (the schema cannot say which action needs which)."""
+    value: str | None = args.get(name)
+    if value is None:
+        raise ToolError(f"action {action!r} needs the argument {name!r}")
     return value
 
 
@@ -36,7 +37,7 @@ class MemoryTool:
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": list(ACTIONS)},
-            "target": {"type": "string", "enum": list(FILES)},
+            "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
             "content": {"type": "string", "description": "The entry (add, replace)."},
             "match": {
                 "type": "string",
@@ -44,32 +45,29 @@ class MemoryTool:
             },
         },
         "required": ["action", "target"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         memory = ctx.memory
-        if not isinstance(memory, MarkdownMemory):
+        if not isinstance(memory, EditableMemory):
             raise ToolError("memory is not configured")
-        action = _arg(args, "action")
-        target = _arg(args, "target")
-        if action not in ACTIONS:
-            raise ToolError(f"unknown action {action!r}; use one of {', '.join(ACTIONS)}")
-        if target not in FILES:
-            raise ToolError(f"unknown target {target!r}; use memory or user")
+        # `action` and `target` are checked against the schema's enums before `run`.
+        action: str = args["action"]
+        target = args["target"]
         try:
             if action == "add":
-                usage = memory.add(target, _arg(args, "content"))
+                usage = memory.add(target, _needed(args, "content", action))
             elif action == "replace":
-                match, content = _arg(args, "match"), _arg(args, "content")
-                usage = memory.replace(target, match, content)
+                match = _needed(args, "match", action)
+                usage = memory.replace(target, match, _needed(args, "content", action))
             else:
-                usage = memory.remove(target, _arg(args, "match"))
+                usage = memory.remove(target, _needed(args, "match", action))
         except MemoryEntryError as exc:
             raise ToolError(str(exc)) from None
-        done = {"add": "added", "replace": "replaced", "remove": "removed"}[action]
-        return f"{done} (in your prompt from the next session on). {usage}"
+        return f"{_DONE[action]} (in your prompt from the next session on). {usage}"
 
 
 def register_memory_tool(registry: ToolRegistry) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 
 from seam.contracts.storage import NotFound, StorageError
 from seam.contracts.tools import ToolContext, ToolError
-from seam.plugins.tools.files import _str_arg
 
 CONTEXT_LINES = 2  # unchanged lines shown around each change in the result
 REGION_LINES = 12  # lines shown per changed region, at most
@@ -53,7 +52,11 @@ class Patch:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": "Path, relative to the working directory."},
+            "path": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Path, relative to the working directory.",
+            },
             "old": {"type": "string", "description": "Exact text to replace, unique in the file."},
             "new": {"type": "string", "description": "Replacement text."},
             "replace_all": {"type": "boolean", "description": "Replace every occurrence of old."},
@@ -63,25 +66,32 @@ class Patch:
             },
         },
         "required": ["path"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        path = _str_arg(args, "path")
-        has_diff = args.get("diff") is not None
-        if has_diff and args.get("old") is not None:
+        # Types come checked by the schema; which arguments go together is checked here
+        # (a schema could say it with oneOf, but the local model's grammar could not).
+        path: str = args["path"]
+        diff: str | None = args.get("diff")
+        old: str | None = args.get("old")
+        new: str | None = args.get("new")
+        if diff is not None and old is not None:
             raise ToolError("pass either 'old' and 'new' or 'diff', not both")
-        if not has_diff and args.get("old") is None:
+        if diff is None and old is None:
             raise ToolError("pass 'old' and 'new' for an exact replacement, or 'diff'")
+        if old is not None and new is None:
+            raise ToolError("missing argument 'new': the replacement text ('' deletes 'old')")
         try:
             text: str | None = await ctx.storage.read_text(path)
         except NotFound:
             text = None
         except StorageError as exc:
             raise ToolError(str(exc)) from None
-        if has_diff:
-            hunks = _parse_diff(_str_arg(args, "diff"))
+        if diff is not None:
+            hunks = _parse_diff(diff)
             if text is None and any(h.old for h in hunks):
                 raise ToolError(
                     f"no such file: {path} (a diff that creates a file has no '-' or context lines)"
@@ -90,8 +100,8 @@ class Patch:
         else:
             if text is None:
                 raise ToolError(f"no such file: {path}; create it with write_file")
-            old, new = _str_arg(args, "old"), _str_arg(args, "new")
-            replace_all = _bool_arg(args, "replace_all")
+            assert old is not None and new is not None
+            replace_all: bool = args.get("replace_all", False)
             new_text, summary, regions = _replace(text, old, new, replace_all, path)
         if new_text == text:
             raise ToolError(f"the edit leaves {path} unchanged")
@@ -100,16 +110,6 @@ class Patch:
         except StorageError as exc:
             raise ToolError(str(exc)) from None
         return f"patched {path}: {summary}\n{_show(new_text, regions)}"
-
-
-def _bool_arg(args: Mapping[str, Any], name: str) -> bool:
-    """Accepts "true"/"false" as well: small models often quote booleans."""
-    value = args.get(name, False)
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    if not isinstance(value, bool):
-        raise ToolError(f"argument {name!r} must be true or false, not {value!r}")
-    return value
 
 
 # --- exact replacement --------------------------------------------------------------------

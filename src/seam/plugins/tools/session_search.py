@@ -34,6 +34,7 @@ class SessionSearchTool:
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
         },
         "required": ["query"],
+        "additionalProperties": False,
     }
     concurrent = True
     idempotent = True
@@ -44,12 +45,11 @@ class SessionSearchTool:
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         if self._sessions is None:
             raise ToolError("session search is not configured")
-        query = args.get("query")
-        if not isinstance(query, str) or not query.strip():
+        # Types and the limit's range are checked against the schema before `run`.
+        query: str = args["query"]
+        if not query.strip():
             raise ToolError("give one or more words to search for in 'query'")
-        limit = args.get("limit", DEFAULT_LIMIT)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-            raise ToolError(f"'limit' must be a whole number from 1 to {MAX_LIMIT}")
+        limit = int(args.get("limit", DEFAULT_LIMIT))
         # Only this tenant's conversations: one person's agent never reads another's.
         own = await self._sessions.get(ctx.session_key)
         tenant = own.tenant if own is not None else None

@@ -24,47 +24,29 @@ SPILL_DIR = ".seam/spill"  # under the sandbox's working dir
 SNIPPET_DIR = ".seam/tmp"
 COMMAND_SHOWN = 80  # characters of a command shown in `process list`
 
-_TIMEOUT = {"type": "number", "description": "Seconds before it is killed (default 180)."}
+_TIMEOUT = {
+    "type": "number",
+    "exclusiveMinimum": 0,
+    "maximum": MAX_TIMEOUT,
+    "description": f"Seconds before it is killed (default 180, max {MAX_TIMEOUT:g}).",
+}
 
 
-def _str_arg(args: Mapping[str, Any], name: str) -> str:
+def _text(args: Mapping[str, Any], name: str) -> str:
+    """A text argument that must hold more than spaces. Its type is the schema's business
+    (checked before `run`); a blank command, or an `id` missing where the action needs
+    one, is checked here."""
     value = args.get(name)
     if value is None:
         raise ToolError(f"missing required argument {name!r}")
-    if not isinstance(value, str):
-        raise ToolError(f"argument {name!r} must be a string, not {type(value).__name__}")
     if not value.strip():
         raise ToolError(f"argument {name!r} must not be empty")
-    return value
+    return str(value)
 
 
-def _timeout_arg(args: Mapping[str, Any]) -> float | None:
-    """Accepts "30" as well as 30: small models often quote numbers."""
+def _timeout(args: Mapping[str, Any]) -> float | None:
     value = args.get("timeout")
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = float(value)
-        except ValueError:
-            raise ToolError(f"argument 'timeout' must be a number, got {value!r}") from None
-    if not isinstance(value, int | float) or isinstance(value, bool):
-        raise ToolError(f"argument 'timeout' must be a number, not {type(value).__name__}")
-    if not 0 < value <= MAX_TIMEOUT:
-        raise ToolError(
-            f"argument 'timeout' must be between 0 and {MAX_TIMEOUT:g} seconds, got {value:g}; "
-            "use background mode for longer jobs"
-        )
-    return float(value)
-
-
-def _bool_arg(args: Mapping[str, Any], name: str) -> bool:
-    value = args.get(name, False)
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    if not isinstance(value, bool):
-        raise ToolError(f"argument {name!r} must be true or false, got {value!r}")
-    return value
+    return None if value is None else float(value)
 
 
 def _sandbox(ctx: ToolContext) -> Sandbox:
@@ -73,7 +55,7 @@ def _sandbox(ctx: ToolContext) -> Sandbox:
     return ctx.sandbox
 
 
-async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
+async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> None:
     gate = ctx.gate
     if gate is None:
         return
@@ -84,6 +66,10 @@ async def _gate(ctx: ToolContext, command: str, tool: str) -> None:
         call_id=ctx.call_id,
         approver=ctx.approvals,
         mode=ctx.approval_mode,
+        # Without isolation (the local backend) the gate is stricter; a sandbox that does
+        # not say counts as none.
+        isolated=getattr(sandbox, "isolated", False),
+        working_dir=sandbox.working_dir,
     )
     if not decision.allowed:
         raise ToolError(f"refused: {decision.reason}")
@@ -130,16 +116,17 @@ class Terminal:
             "background": {"type": "boolean", "description": "Start it and return at once."},
         },
         "required": ["command"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        command = _str_arg(args, "command")
-        timeout = _timeout_arg(args)
-        background = _bool_arg(args, "background")
+        command = _text(args, "command")
+        timeout = _timeout(args)
+        background = bool(args.get("background", False))
         sandbox = _sandbox(ctx)
-        await _gate(ctx, command, self.name)
+        await _gate(ctx, sandbox, command, self.name)
         if not background:
             return _report(await _run(ctx, sandbox, command, timeout))
         try:
@@ -161,15 +148,20 @@ class Process:
         "type": "object",
         "properties": {
             "action": {"type": "string", "enum": ["list", "poll", "kill"]},
-            "id": {"type": "string", "description": "Process id, e.g. p1 (poll and kill)."},
+            "id": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Process id, e.g. p1 (poll and kill).",
+            },
         },
         "required": ["action"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False  # kill is not
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        action = _str_arg(args, "action")
+        action: str = args["action"]
         sandbox = _sandbox(ctx)
         try:
             if action == "list":
@@ -182,12 +174,12 @@ class Process:
                     for i in infos
                 )
             if action == "poll":
-                info, text = await sandbox.poll(_str_arg(args, "id"))
+                info, text = await sandbox.poll(_text(args, "id"))
                 return (
                     f"{info.id} {_state(info.running, info.exit_code)}\n{text or '(no new output)'}"
                 )
             if action == "kill":
-                info = await sandbox.kill(_str_arg(args, "id"))
+                info = await sandbox.kill(_text(args, "id"))
                 return f"{info.id} stopped ({_state(info.running, info.exit_code)})"
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
@@ -213,27 +205,40 @@ class ExecuteCode:
             "timeout": _TIMEOUT,
         },
         "required": ["code"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        code = _str_arg(args, "code")
-        timeout = _timeout_arg(args)
+        code = _text(args, "code")
+        timeout = _timeout(args)
         sandbox = _sandbox(ctx)
         # The gate (and a person asked to approve) sees the code itself, not a file name.
-        await _gate(ctx, f"python3 -c {shlex.quote(code)}", self.name)
-        relative = f"{SNIPPET_DIR}/snippet-{secrets.token_hex(4)}.py"
-        path = posixpath.join(sandbox.working_dir, relative)
-        try:
-            await ctx.storage.write_text(path, code)
-        except StorageError as exc:
-            raise ToolError(f"could not write the snippet: {exc}") from None
+        await _gate(ctx, sandbox, f"python3 -c {shlex.quote(code)}", self.name)
+        relative, path = await _write_snippet(ctx, sandbox.working_dir, code)
         try:
             return _report(await _run(ctx, sandbox, f"python3 {relative}", timeout))
         finally:
             with suppress(StorageError):
                 await ctx.storage.remove(path)
+
+
+async def _write_snippet(ctx: ToolContext, working_dir: str, code: str) -> tuple[str, str]:
+    """Where the snippet was written (relative to the working dir, and in full). In the
+    snippet folder if the reach allows it; else (the working dir is the home, whose .seam
+    is $SEAM_HOME) beside it, removed after the run; else the reach's refusal."""
+    name = f"snippet-{secrets.token_hex(4)}.py"
+    refusal: StorageError | None = None
+    for relative in (f"{SNIPPET_DIR}/{name}", f".seam-{name}"):
+        path = posixpath.join(working_dir, relative)
+        try:
+            await ctx.storage.write_text(path, code)
+        except StorageError as exc:
+            refusal = refusal or exc
+            continue
+        return relative, path
+    raise ToolError(f"could not write the snippet: {refusal}") from None
 
 
 SHELL_TOOLS: tuple[Tool, ...] = (Terminal(), Process(), ExecuteCode())

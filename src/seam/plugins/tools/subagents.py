@@ -33,6 +33,7 @@ class DelegateTask:
             "personality": {"type": "string", "description": "Optional personality id."},
         },
         "required": ["task"],
+        "additionalProperties": False,
     }
     # Several delegations in one step run side by side. Running the call again after a
     # crash is safe by construction: the child's session and submission ids derive from
@@ -42,12 +43,11 @@ class DelegateTask:
     idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        task = args.get("task")
-        if not isinstance(task, str) or not task.strip():
-            raise ToolError("`task` must be a non-empty string")
-        personality = args.get("personality")
-        if personality is not None and not isinstance(personality, str):
-            raise ToolError("`personality` must be a string")
+        # Types are checked against the schema before `run`; blank text here.
+        task: str = args["task"]
+        if not task.strip():
+            raise ToolError("argument 'task' must not be empty")
+        personality: str | None = args.get("personality") or None
         subagents = _subagents(ctx)
         return await subagents.delegate(
             task, task_id=ctx.call_id or "task", personality=personality
@@ -64,16 +64,15 @@ class RunWorkflow:
             "input": {"type": "string", "description": "The workflow's input."},
         },
         "required": ["name", "input"],
+        "additionalProperties": False,
     }
     concurrent = True
     # Each node's submission id derives from the call id too: a repeat resumes the run.
     idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        name = args.get("name")
-        text = args.get("input")
-        if not isinstance(name, str) or not isinstance(text, str):
-            raise ToolError("`name` and `input` must be strings")
+        name: str = args["name"]
+        text: str = args["input"]
         subagents = _subagents(ctx)
         known = subagents.workflow_names()
         if name not in known:

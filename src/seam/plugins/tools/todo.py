@@ -59,14 +59,16 @@ class Todo:
         "properties": {
             "action": {"type": "string", "enum": ["add", "update", "list", "clear"]},
             "items": {
-                "type": "array",
+                # One task as a plain string is accepted too: small models often send that.
+                "type": ["array", "string"],
                 "items": {"type": "string"},
                 "description": "Tasks to add.",
             },
-            "id": {"type": "integer", "description": "Item to update."},
+            "id": {"type": "integer", "minimum": 1, "description": "Item to update."},
             "status": {"type": "string", "enum": list(STATUSES)},
         },
         "required": ["action"],
+        "additionalProperties": False,
     }
     concurrent = False
     idempotent = False
@@ -75,7 +77,9 @@ class Todo:
         self.store: TodoBackend = store if store is not None else TodoStore()
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        action = args.get("action")
+        # Types and the action's name are checked against the schema before `run`; which
+        # arguments an action needs is checked here.
+        action = args["action"]
         key = ctx.session_key
         items = self.store.get(key)
         if action == "add":
@@ -84,21 +88,19 @@ class Todo:
             items = _update(items, args.get("id"), args.get("status"))
         elif action == "clear":
             items = ()
-        elif action != "list":
-            raise ToolError(f"argument 'action' must be add, update, list or clear, not {action!r}")
         if action != "list":
             self.store.set(key, items)
         return render(items)
 
 
-def _add(items: tuple[TodoItem, ...], new: Any) -> tuple[TodoItem, ...]:
+def _add(items: tuple[TodoItem, ...], new: list[str] | str | None) -> tuple[TodoItem, ...]:
     if isinstance(new, str):
         new = [new]
-    if not isinstance(new, list) or not new:
+    if not new:
         raise ToolError("action 'add' needs 'items': a non-empty list of task texts")
     texts = []
     for text in new:
-        if not isinstance(text, str) or not text.strip():
+        if not text.strip():
             raise ToolError(f"each item must be a non-empty string, not {text!r}")
         texts.append(" ".join(text.split())[:MAX_TEXT])
     if len(items) + len(texts) > MAX_ITEMS:
@@ -107,13 +109,14 @@ def _add(items: tuple[TodoItem, ...], new: Any) -> tuple[TodoItem, ...]:
     return (*items, *(TodoItem(next_id + i, text) for i, text in enumerate(texts)))
 
 
-def _update(items: tuple[TodoItem, ...], item_id: Any, status: Any) -> tuple[TodoItem, ...]:
-    if isinstance(item_id, str) and item_id.strip().isdigit():
-        item_id = int(item_id)
-    if not isinstance(item_id, int) or isinstance(item_id, bool):
+def _update(
+    items: tuple[TodoItem, ...], item_id: int | None, status: str | None
+) -> tuple[TodoItem, ...]:
+    if item_id is None:
         raise ToolError("action 'update' needs 'id': the number of an item in the list")
-    if status not in STATUSES:
-        raise ToolError(f"argument 'status' must be pending, in_progress or done, not {status!r}")
+    if status is None:
+        raise ToolError("action 'update' needs 'status': pending, in_progress or done")
+    item_id = int(item_id)
     for i, item in enumerate(items):
         if item.id == item_id:
             return (*items[:i], replace(item, status=status), *items[i + 1 :])

@@ -32,7 +32,6 @@ from urllib.parse import urljoin
 import httpx
 
 from seam.contracts.tools import ToolContext, ToolError
-from seam.plugins.tools.files import _int_arg, _str_arg
 
 ClientFactory = Callable[[], httpx.AsyncClient]
 # (host, port) -> the addresses to connect to, in order of preference.
@@ -93,13 +92,15 @@ class WebFetch:
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
-            "url": {"type": "string", "description": "http:// or https:// URL."},
+            "url": {"type": "string", "minLength": 1, "description": "http:// or https:// URL."},
             "max_chars": {
                 "type": "integer",
+                "minimum": 1,
                 "description": f"Text returned (default {MAX_CHARS}).",
             },
         },
         "required": ["url"],
+        "additionalProperties": False,
     }
     concurrent = True
     idempotent = True
@@ -138,8 +139,9 @@ class WebFetch:
         )
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        raw_url = _str_arg(args, "url").strip()
-        max_chars = _int_arg(args, "max_chars", MAX_CHARS, minimum=1)
+        # The schema is checked before `run`: url is a string, max_chars at least 1.
+        raw_url = str(args["url"]).strip()
+        max_chars = int(args.get("max_chars", MAX_CHARS))
         url = _parse(raw_url)
         try:
             async with asyncio.timeout(self._timeout):

@@ -29,6 +29,7 @@ from seam.contracts.model import (
     ModelChunk,
     ModelError,
     ModelRequest,
+    OnRetry,
     TextChunk,
     ThinkingChunk,
     ToolCallDelta,
@@ -37,8 +38,14 @@ from seam.contracts.model import (
     ToolDefinition,
     UsageChunk,
 )
-from seam.services.llm.http import HttpProvider, check_endpoint, json_body, tool_name
-from seam.services.llm.retry import Sleep, classify_http_error, retry_stream
+from seam.services.llm.http import (
+    DEFAULT_TIMEOUT,
+    HttpProvider,
+    check_endpoint,
+    json_body,
+    tool_name,
+)
+from seam.services.llm.retry import Sleep, classify_http_error
 from seam.services.llm.sse import NotEventStream, SSEDecoder
 
 _STOP_REASONS: dict[str, FinishReason] = {
@@ -84,17 +91,20 @@ class AnthropicProvider(HttpProvider):
         max_tokens: int = 8192,
         thinking_budget: int | None = None,
         prompt_cache: bool = True,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float | None = None,
+        idle_timeout: float | None = None,
         max_retries: int = 3,
-        backoff_base: float = 0.5,
+        backoff_base: float = 1.0,
         backoff_max: float = 30.0,
         client: httpx.AsyncClient | None = None,
         sleep: Sleep = asyncio.sleep,
         clock: Callable[[], float] = time.time,
         name: str = "anthropic",
         anthropic_version: str = "2023-06-01",
+        on_retry: OnRetry | None = None,
     ) -> None:
-        root = check_endpoint(base_url, timeout)
+        root = check_endpoint(base_url, timeout, connect_timeout, idle_timeout)
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if thinking_budget is not None and not (
@@ -115,12 +125,15 @@ class AnthropicProvider(HttpProvider):
             model=model,
             max_context_tokens=max_context_tokens,
             timeout=timeout,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
             max_retries=max_retries,
             backoff_base=backoff_base,
             backoff_max=backoff_max,
             client=client,
             sleep=sleep,
             clock=clock,
+            on_retry=on_retry,
         )
         self._messages_url = f"{root}/v1/messages"
         self._max_tokens = max_tokens
@@ -130,7 +143,7 @@ class AnthropicProvider(HttpProvider):
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         """Stream one message; raises `ModelError` (bad input is reported right away)."""
         payload = self._payload(request)
-        return retry_stream(partial(self._attempt, payload), self._policy, self._sleep)
+        return self._retrying(partial(self._attempt, payload))
 
     # -- request -----------------------------------------------------------------------
 
@@ -247,13 +260,25 @@ class AnthropicProvider(HttpProvider):
 
     # -- response ----------------------------------------------------------------------
 
-    async def _attempt(self, payload: bytes) -> AsyncGenerator[ModelChunk, None]:
-        """One HTTP request, decoded event by event; every failure becomes a ModelError."""
+    async def _attempt(self, payload: bytes, deadline: float) -> AsyncGenerator[ModelChunk, None]:
+        """One HTTP request, decoded event by event; every failure becomes a ModelError.
+
+        Only data events other than `ping` count as progress for the idle limit: a server
+        that keeps pinging but never answers is stalled.
+        """
         url = self._messages_url
+        watch = self._watch(deadline)
         try:
-            async with self._client.stream(
-                "POST", url, content=payload, headers=self._stream_headers, timeout=self._timeout
-            ) as response:
+            async with (
+                watch,
+                self._client.stream(
+                    "POST",
+                    url,
+                    content=payload,
+                    headers=self._stream_headers,
+                    timeout=self._timeout,
+                ) as response,
+            ):
                 if not response.is_success:
                     body = await response.aread()
                     raise self._status_error(response.status_code, body, response.headers)
@@ -264,16 +289,20 @@ class AnthropicProvider(HttpProvider):
                 stopped = False
                 # Read to the end of the body even after `message_stop`, so the connection
                 # goes back to the pool instead of being closed with unread bytes.
-                async for line in response.aiter_lines():
+                lines = response.aiter_lines()
+                async for line in lines:
                     try:
                         data = decoder.feed(line)
                     except NotEventStream as exc:
-                        raise self._not_event_stream(exc.line, response) from None
+                        raise await self._not_event_stream(exc.line, lines, response) from None
                     if data is None:
                         continue
                     event = self._event(data)
                     try:
                         kind = event["type"]
+                        if kind == "ping":
+                            continue
+                        watch.got_event()
                         if kind == "content_block_delta":
                             delta = event["delta"]
                             delta_kind = delta["type"]
@@ -314,8 +343,13 @@ class AnthropicProvider(HttpProvider):
                         raise self._malformed(
                             f"unexpected event shape ({exc!r}): {data[:200]!r}"
                         ) from None
+                    watch.waiting()
                 if not stopped:
                     raise self._malformed("the stream ended before message_stop")
+        except TimeoutError:
+            if watch.cause is None:
+                raise
+            raise self._watch_error(watch) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
         yield UsageChunk(_usage(counts))

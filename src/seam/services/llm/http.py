@@ -4,24 +4,52 @@ Endpoint and timeout checks, client ownership, headers, retry settings, the mode
 and the turning of failed responses and transport errors into `ModelError`s are the same
 for every API; only the request body and the stream's events differ, and those stay in
 the provider that speaks them.
+
+Three bounds keep every request finite: `connect_timeout` (reaching the server),
+`idle_timeout` (the longest wait for the next event, counted in parsed events so a
+trickling or keep-alive-only server still times out; see `watch`) and `timeout`, the
+deadline of the whole request, retries and their back-off included.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import ssl
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, ClassVar, TypeVar
 
 import httpx
 
-from seam.contracts.model import ModelCapabilities, ModelError, ToolDefinition
+from seam.contracts.model import (
+    RETRYABLE_KINDS,
+    ModelCapabilities,
+    ModelError,
+    OnRetry,
+    ToolDefinition,
+)
 from seam.services.llm.retry import (
+    ProviderError,
     RetryPolicy,
     Sleep,
     classify_http_error,
     classify_transport_error,
+    out_of_time,
+    retry_stream,
+    stalled,
 )
+from seam.services.llm.watch import StreamWatch
+
+T = TypeVar("T")
+DEFAULT_TIMEOUT = 600.0
+DEFAULT_CONNECT_TIMEOUT = 5.0
+DEFAULT_IDLE_TIMEOUT = 60.0
+# What a body that is not an event stream may cost to read for the error message.
+_NOT_SSE_LINES = 200
+_NOT_SSE_CHARS = 64_000
+_SAID_CHARS = 200
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]+>")
 
 
 class HttpProvider:
@@ -45,23 +73,38 @@ class HttpProvider:
         model: str,
         max_context_tokens: int,
         timeout: float,
+        connect_timeout: float | None,
+        idle_timeout: float | None,
         max_retries: int,
         backoff_base: float,
         backoff_max: float,
         client: httpx.AsyncClient | None,
         sleep: Sleep,
         clock: Callable[[], float],
+        on_retry: OnRetry | None,
     ) -> None:
         """`base_url` is the API root without its trailing slash; `headers` go with
-        every request (authentication, API version)."""
+        every request (authentication, API version). `connect_timeout` and
+        `idle_timeout` (None: their defaults) never exceed `timeout`."""
         self._models_url = models_url
         self._name = name
         self._model = model
         self._max_context_tokens = max_context_tokens
-        self._timeout = httpx.Timeout(timeout)
+        self._request_timeout = timeout
+        self._connect_timeout = min(_positive(connect_timeout, DEFAULT_CONNECT_TIMEOUT), timeout)
+        self._idle_timeout = min(_positive(idle_timeout, DEFAULT_IDLE_TIMEOUT), timeout)
+        # httpx's per-read timeout backs up the event watch (same limit); waiting for a
+        # free pooled connection is bounded by the request's deadline.
+        self._timeout = httpx.Timeout(
+            timeout,
+            connect=self._connect_timeout,
+            read=self._idle_timeout,
+            write=self._idle_timeout,
+        )
         self._policy = RetryPolicy(max_retries, backoff_base, backoff_max)
         self._sleep = sleep
         self._clock = clock
+        self._on_retry = on_retry
         self._headers = headers
         self._stream_headers = {
             **headers,
@@ -117,6 +160,28 @@ class HttpProvider:
         if self._owns_client:
             await self._client.aclose()
 
+    # -- retries and bounds -------------------------------------------------------------
+
+    def _retrying(self, attempt: Callable[[float], AsyncGenerator[T, None]]) -> AsyncIterator[T]:
+        """`attempt(deadline)` under the retry policy and the request's deadline."""
+        return retry_stream(
+            attempt,
+            self._policy,
+            self._sleep,
+            timeout=self._request_timeout,
+            on_retry=self._on_retry,
+            provider=self._name,
+        )
+
+    def _watch(self, deadline: float) -> StreamWatch:
+        return StreamWatch(self._idle_timeout, deadline)
+
+    def _watch_error(self, watch: StreamWatch) -> ModelError:
+        """What a watch that fired means (see `StreamWatch.cause`)."""
+        if watch.cause == "deadline":
+            return out_of_time(self._request_timeout, self._name)
+        return stalled(self._idle_timeout, self._name)
+
     # -- errors ------------------------------------------------------------------------
 
     def _status_error(self, status: int, body: bytes, headers: Mapping[str, str]) -> ModelError:
@@ -152,35 +217,95 @@ class HttpProvider:
         """The error a JSON object sent instead of an event stream reports, if it is one."""
         return None
 
-    def _not_event_stream(self, line: str, response: httpx.Response) -> ModelError:
-        if line.startswith("{"):
+    async def _not_event_stream(
+        self, line: str, lines: AsyncIterator[str], response: httpx.Response
+    ) -> ModelError:
+        """A 200 answer that is not server-sent events (a proxy's HTML page, a JSON error
+        body): fatal at once, since sending the request again gets the same page, with
+        what the server said (the JSON error's message, the page's title or first line).
+        """
+        body = [line]
+        size = len(line)
+        async for more in lines:
+            body.append(more)
+            size += len(more)
+            if len(body) >= _NOT_SSE_LINES or size >= _NOT_SSE_CHARS:
+                break
+        text = "\n".join(body)
+        content_type = response.headers.get("content-type", "none")
+        if text.lstrip().startswith(("{", "[")):
             try:
-                payload = json.loads(line)
+                payload = json.loads(text)
             except ValueError:
                 payload = None
             if isinstance(payload, dict):
-                error = self._error_in_body(payload, line)
+                error = self._error_in_body(payload, text)
                 if error is not None:
-                    return error
-        content_type = response.headers.get("content-type", "none")
-        return self._malformed(
-            f"the response is not server-sent events (content-type {content_type}): {line[:200]!r}"
+                    return _non_retryable(error)
+        said = _what_it_said(text)
+        reason = f"not an event stream ({content_type}): {said}"
+        return ProviderError(
+            "fatal",
+            f"the server answered HTTP {response.status_code} but {reason}",
+            reason=reason,
+            status=response.status_code,
+            provider=self._name,
         )
 
     def _malformed(self, detail: str) -> ModelError:
         return ModelError("retryable", f"malformed stream: {detail}", provider=self._name)
 
     def _transport_error(self, exc: httpx.HTTPError, url: str) -> ModelError:
-        return classify_transport_error(exc, url, timeout=self._timeout.read, provider=self._name)
+        return classify_transport_error(
+            exc,
+            url,
+            connect_timeout=self._connect_timeout,
+            idle_timeout=self._idle_timeout,
+            provider=self._name,
+        )
 
 
-def check_endpoint(base_url: str, timeout: float) -> str:
-    """The API root, once `base_url` and `timeout` are known to be usable."""
+def check_endpoint(
+    base_url: str,
+    timeout: float,
+    connect_timeout: float | None = None,
+    idle_timeout: float | None = None,
+) -> str:
+    """The API root, once `base_url` and the timeouts are known to be usable."""
     if not base_url.startswith(("http://", "https://")):
         raise ValueError(f"base_url must be an http:// or https:// URL, got {base_url!r}")
-    if timeout <= 0:
-        raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
+    for name, value in (
+        ("timeout", timeout),
+        ("connect_timeout", connect_timeout),
+        ("idle_timeout", idle_timeout),
+    ):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be > 0 seconds, got {value}")
     return base_url.rstrip("/")
+
+
+def _positive(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+def _non_retryable(error: ModelError) -> ModelError:
+    """An error a JSON body reported in place of a stream: its kind, unless that says
+    "try again" (an answer that is not a stream will not become one)."""
+    kind = "fatal" if error.kind in RETRYABLE_KINDS else error.kind
+    message = error.message
+    if len(message) > _SAID_CHARS:
+        message = message[: _SAID_CHARS - 1] + "…"
+    return ModelError(kind, message, status=error.status, provider=error.provider)
+
+
+def _what_it_said(text: str) -> str:
+    """A page's title, else its first line with text, on one line and cut short."""
+    found = _TITLE.search(text)
+    said = found.group(1) if found else ""
+    if not said.strip():
+        said = next((ln for ln in text.splitlines() if _TAG.sub("", ln).strip()), text)
+    said = " ".join(_TAG.sub(" ", said).split()) or " ".join(text.split())
+    return said if len(said) <= _SAID_CHARS else said[: _SAID_CHARS - 1] + "…"
 
 
 def json_body(body: Mapping[str, Any]) -> bytes:

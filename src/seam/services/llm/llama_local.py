@@ -8,7 +8,9 @@ after the first costs only its own few tokens):
 1. decide: after the transcript, the assistant turn is prefilled with "Next step:" and a
    grammar lets the model write exactly one of `answer` or an offered tool name;
 2. arguments: for a tool, "Request: <the user's words>" then "Arguments: " and a grammar
-   built from the tool's JSON schema, so the arguments always parse;
+   built from the tool's JSON schema (`llama_schema.py`), so the arguments always parse
+   and keep to the schema's rules: required properties, enums, string lengths, integer
+   bounds; optional properties appear only if the model writes them;
 3. answer: otherwise the reply is sampled freely and streamed token by token.
 
 The prompt wording was tuned on the bundled model (see bench/local_model.py). Two things
@@ -459,7 +461,11 @@ class LlamaCppProvider:
             from llama_cpp import LlamaGrammar
 
             if schema:
-                grammar = LlamaGrammar.from_json_schema(source, verbose=False)
+                # Our converter, not LlamaGrammar.from_json_schema: it honours integer bounds.
+                from seam.services.llm.llama_schema import schema_grammar
+
+                rules = schema_grammar(json.loads(source))
+                grammar = LlamaGrammar.from_string(rules, verbose=False)
             else:
                 grammar = LlamaGrammar.from_string(source, verbose=False)
             if len(self._grammars) > 256:

@@ -9,7 +9,8 @@ finish with "stop" right after emitting tool calls, and some write the call as t
 `max_tokens` and refuse a temperature.
 
 A stream is watched for progress: only `data:` events count, so a server that keeps the
-connection alive with `: ping` comments but never answers is still seen as stalled.
+connection alive with `: ping` comments, or trickles bytes, but never answers is still
+seen as stalled (see `watch`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from seam.contracts.model import (
     ModelChunk,
     ModelError,
     ModelRequest,
+    OnRetry,
     TextChunk,
     ThinkingChunk,
     ToolCallDelta,
@@ -41,8 +43,14 @@ from seam.contracts.model import (
     UsageChunk,
     WarningChunk,
 )
-from seam.services.llm.http import HttpProvider, check_endpoint, json_body, tool_name
-from seam.services.llm.retry import Sleep, classify_http_error, retry_stream
+from seam.services.llm.http import (
+    DEFAULT_TIMEOUT,
+    HttpProvider,
+    check_endpoint,
+    json_body,
+    tool_name,
+)
+from seam.services.llm.retry import Sleep, classify_http_error
 from seam.services.llm.sse import NotEventStream, SSEDecoder
 from seam.services.llm.text_tool_calls import recover_tool_calls, starts_like_call
 
@@ -77,9 +85,11 @@ class OpenAICompatProvider(HttpProvider):
         api_key: str | None,
         model: str,
         max_context_tokens: int = 128_000,
-        timeout: float = 60.0,
+        timeout: float = DEFAULT_TIMEOUT,
+        connect_timeout: float | None = None,
+        idle_timeout: float | None = None,
         max_retries: int = 3,
-        backoff_base: float = 0.5,
+        backoff_base: float = 1.0,
         backoff_max: float = 30.0,
         client: httpx.AsyncClient | None = None,
         sleep: Sleep = asyncio.sleep,
@@ -90,18 +100,22 @@ class OpenAICompatProvider(HttpProvider):
         token_param: TokenParam = "auto",
         parallel_tool_calls: bool | None = True,
         recover_text_tool_calls: bool = True,
+        on_retry: OnRetry | None = None,
     ) -> None:
-        """`stale_timeout` (default: `timeout`) aborts a stream after that many seconds
-        without a data event. `token_param` names the field for `max_tokens`; "auto"
-        picks `max_completion_tokens` for OpenAI's reasoning models (see
-        `_REASONING_MODEL`), `max_tokens` for everything else. `parallel_tool_calls` is
-        sent with tools unless None (for servers that reject the field) or the model is
-        one of OpenAI's o-series, which rejects it.
+        """`timeout` is the whole request's deadline (retries included),
+        `connect_timeout` the wait to connect, `idle_timeout` (or its older name
+        `stale_timeout`) the longest wait for the next data event. `token_param` names
+        the field for `max_tokens`; "auto" picks `max_completion_tokens` for OpenAI's
+        reasoning models (see `_REASONING_MODEL`), `max_tokens` for everything else.
+        `parallel_tool_calls` is sent with tools unless None (for servers that reject
+        the field) or the model is one of OpenAI's o-series, which rejects it.
         `recover_text_tool_calls` turns tool calls a model wrote as text into real ones.
         """
-        root = check_endpoint(base_url, timeout)
         if stale_timeout is not None and stale_timeout <= 0:
             raise ValueError(f"stale_timeout must be > 0 seconds, got {stale_timeout}")
+        if stale_timeout is not None:
+            idle_timeout = stale_timeout
+        root = check_endpoint(base_url, timeout, connect_timeout, idle_timeout)
         if token_param not in _TOKEN_PARAMS:
             raise ValueError(
                 f"token_param must be one of {', '.join(sorted(_TOKEN_PARAMS))}, "
@@ -118,15 +132,17 @@ class OpenAICompatProvider(HttpProvider):
             model=model,
             max_context_tokens=max_context_tokens,
             timeout=timeout,
+            connect_timeout=connect_timeout,
+            idle_timeout=idle_timeout,
             max_retries=max_retries,
             backoff_base=backoff_base,
             backoff_max=backoff_max,
             client=client,
             sleep=sleep,
             clock=clock,
+            on_retry=on_retry,
         )
         self._chat_url = f"{root}/chat/completions"
-        self._stale_timeout = timeout if stale_timeout is None else stale_timeout
         self._token_param = token_param
         self._parallel_tool_calls = parallel_tool_calls
         self._recover = recover_text_tool_calls
@@ -136,7 +152,7 @@ class OpenAICompatProvider(HttpProvider):
         payload = self._payload(request)
         # Recovery looks for calls to these tools in the text; none offered, none found.
         tools = request.tools if self._recover and request.tool_choice != "none" else ()
-        return retry_stream(partial(self._attempt, payload, tools), self._policy, self._sleep)
+        return self._retrying(partial(self._attempt, payload, tools))
 
     # -- request -----------------------------------------------------------------------
 
@@ -212,7 +228,7 @@ class OpenAICompatProvider(HttpProvider):
     # -- response ----------------------------------------------------------------------
 
     async def _attempt(
-        self, payload: bytes, tools: Sequence[ToolDefinition]
+        self, payload: bytes, tools: Sequence[ToolDefinition], deadline: float
     ) -> AsyncGenerator[ModelChunk, None]:
         """One HTTP request, decoded chunk by chunk; every failure becomes a ModelError.
 
@@ -224,8 +240,7 @@ class OpenAICompatProvider(HttpProvider):
         text = _HeldText() if tools else None
         finish: str | None = None
         usage: Usage | None = None
-        clock = asyncio.get_running_loop().time
-        watch = _StaleWatch(self._stale_timeout)
+        watch = self._watch(deadline)
         try:
             async with (
                 watch,
@@ -242,17 +257,18 @@ class OpenAICompatProvider(HttpProvider):
                     raise self._status_error(response.status_code, body, response.headers)
                 decoder = SSEDecoder()
                 done = False
-                async for line in response.aiter_lines():
+                lines = response.aiter_lines()
+                async for line in lines:
                     try:
                         data = decoder.feed(line)
                     except NotEventStream as exc:
-                        raise self._not_event_stream(exc.line, response) from None
+                        raise await self._not_event_stream(exc.line, lines, response) from None
                     if data is None:
                         continue
                     if data == "[DONE]":
                         done = True
                         break
-                    watch.since = None  # the consumer's time, not the server's
+                    watch.got_event()  # the consumer's time, not the server's
                     event = self._event(data)
                     try:
                         if event.get("error"):
@@ -292,19 +308,15 @@ class OpenAICompatProvider(HttpProvider):
                         raise self._malformed(
                             f"unexpected chunk shape ({exc}): {data[:200]!r}"
                         ) from None
-                    watch.since = clock()
+                    watch.waiting()
                 if not done:
                     done = decoder.flush() == "[DONE]"
                 if not done and finish is None:
                     raise self._malformed("the stream ended before [DONE] or a finish_reason")
         except TimeoutError:
-            if not watch.expired:
+            if watch.cause is None:
                 raise
-            raise ModelError(
-                "retryable",
-                f"stream stalled: timed out, no data for {self._stale_timeout:g} s",
-                provider=self._name,
-            ) from None
+            raise self._watch_error(watch) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
         ends = calls.ends(self._name)
@@ -364,49 +376,6 @@ class OpenAICompatProvider(HttpProvider):
 
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
         return self._stream_error(payload["error"]) if payload.get("error") else None
-
-
-class _StaleWatch:
-    """Aborts the block it guards once no data event has arrived for `limit` seconds.
-
-    The stream marks progress by setting `since` (loop time) after each data event and
-    clears it while the consumer has a chunk, so a slow consumer is never mistaken for a
-    stalled server. The timer re-arms itself lazily when it fires early instead of being
-    rescheduled per event: one clock read per event, no timer churn. On expiry the block
-    raises `TimeoutError` and `expired` is true.
-    """
-
-    __slots__ = ("_deadline", "_handle", "_loop", "limit", "since")
-
-    def __init__(self, limit: float) -> None:
-        self.limit = limit
-        self.since: float | None = None
-        self._deadline = asyncio.timeout(None)
-
-    @property
-    def expired(self) -> bool:
-        return self._deadline.expired()
-
-    async def __aenter__(self) -> _StaleWatch:
-        await self._deadline.__aenter__()
-        self._loop = asyncio.get_running_loop()
-        self.since = self._loop.time()
-        self._handle = self._loop.call_at(self.since + self.limit, self._check)
-        return self
-
-    async def __aexit__(self, *exc_info: Any) -> None:
-        self._handle.cancel()
-        await self._deadline.__aexit__(*exc_info)
-
-    def _check(self) -> None:
-        now = self._loop.time()
-        since = self.since
-        if since is not None and now - since >= self.limit:
-            self._deadline.reschedule(now)
-            return
-        self._handle = self._loop.call_at(
-            (now if since is None else since) + self.limit, self._check
-        )
 
 
 class _HeldText:

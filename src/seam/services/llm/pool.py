@@ -19,7 +19,11 @@ output would repeat text the user has already seen):
 - `retryable` (5xx, timeouts, dropped streams): jittered backoff on the same key up to
   the retry policy's bound, then rotate without a cooldown (the trouble is the server's,
   not the key's).
+- a stalled server (`retry.Stalled`) is raised at once too: another key would wait on
+  the same server.
 - anything else (`context_overflow`, `refused`, `fatal`) is raised at once: no key helps.
+
+Each retry of a key is told to `on_retry` before its back-off, so a person waiting sees it.
 
 Keys never appear in logs, errors or the state file: a key is shown as a fingerprint
 (`sk-…abcd`) and stored under its SHA-256 digest. The state file is for one pool only;
@@ -49,9 +53,11 @@ from seam.contracts.model import (
     ModelError,
     ModelProvider,
     ModelRequest,
+    OnRetry,
+    RetryNotice,
     RouteChunk,
 )
-from seam.services.llm.retry import RetryPolicy, Sleep
+from seam.services.llm.retry import RetryPolicy, Sleep, Stalled, retry_reason
 
 Strategy = Literal["fill_first", "round_robin", "least_used"]
 
@@ -132,6 +138,7 @@ class PooledProvider:
         clock: Callable[[], float] = time.time,
         sleep: Sleep = asyncio.sleep,
         name: str | None = None,
+        on_retry: OnRetry | None = None,
     ) -> None:
         if isinstance(keys, str):
             raise TypeError("keys must be a sequence of API keys, not a single string")
@@ -163,6 +170,7 @@ class PooledProvider:
         self._clock = clock
         self._sleep = sleep
         self._name = name
+        self._on_retry = on_retry
         self._cursor = 0  # round_robin: where the next request starts looking
         if self._state_path is not None:
             self._load(self._state_path)
@@ -239,7 +247,7 @@ class PooledProvider:
                     except ModelError as error:
                         key.failures += 1
                         key.last_error = error.kind
-                        if produced or error.kind not in _ROTATE_ON:
+                        if produced or error.kind not in _ROTATE_ON or isinstance(error, Stalled):
                             if key.secret in error.message:
                                 raise _scrubbed(error, key) from None
                             raise
@@ -251,6 +259,7 @@ class PooledProvider:
                         rate_limits += 1
                     else:
                         retries += 1
+                    self._notify(key, failure, rate_limits + retries + 1, delay)
                     _log.info(
                         "key %s: %s; retrying it in %.2fs",
                         key.label,
@@ -293,6 +302,14 @@ class PooledProvider:
         if error.kind == "retryable" and retries < policy.max_retries:
             return policy.delay(retries, error.retry_after)
         return None
+
+    def _notify(self, key: _Key, error: ModelError, attempt: int, delay: float) -> None:
+        if self._on_retry is None:
+            return
+        attempts = max(attempt, self._retry.max_retries + 1)
+        reason = retry_reason(error).replace(key.secret, key.label)
+        notice = RetryNotice(attempt, attempts, delay, f"{reason} (key {key.label})", self.name)
+        self._on_retry(notice)
 
     def _cool(self, key: _Key, error: ModelError) -> None:
         if error.kind == "rate_limited":

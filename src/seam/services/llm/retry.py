@@ -8,9 +8,12 @@ with errors of its own.
 
 from __future__ import annotations
 
+import asyncio
+import errno
 import json
 import logging
 import random
+import socket
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -19,7 +22,7 @@ from typing import TypeVar
 
 import httpx
 
-from seam.contracts.model import ErrorKind, ModelError
+from seam.contracts.model import ErrorKind, ModelError, OnRetry, RetryNotice
 
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[None]]
@@ -63,14 +66,52 @@ _STREAM_ERROR_TYPES: dict[str, ErrorKind] = {
     "not_found_error": "fatal",
 }
 _MAX_MESSAGE = 500
+_MAX_REASON = 120
+
+
+class ProviderError(ModelError):
+    """A `ModelError` that also knows its short `reason`, for retry lines
+    ("connection refused") where the full message names the URL and the details."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        reason: str,
+        status: int | None = None,
+        provider: str = "",
+    ) -> None:
+        super().__init__(kind, message, status=status, provider=provider)
+        self.reason = reason
+
+
+class Stalled(ProviderError):
+    """The server stopped sending (no event for the idle limit) or the request ran out of
+    time. Kind `retryable`, so a fallback provider is tried and a worker may run the
+    submission again later, but it is never repeated at once against the same server:
+    one that hung on this request is likely to hang again, and each try costs the whole
+    idle limit while a person waits."""
+
+
+def retry_reason(error: ModelError) -> str:
+    """The short reason of a failure: what a retry line says after the colon."""
+    if isinstance(error, ProviderError):
+        return error.reason
+    message = " ".join(error.message.split())
+    if error.status and not message.startswith(f"HTTP {error.status}"):
+        message = f"HTTP {error.status}: {message}"
+    return message if len(message) <= _MAX_REASON else message[: _MAX_REASON - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    """How often and how long to wait: full-jitter exponential backoff, capped.
+    """How often and how long to wait: exponential backoff with jitter, capped.
 
-    Full jitter spreads clients that failed together (one overloaded server) across the
-    whole window instead of having them all return at the same instant.
+    The jitter (the second half of each window, at random) spreads clients that failed
+    together (one overloaded server) instead of having them all return at the same
+    instant; the fixed first half keeps a retry from coming back at once, when a server
+    that just refused the connection has had no time to come up.
     """
 
     max_retries: int = 3
@@ -94,34 +135,59 @@ class RetryPolicy:
         """
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.backoff_max)
-        return random.uniform(0.0, min(self.backoff_max, self.backoff_base * 2**retry))
+        window = min(self.backoff_max, self.backoff_base * 2**retry)
+        return random.uniform(window / 2, window)
 
 
 async def retry_stream(
-    attempt: Callable[[], AsyncGenerator[T, None]],
+    attempt: Callable[[float], AsyncGenerator[T, None]],
     policy: RetryPolicy,
     sleep: Sleep,
+    *,
+    timeout: float,  # noqa: ASYNC109 (a deadline for every attempt, not a wait of its own)
+    on_retry: OnRetry | None = None,
+    provider: str = "",
 ) -> AsyncGenerator[T, None]:
-    """Yield from a fresh `attempt()` until one completes, retrying retryable `ModelError`s.
+    """Yield from a fresh `attempt(deadline)` until one completes, retrying retryable
+    `ModelError`s.
 
+    `deadline` is loop time `timeout` seconds after the first attempt began: every
+    attempt must be done by then, and no retry starts whose back-off would end past it.
     Retries happen only while the failed attempt has yielded nothing: once an item has
     reached the caller, starting over would repeat it (text shown twice, a tool call
-    announced twice), so from then on every error is the caller's to handle.
+    announced twice), so from then on every error is the caller's to handle. A `Stalled`
+    server is not asked again (see `Stalled`). `on_retry` hears of each retry before its
+    back-off.
     """
+    clock = asyncio.get_running_loop().time
+    deadline = clock() + timeout
     retries = 0
     while True:
         produced = False
         try:
-            async with aclosing(attempt()) as items:
+            async with aclosing(attempt(deadline)) as items:
                 async for item in items:
                     produced = True
                     yield item
             return
         except ModelError as error:
-            if produced or not error.retryable or retries >= policy.max_retries:
+            if (
+                produced
+                or not error.retryable
+                or isinstance(error, Stalled)
+                or retries >= policy.max_retries
+            ):
                 raise
             delay = policy.delay(retries, error.retry_after)
+            if clock() + delay >= deadline:
+                raise
             _log.info("%s; retry %d of %d in %.2fs", error, retries + 1, policy.max_retries, delay)
+            if on_retry is not None:
+                on_retry(
+                    RetryNotice(
+                        retries + 2, policy.max_retries + 1, delay, retry_reason(error), provider
+                    )
+                )
         retries += 1
         await sleep(delay)
 
@@ -209,28 +275,69 @@ def error_type(body: str) -> str | None:
 
 
 def classify_transport_error(
-    exc: httpx.HTTPError, url: str, *, timeout: float | None, provider: str
+    exc: httpx.HTTPError,
+    url: str,
+    *,
+    connect_timeout: float | None,
+    idle_timeout: float | None,
+    provider: str,
 ) -> ModelError:
     """Turn an httpx failure (no usable response) into a `ModelError`.
 
-    Timeouts, refused connections and dropped streams are retryable; a URL the client
-    cannot send to at all is fatal. `timeout` is only quoted in the message.
+    Connection failures and dropped streams are retryable; a read timeout is a `Stalled`
+    server; a URL the client cannot send to at all is fatal. The timeouts are only
+    quoted in the message.
     """
+
+    def retryable(reason: str, detail: str) -> ModelError:
+        return ProviderError("retryable", f"{reason} ({detail})", reason=reason, provider=provider)
+
     if isinstance(exc, httpx.ConnectTimeout):
-        message = f"timed out after {timeout}s connecting to {url}"
-    elif isinstance(exc, httpx.TimeoutException):
-        message = f"timed out after {timeout}s waiting for {url}"
-    elif isinstance(exc, httpx.ConnectError):
-        message = f"could not connect to {url}: {exc}"
-    elif isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
+        return retryable(f"connect timed out after {connect_timeout:g} s", url)
+    if isinstance(exc, httpx.ReadTimeout):
+        return stalled(idle_timeout, provider)
+    if isinstance(exc, httpx.TimeoutException):
+        return retryable("timed out sending the request", url)
+    if isinstance(exc, httpx.ConnectError):
+        reason = _connect_failure(exc)
+        return retryable(reason, url if reason != "cannot connect" else f"{url}: {exc}")
+    if isinstance(exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError):
         return ModelError("fatal", f"cannot send to {url}: {exc}", provider=provider)
-    elif isinstance(exc, httpx.TransportError):
-        message = f"connection to {url} lost: {exc}"
-    elif isinstance(exc, httpx.DecodingError):
-        message = f"malformed stream: cannot decode the body: {exc}"
-    else:
-        return ModelError("fatal", f"request to {url} failed: {exc}", provider=provider)
-    return ModelError("retryable", message, provider=provider)
+    if isinstance(exc, httpx.TransportError):
+        return retryable("connection lost", f"{url}: {exc}")
+    if isinstance(exc, httpx.DecodingError):
+        return retryable("malformed stream", f"cannot decode the body: {exc}")
+    return ModelError("fatal", f"request to {url} failed: {exc}", provider=provider)
+
+
+def stalled(idle_timeout: float | None, provider: str) -> Stalled:
+    reason = f"no event from the server for {idle_timeout:g} s"
+    return Stalled("retryable", f"stream stalled: {reason}", reason=reason, provider=provider)
+
+
+def out_of_time(timeout: float, provider: str) -> Stalled:
+    reason = f"no complete answer within {timeout:g} s"
+    return Stalled("retryable", f"timed out: {reason}", reason=reason, provider=provider)
+
+
+def _connect_failure(exc: BaseException) -> str:
+    """ "connection refused", "cannot resolve the host" or "cannot connect", from the
+    OS error somewhere in the exception's chain."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ConnectionRefusedError) or getattr(seen, "errno", None) == (
+            errno.ECONNREFUSED
+        ):
+            return "connection refused"
+        if isinstance(seen, socket.gaierror):
+            return "cannot resolve the host"
+        seen = seen.__cause__ or seen.__context__
+    text = str(exc).lower()
+    if "connection refused" in text:
+        return "connection refused"
+    if "name or service not known" in text or "name resolution" in text:
+        return "cannot resolve the host"
+    return "cannot connect"
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float) -> float | None:

@@ -1,10 +1,14 @@
-"""The bubblewrap sandbox: a read-only view of the machine with only the working dir writable.
+"""The bubblewrap sandbox: a command sees the system read-only and only what its reach grants.
 
-Each command runs under Debian's `bwrap` with the root bound read-only, the working
-directory bound writable, a private `/tmp`, fresh `/dev` and `/proc`, every namespace
-unshared (so no network unless the personality allows it) and all capabilities dropped.
-The new pid namespace also means that when `bwrap` dies, everything inside dies with
-it, so killing the process group on the host side leaves nothing behind.
+Each command runs under Debian's `bwrap` in a view built from nothing (see `mounts.py`):
+the system directories read-only, the working directory and the reach's roots (writable
+only where the reach says), a private `/tmp`, an empty home, and nothing the reach denies
+(`$SEAM_HOME`, credentials, shell start-up files), masked even inside a mounted root.
+Every namespace is unshared: no network unless the personality allows it, and a pid
+namespace, so `/proc` shows only the sandbox's own processes (never Seam's environment).
+All capabilities are dropped, the environment is cleared and rebuilt from the filtered
+one, and when `bwrap` dies everything inside dies with it, so killing the process group
+on the host side leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from seam.contracts.sandbox import SandboxError
+from seam.contracts.storage import Reach
+from seam.services.sandbox.mounts import mount_args
 from seam.services.sandbox.process import (
     GroupSandbox,
     GroupSandboxProvider,
@@ -25,20 +32,14 @@ from seam.services.sandbox.process import (
 DEFAULT_BWRAP = "/usr/bin/bwrap"  # where Debian's bubblewrap package puts it
 
 
-def _isolation(working_dir: str, network: bool) -> list[str]:
+def _isolation(network: bool) -> list[str]:
     return [
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--tmpfs", "/tmp",
-        # After the tmpfs, so a working dir under /tmp stays the real one.
-        "--bind", working_dir, working_dir,
         "--unshare-all",
         *(["--share-net"] if network else []),
         "--cap-drop", "ALL",
         "--die-with-parent",
         "--new-session",
-        "--chdir", working_dir,
+        "--clearenv",
     ]  # fmt: skip
 
 
@@ -46,7 +47,8 @@ def bwrap_available(bwrap: str = DEFAULT_BWRAP) -> bool:
     """True when `bwrap` is installed and can create its namespaces on this machine."""
     if not os.access(bwrap, os.X_OK):
         return False
-    argv = [bwrap, *_isolation("/tmp", False), "--", default_shell(), "-c", "true"]
+    mounts = mount_args("/tmp", Reach(), home=None)
+    argv = [bwrap, *mounts, *_isolation(False), "--", default_shell(), "-c", "true"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, check=False, env={})
     except (OSError, subprocess.TimeoutExpired):
@@ -56,6 +58,7 @@ def bwrap_available(bwrap: str = DEFAULT_BWRAP) -> bool:
 
 class BwrapSandbox(GroupSandbox):
     name = "bwrap"
+    isolated = True
 
     def __init__(
         self,
@@ -63,6 +66,7 @@ class BwrapSandbox(GroupSandbox):
         *,
         base_env: Mapping[str, str],
         network: bool = False,
+        reach: Reach | None = None,
         options: SandboxOptions | None = None,
         clock: Callable[[], float] = time.time,
         bwrap: str = DEFAULT_BWRAP,
@@ -71,18 +75,30 @@ class BwrapSandbox(GroupSandbox):
         if self.working_dir == "/":
             raise SandboxError("refusing a bwrap sandbox rooted at '/': it would all be writable")
         self.network = network
-        self._prefix = [bwrap, *_isolation(self.working_dir, network), "--clearenv"]
+        # None: the working dir, read-write, and nothing else (plus the always-deny list).
+        self.reach = reach or Reach(read=(self.working_dir,), write=(self.working_dir,))
+        home = base_env.get("HOME", "")
+        # The home is shown empty at its own path, so programs that write there still work.
+        self.home = os.path.realpath(home) if Path(home).is_absolute() else None
+        self._bwrap = bwrap
+
+    def mounts(self) -> list[str]:
+        """What the next command will see (computed from the filesystem as it is now)."""
+        return mount_args(self.working_dir, self.reach, home=self.home, network=self.network)
 
     def _argv(self, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        argv = list(self._prefix)
+        argv = [self._bwrap, *self.mounts(), *_isolation(self.network)]
         # /tmp inside is the private tmpfs, whatever the host's TMPDIR says.
         for key, value in {**env, "TMPDIR": "/tmp"}.items():
             argv += ("--setenv", key, value)
-        argv += ("--", self._shell, "-c", command)
+        argv += ("--chdir", self.working_dir, "--", self._shell, "-c", command)
+        # bwrap itself starts with an empty environment: its /proc/1/environ shows nothing.
         return argv, {}
 
 
 class BwrapSandboxProvider(GroupSandboxProvider):
+    name = "bwrap"
+
     def __init__(
         self,
         *,
@@ -94,11 +110,12 @@ class BwrapSandboxProvider(GroupSandboxProvider):
         super().__init__(base_env=base_env, options=options, clock=clock)
         self._bwrap = bwrap
 
-    def _make(self, working_dir: str, network: bool) -> BwrapSandbox:
+    def _make(self, working_dir: str, network: bool, reach: Reach | None) -> BwrapSandbox:
         return BwrapSandbox(
             working_dir,
             base_env=self._base_env,
             network=network,
+            reach=reach,
             options=self._options,
             clock=self._clock,
             bwrap=self._bwrap,

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
+from seam.contracts.storage import Reach
 
 log = logging.getLogger(__name__)
 
@@ -577,8 +578,10 @@ class GroupSandbox:
 
 
 class GroupSandboxProvider:
-    """One sandbox per (session, working dir, network), kept so background processes
+    """One sandbox per (session, working dir, network, reach), kept so background processes
     outlive the turn that started them. Subclasses say how to build one (`_make`)."""
+
+    name = "sandbox"
 
     def __init__(
         self,
@@ -590,16 +593,18 @@ class GroupSandboxProvider:
         self._base_env = dict(base_env)
         self._options = options or SandboxOptions()
         self._clock = clock
-        self._sandboxes: dict[tuple[str, str, bool], GroupSandbox] = {}
+        self._sandboxes: dict[tuple[str, str, bool, Reach | None], GroupSandbox] = {}
 
-    def _make(self, working_dir: str, network: bool) -> GroupSandbox:
+    def _make(self, working_dir: str, network: bool, reach: Reach | None) -> GroupSandbox:
         raise NotImplementedError
 
-    def for_session(self, session_key: str, *, working_dir: str, network: bool) -> GroupSandbox:
-        key = (session_key, working_dir, network)
+    def for_session(
+        self, session_key: str, *, working_dir: str, network: bool, reach: Reach | None = None
+    ) -> GroupSandbox:
+        key = (session_key, working_dir, network, reach)
         sandbox = self._sandboxes.get(key)
         if sandbox is None:
-            sandbox = self._sandboxes[key] = self._make(working_dir, network)
+            sandbox = self._sandboxes[key] = self._make(working_dir, network, reach)
         return sandbox
 
     async def aclose(self) -> None:

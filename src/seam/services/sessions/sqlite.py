@@ -13,8 +13,8 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
@@ -45,6 +45,7 @@ from seam.services.sessions.rows import (
 )
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
+from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 
 # Each migration is a list of statements run in one transaction; PRAGMA user_version
 # counts how many have been applied. Append new ones, never edit a shipped one.
@@ -193,19 +194,25 @@ _COMPACTION_COLUMNS = (
 
 
 class SQLiteSessionStore(SQLiteSubmissions):
-    """A `SessionStore` over one SQLite connection, used directly on the caller's thread.
+    """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
-    The calls are sub-millisecond local reads and writes, so running them inline on the
-    event loop costs less than a hop to a worker thread would, and the agent loop's
-    per-turn overhead budget is tight. The flip side: a call that waits on another
-    process's write lock blocks the loop for up to `busy_timeout` seconds.
+    Every statement runs on the store's connection threads (`sqlite_threads`): writes on
+    one writer thread, committed in groups, reads on reader threads with connections of
+    their own. A slow query or another process holding the write lock delays the
+    callers that wait for it, never the event loop (and so never the other sessions).
 
-    Several instances, in one process or many, may share a file: each `append` is one
-    `BEGIN IMMEDIATE` transaction, and `busy_timeout` makes writers queue instead of fail.
+    Several instances, in one process or many, may share a file: each write is atomic in
+    one `BEGIN IMMEDIATE` transaction, and `busy_timeout` makes writers queue instead of
+    fail. Opening (and migrating) happens in the constructor, on the caller's thread.
     """
 
     def __init__(
-        self, path: str, *, clock: Callable[[], float] = time.time, busy_timeout: float = 5.0
+        self,
+        path: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        busy_timeout: float = 5.0,
+        readers: int = DEFAULT_READERS,
     ) -> None:
         self._clock = clock
         self._wake = asyncio.Event()
@@ -216,10 +223,17 @@ class SQLiteSessionStore(SQLiteSubmissions):
         self.connector.open()
         try:
             self.connector.migrate()
+            # A ":memory:" database lives in its one connection: reads must use it too.
+            shared = path in ("", ":memory:") or path.startswith("file::memory:")
+            self._threads = SQLiteThreads(
+                self.connector.connection,
+                None if shared else self.connector.open_reader,
+                readers=readers,
+                label="seam-sessions",
+            )
         except BaseException:
             self.connector.close()
             raise
-        self._db = self.connector.connection
 
     async def create(
         self,
@@ -237,110 +251,110 @@ class SQLiteSessionStore(SQLiteSubmissions):
             return existing
         if title is not None:
             check_title(title)
-        now = self._clock()
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have created it since the read above: theirs wins.
-            db.execute(
-                "INSERT INTO sessions (key, title, personality, parent_key, created_at,"
-                " updated_at, tenant, tools, model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (key) DO NOTHING",
-                (
-                    key,
-                    title,
-                    personality,
-                    parent_key,
-                    now,
-                    now,
-                    tenant,
-                    None if tools is None else json.dumps(list(tools)),
-                    model,
-                ),
-            )
-            row = db.execute(
-                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
-            ).fetchone()
-            db.execute("COMMIT")
-        except sqlite3.IntegrityError:
-            _rollback(db)
-            raise self._duplicate(title) from None
-        except BaseException:
-            _rollback(db)
-            raise
-        return session_from_row(row)
-
-    async def record_usage(self, key: str, record: UsageRecord) -> None:
-        if not self._exists(key):
-            raise SessionNotFound(f"no session {key!r}")
-        u = record.usage
-        self._db.execute(
-            "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
-            " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                record.turn_id,
-                record.provider,
-                record.model,
-                u.input_tokens,
-                u.output_tokens,
-                u.cache_read_tokens,
-                u.cache_write_tokens,
-                u.reasoning_tokens,
-                record.cost_usd,
-                self._clock(),
-            ),
+        row = (
+            key,
+            title,
+            personality,
+            parent_key,
+            tenant,
+            None if tools is None else json.dumps(list(tools)),
+            model,
         )
 
+        def write(db: sqlite3.Connection) -> SessionInfo:
+            now = self._clock()
+            try:
+                # Another process may have created it since the read above: theirs wins.
+                db.execute(
+                    "INSERT INTO sessions (key, title, personality, parent_key, tenant, tools,"
+                    " model, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (key) DO NOTHING",
+                    (*row, now, now),
+                )
+            except sqlite3.IntegrityError:
+                raise self._duplicate(db, title) from None
+            info = self._info_of(db, key)
+            assert info is not None
+            return info
+
+        return await self._threads.write(write)
+
+    async def record_usage(self, key: str, record: UsageRecord) -> None:
+        u = record.usage
+        row = (
+            key,
+            record.turn_id,
+            record.provider,
+            record.model,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.reasoning_tokens,
+            record.cost_usd,
+        )
+
+        def write(db: sqlite3.Connection) -> None:
+            self._must_exist(db, key)
+            db.execute(
+                "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
+                " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
+                " cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, self._clock()),
+            )
+
+        await self._threads.write(write)
+
     async def usage_totals(self, key: str) -> UsageTotals:
-        if not self._exists(key):
-            raise SessionNotFound(f"no session {key!r}")
-        return self._totals_of(key)
+        def read(db: sqlite3.Connection) -> UsageTotals:
+            with snapshot(db):
+                self._must_exist(db, key)
+                return self._totals_of(db, key)
+
+        return await self._threads.read(read)
 
     async def get(self, key: str) -> SessionInfo | None:
-        row = self._db.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
-        ).fetchone()
-        return None if row is None else session_from_row(row)
+        return await self._threads.read(partial(self._info_in, key))
+
+    def _info_in(self, key: str, db: sqlite3.Connection) -> SessionInfo | None:
+        return self._info_of(db, key)
 
     async def append(self, key: str, messages: Sequence[Message]) -> None:
-        db = self._db
         if not messages:
-            if not self._exists(key):
-                raise SessionNotFound(f"no session {key!r}")
+
+            def check(db: sqlite3.Connection) -> None:
+                self._must_exist(db, key)
+
+            await self._threads.read(check)
             return
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        rows = [
+            (
+                m.role,
+                m.content,
+                dump_calls(m.tool_calls),
+                m.tool_call_id,
+                m.name,
+                m.interrupted,
+            )
+            for m in messages
+        ]
+
+        def write(db: sqlite3.Connection) -> None:
             row = db.execute(
                 "UPDATE sessions SET message_count = message_count + ?, updated_at = ?"
                 " WHERE key = ? RETURNING message_count",
-                (len(messages), self._clock(), key),
+                (len(rows), self._clock(), key),
             ).fetchone()
             if row is None:
                 raise SessionNotFound(f"no session {key!r}")
-            first = row[0] - len(messages)
+            first = row[0] - len(rows)
             db.executemany(
                 f"INSERT INTO messages (session_key, idx, {MESSAGE_COLUMNS})"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        key,
-                        first + i,
-                        m.role,
-                        m.content,
-                        dump_calls(m.tool_calls),
-                        m.tool_call_id,
-                        m.name,
-                        m.interrupted,
-                    )
-                    for i, m in enumerate(messages)
-                ],
+                [(key, first + i, *r) for i, r in enumerate(rows)],
             )
-            db.execute("COMMIT")
-        except BaseException:
-            _rollback(db)
-            raise
+
+        await self._threads.write(write)
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
         if limit is not None and limit < 0:
@@ -353,25 +367,36 @@ class SQLiteSessionStore(SQLiteSubmissions):
             # Counted in the same statement, so a concurrent append cannot skew the offset.
             sql += "(SELECT message_count FROM sessions WHERE key = ?) + ? ORDER BY idx LIMIT ?"
             params = (key, key, start, -1 if limit is None else limit)
-        rows = self._db.execute(sql, params).fetchall()
-        if not rows and not self._exists(key):
-            raise SessionNotFound(f"no session {key!r}")
-        return [message_from_row(row) for row in rows]
+
+        def read(db: sqlite3.Connection) -> list[Message]:
+            rows = db.execute(sql, params).fetchall()
+            if not rows:
+                self._must_exist(db, key)
+            return [message_from_row(row) for row in rows]
+
+        return await self._threads.read(read)
 
     async def set_title(self, key: str, title: str) -> None:
         check_title(title)
-        try:
-            cursor = self._db.execute("UPDATE sessions SET title = ? WHERE key = ?", (title, key))
-        except sqlite3.IntegrityError:
-            raise self._duplicate(title) from None
-        if cursor.rowcount == 0:
-            raise SessionNotFound(f"no session {key!r}")
+
+        def write(db: sqlite3.Connection) -> None:
+            try:
+                cursor = db.execute("UPDATE sessions SET title = ? WHERE key = ?", (title, key))
+            except sqlite3.IntegrityError:
+                raise self._duplicate(db, title) from None
+            if cursor.rowcount == 0:
+                raise SessionNotFound(f"no session {key!r}")
+
+        await self._threads.write(write)
 
     async def find_by_title(self, title: str) -> SessionInfo | None:
-        row = self._db.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title = ?", (title,)
-        ).fetchone()
-        return None if row is None else session_from_row(row)
+        def read(db: sqlite3.Connection) -> SessionInfo | None:
+            row = db.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE title = ?", (title,)
+            ).fetchone()
+            return None if row is None else session_from_row(row)
+
+        return await self._threads.read(read)
 
     async def search(
         self,
@@ -406,85 +431,114 @@ class SQLiteSessionStore(SQLiteSubmissions):
                 " ORDER BY messages_fts.rowid DESC LIMIT ?"
             )
             params = (match, exclude_session, exclude_session, tenant, tenant, limit)
-        return [
-            SearchHit(key, idx, role, snippet(content, wanted), message_id)
-            for message_id, key, idx, role, content in self._db.execute(sql, params)
-        ]
+
+        def read(db: sqlite3.Connection) -> list[SearchHit]:
+            return [
+                SearchHit(key, idx, role, snippet(content, wanted), message_id)
+                for message_id, key, idx, role, content in db.execute(sql, params)
+            ]
+
+        return await self._threads.read(read)
 
     async def record_compaction(self, key: str, record: CompactionRecord) -> None:
-        if not self._exists(key):
-            raise SessionNotFound(f"no session {key!r}")
-        self._db.execute(
-            f"INSERT INTO compactions (session_key, {_COMPACTION_COLUMNS})"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                record.marker_index,
-                record.tail_start,
-                record.messages_before,
-                record.messages_after,
-                record.tokens_before,
-                record.tokens_after,
-                record.duration_ms,
-                record.reason,
-                int(record.summarised),
-                record.created_at or self._clock(),
-            ),
+        row = (
+            key,
+            record.marker_index,
+            record.tail_start,
+            record.messages_before,
+            record.messages_after,
+            record.tokens_before,
+            record.tokens_after,
+            record.duration_ms,
+            record.reason,
+            int(record.summarised),
         )
 
+        def write(db: sqlite3.Connection) -> None:
+            self._must_exist(db, key)
+            db.execute(
+                f"INSERT INTO compactions (session_key, {_COMPACTION_COLUMNS})"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*row, record.created_at or self._clock()),
+            )
+
+        await self._threads.write(write)
+
     async def compactions(self, key: str) -> list[CompactionRecord]:
-        if not self._exists(key):
-            raise SessionNotFound(f"no session {key!r}")
-        rows = self._db.execute(
-            f"SELECT {_COMPACTION_COLUMNS} FROM compactions WHERE session_key = ? ORDER BY id",
-            (key,),
-        ).fetchall()
-        return [
-            CompactionRecord(*row[:8], summarised=bool(row[8]), created_at=row[9]) for row in rows
-        ]
+        def read(db: sqlite3.Connection) -> list[CompactionRecord]:
+            with snapshot(db):
+                self._must_exist(db, key)
+                rows = db.execute(
+                    f"SELECT {_COMPACTION_COLUMNS} FROM compactions WHERE session_key = ?"
+                    " ORDER BY id",
+                    (key,),
+                ).fetchall()
+            return [
+                CompactionRecord(*row[:8], summarised=bool(row[8]), created_at=row[9])
+                for row in rows
+            ]
+
+        return await self._threads.read(read)
 
     async def delete(self, key: str) -> bool:
-        # Messages go by cascade; their delete trigger keeps the search index in step.
-        cursor = self._db.execute("DELETE FROM sessions WHERE key = ?", (key,))
-        return cursor.rowcount > 0
+        def write(db: sqlite3.Connection) -> bool:
+            # Messages go by cascade; their delete trigger keeps the search index in step.
+            return db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0
+
+        return await self._threads.write(write)
 
     async def load(self, key: str) -> LoadedSession | None:
-        with _transaction(self._db, "BEGIN"):
-            info = self._info_of(key)
-            if info is None:
-                return None
-            messages = self._messages_of(key)
-        return LoadedSession(info, tuple(messages))
+        def read(db: sqlite3.Connection) -> LoadedSession | None:
+            with snapshot(db):
+                info = self._info_of(db, key)
+                if info is None:
+                    return None
+                messages = self._messages_of(db, key)
+            return LoadedSession(info, tuple(messages))
+
+        return await self._threads.read(read)
 
     async def next_title(self, title: str) -> str:
         check_title(title)
         base = lineage_base(title)
-        # " #" up to " $" (the next character) is every title that starts with "base #".
-        rows = self._db.execute(
-            "SELECT title FROM sessions WHERE title = ? OR (title >= ? AND title < ?)",
-            (base, base + " #", base + " $"),
-        ).fetchall()
-        return next_lineage_title(base, (row[0] for row in rows))
+
+        def read(db: sqlite3.Connection) -> list[str]:
+            # " #" up to " $" (the next character) is every title that starts with "base #".
+            rows = db.execute(
+                "SELECT title FROM sessions WHERE title = ? OR (title >= ? AND title < ?)",
+                (base, base + " #", base + " $"),
+            ).fetchall()
+            return [row[0] for row in rows]
+
+        return next_lineage_title(base, await self._threads.read(read))
 
     async def touch(self, key: str) -> None:
-        cursor = self._db.execute(
-            "UPDATE sessions SET updated_at = ? WHERE key = ?", (self._clock(), key)
-        )
-        if cursor.rowcount == 0:
-            raise SessionNotFound(f"no session {key!r}")
+        def write(db: sqlite3.Connection) -> None:
+            cursor = db.execute(
+                "UPDATE sessions SET updated_at = ? WHERE key = ?", (self._clock(), key)
+            )
+            if cursor.rowcount == 0:
+                raise SessionNotFound(f"no session {key!r}")
+
+        await self._threads.write(write)
 
     async def end(self, key: str) -> None:
-        cursor = self._db.execute(
-            "UPDATE sessions SET ended = 1, ended_at = coalesce(ended_at, ?) WHERE key = ?",
-            (self._clock(), key),
-        )
-        if cursor.rowcount == 0:
-            raise SessionNotFound(f"no session {key!r}")
+        def write(db: sqlite3.Connection) -> None:
+            cursor = db.execute(
+                "UPDATE sessions SET ended = 1, ended_at = coalesce(ended_at, ?) WHERE key = ?",
+                (self._clock(), key),
+            )
+            if cursor.rowcount == 0:
+                raise SessionNotFound(f"no session {key!r}")
+
+        await self._threads.write(write)
 
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
         check_limit(limit)
-        db = self._db
-        with _transaction(db, "BEGIN"):
+        return await self._threads.read(partial(self._list_rich, limit))
+
+    def _list_rich(self, limit: int, db: sqlite3.Connection) -> list[SessionSummary]:
+        with snapshot(db):
             infos = [
                 session_from_row(row)
                 for row in db.execute(
@@ -534,135 +588,159 @@ class SQLiteSessionStore(SQLiteSubmissions):
 
     async def list_recently_active(self, since: float, limit: int = 50) -> list[SessionInfo]:
         check_limit(limit)
-        rows = self._db.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE updated_at >= ?"
-            " ORDER BY updated_at DESC, key LIMIT ?",
-            (since, limit),
-        ).fetchall()
-        return [session_from_row(row) for row in rows]
+
+        def read(db: sqlite3.Connection) -> list[SessionInfo]:
+            rows = db.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE updated_at >= ?"
+                " ORDER BY updated_at DESC, key LIMIT ?",
+                (since, limit),
+            ).fetchall()
+            return [session_from_row(row) for row in rows]
+
+        return await self._threads.read(read)
 
     async def session_for_message(self, message_id: int) -> SessionInfo | None:
-        row = self._db.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions"
-            " WHERE key = (SELECT session_key FROM messages WHERE id = ?)",
-            (message_id,),
-        ).fetchone()
-        return None if row is None else session_from_row(row)
+        def read(db: sqlite3.Connection) -> SessionInfo | None:
+            row = db.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions"
+                " WHERE key = (SELECT session_key FROM messages WHERE id = ?)",
+                (message_id,),
+            ).fetchone()
+            return None if row is None else session_from_row(row)
+
+        return await self._threads.read(read)
 
     async def resolve_root(self, key: str) -> SessionInfo:
-        with _transaction(self._db, "BEGIN"):
-            info = self._info_of(key)
-            if info is None:
-                raise SessionNotFound(f"no session {key!r}")
-            seen = {info.key}
-            while info.parent_key is not None and info.parent_key not in seen:
-                parent = self._info_of(info.parent_key)
-                if parent is None:
-                    break
-                seen.add(parent.key)
-                info = parent
-        return info
+        def read(db: sqlite3.Connection) -> SessionInfo:
+            with snapshot(db):
+                info = self._info_of(db, key)
+                if info is None:
+                    raise SessionNotFound(f"no session {key!r}")
+                seen = {info.key}
+                while info.parent_key is not None and info.parent_key not in seen:
+                    parent = self._info_of(db, info.parent_key)
+                    if parent is None:
+                        break
+                    seen.add(parent.key)
+                    info = parent
+            return info
+
+        return await self._threads.read(read)
 
     async def export(self, key: str) -> dict[str, Any]:
-        with _transaction(self._db, "BEGIN"):
-            info = self._info_of(key)
-            if info is None:
-                raise SessionNotFound(f"no session {key!r}")
-            return session_to_dict(info, self._messages_of(key), self._totals_of(key))
+        def read(db: sqlite3.Connection) -> dict[str, Any]:
+            with snapshot(db):
+                info = self._info_of(db, key)
+                if info is None:
+                    raise SessionNotFound(f"no session {key!r}")
+                return self._export_one(db, info)
+
+        return await self._threads.read(read)
 
     async def export_all(self) -> list[dict[str, Any]]:
-        db = self._db
-        with _transaction(db, "BEGIN"):
+        return await self._threads.read(self._export_all)
+
+    def _export_all(self, db: sqlite3.Connection) -> list[dict[str, Any]]:
+        with snapshot(db):
             infos = [
                 session_from_row(row)
                 for row in db.execute(
                     f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at, key"
                 ).fetchall()
             ]
-            return [
-                session_to_dict(info, self._messages_of(info.key), self._totals_of(info.key))
-                for info in infos
-            ]
+            return [self._export_one(db, info) for info in infos]
+
+    def _export_one(self, db: sqlite3.Connection, info: SessionInfo) -> dict[str, Any]:
+        return session_to_dict(info, self._messages_of(db, info.key), self._totals_of(db, info.key))
 
     async def prune(self, older_than_days: float) -> int:
         cutoff = self._clock() - _days(older_than_days) * SECONDS_PER_DAY
-        # Messages, usage, submissions and events go by cascade; the messages' delete
-        # trigger keeps the search index in step.
-        cursor = self._db.execute(
-            "DELETE FROM sessions WHERE ended <> 0"
-            " AND max(updated_at, coalesce(ended_at, updated_at)) < ?",
-            (cutoff,),
-        )
-        return cursor.rowcount
+
+        def write(db: sqlite3.Connection) -> int:
+            # Messages, usage, submissions and events go by cascade; the messages' delete
+            # trigger keeps the search index in step.
+            cursor = db.execute(
+                "DELETE FROM sessions WHERE ended <> 0"
+                " AND max(updated_at, coalesce(ended_at, updated_at)) < ?",
+                (cutoff,),
+            )
+            return cursor.rowcount
+
+        return await self._threads.write(write)
 
     async def undo(self, key: str, turns: int = 1) -> int:
         if turns < 0:
             raise ValueError(f"turns must be >= 0, got {turns}")
-        db = self._db
-        with _transaction(db, "BEGIN IMMEDIATE"):
-            if not self._exists(key):
-                raise SessionNotFound(f"no session {key!r}")
-            if turns == 0:
-                return 0
-            # The turns'-th user message from the end, or the first one when there are fewer.
-            row = db.execute(
-                "SELECT coalesce((SELECT idx FROM messages WHERE session_key = ?1 AND role = 'user'"
-                " ORDER BY idx DESC LIMIT 1 OFFSET ?2), (SELECT min(idx) FROM messages"
-                " WHERE session_key = ?1 AND role = 'user'))",
-                (key, turns - 1),
-            ).fetchone()
-            cut = row[0]
-            if cut is None:
-                return 0
-            # Only transcript rows: their delete trigger updates the search index.
-            removed = db.execute(
-                "DELETE FROM messages WHERE session_key = ? AND idx >= ?", (key, cut)
-            ).rowcount
-            db.execute(
-                "UPDATE sessions SET message_count = ?, updated_at = ? WHERE key = ?",
-                (cut, self._clock(), key),
-            )
+        return await self._threads.write(partial(self._undo, key, turns))
+
+    def _undo(self, key: str, turns: int, db: sqlite3.Connection) -> int:
+        self._must_exist(db, key)
+        if turns == 0:
+            return 0
+        # The turns'-th user message from the end, or the first one when there are fewer.
+        row = db.execute(
+            "SELECT coalesce((SELECT idx FROM messages WHERE session_key = ?1 AND role = 'user'"
+            " ORDER BY idx DESC LIMIT 1 OFFSET ?2), (SELECT min(idx) FROM messages"
+            " WHERE session_key = ?1 AND role = 'user'))",
+            (key, turns - 1),
+        ).fetchone()
+        cut = row[0]
+        if cut is None:
+            return 0
+        # Only transcript rows: their delete trigger updates the search index.
+        removed: int = db.execute(
+            "DELETE FROM messages WHERE session_key = ? AND idx >= ?", (key, cut)
+        ).rowcount
+        db.execute(
+            "UPDATE sessions SET message_count = ?, updated_at = ? WHERE key = ?",
+            (cut, self._clock(), key),
+        )
         return removed
 
-    def _info_of(self, key: str) -> SessionInfo | None:
-        row = self._db.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)
-        ).fetchone()
+    async def aclose(self) -> None:
+        """Let queued work finish, stop the threads and close the file."""
+        await self._threads.aclose()
+        self.connector.close()
+
+    # Statements shared by several calls; each runs on the caller's connection.
+
+    def _info_of(self, db: sqlite3.Connection, key: str) -> SessionInfo | None:
+        row = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)).fetchone()
         return None if row is None else session_from_row(row)
 
-    def _messages_of(self, key: str) -> list[Message]:
-        rows = self._db.execute(
+    def _messages_of(self, db: sqlite3.Connection, key: str) -> list[Message]:
+        rows = db.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
         ).fetchall()
         return [message_from_row(row) for row in rows]
 
-    def _totals_of(self, key: str) -> UsageTotals:
-        row = self._db.execute(
+    def _totals_of(self, db: sqlite3.Connection, key: str) -> UsageTotals:
+        row = db.execute(
             f"SELECT {_USAGE_TOTALS} FROM usage WHERE session_key = ?", (key,)
         ).fetchone()
         return _totals(row)
 
-    async def aclose(self) -> None:
-        self.connector.close()
+    def _must_exist(self, db: sqlite3.Connection, key: str) -> None:
+        if db.execute("SELECT 1 FROM sessions WHERE key = ?", (key,)).fetchone() is None:
+            raise SessionNotFound(f"no session {key!r}")
 
-    def _exists(self, key: str) -> bool:
-        return (
-            self._db.execute("SELECT 1 FROM sessions WHERE key = ?", (key,)).fetchone() is not None
-        )
-
-    def _duplicate(self, title: str | None) -> DuplicateTitle:
-        row = self._db.execute("SELECT key FROM sessions WHERE title = ?", (title,)).fetchone()
+    def _duplicate(self, db: sqlite3.Connection, title: str | None) -> DuplicateTitle:
+        row = db.execute("SELECT key FROM sessions WHERE title = ?", (title,)).fetchone()
         other = "another session" if row is None else f"session {row[0]!r}"
         return DuplicateTitle(f"title {title!r} is already used by {other}")
 
     # Defined last: once the class body binds `list`, later annotations would name this method.
     async def list(self, limit: int = 50) -> list[SessionInfo]:
         check_limit(limit)
-        rows = self._db.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, key LIMIT ?",
-            (limit,),
-        ).fetchall()
-        return [session_from_row(row) for row in rows]
+
+        def read(db: sqlite3.Connection) -> list[SessionInfo]:
+            rows = db.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, key LIMIT ?",
+                (limit,),
+            ).fetchall()
+            return [session_from_row(row) for row in rows]
+
+        return await self._threads.read(read)
 
 
 _USAGE_TOTALS = (
@@ -681,25 +759,7 @@ def _totals(row: Sequence[Any]) -> UsageTotals:
     )
 
 
-@contextmanager
-def _transaction(db: sqlite3.Connection, begin: str) -> Iterator[None]:
-    """`BEGIN` for a consistent read of several statements, `BEGIN IMMEDIATE` to write."""
-    db.execute(begin)
-    try:
-        yield
-        db.execute("COMMIT")
-    except BaseException:
-        _rollback(db)
-        raise
-
-
 def _days(days: float) -> float:
     if not days >= 0:  # also refuses NaN
         raise ValueError(f"older_than_days must be >= 0, got {days}")
     return days
-
-
-def _rollback(db: sqlite3.Connection) -> None:
-    # SQLite has already rolled back after some errors (disk full, I/O): don't mask them.
-    if db.in_transaction:
-        db.execute("ROLLBACK")

@@ -64,6 +64,20 @@ class SQLiteDb:
             raise
         self._db = db
 
+    def open_reader(self) -> sqlite3.Connection:
+        """Another connection to the file, for reads only (`PRAGMA query_only`): in WAL
+        mode it reads beside the writer without waiting for it. Closing it is the
+        caller's job."""
+        db = sqlite3.connect(
+            self.path, timeout=self._busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            db.execute("PRAGMA query_only = ON")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()

@@ -1,9 +1,9 @@
 """Submissions and the event log on SQLite: the `ExecutionStore` half of the SQLite store.
 
 A mixin of `SQLiteSessionStore` (kept apart for size): the tables come from the same
-migrations, and every write is one `BEGIN IMMEDIATE` transaction, so a transcript step
-and the submission's progress commit together or not at all, and a claim cannot race
-another process's claim (SQLite has one writer at a time).
+migrations, and every write is one atomic unit on the writer thread (`sqlite_threads`),
+so a transcript step and the submission's progress commit together or not at all, and a
+claim cannot race another process's claim (SQLite has one writer at a time).
 
 SQLite has no LISTEN/NOTIFY: `wait_for_work` wakes at once for work admitted in this
 process and otherwise polls the file, which is right for the embedded single-machine
@@ -16,8 +16,8 @@ import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from seam.contracts.execution import (
@@ -43,36 +43,25 @@ from seam.services.sessions.rows import (
     message_from_row,
     submission_from_row,
 )
+from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 
 # How often an idle worker looks for work another process admitted.
 POLL_SECONDS = 0.5
 
 
 class SQLiteSubmissions:
-    _db: sqlite3.Connection
     _clock: Callable[[], float]
     _wake: asyncio.Event
+    _threads: SQLiteThreads
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-            db.execute("COMMIT")
-        except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            raise
-
-    def _row(self, submission_id: str) -> Submission | None:
-        row = self._db.execute(
+    def _row(self, db: sqlite3.Connection, submission_id: str) -> Submission | None:
+        row = db.execute(
             f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = ?", (submission_id,)
         ).fetchone()
         return None if row is None else submission_from_row(row)
 
-    def _held(self, submission_id: str, owner: str) -> Submission:
-        sub = self._row(submission_id)
+    def _held(self, db: sqlite3.Connection, submission_id: str, owner: str) -> Submission:
+        sub = self._row(db, submission_id)
         if sub is None:
             raise SubmissionNotFound(f"no submission {submission_id!r}")
         if sub.state != "running" or sub.lease_owner != owner:
@@ -80,40 +69,44 @@ class SQLiteSubmissions:
         return sub
 
     async def admit(self, submission: NewSubmission) -> Submission:
-        with self._write() as db:
-            existing = self._row(submission.id)
-            if existing is not None:
-                check_same_payload(existing, submission)
-                return existing
-            if (
-                db.execute(
-                    "SELECT 1 FROM sessions WHERE key = ?", (submission.session_key,)
-                ).fetchone()
-                is None
-            ):
-                raise SessionNotFound(f"no session {submission.session_key!r}")
-            check_new(submission)
-            now = self._clock()
-            db.execute(
-                "INSERT INTO submissions (id, session_key, input, personality, state,"
-                " max_attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
-                (
-                    submission.id,
-                    submission.session_key,
-                    submission.input,
-                    submission.personality,
-                    submission.max_attempts,
-                    now,
-                    now,
-                ),
-            )
-            stored = self._row(submission.id)
+        stored = await self._threads.write(partial(self._admit, submission))
         self._wake.set()
+        return stored
+
+    def _admit(self, submission: NewSubmission, db: sqlite3.Connection) -> Submission:
+        existing = self._row(db, submission.id)
+        if existing is not None:
+            check_same_payload(existing, submission)
+            return existing
+        if (
+            db.execute("SELECT 1 FROM sessions WHERE key = ?", (submission.session_key,)).fetchone()
+            is None
+        ):
+            raise SessionNotFound(f"no session {submission.session_key!r}")
+        check_new(submission)
+        now = self._clock()
+        db.execute(
+            "INSERT INTO submissions (id, session_key, input, personality, state,"
+            " max_attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+            (
+                submission.id,
+                submission.session_key,
+                submission.input,
+                submission.personality,
+                submission.max_attempts,
+                now,
+                now,
+            ),
+        )
+        stored = self._row(db, submission.id)
         assert stored is not None
         return stored
 
     async def submission(self, submission_id: str) -> Submission | None:
-        return self._row(submission_id)
+        return await self._threads.read(partial(self._row_of, submission_id))
+
+    def _row_of(self, submission_id: str, db: sqlite3.Connection) -> Submission | None:
+        return self._row(db, submission_id)
 
     async def submissions(
         self,
@@ -132,7 +125,11 @@ class SQLiteSubmissions:
             params.extend(states)
         sql += " ORDER BY seq LIMIT ?"
         params.append(-1 if limit is None else limit)
-        return [submission_from_row(r) for r in self._db.execute(sql, params).fetchall()]
+
+        def read(db: sqlite3.Connection) -> list[Submission]:
+            return [submission_from_row(r) for r in db.execute(sql, params).fetchall()]
+
+        return await self._threads.read(read)
 
     async def claim(
         self,
@@ -141,6 +138,18 @@ class SQLiteSubmissions:
         lease: float = DEFAULT_LEASE_SECONDS,
         submission_id: str | None = None,
         dead_owners: Sequence[str] = (),
+    ) -> Submission | None:
+        return await self._threads.write(
+            partial(self._claim, owner, lease, submission_id, dead_owners)
+        )
+
+    def _claim(
+        self,
+        owner: str,
+        lease: float,
+        submission_id: str | None,
+        dead_owners: Sequence[str],
+        db: sqlite3.Connection,
     ) -> Submission | None:
         now = self._clock()
         dead = json.dumps(list(dead_owners))
@@ -162,80 +171,93 @@ class SQLiteSubmissions:
             sql += " AND s.id = :id"
             params["id"] = submission_id
         sql += " ORDER BY s.seq"
-        with self._write() as db:
-            for sid, attempts, max_attempts in db.execute(sql, params).fetchall():
-                if attempts >= max_attempts:
-                    sub = self._row(sid)
-                    assert sub is not None
-                    db.execute(
-                        "UPDATE submissions SET state = 'settled', outcome = 'failed', error = ?,"
-                        " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?,"
-                        " updated_at = ? WHERE id = ?",
-                        (give_up_message(sub), now, now, sid),
-                    )
-                    continue
+        for sid, attempts, max_attempts in db.execute(sql, params).fetchall():
+            if attempts >= max_attempts:
+                sub = self._row(db, sid)
+                assert sub is not None
                 db.execute(
-                    "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
-                    " lease_owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?",
-                    (owner, now + lease, now, sid),
+                    "UPDATE submissions SET state = 'settled', outcome = 'failed', error = ?,"
+                    " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?,"
+                    " updated_at = ? WHERE id = ?",
+                    (give_up_message(sub), now, now, sid),
                 )
-                return self._row(sid)
+                continue
+            db.execute(
+                "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
+                " lease_owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?",
+                (owner, now + lease, now, sid),
+            )
+            return self._row(db, sid)
         return None
 
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
-        with self._write() as db:
-            self._held(submission_id, owner)
+        def write(db: sqlite3.Connection) -> None:
+            self._held(db, submission_id, owner)
             now = self._clock()
             db.execute(
                 "UPDATE submissions SET lease_expires_at = ?, updated_at = ? WHERE id = ?",
                 (now + lease, now, submission_id),
             )
 
+        await self._threads.write(write)
+
     async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
-        with self._write() as db:
-            sub = self._held(submission_id, owner)
-            now = self._clock()
-            if not messages:
-                return
-            row = db.execute(
-                "UPDATE sessions SET message_count = message_count + ?, updated_at = ?"
-                " WHERE key = ? RETURNING message_count",
-                (len(messages), now, sub.session_key),
-            ).fetchone()
-            if row is None:
-                raise SessionNotFound(f"no session {sub.session_key!r}")
-            first = row[0] - len(messages)
-            db.executemany(
-                "INSERT INTO messages (session_key, idx, role, content, tool_calls, tool_call_id,"
-                " name, interrupted, submission_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        sub.session_key,
-                        first + i,
-                        m.role,
-                        m.content,
-                        dump_calls(m.tool_calls),
-                        m.tool_call_id,
-                        m.name,
-                        m.interrupted,
-                        submission_id,
-                    )
-                    for i, m in enumerate(messages)
-                ],
-            )
-            db.execute(
-                "UPDATE submissions SET steps = steps + ?, updated_at = ? WHERE id = ?",
-                (len(messages), now, submission_id),
-            )
+        await self._threads.write(partial(self._append_for, submission_id, owner, messages))
+
+    def _append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        db: sqlite3.Connection,
+    ) -> None:
+        sub = self._held(db, submission_id, owner)
+        now = self._clock()
+        if not messages:
+            return
+        row = db.execute(
+            "UPDATE sessions SET message_count = message_count + ?, updated_at = ?"
+            " WHERE key = ? RETURNING message_count",
+            (len(messages), now, sub.session_key),
+        ).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session {sub.session_key!r}")
+        first = row[0] - len(messages)
+        db.executemany(
+            "INSERT INTO messages (session_key, idx, role, content, tool_calls, tool_call_id,"
+            " name, interrupted, submission_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    sub.session_key,
+                    first + i,
+                    m.role,
+                    m.content,
+                    dump_calls(m.tool_calls),
+                    m.tool_call_id,
+                    m.name,
+                    m.interrupted,
+                    submission_id,
+                )
+                for i, m in enumerate(messages)
+            ],
+        )
+        db.execute(
+            "UPDATE submissions SET steps = steps + ?, updated_at = ? WHERE id = ?",
+            (len(messages), now, submission_id),
+        )
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
-        if self._row(submission_id) is None:
-            raise SubmissionNotFound(f"no submission {submission_id!r}")
-        rows = self._db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE submission_id = ? ORDER BY idx",
-            (submission_id,),
-        ).fetchall()
-        return [message_from_row(r) for r in rows]
+        def read(db: sqlite3.Connection) -> list[Message]:
+            with snapshot(db):
+                if self._row(db, submission_id) is None:
+                    raise SubmissionNotFound(f"no submission {submission_id!r}")
+                rows = db.execute(
+                    f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE submission_id = ? ORDER BY idx",
+                    (submission_id,),
+                ).fetchall()
+            return [message_from_row(r) for r in rows]
+
+        return await self._threads.read(read)
 
     async def settle(
         self,
@@ -247,15 +269,15 @@ class SQLiteSubmissions:
         error: str | None = None,
         finish_reason: str | None = None,
     ) -> Submission:
-        with self._write() as db:
+        def write(db: sqlite3.Connection) -> Submission:
             if owner is None:
-                sub = self._row(submission_id)
+                sub = self._row(db, submission_id)
                 if sub is None:
                     raise SubmissionNotFound(f"no submission {submission_id!r}")
                 if sub.state != "queued":
                     raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
             else:
-                self._held(submission_id, owner)
+                self._held(db, submission_id, owner)
             now = self._clock()
             db.execute(
                 "UPDATE submissions SET state = 'settled', outcome = ?, result = ?, error = ?,"
@@ -263,29 +285,35 @@ class SQLiteSubmissions:
                 " settled_at = ?, updated_at = ? WHERE id = ?",
                 (outcome, result, error, finish_reason, now, now, submission_id),
             )
-            settled = self._row(submission_id)
+            settled = self._row(db, submission_id)
+            assert settled is not None
+            return settled
+
+        settled = await self._threads.write(write)
         self._wake.set()
-        assert settled is not None
         return settled
 
     async def release(
         self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
     ) -> Submission:
-        with self._write() as db:
-            self._held(submission_id, owner)
+        def write(db: sqlite3.Connection) -> Submission:
+            self._held(db, submission_id, owner)
             db.execute(
                 "UPDATE submissions SET state = 'queued', not_before = ?, error = ?,"
                 " lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE id = ?",
                 (not_before, error, self._clock(), submission_id),
             )
-            released = self._row(submission_id)
+            released = self._row(db, submission_id)
+            assert released is not None
+            return released
+
+        released = await self._threads.write(write)
         self._wake.set()
-        assert released is not None
         return released
 
     async def request_abort(self, submission_id: str) -> Submission:
-        with self._write() as db:
-            sub = self._row(submission_id)
+        def write(db: sqlite3.Connection) -> Submission:
+            sub = self._row(db, submission_id)
             if sub is None:
                 raise SubmissionNotFound(f"no submission {submission_id!r}")
             now = self._clock()
@@ -300,27 +328,32 @@ class SQLiteSubmissions:
                     "UPDATE submissions SET abort_requested = 1, updated_at = ? WHERE id = ?",
                     (now, submission_id),
                 )
-            updated = self._row(submission_id)
-        assert updated is not None
-        return updated
+            updated = self._row(db, submission_id)
+            assert updated is not None
+            return updated
+
+        return await self._threads.write(write)
 
     async def append_events(self, records: Sequence[EventRecord]) -> None:
         if not records:
             return
-        with self._write() as db:
+        rows = [
+            (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records
+        ]
+
+        def write(db: sqlite3.Connection) -> None:
             try:
                 db.executemany(
                     "INSERT INTO events (session_key, seq, first_seq, type, payload,"
                     " submission_id) VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id)
-                        for r in records
-                    ],
+                    rows,
                 )
             except sqlite3.IntegrityError as exc:
                 if "FOREIGN KEY" in str(exc):
                     raise SessionNotFound(f"no session {records[0].session_key!r}") from None
                 raise
+
+        await self._threads.write(write)
 
     async def events(
         self,
@@ -330,19 +363,33 @@ class SQLiteSubmissions:
         limit: int | None = None,
         submission_id: str | None = None,
     ) -> list[EventRecord]:
-        rows = self._db.execute(
-            "SELECT session_key, seq, first_seq, type, payload, submission_id FROM events"
-            " WHERE session_key = ? AND seq > ? AND (? IS NULL OR submission_id = ?)"
-            " ORDER BY seq LIMIT ?",
-            (session_key, after_seq, submission_id, submission_id, -1 if limit is None else limit),
-        ).fetchall()
-        return [EventRecord(*row) for row in rows]
+        params = (
+            session_key,
+            after_seq,
+            submission_id,
+            submission_id,
+            -1 if limit is None else limit,
+        )
+
+        def read(db: sqlite3.Connection) -> list[EventRecord]:
+            rows = db.execute(
+                "SELECT session_key, seq, first_seq, type, payload, submission_id FROM events"
+                " WHERE session_key = ? AND seq > ? AND (? IS NULL OR submission_id = ?)"
+                " ORDER BY seq LIMIT ?",
+                params,
+            ).fetchall()
+            return [EventRecord(*row) for row in rows]
+
+        return await self._threads.read(read)
 
     async def last_seq(self, session_key: str) -> int:
-        row = self._db.execute(
-            "SELECT max(seq) FROM events WHERE session_key = ?", (session_key,)
-        ).fetchone()
-        return int(row[0] or 0)
+        def read(db: sqlite3.Connection) -> int:
+            row = db.execute(
+                "SELECT max(seq) FROM events WHERE session_key = ?", (session_key,)
+            ).fetchone()
+            return int(row[0] or 0)
+
+        return await self._threads.read(read)
 
     async def wait_for_work(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -357,12 +404,12 @@ class SQLiteSubmissions:
                 return
             except TimeoutError:
                 pass
-            if self._has_due_work():
+            if await self._threads.read(self._has_due_work):
                 return
 
-    def _has_due_work(self) -> bool:
+    def _has_due_work(self, db: sqlite3.Connection) -> bool:
         now = self._clock()
-        row = self._db.execute(
+        row = db.execute(
             "SELECT 1 FROM submissions WHERE (state = 'queued' AND not_before <= ?)"
             " OR (state = 'running' AND lease_expires_at <= ?) LIMIT 1",
             (now, now),

@@ -1,0 +1,205 @@
+"""The model step of a turn (one model call, streamed) and the step that leads to it.
+
+This is the hottest loop in the runtime, so the stream is consumed inline (no nested
+generator per chunk, no task or queue hop), events are built positionally, the sequence
+number is a local written back before every yield, and the streaming timeout is a lazily
+re-armed watchdog (a clock read per chunk, no timer per chunk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from typing import ClassVar
+
+from seam.contracts import hooks
+from seam.contracts.events import AgentEvent, TextDelta, ThinkingDelta, UsageEvent
+from seam.contracts.hooks import AfterLLMCall, BeforeLLMCall
+from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
+from seam.contracts.model import ModelError, ModelRequest, RouteChunk
+from seam.core.context_step import fit_context, overflow_compacted
+from seam.core.history import answer_dangling
+from seam.core.hook_registry import fire_isolated
+from seam.core.tool_step import RunTools
+from seam.core.turn import (
+    Finish,
+    TurnDeps,
+    TurnState,
+    flush,
+    open_turn,
+    record_usage,
+    save_partial,
+    store,
+)
+from seam.core.watchdog import StreamWatchdog
+
+log = logging.getLogger("seam.loop")
+
+
+@dataclass(frozen=True, slots=True)
+class CallModel:
+    """Call the model with the history; its answer ends the turn, its tool calls lead to
+    `RunTools` and then back here.
+
+    `note` is said to the model in this call's system prompt (and in every later call of
+    the turn): a resumed turn tells the model its previous reply was cut off.
+    """
+
+    note: str | None = None
+    # Opens the turn itself, on the model's first chunk (which may name the route).
+    opens_turn: ClassVar[bool] = False
+
+    def system(self, deps: TurnDeps) -> str:
+        return deps.system if self.note is None else f"{deps.system}\n\n{self.note}"
+
+    async def run(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[AgentEvent, None]:
+        loop = deps.loop
+        cancel = deps.cancel
+        if cancel.cancelled:
+            state.next = Finish("cancelled", halt=("cancelled", cancel.reason or "cancelled"))
+            return
+        if state.iteration >= loop.options.max_iterations:
+            message = f"stopped after {state.iteration} model calls without a final answer"
+            state.next = Finish("max_iterations", halt=("max_iterations", message))
+            return
+        state.iteration += 1
+        system = self.system(deps)
+        await fit_context(deps, state, system)
+        if state.started:
+            for event in flush(state):
+                yield event
+        personality = deps.personality
+        request = ModelRequest(
+            system=system,
+            # A snapshot: the request must not change as the turn goes on.
+            messages=tuple(state.messages),
+            tools=deps.definitions,
+            # With a resolver, the personality's model is already the provider's.
+            model=personality.model if loop.models is None else None,
+        )
+        registry = loop.hooks
+        key = deps.session_key
+        turn_id = deps.turn_id
+        if registry.has(hooks.BEFORE_LLM_CALL):
+            payload = BeforeLLMCall(key, turn_id, state.iteration, request)
+            await fire_isolated(registry, hooks.BEFORE_LLM_CALL, payload)
+
+        calls: list[ToolCall] = []
+        finish = "stop"
+        call_usage = EMPTY_USAGE
+        answered_by: RouteChunk | None = None
+        partial = state.partial
+        timeout = loop.options.streaming_timeout
+        clock = time.monotonic
+        watchdog = StreamWatchdog(timeout)
+        chunks = deps.model.stream(request).__aiter__()
+        next_chunk = chunks.__anext__
+        started = state.started
+        seq = state.seq
+        unregister = cancel.on_cancel(watchdog.interrupt)
+        try:
+            async with asyncio.timeout(None) as deadline:
+                watchdog.start(deadline)
+                while not cancel.cancelled:
+                    watchdog.waiting_since = clock()
+                    try:
+                        chunk = await next_chunk()
+                    except StopAsyncIteration:
+                        break
+                    watchdog.waiting_since = None
+                    kind = chunk.kind
+                    if not started:
+                        started = True
+                        state.seq = seq
+                        route = chunk if kind == "route" else None
+                        for event in open_turn(deps, state, route):  # type: ignore[arg-type]
+                            yield event
+                        seq = state.seq
+                    if kind == "text":
+                        text = chunk.text  # type: ignore[union-attr]
+                        partial.append(text)
+                        state.seq = seq = seq + 1
+                        yield TextDelta(key, turn_id, seq, text)
+                    elif kind == "tool_call_end":
+                        calls.append(chunk.call)  # type: ignore[union-attr]
+                    elif kind == "thinking":
+                        state.seq = seq = seq + 1
+                        yield ThinkingDelta(key, turn_id, seq, chunk.text)  # type: ignore[union-attr]
+                    elif kind == "usage":
+                        usage: Usage = chunk.usage  # type: ignore[union-attr]
+                        call_usage = call_usage + usage
+                        state.usage = state.usage + usage
+                        state.seq = seq = seq + 1
+                        yield UsageEvent(key, turn_id, seq, usage)
+                    elif kind == "done":
+                        finish = chunk.finish_reason  # type: ignore[union-attr]
+                    elif kind == "route":
+                        answered_by = chunk  # type: ignore[assignment]
+                    elif kind == "warning":
+                        log.warning("model warning: %s", chunk.message)  # type: ignore[union-attr]
+        except TimeoutError:
+            # A cancel cuts the wait short the same way; that case is handled below.
+            if not cancel.cancelled:
+                await save_partial(deps, state)
+                message = f"the model produced nothing for {timeout:g} s"
+                state.next = Finish(
+                    "timeout", error=("timeout", message), halt=("timeout", message)
+                )
+                return
+        except ModelError as exc:
+            if not state.partial and await overflow_compacted(deps, state, exc, system):
+                state.next = self  # compacted: retry the request once
+                return
+            await save_partial(deps, state)
+            state.next = Finish("error", error=(exc.kind, str(exc)))
+            return
+        finally:
+            unregister()
+            watchdog.stop()
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+        if call_usage is not EMPTY_USAGE:
+            await record_usage(deps, call_usage, answered_by, personality)
+        text = "".join(partial)
+        state.partial = []
+        if cancel.cancelled:
+            if text:
+                await store(deps, state, Message("assistant", text, interrupted=True))
+            state.final_text = text
+            state.next = Finish("cancelled", halt=("cancelled", cancel.reason or "cancelled"))
+            return
+        assistant = Message("assistant", text, tool_calls=tuple(calls))
+        await store(deps, state, assistant)
+        state.messages.append(assistant)
+        if registry.has(hooks.AFTER_LLM_CALL):
+            payload_after = AfterLLMCall(key, turn_id, state.iteration, assistant, state.usage)
+            await fire_isolated(registry, hooks.AFTER_LLM_CALL, payload_after)
+        state.final_text = text
+        if not calls:
+            state.next = Finish(finish, answered=True)
+        else:
+            state.next = RunTools(tuple(calls), then=self)
+
+
+@dataclass(frozen=True, slots=True)
+class UserPrompt:
+    """A new turn's input: stored, then the model is called."""
+
+    text: str
+    opens_turn: ClassVar[bool] = False
+
+    async def run(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[AgentEvent, None]:
+        # Any earlier call still without a result never gets one (a submission that
+        # failed mid-tool), and providers reject such a history.
+        state.messages = answer_dangling(state.messages)
+        user = Message("user", self.text)
+        await store(deps, state, user)
+        state.messages.append(user)
+        state.next = CallModel()
+        return
+        yield  # an async generator that sends nothing

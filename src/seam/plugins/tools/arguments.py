@@ -1,0 +1,228 @@
+"""`JsonSchemaValidator`: tool-call arguments checked against the tool's JSON Schema.
+
+fastjsonschema turns a schema into a Python function once; the function is cached per
+schema (tools keep their schema in one object, so the usual lookup is by identity), and
+checking a call is then a plain function call. It reports the first rule broken, which is
+what the model needs: one message naming the argument, the rule and the value it sent.
+
+Small models often quote scalars ("12", "true"). Where the schema asks for an integer, a
+number or a boolean at the top level, such a string is taken for the value it spells
+before checking, and the tool runs with the converted copy; nothing else is guessed.
+
+The schemas are the tools' own code, and are trusted as such: fastjsonschema generates
+Python from them. A tool whose schema comes from outside the process (a remote tool
+server) should be given a validator that interprets schemas instead; `ArgumentValidator`
+is the seam for that.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from seam.contracts.tools import ArgumentError
+
+if TYPE_CHECKING:
+    import fastjsonschema
+
+MAX_SCHEMAS = 1024  # compiled schemas kept; more means tools build a new schema per call
+VALUE_CHARS = 60  # of the offending value shown in a message
+
+_TYPES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "object": "an object",
+    "array": "a list",
+    "null": "null",
+}
+
+Check = Callable[[Any], Any]
+# Top-level properties whose quoted values are converted, with the type each one wants.
+Coercions = tuple[tuple[str, str], ...]
+_SCALARS = frozenset({"integer", "number", "boolean"})
+
+
+class JsonSchemaValidator:
+    """An `ArgumentValidator` over fastjsonschema, with messages written for a model."""
+
+    def __init__(self) -> None:
+        # id(schema) -> (schema, compiled): holding the schema keeps its id from being reused.
+        self._by_id: dict[int, tuple[Mapping[str, Any], _Compiled]] = {}
+        # The schema's JSON -> compiled, for tools that rebuild an equal schema per instance.
+        self._by_text: dict[str, _Compiled] = {}
+
+    def validate(self, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Mapping[str, Any]:
+        check, coercions = self._compiled(schema)
+        if coercions:
+            args = _coerce(args, coercions)
+        try:
+            check(args)
+        except ValueError as exc:
+            if not _is_value_error(exc):
+                raise
+            raise ArgumentError(describe(exc)) from None
+        return args
+
+    def _compiled(self, schema: Mapping[str, Any]) -> _Compiled:
+        known = self._by_id.get(id(schema))
+        if known is not None and known[0] is schema:
+            return known[1]
+        text = json.dumps(schema, sort_keys=True, default=_plain)
+        compiled = self._by_text.get(text)
+        if compiled is None:
+            # Imported on first use: the CLI's start-up should not pay for it.
+            import fastjsonschema
+
+            # Compiled in the schema's own key order: messages list arguments as declared.
+            plain = json.loads(json.dumps(schema, default=_plain))
+            try:
+                # use_default=False: the tool sees what the model sent, never a filled-in copy.
+                check = fastjsonschema.compile(plain, use_default=False)
+            except fastjsonschema.JsonSchemaDefinitionException as exc:
+                raise ValueError(str(exc)) from None
+            compiled = (check, _coercions(plain))
+            if len(self._by_text) >= MAX_SCHEMAS:
+                self._by_text.clear()
+            self._by_text[text] = compiled
+        if len(self._by_id) >= MAX_SCHEMAS:
+            self._by_id.clear()
+        self._by_id[id(schema)] = (schema, compiled)
+        return compiled
+
+
+_Compiled = tuple[Check, Coercions]
+
+
+def _coercions(schema: Any) -> Coercions:
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return ()
+    return tuple(
+        (name, sub["type"])
+        for name, sub in properties.items()
+        if isinstance(sub, dict) and isinstance(sub.get("type"), str) and sub["type"] in _SCALARS
+    )
+
+
+def _coerce(args: Mapping[str, Any], coercions: Coercions) -> Mapping[str, Any]:
+    """`args`, or a copy with quoted scalars converted (left as sent when they do not
+    spell a value of the wanted type: the check then names the argument)."""
+    out: dict[str, Any] | None = None
+    for name, wanted in coercions:
+        value = args.get(name)
+        if not isinstance(value, str):
+            continue
+        converted = _scalar(value.strip(), wanted)
+        if converted is not None:
+            if out is None:
+                out = dict(args)
+            out[name] = converted
+    return args if out is None else out
+
+
+def _scalar(text: str, wanted: str) -> int | float | bool | None:
+    if wanted == "boolean":
+        return {"true": True, "false": False}.get(text.lower())
+    if wanted == "integer":
+        digits = text[1:] if text[:1] == "-" else text
+        return int(text) if digits.isascii() and digits.isdigit() else None
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _is_value_error(exc: ValueError) -> TypeGuard[fastjsonschema.JsonSchemaValueException]:
+    import fastjsonschema  # already imported by the compile that made the check
+
+    return isinstance(exc, fastjsonschema.JsonSchemaValueException)
+
+
+def describe(exc: fastjsonschema.JsonSchemaValueException) -> str:
+    """One sentence: which argument, which rule, and what was sent."""
+    rule = exc.rule
+    limit = exc.rule_definition
+    value = exc.value
+    where = _where(exc.path)
+    subject = f"{where!r}" if where else "the arguments"
+    got = _shown(value)
+    if rule == "required" and isinstance(value, Mapping):
+        missing = [name for name in limit if name not in value]
+        names = ", ".join(repr(name) for name in missing) or repr(limit)
+        noun = "argument" if len(missing) == 1 else "arguments"
+        return f"missing required {noun} {names}" + (f" in {where!r}" if where else "")
+    if rule == "additionalProperties" and isinstance(value, Mapping):
+        known = (exc.definition or {}).get("properties") or {}
+        extra = [name for name in value if name not in known]
+        allowed = ", ".join(known) or "none"
+        noun = "argument" if len(extra) == 1 else "arguments"
+        names = ", ".join(repr(name) for name in extra)
+        return (
+            f"unknown {noun} {names}"
+            + (f" in {where!r}" if where else "")
+            + (f" (expected: {allowed})")
+        )
+    if rule == "type":
+        wanted = [limit] if isinstance(limit, str) else list(limit)
+        return f"{subject} must be {' or '.join(_TYPES.get(t, t) for t in wanted)} (got {got})"
+    if rule == "enum":
+        options = ", ".join(_shown(option) for option in limit)
+        return f"{subject} must be one of {options} (got {got})"
+    if rule == "const":
+        return f"{subject} must be {_shown(limit)} (got {got})"
+    if rule in _BOUNDS:
+        return f"{subject} must be {_BOUNDS[rule]} {limit:g} (got {got})"
+    if rule == "minLength":
+        if limit == 1:
+            return f"{subject} must not be empty"
+        return f"{subject} must be at least {limit} characters (got {len(value)})"
+    if rule == "maxLength":
+        return f"{subject} must be at most {limit:,} characters (got {len(value):,})"
+    if rule == "minItems":
+        if limit == 1:
+            return f"{subject} must not be an empty list"
+        return f"{subject} must have at least {limit} items (got {len(value)})"
+    if rule == "maxItems":
+        return f"{subject} must have at most {limit} items (got {len(value)})"
+    if rule == "pattern":
+        return f"{subject} must match the pattern {limit!r} (got {got})"
+    # Anything rarer: fastjsonschema's own words, with our name for the argument.
+    message = str(exc.message)
+    name = str(exc.name)
+    return message.replace(name, subject, 1) if message.startswith(name) else message
+
+
+_BOUNDS = {
+    "minimum": ">=",
+    "maximum": "<=",
+    "exclusiveMinimum": ">",
+    "exclusiveMaximum": "<",
+}
+
+
+def _where(path: Any) -> str:
+    """fastjsonschema's path (["data", "items", "1"]) as the model wrote it: items[1]."""
+    out = ""
+    for part in list(path or ())[1:]:
+        part = str(part)
+        out += f"[{part}]" if part.isdigit() else (f".{part}" if out else part)
+    return out
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
+
+
+def _plain(value: Any) -> Any:
+    """Schemas built from tuples or read-only mappings still serialise as JSON."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")

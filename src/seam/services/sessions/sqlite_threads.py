@@ -1,0 +1,329 @@
+"""The threads the SQLite store runs its statements on, so the event loop never waits on disk.
+
+One writer thread owns the connection every write goes through (SQLite has one writer at
+a time anyway). It commits in groups: whatever writes are queued when it starts a
+transaction run in that one `BEGIN IMMEDIATE`, in order, and none of their callers hears
+back before the `COMMIT`. When one of them fails, the whole group is rolled back and run
+again one write per transaction, so each write is still atomic and gets its own outcome,
+and is durable when its `await` returns, while a thousand sessions writing at once pay
+for a few commits instead of a thousand.
+
+Reads run on reader threads, each with its own connection: in WAL mode they see every
+committed write and never wait for the writer, so a long `search` or `export_all` holds
+up neither the loop nor the writes. A read queued after a write's `await` returned sees
+that write. An in-memory database (":memory:") is private to one connection, so there
+every read goes to the writer thread.
+
+A job for an idle thread is handed over at once; jobs for a busy one, submitted in the
+same turn of the event loop, are handed over as one batch. Results come back through
+`call_soon_threadsafe`, one wake-up for however many finished meanwhile: on a busy
+machine every wake-up is a context switch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import sqlite3
+import threading
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+log = logging.getLogger("seam.sqlite")
+
+T = TypeVar("T")
+Work = Callable[[sqlite3.Connection], Any]
+
+# Writes a group takes before it stops taking more batches (a batch is never split): bounds
+# how long a caller waits for its commit.
+MAX_GROUP = 256
+DEFAULT_READERS = 2
+
+
+class _Job:
+    __slots__ = ("future", "loop", "work")
+
+    def __init__(
+        self, work: Work, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
+    ) -> None:
+        self.work = work
+        self.loop = loop
+        self.future = future
+
+
+_STOP = None
+
+
+class _Deliveries:
+    """Hands finished jobs' outcomes back to their loops, with one wake-up per batch."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: dict[asyncio.AbstractEventLoop, list[tuple[_Job, bool, Any]]] = {}
+
+    def put(self, job: _Job, ok: bool, value: Any) -> None:
+        loop = job.loop
+        with self._lock:
+            pending = self._waiting.get(loop)
+            if pending is not None:
+                pending.append((job, ok, value))
+                return
+            self._waiting[loop] = [(job, ok, value)]
+        try:
+            loop.call_soon_threadsafe(self._deliver, loop)
+        except RuntimeError:  # the loop is closed: nobody is waiting any more
+            with self._lock:
+                self._waiting.pop(loop, None)
+
+    def _deliver(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._lock:
+            done = self._waiting.pop(loop, [])
+        for job, ok, value in done:
+            future = job.future
+            if future.done():  # the caller was cancelled; the work happened anyway
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+
+class _ConnectionThread:
+    """A daemon thread that runs jobs on its connection, in order (the connection stays
+    its owner's to close)."""
+
+    def __init__(self, db: sqlite3.Connection, name: str, jobs: queue.SimpleQueue[Any]) -> None:
+        self.db = db
+        self._jobs = jobs
+        self._deliveries = _Deliveries()
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def _main(self) -> None:
+        while True:
+            batch = self._jobs.get()
+            if batch is _STOP:
+                return
+            self._run(batch)
+            # Nothing of the last batch stays referenced here: its jobs hold the store,
+            # which must stay collectable (dropping it stops these threads).
+            del batch
+
+    def _run(self, batch: list[_Job]) -> None:
+        for job in batch:
+            try:
+                value = job.work(self.db)
+            except Exception as exc:
+                self._done(job, False, exc)
+            else:
+                self._done(job, True, value)
+
+    def _done(self, job: _Job, ok: bool, value: Any) -> None:
+        self._deliveries.put(job, ok, value)
+
+
+class _WriterThread(_ConnectionThread):
+    """Runs writes in group commits (see the module docstring)."""
+
+    def _main(self) -> None:
+        stopping = False
+        while not stopping:
+            group, stopping = self._next_group()
+            if group:
+                self._run(group)
+            del group  # see _ConnectionThread._main
+
+    def _run(self, group: list[_Job]) -> None:
+        if len(group) == 1 or not self._commit_together(group):
+            for job in group:
+                self._commit_alone(job)
+
+    def _next_group(self) -> tuple[list[_Job], bool]:
+        """Every write queued now (waiting for the first), and whether to stop after."""
+        jobs = self._jobs
+        first = jobs.get()
+        if first is _STOP:
+            return [], True
+        group = list(first)
+        while len(group) < MAX_GROUP:
+            try:
+                batch = jobs.get_nowait()
+            except queue.Empty:
+                break
+            if batch is _STOP:
+                return group, True
+            group.extend(batch)
+        return group, False
+
+    def _commit_alone(self, job: _Job) -> None:
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                value = job.work(db)
+                db.execute("COMMIT")
+            except BaseException:
+                rollback(db)
+                raise
+        except Exception as exc:
+            self._done(job, False, exc)
+        else:
+            self._done(job, True, value)
+
+    def _commit_together(self, group: list[_Job]) -> bool:
+        """One transaction for the whole group. False (nothing kept, nobody told) when a
+        job failed or the commit did: the group is then run one job per transaction, so
+        each caller gets its own outcome. Failures are rare (a lost lease, a duplicate
+        title), so the common case pays for no savepoints."""
+        db = self.db
+        outcomes: list[tuple[_Job, Any]] = []
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            # Another process held the write lock past the busy timeout: each job alone
+            # would wait as long again, so they all hear it now.
+            for job in group:
+                self._done(job, False, exc)
+            return True
+        try:
+            for job in group:
+                outcomes.append((job, job.work(db)))
+            db.execute("COMMIT")
+        except Exception:
+            rollback(db)
+            return False
+        for job, value in outcomes:
+            self._done(job, True, value)
+        return True
+
+
+class SQLiteThreads:
+    """The writer and reader threads of one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        writer: sqlite3.Connection,
+        open_reader: Callable[[], sqlite3.Connection] | None,
+        *,
+        readers: int = DEFAULT_READERS,
+        label: str = "sqlite",
+    ) -> None:
+        self._writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._reads: queue.SimpleQueue[Any] = self._writes
+        connections: list[sqlite3.Connection] = []
+        try:
+            if open_reader is not None and readers > 0:
+                for _ in range(readers):
+                    connections.append(open_reader())
+        except BaseException:
+            for db in connections:
+                db.close()
+            raise
+        self._writer = _WriterThread(writer, f"{label}-writer", self._writes)
+        self._readers: list[_ConnectionThread] = []
+        if connections:
+            self._reads = queue.SimpleQueue()
+            self._readers = [
+                _ConnectionThread(db, f"{label}-reader-{n}", self._reads)
+                for n, db in enumerate(connections)
+            ]
+        self._connections = connections
+        # Per event loop, the jobs not handed to a thread yet, by queue; and per queue
+        # how many jobs are submitted and not answered yet.
+        self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[_Job]]] = {}
+        self._in_flight = {id(self._writes): 0, id(self._reads): 0}
+        self._closed = False
+        # A store dropped without `aclose` still lets its threads end (they hold no
+        # reference to it, so it can be collected).
+        self._finalizer = weakref.finalize(
+            self, _stop, self._writes, self._reads, len(self._readers)
+        )
+
+    async def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)` on a reader connection (its statements see committed writes)."""
+        return await self._submit(self._reads, work)
+
+    async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)` as one atomic write, committed before this returns."""
+        return await self._submit(self._writes, work)
+
+    async def _submit(self, jobs: queue.SimpleQueue[Any], work: Callable[..., T]) -> T:
+        if self._closed:
+            raise RuntimeError("the session database is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        job = _Job(work, loop, future)
+        key = id(jobs)
+        batches = self._outbox.get(loop)
+        if not self._in_flight[key] and (batches is None or key not in batches):
+            # Its thread is idle: wake it now (there is nothing to batch this with).
+            jobs.put([job])
+        else:
+            # Its thread is busy: what else this turn of the event loop submits joins
+            # this job, and the thread finds them all in one batch when it is done.
+            if batches is None:
+                batches = self._outbox[loop] = {}
+                loop.call_soon(self._post, loop)
+            batches.setdefault(key, []).append(job)
+        self._in_flight[key] += 1
+        try:
+            return await future
+        finally:
+            self._in_flight[key] -= 1
+
+    def _post(self, loop: asyncio.AbstractEventLoop) -> None:
+        batches = self._outbox.pop(loop, {})
+        for jobs in (self._writes, self._reads):
+            batch = batches.pop(id(jobs), None)
+            if batch:
+                jobs.put(batch)
+
+    def close(self) -> None:
+        """Stop the threads once the work queued before has run and close the readers'
+        connections (the writer's belongs to the caller). Blocks until then."""
+        if self._closed:
+            return
+        self._closed = True
+        self._finalizer()  # runs `_stop` once
+        for thread in (*self._readers, self._writer):
+            thread.join()
+        for db in self._connections:
+            db.close()
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._post(asyncio.get_running_loop())  # what was submitted runs first
+            await asyncio.to_thread(self.close)
+
+
+def _stop(writes: queue.SimpleQueue[Any], reads: queue.SimpleQueue[Any], readers: int) -> None:
+    if reads is not writes:
+        for _ in range(readers):
+            reads.put(_STOP)
+    writes.put(_STOP)
+
+
+@contextmanager
+def snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One consistent view for several reads (a no-op inside a write's transaction)."""
+    if db.in_transaction:
+        yield db
+        return
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT")
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    # SQLite has already rolled back after some errors (disk full, I/O): don't mask them.
+    if db.in_transaction:
+        db.execute("ROLLBACK")

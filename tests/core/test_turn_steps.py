@@ -1,0 +1,263 @@
+"""Each step of the turn state machine, driven on its own over a prepared turn."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from seam.contracts import (
+    CancelToken,
+    Done,
+    ErrorEvent,
+    Halt,
+    Message,
+    RunStart,
+    TextDelta,
+    ToolContext,
+    ToolEnd,
+    ToolStart,
+)
+from seam.contracts import hooks as hook_points
+from seam.contracts.events import AgentEvent
+from seam.core import (
+    AgentLoop,
+    DefaultHookRegistry,
+    DefaultToolRegistry,
+    InMemorySessionStore,
+    LoopOptions,
+    ScriptedModel,
+    call,
+    text_step,
+    tool_step,
+)
+from seam.core.history import NO_RESULT
+from seam.core.model_step import CallModel, UserPrompt
+from seam.core.tool_step import RunTools
+from seam.core.turn import Finish, TurnDeps, TurnState, TurnStep
+from seam.core.turn_driver import prepare_turn
+
+KEY = "s1"
+
+
+class Echo:
+    name = "echo"
+    description = "echo the text back"
+    parameters: Mapping[str, Any] = {"type": "object", "properties": {"text": {"type": "string"}}}
+    concurrent = True
+    idempotent = True
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        self.runs.append(str(args.get("text", "")))
+        return f"echo: {args.get('text', '')}"
+
+
+def make_loop(
+    steps: list[Any], *, hooks: DefaultHookRegistry | None = None, **options: Any
+) -> tuple[AgentLoop, ScriptedModel, Echo, InMemorySessionStore]:
+    model = ScriptedModel(steps)
+    echo = Echo()
+    tools = DefaultToolRegistry()
+    tools.register_tool(echo)
+    store = InMemorySessionStore()
+    loop = AgentLoop(
+        model=model, tools=tools, sessions=store, hooks=hooks, options=LoopOptions(**options)
+    )
+    return loop, model, echo, store
+
+
+async def prepared(
+    loop: AgentLoop, *, cancel: CancelToken | None = None, user_message: str | None = "hi"
+) -> tuple[TurnDeps, TurnState]:
+    return await prepare_turn(
+        loop,
+        KEY,
+        "turn-1",
+        user_message=user_message,
+        personality=None,
+        cancel=cancel or CancelToken(),
+        transcript=None,
+        subagents=None,
+    )
+
+
+async def drive(
+    step: TurnStep, deps: TurnDeps, state: TurnState
+) -> tuple[list[AgentEvent], TurnStep | None]:
+    """Run one step; its events and the step it leads to."""
+    events = [event async for event in step.run(deps, state)]
+    return events, state.next
+
+
+async def test_user_prompt_stores_the_input_and_leads_to_the_model() -> None:
+    loop, model, _, store = make_loop([])
+    dangling = call("echo", text="lost")
+    await store.create(KEY)
+    await store.append(KEY, [Message("user", "earlier"), Message("assistant", "", (dangling,))])
+    deps, state = await prepared(loop)
+
+    events, after = await drive(UserPrompt("hello"), deps, state)
+
+    assert events == [] and after == CallModel()
+    assert [m.content for m in await store.messages(KEY)][-1] == "hello"
+    # The request history answers the call a failed turn left open; the store does not.
+    assert [(m.role, m.content) for m in state.messages[-2:]] == [
+        ("tool", NO_RESULT),
+        ("user", "hello"),
+    ]
+    assert not model.requests  # no model call yet
+
+
+async def test_call_model_streams_opens_the_turn_and_leads_to_finish() -> None:
+    loop, model, _, store = make_loop([text_step("Hello there", chunk=4)])
+    deps, state = await prepared(loop)
+    state.messages.append(Message("user", "hi"))
+
+    events, after = await drive(CallModel(), deps, state)
+
+    assert isinstance(events[0], RunStart) and events[0].seq == 1
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there"
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    assert after == Finish("stop", answered=True)
+    assert (state.iteration, state.final_text, state.started) == (1, "Hello there", True)
+    assert [m.content for m in await store.messages(KEY)] == ["Hello there"]
+    assert model.requests[0].messages[-1].content == "hi"
+
+
+async def test_call_model_with_tool_calls_leads_to_run_tools_and_back() -> None:
+    echo_call = call("echo", text="x")
+    loop, _, echo, _ = make_loop([tool_step(echo_call)])
+    deps, state = await prepared(loop)
+    state.messages.append(Message("user", "hi"))
+    step = CallModel(note="you were cut off")
+
+    _, after = await drive(step, deps, state)
+
+    # The same model step (with its note) follows the tools.
+    assert after == RunTools((echo_call,), then=step)
+    assert echo.runs == []  # the tools run in their own step
+
+
+async def test_a_note_is_said_in_the_system_prompt_of_each_call() -> None:
+    loop, model, _, _ = make_loop([text_step("ok")])
+    deps, state = await prepared(loop)
+    state.messages.append(Message("user", "hi"))
+    await drive(CallModel(note="NOTE: go on"), deps, state)
+    assert model.requests[0].system == f"{deps.system}\n\nNOTE: go on"
+
+
+async def test_call_model_cancelled_calls_nothing_and_finishes_cancelled() -> None:
+    loop, model, _, _ = make_loop([text_step("never")])
+    token = CancelToken()
+    token.cancel("stop now")
+    deps, state = await prepared(loop, cancel=token)
+
+    events, after = await drive(CallModel(), deps, state)
+
+    assert events == [] and not model.requests
+    assert after == Finish("cancelled", halt=("cancelled", "stop now"))
+
+
+async def test_call_model_stops_at_the_iteration_limit() -> None:
+    loop, model, _, _ = make_loop([text_step("never")], max_iterations=2)
+    deps, state = await prepared(loop)
+    state.iteration = 2
+    _, after = await drive(CallModel(), deps, state)
+    assert isinstance(after, Finish) and after.finish_reason == "max_iterations"
+    assert not model.requests
+
+
+async def test_run_tools_runs_stores_and_goes_on() -> None:
+    loop, _, echo, store = make_loop([])
+    deps, state = await prepared(loop)
+    calls = (call("echo", text="a"), call("echo", text="b"), call("nope"))
+
+    events, after = await drive(RunTools(calls, then=CallModel()), deps, state)
+
+    assert [type(e) for e in events] == [ToolStart] * 3 + [ToolEnd] * 3
+    ends = [e for e in events if isinstance(e, ToolEnd)]
+    assert [e.result for e in ends[:2]] == ["echo: a", "echo: b"]
+    assert ends[2].is_error and "unknown tool" in ends[2].result
+    assert echo.runs == ["a", "b"] and after == CallModel()
+    stored = await store.messages(KEY)
+    assert [m.tool_call_id for m in stored] == [c.id for c in calls]
+    assert state.messages[-3:] == stored
+
+
+async def test_run_tools_halts_when_a_hook_says_so() -> None:
+    hooks = DefaultHookRegistry()
+
+    async def halt(payload: hook_points.AfterToolCall) -> hook_points.ToolResultChange:
+        return hook_points.ToolResultChange(halt=f"{payload.name} must stop")
+
+    hooks.on_modifying(hook_points.AFTER_TOOL_RESULT, halt)
+    loop, _, _, _ = make_loop([], hooks=hooks)
+    deps, state = await prepared(loop)
+
+    _, after = await drive(RunTools((call("echo"),), then=CallModel()), deps, state)
+
+    assert after == Finish("halted", halt=("guardrail", "echo must stop"))
+
+
+async def test_finish_sends_error_halt_and_one_done() -> None:
+    loop, _, _, _ = make_loop([])
+    deps, state = await prepared(loop)
+    state.seq, state.final_text, state.iteration = 7, "partial answer", 3
+    step = Finish("timeout", error=("timeout", "silent"), halt=("timeout", "silent"))
+
+    events, after = await drive(step, deps, state)
+
+    assert [type(e) for e in events] == [ErrorEvent, Halt, Done]
+    done = events[-1]
+    assert isinstance(done, Done)
+    assert (done.seq, done.text, done.finish_reason, done.iterations) == (
+        10,
+        "partial answer",
+        "timeout",
+        3,
+    )
+    assert after is None
+    assert loop.sequences.last(KEY) == 10  # the next turn numbers on from here
+
+
+async def test_an_answered_finish_fires_agent_done_with_what_was_stored() -> None:
+    hooks = DefaultHookRegistry()
+    seen: list[hook_points.AgentDone] = []
+
+    async def record(payload: hook_points.AgentDone) -> None:
+        seen.append(payload)
+
+    hooks.on_void(hook_points.AGENT_DONE, record)
+    loop, _, _, _ = make_loop([], hooks=hooks)
+    deps, state = await prepared(loop)
+    await drive(UserPrompt("hi"), deps, state)
+    state.final_text = "bye"
+
+    await drive(Finish("stop", answered=True), deps, state)
+    await drive(Finish("error", error=("fatal", "x")), deps, state)
+
+    assert len(seen) == 1
+    assert (seen[0].text, [m.content for m in seen[0].messages]) == ("bye", ["hi"])
+
+
+async def test_a_turn_can_start_at_any_step() -> None:
+    """A resumed turn re-running a tool: `run_start` first, then the tool, then the model."""
+    loop, model, echo, _ = make_loop([text_step("done")])
+    pending = call("echo", text="again")
+    events = [
+        e async for e in loop.run_from(KEY, RunTools((pending,), then=CallModel(note="resumed")))
+    ]
+    assert [e.type for e in events] == [
+        "run_start",
+        "tool_start",
+        "tool_end",
+        "text_delta",
+        "usage",
+        "done",
+    ]
+    assert [e.type for e in events].count("run_start") == 1
+    assert echo.runs == ["again"]
+    assert model.requests[0].messages[-1].tool_call_id == pending.id
+    assert model.requests[0].system.endswith("resumed")

@@ -1,0 +1,157 @@
+"""The SQLite store never blocks the event loop: its statements run on its own threads.
+
+A slow read, or a write waiting for another process's lock, delays only its caller; every
+other coroutine (every other session in the process) keeps running meanwhile. Writes that
+arrive together commit together, each still all-or-nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import sqlite3
+import threading
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from seam.contracts.messages import Message
+from seam.services.sessions.sqlite import SQLiteSessionStore
+
+
+class Ticker:
+    """Counts how often the event loop gets round to it while something else runs."""
+
+    def __init__(self) -> None:
+        self.ticks = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            self.ticks += 1
+            await asyncio.sleep(0)
+
+    async def during(self, work: Awaitable[Any]) -> Any:
+        self._task = asyncio.ensure_future(self._run())
+        try:
+            return await work
+        finally:
+            self._task.cancel()
+
+
+def fill(path: Path, sessions: int, messages_each: int) -> None:
+    """Many stored messages, written straight into the file (quicker than the store)."""
+    with sqlite3.connect(path, isolation_level=None) as db:
+        db.execute("BEGIN")
+        db.executemany(
+            "INSERT INTO sessions (key, created_at, updated_at, message_count) VALUES (?, 0, 0, ?)",
+            [(f"s{n}", messages_each) for n in range(sessions)],
+        )
+        db.executemany(
+            "INSERT INTO messages (session_key, idx, role, content) VALUES (?, ?, 'user', ?)",
+            [
+                (f"s{n}", i, f"message {i} of session {n} about the weather")
+                for n in range(sessions)
+                for i in range(messages_each)
+            ],
+        )
+        db.execute("COMMIT")
+
+
+async def test_the_loop_keeps_running_while_a_large_export_and_search_run(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    SQLiteSessionStore(str(path)).connector.close()  # create and migrate the file
+    fill(path, sessions=100, messages_each=100)
+    store = SQLiteSessionStore(str(path))
+    ticker = Ticker()
+    exported = await ticker.during(store.export_all())
+    assert len(exported) == 100 and len(exported[0]["messages"]) == 100
+    # Turning 10,000 rows into dicts takes the reader thread many loop iterations' time;
+    # on the loop's thread it would have been one long stall.
+    assert ticker.ticks > 20
+    ticker = Ticker()
+    hits = await ticker.during(store.search("weather", limit=5000))
+    assert len(hits) == 5000
+    assert ticker.ticks > 20
+    await store.aclose()
+
+
+async def test_a_write_waiting_for_another_process_lock_does_not_stall_the_loop(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(str(path), busy_timeout=30.0)
+    await store.create("s")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    other.execute("UPDATE sessions SET updated_at = 1")
+    write = asyncio.ensure_future(store.append("s", [Message("user", "waits its turn")]))
+    ticks = 0
+    while ticks < 1000:  # the loop goes round freely while the write waits
+        await asyncio.sleep(0)
+        ticks += 1
+    assert not write.done()
+    # Reads do not wait for the lock either (WAL: they see the last commit).
+    assert await store.messages("s") == []
+    other.execute("COMMIT")
+    other.close()
+    await write
+    assert [m.content for m in await store.messages("s")] == ["waits its turn"]
+    await store.aclose()
+
+
+async def test_writes_arriving_together_each_commit_or_fail_alone(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    for n in range(50):
+        await store.create(f"s{n}")
+    bad = Message("user", object())  # type: ignore[arg-type]
+
+    def batch(n: int) -> list[Message]:
+        if n == 25:  # fails halfway, in the same group commit as the others
+            return [Message("user", "first of a broken batch"), bad]
+        return [Message("user", f"question {n}"), Message("assistant", f"answer {n}")]
+
+    results = await asyncio.gather(
+        *(store.append(f"s{n}", batch(n)) for n in range(50)), return_exceptions=True
+    )
+    assert [n for n, r in enumerate(results) if isinstance(r, BaseException)] == [25]
+    assert isinstance(results[25], sqlite3.Error)
+    for n in range(50):
+        contents = [m.content for m in await store.messages(f"s{n}")]
+        assert contents == ([] if n == 25 else [f"question {n}", f"answer {n}"])
+    assert await store.search("broken") == []
+    info = await store.get("s25")
+    assert info is not None and info.message_count == 0
+    await store.aclose()
+
+
+async def test_an_in_memory_database_reads_what_it_wrote() -> None:
+    store = SQLiteSessionStore(":memory:")
+    await store.create("s")
+    await store.append("s", [Message("user", "kept in memory")])
+    assert [m.content for m in await store.messages("s")] == ["kept in memory"]
+    await store.aclose()
+
+
+async def test_a_closed_store_refuses_work_clearly(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    await store.create("s")
+    await store.aclose()
+    with pytest.raises(RuntimeError, match="closed"):
+        await store.get("s")
+
+
+async def test_a_store_dropped_without_closing_stops_its_threads(tmp_path: Path) -> None:
+    before = set(threading.enumerate())
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    await store.create("s")
+    assert await store.get("s") is not None
+    started = set(threading.enumerate()) - before
+    assert len(started) == 3  # the writer and two readers
+    del store
+    gc.collect()
+    for thread in started:
+        thread.join(timeout=10)
+        assert not thread.is_alive()
