@@ -1,7 +1,8 @@
 """Fixed per-request overhead: the system prompt (default personality's SOUL.md plus tool
 guidance, as `ContextBuilder` assembles it, empty memory, no AGENTS.md) plus the tool
 schemas an OpenAI-compatible request carries, for the default personality's toolset and
-for every registered tool.
+for every registered tool, and with one MCP server of five tools (bench/mcp_docs_server.py,
+started over stdio and listed through the MCP client, as a turn would).
 
 Tokens are the loop's own estimate (`seam.core.tokens`: ~4 ASCII characters a token,
 which is what the providers' `count_tokens` assumes too). The budget is 2,500 tokens
@@ -13,13 +14,17 @@ with the broadest toolset. Run:
 from __future__ import annotations
 
 import asyncio
+import sys
 import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 
 from seam.contracts import ToolContext
 from seam.contracts.model import ToolDefinition
 from seam.core.storage import InMemoryStorage
 from seam.core.tokens import CharTokenEstimator, tool_schema_json
+from seam.plugins.mcp.servers import McpServers
+from seam.plugins.mcp.spec import ServerSpec
 from seam.plugins.memory.markdown import MEMORY_LIMIT, USER_LIMIT
 from seam.plugins.personalities.files import DEFAULT_CONFIG, DEFAULT_SOUL
 from seam.wiring.context import build_context_builder
@@ -55,6 +60,20 @@ async def report(label: str, definitions: Sequence[ToolDefinition]) -> int:
     return total
 
 
+async def mcp_definitions() -> list[ToolDefinition]:
+    """The definitions a turn offers for one five-tool MCP server."""
+    server = str(Path(__file__).with_name("mcp_docs_server.py"))
+    servers = McpServers([ServerSpec(name="docs", command=(sys.executable, server))])
+    try:
+        await servers.prepare(None)
+        registry = build_tool_registry(sources=[servers])
+        ctx = ToolContext(session_key="bench", storage=InMemoryStorage())
+        built = registry.build(["mcp__docs__*"], ctx)
+        return registry.definitions(built)
+    finally:
+        await servers.aclose()
+
+
 async def main() -> None:
     registry = build_tool_registry(workflows=True)
     tools = registry.build(None, ToolContext(session_key="bench", storage=InMemoryStorage()))
@@ -65,6 +84,15 @@ async def main() -> None:
     print(f"{'':<34}{'chars':>8}{'~tokens':>10}")
     await report("default personality, default toolset", default)
     await report("default personality, every registered tool", everything)
+    mcp = await mcp_definitions()
+    mcp_tokens = estimator.tools(mcp)
+    mcp_chars = sum(len(tool_schema_json(d)) for d in mcp)
+    await report("default toolset + one MCP server of five tools", default + mcp)
+    print(f"MCP tools alone ({len(mcp)} from one server)")
+    row("tool schemas", mcp_chars, mcp_tokens)
+    for definition in mcp:
+        row(definition.name, len(tool_schema_json(definition)), estimator.tools([definition]))
+    print()
     memory = (MEMORY_LIMIT + USER_LIMIT) // 4
     print(f"(memory files at their limits would add ~{memory:,} tokens: the person's content)\n")
     print("tool schemas, largest first")

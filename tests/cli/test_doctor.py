@@ -78,3 +78,20 @@ def test_doctor_reports_a_damaged_session_store(cli: Cli) -> None:
     assert result.returncode != 0
     store = lines_by_check(result.stdout)["session store"]
     assert store.startswith(f"✗ {cli.home / 'sessions.db'}: search index messages_fts:")
+
+
+def test_doctor_warns_when_the_fixed_prompt_leaves_too_little_of_the_window(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    roomy = lines_by_check(cli("doctor").stdout)
+    assert roomy["context window"].startswith("✓ 128,000 tokens; the fixed prompt of default")
+
+    cli.write_config("[context]\nwindow = 2000\n")
+    result = cli("doctor")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    check = lines_by_check(result.stdout)["context window"]
+    assert check.startswith("✗ personality default: ")
+    assert "the system prompt and tool schemas take ~" in check
+    assert "of the 2,000-token context window" in check
+    assert "Raise [context] window" in check

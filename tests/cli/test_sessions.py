@@ -23,7 +23,9 @@ def test_list_show_and_search_find_a_run(cli: Cli, openai_server: OpenAIServer) 
     assert listed.returncode == 0, listed.stderr
     rows = [line.split() for line in listed.stdout.splitlines()[1:]]
     assert [row[0] for row in rows] == ["later", "demo"]  # newest first
-    assert rows[1][1:3] == ["default", "4"]  # personality, messages
+    # name, title (from the first message; cut to fit the line), personality, messages, date
+    assert rows[1][1:3] == ["What", "does"]
+    assert rows[1][-4:-2] == ["default", "4"]
     limited = cli("sessions", "list", "--limit", "1")
     assert [line.split()[0] for line in limited.stdout.splitlines()[1:]] == ["later"]
 

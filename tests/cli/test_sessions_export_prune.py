@@ -101,6 +101,7 @@ def test_export_of_an_unknown_session_is_a_clear_error(cli: Cli) -> None:
 
 
 def test_prune_deletes_old_ended_sessions_only(cli: Cli) -> None:
+    cli.write_config('[sessions]\nidle_end = ""\n')  # no idle end: "ancient-open" stays open
     now = time.time()
     seed(
         cli.home / "sessions.db",

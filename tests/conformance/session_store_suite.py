@@ -364,9 +364,49 @@ class SessionStoreSuite:
     async def test_search_matches_whole_words(self, store: SessionStore) -> None:
         await store.create("s")
         await store.append("s", [user("deployment finished; snake_case too")])
-        assert await store.search("deploy") == []
+        assert await store.search("deplo") == []  # a prefix is not a word
+        assert await store.search("finish deployment snak") == []
         assert [h.message_index for h in await store.search("deployment")] == [0]
         assert [h.message_index for h in await store.search("snake")] == [0]
+
+    async def test_search_matches_word_stems(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append(
+            "s",
+            [
+                user("I bought two bananas and some apples"),
+                assistant("Running the connection tests happily"),
+                user("a generalization of relational ponies"),
+            ],
+        )
+
+        def found(query: str) -> list[int]:
+            return [h.message_index for h in hits[query]]
+
+        hits = {
+            q: await store.search(q)
+            for q in (
+                "banana",
+                "BANANAS apple",
+                "run connected test",
+                "connections",
+                "pony",
+                "general",
+            )
+        }
+        assert found("banana") == [0]
+        assert found("BANANAS apple") == [0]
+        assert found("run connected test") == [1]
+        assert found("connections") == [1]
+        assert found("pony") == [2]
+        assert found("general") == [2]
+        assert await store.search("bandana") == []
+
+    async def test_the_snippet_is_around_the_stemmed_match(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.append("s", [user("word " * 100 + "bananas at the end")])
+        (hit,) = await store.search("banana")
+        assert hit.snippet.startswith("…") and hit.snippet.endswith("bananas at the end")
 
     async def test_search_covers_user_and_assistant_only(self, store: SessionStore) -> None:
         await store.create("s")
@@ -853,6 +893,37 @@ class SessionStoreSuite:
             await store.prune(-1)
         with pytest.raises(ValueError, match="older_than_days"):
             await store.prune(float("nan"))
+
+    async def test_end_idle_ends_sessions_as_of_when_they_went_idle(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        hour = 3_600.0
+        start = clock.now
+        for key in ("idle", "already-ended", "busy"):
+            await store.create(key)
+        await store.end("already-ended")
+        clock.advance(2 * hour)
+        await store.touch("busy")
+        clock.advance(hour)
+
+        assert await store.end_idle(2.5 * hour) == 1  # "idle" only; "busy" moved 1 h ago
+        idle = await store.get("idle")
+        assert idle is not None and idle.ended
+        assert idle.ended_at == start + 2.5 * hour
+        assert idle.updated_at == start  # ending is not activity
+        ended = await store.get("already-ended")
+        assert ended is not None and ended.ended_at == start  # the first end is kept
+        busy = await store.get("busy")
+        assert busy is not None and not busy.ended
+        assert await store.end_idle(2.5 * hour) == 0
+        # Prune ages it from when it went idle, half an hour ago (not from now).
+        assert await store.prune(1 / 24) == 1  # "already-ended" (3 h ago)
+        assert await store.prune(0.25 / 24) == 1  # "idle"
+        assert [s.key for s in await store.list()] == ["busy"]
+
+    async def test_end_idle_rejects_a_negative_time(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="idle_seconds"):
+            await store.end_idle(-1)
 
     # --- undo -------------------------------------------------------------------------
 

@@ -267,3 +267,44 @@ async def test_a_sliding_history_limit_is_estimated_afresh_each_turn() -> None:
     assert [m.content[:2] for m in model.requests[4].messages] == ["ok", "ye", "BB", "ye"]
     warned = [any(isinstance(e, ContextWarning) for e in t) for t in turns]
     assert warned == [False, False, False, False, True]
+
+
+def room_notices(events: list[Any]) -> list[str]:
+    return [e.message for e in events if isinstance(e, Notice) and e.kind == "context"]
+
+
+async def test_a_window_the_fixed_prompt_nearly_fills_is_said_once_with_the_figures() -> None:
+    soul = "You are a careful agent. " * 60  # ~375 tokens of a 500-token window
+    model = ScriptedModel([text_step("ok") for _ in range(3)], max_context_tokens=500)
+    loop = AgentLoop(
+        model=model,
+        personalities=StaticPersonalityRegistry([Personality(id="default", soul=soul)]),
+        options=LoopOptions(compress_at=None, context_warn_at=None),
+    )
+    turns = [await run(loop, "hi") for _ in range(3)]
+    notices = [room_notices(t) for t in turns]
+    assert [len(n) for n in notices] == [1, 0, 0]
+    [message] = notices[0]
+    assert "of the 500-token context window" in message
+    assert "leaving ~" in message and "Raise [context] window" in message
+    # Another session hears it too (once).
+    assert len(room_notices(await run(loop, "hi", key="s2"))) == 1
+
+
+async def test_a_request_compaction_cannot_get_under_the_window_is_said_once() -> None:
+    soul = "You are a careful agent. " * 100  # ~625 tokens: over a 500-token window alone
+    model = ScriptedModel([text_step("ok") for _ in range(2)], max_context_tokens=500)
+    loop = AgentLoop(
+        model=model,
+        personalities=StaticPersonalityRegistry([Personality(id="default", soul=soul)]),
+    )
+    turns = [await run(loop, "hi") for _ in range(2)]
+    notices = [room_notices(t) for t in turns]
+    assert sum(map(len, notices)) == 1
+    assert "over the 500-token context window" in notices[0][0]
+
+
+async def test_a_roomy_window_says_nothing() -> None:
+    model = ScriptedModel([text_step("ok")], max_context_tokens=10_000)
+    loop = AgentLoop(model=model)
+    assert room_notices(await run(loop, "hi")) == []

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import io
+import json
 import logging
 import time
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import pytest
 
@@ -169,3 +172,104 @@ def test_logging_filter_leaves_clean_records_untouched(
     assert (record.msg, record.args) == ("hello %s", ("world",))
     logger.info("turn %s took %.1f s", "t1", 1.25)
     assert stream.getvalue() == "INFO turn t1 took 1.2 s\n"
+
+
+# -- private keys and AWS secret keys in the forms a command can still print ------------
+
+_FILLER = "q1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBnM" * 2  # base64-alphabet body text
+# How each kind of private key's body starts (OpenSSH, PKCS#8 RSA, PKCS#1 RSA, EC, Ed25519).
+KEY_BODIES = {
+    "OPENSSH PRIVATE KEY": "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+    "PRIVATE KEY": "MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDOiiby5o7Ofwjx",
+    "RSA PRIVATE KEY": "MIIEogIBAAKCAQEApVRO/s0xj6AiFa43lM5aEn2KYTPzWglqhVPlEOGPtgGsbfH9",
+    "EC PRIVATE KEY": "MHcCAQEEIDLluEaDw/ELqE0+X9/Q97K812745QPDe/xkLs0UEuXVoAoGCCqGSM49",
+    "ED25519": "MC4CAQAwBQYDK2VwBCIEIDdniIJ3m8xUfhI46tE2mds7u9n7WQrMjU2Bs/Hnawt8",
+}
+
+
+def _pem(kind: str, head: str) -> str:
+    label = "PRIVATE KEY" if kind == "ED25519" else kind
+    body = "\n".join([head, _FILLER[:64], _FILLER[:20] + "=="])
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----\n"
+
+
+def _b64(text: str, prefix: bytes = b"") -> str:
+    return base64.b64encode(prefix + text.encode()).decode()
+
+
+def _wrapped(text: str, width: int) -> str:
+    return "\n".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+KEY_FORMS = {
+    "pem": lambda pem: pem,
+    "body without its BEGIN line": lambda pem: pem.split("\n", 1)[1],
+    "body alone": lambda pem: "\n".join(pem.splitlines()[1:-1]),
+    "base64, wrapped at 76": lambda pem: _wrapped(_b64(pem), 76),
+    "base64 on one line": lambda pem: _b64(pem),
+    "base64 at offset 1": lambda pem: _b64(pem, b"\n"),
+    "base64 at offset 2": lambda pem: _b64(pem, b"\n\n"),
+    "url-safe base64": lambda pem: base64.urlsafe_b64encode(pem.encode()).decode(),
+    "hex (xxd -p)": lambda pem: _wrapped(pem.encode().hex(), 60),
+    "url-encoded": lambda pem: quote(pem),
+    "escaped in JSON": lambda pem: json.dumps({"out": pem}),
+}
+
+
+@pytest.mark.parametrize("form", KEY_FORMS, ids=list(KEY_FORMS))
+@pytest.mark.parametrize("kind", KEY_BODIES, ids=list(KEY_BODIES))
+def test_private_keys_are_caught_in_every_form(kind: str, form: str) -> None:
+    head = KEY_BODIES[kind]
+    shown = KEY_FORMS[form](_pem(kind, head))
+    out = redact(f"$ cat key\n{shown}\n$ ")
+    assert "[REDACTED:private_key]" in out
+    assert _FILLER[:24] not in out and head[10:30] not in out
+    assert _b64(_FILLER[:30])[4:24] not in out
+    assert out.startswith("$ cat key\n")
+
+
+def test_a_pgp_private_key_block_is_caught() -> None:
+    block = (
+        f"-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{_FILLER}\n-----END PGP PRIVATE KEY BLOCK-----"
+    )
+    assert redact(f"a\n{block}\nb") == "a\n[REDACTED:private_key]\nb"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Access key ID,Secret access key\n{AWS_KEY},{AWS_SECRET}\n",
+        f'{{"AccessKeyId": "{AWS_KEY}", "SecretAccessKey": "{AWS_SECRET}", "Expiration": "x"}}',
+        f"aws configure set aws_access_key_id {AWS_KEY}; aws configure set x {AWS_SECRET}",
+        f's3 = client("s3", aws_access_key_id="{AWS_KEY}",\n  aws_secret_key="{AWS_SECRET}")',
+        f'"SecretAccessKey": "{AWS_SECRET}"',
+        f"secret_access_key: '{AWS_SECRET}'",
+        _b64(f"[default]\naws_access_key_id = {AWS_KEY}\naws_secret_access_key = {AWS_SECRET}\n"),
+        _wrapped(
+            _b64(f"[default]\naws_access_key_id={AWS_KEY}\naws_secret_access_key={AWS_SECRET}\n"),
+            76,
+        ),
+    ],
+)
+def test_bare_aws_secret_keys_are_caught_in_typical_contexts(text: str) -> None:
+    out = redact(text)
+    assert AWS_SECRET not in out and AWS_SECRET[5:25] not in out
+    assert _b64(AWS_SECRET)[8:28] not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # 40 characters next to a key id, but a hex sha (no upper case) or a plain word run.
+        f"{AWS_KEY} at commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        f"{AWS_KEY} in ThisIsAnOrdinaryCamelCaseIdentifierRunX",
+        # 40 base64-looking characters with no key id near.
+        f"checksum {AWS_SECRET[::-1]}",
+        # base64 of ordinary text is decoded, found harmless, and kept.
+        _b64("just an ordinary line of text, nothing secret in it at all"),
+        "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJRTES",  # a certificate
+    ],
+)
+def test_aws_and_base64_look_alikes_are_left_alone(text: str) -> None:
+    out = redact(text)
+    assert out == text.replace(AWS_KEY, "[REDACTED:aws_access_key]")

@@ -277,7 +277,7 @@ async def test_execute_code_runs_python_in_the_working_dir(
     out = await run(ExecuteCode(), ctx, code=code)
     assert out.startswith("exit code 0 (")
     assert out.endswith(f"\n{work}\n42\n")
-    assert list((work / ".seam" / "tmp").iterdir()) == []  # the snippet file is gone
+    assert list(work.iterdir()) == []  # no snippet file in the project, ever
     [check] = gate.checks
     assert check["tool"] == "execute_code"
     assert check["command"].startswith("python3 -c ")
@@ -300,7 +300,12 @@ async def test_execute_code_refused_by_the_gate_writes_nothing(
     assert not (work / ".seam").exists()
 
 
-async def test_execute_code_obeys_the_storage_reach(ctx: ToolContext, work: Path) -> None:
+async def test_execute_code_writes_no_file_so_a_read_only_reach_can_run_it(
+    ctx: ToolContext, work: Path
+) -> None:
     read_only = replace(ctx, storage=ScopedStorage(FsStorage(), working_dir=str(work), write=()))
-    with pytest.raises(ToolError, match=r"could not write the snippet: write .* refused"):
-        await run(ExecuteCode(), read_only, code="print(1)")
+    code = "import sys\nprint(sys.argv[0] or '-', 'a $HOME `x` \\\\ line')\n\n\n"
+    out = await run(ExecuteCode(), read_only, code=code)
+    assert out.startswith("exit code 0 (")
+    assert out.endswith("\n- a $HOME `x` \\ line\n")  # the shell expanded nothing
+    assert list(work.iterdir()) == []

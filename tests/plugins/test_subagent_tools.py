@@ -93,3 +93,27 @@ async def test_an_unknown_workflow_is_a_tool_error_the_model_reads() -> None:
     [end] = [e for e in seen if isinstance(e, ToolEnd)]
     assert end.is_error and "no workflow 'nope'" in end.result and "review" in end.result
     assert isinstance(seen[-1], Done)
+
+
+async def test_a_subagent_that_halts_is_an_error_its_parent_reads() -> None:
+    from seam.core.loop import LoopOptions
+
+    delegate = call("delegate_task", task="Keep trying.")
+    steps = [
+        tool_step(delegate),
+        tool_step(call("no_such_tool")),  # the child's two model calls...
+        tool_step(call("no_such_tool")),  # ...and then its iterations are used up
+        text_step("The subagent could not finish."),
+    ]
+    rt = assemble_runtime(
+        model=ScriptedModel(steps),
+        store=InMemoryExecutionStore(),
+        options=LoopOptions(max_iterations=2),
+    )
+    seen: list[object] = []
+    sub = await rt.ask("main", "delegate it", on_event=seen.append)
+    assert (sub.outcome, sub.result) == ("completed", "The subagent could not finish.")
+    [end] = [e for e in seen if isinstance(e, ToolEnd) and e.name == "delegate_task"]
+    assert end.is_error
+    assert "the subagent halted (max_iterations)" in end.result
+    assert "stopped after 2 model calls" in end.result

@@ -140,3 +140,33 @@ async def test_an_unreachable_server_is_a_clear_error() -> None:
     with pytest.raises(ConnectionError, match=r"127\.0\.0\.1:1/nothing") as caught:
         await PostgresStore.connect("postgresql://nobody:secret@127.0.0.1:1/nothing")
     assert "secret" not in str(caught.value)
+
+
+async def test_migration_3_restems_the_words_of_messages_written_before(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    store = await PostgresStore.connect(postgres_url, schema=postgres_schema)
+    await store.create("s")
+    await store.append("s", [Message("user", "ripe bananas"), Message("tool", "bananas")])
+    await store.aclose()
+    # As a schema at version 2 stored them: folded words, not stems.
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(
+            f"UPDATE {postgres_schema}.messages SET words = ARRAY['bananas', 'ripe']"
+            " WHERE role = 'user'"
+        )
+        conn.execute(f"UPDATE {postgres_schema}.seam_schema_version SET version = 2")
+
+    store = await PostgresStore.connect(postgres_url, schema=postgres_schema)
+    try:
+        [hit] = await store.search("banana")
+        assert (hit.message_index, hit.snippet) == (0, "ripe bananas")
+        assert [m.content for m in await store.messages("s")] == ["ripe bananas", "bananas"]
+    finally:
+        await store.aclose()
+    with psycopg.connect(postgres_url) as conn:
+        assert conn.execute(
+            f"SELECT version FROM {postgres_schema}.seam_schema_version"
+        ).fetchall() == [(SCHEMA_VERSION,)]
+        words = conn.execute(f"SELECT words FROM {postgres_schema}.messages ORDER BY idx")
+        assert words.fetchall() == [(["banana", "ripe"],), (None,)]

@@ -257,3 +257,41 @@ async def test_instances_opening_a_new_file_together_migrate_it_once(tmp_path: P
     await store.aclose()
     with raw(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_migration_6_rebuilds_the_search_index_for_stems_without_losing_data(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.db"
+    with raw(path) as db:  # a file as a store at schema version 5 left it
+        for migration in MIGRATIONS[:5]:
+            for statement in migration:
+                db.execute(statement)
+        db.execute("PRAGMA user_version = 5")
+        db.execute("INSERT INTO sessions (key, created_at, updated_at) VALUES ('s', 1.0, 1.0)")
+        for idx, (role, content) in enumerate(
+            [("user", "ripe bananas please"), ("tool", "bananas"), ("assistant", "Running now")]
+        ):
+            db.execute(
+                "INSERT INTO messages (session_key, idx, role, content) VALUES ('s', ?, ?, ?)",
+                (idx, role, content),
+            )
+        db.execute("UPDATE sessions SET message_count = 3")
+        assert db.execute("SELECT count(*) FROM messages_fts('banana')").fetchone() == (0,)
+
+    store = SQLiteSessionStore(str(path))
+    try:
+        assert [h.message_index for h in await store.search("banana")] == [0]
+        assert [h.message_index for h in await store.search("run")] == [2]
+        assert [m.content for m in await store.messages("s")] == [
+            "ripe bananas please",
+            "bananas",
+            "Running now",
+        ]
+        await store.append("s", [Message("user", "more bananas")])
+        assert [h.message_index for h in await store.search("bananas")] == [3, 0]
+    finally:
+        await store.aclose()
+    assert search_index_is_consistent(path)
+    with raw(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -186,6 +186,11 @@ def check_limit(limit: int) -> None:
         raise ValueError(f"limit must be >= 0, got {limit}")
 
 
+def check_idle(idle_seconds: float) -> None:
+    if not idle_seconds >= 0:  # also refuses NaN
+        raise ValueError(f"idle_seconds must be >= 0, got {idle_seconds}")
+
+
 def check_title(title: str) -> None:
     if not title.strip():
         raise ValueError(f"title must not be blank, got {title!r}")
@@ -244,6 +249,12 @@ class SessionStore(Protocol):
     async def end(self, key: str) -> None:
         """Mark the session ended; `ended_at` keeps the first time. Not activity, and the
         session still accepts messages. Raises SessionNotFound."""
+        ...
+
+    async def end_idle(self, idle_seconds: float) -> int:
+        """End every open session with no activity for `idle_seconds`; returns how many.
+        Each is marked ended as of when it went idle (last activity + `idle_seconds`), so
+        `prune` ages it from then, not from whenever this ran."""
         ...
 
     async def list(self, limit: int = 50) -> list[SessionInfo]:

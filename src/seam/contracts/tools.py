@@ -118,6 +118,9 @@ class ToolContext:
     subagents: Subagents | None = None
     cancel: CancelToken = field(default_factory=CancelToken)
     progress: Callable[[str], None] = _no_progress
+    # What the loop redacts stored text with; a tool that writes command output to a file
+    # itself (a spilled log) applies it too. None: nothing to redact with.
+    redact: Callable[[str], str] | None = None
 
 
 @runtime_checkable
@@ -169,6 +172,27 @@ class ArgumentValidator(Protocol):
         ...
 
 
+class ForeignSchema(dict[str, Any]):
+    """A JSON Schema that came from outside the process (an MCP server's `inputSchema`).
+
+    Validators must interpret it, never compile it into code: a schema-to-Python compiler
+    (fastjsonschema) would turn a hostile server's schema into code run in this process.
+    """
+
+
+class ToolSource(Protocol):
+    """Tools whose names are known only once something outside answers (MCP servers).
+
+    `prepare` is awaited before a toolset is built, with the names (or patterns) it asks
+    for; it learns the tools it must (starting what it must) and never raises: a source
+    that cannot answer offers no tools this turn. `factories` is what it knows now.
+    """
+
+    def factories(self) -> Mapping[str, ToolFactory]: ...
+
+    async def prepare(self, names: Sequence[str] | None) -> None: ...
+
+
 class ToolRegistry(Protocol):
     def register(self, name: str, factory: ToolFactory) -> None: ...
 
@@ -177,7 +201,8 @@ class ToolRegistry(Protocol):
     def names(self) -> list[str]: ...
 
     def build(self, names: Sequence[str] | None, ctx: ToolContext) -> list[Tool]:
-        """Build the named tools (all when `names` is None), skipping unknown names."""
+        """Build the named tools (all when `names` is None), skipping unknown names; a
+        name with glob characters (`mcp__docs__*`) stands for every tool it matches."""
         ...
 
     def definitions(self, tools: Sequence[Tool]) -> list[ToolDefinition]:

@@ -36,6 +36,11 @@ log = logging.getLogger("seam.context")
 # After clearing old tool results, a summary is skipped if usage is below this share of
 # the compression threshold (0.75 * 2/3 = 50% of the window by default).
 CLEAR_TARGET = 2 / 3
+# The fixed part of a request (system prompt + tool schemas) may take at most this share
+# of the window; past it the conversation has too little room, and the person is told.
+FIXED_SHARE = 0.5
+# Marks, in `AgentLoop.context_warned`, a session already told its window is too small.
+_ROOM_TOLD = "\x00room:"
 
 
 # -- prompt and history --
@@ -124,13 +129,53 @@ async def fit_context(
     tokens = estimate(deps, state, system, deps.definitions, state.messages)
     if options.context_warn_at:
         _check_warning(deps, state, tokens, size, options.context_warn_at)
-    if reason == "threshold":
-        compress_at = options.compress_at
-        if not compress_at or tokens < compress_at * size:
-            return False
-        if not loop.compressor.ready(deps.session_key):
-            return False
-    return await compact(deps, state, system, reason)
+    compacted = False
+    if reason != "threshold" or (
+        options.compress_at
+        and tokens >= options.compress_at * size
+        and loop.compressor.ready(deps.session_key)
+    ):
+        compacted = await compact(deps, state, system, reason)
+        if compacted:
+            tokens = estimate(deps, state, system, deps.definitions, state.messages)
+    _check_room(deps, state, tokens, size, compacted)
+    return compacted
+
+
+def room_problem(fixed: int, tokens: int, size: int, *, compacted: bool = False) -> str | None:
+    """What is wrong when the window is too small for the request, with the figures;
+    None when it fits. `fixed` is the system prompt and tool schemas, `tokens` the whole
+    request. Shared with `seam doctor`, which asks with `tokens == fixed`."""
+    share = fixed * 100 // max(size, 1)
+    fixed_part = (
+        f"the system prompt and tool schemas take ~{fixed:,} of the {size:,}-token "
+        f"context window ({share}%), leaving ~{max(size - fixed, 0):,} for the conversation"
+    )
+    if tokens >= size:
+        after = "even after compressing, " if compacted else ""
+        return (
+            f"{after}the request is ~{tokens:,} tokens, over the {size:,}-token context "
+            f"window; {fixed_part}. Raise [context] window or give the personality fewer tools"
+        )
+    if fixed >= FIXED_SHARE * size:
+        return f"{fixed_part}. Raise [context] window or give the personality fewer tools"
+    return None
+
+
+def _check_room(deps: TurnDeps, state: TurnState, tokens: int, size: int, compacted: bool) -> None:
+    """Say once per session, with the figures, when the window cannot hold the request
+    or its fixed part leaves the conversation too little room."""
+    told = deps.loop.context_warned
+    mark = _ROOM_TOLD + deps.session_key
+    if mark in told:
+        return
+    problem = room_problem(state.estimate.overhead, tokens, size, compacted=compacted)
+    if problem is None:
+        return
+    told.add(mark)
+    key = deps.session_key
+    turn_id = deps.turn_id
+    state.waiting.append(lambda seq: Notice(key, turn_id, seq, "context", problem))
 
 
 async def overflow_compacted(

@@ -43,7 +43,7 @@ from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.core.event_log import EventRecorder, decode
-from seam.core.model_step import CallModel, UserPrompt
+from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
 
@@ -416,7 +416,9 @@ class Coordinator:
         if last.role == "assistant" and not last.tool_calls and not last.interrupted:
             return RepairPlan(settle_with=last.content)
         plan = RepairPlan()
-        cut_off = await self._unsaved_text(sub, last)
+        # A retry of a call already cut off keeps that first cut-off text only (the
+        # model step stores no second one either): one interrupted message per call.
+        cut_off = "" if continues_cut_off(written) else await self._unsaved_text(sub, last)
         if cut_off:
             plan.repairs.append(Message("assistant", cut_off, interrupted=True))
         model_step = CallModel(CUT_OFF_NOTE) if cut_off or last.interrupted else CallModel()

@@ -209,6 +209,7 @@ class AgentLoop:
             sandbox=sandbox,
             gate=self.gate,
             approval_mode=personality.approval_mode,
+            redact=self.redact,
             **extra,
         )
 

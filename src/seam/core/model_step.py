@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -54,6 +54,21 @@ class CallModel:
 
     def system(self, deps: TurnDeps) -> str:
         return deps.system if self.note is None else f"{deps.system}\n\n{self.note}"
+
+    @staticmethod
+    async def _keep_cut_off(deps: TurnDeps, state: TurnState) -> None:
+        """Store the text of a call that failed part-way, once per model call.
+
+        A retried call (the Coordinator re-running a transient failure) starts from a
+        history that already ends with the first attempt's cut-off text, and the model is
+        asked to go on from it. When the retry fails part-way too, its text is dropped:
+        storing it would leave one interrupted message per attempt (ten for ten
+        attempts), each of which the model would read again on the next try.
+        """
+        if continues_cut_off(state.messages):
+            state.partial = []
+            return
+        await save_partial(deps, state)
 
     async def run(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[AgentEvent, None]:
         loop = deps.loop
@@ -143,7 +158,7 @@ class CallModel:
         except TimeoutError:
             # A cancel cuts the wait short the same way; that case is handled below.
             if not cancel.cancelled:
-                await save_partial(deps, state)
+                await self._keep_cut_off(deps, state)
                 message = f"the model produced nothing for {timeout:g} s"
                 state.next = Finish(
                     "timeout", error=("timeout", message), halt=("timeout", message)
@@ -153,7 +168,7 @@ class CallModel:
             if not state.partial and await overflow_compacted(deps, state, exc, system):
                 state.next = self  # compacted: retry the request once
                 return
-            await save_partial(deps, state)
+            await self._keep_cut_off(deps, state)
             state.next = Finish("error", error=(exc.kind, str(exc)))
             return
         finally:
@@ -184,6 +199,15 @@ class CallModel:
             state.next = Finish(finish, answered=True)
         else:
             state.next = RunTools(tuple(calls), then=self)
+
+
+def continues_cut_off(messages: Sequence[Message]) -> bool:
+    """Whether the next model call goes on from a reply that was cut off: the history
+    ends with an interrupted assistant message (nothing was said after it)."""
+    if not messages:
+        return False
+    last = messages[-1]
+    return last.role == "assistant" and last.interrupted and not last.tool_calls
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,12 +14,13 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 from seam.contracts import hooks
-from seam.contracts.events import AgentEvent
+from seam.contracts.events import AgentEvent, Halt
 from seam.contracts.execution import ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import SessionInfo, SessionNotFound
 from seam.contracts.tools import CancelToken, Tool, ToolError
 from seam.core.coordinator import Coordinator, OnEvent
+from seam.core.event_log import decode
 from seam.core.hook_registry import fire_isolated
 from seam.core.identity import (
     DEFAULT_HARNESS,
@@ -158,6 +159,11 @@ class SessionSubagents:
             parent, task_id, personality=personality, tools=tools
         )
         sub = await child.ask(task, submission_id=submission_id_for(child.key))
+        if sub.outcome == "completed" and sub.finish_reason in HALTED:
+            # Halted turns settle completed with whatever text they had; the parent must
+            # hear that the task was not done, not take that text (often "") as the answer.
+            why = await _halt_message(parent.factory.store, sub)
+            raise ToolError(f"the subagent halted ({sub.finish_reason}): {why}")
         return answer_of(sub)
 
     def workflow_names(self) -> list[str]:
@@ -308,6 +314,24 @@ def submission_id_for(child_key: str) -> str:
     """A child's submission id, derived from its key: a resumed parent that delegates the
     same task again gets the stored answer instead of running the child twice."""
     return "task-" + hashlib.sha256(child_key.encode()).hexdigest()[:20]
+
+
+# Finish reasons of a turn that stopped without a final answer.
+HALTED = frozenset({"max_iterations", "halted"})
+
+
+async def _halt_message(store: ExecutionStore, sub: Submission) -> str:
+    """What the child's `halt` event said (the circuit breaker's or the loop's reason)."""
+    try:
+        records = await store.events(sub.session_key, submission_id=sub.id)
+    except Exception:
+        records = []
+    for record in reversed(records):
+        if record.type == "halt":
+            for event in decode(record):
+                if isinstance(event, Halt):
+                    return event.message
+    return "it stopped before giving an answer"
 
 
 def answer_of(sub: Submission) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
-from seam.contracts.search import SEARCHED_ROLES, snippet, words
+from seam.contracts.search import SEARCHED_ROLES, snippet, terms
 from seam.contracts.sessions import (
     DuplicateTitle,
     LoadedSession,
@@ -30,6 +30,7 @@ from seam.contracts.sessions import (
     SessionSummary,
     UsageRecord,
     UsageTotals,
+    check_idle,
     check_limit,
     check_title,
     lineage_base,
@@ -152,7 +153,7 @@ class InMemorySessionStore:
         tenant: str | None = None,
     ) -> list[SearchHit]:
         check_limit(limit)
-        wanted = set(words(query))
+        wanted = set(terms(query))
         if not wanted or not limit:
             return []
         found: list[tuple[int, str, int, Message]] = []
@@ -163,7 +164,7 @@ class InMemorySessionStore:
                 if (
                     message.role in SEARCHED_ROLES
                     and message.content
-                    and wanted.issubset(words(message.content))
+                    and wanted.issubset(terms(message.content))
                 ):
                     found.append((record.seqs[index], key, index, message))
         found.sort(key=_newest_first)
@@ -211,6 +212,17 @@ class InMemorySessionStore:
         record = self._record(key)
         if record.info.ended_at is None:
             record.info = replace(record.info, ended=True, ended_at=self._clock())
+
+    async def end_idle(self, idle_seconds: float) -> int:
+        check_idle(idle_seconds)
+        cutoff = self._clock() - idle_seconds
+        ended = 0
+        for record in self._sessions.values():
+            info = record.info
+            if not info.ended and info.updated_at < cutoff:
+                record.info = replace(info, ended=True, ended_at=info.updated_at + idle_seconds)
+                ended += 1
+        return ended
 
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
         summaries: list[SessionSummary] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 from seam.contracts.model import ToolDefinition
@@ -13,7 +14,10 @@ from seam.contracts.tools import (
     ToolContext,
     ToolError,
     ToolFactory,
+    ToolSource,
 )
+
+_GLOB = frozenset("*?[")
 
 # Checked wrappers kept per built tool, so a static tool keeps one wrapper (and one cached
 # definition) across turns; the cache is dropped whole when factories churn past this.
@@ -35,6 +39,7 @@ class DefaultToolRegistry:
         self._validator = validator
         # id(tool) -> (tool, its wrapper); holding the tool keeps its id from being reused.
         self._checked: dict[int, tuple[Tool, CheckedTool]] = {}
+        self._sources: list[ToolSource] = []
 
     def register(self, name: str, factory: ToolFactory) -> None:
         if name in self._factories:
@@ -49,15 +54,36 @@ class DefaultToolRegistry:
 
         self.register(tool.name, static)
 
+    def add_source(self, source: ToolSource) -> None:
+        self._sources.append(source)
+
+    async def prepare(self, names: Sequence[str] | None) -> None:
+        """Let every source learn the tools `names` may ask for (sources never raise)."""
+        for source in self._sources:
+            await source.prepare(names)
+
     def names(self) -> list[str]:
-        return sorted(self._factories)
+        return sorted(self._all())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._factories
+        return name in self._all()
+
+    def _all(self) -> Mapping[str, ToolFactory]:
+        if not self._sources:
+            return self._factories
+        merged: dict[str, ToolFactory] | None = None
+        for source in self._sources:
+            found = source.factories()
+            if not found:
+                continue
+            merged = dict(self._factories) if merged is None else merged
+            for name, factory in found.items():
+                merged.setdefault(name, factory)  # a built-in name is never shadowed
+        return self._factories if merged is None else merged
 
     def build(self, names: Sequence[str] | None, ctx: ToolContext) -> list[Tool]:
-        factories = self._factories
-        wanted = sorted(factories) if names is None else names
+        factories = self._all()
+        wanted = sorted(factories) if names is None else expand(names, factories)
         built = [factories[n](ctx) for n in wanted if n in factories]
         if self._validator is None:
             return built
@@ -139,6 +165,20 @@ class CheckedTool:
 
     def __repr__(self) -> str:
         return f"CheckedTool({self.tool!r})"
+
+
+def expand(names: Sequence[str], known: Mapping[str, object]) -> Sequence[str]:
+    """`names` with each glob pattern replaced by the known names it matches (sorted),
+    each name once; `names` itself when it has no pattern (the usual case)."""
+    if not any(_GLOB.intersection(name) for name in names):
+        return names
+    out: dict[str, None] = {}
+    for name in names:
+        if _GLOB.intersection(name):
+            out.update(dict.fromkeys(n for n in sorted(known) if fnmatchcase(n, name)))
+        else:
+            out[name] = None
+    return list(out)
 
 
 def _tool_name(tool: Tool) -> str:

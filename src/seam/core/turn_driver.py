@@ -11,7 +11,7 @@ is given until a step leaves none: the one generator a consumer iterates.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,16 @@ def _personality(loop: AgentLoop, info: SessionInfo | None, chosen: str | None) 
     return personality
 
 
+async def _prepare_tools(loop: AgentLoop, names: Sequence[str] | None) -> None:
+    """A registry with run-time tool sources (MCP servers) learns their tools first; the
+    first turn that offers a server's tools starts it (see `DefaultToolRegistry.prepare`)."""
+    prepare: Callable[[Sequence[str] | None], Awaitable[None]] | None = getattr(
+        loop.tools, "prepare", None
+    )
+    if prepare is not None:
+        await prepare(names)
+
+
 async def prepare_turn(
     loop: AgentLoop,
     session_key: str,
@@ -74,7 +84,9 @@ async def prepare_turn(
     ctx = loop.tool_context(
         session_key, chosen, turn_id=turn_id, cancel=cancel, subagents=subagents
     )
-    tools = loop.tools.build(info.tools if info.tools is not None else chosen.toolset, ctx)
+    names = info.tools if info.tools is not None else chosen.toolset
+    await _prepare_tools(loop, names)
+    tools = loop.tools.build(names, ctx)
     system = await build_system(loop, session_key, turn_id, chosen, tools, ctx, state)
     if registry.has(hooks.BEFORE_PROMPT_BUILD):
         prompt = BeforePromptBuild(session_key, system, user_message or "")
@@ -166,7 +178,9 @@ async def prepare_context(
     turn_id = loop.new_id()
     state = TurnState(messages=[], seq=loop.sequences.last(session_key))
     ctx = loop.tool_context(session_key, chosen, turn_id=turn_id)
-    tools = loop.tools.build(info.tools if info.tools is not None else chosen.toolset, ctx)
+    names = info.tools if info.tools is not None else chosen.toolset
+    await _prepare_tools(loop, names)
+    tools = loop.tools.build(names, ctx)
     system = await build_system(loop, session_key, turn_id, chosen, tools, ctx, state)
     deps = TurnDeps(
         loop=loop,

@@ -13,10 +13,13 @@ from dataclasses import replace
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import EditableMemory, MemoryProvider
 from seam.contracts.model import ModelProvider
+from seam.contracts.sessions import SessionStore
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
+from seam.core.identity import TASK_PREFIX, parse_session_storage_key
 from seam.core.loop import LoopOptions
 from seam.plugins.hooks.reflection import ReflectionHook
+from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.safety.injection import scan
 from seam.wiring.models import LazyModel, ModelFactory
 from seam.wiring.settings import Settings
@@ -92,9 +95,33 @@ def build_reflection(
     return hook
 
 
-async def close_side_models(compressor: object, reflection: ReflectionHook | None) -> None:
+def is_subagent_key(key: str) -> bool:
+    """Whether `key` names a subagent's session (a `task:` name)."""
+    try:
+        return parse_session_storage_key(key)[2].startswith(TASK_PREFIX)
+    except ValueError:
+        return False
+
+
+def build_titles(settings: Settings, sessions: SessionStore, hooks: HookRegistry) -> TitleHook:
+    """The title hook, registered on `hooks`: a `[side_models] titles` (or `default`)
+    model when one is set, else the first-message heuristic (never the local model)."""
+    side = settings.config.side_models
+    model = side_model(settings, "titles") if side.titles or side.default else None
+    hook = TitleHook(sessions, model=model, skip=is_subagent_key)
+    hook.register(hooks)
+    return hook
+
+
+async def close_side_models(
+    compressor: object, reflection: ReflectionHook | None, titles: TitleHook | None = None
+) -> None:
     """Close the side models built here (the main model is closed by the runtime)."""
-    for model in (getattr(compressor, "model", None), reflection.model if reflection else None):
+    for model in (
+        getattr(compressor, "model", None),
+        reflection.model if reflection else None,
+        titles.model if titles else None,
+    ):
         if isinstance(model, LazyModel):
             await model.aclose()
 

@@ -80,7 +80,74 @@ async def diagnose(
     checks.extend(_personalities(settings))
     names = build_tool_registry().names()
     checks.append(Check("tools", bool(names), f"{len(names)}: {', '.join(sorted(names))}"))
+    room = await _context_room(settings)
+    if room is not None:
+        checks.append(room)
     return Diagnosis(checks, config_ok=True)
+
+
+def model_window(settings: Settings) -> int:
+    """The context window turns get: `[context] window`, else the provider's setting."""
+    config = settings.config
+    if config.context.window:
+        return config.context.window
+    provider = settings.provider
+    if provider == "local":
+        return config.local.n_ctx
+    if provider == "anthropic":
+        return config.anthropic.max_context_tokens
+    return config.model.max_context_tokens
+
+
+async def _context_room(settings: Settings) -> Check | None:
+    """Whether the default personality's fixed prompt (system prompt without memory or
+    project files, plus its tool schemas) leaves the conversation room in the window, by
+    the rule the chat's notice uses. None when the personality cannot be read (the
+    personalities check says why)."""
+    import tempfile
+
+    from seam.contracts.tools import ToolContext
+    from seam.core.context_step import room_problem
+    from seam.core.storage import InMemoryStorage
+    from seam.core.tokens import CharTokenEstimator
+    from seam.plugins.personalities.files import (
+        FilePersonalityRegistry,
+        write_default_personality,
+    )
+    from seam.wiring.context import build_context_builder
+
+    default_id = settings.config.agent.personality
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            root = settings.personalities_dir
+            if not root.is_dir():  # what the first run will write
+                write_default_personality(scratch)
+                root = Path(scratch)
+            personality = FilePersonalityRegistry(str(root), default_id=default_id).get(default_id)
+    except Exception:
+        return None
+    storage = InMemoryStorage()
+    registry = build_tool_registry()
+    tools = registry.build(personality.toolset, ToolContext("doctor", storage))
+    prompt = await build_context_builder(settings).build(
+        "doctor",
+        soul=personality.soul,
+        tool_names=[tool.name for tool in tools],
+        memory=None,
+        storage=storage,
+    )
+    estimator = CharTokenEstimator()
+    fixed = estimator.text(prompt.system) + estimator.tools(registry.definitions(tools))
+    size = model_window(settings)
+    problem = room_problem(fixed, fixed, size)
+    if problem is not None:
+        return Check("context window", False, f"personality {default_id}: {problem}")
+    share = fixed * 100 // size
+    return Check(
+        "context window",
+        True,
+        f"{size:,} tokens; the fixed prompt of {default_id} takes ~{fixed:,} ({share}%)",
+    )
 
 
 def _home(home: Path) -> Check:

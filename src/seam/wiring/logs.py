@@ -3,23 +3,47 @@
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 from seam.plugins.safety.redact import RedactingFilter
 
+Redact = Callable[[str], str]
 
-def configure_logging(level: int = logging.WARNING) -> None:
+
+class _ProcessSecrets:
+    """The redactor for this process's own secrets, built when the first record arrives:
+    most commands log nothing, and none should pay for compiling it at start-up."""
+
+    def __init__(self) -> None:
+        self._redact: Redact | None = None
+
+    def __call__(self, text: str) -> str:
+        if self._redact is None:
+            from seam.plugins.safety.redact import redact
+            from seam.wiring.secrets import redactor_for_env
+
+            self._redact = redact  # a record logged while building is still redacted
+            self._redact = redactor_for_env(os.environ)
+        return self._redact(text)
+
+
+def configure_logging(level: int = logging.WARNING, *, redact: Redact | None = None) -> None:
     """One stderr handler on the root logger; the filter sits on the handler so records
-    from every child logger pass through it. stderr gets one line per warning; a record
-    with a traceback goes only to `$SEAM_HOME/logs/seam.log` (`log_file()`), so a fault
-    the CLI reports in its own line is not buried under a stack dump."""
+    from every child logger pass through it. It redacts with `redact`, by default the
+    patterns plus the exact secrets of the settings the environment describes. stderr gets
+    one line per warning; a record with a traceback goes only to `$SEAM_HOME/logs/seam.log`
+    (`log_file()`), so a fault the CLI reports in its own line is not buried under a stack
+    dump."""
     root = logging.getLogger()
     if any(getattr(h, "_seam", False) for h in root.handlers):
         return
     handler = logging.StreamHandler()
     handler.setLevel(level)
+    scrub = redact or _ProcessSecrets()
     handler.setFormatter(_OneLine("seam: %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter())
+    handler.addFilter(RedactingFilter(scrub))
     # A record with a traceback is a failure something above reports in its own words
     # (the CLI's one line); its details belong in the file, not on the terminal.
     handler.addFilter(lambda record: record.exc_info is None)
@@ -28,7 +52,7 @@ def configure_logging(level: int = logging.WARNING) -> None:
     details = _QuietFileHandler()
     details.setLevel(logging.ERROR)
     details.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    details.addFilter(RedactingFilter())
+    details.addFilter(RedactingFilter(scrub))
     details._seam = True  # type: ignore[attr-defined]
     root.addHandler(details)
     root.setLevel(min(root.level or level, level))
@@ -78,10 +102,9 @@ def write_crash_log(exc: BaseException) -> str | None:
     import traceback
     from pathlib import Path
 
-    from seam.plugins.safety.redact import redact
     from seam.wiring.settings import home_from_environment
 
-    text = redact("".join(traceback.format_exception(exc)))
+    text = _ProcessSecrets()("".join(traceback.format_exception(exc)))
     name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     try:
         home = home_from_environment()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -35,7 +36,7 @@ from seam.contracts.memory import MemoryProvider
 from seam.contracts.model import ModelProvider, OnRetry
 from seam.contracts.personality import PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
-from seam.contracts.sessions import SessionStore
+from seam.contracts.sessions import SessionInfo, SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Tool, ToolRegistry
 from seam.core.coordinator import Coordinator, DeadOwners, OnEvent
@@ -56,21 +57,31 @@ from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
 from seam.plugins.hooks.circuit_breaker import ToolLoopBreaker
 from seam.plugins.hooks.injection_guard import InjectionGuard
 from seam.plugins.hooks.reflection import ReflectionHook
+from seam.plugins.hooks.titles import TitleHook
+from seam.plugins.mcp.servers import McpServers
 from seam.plugins.safety.redact import redact
 from seam.wiring.context import (
     build_compressor,
     build_context_builder,
     build_reflection,
+    build_titles,
     close_side_models,
     context_options,
+    is_subagent_key,
 )
+from seam.wiring.secrets import secret_redactor
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
 
 Redact = Callable[[str], str]
+log = logging.getLogger("seam.runtime")
 
 # Seconds a closing runtime waits for a background memory review to finish.
 REFLECTION_GRACE = 10.0
+# Seconds a closing runtime waits for a title a side model is writing.
+TITLE_GRACE = 5.0
+# Seconds between a worker's checks for sessions idle past `[sessions] idle_end`.
+IDLE_CHECK_EVERY = 3600.0
 # Seconds a turn whose reader stopped reading (`Runtime.run`) gets to stop at its next
 # step, settling aborted, before it is abandoned (`seam resume` finishes it then).
 STOP_GRACE = 1.0
@@ -105,15 +116,38 @@ class Runtime:
     _opened: bool = field(default=False, repr=False)
     # The background memory review (`[reflection] enabled`), closed with the runtime.
     reflection: ReflectionHook | None = None
+    # Session titles after the first exchange (`wiring/context.build_titles`).
+    titles: TitleHook | None = None
+    # Seconds without activity after which a session is ended (`[sessions] idle_end`),
+    # applied when the runtime opens; 0: never.
+    idle_end: float = 0.0
+    # MCP servers (`[mcp.servers.*]`, plugins/mcp): started on first use, closed here.
+    mcp: McpServers | None = None
 
     async def open(self) -> Runtime:
-        """Connect the store when it needs it (PostgreSQL); idempotent, returns self."""
+        """Connect the store when it needs it (PostgreSQL) and end sessions idle past
+        `idle_end`; idempotent, returns self."""
         if not self._opened:
             self._opened = True
             opener: Any = getattr(self.store, "open", None)
             if opener is not None:
                 await opener()
+            if self.idle_end > 0:
+                await self.end_idle_sessions()
         return self
+
+    async def end_idle_sessions(self) -> int:
+        """End the sessions idle past `idle_end` (so `prune` can delete them); how many.
+
+        Upkeep, not the command's work: a store that cannot be written (a read-only
+        home) is logged and the command goes on."""
+        if self.idle_end <= 0:
+            return 0
+        try:
+            return await self.store.end_idle(self.idle_end)
+        except Exception:
+            log.warning("could not end idle sessions", exc_info=True)
+            return 0
 
     async def __aenter__(self) -> Runtime:
         try:
@@ -257,15 +291,29 @@ class Runtime:
         on_settled: Callable[[Submission], None] | None = None,
         idle_wait: float = 5.0,
     ) -> None:
-        """Serve the queue as a worker until `stop` is set; see `Coordinator.work`."""
+        """Serve the queue as a worker until `stop` is set; see `Coordinator.work`. A
+        long-running worker also ends idle sessions now and then (`idle_end`)."""
         await self.open()
-        await self.coordinator.work(
-            self.factory.resolve,
-            stop=stop,
-            on_event=on_event,
-            on_settled=on_settled,
-            idle_wait=idle_wait,
-        )
+        upkeep = asyncio.ensure_future(self._end_idle_periodically())
+        try:
+            await self.coordinator.work(
+                self.factory.resolve,
+                stop=stop,
+                on_event=on_event,
+                on_settled=on_settled,
+                idle_wait=idle_wait,
+            )
+        finally:
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await upkeep
+
+    async def _end_idle_periodically(self) -> None:
+        if self.idle_end <= 0:
+            return
+        while True:
+            await asyncio.sleep(min(self.idle_end / 4, IDLE_CHECK_EVERY))
+            await self.end_idle_sessions()
 
     @property
     def owner(self) -> str:
@@ -302,6 +350,19 @@ class Runtime:
             self.tenant_id, self.harness, assert_public_session_name(name)
         )
 
+    async def list_sessions(self, limit: int = 50, *, subagents: bool = False) -> list[SessionInfo]:
+        """Most recently active first; subagents' `task:` sessions only when asked (they
+        are a parent's working notes, and would crowd out the conversations)."""
+        if subagents:
+            return await self.sessions.list(limit)
+        fetch = limit
+        while True:
+            infos = await self.sessions.list(fetch)
+            kept = [info for info in infos if not is_subagent_key(info.key)]
+            if len(kept) >= limit or len(infos) < fetch:
+                return kept[:limit]
+            fetch *= 4
+
     @staticmethod
     def session_name_of(key: str) -> str:
         try:
@@ -326,7 +387,14 @@ class Runtime:
                 async with asyncio.timeout(REFLECTION_GRACE):
                     await self.reflection.drain()
             await self.reflection.aclose()
-        await close_side_models(self.loop.compressor, self.reflection)
+        if self.titles is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(TITLE_GRACE):
+                    await self.titles.drain()
+            await self.titles.aclose()
+        await close_side_models(self.loop.compressor, self.reflection, self.titles)
+        if self.mcp is not None:
+            await self.mcp.aclose()
         await self.model.aclose()
         await self.sessions.aclose()
         if self.loop.sandboxes is not None:
@@ -382,6 +450,7 @@ def assemble_runtime(
     lease: float = DEFAULT_LEASE_SECONDS,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     settings: Settings | None = None,
+    mcp: McpServers | None = None,
 ) -> Runtime:
     """A runtime of exactly these collaborators; each one left out is the empty stack.
 
@@ -395,13 +464,19 @@ def assemble_runtime(
     `hooks`; the runtime only closes it. A `coordinator` handed in is used as it is (its
     own `compress`, if any, handles context overflow); otherwise one is built here from
     `owner`, `dead_owners`, `lease` and `max_attempts`, compressing through the loop.
-    `settings` are only kept, for surfaces that show them (`runtime.settings`).
+    `settings` are only kept, for surfaces that show them (`runtime.settings`). `mcp`:
+    MCP servers whose tools the built-in registry offers (a `tools` registry handed in
+    adds them itself); the runtime closes them.
     """
     store = _one_store(store, sessions)
     store = store if store is not None else InMemoryExecutionStore()
     workflows = workflows if workflows is not None else WorkflowRegistry()
     if tools is None:
-        tools = build_tool_registry(sessions=store, workflows=bool(workflows.names()))
+        tools = build_tool_registry(
+            sessions=store,
+            workflows=bool(workflows.names()),
+            sources=() if mcp is None else (mcp,),
+        )
     hooks = hooks if hooks is not None else default_hooks()
     personalities = personalities if personalities is not None else StaticPersonalityRegistry()
     memory = memory if memory is not None else NoopMemory()
@@ -451,6 +526,7 @@ def assemble_runtime(
         workflows=workflows,
         settings=settings,
         reflection=reflection,
+        mcp=mcp,
     )
 
 
@@ -563,9 +639,19 @@ def create_runtime(
     hooks = hooks if hooks is not None else default_hooks()
     # Registered on `hooks` here (configuration), so assembly only closes it.
     reflection = None
+    titles = None
     if settings is not None:
         reflection = build_reflection(settings, memory, hooks, model)
+        assert store is not None  # opened above from the settings when missing
+        titles = build_titles(settings, store, hooks)
     section = settings.config.store if settings is not None else None
+    mcp = None
+    if settings is not None and tools is None:
+        from seam.wiring.mcp import DefaultGetsMcp, build_mcp
+
+        mcp = build_mcp(settings)
+        if mcp.names() and personalities is not None:
+            personalities = DefaultGetsMcp(personalities)
     runtime = assemble_runtime(
         model=model,
         tools=tools,
@@ -581,7 +667,7 @@ def create_runtime(
         options=options,
         pricing=pricing,
         models=models,
-        redact=redact,
+        redact=secret_redactor(settings),
         context=build_context_builder(settings),
         compressor=build_compressor(settings),
         reflection=reflection,
@@ -593,7 +679,11 @@ def create_runtime(
         lease=section.lease_seconds if section is not None else DEFAULT_LEASE_SECONDS,
         max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
         settings=settings,
+        mcp=mcp,
     )
+    runtime.titles = titles
+    if settings is not None:
+        runtime.idle_end = settings.config.sessions.idle_end_seconds
     if coordinator is None:
         runtime.coordinator.rerun_transient = not interactive
     return runtime

@@ -8,6 +8,7 @@ and a bad file is reported with the file, the key and what was wrong, never igno
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -138,10 +139,87 @@ class StoreSection(_Section):
         return check_store_url(url) if url else None
 
 
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+_SECONDS_PER_UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
+
+
+def parse_duration(text: str) -> float:
+    """`90s`, `30m`, `24h`, `7d`, `2w` as seconds; "" or "0" is 0 (off)."""
+    text = text.strip().lower()
+    if text in ("", "0"):
+        return 0.0
+    match = _DURATION.fullmatch(text)
+    if match is None:
+        raise ValueError(f"must be a duration like 30m, 24h or 7d, got {text!r}")
+    return float(match.group(1)) * _SECONDS_PER_UNIT[match.group(2)]
+
+
+class SessionsSection(_Section):
+    # A session with no activity for this long is ended (so `seam sessions prune` can
+    # delete it later); checked whenever a runtime opens. "" or "0": never.
+    idle_end: str = "24h"
+
+    @field_validator("idle_end")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def idle_end_seconds(self) -> float:
+        return parse_duration(self.idle_end)
+
+
 class SandboxSection(_Section):
     # auto: bubblewrap when it is installed and works, else plain subprocesses.
     backend: Literal["auto", "local", "bwrap"] = "auto"
     timeout: float = Field(180.0, gt=0)
+
+
+class McpToolsFilter(_Section):
+    allow: list[str] = Field(default_factory=list)  # globs; empty: every tool
+    deny: list[str] = Field(default_factory=list)  # globs; wins over allow
+
+
+class McpServerSection(_Section):
+    """`[mcp.servers.NAME]`: `command` (argv, stdio) or `url` (Streamable HTTP). `env`
+    and `headers` values expand `$VAR` / `${VAR}` from Seam's environment; the child gets
+    only the listed `env` (plus the SDK's PATH, HOME, USER, SHELL, TERM, LOGNAME)."""
+
+    command: list[str] | None = Field(None, min_length=1)
+    url: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict)
+    tools: McpToolsFilter = McpToolsFilter()
+    approval: Literal["always", "never", "auto"] = "auto"
+    connect_timeout: float = Field(60.0, gt=0)  # seconds to start and list the tools
+    call_timeout: float = Field(120.0, gt=0)  # seconds one tool call may take
+    cwd: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _http_only(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {url!r}")
+        return url
+
+    def model_post_init(self, context: Any) -> None:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either command (stdio) or url (Streamable HTTP)")
+
+
+class McpSection(_Section):
+    servers: dict[str, McpServerSection] = Field(default_factory=dict)
+
+    @field_validator("servers")
+    @classmethod
+    def _names(cls, servers: dict[str, McpServerSection]) -> dict[str, McpServerSection]:
+        for name in servers:
+            if not name or not all(c.isascii() and (c.isalnum() or c in "-_") for c in name):
+                raise ValueError(f"server name {name!r}: use letters, digits, - and _")
+            if "__" in name:
+                raise ValueError(f"server name {name!r}: '__' separates mcp__<server>__<tool>")
+        return servers
 
 
 class ConfigFile(_Section):
@@ -155,10 +233,14 @@ class ConfigFile(_Section):
     reflection: ReflectionSection = ReflectionSection()
     store: StoreSection = StoreSection()
     sandbox: SandboxSection = SandboxSection()
+    sessions: SessionsSection = SessionsSection()
+    mcp: McpSection = McpSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
+    # `seam serve`: validated by wiring/web_keys.py (cors_origins, limits).
+    web: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

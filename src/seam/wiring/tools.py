@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from seam.contracts.sessions import SessionStore
-from seam.contracts.tools import ArgumentValidator, Tool
+from seam.contracts.tools import ArgumentValidator, ForeignSchema, Tool, ToolSource
 from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.tools.arguments import JsonSchemaValidator
 from seam.plugins.tools.extra import register_extra_tools
@@ -22,14 +23,17 @@ def build_tool_registry(
     sessions: SessionStore | None = None,
     workflows: bool = False,
     validator: ArgumentValidator | None = None,
+    sources: Iterable[ToolSource] = (),
 ) -> DefaultToolRegistry:
     """Built-ins, then static tools (wrapped as context-free factories).
 
     `sessions` is what `session_search` searches (without it the tool says it is not
     configured, so listings still show every built-in). `workflows`: some workflow is
     registered, so the `workflow` tool is offered. Every tool's arguments are checked
-    against its JSON Schema before it runs (`validator`, default `JsonSchemaValidator`)."""
-    registry = DefaultToolRegistry(validator=validator or JsonSchemaValidator())
+    against its JSON Schema before it runs (`validator`, default `JsonSchemaValidator` for
+    our own schemas and an interpreting one for `ForeignSchema`s). `sources` add tools
+    known at run time (MCP servers)."""
+    registry = DefaultToolRegistry(validator=validator or ByOrigin(JsonSchemaValidator()))
     register_file_tools(registry)
     register_shell_tools(registry)
     register_extra_tools(registry)
@@ -38,4 +42,24 @@ def build_tool_registry(
     register_subagent_tools(registry, workflows=workflows)
     for tool in tools:
         registry.register_tool(tool)
+    for source in sources:
+        registry.add_source(source)
     return registry
+
+
+class ByOrigin:
+    """Our tools' schemas go to `own` (compiled); a `ForeignSchema` (from an MCP server)
+    is interpreted, never compiled into code."""
+
+    def __init__(self, own: ArgumentValidator) -> None:
+        self._own = own
+        self._foreign: ArgumentValidator | None = None
+
+    def validate(self, schema: Mapping[str, Any], args: Mapping[str, Any]) -> Mapping[str, Any]:
+        if not isinstance(schema, ForeignSchema):
+            return self._own.validate(schema, args)
+        if self._foreign is None:
+            from seam.plugins.mcp.schema import InterpretingValidator
+
+            self._foreign = InterpretingValidator()
+        return self._foreign.validate(schema, args)

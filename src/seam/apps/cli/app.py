@@ -10,7 +10,9 @@ import typer
 from seam import __version__
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
+from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
+from seam.apps.cli.web import register as register_web
 
 app = typer.Typer(
     name="seam",
@@ -25,7 +27,9 @@ sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_
 app.add_typer(sessions_app, name="sessions")
 register_guard(app)
 register_memory(app)
+register_mcp(app)
 register_durable(app)
+register_web(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
@@ -149,12 +153,17 @@ def models(
 
 
 @sessions_app.command("list")
-def sessions_list(limit: LimitOption = 20) -> None:
+def sessions_list(
+    limit: LimitOption = 20,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Include subagents' sessions (task: names).")
+    ] = False,
+) -> None:
     """Recent sessions, newest first."""
     from seam.apps.cli.runner import execute
     from seam.apps.cli.sessions import list_sessions
 
-    execute(list_sessions(limit))
+    execute(list_sessions(limit, subagents=all_))
 
 
 @sessions_app.command("show")
@@ -200,7 +209,10 @@ def sessions_prune(
         str, typer.Option("--older-than", help="An age: 90d, 12h or 2w (days, hours, weeks).")
     ],
 ) -> None:
-    """Delete ended sessions idle for longer than --older-than."""
+    """Delete ended sessions idle for longer than --older-than.
+
+    A session ends when a chat leaves it (/new, /exit) or after `[sessions] idle_end`
+    (default 24h) without activity."""
     from seam.apps.cli.runner import execute
     from seam.apps.cli.sessions import prune_sessions
 

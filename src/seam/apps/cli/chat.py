@@ -55,6 +55,7 @@ COMMANDS = (
     ("/resume NAME", "switch to an existing session"),
     ("/personality [ID]", "show the current personality and the others, or switch"),
     ("/tools", "the tools the current personality may use"),
+    ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/help", "this list"),
@@ -152,6 +153,7 @@ class Chat:
             "/resume": self._resume,
             "/personality": self._personality,
             "/tools": self._tools,
+            "/mcp": self._mcp,
             "/usage": self._usage,
             "/compress": self._compress,
             "/help": self._help,
@@ -162,6 +164,7 @@ class Chat:
         while True:
             line = await self._read_line()
             if line is None:
+                await self._end_session()
                 return
             line = line.strip()
             if not line:
@@ -171,6 +174,7 @@ class Chat:
                 continue
             name, _, arg = line.partition(" ")
             if name in ("/exit", "/quit"):
+                await self._end_session()
                 return
             handler = self._commands.get(name)
             try:
@@ -211,8 +215,15 @@ class Chat:
             from prompt_toolkit import PromptSession
             from prompt_toolkit.history import FileHistory
 
+            class RedactedHistory(FileHistory):
+                """What is typed is kept for recall, but a pasted key is kept redacted."""
+
+                def store_string(self, string: str) -> None:
+                    super().store_string(redact(string) if redact is not None else string)
+
             settings = self.runtime.settings
-            history = FileHistory(str(settings.home / "history")) if settings else None
+            redact = self.runtime.loop.redact
+            history = RedactedHistory(str(settings.home / "history")) if settings else None
             self._prompt = PromptSession(history=history)
         try:
             return await self._prompt.prompt_async(prompt or "> ")
@@ -220,6 +231,14 @@ class Chat:
             return ""
         except EOFError:
             return None
+
+    async def _end_session(self) -> None:
+        """Mark the current session ended (leaving the chat, `/new`), so `seam sessions
+        prune` may delete it once it has been idle long enough. It can still be resumed."""
+        sessions = self.runtime.sessions
+        key = session_key(self.runtime, self.session)
+        if await sessions.get(key) is not None:
+            await sessions.end(key)
 
     def _say(self, text: str) -> None:
         sys.stdout.write(text + "\n")
@@ -314,12 +333,13 @@ class Chat:
         self._say("Commands:\n" + "\n".join(lines))
 
     async def _new(self, arg: str) -> None:
+        await self._end_session()
         self.session = fresh_session_name("chat")
         self._say(f"new session {self.session}")
 
     async def _sessions(self, arg: str) -> None:
         runtime = self.runtime
-        infos = await runtime.sessions.list(RECENT_SESSIONS)
+        infos = await runtime.list_sessions(RECENT_SESSIONS)
         if not infos:
             self._say("no sessions yet")
             return
@@ -347,7 +367,7 @@ class Chat:
             mark = "*" if p.id == current else " "
             about = f" — {p.description}" if p.description else ""
             lines.append(f" {mark} {p.id}{about}")
-        self._say("\n".join(lines))
+        self._say(self.style.plain("\n".join(lines)))
 
     async def _usage(self, arg: str) -> None:
         from seam.apps.cli.sessions import usage_line
@@ -381,6 +401,15 @@ class Chat:
                 )
             elif isinstance(event, Notice):
                 self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
+
+    async def _mcp(self, arg: str) -> None:
+        from seam.wiring.mcp import mcp_report, reload_mcp
+
+        if arg == "reload":
+            self._say("\n".join(await reload_mcp(self.runtime)))
+        elif arg:
+            raise CliError("usage: /mcp or /mcp reload")
+        self._say("\n".join(await mcp_report(self.runtime)))
 
     async def _tools(self, arg: str) -> None:
         current = await self._current_personality()

@@ -14,7 +14,7 @@ import threading
 
 from seam.apps.cli.exits import USAGE, TurnReport, judge
 from seam.apps.cli.faults import stored_failure
-from seam.apps.cli.render import Style, TurnView
+from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
@@ -78,7 +78,7 @@ async def _ask_on_stdin(event: ToolApprovalRequired) -> ApprovalDecision:
     stdin = sys.stdin
     if stdin is None:
         return UNAVAILABLE
-    sys.stderr.write(f"{approval_request_text(event)}\n{APPROVAL_PROMPT}")
+    sys.stderr.write(f"{terminal_safe(approval_request_text(event))}\n{APPROVAL_PROMPT}")
     sys.stderr.flush()
     line = await _readline(stdin)
     if line is None:
@@ -105,7 +105,7 @@ async def _readline(stdin: object) -> str | None:
 
 
 def _json_lines(event: AgentEvent) -> None:
-    sys.stdout.write(json.dumps(event_to_dict(event), ensure_ascii=False) + "\n")
+    sys.stdout.write(json_safe(json.dumps(event_to_dict(event), ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 
@@ -176,6 +176,7 @@ async def run_once(
         report = TurnReport(report.code, environment)
     answer = sub.result if sub is not None and sub.outcome == "completed" else ""
     if not as_json and answer:
+        answer = terminal_safe(answer)  # shown, never obeyed (--json escapes it itself)
         sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         sys.stdout.flush()
     finish = sub.finish_reason if sub is not None else None
@@ -191,5 +192,5 @@ async def run_once(
 
 
 def _json_lines_raw(payload: dict[str, object]) -> None:
-    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    sys.stdout.write(json_safe(json.dumps(payload, ensure_ascii=False)) + "\n")
     sys.stdout.flush()

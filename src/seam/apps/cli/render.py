@@ -8,6 +8,7 @@ codes, on only when the stream is a terminal, so piped output stays clean text.
 from __future__ import annotations
 
 import json
+import re
 from typing import TextIO
 
 from seam.contracts.events import (
@@ -33,8 +34,47 @@ FINISH_NOTES = {
 }
 
 
+# Every C0 control but tab and newline, DEL, and the C1 controls (U+0080-U+009F, where
+# U+009B is a one-character CSI and U+009D an OSC). ESC starts every escape sequence.
+_CONTROL = re.compile(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return "\n" if char == "\r\n" else f"\\x{ord(char):02x}"
+
+
+def terminal_safe(text: str) -> str:
+    """`text` with every control character shown as `\\xNN` instead of obeyed.
+
+    What a model writes, a tool prints or a transcript holds is not trusted to drive the
+    terminal: an escape sequence could set the clipboard (OSC 52), plant a link that shows
+    one address and opens another (OSC 8), clear the screen or move the cursor to paint
+    over what a person is about to approve, and a bare carriage return could overwrite a
+    line. Each such character is made visible, so nothing is hidden and nothing obeyed;
+    tabs and newlines stay, and a Windows line end becomes a plain newline. Styling is
+    applied after this, by `Style`, so its own escape codes are the only ones that reach
+    the terminal."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(_visible, text)
+
+
+# What JSON leaves unescaped but a terminal may act on: DEL and the C1 controls.
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f]")
+
+
+def json_safe(encoded: str) -> str:
+    """JSON text (from `json.dumps(..., ensure_ascii=False)`) with DEL and the C1 controls
+    escaped as well: the same JSON value, safe to print on a terminal."""
+    if _JSON_UNSAFE.search(encoded) is None:
+        return encoded
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", encoded)
+
+
 class Style:
-    """ANSI styling that turns itself off when output is not a terminal."""
+    """ANSI styling that turns itself off when output is not a terminal. What it styles is
+    passed through `terminal_safe` first, styled or not."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
@@ -44,7 +84,12 @@ class Style:
         return cls(stream.isatty())
 
     def _wrap(self, code: str, text: str) -> str:
+        text = terminal_safe(text)
         return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
+
+    def plain(self, text: str) -> str:
+        """Unstyled, but as safe to print as styled text."""
+        return terminal_safe(text)
 
     def dim(self, text: str) -> str:
         return self._wrap("2", text)
@@ -157,7 +202,7 @@ class TurnView:
         if thinking != self._thinking and not self._at_line_start:
             out.write("\n")
         self._thinking = thinking
-        out.write(self._style.dim(text) if thinking else text)
+        out.write(self._style.dim(text) if thinking else terminal_safe(text))
         out.flush()
         self._at_line_start = text.endswith("\n")
 

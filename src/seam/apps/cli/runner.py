@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from seam.apps.cli.exits import FAILURE, INTERRUPTED, USAGE
+from seam.apps.cli.render import json_safe, terminal_safe
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, Halt, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.model import OnRetry
@@ -44,7 +45,7 @@ class CliError(Exception):
 
 def say_error(message: str) -> None:
     """The one-line failure report (a multi-line reason is folded onto one line)."""
-    sys.stderr.write(f"seam: {' '.join(message.split())}\n")
+    sys.stderr.write(f"seam: {terminal_safe(' '.join(message.split()))}\n")
     sys.stderr.flush()
 
 
@@ -101,7 +102,7 @@ def _json_line(payload: dict[str, Any]) -> None:
     import json
 
     try:
-        sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_safe(json.dumps(payload, ensure_ascii=False)) + "\n")
         sys.stdout.flush()
     except (OSError, ValueError):  # stdout closed: the stderr line said it already
         pass

@@ -9,7 +9,14 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from seam.apps.cli.render import Style, arguments_preview, first_line, shorten
+from seam.apps.cli.render import (
+    Style,
+    arguments_preview,
+    first_line,
+    json_safe,
+    shorten,
+    terminal_safe,
+)
 from seam.apps.cli.runner import USAGE, CliError, open_runtime, session_key
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionInfo, UsageTotals, message_to_dict, usage_to_dict
@@ -52,29 +59,32 @@ def session_table(
     """Newest first, as the store lists them; `current` (a key) is marked."""
     from rich.table import Table
 
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    # The title takes what room the line has left (expand + ratio); the rest keep theirs.
+    table = Table(box=None, pad_edge=False, header_style="bold", expand=True)
     table.add_column("name", no_wrap=True, overflow="fold")
-    table.add_column("title")
-    table.add_column("personality")
-    table.add_column("messages", justify="right")
+    # One line per session: a long title is cut (an ellipsis), never wrapped.
+    table.add_column("title", no_wrap=True, overflow="ellipsis", ratio=1)
+    # Only the title gives way when the line is short of room.
+    table.add_column("personality", no_wrap=True)
+    table.add_column("messages", justify="right", no_wrap=True)
     table.add_column("last activity", no_wrap=True)
     for info in infos:
         name = name_of(info.key)
-        table.add_row(
-            f"{name} *" if info.key == current else name,
-            info.title or "",
-            info.personality or "",
+        table.add_row(  # a title is the model's words: shown, never obeyed by the terminal
+            terminal_safe(f"{name} *" if info.key == current else name),
+            terminal_safe(info.title or ""),
+            terminal_safe(info.personality or ""),
             str(info.message_count),
             when(info.updated_at),
         )
     return table
 
 
-async def list_sessions(limit: int) -> int:
+async def list_sessions(limit: int, *, subagents: bool = False) -> int:
     from rich.console import Console
 
     async with open_runtime() as runtime:
-        infos = await runtime.sessions.list(limit)
+        infos = await runtime.list_sessions(limit, subagents=subagents)
     if not infos:
         print("no sessions yet: start one with seam chat or seam run")
         return 0
@@ -99,7 +109,7 @@ async def show_session(name: str, as_json: bool) -> int:
             "submissions": [submission_dict(s) for s in submissions],
             "usage": usage_to_dict(totals),
         }
-        sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json_safe(json.dumps(body, ensure_ascii=False, indent=2)) + "\n")
         return 0
     style = Style.for_stream(sys.stdout)
     header = [f"session {name}"]
@@ -129,7 +139,8 @@ async def search_sessions(query: str, limit: int) -> int:
     for hit in hits:
         label = ROLE_LABELS.get(hit.role, hit.role)
         snippet = " ".join(hit.snippet.split())
-        print(f"{style.bold(runtime.session_name_of(hit.session_key))}  {label}: {snippet}")
+        name = style.bold(runtime.session_name_of(hit.session_key))
+        print(f"{name}  {label}: {style.plain(snippet)}")
     return 0
 
 
@@ -145,7 +156,7 @@ async def export_sessions(name: str | None) -> int:
         else:
             key = await _key_of_name_or_title(runtime, name)
             body = _named(runtime, await runtime.sessions.export(key))
-    sys.stdout.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json_safe(json.dumps(body, ensure_ascii=False, indent=2)) + "\n")
     return 0
 
 
@@ -213,7 +224,7 @@ def _transcript_lines(message: Message, style: Style) -> list[str]:
     if message.content or not message.tool_calls:
         label = style.bold(ROLE_LABELS.get(message.role, message.role) + ":")
         cut = style.yellow(" [interrupted]") if message.interrupted else ""
-        lines.append(f"{label} {message.content.strip()}{cut}")
+        lines.append(f"{label} {style.plain(message.content.strip())}{cut}")
     for call in message.tool_calls:
         lines.append(style.dim(f"  ⚙ {call.name} {arguments_preview(call.arguments)}"))
     return lines

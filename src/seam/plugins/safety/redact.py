@@ -15,10 +15,14 @@ all and comes back as the same object.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from seam.plugins.safety.shapes import has_run, shape
 
 Replace = Callable[[re.Match[str]], str]
 
@@ -78,13 +82,37 @@ def _rule(kind: str, markers: tuple[str, ...], pattern: str, keep: bool = False)
     )
 
 
+# The rest of a private key's base64 body, over wrapped lines (or `\\n` escapes). After
+# "MII" (a long DER sequence) only an RSA key's start counts, not a certificate's.
+_KEY_BODY_REST = (
+    r"(?:(?<=MII)[A-Za-z0-9+/]{3}IBA(?:AKC|DANBgkqhkiG9w0BAQEFAASC)|(?<!MII))"
+    r"[A-Za-z0-9+/=]*(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]+)*"
+)
+
 # Token shapes; each literal prefix is checked for a word character before it afterwards
 # (a lookbehind placed after the literal keeps the engine's fast literal scan).
 _RULES: tuple[_Rule, ...] = (
+    # Spaces may arrive URL-encoded (`quote(open(key).read())`); an unended block (output
+    # cut short) is redacted to the end of the text.
     _rule(
         "private_key",
         ("-----begin",),
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*)",
+        r"-----BEGIN(?:[ +]|%20)(?:[A-Z0-9 +]|%20)*PRIVATE(?:[ +]|%20)KEY(?:(?:[ +]|%20)BLOCK)?"
+        r"-----(?:.*?-----END(?:[ +]|%20)(?:[A-Z0-9 +]|%20)*PRIVATE(?:[ +]|%20)KEY"
+        r"(?:(?:[ +]|%20)BLOCK)?-----|.*)",
+    ),
+    # A key's body without its BEGIN line (`sed 1d ~/.ssh/id_ed25519`), by how the DER (or
+    # OpenSSH) structure of a private key starts: OpenSSH, PKCS#1/#8 RSA, EC, Ed25519.
+    *(
+        _rule("private_key", (head.lower(),), head + _KEY_BODY_REST)
+        for head in (
+            "b3BlbnNzaC1rZXktdj",
+            "MII",  # then PKCS#1 or PKCS#8 RSA (checked by _KEY_BODY_REST's lookahead)
+            "MIGHAgEAMBMGByqGSM49",
+            "MHcCAQEEI",
+            "MIGkAgEBBDA",
+            "MC4CAQAwBQYDK2VwBCIEI",
+        )
     ),
     _rule("anthropic", ("sk-ant-",), r"sk-ant-(?<![\w-]sk-ant-)[A-Za-z0-9_-]{20,}"),
     _rule(
@@ -128,12 +156,28 @@ _RULES: tuple[_Rule, ...] = (
         r"(?P<keep>[Aa](?i:uthorization)\s*:\s*(?i:basic)\s+)(?P<value>[A-Za-z0-9+/=]{8,})",
         keep=True,
     ),
-    _rule(
-        "aws_secret",
-        ("aws_secret_access_key",),
-        r"(?P<keep>[Aa](?i:ws_secret_access_key)[\"']?\s*[=:]\s*[\"']?)"
-        r"(?P<value>[A-Za-z0-9/+=]{40})",
-        keep=True,
+    # The names AWS tools give the secret key: credentials files and env (aws_secret_access_key),
+    # `aws sts`/`aws iam` JSON (SecretAccessKey), SDK code (secret_access_key, aws_secret_key).
+    # One rule per spelling, so each starts with a literal the engine can skip ahead to.
+    *(
+        _rule(
+            "aws_secret",
+            (name.lower(),),
+            rf"(?P<keep>{name}(?<![A-Za-z0-9]{name}){rest}[\"']?\s*[=:]\s*[\"']?)"
+            r"(?P<value>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
+            keep=True,
+        )
+        for name, rest in (
+            ("aws_secret", "(?:_access)?(?:_key)?"),
+            ("AWS_SECRET", "(?:_ACCESS)?(?:_KEY)?"),
+            ("awsSecret", "(?:Access)?(?:Key)?"),
+            ("AwsSecret", "(?:Access)?(?:Key)?"),
+            ("secret_access_key", ""),
+            ("SECRET_ACCESS_KEY", ""),
+            ("secretAccessKey", ""),
+            ("SecretAccessKey", ""),
+            ("secret-access-key", ""),
+        )
     ),
     _rule(
         "url_password",
@@ -189,16 +233,102 @@ _ANY_MARKER = re.compile("|".join(sorted(map(re.escape, _MARKERS))))
 
 def redact(text: str) -> str:
     """`text` with each secret replaced by `[REDACTED:kind]`; the same object if none."""
-    lowered = text.lower()
-    if _ANY_MARKER.search(lowered) is None:
-        return text
-    out = text
-    for rule in _RULES:
-        if any(marker in lowered for marker in rule.markers):
-            out = rule.pattern.sub(rule.replace, out)
-    if any(marker in lowered for marker in _NAMED_MARKERS):
-        out = _redact_named(out)
+    out = _redact(text, depth=0)
     return text if out == text else out
+
+
+def _redact(text: str, depth: int) -> str:
+    lowered = text.lower()
+    out = text
+    # One look first: text holding no marker at all (most text) skips every rule; an
+    # encoded run is still decoded below, since its markers are hidden by the encoding.
+    if _ANY_MARKER.search(lowered) is not None:
+        if "akia" in lowered or "asia" in lowered:
+            out = _redact_aws_pairs(out)
+        for rule in _RULES:
+            if any(marker in lowered for marker in rule.markers):
+                out = rule.pattern.sub(rule.replace, out)
+        if any(marker in lowered for marker in _NAMED_MARKERS):
+            out = _redact_named(out)
+    if depth < MAX_DECODE_DEPTH and has_run(shape(out), MIN_ENCODED_RUN):
+        out = _ENCODED.sub(lambda match: _encoded(match.group(0), depth), out)
+    return out
+
+
+# A bare AWS secret key has no shape of its own (40 characters of base64), so it is
+# recognised by its company: within this many characters of an access key id, as in a
+# credentials CSV, `aws configure list` or an SDK call with both.
+AWS_PAIR_WINDOW = 256
+_AWS_KEY_ID = re.compile(r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+# Mixed case with a digit or / or +: not a 40-digit hex git sha, not a word.
+_AWS_SECRET = re.compile(
+    r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+    r"(?=[A-Za-z0-9/+]{0,39}[0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
+)
+
+
+def _redact_aws_pairs(text: str) -> str:
+    windows: list[list[int]] = []
+    for found in _AWS_KEY_ID.finditer(text):
+        start, end = max(0, found.start() - AWS_PAIR_WINDOW), found.end() + AWS_PAIR_WINDOW
+        if windows and start <= windows[-1][1]:
+            windows[-1][1] = end
+        else:
+            windows.append([start, end])
+    if not windows:
+        return text
+    parts: list[str] = []
+    done = 0
+    for start, end in windows:
+        parts.append(text[done:start])
+        parts.append(_AWS_SECRET.sub("[REDACTED:aws_secret]", text[start:end]))
+        done = min(end, len(text))
+    parts.append(text[done:])
+    return "".join(parts)
+
+
+# Base64 and hex runs (also wrapped over lines, or over `\n` escapes in JSON) are decoded
+# and redacted as text: `base64 ~/.ssh/id_rsa` or `xxd -p .env` shows what it encodes.
+# A run that hides a secret is replaced whole. Decoding goes this many levels deep.
+MAX_DECODE_DEPTH = 2
+MIN_ENCODED_CHARS = 32
+MIN_ENCODED_RUN = 24  # of standard base64 characters: the cheap test before the regex
+_ENCODED = re.compile(
+    rf"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{{{MIN_ENCODED_CHARS},}}={{0,2}}"
+    r"(?:(?:\r?\n|\\n)[A-Za-z0-9+/_-]+={0,2})*"
+)
+_HEX = re.compile(r"(?:[0-9a-f]{2})+|(?:[0-9A-F]{2})+")
+# "PRIVATE KEY" in base64 at each of the three byte offsets, and in hex: a PEM file's
+# encoding, wherever the run was cut.
+_ENCODED_PEM = ("UFJJVkFURSBLRV", "BSSVZBVEUgS0VZ", "QUklWQVRFIEtFW", "50524956415445204b4559")
+_LABEL = re.compile(r"\[REDACTED:(\w+)\]")
+
+
+def _encoded(run: str, depth: int) -> str:
+    joined = run.replace("\\n", "").replace("\r", "").replace("\n", "")
+    if any(marker in joined or marker.upper() in joined for marker in _ENCODED_PEM):
+        return "[REDACTED:private_key]"
+    data = _decode(joined)
+    if data is None:
+        return run
+    text = data.decode("utf-8", "replace")
+    redacted = _redact(text, depth + 1)
+    if redacted == text:
+        return run
+    found = _LABEL.search(redacted)
+    return f"[REDACTED:{found.group(1) if found else 'secret'}]"
+
+
+def _decode(joined: str) -> bytes | None:
+    if _HEX.fullmatch(joined):
+        return bytes.fromhex(joined)
+    core = joined.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(core) % 4 == 1:
+        core = core[:-1]
+    try:
+        return base64.b64decode(core + "=" * (-len(core) % 4))
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _redact_named(text: str) -> str:
@@ -222,18 +352,24 @@ def _redact_named(text: str) -> str:
 class RedactingFilter(logging.Filter):
     """Redacts a record's message (formatted with its args) and its traceback text.
 
-    Attach it to handlers: a filter on a logger does not see records from its children."""
+    Attach it to handlers: a filter on a logger does not see records from its children.
+    `redactor` replaces the pattern redaction (wiring hands in one that also knows the
+    process's own secrets)."""
+
+    def __init__(self, redactor: Callable[[str], str] | None = None) -> None:
+        super().__init__()
+        self.redactor = redactor or redact
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # a bad format string: the handler reports it, as it would anyway
             return True
-        redacted = redact(message)
+        redacted = self.redactor(message)
         if redacted != message:
             record.msg, record.args = redacted, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = redact(record.exc_text)
+            record.exc_text = self.redactor(record.exc_text)
         return True

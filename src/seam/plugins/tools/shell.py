@@ -3,7 +3,8 @@
 Every command passes `ctx.gate` first (classification, remembered approvals, asking the
 person), so each surface gets the same safety rules. A non-zero exit is an ordinary
 result the model reads; only a refused or unrunnable command is a tool error. Files the
-tools write (spilled output, code snippets) go through `ctx.storage`, so reach holds.
+tools write (spilled output) go through `ctx.storage`, so reach holds; an `execute_code`
+snippet is never a file in the project (it reaches Python on stdin).
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ import posixpath
 import secrets
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
-from contextlib import suppress
 from typing import Any
 
 from seam.contracts.sandbox import CommandResult, Sandbox, SandboxError
-from seam.contracts.storage import StorageError
 from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
 
 MAX_TIMEOUT = 3600.0  # seconds; longer jobs belong in background mode
 SPILL_DIR = ".seam/spill"  # under the sandbox's working dir
-SNIPPET_DIR = ".seam/tmp"
 COMMAND_SHOWN = 80  # characters of a command shown in `process list`
 
 _TIMEOUT = {
@@ -78,6 +76,8 @@ async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> 
 def _spiller(ctx: ToolContext, sandbox: Sandbox) -> Callable[[str, str], Awaitable[str]]:
     async def spill(name: str, text: str) -> str:
         path = posixpath.join(sandbox.working_dir, SPILL_DIR, name)
+        if ctx.redact is not None:  # what the output held stays out of the file as well
+            text = ctx.redact(text)
         await ctx.storage.write_text(path, text)
         return path
 
@@ -216,29 +216,12 @@ class ExecuteCode:
         sandbox = _sandbox(ctx)
         # The gate (and a person asked to approve) sees the code itself, not a file name.
         await _gate(ctx, sandbox, f"python3 -c {shlex.quote(code)}", self.name)
-        relative, path = await _write_snippet(ctx, sandbox.working_dir, code)
-        try:
-            return _report(await _run(ctx, sandbox, f"python3 {relative}", timeout))
-        finally:
-            with suppress(StorageError):
-                await ctx.storage.remove(path)
-
-
-async def _write_snippet(ctx: ToolContext, working_dir: str, code: str) -> tuple[str, str]:
-    """Where the snippet was written (relative to the working dir, and in full). In the
-    snippet folder if the reach allows it; else (the working dir is the home, whose .seam
-    is $SEAM_HOME) beside it, removed after the run; else the reach's refusal."""
-    name = f"snippet-{secrets.token_hex(4)}.py"
-    refusal: StorageError | None = None
-    for relative in (f"{SNIPPET_DIR}/{name}", f".seam-{name}"):
-        path = posixpath.join(working_dir, relative)
-        try:
-            await ctx.storage.write_text(path, code)
-        except StorageError as exc:
-            refusal = refusal or exc
-            continue
-        return relative, path
-    raise ToolError(f"could not write the snippet: {refusal}") from None
+        # The snippet goes to Python on stdin (a quoted here-document, so the shell
+        # expands nothing in it), never as a file in the person's project: the shell keeps
+        # a large one in the system temp dir (the sandbox's private /tmp under bwrap).
+        marker = f"SEAM_SNIPPET_{secrets.token_hex(8)}"
+        command = f"python3 - <<'{marker}'\n{code.rstrip(chr(10))}\n{marker}"
+        return _report(await _run(ctx, sandbox, command, timeout))
 
 
 SHELL_TOOLS: tuple[Tool, ...] = (Terminal(), Process(), ExecuteCode())

@@ -15,12 +15,33 @@ of the other stores rather than PostgreSQL's own parser's.
 from __future__ import annotations
 
 import re
+from collections.abc import Awaitable, Callable
 
 from psycopg import AsyncConnection, sql
 
+from seam.services.sessions.postgres_text import message_words
+
+# A statement, or a step only Python can do (the search rules live in Python).
+Step = str | Callable[[AsyncConnection[object]], Awaitable[None]]
+
+
+async def _stem_words(conn: AsyncConnection[object]) -> None:
+    """Migration 3: the stored words of every searchable message become its terms (word
+    stems), so "banana" finds "bananas" in messages written before, too."""
+    cur = await conn.execute("SELECT id, role, content FROM messages WHERE words IS NOT NULL")
+    rows = await cur.fetchall()
+    updates = [
+        (message_words(role, bytes(content).decode()), message_id)
+        for message_id, role, content in rows
+    ]
+    if updates:
+        async with conn.cursor() as writer:
+            await writer.executemany("UPDATE messages SET words = %s WHERE id = %s", updates)
+
+
 # Each migration is a list of statements run in one transaction. Append new ones, never
 # edit a shipped one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (
         """CREATE TABLE sessions (
             key text PRIMARY KEY,
@@ -126,6 +147,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX compactions_session ON compactions (session_key, id)",
     ),
+    # 3: search matches word stems ("banana" finds "bananas").
+    (_stem_words,),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -178,7 +201,10 @@ async def migrate(conn: AsyncConnection[object], schema: str) -> int:
                 return found
             await conn.execute(sql.SQL("SET LOCAL search_path TO {}").format(ident))
             for statement in MIGRATIONS[version]:
-                await conn.execute(statement)
+                if isinstance(statement, str):
+                    await conn.execute(statement)
+                else:
+                    await statement(conn)
             if row is None:
                 await conn.execute(
                     "INSERT INTO seam_schema_version (version) VALUES (%s)", (version + 1,)

@@ -1,8 +1,9 @@
 """Search words and snippets for the PostgreSQL store, by the rules every store shares.
 
 Words are runs of letters and digits (underscore and everything else separate them),
-lowercased and stripped of accents, as SQLite's FTS5 `unicode61 remove_diacritics 2`
-tokenizer and the in-memory store do. PostgreSQL's own text-search parser splits words
+lowercased, stripped of accents and stemmed, as SQLite's FTS5 `porter unicode61
+remove_diacritics 2` tokenizer and the in-memory store do. PostgreSQL's own text-search
+parser (and its `english` stemmer, which also drops stop words) splits words
 differently (hyphenated compounds, e-mail addresses, locale-dependent letters), so the
 store extracts the words here and keeps them in an indexed `text[]` column: a query
 matches a message when its word array contains every query word, which user text can
@@ -22,8 +23,8 @@ WORD_CHARS = 200
 
 
 def query_words(text: str) -> list[str]:
-    """The distinct words of `text`, in order of first appearance."""
-    return list(dict.fromkeys(w[:WORD_CHARS] for w in search.words(text)))
+    """The distinct terms (word stems) of `text`, in order of first appearance."""
+    return list(dict.fromkeys(t[:WORD_CHARS] for t in search.terms(text)))
 
 
 def message_words(role: str, content: str) -> list[str] | None:

@@ -21,6 +21,7 @@ from seam.contracts.sessions import (
     SessionNotFound,
     SessionSummary,
     UsageTotals,
+    check_idle,
     check_limit,
     check_title,
     lineage_base,
@@ -89,6 +90,16 @@ class PostgresUpkeep:
             key,
             "UPDATE sessions SET ended = true, ended_at = coalesce(ended_at, %s) WHERE key = %s",
         )
+
+    async def end_idle(self, idle_seconds: float) -> int:
+        check_idle(idle_seconds)
+        async with self._tx() as conn:
+            cur = await conn.execute(
+                "UPDATE sessions SET ended = true, ended_at = updated_at + %s"
+                " WHERE NOT ended AND updated_at < %s",
+                (idle_seconds, self._clock() - idle_seconds),
+            )
+            return cur.rowcount
 
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
         check_limit(limit)

@@ -19,7 +19,7 @@ from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message, Usage
-from seam.contracts.search import snippet, words
+from seam.contracts.search import snippet, terms, words
 from seam.contracts.sessions import (
     DuplicateTitle,
     LoadedSession,
@@ -29,6 +29,7 @@ from seam.contracts.sessions import (
     SessionSummary,
     UsageRecord,
     UsageTotals,
+    check_idle,
     check_limit,
     check_title,
     lineage_base,
@@ -182,6 +183,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at REAL NOT NULL
         )""",
         "CREATE INDEX compactions_session ON compactions (session_key, id)",
+    ),
+    # 6: search matches word stems ("banana" finds "bananas"): the index is rebuilt with
+    # the porter tokenizer from the messages themselves (nothing else is lost or moved).
+    (
+        "DROP TRIGGER messages_fts_insert",
+        "DROP TRIGGER messages_fts_delete",
+        "DROP TABLE messages_fts",
+        """CREATE VIRTUAL TABLE messages_fts USING fts5 (
+            content,
+            content = 'searchable_messages',
+            content_rowid = 'id',
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        )""",
+        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+            WHEN new.role IN ('user', 'assistant') AND new.content <> ''
+            BEGIN
+                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+            END""",
+        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+            WHEN old.role IN ('user', 'assistant') AND old.content <> ''
+            BEGIN
+                INSERT INTO messages_fts (messages_fts, rowid, content)
+                VALUES ('delete', old.id, old.content);
+            END""",
+        "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
     ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -411,8 +437,10 @@ class SQLiteSessionStore(SQLiteSubmissions):
         if not wanted or not limit:
             return []
         # Each word becomes a quoted FTS5 string: user text is never parsed as syntax.
-        # The words hold only letters and digits, so none contains a quote.
+        # The words hold only letters and digits, so none contains a quote. FTS5 stems
+        # them itself (the porter tokenizer); the snippet looks for the same stems.
         match = " ".join(f'"{word}"' for word in wanted)
+        stems = set(terms(query))
         if exclude_session is None and tenant is None:
             sql = (
                 "WITH hits AS (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
@@ -434,7 +462,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
 
         def read(db: sqlite3.Connection) -> list[SearchHit]:
             return [
-                SearchHit(key, idx, role, snippet(content, wanted), message_id)
+                SearchHit(key, idx, role, snippet(content, stems), message_id)
                 for message_id, key, idx, role, content in db.execute(sql, params)
             ]
 
@@ -532,6 +560,20 @@ class SQLiteSessionStore(SQLiteSubmissions):
                 raise SessionNotFound(f"no session {key!r}")
 
         await self._threads.write(write)
+
+    async def end_idle(self, idle_seconds: float) -> int:
+        check_idle(idle_seconds)
+        cutoff = self._clock() - idle_seconds
+
+        def write(db: sqlite3.Connection) -> int:
+            cursor = db.execute(
+                "UPDATE sessions SET ended = 1, ended_at = updated_at + ?1"
+                " WHERE ended = 0 AND updated_at < ?2",
+                (idle_seconds, cutoff),
+            )
+            return cursor.rowcount
+
+        return await self._threads.write(write)
 
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
         check_limit(limit)

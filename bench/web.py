@@ -1,0 +1,258 @@
+"""What the web surface adds to a turn, with many clients streaming at once.
+
+N concurrent SSE clients (default 1,000), each with its own session: open the session's
+event stream, POST one message, read until `done`. The server is `seam serve`'s app in a
+process of its own (SQLite store), on a model that waits 1 s and then streams two chunks,
+the last one carrying the time it was sent. Reported:
+
+- added latency from the POST to the first `text_delta` on the stream (minus the 1 s),
+- from the model's last chunk to the `done` event on the stream,
+- the server's memory per open stream (RSS with every stream open, less before).
+
+    .venv/bin/python bench/web.py [--clients 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SERVER = r"""
+import asyncio, os, socket, sys, time
+from collections.abc import AsyncIterator
+import uvicorn
+from seam.apps.web.app import create_app
+from seam.apps.web.auth import Authenticator
+from seam.contracts.messages import Usage
+from seam.contracts.model import DoneChunk, ModelCapabilities, TextChunk, UsageChunk
+from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.wiring.runtime import assemble_runtime
+from seam.wiring.web import WebBackend
+from seam.wiring.web_keys import KeyStore, WebSection
+
+
+class SlowModel:
+    name = "bench"
+    model = "bench-1s"
+    max_context_tokens = 128_000
+    capabilities = ModelCapabilities()
+
+    def count_tokens(self, text):
+        return len(text) // 4
+
+    async def aclose(self):
+        pass
+
+    async def stream(self, request) -> AsyncIterator:
+        await asyncio.sleep(1.0)
+        yield TextChunk("hello ")
+        yield TextChunk(f"@{time.time():.6f}")
+        yield UsageChunk(Usage(input_tokens=10, output_tokens=2))
+        yield DoneChunk("stop")
+
+
+async def main():
+    folder = sys.argv[1]
+    store = SQLiteSessionStore(folder + "/sessions.db")
+    runtime = assemble_runtime(model=SlowModel(), store=store, tools=None)
+    config = WebSection(rate_limit=1_000_000, heartbeat_seconds=30)
+    backend = WebBackend(runtime, config)
+    keys = KeyStore(__import__("pathlib").Path(folder) / "keys.json")
+    key = keys.create("bench")
+    app = create_app(backend, Authenticator(keys, b"b" * 32, "t", "local"))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(4096)
+    print(sock.getsockname()[1], key, flush=True)
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096)
+    )
+    await server.serve(sockets=[sock])
+
+
+if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server, dumped on SIGUSR1
+    import cProfile, signal
+    prof = cProfile.Profile()
+    signal.signal(signal.SIGUSR1, lambda *_: prof.dump_stats(os.environ["BENCH_PROFILE"]))
+    prof.enable()
+asyncio.run(main())
+"""
+
+
+def rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class Http:
+    """A minimal HTTP/1.1 client on asyncio streams: the bench measures the server, and
+    a general client's connection pool costs O(connections) per request at this scale."""
+
+    def __init__(self, port: int, key: str) -> None:
+        self.port = port
+        self.key = key
+
+    async def request(self, method: str, path: str, body: dict | None = None) -> int:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        payload = json.dumps(body).encode() if body is not None else b""
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.key}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+            "Connection: close\r\n\r\n"
+        )
+        writer.write(head.encode() + payload)
+        status = int((await reader.readline()).split()[1])
+        await reader.read()
+        writer.close()
+        return status
+
+    async def stream(self, path: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+        head = f"GET {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.key}\r\n\r\n"
+        writer.write(head.encode())
+        status = int((await reader.readline()).split()[1])
+        assert status == 200, status
+        while (await reader.readline()) not in (b"\r\n", b""):
+            pass
+        return reader, writer
+
+
+async def sse_chunks(reader: asyncio.StreamReader):  # type: ignore[no-untyped-def]
+    """The event stream's pieces (the server sends one event per chunk)."""
+    while True:
+        size = int((await reader.readline()).strip(), 16)
+        if size == 0:
+            return
+        data = await reader.readexactly(size + 2)
+        yield data[:-2].decode()
+
+
+async def one(
+    http: Http,
+    name: str,
+    delay: float,
+    connected: list[int],
+    ready: asyncio.Event,
+    go: asyncio.Event,
+    out: dict[str, list[float]],
+) -> None:
+    assert await http.request("POST", "/api/sessions", {"name": name}) == 201
+    reader, writer = await http.stream(f"/api/sessions/{name}/events")
+    chunks = sse_chunks(reader)
+    await anext(chunks)  # the retry line: the stream is open
+    connected.append(1)
+    if len(connected) == out["n"][0]:
+        ready.set()
+    await go.wait()
+    await asyncio.sleep(delay)
+    posted = time.time()
+    post = asyncio.ensure_future(
+        http.request("POST", f"/api/sessions/{name}/messages", {"text": "hi"})
+    )
+    first = last_chunk = done = None
+    async for piece in chunks:
+        event = data = None
+        for line in piece.split("\n"):
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+        if event == "text_delta":
+            first = first or time.time()
+            if data["text"].startswith("@"):
+                last_chunk = float(data["text"][1:])
+        elif event == "done":
+            done = time.time()
+            break
+    writer.close()
+    assert await post == 202
+    assert first is not None and last_chunk is not None and done is not None
+    out["first"].append((first - posted - 1.0) * 1000)
+    out["done"].append((done - last_chunk) * 1000)
+
+
+async def run(clients: int, spread: float) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        proc = subprocess.Popen(  # noqa: ASYNC220 (started once, before any client)
+            [sys.executable, "-c", SERVER, folder],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "SEAM_HOME": folder},
+        )
+        try:
+            assert proc.stdout is not None
+            port, key = proc.stdout.readline().split()
+            http = Http(int(port), key)
+            await http.request("GET", "/healthz")
+            base = rss_kb(proc.pid)
+            ready, go = asyncio.Event(), asyncio.Event()
+            out: dict[str, list[float]] = {"first": [], "done": [], "n": [clients]}
+            connected: list[int] = []
+            # The messages are sent at even intervals over `spread` seconds (0: all at once).
+            tasks = [
+                asyncio.ensure_future(
+                    one(http, f"b{i}", spread * i / clients, connected, ready, go, out)
+                )
+                for i in range(clients)
+            ]
+            waiter = asyncio.ensure_future(ready.wait())
+            await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            failed = [t for t in tasks if t.done() and t.exception() is not None]
+            if failed:
+                raise RuntimeError(f"{len(failed)} clients failed") from failed[0].exception()
+            peak = rss_kb(proc.pid)
+            cpu_before = cpu_seconds(proc.pid)
+            go.set()
+            await asyncio.gather(*tasks)
+            cpu = cpu_seconds(proc.pid) - cpu_before
+            per_stream = (peak - base) / clients
+            print(f"{clients} clients, messages sent over {spread:g} s")
+            print(
+                f"POST -> first text_delta, added: p50 {pct(out['first'], 0.5):.1f} ms, "
+                f"p99 {pct(out['first'], 0.99):.1f} ms"
+            )
+            print(
+                f"last model chunk -> done: p50 {pct(out['done'], 0.5):.1f} ms, "
+                f"p99 {pct(out['done'], 0.99):.1f} ms"
+            )
+            print(
+                f"server RSS: {base / 1024:.1f} MB idle, {peak / 1024:.1f} MB with every "
+                f"stream open: {per_stream:.1f} KB per open stream"
+            )
+            print(f"server CPU per turn: {cpu / clients * 1000:.1f} ms")
+        finally:
+            if os.environ.get("BENCH_PROFILE"):
+                proc.send_signal(signal.SIGUSR1)
+                await asyncio.sleep(3)
+            proc.terminate()
+            proc.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--clients", type=int, default=1000)
+    parser.add_argument(
+        "--spread", type=float, default=0.0, help="seconds over which the messages are sent"
+    )
+    args = parser.parse_args()
+    asyncio.run(run(args.clients, args.spread))

@@ -1,0 +1,72 @@
+"""`seam serve` and `seam keys`: the web surface and its API keys."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+keys_app = typer.Typer(help="API keys for seam serve.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("serve")
+    def serve_command(
+        host: Annotated[str, typer.Option("--host", help="Address to bind.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port.")] = 8420,
+    ) -> None:
+        """Serve the HTTP API, its event streams and the chat page."""
+        from seam.apps.cli.runner import execute
+        from seam.apps.web.serve import serve
+
+        execute(serve(host, port))
+
+    app.add_typer(keys_app, name="keys")
+
+
+def _store():  # type: ignore[no-untyped-def]
+    from seam.wiring.settings import load_settings
+    from seam.wiring.web_keys import KeyStore
+
+    return KeyStore.for_settings(load_settings())
+
+
+@keys_app.command("create")
+def keys_create(
+    name: Annotated[str, typer.Argument(help="A name for the key (to list or revoke it).")],
+    tenant: Annotated[
+        str, typer.Option("--tenant", help="Whose sessions the key reaches.")
+    ] = "local",
+) -> None:
+    """Create a key; it is printed once and only its hash is stored."""
+    try:
+        key = _store().create(name, tenant)
+    except ValueError as exc:
+        sys.stderr.write(f"seam: {exc}\n")
+        raise typer.Exit(2) from None
+    sys.stdout.write(key + "\n")
+    sys.stderr.write(f"key {name!r} for tenant {tenant!r}: store it now, it is not shown again\n")
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """Every key: name, tenant, first characters, created."""
+    import time
+
+    keys = _store().list()
+    if not keys:
+        sys.stdout.write("no keys yet: seam keys create NAME\n")
+        return
+    for k in keys:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(k.created_at))
+        sys.stdout.write(f"{k.name}\ttenant={k.tenant}\t{k.prefix}…\t{when}\n")
+
+
+@keys_app.command("revoke")
+def keys_revoke(name: Annotated[str, typer.Argument(help="The key's name.")]) -> None:
+    """Revoke a key at once (a running server sees it on the next request)."""
+    if not _store().revoke(name):
+        sys.stderr.write(f"seam: no key named {name!r}\n")
+        raise typer.Exit(1)
+    sys.stdout.write(f"revoked {name}\n")

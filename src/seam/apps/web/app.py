@@ -1,0 +1,287 @@
+"""The FastAPI app of `seam serve`: the native API, its event streams, the page's files.
+
+Every route but `GET /healthz` needs a principal (see `auth.py`); everything a route does
+goes through `WebBackend` (wiring), which holds the Runtime.
+"""
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from seam.apps.cli.durable import submission_dict
+from seam.apps.web.auth import COOKIE, Authenticator, Principal, RateLimiter
+from seam.apps.web.errors import ApiError, error_response, install
+from seam.apps.web.limits import BodyLimit
+from seam.contracts.events import AgentEvent, event_to_dict
+from seam.contracts.execution import Submission
+from seam.wiring.web import WebBackend
+
+STATIC = Path(__file__).parent / "static"
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewSession(_Body):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    personality: str | None = Field(None, min_length=1, max_length=100)
+
+
+class NewMessage(_Body):
+    text: str = Field(min_length=1, max_length=200_000)
+    submission_id: str | None = Field(None, min_length=1, max_length=200)
+    personality: str | None = Field(None, min_length=1, max_length=100)
+
+
+class ApprovalAnswer(_Body):
+    decision: Literal["once", "session", "always", "deny", "never"]
+
+
+class PersonalityFiles(_Body):
+    soul: str = Field(min_length=1, max_length=200_000)
+    config: str = Field("", max_length=200_000)
+
+
+class MemoryFiles(_Body):
+    memory: list[str] | None = None
+    user: list[str] | None = None
+
+
+def submission_body(backend: WebBackend, sub: Submission) -> dict[str, Any]:
+    return submission_dict(sub, backend.owned_name(sub.session_key))
+
+
+def sse(event: AgentEvent) -> bytes:
+    data = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
+    return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
+
+
+class AuthGate:
+    """Pure ASGI middleware: every request but `GET /healthz` (and the login redirect)
+    needs a principal, and each principal is rate-limited."""
+
+    def __init__(self, app: Any, auth: Authenticator, limiter: RateLimiter, metrics: Any) -> None:
+        self.app = app
+        self.auth = auth
+        self.limiter = limiter
+        self.metrics = metrics
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.metrics.requests += 1
+        path = scope["path"]
+        if path == "/healthz" or (path == "/" and b"token=" in scope.get("query_string", b"")):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        who = self.auth.from_headers(
+            request.headers.get("authorization"), request.cookies.get(COOKIE)
+        )
+        if who is None:
+            response = error_response(
+                401,
+                "missing or invalid credentials: send Authorization: Bearer <key> "
+                "(seam keys create NAME) or open the login URL seam serve printed",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await response(scope, receive, send)
+            return
+        wait = self.limiter.allow(who.id)
+        if wait:
+            response = error_response(
+                429,
+                f"too many requests; try again in {wait:.1f} s",
+                headers={"Retry-After": str(max(1, round(wait)))},
+            )
+            await response(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = who
+        await self.app(scope, receive, send)
+
+
+def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
+    config = backend.config
+    limiter = RateLimiter(config.rate_limit)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await backend.start()
+        try:
+            yield
+        finally:
+            await backend.aclose()
+
+    app = FastAPI(
+        title="Seam",
+        version="1",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        description="The HTTP API of `seam serve`.",
+    )
+    install(app)
+
+    def principal(request: Request) -> Principal:
+        """Set by `AuthGate` before any route runs (so a bad body never hides a 401)."""
+        who: Principal = request.state.principal
+        return who
+
+    Who = Annotated[Principal, Depends(principal)]
+
+    @app.get("/healthz", tags=["meta"])
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/metrics", tags=["meta"], response_class=PlainTextResponse)
+    async def metrics(_: Who) -> PlainTextResponse:
+        return PlainTextResponse(backend.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    api = APIRouter(prefix="/api")
+
+    @api.get("/sessions")
+    async def list_sessions(who: Who, q: str | None = None) -> dict[str, Any]:
+        return {"sessions": await backend.list_sessions(who.tenant, q)}
+
+    @api.post("/sessions", status_code=201)
+    async def create_session(who: Who, body: NewSession | None = None) -> dict[str, Any]:
+        body = body or NewSession()
+        return await backend.create_session(who.tenant, body.name, body.personality)
+
+    @api.get("/sessions/{name}")
+    async def show_session(who: Who, name: str) -> dict[str, Any]:
+        detail = await backend.session_detail(who.tenant, name)
+        detail["submissions"] = [submission_dict(s) for s in detail["submissions"]]
+        return detail
+
+    @api.delete("/sessions/{name}", status_code=204)
+    async def delete_session(who: Who, name: str) -> Response:
+        await backend.delete_session(who.tenant, name)
+        return Response(status_code=204)
+
+    @api.post("/sessions/{name}/messages", status_code=202)
+    async def post_message(who: Who, name: str, body: NewMessage) -> dict[str, Any]:
+        sub = await backend.post_message(
+            who.tenant,
+            name,
+            body.text,
+            submission_id=body.submission_id,
+            personality=body.personality,
+        )
+        return submission_body(backend, sub)
+
+    @api.get(
+        "/sessions/{name}/events",
+        response_class=StreamingResponse,
+        responses={200: {"content": {"text/event-stream": {}}}},
+    )
+    async def events(
+        who: Who,
+        name: str,
+        after: Annotated[int | None, Query(ge=0)] = None,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> StreamingResponse:
+        start = after or 0
+        if last_event_id is not None and last_event_id.strip():
+            try:
+                start = max(0, int(last_event_id))
+            except ValueError:
+                raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
+        await backend.existing_key(who.tenant, name)
+        stream = backend.events(who.tenant, name, start)
+
+        async def body() -> AsyncIterator[bytes]:
+            yield b"retry: 1000\n\n"
+            try:
+                async for event in stream:
+                    yield b": heartbeat\n\n" if event is None else sse(event)
+            finally:
+                await stream.aclose()
+
+        return StreamingResponse(
+            body(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @api.post("/sessions/{name}/approvals/{call_id}")
+    async def approve(who: Who, name: str, call_id: str, body: ApprovalAnswer) -> dict[str, Any]:
+        await backend.existing_key(who.tenant, name)
+        if not backend.respond(who.tenant, name, call_id, body.decision):
+            raise ApiError(
+                409,
+                f"no tool call {call_id!r} of session {name!r} is waiting for an answer "
+                "in this server process",
+            )
+        return {"call_id": call_id, "decision": body.decision}
+
+    @api.post("/sessions/{name}/cancel")
+    async def cancel(who: Who, name: str) -> dict[str, Any]:
+        subs = await backend.cancel(who.tenant, name)
+        return {"cancelled": [submission_body(backend, s) for s in subs]}
+
+    @api.get("/personalities")
+    async def personalities(_: Who) -> dict[str, Any]:
+        return {"personalities": backend.personalities()}
+
+    @api.get("/personalities/{pid}")
+    async def personality(_: Who, pid: str) -> dict[str, Any]:
+        return backend.personality(pid)
+
+    @api.put("/personalities/{pid}")
+    async def put_personality(_: Who, pid: str, body: PersonalityFiles) -> dict[str, Any]:
+        return backend.put_personality(pid, body.soul, body.config)
+
+    @api.get("/memory")
+    async def memory(_: Who) -> dict[str, Any]:
+        return backend.memory()
+
+    @api.put("/memory")
+    async def put_memory(_: Who, body: MemoryFiles) -> dict[str, Any]:
+        given = {k: v for k, v in (("memory", body.memory), ("user", body.user)) if v is not None}
+        return backend.put_memory(given)
+
+    app.include_router(api)
+
+    from seam.apps.web.openai_compat import router as openai_router
+
+    app.include_router(openai_router(backend, Who))
+
+    @app.get("/", include_in_schema=False)
+    async def index(request: Request, token: str | None = None) -> Response:
+        if token is not None:
+            cookie = auth.login(token)
+            if cookie is None:
+                raise ApiError(401, "this login token is not valid (see seam serve's output)")
+            response = RedirectResponse("/", status_code=303)
+            response.set_cookie(COOKIE, cookie, httponly=True, samesite="strict", path="/")
+            return response
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/{path:path}", include_in_schema=False)
+    async def static(path: str) -> Response:
+        target = (STATIC / path).resolve()
+        if not target.is_relative_to(STATIC.resolve()) or not target.is_file():
+            raise ApiError(404, f"no such route or file: /{path}")
+        return FileResponse(target)
+
+    app.add_middleware(AuthGate, auth=auth, limiter=limiter, metrics=backend.metrics)
+    if config.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=config.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            allow_credentials=True,
+        )
+    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    return app

@@ -1,0 +1,86 @@
+"""Who is calling: an API key (`Authorization: Bearer <key>`) or the page's session cookie.
+
+The cookie is `<nonce>.<HMAC of the nonce>` under a secret kept in `$SEAM_HOME`, so every
+`seam serve` process of one home accepts it; it is set by the login token that `seam serve`
+prints (as Jupyter does), and belongs to the default tenant, the machine's owner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Protocol
+
+COOKIE = "seam_session"
+
+
+@dataclass(frozen=True)
+class Principal:
+    tenant: str
+    # What rate limits count against: a key's name, or the cookie's nonce.
+    id: str
+
+
+class FoundKey(Protocol):
+    name: str
+    tenant: str
+
+
+class Keys(Protocol):
+    def find(self, key: str) -> FoundKey | None: ...
+
+
+class Authenticator:
+    def __init__(self, keys: Keys | None, secret: bytes, login_token: str, tenant: str) -> None:
+        self._keys = keys
+        self._secret = secret
+        self.login_token = login_token
+        self._tenant = tenant
+
+    def from_headers(self, authorization: str | None, cookie: str | None) -> Principal | None:
+        if authorization:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() == "bearer" and value.strip() and self._keys is not None:
+                found = self._keys.find(value.strip())
+                if found is not None:
+                    return Principal(found.tenant, f"key:{found.name}")
+            return None
+        if cookie:
+            nonce, _, mac = cookie.partition(".")
+            if nonce and hmac.compare_digest(mac, self._sign(nonce)):
+                return Principal(self._tenant, f"cookie:{nonce}")
+        return None
+
+    def login(self, token: str) -> str | None:
+        """A new cookie value for the right login token, else None."""
+        if not hmac.compare_digest(token.encode(), self.login_token.encode()):
+            return None
+        nonce = secrets.token_urlsafe(16)
+        return f"{nonce}.{self._sign(nonce)}"
+
+    def _sign(self, nonce: str) -> str:
+        return hmac.new(self._secret, nonce.encode(), hashlib.sha256).hexdigest()
+
+
+class RateLimiter:
+    """A token bucket per principal: `per_minute` requests a minute, as a burst too."""
+
+    def __init__(self, per_minute: int, clock: object = time.monotonic) -> None:
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def allow(self, who: str) -> float:
+        """0 when allowed, else the seconds to wait before the next request."""
+        now: float = self._clock()  # type: ignore[operator]
+        tokens, at = self._buckets.get(who, (self.capacity, now))
+        tokens = min(self.capacity, tokens + (now - at) * self.rate)
+        if tokens >= 1.0:
+            self._buckets[who] = (tokens - 1.0, now)
+            return 0.0
+        self._buckets[who] = (tokens, now)
+        return (1.0 - tokens) / self.rate

@@ -1,0 +1,180 @@
+"""`/v1/models` and `/v1/chat/completions` in the OpenAI wire format, so any OpenAI client
+drives Seam.
+
+Personalities are the models. Without `X-Seam-Session` the request's `messages` are the
+whole conversation: they are loaded into a throwaway session, the last user message is
+its turn, and the session is deleted afterwards. With `X-Seam-Session: NAME` the last user
+message is a durable turn in session NAME (created if new); earlier messages are ignored,
+since the session has its own history.
+
+Tools run on the server: the client sees only the answer's text (no `tool_calls`, which
+would ask the client to run them). A command that needs approval in the personality's
+`approval_mode` is denied at once in a stateless request (nobody can answer it); in a named
+session it waits, as in the page, for `POST /api/sessions/NAME/approvals/{call_id}` (its
+`tool_approval_required` event is on `/api/sessions/NAME/events`) until the approval
+timeout denies it.
+"""
+
+import json
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from seam.apps.web.errors import ApiError
+from seam.contracts.events import AgentEvent, Done, TextDelta, ToolApprovalRequired
+from seam.wiring.web import WebBackend, transcript_messages
+
+FINISH = {"stop": "stop", "length": "length", "max_iterations": "length"}
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(min_length=1, max_length=100)
+    messages: list[dict[str, Any]] = Field(min_length=1, max_length=10_000)
+    stream: bool = False
+    stream_options: dict[str, Any] | None = None
+
+
+def router(backend: WebBackend, who: Any) -> APIRouter:
+    api = APIRouter(prefix="/v1", tags=["openai"])
+
+    @api.get("/models")
+    async def models(_: who) -> dict[str, Any]:  # type: ignore[valid-type]
+        return {
+            "object": "list",
+            "data": [
+                {"id": p["id"], "object": "model", "created": 0, "owned_by": "seam"}
+                for p in backend.personalities()
+            ],
+        }
+
+    @api.post("/chat/completions", response_model=None)
+    async def chat(
+        principal: who,  # type: ignore[valid-type]
+        body: ChatRequest,
+        x_seam_session: Annotated[str | None, Header()] = None,
+    ) -> JSONResponse | StreamingResponse:
+        tenant = principal.tenant
+        try:
+            backend.check_personality(body.model)
+        except LookupError:
+            raise ApiError(
+                404,
+                f"the model {body.model!r} does not exist "
+                "(models are personalities: GET /v1/models)",
+                "invalid_request_error",
+            ) from None
+        history = transcript_messages(body.messages)
+        if not history or history[-1].role != "user" or not history[-1].content.strip():
+            raise ApiError(400, "the last message must be a user message with text")
+        stateless = x_seam_session is None
+        name = x_seam_session or f"openai-{secrets.token_hex(6)}"
+        if stateless:
+            await backend.create_session(tenant, name, body.model)
+            await backend.load_history(tenant, name, history[:-1])
+        after = await backend.last_seq(tenant, name)
+        sub = await backend.post_message(tenant, name, history[-1].content, personality=body.model)
+        completion_id = f"chatcmpl-{sub.id}"
+        created = int(time.time())
+        stream = backend.events(tenant, name, after)
+
+        async def turn() -> AsyncIterator[AgentEvent]:
+            """This submission's events, ending with its `done`."""
+            try:
+                async for event in stream:
+                    if event is None:
+                        continue
+                    if stateless and isinstance(event, ToolApprovalRequired):
+                        backend.respond(tenant, name, event.call_id, "deny")
+                    yield event
+                    if isinstance(event, Done) and await backend.settled(sub.id):
+                        return
+            finally:
+                await stream.aclose()
+                if stateless:
+                    await backend.delete_session(tenant, name)
+
+        if body.stream:
+            usage_wanted = bool((body.stream_options or {}).get("include_usage"))
+            return StreamingResponse(
+                _chunks(turn(), completion_id, created, body.model, usage_wanted),
+                media_type="text/event-stream",
+            )
+        done: Done | None = None
+        async for event in turn():
+            if isinstance(event, Done):
+                done = event
+        settled = await backend.submission(sub.id)
+        if done is None or (settled is not None and settled.outcome == "failed"):
+            message = (settled.error if settled else None) or "the turn failed"
+            raise ApiError(502, message, "upstream_error")
+        return JSONResponse(
+            {
+                "id": completion_id,
+                "object": "chat.completion",
+                "created": created,
+                "model": body.model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": done.text},
+                        "finish_reason": FINISH.get(done.finish_reason, "stop"),
+                        "logprobs": None,
+                    }
+                ],
+                "usage": _usage(done),
+            }
+        )
+
+    return api
+
+
+def _usage(done: Done) -> dict[str, int]:
+    u = done.usage
+    return {
+        "prompt_tokens": u.input_tokens,
+        "completion_tokens": u.output_tokens,
+        "total_tokens": u.input_tokens + u.output_tokens,
+    }
+
+
+async def _chunks(
+    events: AsyncIterator[AgentEvent], cid: str, created: int, model: str, usage_wanted: bool
+) -> AsyncIterator[bytes]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
+        body = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+            **extra,
+        }
+        return b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"
+
+    yield chunk({"role": "assistant", "content": ""})
+    done: Done | None = None
+    async for event in events:
+        if isinstance(event, TextDelta) and event.text:
+            yield chunk({"content": event.text})
+        elif isinstance(event, Done):
+            done = event
+    finish = FINISH.get(done.finish_reason, "stop") if done is not None else "stop"
+    yield chunk({}, finish)
+    if usage_wanted and done is not None:
+        body = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": _usage(done),
+        }
+        yield b"data: " + json.dumps(body).encode() + b"\n\n"
+    yield b"data: [DONE]\n\n"

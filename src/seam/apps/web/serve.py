@@ -1,0 +1,62 @@
+"""`seam serve`: bind, print the page's login URL, serve until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import secrets
+import sys
+
+LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+async def serve(host: str, port: int) -> int:
+    import uvicorn
+
+    from seam.apps.cli.runner import USAGE, CliError
+    from seam.apps.web.app import create_app
+    from seam.apps.web.auth import Authenticator
+    from seam.wiring.settings import load_settings
+    from seam.wiring.web import build_web_backend
+    from seam.wiring.web_keys import DEFAULT_TENANT, KeyStore, web_secret
+
+    settings = load_settings()
+    keys = KeyStore.for_settings(settings)
+    if not is_loopback(host) and not keys.list():
+        raise CliError(
+            f"refusing to listen on {host}: it is reachable from other machines and no API "
+            "key exists. Create one first (seam keys create NAME), or bind 127.0.0.1.",
+            USAGE,
+        )
+    backend = build_web_backend(settings)
+    token = secrets.token_urlsafe(24)
+    auth = Authenticator(keys, web_secret(settings), token, DEFAULT_TENANT)
+    app = create_app(backend, auth)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.ensure_future(server.serve())
+    while not server.started and not task.done():  # noqa: ASYNC110 (uvicorn has no event)
+        await asyncio.sleep(0.05)
+    if task.done():
+        task.result()
+        raise CliError(f"could not listen on {host}:{port}")
+    bound = server.servers[0].sockets[0].getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    sys.stdout.write(
+        f"seam serve: listening on http://{shown}:{bound}/\n"
+        f"open the page: http://{shown}:{bound}/?token={token}\n"
+    )
+    sys.stdout.flush()
+    await task
+    return 0

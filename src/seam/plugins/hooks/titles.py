@@ -1,0 +1,172 @@
+"""Session titles: a short name for a conversation after its first exchange.
+
+`seam sessions list` and `/sessions` show a title beside each session's name, so a
+person can find last week's conversation about the boiler without opening each one.
+After a turn ends (`agent_done`) a session without a title gets one:
+
+- with a `titles` side model configured, a background task asks it for a few words
+  (falling back to the heuristic when it fails or says nothing usable);
+- otherwise (the offline default) the first user message, cut to a few words. No model
+  is called, so a small local model never slows the reply down.
+
+Titles are unique across sessions (the store says so), so a taken one becomes "X #2".
+The reply is never held up: the heuristic is one store write, a model title is a task
+that `aclose` cancels (or `drain` waits for).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable, Sequence
+
+from seam.contracts import hooks
+from seam.contracts.hooks import AgentDone, HookRegistry
+from seam.contracts.messages import Message
+from seam.contracts.model import ModelProvider, ModelRequest
+from seam.contracts.sessions import DuplicateTitle, SessionStore
+
+log = logging.getLogger("seam.titles")
+
+TITLE_CHARS = 48
+TITLE_PROMPT = (
+    "Write a title of at most six words for the conversation below, in its language. "
+    "Reply with the title alone: no quotes, no full stop."
+)
+EXCHANGE_CHARS = 2_000
+_TRIM = " \t\"'`“”\u2018\u2019«».,;:!?-—"
+
+
+def heuristic_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """The first line of `text` folded and cut at a word boundary to `limit` chars
+    (an ellipsis marks a cut); "" when nothing usable is left."""
+    line = next((ln for ln in text.splitlines() if ln.strip()), "")
+    line = " ".join(line.split()).strip(_TRIM)
+    if not line:
+        return ""
+    if len(line) > limit:
+        cut = line[: limit - 1]
+        space = cut.rfind(" ")
+        if space >= limit // 2:
+            cut = cut[:space]
+        line = cut.rstrip(_TRIM) + "…"
+    return line[0].upper() + line[1:]
+
+
+def clean_title(reply: str) -> str:
+    """A model's reply as a title: its first line, a `Title:` prefix and quotes dropped."""
+    line = next((ln for ln in reply.splitlines() if ln.strip()), "")
+    line = re.sub(r"^\s*(title\s*:)\s*", "", line, flags=re.IGNORECASE)
+    return heuristic_title(line)
+
+
+class TitleHook:
+    """Gives each untitled session a title when a turn of it ends."""
+
+    def __init__(
+        self,
+        sessions: SessionStore,
+        *,
+        model: ModelProvider | None = None,
+        skip: Callable[[str], bool] = lambda key: False,
+        timeout: float = 30.0,
+    ) -> None:
+        self.sessions = sessions
+        # None: the heuristic only (no model call at all).
+        self.model = model
+        # Sessions never titled (subagents' `task:` sessions, which listings leave out).
+        self.skip = skip
+        self.timeout = timeout
+        self._titled: set[str] = set()
+        self._tasks: set[asyncio.Task[str | None]] = set()
+
+    def register(self, registry: HookRegistry) -> None:
+        registry.on_void(hooks.AGENT_DONE, self.after_turn)
+
+    async def after_turn(self, payload: AgentDone) -> None:
+        key = payload.session_key
+        if key in self._titled or self.skip(key):
+            return
+        first = next((m.content for m in payload.messages if m.role == "user"), "")
+        if not first.strip():
+            return
+        info = await self.sessions.get(key)
+        if info is None or info.title:
+            self._titled.add(key)
+            return
+        self._titled.add(key)
+        if self.model is None:
+            await self.give(key, heuristic_title(first))
+            return
+        messages = tuple(payload.messages)
+        task = asyncio.create_task(self._from_model(key, first, messages), name=f"title {key}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _from_model(self, key: str, first: str, messages: Sequence[Message]) -> str | None:
+        title = ""
+        try:
+            async with asyncio.timeout(self.timeout):
+                title = clean_title(await self._ask(messages))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.warning("the titles model failed; using the first message", exc_info=True)
+        return await self.give(key, title or heuristic_title(first))
+
+    async def give(self, key: str, title: str) -> str | None:
+        """Set `title` (numbered when taken) unless the session got one meanwhile."""
+        if not title:
+            return None
+        for _ in range(3):  # another writer may take the proposed number first
+            try:
+                info = await self.sessions.get(key)
+                if info is None or info.title:
+                    return None
+                free = await self.sessions.next_title(title)
+                await self.sessions.set_title(key, free)
+                return free
+            except DuplicateTitle:
+                continue
+            except Exception:
+                log.warning("could not title %s", key, exc_info=True)
+                return None
+        return None
+
+    async def _ask(self, messages: Sequence[Message]) -> str:
+        assert self.model is not None
+        lines = [
+            f"[{m.role}] {m.content.strip()}"
+            for m in messages
+            if m.role in ("user", "assistant") and m.content.strip()
+        ]
+        exchange = "\n".join(lines)[:EXCHANGE_CHARS]
+        request = ModelRequest(
+            system=TITLE_PROMPT,
+            messages=(Message("user", exchange),),
+            tool_choice="none",
+            max_tokens=24,
+            temperature=0.0,
+        )
+        parts: list[str] = []
+        async for chunk in self.model.stream(request):
+            if chunk.kind == "text":
+                parts.append(chunk.text)  # type: ignore[union-attr]
+        return "".join(parts)
+
+    @property
+    def pending(self) -> int:
+        return len(self._tasks)
+
+    async def drain(self) -> None:
+        """Wait for every title being asked for."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,190 @@
+"""`McpTool`: one tool of an MCP server, as the model sees it (`mcp__<server>__<tool>`).
+
+A call asks for approval first where the server's `approval` says so (`auto`: unless
+the server marks the tool read-only or explicitly not destructive), through the turn's
+`Approver`, the machinery the shell tools' gate uses: the person's answer is remembered
+for the session (`session`) or for this process (`always`, `always_deny`). MCP servers
+run outside any sandbox, so the personality's approval mode "off" does not skip the
+question (as the gate does for commands without isolation). The result becomes text:
+text parts as they are, structured content as JSON (unless a text part already carries
+it), images, audio and binary resources as a one-line note; the loop's hooks (the
+injection guard among them) then see it like any tool's output.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from seam.contracts.guardrail import APPROVING, ApprovalDecision
+from seam.contracts.tools import ForeignSchema, ToolContext, ToolError
+from seam.plugins.mcp.connection import ServerConnection, ServerError
+from seam.plugins.mcp.spec import ServerSpec
+
+PREFIX = "mcp"
+APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
+NAME_LIMIT = 64  # model APIs accept ^[a-zA-Z0-9_-]{1,64}$
+ARGS_SHOWN = 200
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """`mcp__<server>__<tool>`, with characters model APIs refuse replaced by `_`."""
+    return _UNSAFE.sub("_", f"{PREFIX}__{server}__{tool}")[:NAME_LIMIT]
+
+
+def needs_approval(spec: ServerSpec, annotations: Any) -> bool:
+    if spec.approval != "auto":
+        return spec.approval == "always"
+    if annotations is None:
+        return True  # MCP's defaults: not read-only, destructive
+    if getattr(annotations, "read_only_hint", None) is True:
+        return False
+    return getattr(annotations, "destructive_hint", None) is not False
+
+
+class Answers:
+    """What the person answered for MCP tools: per session and for this process."""
+
+    def __init__(self) -> None:
+        self.session: set[tuple[str, str]] = set()
+        self.always: set[str] = set()
+        self.never: set[str] = set()
+
+    def remembered(self, session_key: str, name: str) -> str | None:
+        if name in self.never:
+            return "always_deny"
+        if name in self.always or (session_key, name) in self.session:
+            return "approved"
+        return None
+
+    def record(self, session_key: str, name: str, answer: ApprovalDecision) -> None:
+        if answer == "session":
+            self.session.add((session_key, name))
+        elif answer == "always":
+            self.always.add(name)
+        elif answer == "always_deny":
+            self.never.add(name)
+
+
+class McpTool:
+    concurrent = True
+    idempotent = False
+
+    def __init__(self, connection: ServerConnection, listed: Any, answers: Answers) -> None:
+        spec = connection.spec
+        self._connection = connection
+        self._answers = answers
+        self.remote_name: str = listed.name
+        self.name = tool_name(spec.name, listed.name)
+        self.description: str = (listed.description or listed.title or listed.name).strip()
+        schema = lean(dict(listed.input_schema or {}))
+        schema.setdefault("type", "object")
+        self.parameters: Mapping[str, Any] = ForeignSchema(schema)
+        self.annotations = listed.annotations
+        self.asks = needs_approval(spec, listed.annotations)
+        if listed.annotations is not None and listed.annotations.idempotent_hint is True:
+            self.idempotent = True
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        if self.asks:
+            await self._approve(args, ctx)
+        try:
+            result = await self._connection.call(self.remote_name, dict(args))
+        except ServerError as exc:
+            raise ToolError(f"MCP server {self._connection.spec.name!r}: {exc}") from None
+        text = render(result)
+        if getattr(result, "is_error", False):
+            raise ToolError(text or f"{self.remote_name} failed")
+        return text
+
+    async def _approve(self, args: Mapping[str, Any], ctx: ToolContext) -> None:
+        server = self._connection.spec.name
+        remembered = self._answers.remembered(ctx.session_key, self.name)
+        if remembered == "always_deny":
+            raise ToolError("refused: the person chose to always deny this tool")
+        if remembered is not None:
+            return
+        if ctx.approvals is None:
+            raise ToolError("refused: this tool needs approval and nobody could be asked")
+        shown = json.dumps(dict(args), ensure_ascii=False, sort_keys=True, default=str)
+        if len(shown) > ARGS_SHOWN:
+            shown = shown[: ARGS_SHOWN - 1] + "…"
+        why = (
+            f"MCP server {server!r} may change things with {self.remote_name} "
+            f"(approval = {self._connection.spec.approval!r})"
+        )
+        try:
+            async with asyncio.timeout(APPROVAL_TIMEOUT):
+                answer = await ctx.approvals.request(
+                    call_id=ctx.call_id, tool=self.name, command=f"{self.name} {shown}", reason=why
+                )
+        except TimeoutError:
+            raise ToolError("refused: no answer to the approval request (a deny)") from None
+        self._answers.record(ctx.session_key, self.name, answer)
+        if answer not in APPROVING:
+            raise ToolError(f"refused: the person denied {self.name}")
+
+
+# Schema keywords keyed by names (property names, definitions), not by keywords.
+_NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+
+
+def lean(schema: Any, named: bool = False) -> Any:
+    """The schema without `title` annotations (pydantic adds one to every property:
+    tokens in every request that tell the model nothing the name does not); validation
+    is unchanged. Inside `properties` the keys are argument names and are all kept."""
+    if isinstance(schema, dict):
+        return {
+            key: lean(value, key in _NAMED and not named)
+            for key, value in schema.items()
+            if named or not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(schema, list):
+        return [lean(item) for item in schema]
+    return schema
+
+
+def render(result: Any) -> str:
+    """A `CallToolResult` as the text the model reads."""
+    parts: list[str] = []
+    for item in getattr(result, "content", None) or ():
+        kind = getattr(item, "type", "")
+        if kind == "text":
+            parts.append(item.text)
+        elif kind in ("image", "audio"):
+            size = len(item.data) * 3 // 4
+            parts.append(f"[{kind} {item.mime_type}, about {size:,} bytes, not shown]")
+        elif kind == "resource_link":
+            parts.append(f"[resource link: {item.uri}" + (f" ({item.name})]" if item.name else "]"))
+        elif kind == "resource":
+            inner = item.resource
+            text = getattr(inner, "text", None)
+            if text is not None:
+                parts.append(f"[resource {inner.uri}]\n{text}")
+            else:
+                mime = getattr(inner, "mime_type", None) or "binary"
+                parts.append(f"[resource {inner.uri} ({mime}), not shown]")
+        else:
+            parts.append(f"[{kind or 'unknown'} content, not shown]")
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        dumped = json.dumps(structured, ensure_ascii=False, sort_keys=True, default=str)
+        if not any(_same_json(part, structured) for part in parts):
+            parts.append(dumped)
+    return "\n".join(parts)
+
+
+def _same_json(text: str, value: Any) -> bool:
+    """Whether a text part already says what the structured content says."""
+    if isinstance(value, dict) and set(value) == {"result"}:
+        value = value["result"]  # the SDK's wrapped return value: {"result": 3} beside "3"
+        if isinstance(value, str):
+            return text == value
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False

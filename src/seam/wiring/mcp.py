@@ -1,0 +1,163 @@
+"""The MCP client's configuration: `[mcp.servers.NAME]` into `ServerSpec`s, and reports.
+
+`$VAR` and `${VAR}` in `env` and `headers` are expanded from Seam's environment here (the
+only layer that reads it); a variable that is not set makes that server report the
+problem instead of starting with an empty secret. Surfaces (`seam mcp list`, `/mcp`) use
+`mcp_report` and `reload_mcp`, never the plugin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from seam.contracts.personality import Personality, PersonalityRegistry
+from seam.plugins.mcp.servers import McpServers, ServerStatus
+from seam.plugins.mcp.spec import ServerSpec
+from seam.wiring.settings import ConfigError, McpServerSection, Settings, load_settings
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def expand(value: str, env: Mapping[str, str]) -> tuple[str, list[str]]:
+    """`value` with `$VAR` / `${VAR}` replaced from `env`, and the names that were unset
+    (`$$` stays a literal `$`)."""
+    missing: list[str] = []
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in env:
+            missing.append(name)
+            return ""
+        return env[name]
+
+    parts = value.split("$$")
+    return "$".join(_VAR.sub(one, part) for part in parts), missing
+
+
+def server_spec(name: str, section: McpServerSection, settings: Settings) -> ServerSpec:
+    env, headers, missing = {}, {}, []
+    for key, raw in section.env.items():
+        env[key], unset = expand(raw, settings.env)
+        missing += [f"env {key}: ${var}" for var in unset]
+    for key, raw in section.headers.items():
+        headers[key], unset = expand(raw, settings.env)
+        missing += [f"header {key}: ${var}" for var in unset]
+    problem = ""
+    if missing:
+        problem = "not set in Seam's environment: " + ", ".join(missing)
+    return ServerSpec(
+        name=name,
+        command=tuple(section.command or ()),
+        url=section.url or "",
+        env=env,
+        headers=headers,
+        allow=tuple(section.tools.allow),
+        deny=tuple(section.tools.deny),
+        approval=section.approval,
+        connect_timeout=section.connect_timeout,
+        call_timeout=section.call_timeout,
+        cwd=section.cwd or str(settings.working_dir),
+        errlog=str(settings.home / "logs" / f"mcp-{name}.log"),
+        problem=problem,
+    )
+
+
+def server_specs(settings: Settings) -> list[ServerSpec]:
+    servers = settings.config.mcp.servers
+    return [server_spec(name, servers[name], settings) for name in sorted(servers)]
+
+
+def build_mcp(settings: Settings) -> McpServers:
+    """The configured servers, none started yet (an empty set still takes `/mcp reload`)."""
+    return McpServers(server_specs(settings))
+
+
+def _servers(runtime: Any) -> McpServers | None:
+    servers = getattr(runtime, "mcp", None)
+    return servers if isinstance(servers, McpServers) else None
+
+
+async def mcp_report(runtime: Any, *, connect: bool = True) -> list[str]:
+    """Lines for `seam mcp list` and `/mcp`: each server, its state and its tools."""
+    servers = _servers(runtime)
+    if servers is None or not servers.names():
+        return ["no MCP servers configured ([mcp.servers.NAME] in config.toml)"]
+    return format_status(await servers.status(connect=connect))
+
+
+def format_status(found: list[ServerStatus]) -> list[str]:
+    lines: list[str] = []
+    for server in found:
+        head = f"{server.name}  {server.state}  {server.transport}  {server.target}"
+        lines.append(head)
+        if server.error:
+            lines.append(f"  error: {server.error}")
+        for tool in server.tools:
+            lines.append(f"  {tool}" + ("  (asks for approval)" if tool in server.asks else ""))
+        if server.hidden:
+            lines.append(f"  not offered (tools allow/deny): {', '.join(server.hidden)}")
+    return lines
+
+
+async def reload_mcp(runtime: Any) -> list[str]:
+    """`/mcp reload`: read the config again and apply its `[mcp]` section."""
+    servers = _servers(runtime)
+    if servers is None:
+        return ["this runtime was built without MCP servers; start it from the config"]
+    settings = runtime.settings
+    try:
+        fresh = (
+            load_settings(settings.env, home=settings.home, working_dir=settings.working_dir)
+            if settings is not None
+            else load_settings()
+        )
+    except ConfigError as exc:
+        return [f"not reloaded: {exc}"]
+    changes = await servers.reload(server_specs(fresh))
+    return changes or ["no changes"]
+
+
+async def list_configured(settings: Settings | None = None) -> list[str]:
+    """`seam mcp list`: start every configured server, report it, and stop it again."""
+    settings = settings or load_settings()
+    servers = build_mcp(settings)
+    try:
+        if not servers.names():
+            return ["no MCP servers configured ([mcp.servers.NAME] in config.toml)"]
+        return format_status(await servers.status(connect=True))
+    finally:
+        await servers.aclose()
+
+
+MCP_TOOLS = "mcp__*"
+
+
+class DefaultGetsMcp:
+    """The personality registry, with every MCP tool added to the default personality's
+    toolset (the written default lists its built-ins by name; other personalities get an
+    MCP tool only when their `toolset` names it or a pattern matches it)."""
+
+    def __init__(self, inner: PersonalityRegistry) -> None:
+        self._inner = inner
+
+    @property
+    def default_id(self) -> str:
+        return self._inner.default_id
+
+    def get(self, personality_id: str) -> Personality:
+        return self._widen(self._inner.get(personality_id))
+
+    def list(self) -> list[Personality]:
+        return [self._widen(p) for p in self._inner.list()]
+
+    def _widen(self, personality: Personality) -> Personality:
+        toolset = personality.toolset
+        if personality.id != self._inner.default_id or toolset is None or MCP_TOOLS in toolset:
+            return personality
+        return replace(personality, toolset=(*toolset, MCP_TOOLS))
+
+    def __getattr__(self, name: str) -> Any:  # anything else the wrapped registry offers
+        return getattr(self._inner, name)
