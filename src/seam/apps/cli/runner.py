@@ -181,10 +181,16 @@ def unknown_tools(runtime: Runtime) -> dict[str, list[str]]:
     known = set(runtime.tools.names())
     found: dict[str, list[str]] = {}
     for personality in runtime.personalities.list():
-        missing = [n for n in personality.toolset or () if n not in known]
+        missing = [n for n in personality.toolset or () if _checkable(n) and n not in known]
         if missing:
             found[personality.id] = missing
     return found
+
+
+def _checkable(name: str) -> bool:
+    """A plain built-in name: a glob pattern matches what it matches, and an MCP tool
+    (`mcp__<server>__<tool>`) is known only once its server has started."""
+    return not name.startswith("mcp__") and not any(c in name for c in "*?[")
 
 
 def warn_unknown_tools(runtime: Runtime) -> None:
@@ -211,7 +217,7 @@ async def check_toolset(runtime: Runtime, session: str, personality: str | None)
     if found.toolset is None:
         return
     known = set(runtime.tools.names())
-    unknown = [name for name in found.toolset if name not in known]
+    unknown = [name for name in found.toolset if _checkable(name) and name not in known]
     if not unknown:
         return
     settings = runtime.settings
