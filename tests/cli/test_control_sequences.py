@@ -66,8 +66,10 @@ def test_run_prints_a_hostile_answer_harmlessly(cli: Cli, openai_server: OpenAIS
     openai_server.push(text_reply(HOSTILE))
     as_json = cli("run", "--json", "hello")
     assert CONTROL.search(as_json.stdout) is None
-    done = json.loads(as_json.stdout.splitlines()[-1])
+    events = [json.loads(line) for line in as_json.stdout.splitlines()]
+    [done] = [e for e in events if e["type"] == "done"]
     assert done["text"] == HOSTILE
+    assert events[-1]["type"] == "exit"
 
 
 def test_chat_shows_hostile_answers_and_tool_output_harmlessly(

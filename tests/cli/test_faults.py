@@ -84,7 +84,7 @@ def test_unreachable_endpoint_fails_within_seconds_showing_each_retry(tmp_path: 
 
     result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert elapsed < 30.0
     assert result.stdout == ""
     line = failure_line(result.stderr)
@@ -109,7 +109,7 @@ def test_a_host_that_never_answers_the_connect_fails_within_the_connect_timeouts
 
         result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert 2.0 <= elapsed < 10.0  # two 1 s connects and one back-off of at most 1 s
     assert "connect timed out after 1 s" in failure_line(result.stderr)
     assert retry_lines(result.stderr) == [(2, 2, "connect timed out after 1 s")]
@@ -124,7 +124,7 @@ def test_accept_then_silence_fails_within_the_idle_timeout(
 
     result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert 1.5 <= elapsed < 10.0
     line = failure_line(result.stderr)
     assert "no event from the server for 1.5 s" in line
@@ -142,7 +142,7 @@ def test_a_one_byte_a_second_trickle_fails_within_the_idle_timeout(
 
     result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert 2.5 <= elapsed < 10.0
     assert "no event from the server for 2.5 s" in failure_line(result.stderr)
     assert_failed_once(cli, "stalled")
@@ -158,7 +158,7 @@ def test_anthropic_pings_without_an_answer_fail_within_the_idle_timeout(
 
         result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert 1.5 <= elapsed < 10.0
     assert "anthropic: retryable: stream stalled: no event from the server for 1.5 s" in (
         failure_line(result.stderr)
@@ -174,7 +174,7 @@ def test_an_html_page_with_status_200_fails_at_once_quoting_it(
 
     result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert elapsed < 10.0
     line = failure_line(result.stderr)
     assert "fatal" in line and "not an event stream (text/html)" in line
@@ -192,7 +192,7 @@ def test_a_json_error_with_status_200_fails_at_once_with_its_message(
 
     result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert elapsed < 10.0
     line = failure_line(result.stderr)
     assert line.endswith("fatal: upstream model is unavailable")
@@ -208,7 +208,7 @@ def test_the_whole_request_has_a_deadline(cli: Cli, openai_server: OpenAIServer)
 
     result, elapsed = run(cli, "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # provider_error
     assert 2.0 <= elapsed < 10.0
     assert "no complete answer within 2 s" in failure_line(result.stderr)
     messages = assert_failed_once(cli, "no complete answer within 2 s")
@@ -224,7 +224,7 @@ def test_the_turn_deadline_stops_a_turn_and_keeps_its_partial_text(
 
     result, elapsed = run(cli, "--timeout", "1.5", "hi")
 
-    assert result.returncode == 1
+    assert result.returncode == 124  # timed_out
     assert 1.5 <= elapsed < 10.0
     line = failure_line(result.stderr)
     assert line.startswith("seam: timed out: the turn took longer than 1.5 s")
@@ -233,6 +233,39 @@ def test_the_turn_deadline_stops_a_turn_and_keeps_its_partial_text(
     assert messages[-1]["role"] == "assistant" and messages[-1]["interrupted"] is True
     assert messages[-1]["content"].startswith("Partial ")
     assert sub["state"] == "settled"  # never run again by `seam resume`
+
+
+def test_a_turn_stopped_by_its_deadline_ends_the_json_stream_as_timed_out(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(text_reply("Partial answer then more", chunk_size=8).stalled(after=3))
+
+    result, elapsed = run(cli, "--json", "--timeout", "1", "hi")
+
+    assert result.returncode == 124
+    assert elapsed < 10.0
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert (last["type"], last["code"], last["outcome"]) == ("exit", 124, "timed_out")
+    assert last["message"].startswith("timed out: the turn took longer than 1 s")
+    _, [sub] = stored(cli)
+    assert (sub["state"], sub["outcome"]) == ("settled", "aborted")
+
+
+def test_an_unreachable_endpoint_ends_the_json_stream_as_a_provider_error(
+    tmp_path: Any,
+) -> None:
+    cli = make_cli(
+        tmp_path,
+        {"OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "OPENAI_API_KEY": "k"},
+    )
+    cli.write_config("[model]\nmax_retries = 0\n")
+
+    result, _ = run(cli, "--json", "hi")
+
+    assert result.returncode == 3
+    last = json.loads(result.stdout.splitlines()[-1])
+    assert (last["type"], last["code"], last["outcome"]) == ("exit", 3, "provider_error")
+    assert "connection refused" in last["message"]
 
 
 def test_a_transient_error_is_retried_visibly_then_answers(
@@ -279,6 +312,7 @@ def test_run_help_lists_the_timeout_option(cli: Cli) -> None:
     result = cli("run", "--help")
     assert result.returncode == 0
     assert "--timeout SECONDS" in result.stdout
+    assert re.search(r"124\s+timed_out\s+the turn ran past its deadline", result.stdout)
 
 
 def test_on_a_terminal_a_spinner_counts_the_back_off_down(

@@ -100,7 +100,8 @@ def test_no_disguise_runs_without_a_sandbox(
     calls = [("terminal", json.dumps({"command": "cat keep.txt"})), *attacks(user, cli.home)]
     openai_server.push(tool_call_reply(calls), text_reply("done"))
     result = cli("run", "--json", "clean up", timeout=90)
-    assert result.returncode == 0, result.stderr
+    # No one can answer on the empty stdin: the run says so (approval_unavailable).
+    assert result.returncode == 5, result.stderr
     assert_untouched(cli, user)
     personality = cli.home / "personalities" / "default" / "config.toml"
     assert personality.read_text() == f'approval_mode = "{mode}"\n'
@@ -115,7 +116,7 @@ def test_no_disguise_runs_without_a_sandbox(
     for (_, arguments), end in zip(calls[1:], refused, strict=True):
         assert end["is_error"] and end["result"].startswith("error: refused"), (arguments, end)
     # Those that needed approval waited for it; nobody answered, so none ran.
-    assert len(asked) >= 12 and answers <= {"deny"}, (asked, answers)
+    assert len(asked) >= 12 and answers <= {"unavailable"}, (asked, answers)
     assert "cat keep.txt" not in asked and "touch made.txt" in asked
 
 

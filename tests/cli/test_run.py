@@ -42,10 +42,18 @@ def test_json_streams_every_event_in_order(cli: Cli, openai_server: OpenAIServer
     events = json_lines(result.stdout)
     types = [e["type"] for e in events]
     assert types[0] == "run_start"
-    assert types[-1] == "done"
+    assert types[-2:] == ["done", "exit"]
     assert types.count("done") == 1
     assert types.index("tool_start") < types.index("tool_end")
     assert "text_delta" in types
+    exit_line = events.pop()
+    assert exit_line == {
+        "type": "exit",
+        "code": 0,
+        "outcome": "completed",
+        "message": "",
+        "submission_id": exit_line["submission_id"],
+    }
     seqs = [e["seq"] for e in events]
     assert all(a < b for a, b in itertools.pairwise(seqs))
     assert len({(e["session_key"], e["turn_id"]) for e in events}) == 1
@@ -62,7 +70,7 @@ def test_auth_failure_is_one_line_on_stderr(cli: Cli, openai_server: OpenAIServe
 
     result = cli("run", "hello")
 
-    assert result.returncode == 1
+    assert result.returncode == 3  # the provider failed
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert len(lines) == 1, result.stderr
@@ -77,10 +85,11 @@ def test_json_failure_still_ends_with_done_and_exits_non_zero(
 
     result = cli("run", "--json", "hello")
 
-    assert result.returncode == 1
+    assert result.returncode == 3
     events = json_lines(result.stdout)
-    assert [e["type"] for e in events][-2:] == ["error", "done"]
-    assert events[-1]["finish_reason"] == "error"
+    assert [e["type"] for e in events][-3:] == ["error", "done", "exit"]
+    assert events[-2]["finish_reason"] == "error"
+    assert events[-1]["code"] == 3 and events[-1]["outcome"] == "provider_error"
     assert result.stderr.startswith("seam: ")
 
 

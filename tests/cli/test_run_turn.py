@@ -53,11 +53,12 @@ async def test_an_unanswered_approval_prompt_ends_with_its_turn() -> None:
         return "once"
 
     try:
-        done = await run_turn(
+        result = await run_turn(
             runtime, "main", "clean up", personality=None, on_event=lambda e: None, approve=approve
         )
     finally:
         await runtime.aclose()
-    assert done is not None and done.text == "denied, fine"
+    assert result.done is not None and result.done.text == "denied, fine"
+    assert result.submission is not None and result.submission.outcome == "completed"
     # The next prompt (the chat's next message) must not compete with a stale one.
     assert prompts == ["asking", "taken down"]

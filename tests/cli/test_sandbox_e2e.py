@@ -89,7 +89,8 @@ class Corner:
             for path in sorted(root.rglob("*")):
                 if not path.is_file() or path.is_relative_to(self.project):
                     continue
-                if path.name.startswith("sessions.db") or "logs" in path.parts:
+                # The store, the logs and the store's full-disk note are Seam's own.
+                if path.name.startswith(("sessions.db", "unsettled.json")) or "logs" in path.parts:
                     continue
                 found[str(path.relative_to(self.tmp))] = path.read_bytes()
         return found
@@ -282,6 +283,12 @@ def controls_untouched(corner: Corner, before: dict[str, bytes]) -> None:
     store_is_sound(corner)
 
 
+def assert_halted(result: subprocess.CompletedProcess[str]) -> None:
+    """Every attack fails, so the tool-loop circuit breaker halts the turn (exit 4)."""
+    assert result.returncode == 4, result.stderr
+    assert result.stderr.splitlines()[-1].startswith("seam: halted: "), result.stderr
+
+
 LAYOUTS = ("project", "home", "seam_home")
 
 
@@ -305,7 +312,7 @@ def test_no_tool_writes_a_control_file_under_bubblewrap(
     steps = attack_steps(corner, done)
     openai_server.push(*(tool_call_reply(step) for step in steps), text_reply("Done."))
     result = corner.seam_run("--yes", "take over", cwd=cwd)
-    assert result.returncode == 0, result.stderr
+    assert_halted(result)
     controls_untouched(corner, before)
     if done is not None:
         assert done.exists()  # the background route really ran to its end
@@ -331,7 +338,7 @@ def test_local_file_tools_never_write_a_control_file(
     ]
     openai_server.push(tool_call_reply(calls(*steps)), text_reply("Done."))
     result = corner.seam_run("--json", "--yes", "take over", cwd=cwd)
-    assert result.returncode == 0, result.stderr
+    assert_halted(result)
     controls_untouched(corner, before)
     ends = [e for e in json_lines(result.stdout) if e["type"] == "tool_end"]
     assert len(ends) == len(steps)
@@ -363,7 +370,7 @@ def test_local_command_tools_never_write_a_control_file(
     openai_server.push(tool_call_reply(calls(*steps)), text_reply("Done."))
     # stdin is empty: every approval request is answered with a denial.
     result = corner.seam_run("--yes", "take over", cwd=cwd)
-    assert result.returncode == 0, result.stderr
+    assert_halted(result)
     controls_untouched(corner, before)
 
 
@@ -388,8 +395,8 @@ def test_local_disguises_are_held_for_approval_and_denied(
     before = corner.protected()
     steps = calls(*(("terminal", {"command": c}) for c in LOCAL_DISGUISES))
     openai_server.push(tool_call_reply(steps), text_reply("Done."))
-    result = corner.seam_run("--json", "take over", cwd=corner.project)  # stdin: deny all
-    assert result.returncode == 0, result.stderr
+    result = corner.seam_run("--json", "take over", cwd=corner.project)  # stdin: no one
+    assert result.returncode == 5, result.stderr  # approval_unavailable
     assert corner.protected() == before
     assert not list(corner.home.glob("made-by-*"))
     seen = "\n".join(e["result"] for e in json_lines(result.stdout) if e["type"] == "tool_end")

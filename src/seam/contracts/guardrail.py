@@ -8,8 +8,11 @@ from typing import Literal, Protocol, runtime_checkable
 
 Verdict = Literal["safe", "needs_approval", "forbidden"]
 # once: this call; session: same command for the rest of the session; always: saved to
-# config; deny: this call; always_deny: remembered and refused from now on.
-ApprovalDecision = Literal["once", "session", "always", "deny", "always_deny"]
+# config; deny: this call; always_deny: remembered and refused from now on; unavailable:
+# nobody could answer (no terminal, end of input, a worker): refused, and the model is
+# told no one was there rather than that the person said no.
+ApprovalDecision = Literal["once", "session", "always", "deny", "always_deny", "unavailable"]
+UNAVAILABLE: ApprovalDecision = "unavailable"
 APPROVING: frozenset[str] = frozenset({"once", "session", "always"})
 
 

@@ -204,18 +204,19 @@ class Coordinator:
         return sub
 
     async def drain_runnable(
-        self, resolve: Resolve, on_event: OnEvent | None = None
+        self, resolve: Resolve, on_event: OnEvent | None = None, stop: asyncio.Event | None = None
     ) -> list[Submission]:
-        """Run every submission that is runnable now, one after another; returns them as
-        they ended up (settled, or queued again for a later retry)."""
+        """Run every submission that is runnable now, one after another (claiming no more
+        once `stop` is set); returns them as they ended up (settled, or queued again)."""
         done: list[Submission] = []
-        while True:
+        while stop is None or not stop.is_set():
             sub = await self.store.claim(
                 self.owner, lease=self.lease, dead_owners=await self._dead()
             )
             if sub is None:
                 return done
             done.append(await self._drive(sub, await resolve(sub.session_key), on_event))
+        return done
 
     async def resume_pending(
         self, resolve: Resolve, on_event: OnEvent | None = None
@@ -252,7 +253,7 @@ class Coordinator:
         stop = stop or asyncio.Event()
         while not stop.is_set():
             try:
-                drained = await self.drain_runnable(resolve, on_event)
+                drained = await self.drain_runnable(resolve, on_event, stop)
             except Exception:
                 # The store itself failed (a dropped connection, a full disk): keep the
                 # worker alive and try again after the idle wait.
@@ -308,6 +309,9 @@ class Coordinator:
         try:
             turn = self._stream(sub, session, plan, on_event, cancel)
             done, error = await self._leased(sub.id, turn, cancel)
+        except asyncio.CancelledError:
+            await self._let_go(sub, cancel)
+            raise
         except LeaseLost:
             log.warning("lost the lease on %s; another worker has it", sub.id)
             return await self._current(sub)
@@ -476,6 +480,21 @@ class Coordinator:
                 cancel.cancel("aborted")
 
     # Helpers
+
+    async def _let_go(self, sub: Submission, cancel: CancelToken) -> None:
+        """The task driving `sub` was cancelled (its process is stopping): settle it
+        aborted when a stop was asked for (the token, an abort request), else hand it back
+        to the queue, so it never waits out a lease or runs later against the user's wish."""
+        try:
+            current = await self._current(sub)
+            if current.state != "running" or current.lease_owner != self.owner:
+                return
+            if cancel.cancelled or current.abort_requested:
+                await self.store.settle(sub.id, self.owner, "aborted", finish_reason="aborted")
+            else:
+                await self.store.release(sub.id, self.owner, not_before=self._clock())
+        except Exception:
+            log.exception("could not let go of %s", sub.id)
 
     async def _crashed(self, sub: Submission, exc: Exception) -> Submission:
         log.exception("submission %s crashed", sub.id, exc_info=exc)

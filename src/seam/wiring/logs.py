@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from pathlib import Path
 
 from seam.plugins.safety.redact import RedactingFilter
 
@@ -31,14 +32,92 @@ class _ProcessSecrets:
 def configure_logging(level: int = logging.WARNING, *, redact: Redact | None = None) -> None:
     """One stderr handler on the root logger; the filter sits on the handler so records
     from every child logger pass through it. It redacts with `redact`, by default the
-    patterns plus the exact secrets of the settings the environment describes."""
+    patterns plus the exact secrets of the settings the environment describes. stderr gets
+    one line per warning; a record with a traceback goes only to `$SEAM_HOME/logs/seam.log`
+    (`log_file()`), so a fault the CLI reports in its own line is not buried under a stack
+    dump."""
     root = logging.getLogger()
     if any(getattr(h, "_seam", False) for h in root.handlers):
         return
     handler = logging.StreamHandler()
     handler.setLevel(level)
-    handler.setFormatter(logging.Formatter("seam: %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactingFilter(redact or _ProcessSecrets()))
+    scrub = redact or _ProcessSecrets()
+    handler.setFormatter(_OneLine("seam: %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactingFilter(scrub))
+    # A record with a traceback is a failure something above reports in its own words
+    # (the CLI's one line); its details belong in the file, not on the terminal.
+    handler.addFilter(lambda record: record.exc_info is None)
     handler._seam = True  # type: ignore[attr-defined]
     root.addHandler(handler)
+    details = _QuietFileHandler()
+    details.setLevel(logging.ERROR)
+    details.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    details.addFilter(RedactingFilter(scrub))
+    details._seam = True  # type: ignore[attr-defined]
+    root.addHandler(details)
     root.setLevel(min(root.level or level, level))
+
+
+def log_file() -> Path:
+    """Where tracebacks are written: `$SEAM_HOME/logs/seam.log`."""
+    from seam.wiring.settings import home_from_environment
+
+    return home_from_environment() / "logs" / "seam.log"
+
+
+class _OneLine(logging.Formatter):
+    """The message without its traceback (that is in the log file)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info = record.exc_text = record.stack_info = None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        return " ".join(text.split())
+
+
+class _QuietFileHandler(logging.Handler):
+    """Appends to `log_file()`, opened per record; a log that cannot be written (a
+    read-only or full SEAM_HOME: the very faults being logged) is skipped silently."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            path = log_file()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as out:
+                out.write(self.format(record) + "\n")
+        except Exception:
+            pass
+
+
+def write_crash_log(exc: BaseException) -> str | None:
+    """Write `exc`'s traceback to `$SEAM_HOME/logs/crash-<time>-<pid>.log` (the system
+    temp dir when SEAM_HOME cannot take it: read-only, full) and return the path, or None
+    when no file could be written anywhere. The CLI's backstop names it in its one line."""
+    import os
+    import tempfile
+    import time
+    import traceback
+    from pathlib import Path
+
+    from seam.wiring.settings import home_from_environment
+
+    text = _ProcessSecrets()("".join(traceback.format_exception(exc)))
+    name = f"crash-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    try:
+        home = home_from_environment()
+    except (OSError, RuntimeError):  # no usable home directory
+        home = None
+    folders = [home / "logs"] if home is not None else []
+    folders.append(Path(tempfile.gettempdir()))
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / (name if folder != folders[-1] else f"seam-{name}")
+            path.write_text(text, encoding="utf-8")
+        except OSError:
+            continue
+        return str(path)
+    return None

@@ -308,13 +308,23 @@ def seam_home(env: Mapping[str, str]) -> Path:
     return Path(raw).expanduser().resolve() if raw else Path.home() / ".seam"
 
 
+def home_from_environment() -> Path:
+    """SEAM_HOME as this process's environment names it (for messages about it)."""
+    return seam_home(os.environ)
+
+
 def read_config(path: Path) -> ConfigFile:
     if not path.exists():
         return ConfigFile()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset"
+            f" {exc.start}); config.toml must be a UTF-8 TOML file: fix or remove it"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise ConfigError(f"{path}: not valid TOML: {exc}; fix it or remove it") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     try:

@@ -164,9 +164,21 @@ async def test_without_an_approver_nobody_can_approve(tmp_path: Path) -> None:
     decision = await check(make_gate(tmp_path), approver=None)
     assert not decision.allowed
     assert decision.reason == (
-        "refused: needs approval (deletes a directory tree (pattern:rm-recursive)) "
-        "and nobody could be asked"
+        "refused: needs approval (deletes a directory tree (pattern:rm-recursive)) and no one"
+        " was available to approve it, so it did not run; this is not a refusal by the person"
     )
+
+
+async def test_an_unavailable_answer_says_no_one_was_there_and_is_not_remembered(
+    tmp_path: Path,
+) -> None:
+    approver = ScriptedApprover(["unavailable", "once"])
+    gate = make_gate(tmp_path)
+    first = await check(gate, approver=approver)
+    assert (first.allowed, first.decision) == (False, "unavailable")
+    assert "no one was available to approve it" in first.reason
+    assert "denied" not in first.reason
+    assert (await check(gate, approver=approver)).allowed  # asked again: nothing was kept
 
 
 async def test_a_failing_or_confused_approver_refuses(tmp_path: Path) -> None:

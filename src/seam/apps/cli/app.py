@@ -76,7 +76,14 @@ def root(
     """Seam: a personal AI agent in your terminal."""
 
 
-@app.command()
+def _exit_codes() -> str:
+    # Imported here: the table is a few constants, not the runtime.
+    from seam.apps.cli.exits import exit_codes_help
+
+    return exit_codes_help()
+
+
+@app.command(epilog=_exit_codes())
 def run(
     prompt: Annotated[str, typer.Argument(help="What to ask; - reads it from stdin.")],
     session: SessionOption = None,
@@ -88,7 +95,7 @@ def run(
     yes: YesOption = False,
     timeout: TurnTimeoutOption = None,
 ) -> None:
-    """Run one turn and print the answer."""
+    """Run one turn and print the answer (exit codes below)."""
     from seam.apps.cli.oneshot import run_once
     from seam.apps.cli.runner import execute
 
@@ -101,7 +108,8 @@ def run(
             as_json=json_,
             time_limit=timeout,
             yes=yes,
-        )
+        ),
+        json_exit=json_,
     )
 
 

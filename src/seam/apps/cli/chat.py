@@ -13,17 +13,19 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from seam import __version__
+from seam.apps.cli.exits import USAGE, judge
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
     CliError,
-    TurnTimedOut,
     approval_request_text,
     check_personality,
+    check_toolset,
     fresh_session_name,
     open_runtime,
     parse_approval,
+    require_utf8,
     run_turn,
     session_key,
     turn_time_limit,
@@ -31,7 +33,7 @@ from seam.apps.cli.runner import (
 from seam.apps.cli.sessions import session_table
 from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
 from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.model import RetryNotice
 
 if TYPE_CHECKING:
@@ -71,6 +73,9 @@ async def run_chat(
     *,
     yes: bool = False,
 ) -> int:
+    _check_stdin()
+    if session is not None:
+        require_utf8(session, "the session name")
     confirm_working_dir(yes)
     chat: Chat | None = None
 
@@ -92,6 +97,31 @@ async def run_chat(
         )
         await chat.run()
     return 0
+
+
+def _check_stdin() -> None:
+    """A chat reads its messages from stdin: closed, or a device that is not a terminal
+    (`< /dev/null`), it could only print the banner and leave."""
+    import os
+    import stat
+
+    stdin = sys.stdin
+    if stdin is None:
+        raise CliError(
+            "stdin is closed: seam chat reads messages from a terminal or a pipe; use"
+            ' seam run "question" for one question without input',
+            USAGE,
+        )
+    try:
+        mode = os.fstat(stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        return  # not a real file descriptor (a test harness): read it as it is
+    if stat.S_ISCHR(mode) and not stdin.isatty():
+        raise CliError(
+            "stdin is not a terminal and gives no input (e.g. /dev/null): run seam chat in a"
+            ' terminal, pipe messages to it, or use seam run "question"',
+            USAGE,
+        )
 
 
 class Chat:
@@ -161,12 +191,13 @@ class Chat:
     # -- input and output --
 
     async def _approve(self, event: ToolApprovalRequired) -> ApprovalDecision:
-        """Ask inline; three answers that are not a choice, or end of input, mean deny."""
+        """Ask inline; three answers that are not a choice mean deny, end of input means
+        nobody is there to answer."""
         self._say(self.style.bold(approval_request_text(event)))
         for _ in range(3):
             answer = await self._read_line(APPROVAL_PROMPT)
             if answer is None:
-                return "deny"
+                return UNAVAILABLE
             decision = parse_approval(answer)
             if decision is not None:
                 return decision
@@ -179,7 +210,11 @@ class Chat:
             if prompt:
                 sys.stdout.write(prompt)
                 sys.stdout.flush()
-            return sys.stdin.readline() or None
+            try:
+                return sys.stdin.readline() or None
+            except UnicodeDecodeError:
+                self._say(self.style.red("error: that line is not valid UTF-8; it was skipped"))
+                return ""
         if self._prompt is None:
             from prompt_toolkit import PromptSession
             from prompt_toolkit.history import FileHistory
@@ -220,6 +255,11 @@ class Chat:
             self._say(self.style.yellow(line))
 
     async def _turn(self, text: str) -> None:
+        try:
+            await check_toolset(self.runtime, self.session, self.personality)
+        except CliError as exc:
+            self._say(self.style.red(f"error: {exc.message}"))
+            return
         view = self._view = TurnView(sys.stdout, self.style)
         stop_retries = self.retries.stop
 
@@ -228,7 +268,7 @@ class Chat:
             view(event)
 
         try:
-            done = await run_turn(
+            result = await run_turn(
                 self.runtime,
                 self.session,
                 text,
@@ -237,15 +277,25 @@ class Chat:
                 approve=self._approve,
                 time_limit=self.time_limit,
             )
-        except TurnTimedOut as exc:
-            view.warn(f"error: {exc.message}")
-            done = None
-        else:
-            if done is None:
-                view.note("(cancelled)")
         finally:
             self.retries.stop()
             self._view = None
+        error = result.error
+        report = judge(
+            result.submission,
+            error_kind=error.kind if error else None,
+            error_message=error.message if error else None,
+            halt_message=result.halt.message if result.halt else None,
+            waited=result.waited,
+            timed_out=result.timed_out,
+        )
+        shown = result.done is not None and result.done.finish_reason == "cancelled"
+        if report.outcome == "timed_out":
+            view.warn(f"error: {report.message}")
+        elif report.outcome == "cancelled" and not shown:
+            view.note("(cancelled)")
+        elif report.outcome == "approval_unavailable":  # halts and errors the view showed
+            view.note(f"({report.message})")
         if self.interactive:
             self._say("")
 

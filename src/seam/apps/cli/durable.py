@@ -4,8 +4,11 @@
 running it) and prints each final answer. `seam worker` serves the queue until stopped;
 with a PostgreSQL store, workers on several machines share it.
 
-Nobody watches a worker or a resume, so a tool call that needs approval is denied at
-once rather than left waiting for an answer that cannot come.
+Nobody watches a worker or a resume, so a tool call that needs approval is refused at
+once, the model being told no one was available to approve it, rather than left waiting
+for an answer that cannot come. A worker stops on SIGTERM (or Ctrl-C): it claims nothing
+more, gives the submission it runs `--grace` seconds to settle, then hands it back to the
+queue for another worker; a second signal hands it back at once.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
 # the commands need is imported when they run.
 
 JsonOption = Annotated[bool, typer.Option("--json", help="One JSON line per submission.")]
+# Seconds a running submission gets to settle after SIGTERM before it is handed back.
+STOP_GRACE = 10.0
 
 
 def submission_dict(sub: Submission, name: str | None = None) -> dict[str, Any]:
@@ -47,10 +52,11 @@ def submission_dict(sub: Submission, name: str | None = None) -> dict[str, Any]:
 
 def _deny_approvals(runtime: Runtime) -> Callable[[AgentEvent], None]:
     from seam.contracts.events import ToolApprovalRequired
+    from seam.contracts.guardrail import UNAVAILABLE
 
     def on_event(event: AgentEvent) -> None:
         if isinstance(event, ToolApprovalRequired):
-            runtime.respond_to(event.session_key, event.call_id, "deny")
+            runtime.respond_to(event.session_key, event.call_id, UNAVAILABLE)
 
     return on_event
 
@@ -69,9 +75,10 @@ def _report(runtime: Runtime, sub: Submission, as_json: bool) -> None:
 
 
 async def resume(as_json: bool) -> int:
-    from seam.apps.cli.runner import FAILURE, open_runtime
+    from seam.apps.cli.runner import FAILURE, open_runtime, warn_unknown_tools
 
     async with open_runtime() as runtime:
+        warn_unknown_tools(runtime)
         settled = await runtime.resume_pending(_deny_approvals(runtime))
         for sub in settled:
             _report(runtime, sub, as_json)
@@ -80,28 +87,57 @@ async def resume(as_json: bool) -> int:
     return FAILURE if any(s.outcome == "failed" for s in settled) else 0
 
 
-async def work(once: bool, as_json: bool) -> int:
+async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
     import asyncio
     import signal
 
-    from seam.apps.cli.runner import CliError, open_runtime
+    from seam.apps.cli.runner import CliError, open_runtime, warn_unknown_tools
 
     try:
         async with open_runtime() as runtime:
+            warn_unknown_tools(runtime)
             deny = _deny_approvals(runtime)
             if once:
                 for sub in await runtime.resume_pending(deny):
                     _report(runtime, sub, as_json)
                 return 0
             stop = asyncio.Event()
+            serving = asyncio.ensure_future(
+                runtime.work(
+                    stop=stop,
+                    on_event=deny,
+                    on_settled=lambda sub: _report(runtime, sub, as_json),
+                )
+            )
             loop = asyncio.get_running_loop()
+
+            def hand_back() -> None:
+                # The coordinator releases what it held as the task is cancelled.
+                if not serving.done():
+                    serving.cancel()
+
+            def on_signal() -> None:
+                if stop.is_set():
+                    hand_back()
+                    return
+                stop.set()
+                sys.stderr.write(f"seam worker {runtime.owner}: stopping\n")
+                sys.stderr.flush()
+                loop.call_later(grace, hand_back)
+
             for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(signum, stop.set)
+                loop.add_signal_handler(signum, on_signal)
             sys.stderr.write(f"seam worker {runtime.owner}: waiting for submissions\n")
             sys.stderr.flush()
-            await runtime.work(
-                stop=stop, on_event=deny, on_settled=lambda sub: _report(runtime, sub, as_json)
-            )
+            try:
+                await asyncio.wait((serving,))
+            finally:
+                for signum in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(signum)
+            if not serving.cancelled():
+                serving.result()
+            sys.stderr.write(f"seam worker {runtime.owner}: stopped\n")
+            sys.stderr.flush()
             return 0
     except ConnectionError as exc:
         raise CliError(str(exc)) from None
@@ -121,8 +157,17 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--once", help="Settle what is pending now, then exit.")
         ] = False,
         json_: JsonOption = False,
+        grace: Annotated[
+            float,
+            typer.Option(
+                "--grace",
+                min=0,
+                help="Seconds a running submission gets to settle after SIGTERM before it"
+                " is handed back to the queue.",
+            ),
+        ] = STOP_GRACE,
     ) -> None:
         """Run submissions from the queue until stopped (Ctrl-C or SIGTERM)."""
         from seam.apps.cli.runner import execute
 
-        execute(work(once, json_))
+        execute(work(once, json_, grace))

@@ -1,7 +1,8 @@
 """`seam run`: one turn, the answer on stdout, and an exit code that says how it went.
 
-stdout carries only the answer (or, with `--json`, only event lines), so the command
-composes in pipes; tool activity goes to stderr, and only when a person is watching it.
+stdout carries only the answer (or, with `--json`, only event lines and a last `exit`
+line), so the command composes in pipes; tool activity goes to stderr, and only when a
+person is watching it. The exit codes are in `exits.py` (and `seam run --help`).
 """
 
 from __future__ import annotations
@@ -9,37 +10,31 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 
+from seam.apps.cli.exits import USAGE, TurnReport, judge
+from seam.apps.cli.faults import stored_failure
 from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
-    FAILURE,
-    INTERRUPTED,
-    USAGE,
     CliError,
     approval_request_text,
     check_personality,
+    check_toolset,
     fresh_session_name,
     open_runtime,
     parse_approval,
+    require_utf8,
     run_turn,
     say_error,
     session_key,
     turn_time_limit,
 )
 from seam.apps.cli.workdir import confirm_working_dir
-from seam.contracts.events import (
-    AgentEvent,
-    Done,
-    ErrorEvent,
-    Halt,
-    ToolApprovalRequired,
-    event_to_dict,
-)
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.events import AgentEvent, ToolApprovalRequired, event_to_dict
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 
-FAILED_FINISHES = frozenset({"error", "timeout", "max_iterations"})
 WARNINGS = {
     "length": "warning: the answer was cut off at the model's output limit",
     "content_filter": "warning: the provider's content filter stopped the answer",
@@ -54,41 +49,59 @@ ERROR_HINTS = {
 
 
 def read_prompt(prompt: str) -> str:
-    text = sys.stdin.read() if prompt == "-" else prompt
+    text = _read_stdin() if prompt == "-" else require_utf8(prompt, "the prompt")
     if not text.strip():
         where = "stdin was empty" if prompt == "-" else "the prompt is empty"
         raise CliError(f"{where}: pass the text to ask, or - to read it from stdin", USAGE)
     return text
 
 
-class _Outcome:
-    """Watches the events for what went wrong, so the failure line can say why."""
-
-    def __init__(self) -> None:
-        self.error: ErrorEvent | None = None
-        self.halt: Halt | None = None
-
-    def __call__(self, event: AgentEvent) -> None:
-        if isinstance(event, ErrorEvent) and self.error is None:
-            self.error = event
-        elif isinstance(event, Halt) and self.halt is None:
-            self.halt = event
-
-    def reason(self, done: Done, key_env: str) -> str:
-        if self.error is not None:
-            hint = ERROR_HINTS.get(self.error.kind, "").format(key_env=key_env)
-            return f"{self.error.message} ({hint})" if hint else self.error.message
-        if self.halt is not None:
-            return self.halt.message
-        return f"the turn ended with {done.finish_reason!r}"
+def _read_stdin() -> str:
+    if sys.stdin is None:
+        raise CliError("stdin is closed: pass the prompt as an argument instead of -", USAGE)
+    try:
+        # Under a C locale Python decodes stdin with surrogateescape: check it as argv.
+        return require_utf8(sys.stdin.read(), "the prompt on stdin")
+    except UnicodeDecodeError as exc:
+        raise CliError(
+            f"stdin is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset"
+            f" {exc.start}); pipe UTF-8 text to seam run -",
+            USAGE,
+        ) from None
+    except OSError as exc:
+        raise CliError(f"cannot read stdin: {exc.strerror or exc}", USAGE) from None
 
 
 async def _ask_on_stdin(event: ToolApprovalRequired) -> ApprovalDecision:
-    """One answer line per request; end of input (or nonsense) is a denial."""
+    """One answer line per request. End of input (or no stdin at all) means nobody is
+    there to answer; an answer that is not a choice is a denial."""
+    stdin = sys.stdin
+    if stdin is None:
+        return UNAVAILABLE
     sys.stderr.write(f"{terminal_safe(approval_request_text(event))}\n{APPROVAL_PROMPT}")
     sys.stderr.flush()
-    line = await asyncio.to_thread(sys.stdin.readline)
+    line = await _readline(stdin)
+    if line is None:
+        sys.stderr.write("\n")
+        return UNAVAILABLE
     return parse_approval(line) or "deny"
+
+
+async def _readline(stdin: object) -> str | None:
+    """A line from stdin in a daemon thread (so a prompt still up when the turn ends never
+    holds the process open); None at end of input or when it cannot be read."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str | None] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line: str | None = stdin.readline() or None  # type: ignore[attr-defined]
+        except (OSError, ValueError, UnicodeDecodeError):
+            line = None
+        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line))
+
+    threading.Thread(target=read, name="seam-approval-prompt", daemon=True).start()
+    return await answer
 
 
 def _json_lines(event: AgentEvent) -> None:
@@ -108,6 +121,8 @@ async def run_once(
 ) -> int:
     confirm_working_dir(yes)
     text = read_prompt(prompt)
+    if session is not None:
+        require_utf8(session, "the session name")
     # Retries go to stderr as they happen (stdout is for the answer or the JSON events).
     async with (
         RetryView(sys.stderr) as retries,
@@ -117,7 +132,7 @@ async def run_once(
         session_key(runtime, name)
         if personality:
             check_personality(runtime, personality)
-        outcome = _Outcome()
+        await check_toolset(runtime, name, personality)
         if as_json:
             show = _json_lines
         elif sys.stderr.isatty():
@@ -127,13 +142,12 @@ async def run_once(
 
         def on_event(event: AgentEvent) -> None:
             retries.stop()
-            outcome(event)
             if show is not None:
                 show(event)
 
         # Approvals are read from stdin (a terminal or a pipe) unless stdin held the prompt.
         approve = None if prompt == "-" else _ask_on_stdin
-        done = await run_turn(
+        result = await run_turn(
             runtime,
             name,
             text,
@@ -145,17 +159,38 @@ async def run_once(
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"
 
-    if done is None or done.finish_reason == "cancelled":
-        say_error("cancelled")
-        return INTERRUPTED
-    if done.finish_reason in FAILED_FINISHES:
-        say_error(outcome.reason(done, key_env))
-        return FAILURE
-    if not as_json:
-        answer = terminal_safe(done.text)  # shown, never obeyed (--json escapes it itself)
-        sys.stdout.write(answer if answer.endswith("\n") or not answer else answer + "\n")
+    error = result.error
+    hint = ERROR_HINTS.get(error.kind, "").format(key_env=key_env) if error else ""
+    report = judge(
+        result.submission,
+        error_kind=error.kind if error else None,
+        error_message=error.message if error else None,
+        halt_message=result.halt.message if result.halt else None,
+        waited=result.waited,
+        hint=hint,
+        timed_out=result.timed_out,
+    )
+    sub = result.submission
+    environment = stored_failure(sub.error if sub is not None else None)
+    if environment is not None:
+        report = TurnReport(report.code, environment)
+    answer = sub.result if sub is not None and sub.outcome == "completed" else ""
+    if not as_json and answer:
+        answer = terminal_safe(answer)  # shown, never obeyed (--json escapes it itself)
+        sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         sys.stdout.flush()
-    warning = WARNINGS.get(done.finish_reason)
-    if warning:
+    finish = sub.finish_reason if sub is not None else None
+    warning = WARNINGS.get(finish or "") if report.code == 0 else None
+    if report.message:
+        say_error(report.message)
+    elif warning:
         say_error(warning)
-    return 0
+        report = TurnReport(0, warning)
+    if as_json:
+        _json_lines_raw(report.exit_line(result.submission_id))
+    return report.code
+
+
+def _json_lines_raw(payload: dict[str, object]) -> None:
+    sys.stdout.write(json_safe(json.dumps(payload, ensure_ascii=False)) + "\n")
+    sys.stdout.flush()

@@ -173,6 +173,8 @@ class TurnView:
         elif isinstance(event, ToolApprovalResponse):
             approved = event.decision in ("once", "session", "always")
             line = f"  {'approved' if approved else 'denied'} ({event.decision.replace('_', ' ')})"
+            if event.decision == "unavailable":
+                line = "  not run (no one was available to approve it)"
             self._line(style.dim(line) if approved else style.yellow(line))
         elif isinstance(event, Notice):
             self._line(style.yellow(f"note ({event.kind}): {event.message}"))

@@ -1,33 +1,36 @@
 """What every command shares: the runtime, the event loop, Ctrl-C, and how failures end.
 
 A failure anywhere ends the same way: one `seam: <reason>` line on stderr and an exit
-code a script can rely on (1: it did not work, 2: bad usage or config, 130: Ctrl-C).
+code a script can rely on (`exits.py` has the table: 1 it did not work, 2 bad usage or
+config, 3 the provider failed, 4 halted, 5 an approval nobody could give, 124 the turn's
+deadline ran out, 130 Ctrl-C).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from seam.apps.cli.render import terminal_safe
-from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
-from seam.contracts.guardrail import ApprovalDecision
+from seam.apps.cli.exits import FAILURE, INTERRUPTED, USAGE
+from seam.apps.cli.render import json_safe, terminal_safe
+from seam.contracts.events import AgentEvent, Done, ErrorEvent, Halt, ToolApprovalRequired
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.model import OnRetry
 from seam.contracts.tools import CancelToken
 
 if TYPE_CHECKING:
+    from seam.contracts.execution import Submission
     from seam.wiring.runtime import Runtime
 
-FAILURE = 1
-USAGE = 2
-INTERRUPTED = 130
 # After the first Ctrl-C a turn gets this long to stop at its next step (keeping the
 # transcript tidy) before it is abandoned: a stalled model sends no next chunk to stop at.
 CANCEL_GRACE = 1.0
@@ -40,70 +43,92 @@ class CliError(Exception):
         self.code = code
 
 
-class TurnTimedOut(CliError):
-    """The turn ran past its deadline (`--timeout`, `[agent] turn_timeout`) and was stopped."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(
-            f"timed out: the turn took longer than {seconds:g} s and was stopped"
-            " (--timeout or [agent] turn_timeout sets the limit; 0 means none)"
-        )
-        self.seconds = seconds
-
-
 def say_error(message: str) -> None:
     """The one-line failure report (a multi-line reason is folded onto one line)."""
     sys.stderr.write(f"seam: {terminal_safe(' '.join(message.split()))}\n")
     sys.stderr.flush()
 
 
-def execute(main: Coroutine[Any, Any, int]) -> None:
-    """Run a command's coroutine and exit with its code, reporting failures as one line."""
+def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
+    """Run a command's coroutine and exit with its code, reporting failures as one line.
+
+    `json_exit`: the command streams JSON lines (`seam run --json`); a failure caught
+    here still ends the stream with its `exit` line. Each fault the environment can cause
+    (config, argv, stdin, a read-only or full SEAM_HOME, a locked or damaged database)
+    gets its own line from `faults.describe`; anything else is the backstop: one line
+    naming the crash log that holds the traceback.
+    """
     import typer
 
-    from seam.wiring.logs import configure_logging
+    from seam.apps.cli.faults import describe
+    from seam.wiring.logs import configure_logging, write_crash_log
     from seam.wiring.settings import ConfigError
 
     configure_logging()
+    message = ""
     try:
         code = asyncio.run(main)
     except CliError as exc:
-        say_error(exc.message)
-        code = exc.code
+        message, code = exc.message, exc.code
     except ConfigError as exc:
-        say_error(str(exc))
-        code = USAGE
+        message, code = str(exc), USAGE
     except KeyboardInterrupt:
-        say_error("interrupted")
-        code = INTERRUPTED
+        message, code = "interrupted", INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`seam sessions list | head`): stop quietly, and keep
         # Python from complaining when it flushes stdout on exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = FAILURE
-    except OSError as exc:  # e.g. SEAM_HOME cannot be created
-        where = f"{exc.filename}: " if exc.filename else ""
-        say_error(f"{where}{exc.strerror or exc}")
-        code = FAILURE
+    except Exception as exc:
+        found = describe(exc)
+        if found is not None:
+            message, code = found
+        else:
+            where = write_crash_log(exc)
+            details = f"details in {where}" if where else "no crash log could be written"
+            message = f"internal error: {type(exc).__name__}: {exc} ({details})"
+            code = FAILURE
+    if message:
+        say_error(message)
+        if json_exit:
+            from seam.apps.cli.exits import TurnReport
+
+            _json_line(TurnReport(code, " ".join(message.split())).exit_line())
     if code:
         raise typer.Exit(code)
 
 
-def open_runtime(
+def _json_line(payload: dict[str, Any]) -> None:
+    import json
+
+    try:
+        sys.stdout.write(json_safe(json.dumps(payload, ensure_ascii=False)) + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):  # stdout closed: the stderr line said it already
+        pass
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(
     model: str | None = None, *, on_retry: OnRetry | None = None, interactive: bool = False
-) -> Runtime:
-    """The runtime the environment describes, to use as `async with open_runtime() as
-    runtime:` (which opens the store and closes everything); raises `ConfigError` for
-    bad settings.
+) -> AsyncIterator[Runtime]:
+    """The runtime the environment describes, as `async with open_runtime() as runtime:`
+    (which opens the store and closes everything); raises `ConfigError` for bad settings.
+    On the way in, submissions a full disk kept from settling are settled failed.
 
     `interactive`: a person waits on each turn (see `create_runtime`); `on_retry` shows
     them the model's retries."""
+    from seam.apps.cli.unsettled import reserve, settle_remembered
     from seam.wiring import create_runtime
     from seam.wiring.settings import load_settings
 
-    return create_runtime(
-        settings=load_settings(model=model), on_retry=on_retry, interactive=interactive
-    )
+    settings = load_settings(model=model)
+    async with create_runtime(
+        settings=settings, on_retry=on_retry, interactive=interactive
+    ) as runtime:
+        reserve(runtime)
+        await settle_remembered(runtime)
+        yield runtime
 
 
 def turn_time_limit(runtime: Runtime, flag: float | None) -> float | None:
@@ -119,8 +144,25 @@ def fresh_session_name(prefix: str) -> str:
     return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
 
 
+def require_utf8(text: str, what: str) -> str:
+    """`text` itself, or a usage error when it holds bytes that are not UTF-8 (Python
+    hands undecodable argv bytes over as lone surrogates, which no store can keep)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        byte = f"byte 0x{ord(bad) - 0xDC00:02x}" if 0xDC80 <= ord(bad) <= 0xDCFF else repr(bad)
+        raise CliError(
+            f"{what} is not valid UTF-8 ({byte} at position {exc.start}); pass it as UTF-8"
+            " text (check the terminal's encoding, e.g. LANG=C.UTF-8)",
+            USAGE,
+        ) from None
+    return text
+
+
 def session_key(runtime: Runtime, name: str) -> str:
     """The key of a public session name; a reserved or malformed name is a usage error."""
+    require_utf8(name, "the session name")
     try:
         return runtime.session_key_for(name)
     except ValueError as exc:
@@ -132,6 +174,62 @@ def check_personality(runtime: Runtime, personality: str) -> None:
         runtime.personalities.get(personality)
     except KeyError as exc:
         raise CliError(str(exc.args[0] if exc.args else exc), USAGE) from None
+
+
+def unknown_tools(runtime: Runtime) -> dict[str, list[str]]:
+    """Every personality's toolset names no registered tool answers to, by personality."""
+    known = set(runtime.tools.names())
+    found: dict[str, list[str]] = {}
+    for personality in runtime.personalities.list():
+        missing = [n for n in personality.toolset or () if _checkable(n) and n not in known]
+        if missing:
+            found[personality.id] = missing
+    return found
+
+
+def _checkable(name: str) -> bool:
+    """A plain built-in name: a glob pattern matches what it matches, and an MCP tool
+    (`mcp__<server>__<tool>`) is known only once its server has started."""
+    return not name.startswith("mcp__") and not any(c in name for c in "*?[")
+
+
+def warn_unknown_tools(runtime: Runtime) -> None:
+    """For surfaces nobody watches turn by turn (`seam resume`, `seam worker`): one line
+    per personality whose toolset names unknown tools (its turns run without them)."""
+    for pid, names in unknown_tools(runtime).items():
+        listed = ", ".join(repr(name) for name in names)
+        say_error(f"warning: personality {pid!r} names unknown tools in its toolset: {listed}")
+
+
+async def check_toolset(runtime: Runtime, session: str, personality: str | None) -> None:
+    """A usage error naming every tool in the personality's `toolset` that no registered
+    tool answers to (the registry would skip them, and the agent would silently lack them).
+    """
+    chosen = personality
+    if not chosen:
+        info = await runtime.sessions.get(session_key(runtime, session))
+        chosen = info.personality if info is not None and info.personality else None
+    pid = chosen or runtime.personalities.default_id
+    try:
+        found = runtime.personalities.get(pid)
+    except KeyError as exc:
+        raise CliError(str(exc.args[0] if exc.args else exc), USAGE) from None
+    if found.toolset is None:
+        return
+    known = set(runtime.tools.names())
+    unknown = [name for name in found.toolset if _checkable(name) and name not in known]
+    if not unknown:
+        return
+    settings = runtime.settings
+    where = f" ({settings.personalities_dir / pid / 'config.toml'})" if settings else ""
+    names = ", ".join(repr(name) for name in unknown)
+    plural = "s" if len(unknown) > 1 else ""
+    raise CliError(
+        f"personality {pid!r}{where}: unknown tool{plural} {names} in its toolset; remove"
+        f" {'them' if plural else 'it'} or fix the spelling (known tools: "
+        f"{', '.join(sorted(known))})",
+        USAGE,
+    )
 
 
 APPROVAL_PROMPT = "approve? [o]nce, [s]ession, [a]lways, [d]eny, [n]ever: "
@@ -162,6 +260,23 @@ def approval_request_text(event: ToolApprovalRequired) -> str:
     return f"{event.name} wants to run: {event.command}\n  why it needs approval: {event.reason}"
 
 
+@dataclass
+class TurnResult:
+    """What one CLI turn left behind: the submission as it settled (None when it was
+    abandoned before it could be read back), and what its events said along the way."""
+
+    submission_id: str
+    submission: Submission | None = None
+    done: Done | None = None
+    error: ErrorEvent | None = None
+    halt: Halt | None = None
+    # The first approval request nobody could answer (no terminal, end of input).
+    waited: ToolApprovalRequired | None = None
+    interrupted: bool = False
+    # The turn's deadline (seconds) when it ran out and stopped the turn.
+    timed_out: float | None = None
+
+
 async def run_turn(
     runtime: Runtime,
     session: str,
@@ -171,75 +286,130 @@ async def run_turn(
     on_event: Callable[[AgentEvent], None],
     approve: Approve | None = None,
     time_limit: float | None = None,
-) -> Done | None:
+) -> TurnResult:
     """Run one turn as a durable submission, handing each event to `on_event`.
 
     The submission is stored before the model is called, so a crash at any point leaves
-    something `seam resume` finishes. Ctrl-C cancels the turn, not the program: the loop
-    stops at its next step and the submission settles aborted. A turn that does not stop
-    within `CANCEL_GRACE` (or gets a second Ctrl-C) is abandoned; the result is then None.
-    After `time_limit` seconds the turn is cancelled the same way (its partial text kept,
-    marked interrupted) and `TurnTimedOut` is raised.
+    something `seam resume` finishes. Ctrl-C stops the turn, and stopping means stopping:
+    the loop stops at its next step, the submission is asked to abort (a queued one, e.g.
+    waiting out a retry back-off, settles aborted at once) and settles aborted with its
+    partial text kept, so nothing runs it later. A turn that does not stop within
+    `CANCEL_GRACE` (or gets a second Ctrl-C) is abandoned, and still settles aborted.
+    After `time_limit` seconds the turn is stopped the same way and `timed_out` is set.
+    `approve` answers approval requests; without one (or when it says `unavailable`) the
+    model is told no one was available to approve.
     """
     cancel = CancelToken()
-    expired = False
-    done: Done | None = None
-    answering: set[asyncio.Task[None]] = set()
+    result = TurnResult(secrets.token_hex(8))
+    answering: dict[asyncio.Task[None], ToolApprovalRequired] = {}
 
     async def answer(event: ToolApprovalRequired) -> None:
-        # Nobody to ask (a script, a pipe with no answers): the safe answer.
-        decision = await approve(event) if approve is not None else "deny"
+        decision = await approve(event) if approve is not None else UNAVAILABLE
+        if decision == UNAVAILABLE and result.waited is None:
+            result.waited = event
         runtime.respond_to(event.session_key, event.call_id, decision)
 
     def watch(event: AgentEvent) -> None:
-        nonlocal done
         on_event(event)
         if isinstance(event, Done):
-            done = event
+            result.done = event
+        elif isinstance(event, ErrorEvent):
+            result.error = event
+        elif isinstance(event, Halt):
+            result.halt = event
         elif isinstance(event, ToolApprovalRequired):
             task = asyncio.ensure_future(answer(event))
-            answering.add(task)
-            task.add_done_callback(answering.discard)
+            answering[task] = event
+            task.add_done_callback(lambda t: answering.pop(t, None))
 
-    async def consume() -> None:
-        # `Runtime.run` ends with `done` also when the submission settled without its turn
-        # streaming here (a reply stored before a crash, another worker ran it).
-        async for event in runtime.run(session, text, personality=personality, cancel=cancel):
-            watch(event)
+    def stop_asking() -> None:
+        # A prompt the turn no longer waits for must not stay up to compete with the next
+        # one; a request still open when the person stops the turn is refused.
+        for pending, event in list(answering.items()):
+            pending.cancel()
+            runtime.respond_to(event.session_key, event.call_id, "deny")
 
-    task = asyncio.ensure_future(consume())
+    async def abort() -> None:
+        # Not admitted yet (KeyError): the cancelled token stops it at its start.
+        with contextlib.suppress(KeyError):
+            await runtime.abort(result.submission_id)
+
+    aborting: list[asyncio.Task[None]] = []
+
+    def on_stop() -> None:
+        result.interrupted = True
+        stop_asking()
+        aborting.append(asyncio.ensure_future(abort()))
+
+    task = asyncio.ensure_future(
+        runtime.ask(
+            session,
+            text,
+            personality=personality,
+            submission_id=result.submission_id,
+            on_event=watch,
+            cancel=cancel,
+        )
+    )
     loop = asyncio.get_running_loop()
 
     def expire() -> None:
-        nonlocal expired
-        expired = True
+        # The deadline stops the turn as Ctrl-C does (a Ctrl-C already stopping it wins).
+        if cancel.cancelled or task.done():
+            return
+        result.timed_out = time_limit
         cancel.cancel(f"timed out after {time_limit:g} s")
-        loop.call_later(CANCEL_GRACE, task.cancel)
+        stop_asking()
+        aborting.append(asyncio.ensure_future(abort()))
+        loop.call_later(CANCEL_GRACE, lambda: task.done() or task.cancel())
 
     deadline = loop.call_later(time_limit, expire) if time_limit else None
     try:
-        with _ctrl_c_cancels(cancel, task):
+        with _ctrl_c_cancels(cancel, task, on_stop):
             await asyncio.wait((task,))
+            await asyncio.gather(*aborting, return_exceptions=True)
     finally:
         if deadline is not None:
             deadline.cancel()
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        # A prompt the turn no longer waits for (it timed out into a deny) must not stay
-        # up to compete with the next one.
-        for pending in answering:
-            pending.cancel()
+        stop_asking()
         await asyncio.gather(*answering, return_exceptions=True)
-    if not task.cancelled():
-        task.result()  # a crash in the turn surfaces here
-    if expired and time_limit and (done is None or done.finish_reason == "cancelled"):
-        raise TurnTimedOut(time_limit)
-    return done
+    if task.cancelled():
+        # Abandoned: the coordinator settled it aborted as it let go; read it back.
+        result.submission = await _read_back(runtime, result.submission_id)
+        return result
+    exc = task.exception()
+    if exc is not None:
+        _note_if_disk_full(runtime, result.submission_id, exc)
+        raise exc  # a crash in the turn (or the store) surfaces here
+    result.submission = task.result()
+    return result
+
+
+def _note_if_disk_full(runtime: Runtime, submission_id: str, exc: BaseException) -> None:
+    """A turn the store could not even settle because the disk is full is noted, so the
+    next command settles it failed instead of running it again (`unsettled.py`)."""
+    from seam.apps.cli.faults import is_disk_full
+    from seam.apps.cli.unsettled import remember
+
+    if is_disk_full(exc):
+        remember(runtime, submission_id, "the disk was full: the turn could not be saved")
+
+
+async def _read_back(runtime: Runtime, submission_id: str) -> Submission | None:
+    try:
+        sub = await runtime.abort(submission_id)  # settled ones come back unchanged
+    except KeyError:
+        return None
+    return sub if sub.state == "settled" else None
 
 
 @contextmanager
-def _ctrl_c_cancels(cancel: CancelToken, task: asyncio.Future[None]) -> Iterator[None]:
+def _ctrl_c_cancels(
+    cancel: CancelToken, task: asyncio.Future[Any], on_stop: Callable[[], None]
+) -> Iterator[None]:
     loop = asyncio.get_running_loop()
     previous = signal.getsignal(signal.SIGINT)
 
@@ -252,6 +422,7 @@ def _ctrl_c_cancels(cancel: CancelToken, task: asyncio.Future[None]) -> Iterator
             abandon()
             return
         cancel.cancel("cancelled by the user")
+        on_stop()
         loop.call_later(CANCEL_GRACE, abandon)
 
     try:

@@ -29,14 +29,15 @@ def confirm_working_dir(yes: bool) -> None:
         sys.stderr.write(f"seam: warning: {reason}: {RISK} (continuing: --yes)\n")
         sys.stderr.flush()
         return
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+    stdin = sys.stdin  # None when stdin is closed: nobody to ask
+    if not (stdin is not None and stdin.isatty() and sys.stderr.isatty()):
         raise CliError(
             f"{reason}: {RISK}; cd into a project folder, or pass --yes to start here anyway",
             USAGE,
         )
     sys.stderr.write(f"warning: {reason}: {RISK}.\nContinue here? [y/N] ")
     sys.stderr.flush()
-    answer = sys.stdin.readline().strip().lower()
+    answer = stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
         raise CliError("not started: cd into a project folder (or pass --yes)", USAGE)
 

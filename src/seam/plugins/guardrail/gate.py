@@ -21,6 +21,7 @@ from typing import get_args
 
 from seam.contracts.guardrail import (
     APPROVING,
+    UNAVAILABLE,
     ApprovalDecision,
     ApprovalMode,
     Approver,
@@ -52,6 +53,14 @@ _ANSWERED = {
     "session": "the person approved it for this session",
     "always": "the person approved it for good",
 }
+
+
+def _nobody(why: str) -> str:
+    """The refusal when no one could be asked (no terminal, a worker, end of input)."""
+    return (
+        f"refused: needs approval ({why}) and no one was available to approve it, so it did"
+        " not run; this is not a refusal by the person"
+    )
 
 
 class GuardedCommandGate:
@@ -149,9 +158,7 @@ class GuardedCommandGate:
     ) -> GateDecision:
         why = f"{found.reason} ({found.rule})"
         if approver is None:
-            return GateDecision(
-                False, found, f"refused: needs approval ({why}) and nobody could be asked"
-            )
+            return GateDecision(False, found, _nobody(why))
         try:
             async with asyncio.timeout(self._timeout):
                 answer = await approver.request(
@@ -164,6 +171,10 @@ class GuardedCommandGate:
             return GateDecision(False, found, f"refused: asking for approval failed ({exc})")
         if answer not in _DECISIONS:
             return GateDecision(False, found, f"refused: unrecognised answer {answer!r}")
+        if answer == UNAVAILABLE:
+            # Not a "no": nobody was there to ask. The model must not read it as a refusal
+            # by the person (and nothing is remembered).
+            return GateDecision(False, found, _nobody(why), answer)
         note = self._remember(session_key, found.normalized, answer)
         if answer in APPROVING:
             return GateDecision(True, found, f"allowed: {_ANSWERED[answer]}{note}", answer)
