@@ -113,3 +113,22 @@ def test_sessions_show_and_list_print_a_hostile_transcript_harmlessly(
         assert CONTROL.search(exported.stdout) is None, args
         messages = json.loads(exported.stdout)["messages"]
         assert messages[-1]["content"] == HOSTILE  # the same value, only escaped
+
+
+def test_resume_and_worker_reports_show_control_sequences_as_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`seam resume` / `seam worker` print each settled answer; a stored answer that holds
+    an OSC 52 clipboard write reaches the terminal as text."""
+    from seam.apps.cli.durable import _report
+    from seam.contracts.execution import Submission
+    from seam.wiring.runtime import Runtime
+
+    key = 'agent-session:["local","default","demo"]'
+    sub = Submission(
+        "s1", key, "hi", "settled", 0.0, 0.0, outcome="completed", result="ok\x1b]52;c;aGk=\x07"
+    )
+    _report(Runtime, sub, as_json=False)  # type: ignore[arg-type]  # only session_name_of
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "== demo · s1 · completed" in out and "\\x1b]52" in out

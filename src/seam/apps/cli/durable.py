@@ -64,13 +64,16 @@ def _deny_approvals(runtime: Runtime) -> Callable[[AgentEvent], None]:
 def _report(runtime: Runtime, sub: Submission, as_json: bool) -> None:
     import json
 
+    from seam.apps.cli.render import json_safe, terminal_safe
+
     name = runtime.session_name_of(sub.session_key)
     if as_json:
-        sys.stdout.write(json.dumps(submission_dict(sub, name), ensure_ascii=False) + "\n")
+        line = json.dumps(submission_dict(sub, name), ensure_ascii=False)
+        sys.stdout.write(json_safe(line) + "\n")
     else:
         outcome = sub.outcome or sub.state
         body = sub.result if sub.outcome == "completed" else (sub.error or "")
-        sys.stdout.write(f"== {name} · {sub.id} · {outcome}\n{body}\n")
+        sys.stdout.write(terminal_safe(f"== {name} · {sub.id} · {outcome}\n{body}") + "\n")
     sys.stdout.flush()
 
 
