@@ -7,6 +7,7 @@ sessions with different working directories or sandboxes never share a tool inst
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -208,3 +209,19 @@ class ToolRegistry(Protocol):
     def definitions(self, tools: Sequence[Tool]) -> list[ToolDefinition]:
         """Definitions sorted by name, so the request prefix stays byte-stable."""
         ...
+
+
+def coerce_scalar(text: str, wanted: str) -> int | float | bool | None:
+    """A quoted number or boolean as the JSON Schema `wanted` type asks for (small models
+    send `"12"` and `"true"`), or None when `text` is no such value. One rule for every
+    argument validator, ours and the one for MCP servers' schemas."""
+    if wanted == "boolean":
+        return {"true": True, "false": False}.get(text.lower())
+    if wanted == "integer":
+        digits = text[1:] if text[:1] == "-" else text
+        return int(text) if digits.isascii() and digits.isdigit() else None
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None

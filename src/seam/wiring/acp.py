@@ -120,7 +120,8 @@ async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> 
         return []
     from seam.plugins.mcp.servers import McpServers
     from seam.plugins.mcp.spec import ServerSpec
-    from seam.wiring.mcp import DefaultGetsMcp
+    from seam.wiring.default_tools import DefaultGets
+    from seam.wiring.mcp import MCP_TOOLS, default_gets_mcp
 
     if runtime.mcp is None:
         # None configured and a tool registry handed in: give it a set (closed with the runtime).
@@ -128,10 +129,11 @@ async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> 
         add_source = getattr(runtime.tools, "add_source", None)
         if add_source is not None:
             add_source(runtime.mcp)
-    if not isinstance(runtime.loop.personalities, DefaultGetsMcp):
+    current = runtime.loop.personalities
+    if not (isinstance(current, DefaultGets) and MCP_TOOLS in current.names):
         # The default personality gets every MCP tool; it was not wrapped at start-up when
         # no server was configured.
-        runtime.loop.personalities = DefaultGetsMcp(runtime.loop.personalities)
+        runtime.loop.personalities = default_gets_mcp(current)
         runtime.personalities = runtime.loop.personalities
     names = []
     for server in servers:

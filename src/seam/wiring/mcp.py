@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
-from seam.contracts.personality import Personality, PersonalityRegistry
+from seam.contracts.personality import PersonalityRegistry
 from seam.plugins.mcp.servers import McpServers, ServerStatus
 from seam.plugins.mcp.spec import ServerSpec
+from seam.wiring.default_tools import DefaultGets
 from seam.wiring.settings import ConfigError, McpServerSection, Settings, load_settings
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -135,29 +135,9 @@ async def list_configured(settings: Settings | None = None) -> list[str]:
 MCP_TOOLS = "mcp__*"
 
 
-class DefaultGetsMcp:
-    """The personality registry, with every MCP tool added to the default personality's
-    toolset (the written default lists its built-ins by name; other personalities get an
-    MCP tool only when their `toolset` names it or a pattern matches it)."""
-
-    def __init__(self, inner: PersonalityRegistry) -> None:
-        self._inner = inner
-
-    @property
-    def default_id(self) -> str:
-        return self._inner.default_id
-
-    def get(self, personality_id: str) -> Personality:
-        return self._widen(self._inner.get(personality_id))
-
-    def list(self) -> list[Personality]:
-        return [self._widen(p) for p in self._inner.list()]
-
-    def _widen(self, personality: Personality) -> Personality:
-        toolset = personality.toolset
-        if personality.id != self._inner.default_id or toolset is None or MCP_TOOLS in toolset:
-            return personality
-        return replace(personality, toolset=(*toolset, MCP_TOOLS))
+def default_gets_mcp(inner: PersonalityRegistry) -> DefaultGets:
+    """The default personality gets every MCP tool; others only what their `toolset` names."""
+    return DefaultGets(inner, (MCP_TOOLS,))
 
     def __getattr__(self, name: str) -> Any:  # anything else the wrapped registry offers
         return getattr(self._inner, name)

@@ -657,18 +657,18 @@ def create_runtime(
     section = settings.config.store if settings is not None else None
     mcp = None
     if settings is not None and tools is None:
-        from seam.wiring.mcp import DefaultGetsMcp, build_mcp
+        from seam.wiring.mcp import build_mcp, default_gets_mcp
 
         mcp = build_mcp(settings)
         if mcp.names() and personalities is not None:
-            personalities = DefaultGetsMcp(personalities)
+            personalities = default_gets_mcp(personalities)
     skills = None
     if settings is not None and tools is None:
-        from seam.wiring.skills import DefaultGetsSkills, build_skills
+        from seam.wiring.skills import build_skills, default_gets_skills
 
         skills = build_skills(settings)
         if personalities is not None:
-            personalities = DefaultGetsSkills(personalities)
+            personalities = default_gets_skills(personalities)
     runtime = assemble_runtime(
         model=model,
         tools=tools,

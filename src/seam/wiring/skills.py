@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from seam.contracts.personality import Personality, PersonalityRegistry
+from seam.contracts.personality import PersonalityRegistry
 from seam.plugins.safety.injection import scan
 from seam.plugins.skills.catalog import Entry, NoticeText, SkillCatalog, SkillDir, UnknownSkill
 from seam.plugins.skills.skill import SKILL_FILE, SkillError
 from seam.plugins.skills.tools import render_body
 from seam.plugins.skills.trust import TrustStore
+from seam.wiring.default_tools import DefaultGets
 from seam.wiring.settings import Settings
 
 PROJECT_SKILLS = Path(".agents") / "skills"
@@ -65,29 +65,9 @@ def skills_index(catalog: SkillCatalog) -> Any:
     return index
 
 
-class DefaultGetsSkills:
-    """The personality registry, with `skill_view` and `skill_write` added to the default
-    personality's toolset (the written default lists its built-ins by name)."""
-
-    def __init__(self, inner: PersonalityRegistry) -> None:
-        self._inner = inner
-
-    @property
-    def default_id(self) -> str:
-        return self._inner.default_id
-
-    def get(self, personality_id: str) -> Personality:
-        return self._widen(self._inner.get(personality_id))
-
-    def list(self) -> list[Personality]:
-        return [self._widen(p) for p in self._inner.list()]
-
-    def _widen(self, personality: Personality) -> Personality:
-        toolset = personality.toolset
-        if personality.id != self._inner.default_id or toolset is None:
-            return personality
-        missing = tuple(name for name in SKILL_TOOLS if name not in toolset)
-        return replace(personality, toolset=(*toolset, *missing)) if missing else personality
+def default_gets_skills(inner: PersonalityRegistry) -> DefaultGets:
+    """The default personality gets `skill_view` and `skill_write`."""
+    return DefaultGets(inner, SKILL_TOOLS)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

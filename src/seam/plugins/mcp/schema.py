@@ -10,11 +10,10 @@ the argument, for the model.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from seam.contracts.tools import ArgumentError
+from seam.contracts.tools import ArgumentError, coerce_scalar
 
 MAX_SCHEMAS = 1024
 VALUE_CHARS = 60
@@ -83,21 +82,8 @@ def _coerce(schema: Mapping[str, Any], args: Mapping[str, Any]) -> Mapping[str, 
         wanted = sub.get("type") if isinstance(sub, Mapping) else None
         if not isinstance(value, str) or wanted not in _SCALARS:
             continue
-        converted = _scalar(value.strip(), str(wanted))
+        converted = coerce_scalar(value.strip(), str(wanted))
         if converted is not None:
             out = dict(args) if out is None else out
             out[name] = converted
     return args if out is None else out
-
-
-def _scalar(text: str, wanted: str) -> int | float | bool | None:
-    if wanted == "boolean":
-        return {"true": True, "false": False}.get(text.lower())
-    if wanted == "integer":
-        digits = text[1:] if text[:1] == "-" else text
-        return int(text) if digits.isascii() and digits.isdigit() else None
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None

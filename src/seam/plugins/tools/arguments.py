@@ -18,11 +18,10 @@ is the seam for that.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from seam.contracts.tools import ArgumentError
+from seam.contracts.tools import ArgumentError, coerce_scalar
 
 if TYPE_CHECKING:
     import fastjsonschema
@@ -116,25 +115,12 @@ def _coerce(args: Mapping[str, Any], coercions: Coercions) -> Mapping[str, Any]:
         value = args.get(name)
         if not isinstance(value, str):
             continue
-        converted = _scalar(value.strip(), wanted)
+        converted = coerce_scalar(value.strip(), wanted)
         if converted is not None:
             if out is None:
                 out = dict(args)
             out[name] = converted
     return args if out is None else out
-
-
-def _scalar(text: str, wanted: str) -> int | float | bool | None:
-    if wanted == "boolean":
-        return {"true": True, "false": False}.get(text.lower())
-    if wanted == "integer":
-        digits = text[1:] if text[:1] == "-" else text
-        return int(text) if digits.isascii() and digits.isdigit() else None
-    try:
-        number = float(text)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _is_value_error(exc: ValueError) -> TypeGuard[fastjsonschema.JsonSchemaValueException]:
