@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from seam.contracts.personality import Personality, PersonalityRegistry
 
@@ -37,3 +38,6 @@ class DefaultGets:
             return personality
         missing = tuple(name for name in self.names if name not in toolset)
         return replace(personality, toolset=(*toolset, *missing)) if missing else personality
+
+    def __getattr__(self, name: str) -> Any:  # anything else the wrapped registry offers
+        return getattr(self._inner, name)

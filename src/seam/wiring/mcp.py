@@ -138,6 +138,3 @@ MCP_TOOLS = "mcp__*"
 def default_gets_mcp(inner: PersonalityRegistry) -> DefaultGets:
     """The default personality gets every MCP tool; others only what their `toolset` names."""
     return DefaultGets(inner, (MCP_TOOLS,))
-
-    def __getattr__(self, name: str) -> Any:  # anything else the wrapped registry offers
-        return getattr(self._inner, name)

@@ -667,7 +667,9 @@ def create_runtime(
         from seam.wiring.skills import build_skills, default_gets_skills
 
         skills = build_skills(settings)
-        if personalities is not None:
+        # With no skill to view the two tools only cost prompt tokens (and the offline model's
+        # choice of tool): the default personality gets them once a skill is found.
+        if personalities is not None and skills.offered():
             personalities = default_gets_skills(personalities)
     runtime = assemble_runtime(
         model=model,

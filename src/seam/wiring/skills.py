@@ -69,9 +69,6 @@ def default_gets_skills(inner: PersonalityRegistry) -> DefaultGets:
     """The default personality gets `skill_view` and `skill_write`."""
     return DefaultGets(inner, SKILL_TOOLS)
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
 
 # -- what surfaces show --
 
