@@ -261,7 +261,7 @@ async def test_without_isolation_only_read_only_commands_run_unasked(tmp_path: P
         refused = await unisolated(gate, "touch notes.txt", None, mode)
         assert not refused.allowed, mode
         assert refused.classification.rule == "policy:not-isolated"
-        assert "nobody could be asked" in refused.reason
+        assert "no one was available to approve" in refused.reason
 
 
 async def test_without_isolation_off_and_the_judge_still_ask_the_person(tmp_path: Path) -> None:
