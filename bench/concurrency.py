@@ -27,9 +27,12 @@ import gc
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
+
+# Run as a script, this folder is on sys.path: the same cheap in-process tool as loop_overhead.py.
+from loop_overhead import EchoTool
 
 from seam.contracts.execution import ExecutionStore
 from seam.contracts.messages import ToolCall, Usage
@@ -45,30 +48,12 @@ from seam.contracts.model import (
     UsageChunk,
 )
 from seam.contracts.personality import Personality
-from seam.contracts.tools import ToolContext
 from seam.core import DefaultToolRegistry, InMemoryExecutionStore, StaticPersonalityRegistry
 from seam.wiring.runtime import Runtime, create_runtime
 
 SESSIONS = 1000
 DELTAS = 50
 TICK = 0.01
-
-
-class EchoTool:
-    """Cheap, in-process and idempotent: the tool step costs the framework, not the tool."""
-
-    name = "echo"
-    description = "Echo the text back."
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {"text": {"type": "string"}},
-        "required": ["text"],
-    }
-    concurrent = True
-    idempotent = True
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        return str(args["text"])
 
 
 class SlowModel:

@@ -21,6 +21,7 @@ from seam.contracts import hooks
 from seam.contracts.hooks import AgentDone, HookRegistry
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider, ModelRequest
+from seam.plugins.hooks.background import BackgroundTasks, side_model_text
 
 log = logging.getLogger("seam.reflection")
 
@@ -63,7 +64,7 @@ class ReflectionHook:
         self.memory = memory
         self.max_entries = max_entries
         self.timeout = timeout
-        self._tasks: set[asyncio.Task[list[str]]] = set()
+        self._tasks: BackgroundTasks[list[str]] = BackgroundTasks()
 
     def register(self, registry: HookRegistry) -> None:
         registry.on_void(hooks.AGENT_DONE, self.after_turn)
@@ -77,9 +78,7 @@ class ReflectionHook:
         if not any(m.role == "user" for m in messages):
             return
         key = payload.session_key
-        task = asyncio.create_task(self.reflect(messages), name=f"reflection {key}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(self.reflect(messages), name=f"reflection {key}")
 
     async def reflect(self, messages: Sequence[Message]) -> list[str]:
         """Review `messages`; returns the entries added (as `target: entry`)."""
@@ -117,24 +116,15 @@ class ReflectionHook:
             max_tokens=300,
             temperature=0.0,
         )
-        parts: list[str] = []
-        async for chunk in self.model.stream(request):
-            if chunk.kind == "text":
-                parts.append(chunk.text)  # type: ignore[union-attr]
-        return "".join(parts)
+        return await side_model_text(self.model, request)
 
     async def drain(self) -> None:
         """Wait for every running review."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.drain()
 
     async def aclose(self) -> None:
         """Cancel running reviews (a half-done review writes nothing)."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.aclose()
 
 
 def parse_proposals(reply: str, limit: int) -> list[tuple[str, str]]:

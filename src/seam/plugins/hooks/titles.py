@@ -26,6 +26,7 @@ from seam.contracts.hooks import AgentDone, HookRegistry
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider, ModelRequest
 from seam.contracts.sessions import DuplicateTitle, SessionStore
+from seam.plugins.hooks.background import BackgroundTasks, side_model_text
 
 log = logging.getLogger("seam.titles")
 
@@ -79,7 +80,7 @@ class TitleHook:
         self.skip = skip
         self.timeout = timeout
         self._titled: set[str] = set()
-        self._tasks: set[asyncio.Task[str | None]] = set()
+        self._tasks: BackgroundTasks[str | None] = BackgroundTasks()
 
     def register(self, registry: HookRegistry) -> None:
         registry.on_void(hooks.AGENT_DONE, self.after_turn)
@@ -100,9 +101,7 @@ class TitleHook:
             await self.give(key, heuristic_title(first))
             return
         messages = tuple(payload.messages)
-        task = asyncio.create_task(self._from_model(key, first, messages), name=f"title {key}")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(self._from_model(key, first, messages), name=f"title {key}")
 
     async def _from_model(self, key: str, first: str, messages: Sequence[Message]) -> str | None:
         title = ""
@@ -149,11 +148,7 @@ class TitleHook:
             max_tokens=24,
             temperature=0.0,
         )
-        parts: list[str] = []
-        async for chunk in self.model.stream(request):
-            if chunk.kind == "text":
-                parts.append(chunk.text)  # type: ignore[union-attr]
-        return "".join(parts)
+        return await side_model_text(self.model, request)
 
     @property
     def pending(self) -> int:
@@ -161,12 +156,7 @@ class TitleHook:
 
     async def drain(self) -> None:
         """Wait for every title being asked for."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.drain()
 
     async def aclose(self) -> None:
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        await self._tasks.aclose()
