@@ -9,10 +9,9 @@ from tests.support.openai_server import OpenAIServer
 
 
 def test_on_status_off_round_trip(cli: Cli) -> None:
-    (cli.home).mkdir(parents=True, exist_ok=True)
-    (cli.home / "config.toml").write_text(
-        '[dnd]\nrules = [{start = "22:00", end = "07:00", weekdays = ["fri"], tz = "Europe/Berlin"}]\n'
-    )
+    cli.home.mkdir(parents=True, exist_ok=True)
+    rule = '{start = "22:00", end = "07:00", weekdays = ["fri"], tz = "Europe/Berlin"}'
+    (cli.home / "config.toml").write_text(f"[dnd]\nrules = [{rule}]\n")
     off = cli("dnd")
     assert off.returncode == 0, off.stderr
     assert off.stdout.startswith("do not disturb: off\n")
