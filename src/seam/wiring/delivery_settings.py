@@ -8,6 +8,7 @@
     every = "30m"          # off when empty (the default)
     personality = ""       # whose HEARTBEAT.md and model; empty: [agent] personality
     deliver = "owner"      # where a heartbeat that found something goes
+    tools = []             # tools a beat may use; none by default (a lean prompt)
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class HeartbeatSection(_Section):
     every: str = ""
     personality: str = ""
     deliver: str = "owner"
+    # Tools a beat may use (their schemas cost prompt tokens every beat); none by default.
+    tools: list[str] = Field(default_factory=list)
 
     @field_validator("every")
     @classmethod

@@ -11,6 +11,7 @@ from seam import __version__
 from seam.apps.cli.dnd import register as register_dnd
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
+from seam.apps.cli.heartbeat import register as register_heartbeat
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
 from seam.apps.cli.skills import register as register_skills
@@ -34,6 +35,7 @@ register_skills(app)
 register_durable(app)
 register_web(app)
 register_dnd(app)
+register_heartbeat(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
