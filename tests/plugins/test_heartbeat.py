@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from seam.core.storage import InMemoryStorage
 from seam.plugins.delivery.router import DeliveryRouter
 from seam.plugins.dnd.checker import FileDndChecker
 from seam.plugins.dnd.rules import make_rule
+from seam.plugins.heartbeat.cron_kind import HeartbeatKind
 from seam.plugins.heartbeat.ledger import HeartbeatLedger
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY, HeartbeatPersonalities
 from seam.plugins.heartbeat.reply import is_heartbeat_ok
@@ -181,3 +183,44 @@ def test_the_heartbeat_personality_is_not_listed(tmp_path: Path) -> None:
     assert [p.id for p in registry.list()] == ["default"]
     lean = registry.get(HEARTBEAT_PERSONALITY)
     assert (lean.toolset, lean.fs_read, lean.fs_write) == ((), (), ())
+
+
+@dataclass(frozen=True)
+class Job:  # the fields of a CronJob the heartbeat kind reads
+    deliver: str = "owner"
+    urgent: bool = False
+
+
+@dataclass(frozen=True)
+class Run:  # the fields of a CronRun the heartbeat kind reads
+    slot_key: str
+    session: str
+    due_at: float
+    started_at: float
+
+
+async def test_the_cron_kind_drops_the_all_clear_and_delivers_a_finding(tmp_path: Path) -> None:
+    beat = Beat(tmp_path, text_step("HEARTBEAT_OK"), text_step("The backup disk is 95% full."))
+    kind = HeartbeatKind(
+        beat.store,
+        beat.runtime.session_key_for,
+        beat.delivery,
+        beat.dnd,
+        beat.ledger,
+        beat.personalities.checklist_text,
+        clock=beat.clock,
+    )
+    statuses = []
+    for n in range(2):
+        due = NOON + n * 1800
+        run = Run(f"heartbeat@{due}", f"cron:heartbeat:{n}", due, due)
+        assert await kind.skip_reason(Job(), due, due) is None
+        sub = await beat.runtime.ask(run.session, "Heartbeat.", personality=HEARTBEAT_PERSONALITY)
+        statuses.append(await kind.deliver(Job(), run, sub))
+    assert statuses == ["silent", "queued"]
+    [item] = await beat.store.outbox_items()
+    assert item.key == f"cron:heartbeat@{NOON + 1800}"
+    assert [r.status for r in beat.ledger.recent()] == ["ok", "delivered"]
+    await beat.dnd.toggle_indefinite(True)
+    assert await kind.skip_reason(Job(), NOON + 3600, NOON + 3600) == "quiet hours"
+    assert beat.ledger.recent()[-1].status == "skipped"

@@ -64,6 +64,50 @@ def beat_message(at: float) -> str:
     return f"Heartbeat, {when}. Go through your checklist."
 
 
+async def skip_reason(dnd: DndChecker | None, checklist: str, now: float) -> str | None:
+    """Why a beat due now does not run (quiet hours, no checklist), or None: it runs."""
+    if dnd is not None and await dnd.is_quiet_now(now):
+        return QUIET
+    if not checklist.strip():
+        return NO_CHECKLIST
+    return None
+
+
+async def settle_beat(
+    store: SessionStore,
+    delivery: Delivery,
+    *,
+    session: str,
+    session_key: str,
+    sub: Submission,
+    key: str,
+    target: str = "owner",
+    urgent: bool = False,
+) -> tuple[BeatStatus, dict[str, object]]:
+    """What a settled beat comes to: dropped as the all-clear (`ok`), handed to the
+    Delivery (`delivered`, with its verdict) or `failed`; with the details the ledger keeps
+    (tokens and cost from the beat's own session, which holds nothing else)."""
+    totals = await store.usage_totals(session_key)
+    details: dict[str, object] = {
+        "session": session,
+        "submission": sub.id,
+        "input_tokens": totals.usage.input_tokens,
+        "output_tokens": totals.usage.output_tokens,
+        "cost": totals.cost_usd if totals.calls > totals.unpriced_calls else None,
+    }
+    if sub.outcome != "completed":
+        return "failed", {**details, "reason": sub.error or f"the turn {sub.outcome}"}
+    reply = sub.result or ""
+    details["reply"] = reply.strip()[:REPLY_PREVIEW]
+    if is_heartbeat_ok(reply):
+        return "ok", details
+    try:
+        result = await delivery.deliver(target, reply, key=key, source=sub.id, urgent=urgent)
+    except DeliveryError as exc:
+        return "failed", {**details, "reason": f"cannot deliver: {exc}"}
+    return "delivered", {**details, "delivery": result.verdict}
+
+
 async def run_heartbeat(
     runtime: BeatRuntime,
     delivery: Delivery,
@@ -82,40 +126,29 @@ async def run_heartbeat(
     started = clock()
     name = slot_name(started if slot is None else slot)
 
-    def record(status: BeatStatus, **details: object) -> HeartbeatRun:
+    def record(status: BeatStatus, details: dict[str, object]) -> HeartbeatRun:
         run = HeartbeatRun(name, status, started, clock(), **details)  # type: ignore[arg-type]
         ledger.append(run)
         return run
 
-    if dnd is not None and await dnd.is_quiet_now(started):
-        return record("skipped", reason=QUIET)
-    if not checklist.strip():
-        return record("skipped", reason=NO_CHECKLIST)
-    session = f"heartbeat:{name}"
-    sub_id = f"heartbeat:{name}"
+    reason = await skip_reason(dnd, checklist, started)
+    if reason is not None:
+        return record("skipped", {"reason": reason})
+    session = sub_id = f"heartbeat:{name}"
     try:
         sub = await runtime.ask(
             session, beat_message(started), personality=personality, submission_id=sub_id
         )
     except Exception as exc:
         log.warning("heartbeat %s failed: %s", name, exc)
-        return record("failed", reason=str(exc) or type(exc).__name__, session=session)
-    totals = await runtime.sessions.usage_totals(runtime.session_key_for(session))
-    usage = {
-        "session": session,
-        "submission": sub.id,
-        "input_tokens": totals.usage.input_tokens,
-        "output_tokens": totals.usage.output_tokens,
-        "cost": totals.cost_usd if totals.calls > totals.unpriced_calls else None,
-    }
-    if sub.outcome != "completed":
-        return record("failed", reason=sub.error or f"the turn {sub.outcome}", **usage)
-    reply = sub.result or ""
-    preview = reply.strip()[:REPLY_PREVIEW]
-    if is_heartbeat_ok(reply):
-        return record("ok", reply=preview, **usage)
-    try:
-        result = await delivery.deliver(target, reply, key=f"heartbeat:{name}", source=sub.id)
-    except DeliveryError as exc:
-        return record("failed", reason=f"cannot deliver: {exc}", reply=preview, **usage)
-    return record("delivered", delivery=result.verdict, reply=preview, **usage)
+        return record("failed", {"reason": str(exc) or type(exc).__name__, "session": session})
+    status, details = await settle_beat(
+        runtime.sessions,
+        delivery,
+        session=session,
+        session_key=runtime.session_key_for(session),
+        sub=sub,
+        key=f"heartbeat:{name}",
+        target=target,
+    )
+    return record(status, details)
