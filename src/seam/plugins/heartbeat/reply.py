@@ -18,24 +18,12 @@ def is_heartbeat_ok(reply: str) -> bool:
     """True when the reply is only the all-clear (see the module doc): drop it."""
     text = reply.strip()
     upper = text.upper()
-    if upper.startswith(HEARTBEAT_OK):
-        rest = text[len(HEARTBEAT_OK) :]
-    elif upper.endswith(HEARTBEAT_OK):
-        rest = text[: -len(HEARTBEAT_OK)]
-    else:
-        rest = _around(text, upper)
-        if rest is None:
+    # The token at the start, else at the end, of the reply (wrapped in a few characters
+    # at most, as in `**HEARTBEAT_OK**`): what is left must be hardly anything.
+    for at in (upper.find(HEARTBEAT_OK), upper.rfind(HEARTBEAT_OK)):
+        if at < 0:
             return False
-    return sum(1 for ch in rest if not ch.isspace()) <= OK_SLACK
-
-
-def _around(text: str, upper: str) -> str | None:
-    """What surrounds the token when a few characters wrap it (`**HEARTBEAT_OK**`):
-    only if it starts or ends within the slack of the reply's ends."""
-    at = upper.find(HEARTBEAT_OK)
-    if at < 0:
-        return None
-    end = at + len(HEARTBEAT_OK)
-    if at > OK_SLACK and len(text) - end > OK_SLACK:
-        return None  # in the middle of the text
-    return text[:at] + text[end:]
+        rest = text[:at] + text[at + len(HEARTBEAT_OK) :]
+        if sum(1 for ch in rest if not ch.isspace()) <= OK_SLACK:
+            return True
+    return False
