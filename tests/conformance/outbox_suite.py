@@ -198,6 +198,17 @@ class OutboxSuite:
         await outbox.enqueue("k", "telegram:42", "{}")
         await asyncio.wait_for(waiter, 10)
 
+    async def test_wait_for_outbox_wakes_for_an_item_enqueued_elsewhere(
+        self, outbox: Outbox, twin: Outbox
+    ) -> None:
+        if not isinstance(twin, OutboxWaker):
+            pytest.skip("this backend has no wait_for_outbox")
+        await twin.wait_for_outbox(0)  # listening (PostgreSQL) and nothing stale pending
+        waiter = asyncio.create_task(twin.wait_for_outbox(30))
+        await asyncio.sleep(0)
+        await outbox.enqueue("k", "telegram:42", "{}")
+        await asyncio.wait_for(waiter, 10)
+
     async def test_wait_for_outbox_returns_after_its_timeout(self, outbox: Outbox) -> None:
         if not isinstance(outbox, OutboxWaker):
             pytest.skip("this backend has no wait_for_outbox")
