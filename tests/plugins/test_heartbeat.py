@@ -119,9 +119,9 @@ async def test_an_all_clear_is_dropped_and_recorded_with_its_tokens(tmp_path: Pa
     assert await beat.store.outbox_items() == []
     [line] = [json.loads(x) for x in (tmp_path / "heartbeat.jsonl").read_text().splitlines()]
     assert line["status"] == "ok"
-    assert line["slot"] == "2026-06-10T12:00Z"
+    assert line["slot"] == "2026-06-10T12:00:00Z"
     assert (line["input_tokens"], line["output_tokens"]) == (180, 4)
-    assert line["session"] == "heartbeat:2026-06-10T12:00Z"
+    assert line["session"] == "heartbeat:2026-06-10T12:00:00Z"
 
 
 async def test_a_finding_is_delivered_to_the_owner(tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ async def test_a_finding_is_delivered_to_the_owner(tmp_path: Path) -> None:
     assert run.status == "delivered" and run.delivery == "queued"  # type: ignore[attr-defined]
     [item] = await beat.store.outbox_items()
     assert item.target == "telegram:42"
-    assert item.key == "heartbeat:2026-06-10T12:00Z"
+    assert item.key == "heartbeat:2026-06-10T12:00:00Z"
     assert json.loads(item.payload)["text"] == "The backup disk is 95% full."
 
 

@@ -74,10 +74,10 @@ async def test_status_shows_the_last_runs_tokens_cost_and_next_due(tmp_path: Pat
         "next due: 2026-06-10 13:30 UTC",
         f"checklist: {settings.home / 'HEARTBEAT.md'}",
         "last runs:",
-        "  2026-06-10T13:00Z  skipped    quiet hours",
-        "  2026-06-10T12:30Z  delivered  160 tokens (152 in)  $0.0002  queued"
+        "  2026-06-10T13:00:00Z  skipped    quiet hours",
+        "  2026-06-10T12:30:00Z  delivered  160 tokens (152 in)  $0.0002  queued"
         "  'The disk is 95% full.'",
-        "  2026-06-10T12:00Z  ok         153 tokens (150 in)  $0.0001",
+        "  2026-06-10T12:00:00Z  ok         153 tokens (150 in)  $0.0001",
         "last 3 runs: 313 tokens, $0.0003",
     ]
 

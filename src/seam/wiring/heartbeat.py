@@ -164,7 +164,7 @@ def run_line(run: HeartbeatRun) -> str:
 
 
 def _slot_time(slot: str) -> float:
-    return datetime.strptime(slot, "%Y-%m-%dT%H:%MZ").replace(tzinfo=UTC).timestamp()
+    return datetime.strptime(slot, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
 
 
 def _when(at: float) -> str:

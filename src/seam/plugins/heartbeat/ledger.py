@@ -22,7 +22,7 @@ BeatStatus = Literal["ok", "delivered", "skipped", "failed"]
 
 @dataclass(frozen=True, slots=True)
 class HeartbeatRun:
-    slot: str  # the beat's slot, ISO 8601 UTC to the minute ("2026-12-01T19:30Z")
+    slot: str  # the beat's slot, ISO 8601 UTC to the second ("2026-12-01T19:30:00Z")
     status: BeatStatus
     started_at: float
     settled_at: float

@@ -55,8 +55,8 @@ class BeatRuntime(Protocol):
 
 
 def slot_name(at: float) -> str:
-    """A beat's slot as it appears in keys and session names: UTC, to the minute."""
-    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%MZ")
+    """A beat's slot as it appears in keys and session names: UTC, to the second."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def beat_message(at: float) -> str:
