@@ -214,7 +214,7 @@ async def test_the_cron_kind_drops_the_all_clear_and_delivers_a_finding(tmp_path
     for n in range(2):
         due = NOON + n * 1800
         run = Run(f"heartbeat@{due}", f"cron:heartbeat:{n}", due, due)
-        assert await kind.skip_reason(Job(), due, due) is None
+        assert await kind.skip_reason(Job(), due) is None
         sub = await beat.runtime.ask(run.session, "Heartbeat.", personality=HEARTBEAT_PERSONALITY)
         statuses.append(await kind.deliver(Job(), run, sub))
     assert statuses == ["silent", "queued"]
@@ -222,5 +222,8 @@ async def test_the_cron_kind_drops_the_all_clear_and_delivers_a_finding(tmp_path
     assert item.key == f"cron:heartbeat@{NOON + 1800}"
     assert [r.status for r in beat.ledger.recent()] == ["ok", "delivered"]
     await beat.dnd.toggle_indefinite(True)
-    assert await kind.skip_reason(Job(), NOON + 3600, NOON + 3600) == "quiet hours"
+    assert await kind.skip_reason(Job(), NOON + 3600) == "quiet hours"
+    assert len(beat.ledger.recent()) == 2  # deciding records nothing: the claim might fail
+    run = Run("heartbeat@x", "cron:heartbeat:2", NOON + 3600, NOON + 3600)
+    await kind.skipped(Job(), run, "quiet hours")
     assert beat.ledger.recent()[-1].status == "skipped"

@@ -5,9 +5,10 @@ slot in the run ledger, however many workers run; the missed-run policy; a durab
 submission resumed with repair after a crash) and differs in two places only, which is
 what this object answers for the scheduler:
 
-- `skip_reason(job, due_at, now)`: before submitting a claimed slot, whether the beat is
-  skipped (quiet hours; no checklist: no model call at all). Skips are recorded in the
-  heartbeat ledger too, so `seam heartbeat status` shows them;
+- `skip_reason(job, now)`: before claiming a due slot, whether the beat is skipped (quiet
+  hours; no checklist: no model call at all); the scheduler claims the slot with that
+  note and settles it without a run, then calls `skipped(job, run, reason)`, which
+  records the skip in the heartbeat ledger (after the claim, so once per slot);
 - `deliver(job, run, sub)`: after the submission settled, instead of delivering the reply
   as it is: drop the all-clear (`HEARTBEAT_OK`), deliver anything else through the
   `Delivery` under the run's key, record tokens and cost in the heartbeat ledger, and
@@ -81,11 +82,12 @@ class HeartbeatKind:
         self.checklist = checklist
         self.clock = clock
 
-    async def skip_reason(self, job: BeatJob, due_at: float, now: float) -> str | None:
-        reason = await skip_reason(self.dnd, self.checklist(), now)
-        if reason is not None:
-            self.ledger.append(HeartbeatRun(slot_name(due_at), "skipped", now, now, reason=reason))
-        return reason
+    async def skip_reason(self, job: BeatJob, now: float) -> str | None:
+        return await skip_reason(self.dnd, self.checklist(), now)
+
+    async def skipped(self, job: BeatJob, run: BeatRun, reason: str) -> None:
+        now = self.clock()
+        self.ledger.append(HeartbeatRun(slot_name(run.due_at), "skipped", now, now, reason=reason))
 
     async def deliver(self, job: BeatJob, run: BeatRun, sub: Submission) -> str:
         """The run's delivery status: `silent` (the all-clear, dropped), the Delivery's
