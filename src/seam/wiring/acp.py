@@ -96,10 +96,14 @@ def open_acp_runtime(model: str | None = None) -> tuple[Runtime, ClientStorage]:
     return runtime, storage
 
 
-def set_working_dir(runtime: Runtime, cwd: str) -> None:
-    """Point the next turn's tools at `cwd` (an ACP session's working directory; the
-    surface runs one turn at a time, so one setting serves every session)."""
-    runtime.loop.working_dir = cwd
+async def set_working_dir(runtime: Runtime, session: str, cwd: str) -> None:
+    """Run the ACP session's turns in `cwd`, the editor's project: its tools, sandbox
+    view, AGENTS.md and `.agents/skills` are there, whatever other sessions use, so
+    sessions in different projects run their turns side by side."""
+    from seam.wiring.skills import offer_skills_in
+
+    runtime.set_working_dir(session, cwd)
+    await offer_skills_in(runtime, cwd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,19 +117,20 @@ class EditorServer:
     headers: Mapping[str, str] | None = None
 
 
-async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> list[str]:
-    """Offer the editor's MCP servers like configured ones (started on first use); returns
-    their names."""
+async def add_mcp_servers(
+    runtime: Runtime, servers: Sequence[EditorServer], cwd: str | None = None
+) -> list[str]:
+    """Offer the editor's MCP servers like configured ones (started on first use, a
+    stdio one in `cwd`, the session's project); returns their names."""
     if not servers:
         return []
-    from seam.plugins.mcp.servers import McpServers
     from seam.plugins.mcp.spec import ServerSpec
     from seam.wiring.default_tools import DefaultGets
-    from seam.wiring.mcp import MCP_TOOLS, default_gets_mcp
+    from seam.wiring.mcp import MCP_TOOLS, build_mcp, default_gets_mcp
 
     if runtime.mcp is None:
         # None configured and a tool registry handed in: give it a set (closed with the runtime).
-        runtime.mcp = McpServers()
+        runtime.mcp = build_mcp(runtime.settings, configured=False)
         add_source = getattr(runtime.tools, "add_source", None)
         if add_source is not None:
             add_source(runtime.mcp)
@@ -143,6 +148,7 @@ async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> 
             url=server.url,
             env=dict(server.env or {}),
             headers=dict(server.headers or {}),
+            cwd=cwd,
         )
         await runtime.mcp.add(spec)
         names.append(spec.name)

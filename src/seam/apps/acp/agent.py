@@ -2,8 +2,8 @@
 
 Every prompt is a durable submission (`Runtime.run`), streamed back as agent message and
 thought chunks, tool calls and plan updates; approvals become `session/request_permission`
-and `session/cancel` stops the turn. One turn runs at a time (the working directory is the
-runtime's), which is how an editor drives an agent anyway.
+and `session/cancel` stops the turn. Each session works in its own `cwd`, so turns of
+different sessions run side by side; one session's prompts run one after another.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class _Session:
     cwd: str
     cancel: CancelToken | None = None
     approvals: dict[str, str] = field(default_factory=dict)  # call id -> session key
+    turns: asyncio.Lock = field(default_factory=asyncio.Lock)  # one prompt at a time
 
 
 class _EditorFiles:
@@ -94,7 +95,6 @@ class SeamAgent:
         self.storage = storage
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
-        self._turns = asyncio.Lock()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -150,7 +150,9 @@ class SeamAgent:
 
     async def _open(self, name: str, cwd: str, mcp_servers: list[Any] | None) -> None:
         self.sessions[name] = _Session(name=name, cwd=cwd)
-        await add_mcp_servers(self.runtime, [_editor_server(s) for s in mcp_servers or ()])
+        await set_working_dir(self.runtime, name, cwd)
+        servers = [_editor_server(s) for s in mcp_servers or ()]
+        await add_mcp_servers(self.runtime, servers, cwd=cwd)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         return None
@@ -159,10 +161,9 @@ class SeamAgent:
         session = self.sessions.get(session_id)
         if session is None:
             raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id}"})
-        async with self._turns:
+        async with session.turns:
             cancel = CancelToken()
             session.cancel = cancel
-            set_working_dir(self.runtime, session.cwd)
             reset = CURRENT_SESSION.set(session_id)
             try:
                 done = await self._stream(session, prompt_text(prompt), cancel)

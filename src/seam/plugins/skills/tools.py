@@ -207,6 +207,19 @@ def _write(home: Path, folder: Path, target: Path, text: str) -> None:
 
 
 def register_skill_tools(registry: ToolRegistry, catalog: SkillCatalog) -> None:
-    """`skill_view` and `skill_write` over `catalog`."""
-    registry.register("skill_view", lambda ctx: SkillViewTool(catalog))
-    registry.register("skill_write", lambda ctx: SkillWriteTool(catalog))
+    """`skill_view` (the skills of the session's working directory) and `skill_write`
+    over `catalog`; one tool object per catalog, so its definition is built once."""
+    views: dict[int, SkillViewTool] = {}
+    writer = SkillWriteTool(catalog)
+
+    def view(ctx: ToolContext) -> SkillViewTool:
+        seen = catalog.at(ctx.working_dir)
+        tool = views.get(id(seen))
+        if tool is None or tool.catalog is not seen:
+            if len(views) > 64:
+                views.clear()
+            tool = views[id(seen)] = SkillViewTool(seen)
+        return tool
+
+    registry.register("skill_view", view)
+    registry.register("skill_write", lambda ctx: writer)
