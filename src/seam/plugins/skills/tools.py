@@ -36,12 +36,12 @@ APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 
 class SkillViewTool:
     name = "skill_view"
-    description = "Load a listed skill: its instructions and files; with `file`, one of its files."
+    description = "Load a listed skill's instructions, or with `file` one of its files."
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "name": {"type": "string"},
-            "file": {"type": "string", "description": "A path inside the skill."},
+            "file": {"type": "string"},
         },
         "required": ["name"],
         "additionalProperties": False,
@@ -118,8 +118,8 @@ def read_inside(folder: Path, file: str) -> str:
 class SkillWriteTool:
     name = "skill_write"
     description = (
-        "Save a reusable procedure as a new skill, once the person approves: `description`"
-        " says what it does and when to use it, `body` is Markdown instructions."
+        "Save a procedure as a new skill (the person approves): `description` says what it"
+        " does and when to use it, `body` holds Markdown steps."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
