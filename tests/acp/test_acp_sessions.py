@@ -13,7 +13,8 @@ import acp
 from acp.schema import AllowedOutcome, RequestPermissionResponse
 
 from tests.acp.conftest import EditorClient, open_editor
-from tests.cli.conftest import Cli, tool_messages
+from tests.cli.conftest import Cli, sent_messages, tool_messages
+from tests.plugins.test_skills import write_skill
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 TURN = 60.0
@@ -80,3 +81,49 @@ async def test_two_sessions_run_turns_concurrently_each_in_its_own_cwd(
     assert not (a / "build").exists()
     assert (b / "build" / "a.o").exists()
     assert "B done." in client.text() and "A done." in client.text()
+
+
+@dataclass
+class CommandsClient(EditorClient):
+    listed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await super().session_update(session_id, update, **kwargs)
+        if update.session_update == "available_commands_update":
+            self.listed.set()
+
+
+async def test_a_sessions_skills_are_its_slash_commands(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    repo = cli.project / "repo"
+    write_skill(repo / ".agents" / "skills", "release-notes", "Write release notes.", body="Tag.")
+    write_skill(repo / ".agents" / "skills", "unreviewed", "Not trusted yet.")
+    trusted = cli("skills", "trust", str(repo / ".agents" / "skills" / "release-notes"))
+    assert trusted.returncode == 0, trusted.stderr
+    openai_server.push(text_reply("Notes written."))
+    client = CommandsClient()
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        await asyncio.wait_for(client.listed.wait(), TURN)
+        [listed] = [u for u in client.updates if u.session_update == "available_commands_update"]
+        assert [(c.name, c.description) for c in listed.available_commands] == [
+            ("release-notes", "Write release notes.")
+        ]
+        reply = await asyncio.wait_for(
+            conn.prompt(
+                session_id=session.session_id, prompt=[acp.text_block("/release-notes v2.0")]
+            ),
+            TURN,
+        )
+        # An untrusted skill runs no turn: the editor is told why.
+        refused = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("/unreviewed")]),
+            TURN,
+        )
+    assert reply.stop_reason == refused.stop_reason == "end_turn"
+    [sent] = [m["content"] for m in sent_messages(openai_server, 0) if m["role"] == "user"]
+    assert sent.startswith('<skill name="release-notes">') and "Tag." in sent
+    assert sent.endswith("v2.0")
+    assert len(openai_server.chat_requests) == 1
+    assert "untrusted" in client.text()

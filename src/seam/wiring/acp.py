@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from seam.contracts.messages import Message
@@ -172,6 +173,39 @@ async def stored_messages(runtime: Runtime, session: str) -> list[Message] | Non
     return await runtime.store.messages(key)
 
 
+_SKILL_COMMAND = re.compile(r"/(?P<name>[a-z0-9][a-z0-9-]*)(?:\s+(?P<rest>.*))?", re.DOTALL)
+
+
+def skill_commands(runtime: Runtime, cwd: str) -> list[tuple[str, str]]:
+    """(name, description) of the skills offered in `cwd`: the `/<skill-name>` commands
+    the editor lists for a session there (none when skills are not configured)."""
+    if runtime.settings is None or runtime.skills is None:
+        return []
+    from seam.wiring.skills import skill_commands as offered
+
+    try:
+        return offered(runtime.settings, Path(cwd))
+    except OSError:
+        return []
+
+
+def skill_prompt(runtime: Runtime, cwd: str, text: str) -> tuple[str, str]:
+    """A prompt as the turn runs it, and a problem to show instead ("" if none): as in
+    `seam chat`, `/<skill-name> rest` is the skill's instructions, then `rest`; a
+    `/word` that names no skill is sent as it is."""
+    match = _SKILL_COMMAND.fullmatch(text.strip())
+    if match is None or runtime.settings is None or runtime.skills is None:
+        return text, ""
+    from seam.wiring.skills import SkillError, UnknownSkill, skill_turn_text
+
+    try:
+        return skill_turn_text(runtime.settings, match["name"], match["rest"] or "", Path(cwd)), ""
+    except UnknownSkill:
+        return text, ""
+    except (SkillError, OSError) as exc:
+        return text, str(exc)
+
+
 _TODO_LINE = re.compile(r"^\d+\. \[(?P<mark>[ x>])\] (?P<text>.*)$")
 _TODO_STATUS = {" ": "pending", ">": "in_progress", "x": "completed"}
 
@@ -200,5 +234,7 @@ __all__ = [
     "open_acp_runtime",
     "plan_from_todo",
     "set_working_dir",
+    "skill_commands",
+    "skill_prompt",
     "stored_messages",
 ]

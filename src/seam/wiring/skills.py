@@ -172,9 +172,19 @@ def trust_paths(path: Path, settings: Settings | None = None) -> list[str]:
     return [f"trusted {folder} (sha256 {store.trust(folder)[:12]})" for folder in folders]
 
 
-def skill_turn_text(settings: Settings | None, name: str, text: str) -> str:
+def skill_turn_text(
+    settings: Settings | None, name: str, text: str, working_dir: Path | None = None
+) -> str:
     """The message of a `/<skill-name> ...` turn: the skill's body, then the person's
-    text; raises SkillError when that skill is not offered."""
-    skill = _catalog(settings).get(name)
+    text; raises SkillError when that skill is not offered (in `working_dir`, default the
+    settings' own)."""
+    catalog = _catalog(settings) if working_dir is None else _catalog(settings).at(working_dir)
+    skill = catalog.get(name)
     ask = text.strip() or f"Follow the {skill.name} skill."
     return f'<skill name="{skill.name}">\n{render_body(skill)}\n</skill>\n\n{ask}'
+
+
+def skill_commands(settings: Settings | None, working_dir: Path) -> list[tuple[str, str]]:
+    """(name, description) of each skill offered in `working_dir`: the `/<skill-name>`
+    commands an editor lists (ACP's available commands)."""
+    return [(s.name, s.description) for s in _catalog(settings).at(working_dir).offered()]

@@ -18,6 +18,8 @@ from typing import Any
 import acp
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     Implementation,
     InitializeResponse,
@@ -27,6 +29,7 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ToolCallUpdate,
+    UnstructuredCommandInput,
 )
 
 from seam import __version__
@@ -57,6 +60,8 @@ from seam.wiring.acp import (
     add_mcp_servers,
     plan_from_todo,
     set_working_dir,
+    skill_commands,
+    skill_prompt,
     stored_messages,
 )
 from seam.wiring.runtime import Runtime
@@ -95,6 +100,7 @@ class SeamAgent:
         self.storage = storage
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -153,6 +159,31 @@ class SeamAgent:
         await set_working_dir(self.runtime, name, cwd)
         servers = [_editor_server(s) for s in mcp_servers or ()]
         await add_mcp_servers(self.runtime, servers, cwd=cwd)
+        # After the response that names the session (this task's first await comes later).
+        task = asyncio.ensure_future(self._advertise(name, cwd))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _advertise(self, session_id: str, cwd: str) -> None:
+        """The session's `/<skill-name>` commands, as ACP's available commands."""
+        try:
+            commands = await asyncio.to_thread(skill_commands, self.runtime, cwd)
+            if not commands:
+                return
+            update = AvailableCommandsUpdate(
+                session_update="available_commands_update",
+                available_commands=[
+                    AvailableCommand(
+                        name=name,
+                        description=description,
+                        input=UnstructuredCommandInput(hint="what to do (optional)"),
+                    )
+                    for name, description in commands
+                ],
+            )
+            await self.conn.session_update(session_id=session_id, update=update)
+        except Exception:
+            log.warning("could not list the skill commands of %s", session_id, exc_info=True)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         return None
@@ -161,12 +192,19 @@ class SeamAgent:
         session = self.sessions.get(session_id)
         if session is None:
             raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id}"})
+        text, problem = await asyncio.to_thread(
+            skill_prompt, self.runtime, session.cwd, prompt_text(prompt)
+        )
+        if problem:
+            update = acp.update_agent_message_text(problem)
+            await self.conn.session_update(session_id=session_id, update=update)
+            return PromptResponse(stop_reason="end_turn")
         async with session.turns:
             cancel = CancelToken()
             session.cancel = cancel
             reset = CURRENT_SESSION.set(session_id)
             try:
-                done = await self._stream(session, prompt_text(prompt), cancel)
+                done = await self._stream(session, text, cancel)
             finally:
                 CURRENT_SESSION.reset(reset)
                 session.cancel = None
