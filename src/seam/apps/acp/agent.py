@@ -159,7 +159,8 @@ class SeamAgent:
         await set_working_dir(self.runtime, name, cwd)
         servers = [_editor_server(s) for s in mcp_servers or ()]
         await add_mcp_servers(self.runtime, servers, cwd=cwd)
-        # After the response that names the session (this task's first await comes later).
+        # Sent after the response that names the session: the SDK writes it as this handler
+        # returns, before the task's first step (a hop to a thread) is done.
         task = asyncio.ensure_future(self._advertise(name, cwd))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
