@@ -270,13 +270,15 @@ async def test_a_webhook_that_fails_twice_is_delivered_once() -> None:
 async def test_files_on_a_sqlite_store_end_to_end(tmp_path: Path) -> None:
     store = SQLiteSessionStore(str(tmp_path / "sessions.db"))
     root = tmp_path / "deliveries"
+    sent: list[str] = []
+    worker = OutboxDeliverer(
+        store, [FileSender(root)], poll=0.05, on_result=lambda item: sent.append(item.status)
+    )
     try:
-        async with OutboxDeliverer(store, [FileSender(root)], poll=0.05):
+        async with worker:
             await store.enqueue("r1", "file:daily.md", json.dumps({"text": "one"}), source="j")
             await store.enqueue("r2", "file:daily.md", json.dumps({"text": "two"}), source="j")
-            await _until(
-                lambda: (root / "daily.md").exists() and "two" in (root / "daily.md").read_text()
-            )
+            await _until(lambda: sent == ["sent", "sent"])
         assert [i.status for i in await store.outbox_items(source="j")] == ["sent", "sent"]
     finally:
         await store.aclose()
