@@ -391,3 +391,36 @@ def test_format_gives_html_parts_within_the_limit(fake_telegram: FakeTelegram) -
     adapter = adapter_for(fake_telegram)
     assert adapter.format("**hi** `x<y`") == ["<b>hi</b> <code>x&lt;y</code>"]
     assert all(len(p) <= 4096 for p in adapter.format("word " * 5000))
+
+
+async def test_a_cancelled_run_can_be_started_again(fake_telegram: FakeTelegram) -> None:
+    """What a watchdog does to a stuck adapter: cancel `run` and start it again."""
+    fake = fake_telegram
+    adapter = adapter_for(fake)
+    events: asyncio.Queue[Inbound] = asyncio.Queue()
+
+    async def deliver(event: Inbound) -> None:
+        await events.put(event)
+
+    task = asyncio.create_task(adapter.run(deliver))
+    fake.push_message("one")
+    assert isinstance(await next_event(events), InboundMessage)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    fake.push_message("two")
+    async with running(adapter, deliver):
+        event = await next_event(events)
+    assert isinstance(event, InboundMessage) and event.text == "two"  # "one" not repeated
+
+
+async def test_a_closed_adapter_does_not_run(fake_telegram: FakeTelegram) -> None:
+    adapter = adapter_for(fake_telegram)
+    await adapter.close()
+
+    async def deliver(event: Inbound) -> None:
+        raise AssertionError(event)
+
+    await asyncio.wait_for(adapter.run(deliver), 5)
+    assert adapter.health().state == "stopped"
+    assert fake_telegram.calls == []

@@ -505,6 +505,9 @@ class TelegramAdapter:
             done, _ = await asyncio.wait(
                 {task, closing}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED
             )
+        except BaseException:  # cancelled: take the request down with us
+            task.cancel()
+            raise
         finally:
             closing.cancel()
         if task in done:
