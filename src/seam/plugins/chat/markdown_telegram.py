@@ -49,11 +49,13 @@ _BULLET = re.compile(r"^(\s*)[-*+][ \t]+(.*)$")
 _RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _LANGUAGE = re.compile(r"^[\w#+.-]{1,32}$")
 _TAG = re.compile(r"<[^>]*>")
+# Where inline Markdown may start; the text between two of these is only escaped.
+_SPECIAL = re.compile(r"[\\`\[<*_~|]")
 
 
 def utf16_len(text: str) -> int:
     """Length as Telegram counts it: UTF-16 code units (an emoji outside the BMP is two)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def escape(text: str) -> str:
@@ -130,6 +132,13 @@ def inline(text: str) -> str:
     i = 0
     n = len(text)
     while i < n:
+        special = _SPECIAL.search(text, i)
+        if special is None:
+            out.append(escape(text[i:]))
+            break
+        if special.start() > i:
+            out.append(escape(text[i : special.start()]))
+            i = special.start()
         ch = text[i]
         if ch == "\\" and i + 1 < n and text[i + 1] in _ESCAPABLE:
             out.append(escape(text[i + 1]))

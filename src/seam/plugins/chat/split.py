@@ -18,8 +18,10 @@ how many units fit), so a slow formatter costs little even on a long answer.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 Measure = Callable[[str], int]
@@ -196,7 +198,9 @@ def _split_chars(text: str, limit: int, measure: Measure) -> list[str]:
         def fits(k: int, start: int = start) -> bool:
             return measure(_unfence(text[start : start + k])) <= limit
 
-        size = _largest_fit(fits, len(text) - start)
+        size = _largest_fit(
+            fits, len(text) - start, guess=_char_guess(fits, len(text) - start, limit)
+        )
         if size == 0:
             raise ValueError(f"limit {limit} is too small for a single character")
         parts.append(_unfence(text[start : start + size]))
@@ -218,6 +222,9 @@ def _split_code(block: Block, limit: int, measure: Measure) -> list[str]:
         return fenced(body, fence, info, indent)
 
     lines = block.text.split("\n")
+    overhead = measure(wrap(""))
+    # Each line's share of a part (its text and its newline), for a first guess.
+    costs = _prefix(measure(wrap(line)) - overhead + 1 for line in lines)
     parts: list[str] = []
     i = 0
     while i < len(lines):
@@ -225,7 +232,8 @@ def _split_code(block: Block, limit: int, measure: Measure) -> list[str]:
         def fits_lines(k: int, i: int = i) -> bool:
             return measure(wrap("\n".join(lines[i : i + k]))) <= limit
 
-        count = _largest_fit(fits_lines, len(lines) - i)
+        guess = _guess(costs, i, limit - overhead + 1)
+        count = _largest_fit(fits_lines, len(lines) - i, guess=guess)
         if count:
             parts.append(wrap("\n".join(lines[i : i + count])))
             i += count
@@ -238,7 +246,9 @@ def _split_code(block: Block, limit: int, measure: Measure) -> list[str]:
             def fits(k: int, start: int = start, line: str = line) -> bool:
                 return measure(wrap(line[start : start + k])) <= limit
 
-            size = _largest_fit(fits, len(line) - start)
+            size = _largest_fit(
+                fits, len(line) - start, guess=_char_guess(fits, len(line) - start, limit)
+            )
             if size == 0:
                 raise ValueError(f"limit {limit} is too small for a fenced code block")
             # A piece of a line must not read as the closing fence ("x```" cut after "x").
@@ -261,19 +271,43 @@ def _pack(
 ) -> None:
     """Greedy packing: each part takes as many whole units (each with the separator that
     preceded it) as fit; a unit too big on its own is handed to `split_unit`."""
+    # Sizes in characters, scaled by how much formatting grew the previous part, make a
+    # first guess at how many units fit; `measure` then decides.
+    raw = _prefix(len(sep) + len(text) for sep, text in units)
+    growth: float | None = None
     i = 0
     while i < len(units):
-        if measure(finish(units[i][1])) > limit:
+        first = finish(units[i][1])
+        alone = measure(first)
+        if alone > limit:
             out.extend(split_unit(i))
             i += 1
             continue
+        if growth is None and first:
+            growth = max(alone / len(first), 0.5)
+        sizes: dict[int, int] = {1: alone}
 
-        def fits(k: int, start: int = i) -> bool:
-            return measure(finish(_join(units[start : start + k]))) <= limit
+        def fits(k: int, start: int = i, sizes: dict[int, int] = sizes) -> bool:
+            sizes[k] = measure(finish(_join(units[start : start + k])))
+            return sizes[k] <= limit
 
-        count = max(1, _largest_fit(fits, len(units) - i, known=1))
-        out.append(finish(_join(units[i : i + count])))
+        guess = _guess(raw, i, int(limit / (growth or 1.0)) + len(units[i][0]))
+        count = max(1, _largest_fit(fits, len(units) - i, known=1, guess=guess))
+        part = finish(_join(units[i : i + count]))
+        out.append(part)
+        if count > 1 and count in sizes:
+            growth = max(sizes[count] / len(part), 0.5)
         i += count
+
+
+def _prefix(costs: Iterable[int]) -> list[int]:
+    return list(itertools.accumulate(costs, initial=0))
+
+
+def _guess(prefix: list[int], start: int, budget: int) -> int:
+    """How many units from `start` fit in `budget` if sizes simply added up: a first guess
+    that usually spares the search all but two calls of `measure`."""
+    return bisect.bisect_right(prefix, prefix[start] + budget) - 1 - start
 
 
 def _join(units: Sequence[tuple[str, str]]) -> str:
@@ -282,20 +316,33 @@ def _join(units: Sequence[tuple[str, str]]) -> str:
     return units[0][1] + "".join(sep + text for sep, text in units[1:])
 
 
-def _largest_fit(fits: Callable[[int], bool], most: int, *, known: int = 0) -> int:
-    """The largest k in [known, most] with fits(k), by galloping then bisecting; assumes
-    that fits is (roughly) monotone and that fits(known) holds. The answer always fits."""
+def _char_guess(fits: Callable[[int], bool], most: int, limit: int) -> int:
+    """A first guess at how many characters fit: `limit` of them, if every character
+    measured one (it rarely measures less), else a share of `most`."""
+    return min(most, limit) if fits(min(most, limit)) else max(1, min(most, limit) // 2)
+
+
+def _largest_fit(
+    fits: Callable[[int], bool], most: int, *, known: int = 0, guess: int | None = None
+) -> int:
+    """The largest k in [known, most] with fits(k): first the guess, then galloping up
+    from what fits, then bisecting; assumes that fits is (roughly) monotone and that
+    fits(known) holds. The answer always fits (or is `known`)."""
     good = known
-    step = 1
     bad = most + 1
-    while good < most:
+    if guess is not None and known < guess <= most:
+        if fits(guess):
+            good = guess
+        else:
+            bad = guess
+    step = 1
+    while bad == most + 1 and good < most:
         probe = min(good + step, most)
         if fits(probe):
             good = probe
             step *= 2
         else:
             bad = probe
-            break
     while bad - good > 1:
         middle = (good + bad) // 2
         if fits(middle):
