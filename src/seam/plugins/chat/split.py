@@ -278,7 +278,11 @@ def _pack(
     i = 0
     while i < len(units):
         first = finish(units[i][1])
-        alone = measure(first)
+        # A unit many times the limit is not formatted whole just to learn it is too big.
+        if len(first) > 4 * limit and measure(first[: 2 * limit]) > limit:
+            alone = limit + 1
+        else:
+            alone = measure(first)
         if alone > limit:
             out.extend(split_unit(i))
             i += 1
