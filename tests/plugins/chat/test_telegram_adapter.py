@@ -424,3 +424,31 @@ async def test_a_closed_adapter_does_not_run(fake_telegram: FakeTelegram) -> Non
     await asyncio.wait_for(adapter.run(deliver), 5)
     assert adapter.health().state == "stopped"
     assert fake_telegram.calls == []
+
+
+async def test_service_messages_are_skipped_but_acknowledged(fake_telegram: FakeTelegram) -> None:
+    fake = fake_telegram
+    fake.push_update(
+        {
+            "message": {
+                "message_id": 5,
+                "date": 0,
+                "chat": {"id": -100, "type": "group", "title": "g"},
+                "from": {"id": 7, "is_bot": False, "first_name": "Bob"},
+                "new_chat_members": [{"id": 8, "is_bot": False, "first_name": "Cy"}],
+            }
+        }
+    )
+    last = fake.push_message("real one")["update_id"]
+    async with running(adapter_for(fake)) as events:
+        event = await next_event(events)
+        assert isinstance(event, InboundMessage) and event.text == "real one"
+        await fake.wait_for("getUpdates", lambda c: c.params.get("offset") == last + 1)
+    assert events.empty()
+
+
+async def test_a_short_poll_timeout_still_long_polls(fake_telegram: FakeTelegram) -> None:
+    async with running(adapter_for(fake_telegram, poll_timeout=0.2)):
+        (call,) = await fake_telegram.wait_for("getUpdates")
+    assert call.params["timeout"] == 1
+    assert call.params["allowed_updates"] == ["message", "callback_query"]

@@ -170,7 +170,7 @@ class TelegramAdapter:
                 updates = await self._race(
                     bot.get_updates(
                         offset=offset,
-                        timeout=int(self.poll_timeout),
+                        timeout=max(1, round(self.poll_timeout)),
                         allowed_updates=list(ALLOWED_UPDATES),
                     ),
                     deadline=self.poll_timeout + self._poll_grace,
@@ -226,6 +226,9 @@ class TelegramAdapter:
         entities = message.entities or message.caption_entities or ()
         is_group = chat.type in ("group", "supergroup")
         addressed, text = self._addressing(message, text, entities)
+        attachments = self._attachments(message)
+        if not text and not attachments:
+            return None  # a service message: someone joined, a topic was opened, ...
         return InboundMessage(
             chat=_ref(message),
             message_id=str(message.message_id),
@@ -234,7 +237,7 @@ class TelegramAdapter:
             text=text,
             is_group=is_group,
             addressed=not is_group or addressed,
-            attachments=self._attachments(message),
+            attachments=attachments,
             received_at=self._clock(),
         )
 
@@ -339,6 +342,9 @@ class TelegramAdapter:
     async def send(
         self, chat: ChatRef, text: str, *, buttons: Sequence[Sequence[Button]] = ()
     ) -> str:
+        """Post HTML text (from `format`) to a chat or forum topic. Telegram's refusals
+        propagate as PTB errors: `Forbidden` (blocked, kicked) and `BadRequest` are
+        permanent, `NetworkError`/`TimedOut` and a `RetryAfter` too long to wait are not."""
         bot = await self._sending_bot()
         markup = self._markup(buttons)
 
@@ -362,6 +368,8 @@ class TelegramAdapter:
         *,
         buttons: Sequence[Sequence[Button]] = (),
     ) -> None:
+        """Replace a message's text (and its buttons: none given removes them, as Telegram
+        does when an edit carries no keyboard); an identical edit is not an error."""
         bot = await self._sending_bot()
         markup = self._markup(buttons)
 
