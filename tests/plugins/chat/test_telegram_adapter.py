@@ -452,3 +452,13 @@ async def test_a_short_poll_timeout_still_long_polls(fake_telegram: FakeTelegram
         (call,) = await fake_telegram.wait_for("getUpdates")
     assert call.params["timeout"] == 1
     assert call.params["allowed_updates"] == ["message", "callback_query"]
+
+
+async def test_a_send_with_a_rejected_token_does_not_quote_it(fake_telegram: FakeTelegram) -> None:
+    from telegram.error import InvalidToken
+
+    adapter = adapter_for(fake_telegram, token="999:WRONG-secret")
+    with pytest.raises(InvalidToken) as caught:
+        await adapter.send(PRIVATE, "hello")
+    assert "WRONG-secret" not in str(caught.value)
+    await adapter.close()

@@ -455,7 +455,11 @@ class TelegramAdapter:
         async with self._sender_lock:
             if self._sender is None:
                 bot = self._bot(poll=False)
-                await bot.initialize()
+                try:
+                    await bot.initialize()
+                except InvalidToken:
+                    # PTB's message quotes the token; whoever logs this must not.
+                    raise InvalidToken("Telegram rejected the bot token") from None
                 self._sender = bot
             return self._sender
 
