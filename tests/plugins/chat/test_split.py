@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from seam.plugins.chat.markdown_telegram import to_telegram_html, utf16_len
-from seam.plugins.chat.split import parse_blocks, split_markdown
+from seam.plugins.chat.split import parse_blocks, split_formatted, split_markdown
 
 _OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
@@ -134,3 +134,11 @@ def test_a_cut_that_starts_with_backticks_stays_text() -> None:
 def test_limit_must_be_positive() -> None:
     with pytest.raises(ValueError):
         split_markdown("x", 0)
+
+
+def test_split_formatted_measures_what_the_platform_gets() -> None:
+    def shout(md: str) -> str:
+        return md.upper() + "!!"
+
+    parts = split_formatted("one two three four five six", 12, shout)
+    assert parts == ["ONE TWO!!", "THREE FOUR!!", "FIVE SIX!!"]

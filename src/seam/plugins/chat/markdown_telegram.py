@@ -24,7 +24,7 @@ from __future__ import annotations
 import html
 import re
 
-from seam.plugins.chat.split import Block, parse_blocks, split_markdown
+from seam.plugins.chat.split import Block, parse_blocks, split_formatted
 
 TELEGRAM_LIMIT = 4096
 
@@ -75,8 +75,7 @@ def to_telegram_html(markdown: str) -> str:
 def format_telegram(markdown: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     """Markdown as Telegram HTML messages, each at most `limit` UTF-16 units, code blocks
     kept whole (or re-fenced when longer than a message)."""
-    parts = split_markdown(markdown, limit, measure=lambda md: utf16_len(to_telegram_html(md)))
-    return [to_telegram_html(part) for part in parts]
+    return split_formatted(markdown, limit, to_telegram_html, measure=utf16_len)
 
 
 def html_to_plain(text: str) -> str:

@@ -144,6 +144,16 @@ def split_markdown(text: str, limit: int, *, measure: Measure = len) -> list[str
     return [p for p in (part.strip("\n") for part in parts) if p.strip()]
 
 
+def split_formatted(
+    text: str, limit: int, format: Callable[[str], str], *, measure: Measure = len
+) -> list[str]:
+    """`text` split as Markdown and each part converted by `format` (Markdown to the
+    platform's markup), with `measure(format(part)) <= limit` for every part: what an
+    adapter's `format` returns."""
+    parts = split_markdown(text, limit, measure=lambda md: measure(format(md)))
+    return [format(part) for part in parts]
+
+
 def split_text(text: str, limit: int, *, measure: Measure = len) -> list[str]:
     """Plain text (no Markdown meaning) cut at lines, then words, then characters."""
     return _split_plain(text, limit, measure, level=0)
