@@ -114,6 +114,7 @@ class FakeTelegram:
         self._update_ids = itertools.count(1)
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._file_ids = itertools.count(1)
+        self._query_ids = itertools.count(1)
         self._changed = asyncio.Event()
         self._polls_hang = False
         self._release = asyncio.Event()
@@ -257,7 +258,7 @@ class FakeTelegram:
             "chat": self._chat(chat_id, "private", None, "Ann"),
         }
         query = {
-            "id": query_id or f"cq{next(self._update_ids)}",
+            "id": query_id or f"cq{next(self._query_ids)}",
             "from": {"id": user_id, "is_bot": False, "first_name": username, "username": username},
             "chat_instance": f"ci{chat_id}",
             "message": message,

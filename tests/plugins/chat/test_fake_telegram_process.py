@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from telegram.error import NetworkError
 
 from seam.contracts.chat import ChatRef, InboundMessage
 from seam.plugins.chat.telegram.adapter import TelegramAdapter
@@ -63,3 +64,19 @@ async def test_a_fake_in_another_process_is_driven_over_http(
         await asyncio.wait_for(task, 10)
     state = await asyncio.to_thread(fake.state)
     assert state["pending"] == [] and state["offset"] == 2
+
+
+async def test_faults_are_scripted_over_http(remote_fake: RemoteFakeTelegram) -> None:
+    fake = remote_fake
+    await asyncio.to_thread(fake.fail, "sendMessage", 502)
+    await asyncio.to_thread(fake.push_callback, "yes", message_id=1)
+    adapter = TelegramAdapter(fake.token, base_url=fake.base_url, poll_timeout=1.0)
+    try:
+        with pytest.raises(NetworkError):  # what PTB makes of a 5xx
+            await adapter.send(ChatRef("telegram", "1001"), "first try")
+        assert await adapter.send(ChatRef("telegram", "1001"), "second try")
+    finally:
+        await adapter.close()
+    sends = await asyncio.to_thread(fake.calls, "sendMessage")
+    assert [c["params"]["text"] for c in sends] == ["first try", "second try"]
+    assert (await asyncio.to_thread(fake.state))["pending"] == [1]
