@@ -23,6 +23,7 @@ from seam.plugins.delivery.quiet import held_count, hold_queued, release_held
 from seam.plugins.delivery.router import DeliveryRouter
 from seam.plugins.dnd.checker import FileDndChecker
 from seam.plugins.dnd.rules import describe, next_start
+from seam.wiring.outbox import deliveries_root
 from seam.wiring.settings import ConfigError, Settings
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ DndAction = Literal["on", "off", "status"]
 
 
 def deliveries_dir(settings: Settings) -> Path:
-    return settings.home / "deliveries"
+    """The folder `file:` targets name (the file sender's root: one definition)."""
+    return deliveries_root(settings)
 
 
 def dnd_path(settings: Settings) -> Path:
