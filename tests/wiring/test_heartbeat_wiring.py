@@ -11,7 +11,13 @@ from seam.core.execution import InMemoryExecutionStore
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.wiring.delivery import build_dnd, dnd_command
-from seam.wiring.heartbeat import beat, checklist_path, status_lines, with_heartbeat
+from seam.wiring.heartbeat import (
+    beat,
+    checklist_path,
+    heartbeat_kind,
+    status_lines,
+    with_heartbeat,
+)
 from seam.wiring.reach import fs_deny
 from seam.wiring.runtime import assemble_runtime
 from seam.wiring.settings import Settings, load_settings
@@ -89,3 +95,18 @@ def test_status_when_off(tmp_path: Path) -> None:
         f"checklist: {settings.home / 'HEARTBEAT.md'} (missing: beats skip)",
         "last runs: none yet",
     ]
+
+
+async def test_the_cron_kind_is_built_from_the_runtimes_settings(tmp_path: Path) -> None:
+    settings = settings_with(tmp_path, '[heartbeat]\nevery = "30m"\n')
+    (settings.home / "HEARTBEAT.md").write_text("- Is the disk full?")
+    runtime = assemble_runtime(
+        model=ScriptedModel([]),
+        personalities=with_heartbeat(StaticPersonalityRegistry(), settings),
+        settings=settings,
+    )
+    kind = heartbeat_kind(runtime)
+    assert kind.checklist() == "- Is the disk full?"
+    assert await kind.skip_reason(object(), NOON) is None  # type: ignore[arg-type]
+    await build_dnd(settings).toggle_indefinite(True)
+    assert await kind.skip_reason(object(), NOON) == "quiet hours"  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from seam.contracts.personality import PersonalityRegistry
+from seam.plugins.heartbeat.cron_kind import HeartbeatKind
 from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun, totals
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY, HeartbeatPersonalities
 from seam.plugins.heartbeat.runner import run_heartbeat
@@ -30,7 +31,7 @@ CHECKLIST_FILE = "HEARTBEAT.md"
 LEDGER_FILE = "heartbeat.jsonl"
 STATUS_RUNS = 10
 
-__all__ = ["HEARTBEAT_PERSONALITY", "beat", "status_lines", "with_heartbeat"]
+__all__ = ["HEARTBEAT_PERSONALITY", "beat", "heartbeat_kind", "status_lines", "with_heartbeat"]
 
 
 def section(settings: Settings) -> HeartbeatSection:
@@ -98,6 +99,24 @@ async def beat(
         checklist=registry.checklist_text(),
         target=section(settings).deliver,
         slot=slot,
+    )
+
+
+def heartbeat_kind(runtime: Runtime, *, clock: Callable[[], float] = time.time) -> HeartbeatKind:
+    """The hooks of the `heartbeat` cron job kind for the runtime's cron scheduler (its
+    Delivery, quiet hours, checklist and ledger); see plugins/heartbeat/cron_kind.py."""
+    settings = runtime_settings(runtime)
+    registry = runtime.personalities
+    if not isinstance(registry, HeartbeatPersonalities):
+        registry = with_heartbeat(registry, settings)
+    return HeartbeatKind(
+        runtime.store,
+        runtime.session_key_for,
+        delivery_for(runtime, clock=clock),
+        build_dnd(settings, clock=clock),
+        ledger(settings),
+        registry.checklist_text,
+        clock=clock,
     )
 
 
