@@ -156,7 +156,8 @@ class Supervisor:
                 last = health.last_received_at or started
                 stalled = now - max(last, started) > self.options.stall_after
                 self._set_state(health.state, health.last_error)
-                self._track_down(health, stalled, now)
+                progressed = health.last_received_at is not None and last >= started
+                self._track_down(health, stalled or not progressed, now)
                 self._write_status()
                 if stalled:
                     log.warning(
@@ -177,8 +178,10 @@ class Supervisor:
             log.info("%s: %s -> %s%s", self.name, self.state, state, suffix)
             self.state = state
 
-    def _track_down(self, health: AdapterHealth, stalled: bool, now: float) -> None:
-        if health.state == "connected" and not stalled:
+    def _track_down(self, health: AdapterHealth, stuck: bool, now: float) -> None:
+        """Down: not connected, or connected without progress since this connection
+        began (a rebuilt connection that stalls again keeps counting from the first)."""
+        if health.state == "connected" and not stuck:
             if self.down_since is not None and self._alerted is not None:
                 self._alert(f"[gateway] {self.name} is connected again.", "up")
             self.down_since = None
