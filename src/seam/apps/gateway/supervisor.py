@@ -38,12 +38,15 @@ from seam.wiring.gateway import (
 
 log = logging.getLogger("seam.gateway")
 
+# No progress for this many poll timeouts and the connection is taken for dead.
+STALL_FACTOR = 3.0
+
 
 @dataclass(frozen=True)
 class WatchOptions:
-    # Seconds without progress (`last_received_at`) before the adapter is rebuilt:
-    # three times a 30 s long poll.
-    stall_after: float = 90.0
+    # Seconds without progress (`last_received_at`) before the adapter is rebuilt;
+    # None: three times the adapter's `poll_timeout` (30 s when it has none).
+    stall_after: float | None = None
     check_every: float = 2.0
     alert_after: float = 600.0
     lock_retry: float = 3.0
@@ -137,6 +140,9 @@ class Supervisor:
         async def deliver(event: Any) -> None:
             await self.gateway.deliver(adapter, event)
 
+        stall_after = self.options.stall_after
+        if stall_after is None:
+            stall_after = STALL_FACTOR * float(getattr(adapter, "poll_timeout", 30.0))
         started = self._clock()
         runner = asyncio.ensure_future(adapter.run(deliver))
         try:
@@ -154,7 +160,7 @@ class Supervisor:
                 self.health = health
                 now = self._clock()
                 last = health.last_received_at or started
-                stalled = now - max(last, started) > self.options.stall_after
+                stalled = now - max(last, started) > stall_after
                 self._set_state(health.state, health.last_error)
                 progressed = health.last_received_at is not None and last >= started
                 self._track_down(health, stalled or not progressed, now)
