@@ -9,14 +9,12 @@ or Discord's SDK, and the runtime never imports any of them.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import hashlib
 import json
 import logging
 import os
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from typing import Any, Protocol
 
 from seam.contracts.chat import Button, ChatAdapter, ChatRef
 from seam.contracts.outbox import Outbox, OutboxItem
+from seam.plugins.delivery.senders import DeliveryFailed
 from seam.wiring.gateway_settings import GatewaySection, gateway_section
 from seam.wiring.settings import ConfigError, Settings
 
@@ -107,17 +106,6 @@ def adapter_specs(
 # Sending outbox items through an adapter
 
 
-class DeliveryFailed(Exception):
-    """A send that did not happen: retried later unless `permanent`."""
-
-    def __init__(
-        self, message: str, *, permanent: bool = False, retry_after: float | None = None
-    ) -> None:
-        super().__init__(message)
-        self.permanent = permanent
-        self.retry_after = retry_after
-
-
 class AdapterSlot:
     """The adapter a platform runs now (the watchdog replaces it when it rebuilds)."""
 
@@ -183,58 +171,16 @@ def _buttons(rows: Sequence[Any]) -> list[list[Button]]:
     return [[Button(str(b["label"]), str(b["data"])) for b in row] for row in rows]
 
 
-# The delivery loop (until the outbox helper's OutboxDeliverer is wired in, a small one)
-
-DELIVERY_LEASE = 30.0
-MAX_DELIVERY_ATTEMPTS = 10
+# Delivering what the outbox holds for a platform
 
 
-def retry_delay(attempts: int, retry_after: float | None = None) -> float:
-    """1 s, 2 s, 4 s ... capped at 10 min, with jitter; a platform's Retry-After wins."""
-    if retry_after is not None:
-        return max(retry_after, 0.0)
-    base: float = min(2.0 ** max(attempts - 1, 0), 600.0)
-    return base * (0.8 + random.random() * 0.4)
+async def deliver_forever(outbox: Outbox, sender: ChatSender, owner: str) -> None:
+    """Send every due item for `sender.prefix` (the outbox's `OutboxDeliverer`: back-off
+    with jitter, Retry-After, at most 10 attempts, claims released when stopped); until
+    cancelled."""
+    from seam.plugins.delivery.outbox_worker import OutboxDeliverer
 
-
-async def deliver_forever(
-    outbox: Outbox,
-    sender: ChatSender,
-    owner: str,
-    *,
-    poll: float = 1.0,
-    clock: Callable[[], float] = time.time,
-) -> None:
-    """Send every due item for `sender.prefix`, recording each outcome; until cancelled."""
-    waiter: Any = getattr(outbox, "wait_for_outbox", None)
-    while True:
-        try:
-            items = await outbox.claim_due(sender.prefix, owner, lease=DELIVERY_LEASE)
-        except Exception:
-            log.exception("could not read the outbox")
-            items = []
-        for item in items:
-            await deliver_one(outbox, sender, item, clock=clock)
-        if items:
-            continue
-        if waiter is not None:
-            await waiter(poll)
-        else:
-            await asyncio.sleep(poll)
-
-
-async def deliver_one(
-    outbox: Outbox, sender: ChatSender, item: OutboxItem, *, clock: Callable[[], float]
-) -> None:
-    try:
-        delivered = await sender.send(item)
-    except DeliveryFailed as exc:
-        give_up = exc.permanent or item.attempts >= MAX_DELIVERY_ATTEMPTS
-        retry_at = None if give_up else clock() + retry_delay(item.attempts, exc.retry_after)
-        log.warning("delivering %s to %s failed: %s", item.key, item.target, exc)
-        await outbox.mark_failed(item.key, str(exc), retry_at=retry_at)
-        return
-    await outbox.mark_sent(item.key, delivered_id=delivered)
+    await OutboxDeliverer(outbox, [sender], owner=f"{owner}:{sender.prefix}").run()
 
 
 # One process holds each adapter
