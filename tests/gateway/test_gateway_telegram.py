@@ -10,6 +10,7 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 pytest.importorskip("seam.plugins.chat.telegram")
 
 from tests.cli.conftest import Cli, make_cli
+from tests.cli.test_postgres_workers import store_url as store_url_fixture
 from tests.support.fake_telegram import DEFAULT_TOKEN, RemoteFakeTelegram
 from tests.support.openai_server import (
     OpenAIServer,
@@ -27,6 +29,7 @@ from tests.support.openai_server import (
     tool_call_reply,
 )
 
+store_url = store_url_fixture  # registers the fixture here
 WAIT = 40.0
 OWNER = 1001  # the allowed user (and private chat) of these tests
 
@@ -86,6 +89,19 @@ def wait_for(condition: Callable[[], bool], what: str, process: subprocess.Popen
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def lines_of(process: subprocess.Popen[str]) -> list[str]:
+    """The process's stderr lines as they come (read by a thread of their own)."""
+    lines: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
 
 
 def stop(process: subprocess.Popen[str]) -> str:
@@ -248,3 +264,44 @@ def test_pairing_a_stranger(
     finally:
         stop(gateway)
     assert len(openai_server.chat_requests) == 1
+
+
+def test_two_gateways_on_postgres_one_takes_over_when_the_holder_is_killed(
+    tmp_path: Path,
+    openai_server: OpenAIServer,
+    fake_telegram: RemoteFakeTelegram,
+    store_url: str,
+) -> None:
+    cli = gateway_cli(tmp_path, openai_server, fake_telegram, "[store]\nlease_seconds = 2\n")
+    cli.env["SEAM_STORE_URL"] = store_url
+    openai_server.push(text_reply("never finished").stalled(), text_reply("Taken over."))
+    first = cli.popen("gateway")
+    status = cli.home / "gateway-status.json"
+
+    def holding(process: subprocess.Popen[str]) -> bool:
+        try:
+            entry = json.loads(status.read_text())["adapters"]["telegram"]
+        except (FileNotFoundError, ValueError, KeyError):
+            return False
+        return bool(entry["pid"] == process.pid and entry["state"] == "connected")
+
+    second: subprocess.Popen[str] | None = None
+    try:
+        wait_for(lambda: holding(first), "the first gateway holding telegram", first)
+        second = cli.popen("gateway")
+        said = lines_of(second)
+        wait_for(lambda: any("standing by" in line for line in said), "a standby", second)
+        fake_telegram.push_message("still there?", chat_id=OWNER, user_id=OWNER)
+        wait_for(lambda: len(openai_server.chat_requests) == 1, "the model call", first)
+        first.send_signal(signal.SIGKILL)
+        first.communicate(timeout=10)
+        openai_server.release()
+        wait_for(lambda: finals(fake_telegram, "Taken over.") == 1, "the answer", second)
+        wait_for(lambda: holding(second), "the status file naming the new holder", second)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.communicate()
+        if second is not None:
+            stop(second)
+    assert finals(fake_telegram, "Taken over.") == 1
