@@ -9,6 +9,10 @@ import contextlib
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from seam.wiring.runtime import Runtime
 
 log = logging.getLogger("seam.gateway")
 
@@ -25,6 +29,16 @@ def show_gateway_log() -> None:
     handler.addFilter(_BelowWarning())
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+
+
+async def end_idle_sessions(runtime: Runtime) -> None:
+    """A gateway runs for weeks: end sessions idle past `[sessions] idle_end` now and
+    then, as `seam worker` does (a chat's next message then starts a fresh one)."""
+    if runtime.idle_end <= 0:
+        return
+    while True:
+        await asyncio.sleep(min(runtime.idle_end / 4, 3600.0))
+        await runtime.end_idle_sessions()
 
 
 async def serve_gateway(
@@ -77,14 +91,15 @@ async def serve_gateway(
             for spec in specs
         ]
         tasks = [asyncio.ensure_future(s.run()) for s in supervisors]
+        upkeep = asyncio.ensure_future(end_idle_sessions(runtime))
         loop = asyncio.get_running_loop()
         stopping = asyncio.Event()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stopping.set)
         names = ", ".join(spec.name for spec in specs)
         log.info("running %s (pid %s)", names, runtime.owner)
+        waiter = asyncio.ensure_future(stopping.wait())
         try:
-            waiter = asyncio.ensure_future(stopping.wait())
             done, _ = await asyncio.wait({waiter, *tasks}, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
                 if task is not waiter and not task.cancelled() and task.exception():
@@ -92,10 +107,10 @@ async def serve_gateway(
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)
-            for task in tasks:
+            for task in (*tasks, upkeep, waiter):
                 task.cancel()
             with contextlib.suppress(Exception):
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await asyncio.gather(*tasks, upkeep, waiter, return_exceptions=True)
             await gateway.aclose()
         log.info("stopped")
     return 0
