@@ -266,14 +266,19 @@ def test_pairing_a_stranger(
     assert len(openai_server.chat_requests) == 1
 
 
-def test_two_gateways_on_postgres_one_takes_over_when_the_holder_is_killed(
+@pytest.mark.parametrize("backend", ["postgres", "sqlite"])
+def test_two_gateways_one_takes_over_when_the_holder_is_killed(
     tmp_path: Path,
     openai_server: OpenAIServer,
     fake_telegram: RemoteFakeTelegram,
-    store_url: str,
+    backend: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    """PostgreSQL: an advisory lock (gateways on several machines); SQLite: a file lock
+    (gateways sharing a home)."""
     cli = gateway_cli(tmp_path, openai_server, fake_telegram, "[store]\nlease_seconds = 2\n")
-    cli.env["SEAM_STORE_URL"] = store_url
+    if backend == "postgres":
+        cli.env["SEAM_STORE_URL"] = request.getfixturevalue("store_url")
     openai_server.push(text_reply("never finished").stalled(), text_reply("Taken over."))
     first = cli.popen("gateway")
     status = cli.home / "gateway-status.json"
