@@ -36,6 +36,7 @@ class Shown:
     text: str
     buttons: list[list[Button]] = field(default_factory=list)
     edits: int = 0
+    edited_at: list[float] = field(default_factory=list)  # monotonic times of the edits
 
 
 class FakePlatform:
@@ -168,6 +169,7 @@ class FakeAdapter:
         shown = self.side.messages[message_id]
         shown.text, shown.buttons = text, [list(r) for r in buttons]
         shown.edits += 1
+        shown.edited_at.append(time.monotonic())
         self.side.changed.set()
 
     async def typing(self, chat: ChatRef) -> None:

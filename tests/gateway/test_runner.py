@@ -3,11 +3,14 @@ only after delivery and redelivers what was not acked."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from seam.apps.gateway.chats import message_key
 from seam.contracts.chat import Attachment
+from seam.contracts.model import ModelChunk, ModelRequest, TextChunk
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, Step, call, text_step, tool_step
 from seam.core.storage import InMemoryStorage
@@ -21,6 +24,16 @@ from tests.gateway.harness import (
     section,
     until,
 )
+
+
+class PacedModel(ScriptedModel):
+    """Streams its text a piece every 20 ms, as a real model does."""
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        async for chunk in super().stream(request):
+            if isinstance(chunk, TextChunk):
+                await asyncio.sleep(0.02)
+            yield chunk
 
 
 def answered(platform: FakePlatform, text: str) -> int:
@@ -293,3 +306,46 @@ async def test_the_owner_is_told_when_an_adapter_stays_down(tmp_path: Path) -> N
         await eventually(lambda: store.outbox_items(target_prefix="telegram:42"), "the alert")
     [alert] = await store.outbox_items(target_prefix="telegram:42")
     assert "telegram has been down" in json.loads(alert.payload)["text"]
+
+
+async def test_the_answer_streams_into_one_message_no_faster_than_the_platform_allows(
+    tmp_path: Path,
+) -> None:
+    from seam.contracts.chat import ChatLimits
+
+    deltas = [f"word{i} " for i in range(40)]
+    model = PacedModel([Step(deltas=deltas)])
+    store = InMemoryExecutionStore()
+    platform = FakePlatform()
+
+    def build(side: FakePlatform) -> FakeAdapter:
+        return FakeAdapter(side, limits=ChatLimits(max_text=4000, min_edit_interval=0.25))
+
+    async with gateway_running(make_runtime(model, store), platform, tmp_path, build=build):
+        platform.say("count")
+        final = "".join(deltas).strip()
+        await until(platform, lambda: final in platform.sent_texts(), "the answer")
+    [message] = platform.messages.values()  # one message, edited as the text grew
+    assert message.text == final
+    gaps = [b - a for a, b in zip(message.edited_at, message.edited_at[1:], strict=False)]
+    previews = gaps[:-1]  # the last edit is the final answer, sent when it is ready
+    assert message.edits >= 2
+    assert all(gap >= 0.24 for gap in previews), gaps
+    assert platform.typing >= 1
+
+
+async def test_a_forum_thread_is_a_session_of_its_own(tmp_path: Path) -> None:
+    model = ScriptedModel([text_step("in the thread"), text_step("in the chat")])
+    store = InMemoryExecutionStore()
+    platform = FakePlatform()
+    async with gateway_running(make_runtime(model, store), platform, tmp_path):
+        msg = platform.say("hi", chat="-100", group=True, thread="7")
+        await until(platform, lambda: "in the thread" in platform.sent_texts(), "answer")
+        platform.say("hi", chat="-100", group=True)
+        await until(platform, lambda: "in the chat" in platform.sent_texts(), "answer")
+    first, second = await store.submissions()
+    assert first.id == f"tg:-100:7:{msg.message_id}"
+    assert first.session_key.endswith('"telegram:-100:7"]')
+    assert second.session_key.endswith('"telegram:-100"]')
+    shown = {m.text: m.chat for m in platform.messages.values()}
+    assert shown["in the thread"] == "telegram:-100:7"
