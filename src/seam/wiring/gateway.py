@@ -173,6 +173,10 @@ def _buttons(rows: Sequence[Any]) -> list[list[Button]]:
 
 # Delivering what the outbox holds for a platform
 
+# Seconds a claimed chat message is held (a send is cut off at half of it): a gateway
+# killed mid-send has the message sent again by the next one this long after.
+DELIVERY_LEASE = 20.0
+
 
 async def deliver_forever(outbox: Outbox, sender: ChatSender, owner: str) -> None:
     """Send every due item for `sender.prefix` (the outbox's `OutboxDeliverer`: back-off
@@ -180,7 +184,10 @@ async def deliver_forever(outbox: Outbox, sender: ChatSender, owner: str) -> Non
     cancelled."""
     from seam.plugins.delivery.outbox_worker import OutboxDeliverer
 
-    await OutboxDeliverer(outbox, [sender], owner=f"{owner}:{sender.prefix}").run()
+    deliverer = OutboxDeliverer(
+        outbox, [sender], owner=f"{owner}:{sender.prefix}", lease=DELIVERY_LEASE
+    )
+    await deliverer.run()
 
 
 # One process holds each adapter
