@@ -101,6 +101,8 @@ async def gateway_running(
     build: Callable[[FakePlatform], FakeAdapter] | None = None,
     options: WatchOptions | None = None,
 ) -> AsyncIterator[Running]:
+    from seam.wiring.gateway_chats import ChatBook
+
     adapters: list[FakeAdapter] = []
 
     def factory() -> ChatAdapter:
@@ -114,6 +116,7 @@ async def gateway_running(
         PairingStore(tmp / "pairing.json"),
         working_dir=WORKDIR,
         rescue_every=0.2,
+        book=ChatBook(tmp / "gateway-chats.json"),
     )
     supervisor = Supervisor(
         gateway,

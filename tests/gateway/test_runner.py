@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from seam.apps.gateway.chats import message_key
-from seam.contracts.chat import Attachment
+from seam.contracts.chat import Attachment, ChatRef
 from seam.contracts.model import ModelChunk, ModelRequest, TextChunk
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, Step, call, text_step, tool_step
@@ -349,3 +349,39 @@ async def test_a_forum_thread_is_a_session_of_its_own(tmp_path: Path) -> None:
     assert second.session_key.endswith('"telegram:-100"]')
     shown = {m.text: m.chat for m in platform.messages.values()}
     assert shown["in the thread"] == "telegram:-100:7"
+
+
+class CatchingUp(FakeAdapter):
+    """An adapter without redelivery: it reads missed history from where it is told."""
+
+    def __init__(self, side: FakePlatform) -> None:
+        super().__init__(side)
+        self.catch_ups: list[tuple[str, str, bool]] = []
+
+    def catch_up_from(self, chat: ChatRef, message_id: str, *, is_dm: bool = False) -> None:
+        self.catch_ups.append((str(chat), message_id, is_dm))
+
+
+async def test_a_restarted_gateway_tells_a_history_adapter_where_each_chat_left_off(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedModel([text_step("one"), text_step("two")])
+    store = InMemoryExecutionStore()
+    platform = FakePlatform()
+    built: list[CatchingUp] = []
+
+    def build(side: FakePlatform) -> FakeAdapter:
+        built.append(CatchingUp(side))
+        return built[-1]
+
+    async with gateway_running(make_runtime(model, store), platform, tmp_path, build=build):
+        platform.say("hi")
+        last = platform.say("@bot hi", chat="-100", group=True)
+        await until(platform, lambda: len(platform.sent_texts()) == 2, "answers")
+    assert built[0].catch_ups == []
+    async with gateway_running(make_runtime(model, store), platform, tmp_path, build=build):
+        await until(platform, lambda: len(built) == 2, "the adapter built again")
+    assert sorted(built[1].catch_ups) == [
+        ("telegram:-100", last.message_id, False),
+        ("telegram:42", str(int(last.message_id) - 1), True),
+    ]

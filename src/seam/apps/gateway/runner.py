@@ -40,6 +40,7 @@ from seam.contracts.execution import Submission
 from seam.contracts.outbox import Outbox
 from seam.contracts.tools import CancelToken
 from seam.wiring.gateway import AdapterSlot
+from seam.wiring.gateway_chats import ChatBook
 from seam.wiring.gateway_settings import GatewaySection
 from seam.wiring.pairing import PairingStore
 from seam.wiring.runtime import Runtime
@@ -69,6 +70,7 @@ class Gateway:
         working_dir: str,
         clock: Callable[[], float] = time.time,
         rescue_every: float = RESCUE_EVERY,
+        book: ChatBook | None = None,
     ) -> None:
         store = runtime.store
         if not isinstance(store, Outbox):
@@ -79,6 +81,7 @@ class Gateway:
         self.pairing = pairing
         self.working_dir = working_dir
         self.chats = ChatSessions(runtime)
+        self.book = book
         self.approvals = Approvals()
         self.slots: dict[str, AdapterSlot] = {}
         self._clock = clock
@@ -137,6 +140,8 @@ class Gateway:
             text = f"{msg.user_name}: {text}"
         name = await self.chats.current(msg.chat)
         sub = await self.runtime.submit(name, text, submission_id=sid)
+        if self.book is not None:
+            self.book.seen(msg.chat, msg.message_id, is_group=msg.is_group)
         self._owners[sid] = frozenset({msg.user_id})
         self._drive(adapter.platform, sub)
 
@@ -309,6 +314,18 @@ class Gateway:
         if found:
             log.info("%s: enqueued %d answer(s) a crash kept from being sent", platform, found)
         return found
+
+    def catch_up(self, adapter: ChatAdapter) -> int:
+        """Tell an adapter without redelivery (one with `catch_up_from`, Discord) the
+        chats it answered in and the last message taken from each, so it reads what was
+        posted since; how many chats."""
+        catch_up_from = getattr(adapter, "catch_up_from", None)
+        if catch_up_from is None or self.book is None:
+            return 0
+        chats = self.book.chats(adapter.platform)
+        for chat, last, group in chats:
+            catch_up_from(chat, last, is_dm=not group)
+        return len(chats)
 
     async def rescue_forever(self, platform: str) -> None:
         """Drive every unsettled submission of `platform` nobody here drives."""

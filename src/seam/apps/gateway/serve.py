@@ -49,6 +49,7 @@ async def serve_gateway(
     from seam.apps.gateway.runner import Gateway
     from seam.apps.gateway.supervisor import Supervisor, WatchOptions
     from seam.wiring.gateway import adapter_lock, adapter_specs, status_path
+    from seam.wiring.gateway_chats import CHATS_FILE, ChatBook
     from seam.wiring.gateway_settings import gateway_section
     from seam.wiring.pairing import PairingStore
     from seam.wiring.runtime import create_runtime
@@ -77,6 +78,7 @@ async def serve_gateway(
             section,
             PairingStore.for_settings(settings),
             working_dir=str(settings.working_dir),
+            book=ChatBook(settings.home / CHATS_FILE),
         )
         supervisors = [
             Supervisor(

@@ -109,6 +109,7 @@ class Supervisor:
         slot = self.gateway.slot(self.name)
         adapter = self.spec.build()
         slot.adapter = adapter
+        self.gateway.catch_up(adapter)
         await self.gateway.recover(self.name)
         sender = ChatSender(self.name, slot)
         background = [
@@ -127,6 +128,7 @@ class Supervisor:
                 self.rebuilds += 1
                 adapter = self.spec.build()
                 slot.adapter = adapter
+                self.gateway.catch_up(adapter)
         finally:
             for task in background:
                 task.cancel()
