@@ -22,6 +22,7 @@ The per-adapter deliverer then sends what is pending, once (see wiring/gateway.p
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection
@@ -323,8 +324,16 @@ class Gateway:
         if catch_up_from is None or self.book is None:
             return 0
         chats = self.book.chats(adapter.platform)
+        # Whether a chat is private, for adapters that want to be told (`is_dm`).
+        told = "is_dm" in inspect.signature(catch_up_from).parameters
         for chat, last, group in chats:
-            catch_up_from(chat, last, is_dm=not group)
+            try:
+                if told:
+                    catch_up_from(chat, last, is_dm=not group)
+                else:
+                    catch_up_from(chat, last)
+            except Exception as exc:  # a catch-up is best effort: never stop the adapter
+                log.warning("%s: could not catch up %s: %s", adapter.platform, chat, exc)
         return len(chats)
 
     async def rescue_forever(self, platform: str) -> None:
