@@ -153,6 +153,7 @@ class Coordinator:
         on_event: OnEvent | None = None,
         *,
         cancel: CancelToken | None = None,
+        admitted: Submission | None = None,
     ) -> Submission:
         """Drive one submission to settlement here, or follow it while another worker
         does (replaying its stored events to `on_event`). Returns it settled. When it
@@ -160,9 +161,14 @@ class Coordinator:
         finished here first.
 
         Cancelling `cancel` stops the turn at its next step and settles it aborted.
+        `admitted`: the submission as `submit` just returned it, which saves reading it
+        again (its state only decides whether the claim looks for dead owners first).
         """
         store = self.store
-        sub = await store.submission(submission_id)
+        if admitted is not None and admitted.id == submission_id:
+            sub: Submission | None = admitted
+        else:
+            sub = await store.submission(submission_id)
         if sub is None:
             raise KeyError(f"no submission {submission_id!r}")
         seen: int | None = None  # where following another worker's events resumes
