@@ -18,8 +18,8 @@ from seam.contracts.execution import (
     NewSubmission,
     SubmissionConflict,
 )
-from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.sessions import SessionNotFound, UsageRecord
 
 from .session_store_suite import ManualClock
 
@@ -230,6 +230,22 @@ class ExecutionStoreSuite:
         assert [m.content for m in await store.messages(KEY)] == ["earlier", "hi", "", "x"]
         sub = await store.submission("a")
         assert sub is not None and sub.steps == 3
+
+    async def test_append_for_records_usage_with_the_messages(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        first = UsageRecord("p", "m", Usage(100, 20), 0.5, "t1")
+        await store.append_for("a", "w1", [Message("assistant", "ok")], usage=[first])
+        await store.append_for("a", "w1", [], usage=[UsageRecord("p", "m", Usage(10, 2))])
+        totals = await store.usage_totals(KEY)
+        assert (totals.calls, totals.usage, totals.cost_usd) == (2, Usage(110, 22), 0.5)
+        assert totals.unpriced_calls == 1
+        sub = await store.submission("a")
+        assert sub is not None and sub.steps == 1
+        with pytest.raises(LeaseLost):
+            await store.append_for("a", "w2", [], usage=[first])
+        assert (await store.usage_totals(KEY)).calls == 2
 
     async def test_append_for_needs_the_lease(self, store: ExecutionStore) -> None:
         await store.create(KEY)

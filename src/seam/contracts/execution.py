@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionStore
+from seam.contracts.sessions import SessionStore, UsageRecord
 
 SubmissionState = Literal["queued", "running", "settled"]
 Outcome = Literal["completed", "failed", "aborted"]
@@ -169,9 +169,19 @@ class ExecutionStore(SessionStore, Protocol):
         """Extend the lease. Raises LeaseLost when `owner` no longer holds it."""
         ...
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+    ) -> None:
         """Append to the submission's session, tagged with its id, and advance its
-        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it."""
+        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it.
+
+        `usage`: the model calls these messages came from, recorded in the same
+        transaction (as `record_usage` would), so a turn pays one write, not two."""
         ...
 
     async def submission_messages(self, submission_id: str) -> list[Message]:

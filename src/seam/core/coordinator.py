@@ -41,6 +41,7 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import RETRYABLE_KINDS
+from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken
 from seam.core.event_log import EventRecorder, decode
 from seam.core.model_step import CallModel, UserPrompt
@@ -343,11 +344,14 @@ class Coordinator:
         done: Done | None = None
         error: ErrorEvent | None = None
 
-        async def write_transcript(messages: Sequence[Message]) -> None:
+        async def write_transcript(
+            messages: Sequence[Message], usage: Sequence[UsageRecord]
+        ) -> None:
             # The recorder stores events behind the turn's back; repair reads the log
             # beside the transcript (`_unsaved_text`), so the log must never lag it.
-            await recorder.flush()
-            await store.append_for(sub.id, owner, messages)
+            if messages:
+                await recorder.flush()
+            await store.append_for(sub.id, owner, messages, usage=usage)
 
         try:
             session.loop.sequences.continue_after(

@@ -28,7 +28,7 @@ from seam.contracts.execution import (
     lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.core.sessions import InMemorySessionStore
 
 
@@ -139,9 +139,18 @@ class InMemoryExecutionStore(InMemorySessionStore):
         sub = self._held(submission_id, owner)
         self._put(sub, lease_expires_at=self._clock() + lease)
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+    ) -> None:
         sub = self._held(submission_id, owner)
         await self.append(sub.session_key, messages)
+        for record in usage:
+            await self.record_usage(sub.session_key, record)
         self._written[submission_id].extend(messages)
         self._put(sub, steps=sub.steps + len(messages))
 

@@ -43,13 +43,14 @@ from seam.contracts.execution import (
     lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.postgres_rows import (
     EVENT_COLUMNS,
     Params,
     encode,
     event_from_row,
     insert_messages,
+    insert_usage,
     message_from_row,
     returned,
     submission_from_row,
@@ -220,12 +221,24 @@ class PostgresSubmissions:
                 (now + lease, now, submission_id),
             )
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+    ) -> None:
         async with self._tx() as conn:
             sub = await _held(conn, submission_id, owner)
+            now = self._clock()
+            try:
+                for record in usage:
+                    await insert_usage(conn, sub.session_key, record, now)
+            except errors.ForeignKeyViolation:
+                raise SessionNotFound(f"no session {sub.session_key!r}") from None
             if not messages:
                 return
-            now = self._clock()
             await insert_messages(conn, sub.session_key, messages, submission_id, now)
             await conn.execute(
                 "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",

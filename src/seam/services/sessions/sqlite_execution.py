@@ -35,7 +35,7 @@ from seam.contracts.execution import (
     lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
@@ -201,18 +201,28 @@ class SQLiteSubmissions:
 
         await self._threads.write(write)
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
-        await self._threads.write(partial(self._append_for, submission_id, owner, messages))
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+    ) -> None:
+        await self._threads.write(partial(self._append_for, submission_id, owner, messages, usage))
 
     def _append_for(
         self,
         submission_id: str,
         owner: str,
         messages: Sequence[Message],
+        usage: Sequence[UsageRecord],
         db: sqlite3.Connection,
     ) -> None:
         sub = self._held(db, submission_id, owner)
         now = self._clock()
+        for record in usage:
+            insert_usage(db, sub.session_key, record, now)
         if not messages:
             return
         row = db.execute(
@@ -415,3 +425,26 @@ class SQLiteSubmissions:
             (now, now),
         ).fetchone()
         return row is not None
+
+
+def insert_usage(db: sqlite3.Connection, key: str, record: UsageRecord, now: float) -> None:
+    """One model call's usage row (the session is known to exist)."""
+    u = record.usage
+    db.execute(
+        "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
+        " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
+        " cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            record.turn_id,
+            record.provider,
+            record.model,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.reasoning_tokens,
+            record.cost_usd,
+            now,
+        ),
+    )
