@@ -247,6 +247,20 @@ class ExecutionStoreSuite:
             await store.append_for("a", "w2", [], usage=[first])
         assert (await store.usage_totals(KEY)).calls == 2
 
+    async def test_append_for_stores_events_with_the_messages(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        records = [EventRecord(KEY, n, n, "tool_start", "{}", "a") for n in (1, 2)]
+        await store.append_for("a", "w1", [Message("user", "hi")], events=records)
+        assert await store.events(KEY) == records
+        assert await store.last_seq(KEY) == 2
+        late = EventRecord(KEY, 3, 3, "done", "{}", "a")
+        with pytest.raises(LeaseLost):
+            await store.append_for("a", "w2", [Message("user", "x")], events=[late])
+        assert await store.events(KEY) == records
+        assert [m.content for m in await store.messages(KEY)] == ["hi"]
+
     async def test_append_for_needs_the_lease(self, store: ExecutionStore) -> None:
         await store.create(KEY)
         await _admit(store, "a")

@@ -176,12 +176,14 @@ class ExecutionStore(SessionStore, Protocol):
         messages: Sequence[Message],
         *,
         usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
     ) -> None:
         """Append to the submission's session, tagged with its id, and advance its
         `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it.
 
-        `usage`: the model calls these messages came from, recorded in the same
-        transaction (as `record_usage` would), so a turn pays one write, not two."""
+        In the same transaction, so a turn pays one write, not three: `usage`, the
+        model calls these messages came from (as `record_usage` would record them), and
+        `events`, event records of the session (as `append_events` would store them)."""
         ...
 
     async def submission_messages(self, submission_id: str) -> list[Message]:

@@ -349,9 +349,8 @@ class Coordinator:
         ) -> None:
             # The recorder stores events behind the turn's back; repair reads the log
             # beside the transcript (`_unsaved_text`), so the log must never lag it.
-            if messages:
-                await recorder.flush()
-            await store.append_for(sub.id, owner, messages, usage=usage)
+            events = await recorder.handover() if messages else ()
+            await store.append_for(sub.id, owner, messages, usage=usage, events=events)
 
         try:
             session.loop.sequences.continue_after(

@@ -146,8 +146,11 @@ class InMemoryExecutionStore(InMemorySessionStore):
         messages: Sequence[Message],
         *,
         usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
     ) -> None:
         sub = self._held(submission_id, owner)
+        if events:
+            await self.append_events(events)
         await self.append(sub.session_key, messages)
         for record in usage:
             await self.record_usage(sub.session_key, record)

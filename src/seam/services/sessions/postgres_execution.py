@@ -25,7 +25,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from psycopg import AsyncConnection, errors, sql
+from psycopg import AsyncConnection, AsyncCursor, errors, sql
 from psycopg_pool import AsyncConnectionPool
 
 from seam.contracts.execution import (
@@ -228,6 +228,7 @@ class PostgresSubmissions:
         messages: Sequence[Message],
         *,
         usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
     ) -> None:
         async with self._tx() as conn:
             sub = await _held(conn, submission_id, owner)
@@ -235,6 +236,9 @@ class PostgresSubmissions:
             try:
                 for record in usage:
                     await insert_usage(conn, sub.session_key, record, now)
+                if events:
+                    async with conn.cursor() as cur:
+                        await _insert_events(cur, events)
             except errors.ForeignKeyViolation:
                 raise SessionNotFound(f"no session {sub.session_key!r}") from None
             if not messages:
@@ -339,13 +343,7 @@ class PostgresSubmissions:
                 # commits skip the WAL flush wait. A worker crash loses nothing committed;
                 # only a server crash can lose the last few hundred ms of events.
                 await cur.execute("SET LOCAL synchronous_commit = off")
-                await cur.executemany(
-                    f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
-                    [
-                        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id)
-                        for r in records
-                    ],
-                )
+                await _insert_events(cur, records)
         except errors.ForeignKeyViolation:
             keys = sorted({r.session_key for r in records})
             raise SessionNotFound(f"no session {', '.join(map(repr, keys))}") from None
@@ -412,3 +410,10 @@ async def _still_runnable(
         expires = sub.lease_expires_at
         return expires is None or expires <= now or sub.lease_owner in dead
     return False
+
+
+async def _insert_events(cur: AsyncCursor[Any], records: Sequence[EventRecord]) -> None:
+    await cur.executemany(
+        f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+        [(r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records],
+    )

@@ -208,8 +208,11 @@ class SQLiteSubmissions:
         messages: Sequence[Message],
         *,
         usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
     ) -> None:
-        await self._threads.write(partial(self._append_for, submission_id, owner, messages, usage))
+        await self._threads.write(
+            partial(self._append_for, submission_id, owner, messages, usage, events)
+        )
 
     def _append_for(
         self,
@@ -217,10 +220,13 @@ class SQLiteSubmissions:
         owner: str,
         messages: Sequence[Message],
         usage: Sequence[UsageRecord],
+        events: Sequence[EventRecord],
         db: sqlite3.Connection,
     ) -> None:
         sub = self._held(db, submission_id, owner)
         now = self._clock()
+        if events:
+            _insert_events(db, events)
         for record in usage:
             insert_usage(db, sub.session_key, record, now)
         if not messages:
@@ -347,23 +353,7 @@ class SQLiteSubmissions:
     async def append_events(self, records: Sequence[EventRecord]) -> None:
         if not records:
             return
-        rows = [
-            (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records
-        ]
-
-        def write(db: sqlite3.Connection) -> None:
-            try:
-                db.executemany(
-                    "INSERT INTO events (session_key, seq, first_seq, type, payload,"
-                    " submission_id) VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-            except sqlite3.IntegrityError as exc:
-                if "FOREIGN KEY" in str(exc):
-                    raise SessionNotFound(f"no session {records[0].session_key!r}") from None
-                raise
-
-        await self._threads.write(write)
+        await self._threads.write(partial(_insert_events, records=records))
 
     async def events(
         self,
@@ -448,3 +438,19 @@ def insert_usage(db: sqlite3.Connection, key: str, record: UsageRecord, now: flo
             now,
         ),
     )
+
+
+def _insert_events(db: sqlite3.Connection, records: Sequence[EventRecord]) -> None:
+    rows = [
+        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records
+    ]
+    try:
+        db.executemany(
+            "INSERT INTO events (session_key, seq, first_seq, type, payload,"
+            " submission_id) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    except sqlite3.IntegrityError as exc:
+        if "FOREIGN KEY" in str(exc):
+            raise SessionNotFound(f"no session {records[0].session_key!r}") from None
+        raise
