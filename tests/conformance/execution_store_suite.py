@@ -274,6 +274,23 @@ class ExecutionStoreSuite:
 
     # Settlement
 
+    async def test_settle_unless_aborted(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await _admit(store, "b")
+        await store.claim("w1", submission_id="a")
+        done = await store.settle(
+            "a", "w1", "completed", result="hi", finish_reason="stop", unless_aborted=True
+        )
+        assert (done.outcome, done.result, done.finish_reason) == ("completed", "hi", "stop")
+        await store.claim("w1", submission_id="b")
+        await store.request_abort("b")
+        aborted = await store.settle(
+            "b", "w1", "completed", result="hi", finish_reason="stop", unless_aborted=True
+        )
+        assert (aborted.state, aborted.outcome) == ("settled", "aborted")
+        assert (aborted.result, aborted.finish_reason) == (None, "aborted")
+
     async def test_settle_exactly_once(self, store: ExecutionStore) -> None:
         await store.create(KEY)
         await _admit(store, "a")

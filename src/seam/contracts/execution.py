@@ -199,9 +199,14 @@ class ExecutionStore(SessionStore, Protocol):
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         """Settle exactly once. `owner` must hold the lease (None: only for a queued
-        submission, e.g. an abort before it ran). Raises LeaseLost otherwise."""
+        submission, e.g. an abort before it ran). Raises LeaseLost otherwise.
+
+        `unless_aborted`: when an abort was requested meanwhile, settle it aborted
+        (finish reason "aborted", no result or error) instead, in the same transaction,
+        so the caller need not read the submission first to find out."""
         ...
 
     async def release(

@@ -36,7 +36,6 @@ from seam.contracts.execution import (
     ExecutionStore,
     LeaseLost,
     NewSubmission,
-    Outcome,
     Submission,
 )
 from seam.contracts.messages import Message, ToolCall
@@ -381,6 +380,16 @@ class Coordinator:
     ) -> Submission:
         store = self.store
         owner = self.owner
+        if done is not None and done.finish_reason not in ("cancelled", "error", "timeout"):
+            # The usual end: the settle itself turns it aborted if one was requested.
+            return await store.settle(
+                sub.id,
+                owner,
+                "completed",
+                result=done.text,
+                finish_reason=done.finish_reason,
+                unless_aborted=True,
+            )
         current = await self._current(sub)
         if current.abort_requested or (done is not None and done.finish_reason == "cancelled"):
             return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
@@ -408,8 +417,7 @@ class Coordinator:
                     sub.id, owner, not_before=self._clock() + pause, error=message
                 )
             return await store.settle(sub.id, owner, "failed", error=message, finish_reason=finish)
-        outcome: Outcome = "completed"
-        return await store.settle(sub.id, owner, outcome, result=done.text, finish_reason=finish)
+        raise AssertionError(f"unhandled finish reason {finish!r}")  # pragma: no cover
 
     async def plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> RepairPlan:
         """What claiming `sub` does, from what it already wrote (nothing: a first run)."""

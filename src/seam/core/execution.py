@@ -173,6 +173,7 @@ class InMemoryExecutionStore(InMemorySessionStore):
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         sub = self._get(submission_id)
         if owner is None:
@@ -180,6 +181,8 @@ class InMemoryExecutionStore(InMemorySessionStore):
                 raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
         else:
             sub = self._held(submission_id, owner)
+        if unless_aborted and sub.abort_requested:
+            outcome, result, error, finish_reason = "aborted", None, None, "aborted"
         return self._put(
             sub,
             state="settled",

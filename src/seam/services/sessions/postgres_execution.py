@@ -269,6 +269,7 @@ class PostgresSubmissions:
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         async with self._tx() as conn:
             if owner is None:
@@ -278,7 +279,9 @@ class PostgresSubmissions:
                 if sub.state != "queued":
                     raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
             else:
-                await _held(conn, submission_id, owner)
+                sub = await _held(conn, submission_id, owner)
+            if unless_aborted and sub.abort_requested:
+                outcome, result, error, finish_reason = "aborted", None, None, "aborted"
             now = self._clock()
             cur = await conn.execute(
                 "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"

@@ -284,6 +284,7 @@ class SQLiteSubmissions:
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
             if owner is None:
@@ -293,13 +294,16 @@ class SQLiteSubmissions:
                 if sub.state != "queued":
                     raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
             else:
-                self._held(db, submission_id, owner)
+                sub = self._held(db, submission_id, owner)
+            outcome_, result_, error_, finish_ = outcome, result, error, finish_reason
+            if unless_aborted and sub.abort_requested:
+                outcome_, result_, error_, finish_ = "aborted", None, None, "aborted"
             now = self._clock()
             db.execute(
                 "UPDATE submissions SET state = 'settled', outcome = ?, result = ?, error = ?,"
                 " finish_reason = ?, lease_owner = NULL, lease_expires_at = NULL,"
                 " settled_at = ?, updated_at = ? WHERE id = ?",
-                (outcome, result, error, finish_reason, now, now, submission_id),
+                (outcome_, result_, error_, finish_, now, now, submission_id),
             )
             settled = self._row(db, submission_id)
             assert settled is not None
