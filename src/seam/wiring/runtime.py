@@ -213,7 +213,9 @@ class Runtime:
     ) -> Submission:
         """One durable turn in the named session, driven here; returns it settled."""
         sub = await self.submit(session, text, personality=personality, submission_id=submission_id)
-        return await self.coordinator.run(sub.id, self.factory.resolve, on_event, cancel=cancel)
+        return await self.coordinator.run(
+            sub.id, self.factory.resolve, on_event, cancel=cancel, admitted=sub
+        )
 
     def run(
         self,

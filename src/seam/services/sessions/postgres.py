@@ -47,6 +47,7 @@ from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_rows import (
     Params,
     insert_messages,
+    insert_usage,
     message_from_row,
     session_from_row,
 )
@@ -380,27 +381,9 @@ class PostgresStore(PostgresUpkeep, PostgresSubmissions):
         ]
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:
-        u = record.usage
         try:
             async with self._connection() as conn:
-                await conn.execute(
-                    "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
-                    " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
-                    " cost_usd, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        key,
-                        record.turn_id,
-                        record.provider,
-                        record.model,
-                        u.input_tokens,
-                        u.output_tokens,
-                        u.cache_read_tokens,
-                        u.cache_write_tokens,
-                        u.reasoning_tokens,
-                        record.cost_usd,
-                        self._clock(),
-                    ),
-                )
+                await insert_usage(conn, key, record, self._clock())
         except errors.ForeignKeyViolation:
             raise SessionNotFound(f"no session {key!r}") from None
 

@@ -45,7 +45,7 @@ from seam.services.sessions.rows import (
     session_from_row,
 )
 from seam.services.sessions.sqlite_db import SQLiteDb
-from seam.services.sessions.sqlite_execution import SQLiteSubmissions
+from seam.services.sessions.sqlite_execution import SQLiteSubmissions, insert_usage
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 
 # Each migration is a list of statements run in one transaction; PRAGMA user_version
@@ -306,28 +306,9 @@ class SQLiteSessionStore(SQLiteSubmissions):
         return await self._threads.write(write)
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:
-        u = record.usage
-        row = (
-            key,
-            record.turn_id,
-            record.provider,
-            record.model,
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_read_tokens,
-            u.cache_write_tokens,
-            u.reasoning_tokens,
-            record.cost_usd,
-        )
-
         def write(db: sqlite3.Connection) -> None:
             self._must_exist(db, key)
-            db.execute(
-                "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
-                " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
-                " cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*row, self._clock()),
-            )
+            insert_usage(db, key, record, self._clock())
 
         await self._threads.write(write)
 
