@@ -29,10 +29,11 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound, UsageRecord
+from seam.core.approval_answers import InMemoryApprovalAnswers
 from seam.core.sessions import InMemorySessionStore
 
 
-class InMemoryExecutionStore(InMemorySessionStore):
+class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore):
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock=clock)
         self._submissions: dict[str, Submission] = {}
@@ -267,6 +268,7 @@ class InMemoryExecutionStore(InMemorySessionStore):
                 self._open.pop(sid, None)
                 self._written.pop(sid, None)
             self._events.pop(key, None)
+            self._forget_approvals(key)
         return deleted
 
     # Helpers

@@ -43,6 +43,7 @@ from seam.contracts.sessions import (
     check_limit,
     check_title,
 )
+from seam.services.sessions.postgres_approvals import APPROVALS_CHANNEL, PostgresApprovals
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_rows import (
     Params,
@@ -63,7 +64,7 @@ CHANNEL = "seam_submissions"
 CONNECT_TIMEOUT = 10.0
 
 
-class PostgresStore(PostgresUpkeep, PostgresSubmissions):
+class PostgresStore(PostgresApprovals, PostgresUpkeep, PostgresSubmissions):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
     `schema` keeps this store's tables in their own PostgreSQL schema (created and
@@ -227,14 +228,20 @@ class PostgresStore(PostgresUpkeep, PostgresSubmissions):
                 )
                 async with conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {APPROVALS_CHANNEL}")
                     if listening.done():
                         # Reconnected: whatever was sent meanwhile is lost, so look again.
                         self._wake.set()
+                        self._approvals_noted()
                     else:
                         listening.set_result(None)
                     backoff = 0.1
                     async for note in conn.notifies():
-                        if note.payload == self._schema:
+                        if note.payload != self._schema:
+                            continue
+                        if note.channel == APPROVALS_CHANNEL:
+                            self._approvals_noted()
+                        else:
                             self._wake.set()
             except asyncio.CancelledError:
                 if not listening.done():

@@ -149,6 +149,16 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # 3: search matches word stems ("banana" finds "bananas").
     (_stem_words,),
+    # approval answers: relayed between processes, the first answer to a call wins.
+    (
+        """CREATE TABLE approval_answers (
+            session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            call_id text NOT NULL,
+            decision text NOT NULL,
+            answered_at double precision NOT NULL,
+            PRIMARY KEY (session_key, call_id)
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -44,6 +44,7 @@ from seam.services.sessions.rows import (
     message_from_row,
     session_from_row,
 )
+from seam.services.sessions.sqlite_approvals import SQLiteApprovals
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions, insert_usage
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
@@ -209,6 +210,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END""",
         "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
     ),
+    # approval answers: relayed between processes, the first answer to a call wins.
+    (
+        """CREATE TABLE approval_answers (
+            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            call_id TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            answered_at REAL NOT NULL,
+            PRIMARY KEY (session_key, call_id)
+        ) WITHOUT ROWID""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 SECONDS_PER_DAY = 86_400.0
@@ -219,7 +230,7 @@ _COMPACTION_COLUMNS = (
 )
 
 
-class SQLiteSessionStore(SQLiteSubmissions):
+class SQLiteSessionStore(SQLiteApprovals, SQLiteSubmissions):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
     Every statement runs on the store's connection threads (`sqlite_threads`): writes on
