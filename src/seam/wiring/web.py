@@ -28,13 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seam.contracts.events import AgentEvent, Done, RunStart, TextDelta, UsageEvent
+from seam.contracts.events import (
+    AgentEvent,
+    Done,
+    RunStart,
+    TextDelta,
+    ToolApprovalRequired,
+    ToolApprovalResponse,
+    UsageEvent,
+)
 from seam.contracts.execution import Submission, SubmissionConflict
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.messages import Message
 from seam.contracts.sessions import message_to_dict, usage_to_dict
 from seam.contracts.tools import CancelToken
-from seam.core.event_log import replay
+from seam.core.event_log import decode, replay
 from seam.core.identity import (
     assert_public_session_name,
     create_session_storage_key,
@@ -412,12 +420,61 @@ class WebBackend:
             token.cancel("cancelled through the API")
         return await self.runtime.abort(sub.id)
 
-    def respond(self, tenant: str, name: str, call_id: str, decision: str) -> bool:
+    async def respond(self, tenant: str, name: str, call_id: str, decision: str) -> None:
+        """Answer an approval request of a turn in `name`, whichever process runs it.
+
+        A turn running here is answered in memory (the fast path). With a store that
+        relays answers (`ApprovalAnswers`), the answer is stored first, once the call is
+        known to be waiting: here, or in the event log (a `tool_approval_required` of a
+        running submission with no response yet), and the process running the turn picks
+        it up from the store. The first answer stored wins; later ones are a `Conflict`.
+        """
         chosen = DECISIONS.get(decision)
         if chosen is None:
             raise Invalid(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
-        key = self.key_for(tenant, name)
-        return self.runtime.respond_to(key, call_id, chosen)
+        await self._answer(await self._existing(tenant, name), name, call_id, chosen)
+
+    async def respond_unattended(self, tenant: str, name: str, call_id: str) -> None:
+        """Answer that nobody is there to approve (a stateless OpenAI request): the gate
+        refuses the command without counting it as the person's denial."""
+        with contextlib.suppress(Conflict):
+            await self._answer(self.key_for(tenant, name), name, call_id, UNAVAILABLE)
+
+    async def _answer(self, key: str, name: str, call_id: str, chosen: ApprovalDecision) -> None:
+        runtime = self.runtime
+        pending = runtime.loop.pending_approvals
+        relay = pending.relay
+        if relay is None:
+            if not runtime.respond_to(key, call_id, chosen):
+                raise Conflict(_not_waiting(call_id, name))
+            return
+        if call_id not in pending.waiting(key):
+            state = await self._approval_state(key, call_id)
+            if state == "answered" or await relay.approval_answer(key, call_id) is not None:
+                raise Conflict(_already_answered(call_id))
+            if state != "waiting":
+                raise Conflict(_not_waiting(call_id, name))
+        if not await relay.answer_approval(key, call_id, chosen):
+            raise Conflict(_already_answered(call_id))
+        runtime.respond_to(key, call_id, chosen)  # at once when the turn runs here
+
+    async def _approval_state(self, key: str, call_id: str) -> str:
+        """ "waiting", "answered" or "unknown": what the event log of the session's running
+        submissions says of `call_id`'s approval request."""
+        store = self.runtime.store
+        state = "unknown"
+        for sub in await store.submissions(key, states=("running",)):
+            for record in await store.events(key, submission_id=sub.id):
+                if record.type not in _APPROVAL_TYPES:
+                    continue
+                for event in decode(record):
+                    if getattr(event, "call_id", None) != call_id:
+                        continue
+                    if isinstance(event, ToolApprovalRequired):
+                        state = "waiting" if state == "unknown" else state
+                    elif isinstance(event, ToolApprovalResponse):
+                        state = "answered"
+        return state
 
     async def events(
         self, tenant: str, name: str, after: int = 0
@@ -550,6 +607,17 @@ class WebBackend:
             real.parent.mkdir(parents=True, exist_ok=True)
             _atomic(real, text)
         return self.memory()
+
+
+_APPROVAL_TYPES = frozenset({ToolApprovalRequired.type, ToolApprovalResponse.type})
+
+
+def _not_waiting(call_id: str, name: str) -> str:
+    return f"no tool call {call_id!r} of session {name!r} is waiting for an answer"
+
+
+def _already_answered(call_id: str) -> str:
+    return f"tool call {call_id!r} was already answered"
 
 
 def personality_problem(pid: str, soul: str, config: str) -> str | None:

@@ -215,13 +215,7 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
 
     @api.post("/sessions/{name}/approvals/{call_id}")
     async def approve(who: Who, name: str, call_id: str, body: ApprovalAnswer) -> dict[str, Any]:
-        await backend.existing_key(who.tenant, name)
-        if not backend.respond(who.tenant, name, call_id, body.decision):
-            raise ApiError(
-                409,
-                f"no tool call {call_id!r} of session {name!r} is waiting for an answer "
-                "in this server process",
-            )
+        await backend.respond(who.tenant, name, call_id, body.decision)
         return {"call_id": call_id, "decision": body.decision}
 
     @api.post("/sessions/{name}/cancel")
