@@ -138,6 +138,9 @@ def test_an_approval_posted_to_the_other_process_answers_the_turn(
 ) -> None:
     home = tmp_path / "home"
     home.mkdir()
+    # Renewals (every third of the lease) are where a turn learns of an abort asked for
+    # in another process.
+    (home / "config.toml").write_text("[store]\nlease_seconds = 3\n")
     project = tmp_path / "project"
     (project / "build" / "obj").mkdir(parents=True)
     env = {
@@ -156,6 +159,7 @@ def test_an_approval_posted_to_the_other_process_answers_the_turn(
     openai_server.push(
         tool_call_reply([("terminal", json.dumps({"command": "rm -r build"}))]),
         text_reply("Removed."),
+        tool_call_reply([("terminal", json.dumps({"command": "rm -r elsewhere"}))]),
     )
     one, one_url = start(env, project)
     two, two_url = start(env, project)
@@ -181,6 +185,15 @@ def test_an_approval_posted_to_the_other_process_answers_the_turn(
                     assert late.status_code == 409, late.text
                     assert "already answered" in late.json()["error"]["message"]
                 rest = list(read_events(lines, "done"))
+                # Cancel works the same way: asked of the process not running the turn (here
+                # one waiting for an approval).
+                client.post(f"{one_url}/api/sessions/ap/messages", json={"text": "more"})
+                list(read_events(lines, "tool_approval_required"))
+                other_url = two_url if by_pid[lease_owner_pid(env, home)] == one_url else one_url
+                cancelled = client.post(f"{other_url}/api/sessions/ap/cancel")
+                assert cancelled.status_code == 200 and cancelled.json()["cancelled"]
+                stopped = list(read_events(lines, "done"))[-1]
+                assert stopped["data"]["finish_reason"] in ("cancelled", "aborted"), stopped
         response = next(e for e in rest if e["event"] == "tool_approval_response")
         assert response["data"]["decision"] == "once"
         end = next(e for e in rest if e["event"] == "tool_end")
