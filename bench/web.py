@@ -138,13 +138,16 @@ class Http:
 
 
 async def sse_chunks(reader: asyncio.StreamReader):  # type: ignore[no-untyped-def]
-    """The event stream's pieces (the server sends one event per chunk)."""
+    """The event stream's events (the server sends whole events, several to a chunk when
+    they are ready together)."""
     while True:
         size = int((await reader.readline()).strip(), 16)
         if size == 0:
             return
         data = await reader.readexactly(size + 2)
-        yield data[:-2].decode()
+        for piece in data[:-2].decode().split("\n\n"):
+            if piece:
+                yield piece
 
 
 async def one(

@@ -348,23 +348,30 @@ class WebBackend:
             raise Conflict(str(exc)) from None
         if sub.state != "settled" and sub.id not in self._drivers:
             self._admitted.setdefault(key, time.perf_counter())
-            self.drive(sub.id)
+            self.drive(sub.id, admitted=sub)
         return sub
 
-    def drive(self, submission_id: str) -> None:
-        """Run (or follow, while another process runs it) a submission in the background."""
+    def drive(self, submission_id: str, *, admitted: Submission | None = None) -> None:
+        """Run (or follow, while another process runs it) a submission in the background.
+        `admitted`: the submission as just admitted (saves reading it back)."""
         if submission_id in self._drivers:
             return
         token = CancelToken()
         self._cancels[submission_id] = token
-        task = asyncio.ensure_future(self._run(submission_id, token))
+        task = asyncio.ensure_future(self._run(submission_id, token, admitted))
         self._drivers[submission_id] = task
 
-    async def _run(self, submission_id: str, token: CancelToken) -> None:
+    async def _run(
+        self, submission_id: str, token: CancelToken, admitted: Submission | None = None
+    ) -> None:
         runtime = self.runtime
         try:
             sub = await runtime.coordinator.run(
-                submission_id, runtime.factory.resolve, self._on_event, cancel=token
+                submission_id,
+                runtime.factory.resolve,
+                self._on_event,
+                cancel=token,
+                admitted=admitted,
             )
             if sub.outcome is not None:
                 self.metrics.turns[sub.outcome] = self.metrics.turns.get(sub.outcome, 0) + 1
@@ -480,6 +487,19 @@ class WebBackend:
         self, tenant: str, name: str, after: int = 0
     ) -> AsyncIterator[AgentEvent | None]:
         """The session's events after `after`, then live ones; None is a heartbeat."""
+        batches = self.event_batches(tenant, name, after)
+        try:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+        finally:
+            await batches.aclose()
+
+    async def event_batches(
+        self, tenant: str, name: str, after: int = 0
+    ) -> AsyncIterator[list[AgentEvent | None]]:
+        """`events` in batches: whatever is ready at once comes as one list (a stream
+        writes it with one send: on a busy server a burst of events costs one syscall)."""
         key = await self._existing(tenant, name)
         store = self.runtime.store
         heartbeat = self.config.heartbeat_seconds
@@ -488,32 +508,41 @@ class WebBackend:
         try:
             with self.hub.subscribe(key) as queue:
                 while True:
+                    batch: list[AgentEvent | None] = []
                     for event in await replay(store, key, last):
                         if event.seq > last:
                             last = event.seq
-                            yield event
+                            batch.append(event)
                     for event in self.hub.current(key):
                         if event.seq > last:
                             last = event.seq
-                            yield event
+                            batch.append(event)
+                    if batch:
+                        yield batch
                     while True:
                         try:
                             async with asyncio.timeout(heartbeat):
-                                event = await queue.get()
+                                ready = [await queue.get()]
                         except TimeoutError:
-                            yield None
+                            yield [None]
                             break  # look at the store again: a safety net, cheap when idle
-                        if event.seq <= last:
-                            continue
-                        if event.seq > last + 1:
-                            # Published before this stream subscribed and stored after its
-                            # replay read the log: the log has them now.
-                            for missed in await replay(store, key, last):
-                                if last < missed.seq < event.seq:
-                                    last = missed.seq
-                                    yield missed
-                        last = event.seq
-                        yield event
+                        while not queue.empty():
+                            ready.append(queue.get_nowait())
+                        batch = []
+                        for event in ready:
+                            if event.seq <= last:
+                                continue
+                            if event.seq > last + 1:
+                                # Published before this stream subscribed and stored after
+                                # its replay read the log: the log has them now.
+                                for missed in await replay(store, key, last):
+                                    if last < missed.seq < event.seq:
+                                        last = missed.seq
+                                        batch.append(missed)
+                            last = event.seq
+                            batch.append(event)
+                        if batch:
+                            yield batch
         finally:
             self.metrics.open_streams -= 1
 

@@ -197,13 +197,13 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             except ValueError:
                 raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
         await backend.existing_key(who.tenant, name)
-        stream = backend.events(who.tenant, name, start)
+        stream = backend.event_batches(who.tenant, name, start)
 
         async def body() -> AsyncIterator[bytes]:
             yield b"retry: 1000\n\n"
             try:
-                async for event in stream:
-                    yield b": heartbeat\n\n" if event is None else sse(event)
+                async for batch in stream:
+                    yield b"".join(b": heartbeat\n\n" if e is None else sse(e) for e in batch)
             finally:
                 await stream.aclose()
 
