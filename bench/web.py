@@ -72,8 +72,9 @@ async def main():
     sock.bind(("127.0.0.1", 0))
     sock.listen(4096)
     print(sock.getsockname()[1], key, flush=True)
+    http = os.environ.get("BENCH_HTTP", "auto")  # auto: httptools when installed, as seam serve
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096)
+        uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096, http=http)
     )
     await server.serve(sockets=[sock])
 
@@ -82,7 +83,7 @@ if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server, dumped on SIGUS
     import cProfile, signal
     prof = cProfile.Profile()
     signal.signal(signal.SIGUSR1, lambda *_: prof.dump_stats(os.environ["BENCH_PROFILE"]))
-    prof.enable()
+    signal.signal(signal.SIGUSR2, lambda *_: prof.enable())
 asyncio.run(main())
 """
 
@@ -97,6 +98,20 @@ def rss_kb(pid: int) -> int:
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds by thread name: the event loop ("python") and the store's threads."""
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        kind = "event loop" if int(task.name) == pid else "other threads"
+        out[kind] = out.get(kind, 0.0) + seconds
+    return out
 
 
 def pct(values: list[float], q: float) -> float:
@@ -225,9 +240,13 @@ async def run(clients: int, spread: float) -> None:
                 raise RuntimeError(f"{len(failed)} clients failed") from failed[0].exception()
             peak = rss_kb(proc.pid)
             cpu_before = cpu_seconds(proc.pid)
+            threads_before = thread_cpu(proc.pid)
+            if os.environ.get("BENCH_PROFILE"):
+                proc.send_signal(signal.SIGUSR2)  # profile the turns only
             go.set()
             await asyncio.gather(*tasks)
             cpu = cpu_seconds(proc.pid) - cpu_before
+            threads = {k: v - threads_before.get(k, 0.0) for k, v in thread_cpu(proc.pid).items()}
             per_stream = (peak - base) / clients
             print(f"{clients} clients, messages sent over {spread:g} s")
             print(
@@ -242,7 +261,10 @@ async def run(clients: int, spread: float) -> None:
                 f"server RSS: {base / 1024:.1f} MB idle, {peak / 1024:.1f} MB with every "
                 f"stream open: {per_stream:.1f} KB per open stream"
             )
-            print(f"server CPU per turn: {cpu / clients * 1000:.1f} ms")
+            split = ", ".join(
+                f"{k} {v / clients * 1000:.1f} ms" for k, v in sorted(threads.items())
+            )
+            print(f"server CPU per turn: {cpu / clients * 1000:.1f} ms ({split})")
         finally:
             if os.environ.get("BENCH_PROFILE"):
                 proc.send_signal(signal.SIGUSR1)

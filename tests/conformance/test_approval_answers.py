@@ -111,3 +111,12 @@ async def test_deleting_the_session_deletes_its_answers(store: Any) -> None:
     await store.create(KEY)
     assert await store.approval_answer(KEY, "c1") is None
     assert await store.answer_approval(KEY, "c1", "deny") is True
+
+
+async def test_clearing_lets_a_repeated_call_id_be_asked_again(store: Any, twin: Any) -> None:
+    await store.create(KEY)
+    await store.answer_approval(KEY, "call_0", "once")
+    await store.clear_approval(KEY, "call_0")
+    assert await twin.approval_answer(KEY, "call_0") is None
+    assert await twin.answer_approval(KEY, "call_0", "deny") is True
+    await store.clear_approval(KEY, "never-asked")  # nothing to clear is fine

@@ -34,6 +34,10 @@ class InMemoryApprovalAnswers:
                 waiter.set_result(None)
         return True
 
+    async def clear_approval(self, session_key: str, call_id: str) -> None:
+        answers, _ = self._approval_state()
+        answers.pop((session_key, call_id), None)
+
     async def approval_answer(self, session_key: str, call_id: str) -> str | None:
         answers, _ = self._approval_state()
         return answers.get((session_key, call_id))

@@ -77,8 +77,13 @@ class TurnApprover:
         self, *, call_id: str, tool: str, command: str, reason: str
     ) -> ApprovalDecision:
         future = self._pending.expect(self._key, call_id)
-        self._announce(call_id, tool, command, reason)
         relay = self._pending.relay
+        if relay is not None:
+            try:  # before the request is announced: nobody can have answered it yet
+                await relay.clear_approval(self._key, call_id)
+            except Exception:
+                log.exception("could not clear an earlier answer to approval %s", call_id)
+        self._announce(call_id, tool, command, reason)
         decision: ApprovalDecision
         try:
             if relay is None:

@@ -477,8 +477,9 @@ class WebBackend:
                 for event in decode(record):
                     if getattr(event, "call_id", None) != call_id:
                         continue
+                    # The last word counts: call ids may repeat within a turn.
                     if isinstance(event, ToolApprovalRequired):
-                        state = "waiting" if state == "unknown" else state
+                        state = "waiting"
                     elif isinstance(event, ToolApprovalResponse):
                         state = "answered"
         return state

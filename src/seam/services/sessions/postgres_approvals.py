@@ -73,6 +73,13 @@ class PostgresApprovals:
             self._approvals_noted()
         return stored
 
+    async def clear_approval(self, session_key: str, call_id: str) -> None:
+        async with self._tx() as conn:
+            await conn.execute(
+                "DELETE FROM approval_answers WHERE session_key = %s AND call_id = %s",
+                (session_key, call_id),
+            )
+
     async def approval_answer(self, session_key: str, call_id: str) -> str | None:
         row = await self._one(
             "SELECT decision FROM approval_answers WHERE session_key = %s AND call_id = %s",

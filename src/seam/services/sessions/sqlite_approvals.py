@@ -54,6 +54,15 @@ class SQLiteApprovals:
                     waiter.set_result(None)
         return stored
 
+    async def clear_approval(self, session_key: str, call_id: str) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            db.execute(
+                "DELETE FROM approval_answers WHERE session_key = ? AND call_id = ?",
+                (session_key, call_id),
+            )
+
+        await self._threads.write(write)
+
     async def approval_answer(self, session_key: str, call_id: str) -> str | None:
         def read(db: sqlite3.Connection) -> str | None:
             row = db.execute(
