@@ -60,6 +60,12 @@ class SlowModel:
 
 
 async def main():
+    if os.environ.get("BENCH_SLOW_CALLBACKS"):  # log every callback that holds the loop
+        import logging
+        logging.basicConfig(level=logging.WARNING)
+        loop = asyncio.get_running_loop()
+        loop.set_debug(True)
+        loop.slow_callback_duration = float(os.environ["BENCH_SLOW_CALLBACKS"])
     folder = sys.argv[1]
     store = SQLiteSessionStore(folder + "/sessions.db")
     runtime = assemble_runtime(model=SlowModel(), store=store, tools=None)
@@ -76,12 +82,27 @@ async def main():
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096, http=http)
     )
+    lags = []
+
+    async def tick():  # how late the event loop runs a 10 ms timer: how long it is held
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append(time.perf_counter() - start - 0.01)
+
+    ticker = asyncio.ensure_future(tick())
     await server.serve(sockets=[sock])
+    ticker.cancel()
+    if lags:
+        lags.sort()
+        at = lambda q: lags[min(len(lags) - 1, int(q * len(lags)))] * 1000
+        print(f"event loop lag: p50 {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, "
+              f"max {lags[-1] * 1000:.1f} ms", file=sys.stderr, flush=True)
 
 
 if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server, dumped on SIGUSR1
     import cProfile, signal
-    prof = cProfile.Profile()
+    prof = cProfile.Profile(time.thread_time)  # CPU of the event loop thread, not wall time
     signal.signal(signal.SIGUSR1, lambda *_: prof.dump_stats(os.environ["BENCH_PROFILE"]))
     signal.signal(signal.SIGUSR2, lambda *_: prof.enable())
 asyncio.run(main())
@@ -257,6 +278,10 @@ async def run(clients: int, spread: float) -> None:
                 f"last model chunk -> done: p50 {pct(out['done'], 0.5):.1f} ms, "
                 f"p99 {pct(out['done'], 0.99):.1f} ms"
             )
+            slow = sorted(v for v in out["first"] if v > 1000)
+            if slow:
+                shown = ", ".join(f"{v:.0f}" for v in slow[:10])
+                print(f"{len(slow)} first deltas over 1 s late: {shown} ms")
             print(
                 f"server RSS: {base / 1024:.1f} MB idle, {peak / 1024:.1f} MB with every "
                 f"stream open: {per_stream:.1f} KB per open stream"

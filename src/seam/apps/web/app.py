@@ -131,8 +131,9 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     )
     install(app)
 
-    def principal(request: Request) -> Principal:
-        """Set by `AuthGate` before any route runs (so a bad body never hides a 401)."""
+    async def principal(request: Request) -> Principal:
+        """Set by `AuthGate` before any route runs (so a bad body never hides a 401).
+        Async, so FastAPI does not hand it to a worker thread on every request."""
         who: Principal = request.state.principal
         return who
 
