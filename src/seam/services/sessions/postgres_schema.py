@@ -151,7 +151,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (_stem_words,),
     # approval answers: relayed between processes, the first answer to a call wins.
     (
-        """CREATE TABLE approval_answers (
+        """CREATE TABLE IF NOT EXISTS approval_answers (
             session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
             call_id text NOT NULL,
             decision text NOT NULL,

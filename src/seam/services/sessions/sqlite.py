@@ -212,7 +212,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # approval answers: relayed between processes, the first answer to a call wins.
     (
-        """CREATE TABLE approval_answers (
+        """CREATE TABLE IF NOT EXISTS approval_answers (
             session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
             call_id TEXT NOT NULL,
             decision TEXT NOT NULL,
