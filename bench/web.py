@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -83,6 +84,19 @@ async def main():
         uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096, http=http)
     )
     lags = []
+    pauses = []  # garbage collections, in seconds
+    import gc
+    began = [0.0]
+
+    def on_gc(phase, info):
+        if phase == "start":
+            began[0] = time.perf_counter()
+        else:
+            pauses.append(time.perf_counter() - began[0])
+            with open(folder + "/gc.txt", "w") as out:
+                out.write(f"{len(pauses)} {sum(pauses):.4f} {max(pauses):.4f}")
+
+    gc.callbacks.append(on_gc)
 
     async def tick():  # how late the event loop runs a 10 ms timer: how long it is held
         while True:
@@ -93,6 +107,9 @@ async def main():
                 with open(folder + "/lags.txt", "w") as out:
                     out.write(" ".join(f"{v:.5f}" for v in lags))
 
+    if os.environ.get("BENCH_GC") != "default":
+        from seam.apps.web.serve import tune_gc
+        tune_gc()
     ticker = asyncio.ensure_future(tick())
     await server.serve(sockets=[sock])
     ticker.cancel()
@@ -308,6 +325,12 @@ async def run(clients: int, spread: float) -> None:
                 f"event loop thread waiting for a CPU (other processes' load): {waited:.2f} s "
                 f"({waited / clients * 1000:.1f} ms per turn)"
             )
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                count, total, worst = Path(folder, "gc.txt").read_text().split()  # noqa: ASYNC240
+                print(
+                    f"garbage collections (whole run): {count}, {float(total) * 1000:.0f} ms "
+                    f"in all, the longest {float(worst) * 1000:.0f} ms"
+                )
             lags = sorted(read_lags(folder)[lags_before:])
             if lags:
                 print(
