@@ -10,6 +10,7 @@ import typer
 from seam import __version__
 from seam.apps.cli.dnd import register as register_dnd
 from seam.apps.cli.durable import register as register_durable
+from seam.apps.cli.gateway import register as register_gateway
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.heartbeat import register as register_heartbeat
 from seam.apps.cli.mcp import register as register_mcp
@@ -36,6 +37,7 @@ register_durable(app)
 register_web(app)
 register_dnd(app)
 register_heartbeat(app)
+register_gateway(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
