@@ -10,7 +10,7 @@ from seam.contracts.storage import Reach
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.scripted_model import ScriptedModel, text_step
-from seam.wiring.delivery import build_dnd, dnd_command
+from seam.wiring.delivery import build_dnd, delivery_for, dnd_command
 from seam.wiring.heartbeat import (
     beat,
     checklist_path,
@@ -110,3 +110,12 @@ async def test_the_cron_kind_is_built_from_the_runtimes_settings(tmp_path: Path)
     assert await kind.skip_reason(object(), NOON) is None  # type: ignore[arg-type]
     await build_dnd(settings).toggle_indefinite(True)
     assert await kind.skip_reason(object(), NOON) == "quiet hours"  # type: ignore[arg-type]
+
+
+async def test_owner_is_the_gateway_owner_of_the_config(tmp_path: Path) -> None:
+    settings = settings_with(tmp_path, '[gateway]\nowner = "telegram:123456789"\n')
+    runtime = assemble_runtime(model=ScriptedModel([]), settings=settings)
+    delivery = delivery_for(runtime)
+    assert delivery.resolve("owner") == "telegram:123456789"
+    result = await delivery.deliver("owner", "hello", key="k")
+    assert result.item is not None and result.item.target == "telegram:123456789"
