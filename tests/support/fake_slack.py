@@ -1,0 +1,294 @@
+"""A fake Slack on 127.0.0.1: the Web API and a Socket Mode websocket, in the real wire
+formats, for the Slack adapter's tests and `seam gateway` subprocess tests.
+
+Web API: `POST /api/<method>` with a JSON or form body and `Authorization: Bearer`; every
+call is recorded in `calls` and answered `{"ok": true, ...}` (`fail(method, error)` makes
+the next call of a method answer `{"ok": false, "error": ...}`). `apps.connections.open`
+hands out `ws://127.0.0.1:<port>/link/`; there the fake sends `{"type": "hello"}`, then
+every envelope not yet acknowledged, and records the client's acks. As Slack does, an
+envelope that was not acked is sent again, with `retry_attempt` counted up, on the next
+connection: `drop()` closes the socket to make one. Tests wait on `until(predicate)`,
+which wakes on every change of the fake's state, never on a timer.
+
+`python -m tests.support.fake_slack` runs one standalone and prints its port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+BOT_USER_ID = "UBOT"
+BOT_ID = "BBOT"
+TEAM_ID = "T0001"
+APP_ID = "A0001"
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    headers: dict[str, str]
+
+
+@dataclass
+class Envelope:
+    envelope_id: str
+    type: str  # "events_api" | "interactive"
+    payload: dict[str, Any]
+    sent: int = 0  # how many times it went out
+    ack: dict[str, Any] | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "envelope_id": self.envelope_id,
+            "type": self.type,
+            "payload": self.payload,
+            "accepts_response_payload": self.type == "interactive",
+            "retry_attempt": max(self.sent - 1, 0),
+            "retry_reason": "timeout" if self.sent > 1 else "",
+        }
+
+
+@dataclass
+class FakeSlack:
+    port: int = 0
+    calls: list[Call] = field(default_factory=list)
+    envelopes: list[Envelope] = field(default_factory=list)
+    connections: int = 0  # websockets opened so far
+    _failures: dict[str, list[str]] = field(default_factory=dict)
+    _sockets: set[web.WebSocketResponse] = field(default_factory=set)
+    _runner: web.AppRunner | None = None
+    _changed: asyncio.Condition | None = None
+    _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    async def start(self) -> FakeSlack:
+        self._changed = asyncio.Condition()
+        app = web.Application()
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/link/", self._socket)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        await site.start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def stop(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # -- what tests drive
+
+    def next_ts(self) -> str:
+        return f"1700000000.{next(self._ts):06d}"
+
+    async def push_event(self, event: dict[str, Any]) -> Envelope:
+        """An Events API envelope (`message`, `app_mention`, ...) sent to the app now, or
+        on its next connection."""
+        event = {"event_ts": event.get("ts", self.next_ts()), **event}
+        payload = {
+            "token": "verification-token",
+            "team_id": TEAM_ID,
+            "api_app_id": APP_ID,
+            "event": event,
+            "type": "event_callback",
+            "event_id": f"Ev{next(self._ids):08d}",
+            "event_time": 1700000000,
+            "authorizations": [
+                {"enterprise_id": None, "team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}
+            ],
+        }
+        return await self._push("events_api", payload)
+
+    async def push_message(
+        self,
+        text: str,
+        *,
+        channel: str = "C0001",
+        user: str = "U0001",
+        channel_type: str = "channel",
+        thread_ts: str | None = None,
+        **extra: Any,
+    ) -> Envelope:
+        event: dict[str, Any] = {
+            "type": "message",
+            "channel": channel,
+            "user": user,
+            "text": text,
+            "ts": self.next_ts(),
+            "channel_type": channel_type,
+            **extra,
+        }
+        if thread_ts is not None:
+            event["thread_ts"] = thread_ts
+        return await self.push_event(event)
+
+    async def push_button(
+        self, *, value: str, message_ts: str, channel: str = "C0001", user: str = "U0001"
+    ) -> Envelope:
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "username": "alice", "name": "alice", "team_id": TEAM_ID},
+            "api_app_id": APP_ID,
+            "token": "verification-token",
+            "container": {
+                "type": "message",
+                "message_ts": message_ts,
+                "channel_id": channel,
+                "is_ephemeral": False,
+            },
+            "trigger_id": f"1337.{next(self._ids)}",
+            "team": {"id": TEAM_ID, "domain": "seam"},
+            "channel": {"id": channel, "name": "general"},
+            "message": {"type": "message", "ts": message_ts, "user": BOT_USER_ID, "text": ""},
+            "response_url": f"http://127.0.0.1:{self.port}/response",
+            "actions": [
+                {
+                    "action_id": "seam:0:0",
+                    "block_id": "seam-actions-0",
+                    "type": "button",
+                    "value": value,
+                    "text": {"type": "plain_text", "text": value},
+                    "action_ts": "1700000000.1",
+                }
+            ],
+        }
+        return await self._push("interactive", payload)
+
+    def fail(self, method: str, error: str = "internal_error", times: int = 1) -> None:
+        self._failures.setdefault(method, []).extend([error] * times)
+
+    async def drop(self) -> None:
+        """Close every open socket (the client sees the connection end)."""
+        for ws in list(self._sockets):
+            await ws.close()
+
+    def calls_of(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    async def until(self, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+        assert self._changed is not None
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(predicate), timeout)
+
+    # -- the server
+
+    async def _notify(self) -> None:
+        assert self._changed is not None
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def _push(self, kind: str, payload: dict[str, Any]) -> Envelope:
+        envelope = Envelope(envelope_id=f"env-{next(self._ids)}", type=kind, payload=payload)
+        self.envelopes.append(envelope)
+        for ws in list(self._sockets):
+            await self._send(ws, envelope)
+        await self._notify()
+        return envelope
+
+    async def _send(self, ws: web.WebSocketResponse, envelope: Envelope) -> None:
+        envelope.sent += 1
+        await ws.send_str(json.dumps(envelope.wire()))
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        if request.content_type == "application/json":
+            params = await request.json()
+        else:
+            params = dict(await request.post())
+        self.calls.append(Call(method, dict(params), dict(request.headers)))
+        await self._notify()
+        failures = self._failures.get(method)
+        if failures:
+            return web.json_response({"ok": False, "error": failures.pop(0)})
+        return web.json_response({"ok": True, **self._result(method, params)})
+
+    def _result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {
+                "url": "https://seam.slack.com/",
+                "team": "Seam",
+                "user": "seam",
+                "team_id": TEAM_ID,
+                "user_id": BOT_USER_ID,
+                "bot_id": BOT_ID,
+                "is_enterprise_install": False,
+            }
+        if method == "apps.connections.open":
+            return {"url": f"ws://127.0.0.1:{self.port}/link/?ticket={next(self._ids)}"}
+        if method == "chat.postMessage":
+            ts = self.next_ts()
+            message = {
+                "type": "message",
+                "text": params.get("text", ""),
+                "user": BOT_USER_ID,
+                "ts": ts,
+            }
+            return {"channel": params.get("channel"), "ts": ts, "message": message}
+        if method == "chat.update":
+            return {
+                "channel": params.get("channel"),
+                "ts": params.get("ts"),
+                "text": params.get("text"),
+            }
+        if method == "chat.postEphemeral":
+            return {"message_ts": self.next_ts()}
+        return {}
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        self.connections += 1
+        self._sockets.add(ws)
+        hello = {
+            "type": "hello",
+            "num_connections": 1,
+            "debug_info": {"host": "fake", "approximate_connection_time": 18060},
+            "connection_info": {"app_id": APP_ID},
+        }
+        await ws.send_str(json.dumps(hello))
+        for envelope in self.envelopes:
+            if envelope.ack is None:
+                await self._send(ws, envelope)
+        await self._notify()
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    continue
+                data = json.loads(msg.data)
+                for envelope in self.envelopes:
+                    if envelope.envelope_id == data.get("envelope_id") and envelope.ack is None:
+                        envelope.ack = data
+                await self._notify()
+        finally:
+            self._sockets.discard(ws)
+            await self._notify()
+        return ws
+
+
+async def _main() -> None:
+    fake = await FakeSlack().start()
+    print(fake.port, flush=True)
+    await asyncio.Event().wait()
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(_main())
+    except KeyboardInterrupt:
+        sys.exit(0)
