@@ -129,7 +129,7 @@ class SlackAdapter:
                 self._handler = handler
                 try:
                     handler.client.wss_uri = await self._open_connection()
-                    await handler.connect_async()
+                    await handler.connect_async()  # type: ignore[no-untyped-call]
                     self._set_state("connected")
                     if await self._supervise(handler):
                         attempt = 0
@@ -349,6 +349,6 @@ class SlackAdapter:
 
 async def _quietly_close(handler: AsyncSocketModeHandler) -> None:
     try:
-        await handler.close_async()
+        await handler.close_async()  # type: ignore[no-untyped-call]
     except Exception as exc:  # closing a broken socket may fail; it is gone either way
         _log.debug("slack: closing the socket: %s", exc)
