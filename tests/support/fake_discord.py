@@ -13,15 +13,24 @@ identified socket; `go_down()` closes the sockets and parks new ones without a H
 `come_up()`, so what is posted meanwhile is only in the history, as when a bot was offline.
 Tests wait on `until(predicate)`, woken on every change of the fake's state.
 
-`python -m tests.support.fake_discord` runs one standalone and prints its port.
+`python -m tests.support.fake_discord` runs one standalone and prints its port; another
+process drives it over HTTP: `POST /_fake/message` (`{"content", "channel_id",
+"guild_id", "author_id", "mention_bot"}`), `/_fake/button` (`{"custom_id", "message_id",
+"channel_id", "user_id"}`), `/_fake/down`, `/_fake/up`, `/_fake/drop`, `/_fake/wait`
+(`{"method", "path", "count", "timeout"}`: blocks until that many REST calls whose path
+ends so; `{"identified": n}`: until the n-th IDENTIFY holds a live socket); `GET
+/_fake/calls` and `/_fake/history/{channel_id}` report what happened.
+`RemoteFakeDiscord` wraps those controls for a test.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
 import sys
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,6 +85,9 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get(GATEWAY_PATH, self._gateway)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
+        app.router.add_post("/_fake/{action}", self._control)
+        app.router.add_get("/_fake/calls", self._report_calls)
+        app.router.add_get("/_fake/history/{channel_id}", self._report_history)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -249,6 +261,60 @@ class FakeDiscord:
         async with self._changed:
             self._changed.notify_all()
 
+    async def _control(self, request: web.Request) -> web.Response:
+        action = request.match_info["action"]
+        body = await request.json() if request.can_read_body else {}
+        if action == "message":
+            author = self.user(body.get("author_id", OWNER_ID), body.get("author_name", "alice"))
+            bot = self.user(BOT_ID, "seam", bot=True)
+            content = body["content"]
+            if body.get("mention_bot"):
+                content = f"<@{BOT_ID}> {content}"
+            message = await self.push_message(
+                content,
+                channel_id=body.get("channel_id", "1300000000000000001"),
+                guild_id=body.get("guild_id"),
+                author=author,
+                mentions=[bot] if body.get("mention_bot") else None,
+            )
+            return _json(message)
+        if action == "button":
+            channel = self.history.get(body.get("channel_id", ""), [])
+            message = next((m for m in channel if m["id"] == body["message_id"]), None)
+            if message is None:
+                return _json({"message": "Unknown Message", "code": 10008}, status=404)
+            presser = self.user(body.get("user_id", OWNER_ID))
+            interaction = await self.push_button(
+                custom_id=body["custom_id"],
+                message=message,
+                user=presser,
+                guild_id=body.get("guild_id"),
+            )
+            return _json(interaction)
+        if action == "wait" and "identified" in body:
+            wanted = int(body["identified"])
+            await self.until(
+                lambda: len(self.identifies) >= wanted and self.identified > 0,
+                float(body.get("timeout", 30)),
+            )
+            return _json({"identifies": len(self.identifies), "connections": self.connections})
+        if action == "wait":
+            method, suffix, count = body["method"], body["path"], int(body.get("count", 1))
+            await self.until(
+                lambda: len(self.calls_to(method, suffix)) >= count, float(body.get("timeout", 30))
+            )
+            return _json([_call_report(c) for c in self.calls_to(method, suffix)])
+        if action in ("down", "up", "drop"):
+            await {"down": self.go_down, "up": self.come_up, "drop": self.drop}[action]()
+            return _json({"ok": True})
+        return _json({"message": "unknown action", "code": 0}, status=404)
+
+    async def _report_calls(self, request: web.Request) -> web.Response:
+        return _json([_call_report(c) for c in self.calls])
+
+    async def _report_history(self, request: web.Request) -> web.Response:
+        return _json(self.history.get(request.match_info["channel_id"], []))
+
     def _message(
         self,
         channel_id: str,
@@ -420,14 +486,78 @@ def _json(payload: Any, status: int = 200) -> web.Response:
     )
 
 
-async def _main() -> None:
-    fake = await FakeDiscord().start()
+def _call_report(call: Call) -> dict[str, Any]:
+    body = call.body.decode(errors="replace") if isinstance(call.body, bytes) else call.body
+    return {"method": call.method, "path": call.path, "query": call.query, "body": body}
+
+
+class RemoteFakeDiscord:
+    """Drives a fake running in another process through its `/_fake/...` controls
+    (blocking calls: use them from a test's thread, not inside an event loop)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base.rstrip("/")
+        self.api_base = f"{self.base}/api/v10"
+        self.gateway_url = self.base.replace("http://", "ws://") + GATEWAY_PATH
+
+    def _post(self, action: str, body: dict[str, Any] | None = None, timeout: float = 30) -> Any:
+        request = urllib.request.Request(
+            f"{self.base}/_fake/{action}",
+            data=json.dumps(body or {}).encode(),
+            headers={"Content-Type": _JSON},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read())
+
+    def push_message(self, content: str, **kwargs: Any) -> dict[str, Any]:
+        return dict(self._post("message", {"content": content, **kwargs}))
+
+    def push_button(
+        self, custom_id: str, message_id: str, channel_id: str, **kwargs: Any
+    ) -> dict[str, Any]:
+        body = {
+            "custom_id": custom_id,
+            "message_id": message_id,
+            "channel_id": channel_id,
+            **kwargs,
+        }
+        return dict(self._post("button", body))
+
+    def go_down(self) -> None:
+        self._post("down")
+
+    def come_up(self) -> None:
+        self._post("up")
+
+    def drop(self) -> None:
+        self._post("drop")
+
+    def wait_for(
+        self, method: str, path: str, *, count: int = 1, timeout: float = 30.0
+    ) -> list[dict[str, Any]]:
+        """Blocks until the fake has seen `count` `method` calls whose path ends with `path`."""
+        body = {"method": method, "path": path, "count": count, "timeout": timeout}
+        return list(self._post("wait", body, timeout + 5))
+
+    def wait_identified(self, count: int = 1, timeout: float = 30.0) -> None:
+        """Blocks until the client has identified `count` times and is on the gateway."""
+        self._post("wait", {"identified": count, "timeout": timeout}, timeout + 5)
+
+    def history(self, channel_id: str) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.base}/_fake/history/{channel_id}", timeout=30) as r:
+            return list(json.loads(r.read()))
+
+
+async def _serve(port: int) -> None:
+    fake = await FakeDiscord(port=port).start()
     print(fake.port, flush=True)
     await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description="A fake Discord (REST + gateway) on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=0)
     try:
-        asyncio.run(_main())
+        asyncio.run(_serve(parser.parse_args().port))
     except KeyboardInterrupt:
         sys.exit(0)

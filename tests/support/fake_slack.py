@@ -10,15 +10,23 @@ envelope that was not acked is sent again, with `retry_attempt` counted up, on t
 connection: `drop()` closes the socket to make one. Tests wait on `until(predicate)`,
 which wakes on every change of the fake's state, never on a timer.
 
-`python -m tests.support.fake_slack` runs one standalone and prints its port.
+`python -m tests.support.fake_slack` runs one standalone and prints its port; another
+process drives it over HTTP: `POST /_fake/message` (`{"text", "channel", "user",
+"channel_type", "thread_ts"}`), `/_fake/event` (an event), `/_fake/button` (`{"value",
+"message_ts", "channel", "user"}`), `/_fake/drop`, `/_fake/fail` (`{"method", "error",
+"times"}`), `/_fake/wait` (`{"method", "count", "timeout"}`: blocks until that many calls
+of a Web API method); `GET /_fake/calls` and `/_fake/envelopes` report what happened.
+`RemoteFakeSlack` wraps those controls for a test.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import itertools
 import json
 import sys
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,6 +87,9 @@ class FakeSlack:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/link/", self._socket)
+        app.router.add_post("/_fake/{action}", self._control)
+        app.router.add_get("/_fake/calls", self._report_calls)
+        app.router.add_get("/_fake/envelopes", self._report_envelopes)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -205,6 +216,49 @@ class FakeSlack:
         envelope.sent += 1
         await ws.send_str(json.dumps(envelope.wire()))
 
+    async def _control(self, request: web.Request) -> web.Response:
+        action = request.match_info["action"]
+        body = await request.json() if request.can_read_body else {}
+        if action == "message":
+            text = body.pop("text")
+            envelope = await self.push_message(text, **body)
+        elif action == "event":
+            envelope = await self.push_event(body)
+        elif action == "button":
+            envelope = await self.push_button(**body)
+        elif action == "drop":
+            await self.drop()
+            return web.json_response({"ok": True})
+        elif action == "wait":
+            count = int(body.get("count", 1))
+            await self.until(
+                lambda: len(self.calls_of(body["method"])) >= count, float(body.get("timeout", 30))
+            )
+            return web.json_response(
+                [{"method": c.method, "params": c.params} for c in self.calls_of(body["method"])]
+            )
+        elif action == "fail":
+            self.fail(body["method"], body.get("error", "internal_error"), body.get("times", 1))
+            return web.json_response({"ok": True})
+        else:
+            return web.json_response({"ok": False, "error": "unknown_action"}, status=404)
+        return web.json_response({"ok": True, **self._envelope_report(envelope)})
+
+    async def _report_calls(self, request: web.Request) -> web.Response:
+        return web.json_response([{"method": c.method, "params": c.params} for c in self.calls])
+
+    async def _report_envelopes(self, request: web.Request) -> web.Response:
+        return web.json_response([self._envelope_report(e) for e in self.envelopes])
+
+    def _envelope_report(self, envelope: Envelope) -> dict[str, Any]:
+        event = envelope.payload.get("event") or {}
+        return {
+            "envelope_id": envelope.envelope_id,
+            "ts": event.get("ts"),
+            "sent": envelope.sent,
+            "acked": envelope.ack is not None,
+        }
+
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         if request.content_type == "application/json":
@@ -281,14 +335,59 @@ class FakeSlack:
         return ws
 
 
-async def _main() -> None:
-    fake = await FakeSlack().start()
+class RemoteFakeSlack:
+    """Drives a fake running in another process through its `/_fake/...` controls
+    (blocking calls: use them from a test's thread, not inside an event loop)."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base.rstrip("/")
+        self.base_url = f"{self.base}/api/"
+
+    def _post(self, action: str, body: dict[str, Any] | None = None, timeout: float = 30) -> Any:
+        request = urllib.request.Request(
+            f"{self.base}/_fake/{action}",
+            data=json.dumps(body or {}).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read())
+
+    def push_message(self, text: str, **kwargs: Any) -> dict[str, Any]:
+        return dict(self._post("message", {"text": text, **kwargs}))
+
+    def push_button(self, value: str, message_ts: str, **kwargs: Any) -> dict[str, Any]:
+        return dict(self._post("button", {"value": value, "message_ts": message_ts, **kwargs}))
+
+    def drop(self) -> None:
+        self._post("drop")
+
+    def fail(self, method: str, error: str = "internal_error", times: int = 1) -> None:
+        self._post("fail", {"method": method, "error": error, "times": times})
+
+    def wait_for(
+        self, method: str, *, count: int = 1, timeout: float = 30.0
+    ) -> list[dict[str, Any]]:
+        """Blocks until the fake has seen `count` calls of `method` (raises on timeout)."""
+        body = {"method": method, "count": count, "timeout": timeout}
+        return list(self._post("wait", body, timeout + 5))
+
+    def envelopes(self) -> list[dict[str, Any]]:
+        with urllib.request.urlopen(f"{self.base}/_fake/envelopes", timeout=30) as response:
+            return list(json.loads(response.read()))
+
+
+async def _serve(port: int) -> None:
+    fake = await FakeSlack(port=port).start()
     print(fake.port, flush=True)
     await asyncio.Event().wait()
 
 
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description="A fake Slack (Web API + Socket Mode) on 127.0.0.1."
+    )
+    parser.add_argument("--port", type=int, default=0)
     try:
-        asyncio.run(_main())
+        asyncio.run(_serve(parser.parse_args().port))
     except KeyboardInterrupt:
         sys.exit(0)

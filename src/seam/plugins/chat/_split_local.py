@@ -17,7 +17,7 @@ Measure = Callable[[str], int]
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
-def split_markdown(text: str, limit: int, measure: Measure = len) -> list[str]:
+def split_markdown(text: str, limit: int, *, measure: Measure = len) -> list[str]:
     """`text` in parts, each `measure(part) <= limit`; [] for blank text."""
     if limit < 16:
         raise ValueError("limit too small to split Markdown")

@@ -64,6 +64,5 @@ def _line(line: str) -> str:
 
 def format_discord(markdown: str, limit: int = DISCORD_MAX_TEXT) -> list[str]:
     """Converted and split: each part within `limit`, code blocks kept whole."""
-    return [
-        to_discord(part) for part in split_markdown(markdown, limit, lambda p: len(to_discord(p)))
-    ]
+    parts = split_markdown(markdown, limit, measure=lambda p: len(to_discord(p)))
+    return [to_discord(part) for part in parts]

@@ -103,6 +103,5 @@ def _link(url: str, label: str) -> str:
 
 def format_slack(markdown: str, limit: int = SLACK_MAX_TEXT) -> list[str]:
     """Converted and split: each part is mrkdwn within `limit`, code blocks kept whole."""
-    return [
-        to_mrkdwn(part) for part in split_markdown(markdown, limit, lambda p: len(to_mrkdwn(p)))
-    ]
+    parts = split_markdown(markdown, limit, measure=lambda p: len(to_mrkdwn(p)))
+    return [to_mrkdwn(part) for part in parts]
