@@ -60,6 +60,8 @@ class FakeDiscord:
     # Milliseconds; tests use a short one, so the client's heartbeats wake `until` often.
     heartbeat_interval: int = 41250
     heartbeats: int = 0
+    # Guilds the bot is in, sent as GUILD_CREATE after READY (see `add_guild`).
+    guilds: list[dict[str, Any]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     history: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     identifies: list[dict[str, Any]] = field(default_factory=list)
@@ -70,6 +72,7 @@ class FakeDiscord:
     _parked: list[asyncio.Future[None]] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     _changed: asyncio.Condition | None = None
+    files: dict[str, bytes] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -85,6 +88,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get(GATEWAY_PATH, self._gateway)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
+        app.router.add_get("/attachments/{name}", self._file)
         app.router.add_post("/_fake/{action}", self._control)
         app.router.add_get("/_fake/calls", self._report_calls)
         app.router.add_get("/_fake/history/{channel_id}", self._report_history)
@@ -118,6 +122,95 @@ class FakeDiscord:
             "avatar": None,
             "bot": bot,
         }
+
+    def add_file(self, name: str, content: bytes) -> str:
+        """Content served as an attachment; returns its URL (Discord's CDN, here)."""
+        self.files[name] = content
+        return f"http://127.0.0.1:{self.port}/attachments/{name}"
+
+    async def _file(self, request: web.Request) -> web.Response:
+        content = self.files.get(request.match_info["name"])
+        if content is None:
+            return web.Response(status=404)
+        return web.Response(body=content, content_type="application/octet-stream")
+
+    def add_guild(
+        self,
+        guild_id: str,
+        *,
+        channels: dict[str, str] | None = None,
+        threads: dict[str, str] | None = None,
+    ) -> None:
+        """A guild with text `channels` (id -> name) and `threads` (id -> parent id), sent
+        to the bot on its next IDENTIFY."""
+        bot = self.user(BOT_ID, "seam", bot=True)
+        self.guilds.append(
+            {
+                "id": guild_id,
+                "name": "Seam guild",
+                "icon": None,
+                "owner_id": OWNER_ID,
+                "member_count": 2,
+                "roles": [
+                    {
+                        "id": guild_id,
+                        "name": "@everyone",
+                        "permissions": "0",
+                        "position": 0,
+                        "color": 0,
+                        "hoist": False,
+                        "managed": False,
+                        "mentionable": False,
+                        "flags": 0,
+                    }
+                ],
+                "emojis": [],
+                "stickers": [],
+                "features": [],
+                "members": [
+                    {
+                        "user": bot,
+                        "roles": [],
+                        "joined_at": _NOW,
+                        "deaf": False,
+                        "mute": False,
+                        "flags": 0,
+                    }
+                ],
+                "channels": [
+                    {**self._channel(cid, guild_id, bot), "name": name}
+                    for cid, name in (channels or {}).items()
+                ],
+                "threads": [
+                    {
+                        "id": tid,
+                        "guild_id": guild_id,
+                        "parent_id": parent,
+                        "owner_id": OWNER_ID,
+                        "name": "a thread",
+                        "type": 11,
+                        "last_message_id": None,
+                        "message_count": 0,
+                        "member_count": 1,
+                        "rate_limit_per_user": 0,
+                        "flags": 0,
+                        "thread_metadata": {
+                            "archived": False,
+                            "auto_archive_duration": 1440,
+                            "archive_timestamp": _NOW,
+                            "locked": False,
+                        },
+                    }
+                    for tid, parent in (threads or {}).items()
+                ],
+                "voice_states": [],
+                "presences": [],
+                "stage_instances": [],
+                "guild_scheduled_events": [],
+                "soundboard_sounds": [],
+                "unavailable": False,
+            }
+        )
 
     async def push_message(
         self,
@@ -449,10 +542,12 @@ class FakeDiscord:
                     await ws.send_str(json.dumps({"op": 11}))
                 elif op == 2:
                     self.identifies.append(frame["d"])
-                    self._sockets[ws] = 1
-                    await ws.send_str(
-                        json.dumps({"op": 0, "t": "READY", "s": 1, "d": self._ready()})
-                    )
+                    self._sockets[ws] = 1 + len(self.guilds)
+                    ready = {"op": 0, "t": "READY", "s": 1, "d": self._ready()}
+                    await ws.send_str(json.dumps(ready))
+                    for n, guild in enumerate(self.guilds, start=2):
+                        create = {"op": 0, "t": "GUILD_CREATE", "s": n, "d": guild}
+                        await ws.send_str(json.dumps(create))
                 elif op == 6:
                     self.resumes += 1
                     if self.resumable:
@@ -470,7 +565,7 @@ class FakeDiscord:
         return {
             "v": 10,
             "user": self.user(BOT_ID, "seam", bot=True),
-            "guilds": [],
+            "guilds": [{"id": g["id"], "unavailable": True} for g in self.guilds],
             "session_id": f"session-{next(self._ids)}",
             "resume_gateway_url": self.gateway_url,
             "application": {"id": APP_ID, "flags": 0},

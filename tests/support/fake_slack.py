@@ -71,6 +71,8 @@ class FakeSlack:
     calls: list[Call] = field(default_factory=list)
     envelopes: list[Envelope] = field(default_factory=list)
     connections: int = 0  # websockets opened so far
+    files: dict[str, bytes] = field(default_factory=dict)
+    file_requests: list[dict[str, str]] = field(default_factory=list)  # their headers
     _failures: dict[str, list[str]] = field(default_factory=dict)
     _sockets: set[web.WebSocketResponse] = field(default_factory=set)
     _runner: web.AppRunner | None = None
@@ -87,6 +89,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/link/", self._socket)
+        app.router.add_get("/files/{name}", self._file)
         app.router.add_post("/_fake/{action}", self._control)
         app.router.add_get("/_fake/calls", self._report_calls)
         app.router.add_get("/_fake/envelopes", self._report_envelopes)
@@ -180,6 +183,20 @@ class FakeSlack:
             ],
         }
         return await self._push("interactive", payload)
+
+    def add_file(self, name: str, content: bytes) -> str:
+        """Content served as a file's `url_private_download` (needs the bot token)."""
+        self.files[name] = content
+        return f"http://127.0.0.1:{self.port}/files/{name}"
+
+    async def _file(self, request: web.Request) -> web.Response:
+        self.file_requests.append(dict(request.headers))
+        content = self.files.get(request.match_info["name"])
+        if content is None or not request.headers.get("Authorization", "").startswith(
+            "Bearer xoxb-"
+        ):
+            return web.Response(status=404)
+        return web.Response(body=content, content_type="application/octet-stream")
 
     def fail(self, method: str, error: str = "internal_error", times: int = 1) -> None:
         self._failures.setdefault(method, []).extend([error] * times)

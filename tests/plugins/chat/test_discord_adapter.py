@@ -14,7 +14,7 @@ from discord.http import Route
 from seam.contracts.chat import Button, ButtonPress, ChatAdapter, ChatRef, Inbound, InboundMessage
 from seam.plugins.chat.discord import build_discord
 from seam.plugins.chat.discord.adapter import DiscordAdapter
-from tests.support.fake_discord import BOT_ID, FakeDiscord
+from tests.support.fake_discord import APP_ID, BOT_ID, FakeDiscord
 
 DM = "1300000000000000001"
 GUILD = "1400000000000000001"
@@ -214,3 +214,83 @@ async def test_a_failed_deliver_is_read_again_from_the_history(
     await inbox.until(lambda: inbox.texts() == ["first"])
     await fake.push_message("second", channel_id=DM)
     await inbox.until(lambda: inbox.texts() == ["first", "second"])
+
+
+async def test_a_thread_is_the_thread_of_its_parent_channels_chat(
+    fake: FakeDiscord, inbox: Inbox
+) -> None:
+    thread_id = "1500000000000000001"
+    fake.add_guild(GUILD, channels={CHANNEL: "general"}, threads={thread_id: CHANNEL})
+    adapter = DiscordAdapter(
+        token="discord-test-token",
+        base_url=fake.api_base,
+        gateway_url=fake.gateway_url,
+        guild_ready_timeout=0.0,
+    )
+    task = asyncio.create_task(adapter.run(inbox.deliver))
+    try:
+        await fake.until(lambda: fake.identified >= 1 and adapter.health().state == "connected")
+        await fake.push_message("in the thread", channel_id=thread_id, guild_id=GUILD)
+        await inbox.until(lambda: len(inbox.events) == 1)
+        (message,) = inbox.events
+        assert isinstance(message, InboundMessage)
+        assert message.chat == ChatRef("discord", CHANNEL, thread_id) and message.is_group
+        assert str(message.chat) == f"discord:{CHANNEL}:{thread_id}"
+        await adapter.send(message.chat, "answered in the thread")
+        assert fake.posted(thread_id)[-1].body["content"] == "answered in the thread"
+    finally:
+        await adapter.close()
+        await asyncio.wait_for(task, 10)
+
+
+async def test_a_press_left_unanswered_is_deferred_and_a_later_answer_follows_up(
+    fake: FakeDiscord, inbox: Inbox
+) -> None:
+    adapter = DiscordAdapter(
+        token="discord-test-token",
+        base_url=fake.api_base,
+        gateway_url=fake.gateway_url,
+        guild_ready_timeout=0.0,
+        defer_after=0.01,
+    )
+    task = asyncio.create_task(adapter.run(inbox.deliver))
+    try:
+        await fake.until(lambda: fake.identified >= 1 and adapter.health().state == "connected")
+        message_id = await adapter.send(
+            ChatRef("discord", DM), "Allow?", buttons=[[Button("Yes", "y")]]
+        )
+        message = next(m for m in fake.history[DM] if m["id"] == message_id)
+        interaction = await fake.push_button(custom_id="y", message=message)
+        callback = f"/interactions/{interaction['id']}/{interaction['token']}/callback"
+        await fake.until(lambda: bool(fake.calls_to("POST", callback)))
+        assert fake.calls_to("POST", callback)[0].body == {"type": 6}
+        (press,) = inbox.events
+        assert isinstance(press, ButtonPress) and press.chat == ChatRef("discord", DM)
+        await adapter.answer_press(press, "Too late, but here.")
+        (follow_up,) = fake.calls_to("POST", f"/webhooks/{APP_ID}/{interaction['token']}")
+        assert follow_up.body["content"] == "Too late, but here." and follow_up.body["flags"] == 64
+        assert len(fake.calls_to("POST", callback)) == 1
+    finally:
+        await adapter.close()
+        await asyncio.wait_for(task, 10)
+
+
+async def test_an_attachment_is_fetched_through_discords_cdn_url(
+    fake: FakeDiscord, inbox: Inbox, bot: DiscordAdapter
+) -> None:
+    url = fake.add_file("notes.txt", b"remember the milk")
+    attachment = {
+        "id": fake.snowflake(),
+        "filename": "notes.txt",
+        "size": 17,
+        "url": url,
+        "proxy_url": url,
+        "content_type": "text/plain; charset=utf-8",
+    }
+    await fake.push_message("see file", channel_id=DM, attachments=[attachment])
+    await inbox.until(lambda: len(inbox.events) == 1)
+    (message,) = inbox.events
+    assert isinstance(message, InboundMessage)
+    (got,) = message.attachments
+    assert (got.kind, got.name, got.size) == ("document", "notes.txt", 17)
+    assert got.fetch is not None and await got.fetch() == b"remember the milk"

@@ -241,3 +241,49 @@ async def test_an_invalid_app_token_is_down_with_a_reason(fake: FakeSlack, inbox
     await adapter.close()
     await asyncio.wait_for(task, 10)
     assert adapter.health().state == "stopped"
+
+
+async def test_a_press_whose_deliver_failed_is_not_acked(
+    fake: FakeSlack, inbox: Inbox, slack: SlackAdapter
+) -> None:
+    inbox.fail = 1
+    press = await fake.push_button(value="approve:9", message_ts="1700000000.000009")
+    await inbox.until(lambda: inbox.attempts == 1)
+    later = await fake.push_message("later", channel_type="im", channel="D1")
+    await fake.until(lambda: later.ack is not None)
+    assert press.ack is None
+    await fake.drop()
+    await fake.until(lambda: press.ack is not None)
+    assert [e.data for e in inbox.events if isinstance(e, ButtonPress)] == ["approve:9"]
+
+
+async def test_a_shared_file_is_fetched_with_the_bot_token(
+    fake: FakeSlack, inbox: Inbox, slack: SlackAdapter
+) -> None:
+    url = fake.add_file("notes.txt", b"remember the milk")
+    files = [
+        {
+            "id": "F1",
+            "name": "notes.txt",
+            "mimetype": "text/plain",
+            "size": 17,
+            "url_private": url,
+            "url_private_download": url,
+        },
+        {"id": "F2", "name": "memo.m4a", "mimetype": "audio/mp4", "size": 9, "url_private": url},
+    ]
+    envelope = await fake.push_message(
+        "see file", channel_type="im", channel="D1", subtype="file_share", files=files
+    )
+    await fake.until(lambda: envelope.ack is not None)
+    (message,) = inbox.messages()
+    text, audio = message.attachments
+    assert (text.kind, text.name, text.mime_type, text.size) == (
+        "document",
+        "notes.txt",
+        "text/plain",
+        17,
+    )
+    assert audio.kind == "audio"
+    assert text.fetch is not None and await text.fetch() == b"remember the milk"
+    assert fake.file_requests[-1]["Authorization"] == "Bearer xoxb-test"

@@ -14,8 +14,8 @@ they speak again.)
 
 **Buttons.** A press (INTERACTION_CREATE, component type 2) must be answered within three
 seconds: `answer_press` answers with an ephemeral message (a refusal) or a silent
-"deferred update"; a press not answered within two seconds is deferred by the adapter,
-and a later text goes out as an ephemeral follow-up. Button data longer than Discord's
+"deferred update"; a press not answered within `defer_after` (2 s) is deferred by the
+adapter, and a later text goes out as an ephemeral follow-up. Button data longer than Discord's
 100-character custom id is sent as a short id the adapter maps back (in memory).
 
 **Test and self-hosting endpoints.** `base_url` (REST, e.g. `http://127.0.0.1:P/api/v10`)
@@ -64,7 +64,6 @@ from seam.plugins.chat.markdown_discord import DISCORD_MAX_TEXT, format_discord
 _log = logging.getLogger("seam.gateway.discord")
 Deliver = Callable[[Inbound], Awaitable[None]]
 _REMEMBERED = 2048
-_DEFER_AFTER = 2.0  # Discord fails a press not answered within 3 s
 _NO_PINGS: dict[str, list[str]] = {"parse": []}
 
 
@@ -90,6 +89,7 @@ class DiscordAdapter:
         backoff: tuple[float, float] = (1.0, 60.0),
         guild_ready_timeout: float = 2.0,
         identify_delay: float = 5.0,
+        defer_after: float = 2.0,
     ) -> None:
         if base_url:
             Route.BASE = base_url.rstrip("/")
@@ -101,6 +101,7 @@ class DiscordAdapter:
         self._backoff = backoff
         self._guild_ready_timeout = guild_ready_timeout
         self._identify_delay = identify_delay
+        self._defer_after = defer_after
         self._health = AdapterHealth("starting", since=clock())
         self._closed = asyncio.Event()
         self._logged_in = asyncio.Event()
@@ -266,7 +267,7 @@ class DiscordAdapter:
         self._spawn(self._defer_if_unanswered(press.press_id))
 
     async def _defer_if_unanswered(self, press_id: str) -> None:
-        await asyncio.sleep(_DEFER_AFTER)
+        await asyncio.sleep(self._defer_after)
         pending = self._presses.get(press_id)
         if pending is not None and not pending.responded:
             pending.responded = True

@@ -64,6 +64,18 @@ from seam.plugins.chat.slack.events import (
 )
 
 _log = logging.getLogger("seam.gateway.slack")
+
+
+class _NoTokenNotice(logging.Filter):
+    """Bolt warns that `token` is unused when SLACK_BOT_TOKEN is set and a client is
+    given, which is exactly how the adapter builds it; the notice would only confuse."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
+
+
+_bolt_log = logging.getLogger("seam.gateway.slack.bolt")
+_bolt_log.addFilter(_NoTokenNotice())
 DEFAULT_BASE_URL = "https://slack.com/api/"
 _RECENT = 1024  # deliveries remembered, so `message` + `app_mention` of one post go once
 _TYPING_STATUS = "is typing…"
@@ -153,7 +165,7 @@ class SlackAdapter:
             client=self._client,
             signing_secret="",
             process_before_response=True,
-            logger=_log,
+            logger=_bolt_log,
         )
 
         async def on_message(event: dict[str, Any], context: dict[str, Any]) -> None:
