@@ -88,6 +88,7 @@ class FakeSlack:
         self._changed = asyncio.Condition()
         app = web.Application()
         app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)  # users.info and other reads
         app.router.add_get("/link/", self._socket)
         app.router.add_get("/files/{name}", self._file)
         app.router.add_post("/_fake/{action}", self._control)
@@ -278,7 +279,9 @@ class FakeSlack:
 
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
-        if request.content_type == "application/json":
+        if request.method == "GET":
+            params: dict[str, Any] = dict(request.query)
+        elif request.content_type == "application/json":
             params = await request.json()
         else:
             params = dict(await request.post())
@@ -316,6 +319,17 @@ class FakeSlack:
                 "channel": params.get("channel"),
                 "ts": params.get("ts"),
                 "text": params.get("text"),
+            }
+        if method == "users.info":
+            user_id = str(params.get("user"))
+            name = {"U0001": "alice", "U0002": "bob"}.get(user_id, user_id.lower())
+            return {
+                "user": {
+                    "id": user_id,
+                    "name": name,
+                    "real_name": name.title(),
+                    "profile": {"display_name": name.title(), "real_name": name.title()},
+                }
             }
         if method == "chat.postEphemeral":
             return {"message_ts": self.next_ts()}

@@ -103,6 +103,8 @@ async def test_a_message_is_acked_only_after_deliver_returned(
     first = inbox.messages()[0]
     assert first.chat == ChatRef("slack", "D1") and first.text == "hold"
     assert first.addressed and not first.is_group and first.user_id == "U0001"
+    assert first.user_name == "Alice"  # users.info, asked once per person
+    assert len(fake.calls_of("users.info")) == 1
     assert first.message_id == held.payload["event"]["ts"]
 
 

@@ -135,12 +135,25 @@ class DiscordAdapter:
                     attempt = 0
                 except discord.LoginFailure as exc:
                     self._set_state("down", f"Discord refused the token ({exc})")
+                except discord.PrivilegedIntentsRequired:
+                    self._set_state(
+                        "down",
+                        "Discord refused the Message Content intent: enable it for the bot "
+                        "in the developer portal",
+                    )
+                except discord.ConnectionClosed as exc:
+                    # 4004: authentication failed; 4013: invalid intents.
+                    state: AdapterState = "down" if exc.code in (4004, 4013) else "reconnecting"
+                    self._set_state(state, f"the gateway closed the connection ({exc.code}: {exc})")
                 except (
                     discord.DiscordException,
                     aiohttp.ClientError,
                     OSError,
                     TimeoutError,
                 ) as exc:
+                    self._set_state("reconnecting", f"{type(exc).__name__}: {exc}")
+                except Exception as exc:  # anything else: still reconnect, never give up
+                    _log.exception("discord: the connection failed")
                     self._set_state("reconnecting", f"{type(exc).__name__}: {exc}")
                 finally:
                     self._logged_in.clear()

@@ -124,6 +124,7 @@ class SlackAdapter:
         self._bot_threads: set[tuple[str, str]] = set()
         self._recent: OrderedDict[tuple[str, str], asyncio.Future[None]] = OrderedDict()
         self._typing_works = True
+        self._names: dict[str, str] = {}
 
     # -- inbound
 
@@ -146,6 +147,9 @@ class SlackAdapter:
                     if await self._supervise(handler):
                         attempt = 0
                 except (TimeoutError, SlackApiError, aiohttp.ClientError, OSError) as exc:
+                    self._failed(exc)
+                except Exception as exc:  # anything else: still reconnect, never give up
+                    _log.exception("slack: the connection failed")
                     self._failed(exc)
                 finally:
                     self._handler = None
@@ -195,6 +199,7 @@ class SlackAdapter:
             bot_threads=self._bot_threads,
             received_at=self._clock(),
             fetcher=self._fetcher,
+            user_name=await self._user_name(str(event["user"])),
         )
         await self._deliver_once((message.chat.chat_id, message.message_id), message, deliver)
 
@@ -221,6 +226,27 @@ class SlackAdapter:
             done.cancel()
             raise
         done.set_result(None)
+
+    async def _user_name(self, user_id: str) -> str:
+        """The person's display name (users.info, once per user); their id if Slack
+        will not say (a missing `users:read` scope, say)."""
+        name = self._names.get(user_id)
+        if name is None:
+            try:
+                user = (await self._client.users_info(user=user_id)).get("user") or {}
+                profile = user.get("profile") or {}
+                name = str(
+                    profile.get("display_name")
+                    or profile.get("real_name")
+                    or user.get("real_name")
+                    or user.get("name")
+                    or user_id
+                )
+            except Exception as exc:  # a name is a nicety; the message goes on without it
+                _log.debug("slack: users.info for %s: %s", user_id, exc)
+                name = user_id
+            self._names[user_id] = name
+        return name
 
     async def _open_connection(self) -> str:
         response = await self._client.apps_connections_open(app_token=self._app_token)

@@ -57,6 +57,7 @@ def inbound_message(
     bot_threads: Collection[tuple[str, str]],
     received_at: float,
     fetcher: Fetcher | None = None,
+    user_name: str | None = None,
 ) -> InboundMessage:
     chat = chat_of(event)
     text = str(event.get("text") or "")
@@ -73,7 +74,7 @@ def inbound_message(
         chat=chat,
         message_id=str(event["ts"]),
         user_id=str(event["user"]),
-        user_name=str(event.get("user_name") or event["user"]),
+        user_name=user_name or str(event["user"]),
         text=text,
         is_group=not direct,
         addressed=direct or mentioned or in_bot_thread or event.get("type") == "app_mention",
