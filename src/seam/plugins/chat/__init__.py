@@ -1,3 +1,2 @@
-"""Chat platform adapters (Telegram, Slack, Discord): each implements
-`contracts.chat.ChatAdapter`; the gateway builds them from config and hands them to the
-sessions it starts."""
+"""Chat platform bindings (ChatAdapter implementations) and what they share: splitting a
+Markdown answer at a platform's limit (`split`) and per-platform formatting."""

@@ -96,6 +96,9 @@ class DiscordAdapter:
         if gateway_url:
             DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway_url)
         self._token = token
+        # How long a healthy gateway may go without progress: Discord's heartbeat interval
+        # is ~41 s and each ACK counts. The gateway's watchdog rebuilds after 3x this.
+        self.poll_timeout = 45.0
         self._clock = clock
         self._check_interval = check_interval
         self._backoff = backoff

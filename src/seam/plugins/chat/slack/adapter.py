@@ -103,6 +103,9 @@ class SlackAdapter:
         self._app_token = app_token
         self._clock = clock
         self._ping_interval = ping_interval
+        # How long a healthy socket may go without progress (a pong comes every
+        # `ping_interval`): the gateway's watchdog rebuilds after three times this.
+        self.poll_timeout = 2 * ping_interval
         self._check_interval = check_interval
         self._rebuild_after = rebuild_after if rebuild_after is not None else 4 * ping_interval
         self._backoff = backoff
