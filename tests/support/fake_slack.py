@@ -44,6 +44,7 @@ class Call:
     method: str
     params: dict[str, Any]
     headers: dict[str, str]
+    result: dict[str, Any] = field(default_factory=dict)  # what the fake answered
 
 
 @dataclass
@@ -252,9 +253,7 @@ class FakeSlack:
             await self.until(
                 lambda: len(self.calls_of(body["method"])) >= count, float(body.get("timeout", 30))
             )
-            return web.json_response(
-                [{"method": c.method, "params": c.params} for c in self.calls_of(body["method"])]
-            )
+            return web.json_response([_call_report(c) for c in self.calls_of(body["method"])])
         elif action == "fail":
             self.fail(body["method"], body.get("error", "internal_error"), body.get("times", 1))
             return web.json_response({"ok": True})
@@ -263,7 +262,7 @@ class FakeSlack:
         return web.json_response({"ok": True, **self._envelope_report(envelope)})
 
     async def _report_calls(self, request: web.Request) -> web.Response:
-        return web.json_response([{"method": c.method, "params": c.params} for c in self.calls])
+        return web.json_response([_call_report(c) for c in self.calls])
 
     async def _report_envelopes(self, request: web.Request) -> web.Response:
         return web.json_response([self._envelope_report(e) for e in self.envelopes])
@@ -285,12 +284,15 @@ class FakeSlack:
             params = await request.json()
         else:
             params = dict(await request.post())
-        self.calls.append(Call(method, dict(params), dict(request.headers)))
-        await self._notify()
+        call = Call(method, dict(params), dict(request.headers))
+        self.calls.append(call)
         failures = self._failures.get(method)
         if failures:
-            return web.json_response({"ok": False, "error": failures.pop(0)})
-        return web.json_response({"ok": True, **self._result(method, params)})
+            call.result = {"ok": False, "error": failures.pop(0)}
+        else:
+            call.result = {"ok": True, **self._result(method, params)}
+        await self._notify()
+        return web.json_response(call.result)
 
     def _result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         if method == "auth.test":
@@ -366,6 +368,10 @@ class FakeSlack:
         return ws
 
 
+def _call_report(call: Call) -> dict[str, Any]:
+    return {"method": call.method, "params": call.params, "result": call.result}
+
+
 class RemoteFakeSlack:
     """Drives a fake running in another process through its `/_fake/...` controls
     (blocking calls: use them from a test's thread, not inside an event loop)."""
@@ -401,6 +407,12 @@ class RemoteFakeSlack:
         """Blocks until the fake has seen `count` calls of `method` (raises on timeout)."""
         body = {"method": method, "count": count, "timeout": timeout}
         return list(self._post("wait", body, timeout + 5))
+
+    def calls(self, method: str | None = None) -> list[dict[str, Any]]:
+        """Every Web API call so far (`method`, `params`, the fake's `result`)."""
+        with urllib.request.urlopen(f"{self.base}/_fake/calls", timeout=30) as response:
+            calls = list(json.loads(response.read()))
+        return [c for c in calls if method is None or c["method"] == method]
 
     def envelopes(self) -> list[dict[str, Any]]:
         with urllib.request.urlopen(f"{self.base}/_fake/envelopes", timeout=30) as response:
