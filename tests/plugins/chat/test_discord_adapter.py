@@ -294,3 +294,27 @@ async def test_an_attachment_is_fetched_through_discords_cdn_url(
     (got,) = message.attachments
     assert (got.kind, got.name, got.size) == ("document", "notes.txt", 17)
     assert got.fetch is not None and await got.fetch() == b"remember the milk"
+
+
+async def test_a_restarted_adapter_told_where_it_stopped_catches_up(
+    fake: FakeDiscord, inbox: Inbox
+) -> None:
+    answered = await fake.push_message("answered before the restart", channel_id=DM)
+    await fake.push_message("sent while the gateway was down", channel_id=DM)
+    adapter = DiscordAdapter(
+        token="discord-test-token",
+        base_url=fake.api_base,
+        gateway_url=fake.gateway_url,
+        guild_ready_timeout=0.0,
+    )
+    adapter.catch_up_from(ChatRef("discord", DM), answered["id"], is_dm=True)
+    task = asyncio.create_task(adapter.run(inbox.deliver))
+    try:
+        await inbox.until(lambda: len(inbox.events) == 1)
+        (missed,) = inbox.events
+        assert isinstance(missed, InboundMessage)
+        assert missed.text == "sent while the gateway was down"
+        assert missed.addressed and not missed.is_group
+    finally:
+        await adapter.close()
+        await asyncio.wait_for(task, 10)

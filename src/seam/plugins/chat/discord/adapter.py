@@ -8,9 +8,10 @@ it delivered, and after every (re)connect (READY or RESUMED) it reads
 `GET /channels/{id}/messages?after=<last seen>` and delivers what it missed while it was
 down. A failed `deliver` leaves the channel behind at its last delivered message and the
 history is read again from there (with back-off), so nothing after a failure is skipped;
-the submission id derived from channel and message id makes repeats harmless. (What the
-adapter has heard from lives in memory: a restarted process catches up channels only once
-they speak again.)
+the submission id derived from channel and message id makes repeats harmless. What the
+adapter has heard from lives in memory; a restarted gateway names the chats it knows, and
+the last message it admitted from each, with `catch_up_from` (else a channel is caught up
+only once it speaks again).
 
 **Buttons.** A press (INTERACTION_CREATE, component type 2) must be answered within three
 seconds: `answer_press` answers with an ephemeral message (a refusal) or a silent
@@ -171,6 +172,19 @@ class DiscordAdapter:
             for task in list(self._tasks):
                 task.cancel()
             self._set_state("stopped")
+
+    def catch_up_from(self, chat: ChatRef, message_id: str, *, is_dm: bool = False) -> None:
+        """Read `chat`'s history after `message_id` on the next (re)connect: how a restarted
+        gateway, which knows from its store the last message it admitted from each chat,
+        gets what was posted while it was down (the adapter itself remembers nothing
+        across processes). `is_dm` matters only for messages of a chat not yet seen."""
+        channel_id = chat.thread_id or chat.chat_id
+        info = self._channels.get(channel_id)
+        if info is None:
+            info = ChannelInfo(channel_id, is_dm, chat.chat_id if chat.thread_id else None)
+            self._channels[channel_id] = info
+        info.last_seen = max(info.last_seen, int(message_id))
+        self._delivered[message_id] = None
 
     async def _on_connected(self, client: discord.Client, deliver: Deliver) -> None:
         self._set_state("connected")
