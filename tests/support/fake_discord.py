@@ -634,6 +634,11 @@ class RemoteFakeDiscord:
         body = {"method": method, "path": path, "count": count, "timeout": timeout}
         return list(self._post("wait", body, timeout + 5))
 
+    def calls(self) -> list[dict[str, Any]]:
+        """Every REST call so far (`method`, `path`, `query`, `body`)."""
+        with urllib.request.urlopen(f"{self.base}/_fake/calls", timeout=30) as response:
+            return list(json.loads(response.read()))
+
     def wait_identified(self, count: int = 1, timeout: float = 30.0) -> None:
         """Blocks until the client has identified `count` times and is on the gateway."""
         self._post("wait", {"identified": count, "timeout": timeout}, timeout + 5)
