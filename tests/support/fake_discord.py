@@ -477,6 +477,12 @@ class FakeDiscord:
             return _json({"url": self.gateway_url, "shards": 1})
         if parts[0] == "channels" and len(parts) >= 3 and parts[2] == "typing":
             return web.Response(status=204)
+        if parts[0] == "channels" and len(parts) == 2 and request.method == "GET":
+            messages = self.history.get(parts[1])
+            if not messages:
+                return _json({"message": "Unknown Channel", "code": 10003}, status=404)
+            guild_id = messages[0].get("guild_id")
+            return _json(self._channel(parts[1], guild_id, messages[0]["author"]))
         if parts[0] == "channels" and len(parts) == 3 and parts[2] == "messages":
             channel_id = parts[1]
             if request.method == "GET":

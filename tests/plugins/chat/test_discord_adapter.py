@@ -307,7 +307,7 @@ async def test_a_restarted_adapter_told_where_it_stopped_catches_up(
         gateway_url=fake.gateway_url,
         guild_ready_timeout=0.0,
     )
-    adapter.catch_up_from(ChatRef("discord", DM), answered["id"], is_dm=True)
+    adapter.catch_up_from(ChatRef("discord", DM), answered["id"])
     task = asyncio.create_task(adapter.run(inbox.deliver))
     try:
         await inbox.until(lambda: len(inbox.events) == 1)

@@ -173,15 +173,16 @@ class DiscordAdapter:
                 task.cancel()
             self._set_state("stopped")
 
-    def catch_up_from(self, chat: ChatRef, message_id: str, *, is_dm: bool = False) -> None:
+    def catch_up_from(self, chat: ChatRef, message_id: str) -> None:
         """Read `chat`'s history after `message_id` on the next (re)connect: how a restarted
         gateway, which knows from its store the last message it admitted from each chat,
         gets what was posted while it was down (the adapter itself remembers nothing
-        across processes). `is_dm` matters only for messages of a chat not yet seen."""
+        across processes)."""
         channel_id = chat.thread_id or chat.chat_id
         info = self._channels.get(channel_id)
         if info is None:
-            info = ChannelInfo(channel_id, is_dm, chat.chat_id if chat.thread_id else None)
+            parent = chat.chat_id if chat.thread_id else None
+            info = ChannelInfo(channel_id, False, parent, known=False)
             self._channels[channel_id] = info
         info.last_seen = max(info.last_seen, int(message_id))
         self._delivered[message_id] = None
@@ -241,6 +242,24 @@ class DiscordAdapter:
         self, client: discord.Client, info: ChannelInfo, deliver: Deliver
     ) -> None:
         """Deliver, oldest first, what the channel has after the last delivered message."""
+        if not info.known:
+            # A DM or a guild channel? It decides `addressed`; Discord says (GET /channels).
+            try:
+                fetched = await client.fetch_channel(int(info.channel_id))
+            except discord.NotFound:
+                self._channels.pop(info.channel_id, None)
+                return
+            except Exception as exc:
+                _log.warning("discord: looking up channel %s: %s", info.channel_id, exc)
+                return  # the next (re)connect asks again
+            guild = getattr(fetched, "guild", None)
+            resolved = channel_info(fetched, guild.id if guild is not None else None)
+            info.is_dm, info.parent_id, info.guild_id = (
+                resolved.is_dm,
+                resolved.parent_id,
+                resolved.guild_id,
+            )
+            info.chat, info.known = resolved.chat, True
         channel = client.get_channel(int(info.channel_id)) or client.get_partial_messageable(
             int(info.channel_id),
             guild_id=int(info.guild_id) if info.guild_id else None,

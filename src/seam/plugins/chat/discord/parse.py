@@ -35,6 +35,7 @@ class ChannelInfo:
     guild_id: str | None = None
     last_seen: int = 0
     behind: bool = False  # a delivery failed: the history is read again from last_seen
+    known: bool = True  # False: named by `catch_up_from`, its kind is asked of Discord
     chat: ChatRef = field(init=False)
 
     def __post_init__(self) -> None:
