@@ -4,6 +4,7 @@ model a scripted OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import signal
 import subprocess
@@ -23,6 +24,16 @@ from tests.support.fake_discord import OWNER_ID, RemoteFakeDiscord
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 WAIT = 40.0
+
+
+def _gateway_names_catch_up_points() -> bool:
+    """Whether the gateway tells a restarted adapter where each chat stopped
+    (`catch_up_from`); Discord keeps nothing for an offline bot without it."""
+    from seam.apps.gateway import runner
+
+    return "catch_up_from" in inspect.getsource(runner)
+
+
 DM = "1300000000000000077"
 
 
@@ -159,3 +170,30 @@ def test_a_strangers_button_is_refused_and_the_owners_press_answers(
     finally:
         stop(gateway)
     assert (cli.project / "made.txt").exists()
+
+
+@pytest.mark.skipif(
+    not _gateway_names_catch_up_points(),
+    reason="the gateway does not call DiscordAdapter.catch_up_from yet",
+)
+def test_a_message_sent_while_the_gateway_was_down_is_answered(
+    tmp_path: Path, openai_server: OpenAIServer, fake_discord: RemoteFakeDiscord
+) -> None:
+    cli = gateway_cli(tmp_path, openai_server, fake_discord)
+    openai_server.push(text_reply("First answer."), text_reply("Caught up."))
+    gateway = cli.popen("gateway")
+    try:
+        fake_discord.wait_identified()
+        fake_discord.push_message("first", channel_id=DM)
+        wait_for(lambda: finals(fake_discord, "First answer.") == 1, "the first answer", gateway)
+    finally:
+        stop(gateway)
+    # Discord keeps no message for an offline bot: it is only in the channel's history.
+    fake_discord.push_message("are you there?", channel_id=DM)
+    restarted = cli.popen("gateway")
+    try:
+        wait_for(lambda: finals(fake_discord, "Caught up.") == 1, "the caught-up answer", restarted)
+    finally:
+        stop(restarted)
+    assert len(openai_server.chat_requests) == 2
+    assert finals(fake_discord, "First answer.") == 1
