@@ -114,7 +114,7 @@ class DiscordAdapter:
         self._locks: dict[str, asyncio.Lock] = {}
         self._delivered: OrderedDict[str, None] = OrderedDict()
         self._presses: OrderedDict[str, _Press] = OrderedDict()
-        self._long_data: dict[str, str] = {}
+        self._long_data: OrderedDict[str, str] = OrderedDict()
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -423,6 +423,8 @@ class DiscordAdapter:
             return data
         short = f"seam#{next(self._ids)}"
         self._long_data[short] = data
+        while len(self._long_data) > _REMEMBERED:
+            self._long_data.popitem(last=False)
         return short
 
     async def _http(self) -> discord.http.HTTPClient:

@@ -79,6 +79,7 @@ _bolt_log.addFilter(_NoTokenNotice())
 DEFAULT_BASE_URL = "https://slack.com/api/"
 _RECENT = 1024  # deliveries remembered, so `message` + `app_mention` of one post go once
 _TYPING_STATUS = "is typing…"
+_TRANSIENT = frozenset({"ratelimited", "internal_error", "fatal_error", "service_unavailable"})
 
 Deliver = Callable[[Inbound], Awaitable[None]]
 
@@ -210,7 +211,12 @@ class SlackAdapter:
         """One post arrives as `message` and again as `app_mention`: the second waits for
         the first and is acked with it (or fails with it, and both come again)."""
         earlier = self._recent.get(key)
-        if earlier is not None and not (earlier.done() and earlier.exception() is not None):
+        failed = (
+            earlier is not None
+            and earlier.done()
+            and (earlier.cancelled() or earlier.exception() is not None)
+        )
+        if earlier is not None and not failed:
             await asyncio.shield(earlier)
             return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -329,8 +335,12 @@ class SlackAdapter:
                 channel_id=chat.chat_id, thread_ts=chat.thread_id, status=_TYPING_STATUS
             )
         except SlackApiError as exc:
-            self._typing_works = False
-            _log.info("slack: no typing status here (%s); typing is off", exc.response.get("error"))
+            code = exc.response.get("error")
+            if code not in _TRANSIENT:
+                self._typing_works = False
+                _log.info("slack: no typing status here (%s); typing is off", code)
+        except Exception as exc:  # typing is a nicety: never fail a turn over it
+            _log.debug("slack: typing: %s", exc)
 
     async def answer_press(self, press: ButtonPress, text: str | None = None) -> None:
         """The press was acked when it was delivered; a text (a refusal, say) goes to the
