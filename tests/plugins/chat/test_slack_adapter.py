@@ -289,3 +289,15 @@ async def test_a_shared_file_is_fetched_with_the_bot_token(
     assert audio.kind == "audio"
     assert text.fetch is not None and await text.fetch() == b"remember the milk"
     assert fake.file_requests[-1]["Authorization"] == "Bearer xoxb-test"
+
+
+async def test_a_connection_slack_will_not_reopen_for_a_while_comes_back(
+    fake: FakeSlack, inbox: Inbox, slack: SlackAdapter
+) -> None:
+    fake.fail("apps.connections.open", "internal_error", times=3)
+    await fake.drop()
+    await fake.until(lambda: fake.connections >= 2, timeout=20)
+    assert len(fake.calls_of("apps.connections.open")) >= 5  # 1 + 3 refused + 1
+    envelope = await fake.push_message("back", channel_type="im", channel="D1")
+    await fake.until(lambda: envelope.ack is not None)
+    assert [m.text for m in inbox.messages()] == ["back"]
