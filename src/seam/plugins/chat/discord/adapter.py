@@ -63,6 +63,10 @@ from seam.plugins.chat.discord.parse import (
 from seam.plugins.chat.markdown_discord import DISCORD_MAX_TEXT, format_discord
 
 _log = logging.getLogger("seam.gateway.discord")
+# Seam never joins voice: discord.py's once-per-process "PyNaCl/davey is not installed,
+# voice will NOT be supported" warnings would only puzzle someone reading the gateway log.
+discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
 Deliver = Callable[[Inbound], Awaitable[None]]
 _REMEMBERED = 2048
 _NO_PINGS: dict[str, list[str]] = {"parse": []}
