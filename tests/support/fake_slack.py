@@ -75,7 +75,9 @@ class FakeSlack:
     files: dict[str, bytes] = field(default_factory=dict)
     file_requests: list[dict[str, str]] = field(default_factory=list)  # their headers
     _failures: dict[str, list[str]] = field(default_factory=dict)
-    _sockets: set[web.WebSocketResponse] = field(default_factory=set)
+    # Open sockets, oldest first; as Slack does, an envelope goes to one of them (here:
+    # the newest that is still open).
+    _sockets: list[web.WebSocketResponse] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     _changed: asyncio.Condition | None = None
     _ts: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -203,6 +205,17 @@ class FakeSlack:
     def fail(self, method: str, error: str = "internal_error", times: int = 1) -> None:
         self._failures.setdefault(method, []).extend([error] * times)
 
+    async def refresh(self) -> None:
+        """Slack's periodic `{"type": "disconnect", "reason": "refresh_requested"}`: the
+        client is to open a new connection (and this one closes soon after)."""
+        message = {
+            "type": "disconnect",
+            "reason": "refresh_requested",
+            "debug_info": {"host": "fake"},
+        }
+        for ws in list(self._sockets):
+            await ws.send_str(json.dumps(message))
+
     async def drop(self) -> None:
         """Close every open socket (the client sees the connection end)."""
         for ws in list(self._sockets):
@@ -226,8 +239,9 @@ class FakeSlack:
     async def _push(self, kind: str, payload: dict[str, Any]) -> Envelope:
         envelope = Envelope(envelope_id=f"env-{next(self._ids)}", type=kind, payload=payload)
         self.envelopes.append(envelope)
-        for ws in list(self._sockets):
-            await self._send(ws, envelope)
+        live = [ws for ws in self._sockets if not ws.closed]
+        if live:
+            await self._send(live[-1], envelope)
         await self._notify()
         return envelope
 
@@ -341,7 +355,7 @@ class FakeSlack:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
         self.connections += 1
-        self._sockets.add(ws)
+        self._sockets.append(ws)
         hello = {
             "type": "hello",
             "num_connections": 1,
@@ -363,7 +377,8 @@ class FakeSlack:
                         envelope.ack = data
                 await self._notify()
         finally:
-            self._sockets.discard(ws)
+            if ws in self._sockets:
+                self._sockets.remove(ws)
             await self._notify()
         return ws
 

@@ -301,3 +301,14 @@ async def test_a_connection_slack_will_not_reopen_for_a_while_comes_back(
     envelope = await fake.push_message("back", channel_type="im", channel="D1")
     await fake.until(lambda: envelope.ack is not None)
     assert [m.text for m in inbox.messages()] == ["back"]
+
+
+async def test_slacks_refresh_request_moves_to_a_new_connection(
+    fake: FakeSlack, inbox: Inbox, slack: SlackAdapter
+) -> None:
+    await fake.refresh()
+    await fake.until(lambda: fake.connections >= 2)
+    envelope = await fake.push_message("on the new socket", channel_type="im", channel="D1")
+    await fake.until(lambda: envelope.ack is not None)
+    assert [m.text for m in inbox.messages()] == ["on the new socket"]
+    assert envelope.sent == 1  # delivered once, though two sockets may have been open
