@@ -46,6 +46,7 @@ from seam.services.sessions.rows import (
 )
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
+from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION, SQLiteOutbox
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 
 # Each migration is a list of statements run in one transaction; PRAGMA user_version
@@ -209,6 +210,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END""",
         "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
     ),
+    # outbox: outgoing messages (chat replies, cron deliveries), see sqlite_outbox.
+    OUTBOX_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 SECONDS_PER_DAY = 86_400.0
@@ -219,7 +222,7 @@ _COMPACTION_COLUMNS = (
 )
 
 
-class SQLiteSessionStore(SQLiteSubmissions):
+class SQLiteSessionStore(SQLiteSubmissions, SQLiteOutbox):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
     Every statement runs on the store's connection threads (`sqlite_threads`): writes on
@@ -242,6 +245,7 @@ class SQLiteSessionStore(SQLiteSubmissions):
     ) -> None:
         self._clock = clock
         self._wake = asyncio.Event()
+        self._outbox_wake = asyncio.Event()
         # Opens, switches to WAL and migrates (see SQLiteDb); `seam doctor` uses it too.
         self.connector = SQLiteDb(
             path, MIGRATIONS, busy_timeout=busy_timeout, label="session database"
