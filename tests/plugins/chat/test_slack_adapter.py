@@ -273,20 +273,28 @@ async def test_a_shared_file_is_fetched_with_the_bot_token(
             "url_private_download": url,
         },
         {"id": "F2", "name": "memo.m4a", "mimetype": "audio/mp4", "size": 9, "url_private": url},
+        {
+            "id": "F3",
+            "name": "clip.webm",
+            "mimetype": "audio/webm",
+            "subtype": "slack_audio",
+            "size": 9,
+            "url_private": url,
+        },
     ]
     envelope = await fake.push_message(
         "see file", channel_type="im", channel="D1", subtype="file_share", files=files
     )
     await fake.until(lambda: envelope.ack is not None)
     (message,) = inbox.messages()
-    text, audio = message.attachments
+    text, audio, clip = message.attachments
     assert (text.kind, text.name, text.mime_type, text.size) == (
         "document",
         "notes.txt",
         "text/plain",
         17,
     )
-    assert audio.kind == "audio"
+    assert audio.kind == "audio" and clip.kind == "voice"
     assert text.fetch is not None and await text.fetch() == b"remember the milk"
     assert fake.file_requests[-1]["Authorization"] == "Bearer xoxb-test"
 

@@ -90,7 +90,8 @@ def _attachments(files: Sequence[Mapping[str, Any]], fetcher: Fetcher | None) ->
         url = f.get("url_private_download") or f.get("url_private")
         out.append(
             Attachment(
-                kind=_kind(mime),
+                # A clip recorded in Slack is a file of subtype slack_audio: a voice message.
+                kind="voice" if f.get("subtype") == "slack_audio" else _kind(mime),
                 name=str(f.get("name") or f.get("title") or f.get("id") or "file"),
                 mime_type=mime,
                 size=f.get("size"),
