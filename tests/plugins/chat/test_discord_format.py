@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from seam.plugins.chat.markdown_discord import DISCORD_MAX_TEXT, format_discord, to_discord
 
 
@@ -33,3 +36,24 @@ def test_a_long_answer_splits_at_2000_with_the_code_block_whole() -> None:
     (with_code,) = [p for p in parts if "console.log(0);" in p]
     assert "console.log(59);" in with_code and with_code.count("```") == 2
     assert "".join(parts).count("Outro.") == 200
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="ab _*#`~\n", min_size=0, max_size=300),
+            st.builds(lambda body: f"```\n{body}\n```", st.text(alphabet="xy_\n", max_size=500)),
+        ),
+        max_size=8,
+    )
+)
+def test_every_part_fits_and_fences_balance(blocks: list[str]) -> None:
+    parts = format_discord("\n\n".join(blocks), 300)
+    for part in parts:
+        assert len(part) <= 300
+        assert sum(1 for line in part.split("\n") if line.lstrip().startswith("```")) % 2 == 0
+
+
+def test_fences_inside_code_do_not_end_the_block() -> None:
+    assert to_discord("````md\n```py\nx\n```\n````") == "```md\n``\u200b`py\nx\n``\u200b`\n```"

@@ -70,3 +70,7 @@ def test_every_part_fits_and_fences_balance(blocks: list[str]) -> None:
     for part in parts:
         assert len(part) <= 200
         assert sum(1 for line in part.split("\n") if line.startswith("```")) % 2 == 0
+
+
+def test_fences_inside_code_do_not_end_the_block() -> None:
+    assert to_mrkdwn("````md\n```py\nx\n```\n````") == "```\n``\u200b`py\nx\n``\u200b`\n```"

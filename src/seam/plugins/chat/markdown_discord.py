@@ -30,20 +30,27 @@ def to_discord(markdown: str) -> str:
     for line in lines:
         fence = _FENCE.match(line)
         if in_fence is not None:
-            out.append(line)
             if re.match(rf"^ {{0,3}}{re.escape(in_fence[0])}{{{len(in_fence)},}}\s*$", line):
+                out.append("```")
                 in_fence = None
+            else:
+                out.append(defuse_fences(line))
             continue
         if fence:
             in_fence = fence.group(1)
             # Discord knows ``` fences only.
-            out.append("```" + fence.group(2).strip() if in_fence[0] == "~" else line)
+            out.append("```" + fence.group(2).strip())
             continue
         out.append(_line(line))
     if in_fence is not None:
         out.append("```")
-    text = "\n".join(out)
-    return re.sub(r"^ {0,3}~{3,}\s*$", "```", text, flags=re.M)
+    return "\n".join(out)
+
+
+def defuse_fences(code: str) -> str:
+    """Code that itself holds ``` would end the block early (Discord and Slack close a block
+    at the next ```, wherever it is): a zero-width space keeps it showing as written."""
+    return code.replace("```", "``\u200b`")
 
 
 def _line(line: str) -> str:

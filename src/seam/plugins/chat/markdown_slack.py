@@ -31,6 +31,11 @@ _BOLD_MARK = "\ue000"
 _SLOT = "\ue001"
 
 
+def _defuse_fences(code: str) -> str:
+    """``` inside code would end Slack's block early: a zero-width space keeps it as is."""
+    return code.replace("```", "``\u200b`")
+
+
 def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -51,7 +56,7 @@ def to_mrkdwn(markdown: str) -> str:
                 body.append(lines[i])
                 i += 1
             i += 1  # the closing fence (or the end)
-            out.append("```\n" + escape("\n".join(body)) + "\n```")
+            out.append("```\n" + _defuse_fences(escape("\n".join(body))) + "\n```")
             continue
         out.append(_line(lines[i]))
         i += 1
