@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
 
 import discord
 import pytest
@@ -89,6 +90,8 @@ def test_build_discord_reads_the_token_it_is_handed(fake: FakeDiscord) -> None:
     assert fake.api_base == Route.BASE
     with pytest.raises(ValueError, match="MY_DISCORD"):
         build_discord(section, {}, lambda: 0.0)
+    as_object = SimpleNamespace(**section, allow=[])
+    assert build_discord(as_object, {"MY_DISCORD": "t"}, lambda: 0.0).platform == "discord"
 
 
 async def test_a_dm_and_a_mention_are_delivered_and_a_group_chat_is_not_addressed(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from types import SimpleNamespace
 
 import pytest
 
@@ -84,6 +85,9 @@ def test_build_slack_reads_the_tokens_it_is_handed() -> None:
     assert adapter.platform == "slack" and adapter.limits.max_text == 4000
     with pytest.raises(ValueError, match="MY_APP"):
         build_slack(section, {"MY_BOT": "xoxb-1"}, lambda: 0.0)
+    # The settings object wiring has (attributes, not keys) does as well.
+    as_object = SimpleNamespace(**section, allow=[])
+    assert build_slack(as_object, {"MY_BOT": "b", "MY_APP": "a"}, lambda: 0.0).platform == "slack"
 
 
 async def test_a_message_is_acked_only_after_deliver_returned(
