@@ -13,7 +13,8 @@ which wakes on every change of the fake's state, never on a timer.
 `python -m tests.support.fake_slack` runs one standalone and prints its port; another
 process drives it over HTTP: `POST /_fake/message` (`{"text", "channel", "user",
 "channel_type", "thread_ts"}`), `/_fake/event` (an event), `/_fake/button` (`{"value",
-"message_ts", "channel", "user"}`), `/_fake/drop`, `/_fake/fail` (`{"method", "error",
+"message_ts", "channel", "user"}`), `/_fake/command` (`{"command", "text", "channel",
+"user"}`), `/_fake/drop`, `/_fake/fail` (`{"method", "error",
 "times"}`), `/_fake/wait` (`{"method", "count", "timeout"}`: blocks until that many calls
 of a Web API method); `GET /_fake/calls` and `/_fake/envelopes` report what happened.
 `RemoteFakeSlack` wraps those controls for a test.
@@ -50,7 +51,7 @@ class Call:
 @dataclass
 class Envelope:
     envelope_id: str
-    type: str  # "events_api" | "interactive"
+    type: str  # "events_api" | "interactive" | "slash_commands"
     payload: dict[str, Any]
     sent: int = 0  # how many times it went out
     ack: dict[str, Any] | None = None
@@ -60,7 +61,7 @@ class Envelope:
             "envelope_id": self.envelope_id,
             "type": self.type,
             "payload": self.payload,
-            "accepts_response_payload": self.type == "interactive",
+            "accepts_response_payload": self.type in ("interactive", "slash_commands"),
             "retry_attempt": max(self.sent - 1, 0),
             "retry_reason": "timeout" if self.sent > 1 else "",
         }
@@ -202,6 +203,27 @@ class FakeSlack:
             return web.Response(status=404)
         return web.Response(body=content, content_type="application/octet-stream")
 
+    async def push_command(
+        self, command: str, text: str = "", *, channel: str = "D0001", user: str = "U0001"
+    ) -> Envelope:
+        """A slash command someone typed (`/new`, `/stop`, ...)."""
+        payload = {
+            "token": "verification-token",
+            "team_id": TEAM_ID,
+            "team_domain": "seam",
+            "channel_id": channel,
+            "channel_name": "directmessage" if channel.startswith("D") else "general",
+            "user_id": user,
+            "user_name": "alice",
+            "command": command,
+            "text": text,
+            "api_app_id": APP_ID,
+            "is_enterprise_install": "false",
+            "response_url": f"http://127.0.0.1:{self.port}/response",
+            "trigger_id": f"1337.{next(self._ids)}.cmd",
+        }
+        return await self._push("slash_commands", payload)
+
     def fail(self, method: str, error: str = "internal_error", times: int = 1) -> None:
         self._failures.setdefault(method, []).extend([error] * times)
 
@@ -259,6 +281,8 @@ class FakeSlack:
             envelope = await self.push_event(body)
         elif action == "button":
             envelope = await self.push_button(**body)
+        elif action == "command":
+            envelope = await self.push_command(**body)
         elif action == "drop":
             await self.drop()
             return web.json_response({"ok": True})
@@ -409,6 +433,9 @@ class RemoteFakeSlack:
 
     def push_button(self, value: str, message_ts: str, **kwargs: Any) -> dict[str, Any]:
         return dict(self._post("button", {"value": value, "message_ts": message_ts, **kwargs}))
+
+    def push_command(self, command: str, text: str = "", **kwargs: Any) -> dict[str, Any]:
+        return dict(self._post("command", {"command": command, "text": text, **kwargs}))
 
     def drop(self) -> None:
         self._post("drop")

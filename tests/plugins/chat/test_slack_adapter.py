@@ -324,3 +324,16 @@ async def test_slacks_refresh_request_moves_to_a_new_connection(
     await fake.until(lambda: envelope.ack is not None)
     assert [m.text for m in inbox.messages()] == ["on the new socket"]
     assert envelope.sent == 1  # delivered once, though two sockets may have been open
+
+
+async def test_a_slash_command_is_the_message_it_stands_for(
+    fake: FakeSlack, inbox: Inbox, slack: SlackAdapter
+) -> None:
+    envelope = await fake.push_command("/new")
+    usage = await fake.push_command("/usage", "please", channel="C0001")
+    await fake.until(lambda: envelope.ack is not None and usage.ack is not None)
+    new, asked = inbox.messages()
+    assert new.text == "/new" and new.chat == ChatRef("slack", "D0001")
+    assert new.addressed and not new.is_group
+    assert new.message_id == envelope.payload["trigger_id"]
+    assert asked.text == "/usage please" and asked.is_group and asked.addressed

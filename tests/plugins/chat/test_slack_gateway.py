@@ -201,3 +201,16 @@ def test_a_strangers_button_is_refused_and_the_owners_press_answers(
 
 def _calls(fake: RemoteFakeSlack, method: str) -> list[dict[str, Any]]:
     return [c for c in fake.calls() if c["method"] == method]
+
+
+def test_slash_commands_work_in_slack(
+    tmp_path: Path, openai_server: OpenAIServer, fake_slack: RemoteFakeSlack
+) -> None:
+    cli = gateway_cli(tmp_path, openai_server, fake_slack)
+    gateway = cli.popen("gateway")
+    try:
+        fake_slack.push_command("/help", channel=DM, user=OWNER)
+        wait_for(lambda: any("/usage" in t for t in texts(fake_slack)), "the help", gateway)
+    finally:
+        stop(gateway)
+    assert not openai_server.chat_requests  # answered by the gateway, not the model

@@ -61,6 +61,7 @@ from seam.plugins.chat.slack.events import (
     button_press,
     inbound_message,
     is_answerable,
+    slash_command,
 )
 
 _log = logging.getLogger("seam.gateway.slack")
@@ -185,6 +186,12 @@ class SlackAdapter:
                 await deliver(press)
             await ack()
 
+        async def on_command(ack: Callable[[], Awaitable[Any]], body: dict[str, Any]) -> None:
+            self._progress()
+            await deliver(slash_command(body, received_at=self._clock()))
+            await ack()  # an empty ack: the answer comes as a message, like any other
+
+        app.command(re.compile(r"^/"))(on_command)
         app.event("message")(on_message)
         app.event("app_mention")(on_message)
         app.action(re.compile(f"^{re.escape(ACTION_PREFIX)}"))(on_action)

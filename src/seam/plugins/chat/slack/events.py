@@ -114,6 +114,25 @@ def _kind(mime: str | None) -> AttachmentKind:
     return "document"
 
 
+def slash_command(body: Mapping[str, Any], *, received_at: float) -> InboundMessage:
+    """A slash command (`/new`, `/stop`, ...: Slack keeps text that starts with `/` from the
+    chat, so the app registers them) as the message it stands for. Its `trigger_id` is the
+    message id: unique per use, the same when Slack sends the envelope again."""
+    channel = str(body["channel_id"])
+    direct = body.get("channel_name") == "directmessage" or channel.startswith("D")
+    text = f"{body.get('command', '')} {body.get('text') or ''}".strip()
+    return InboundMessage(
+        chat=ChatRef(PLATFORM, channel),
+        message_id=str(body["trigger_id"]),
+        user_id=str(body["user_id"]),
+        user_name=str(body.get("user_name") or body["user_id"]),
+        text=text,
+        is_group=not direct,
+        addressed=True,
+        received_at=received_at,
+    )
+
+
 def button_press(body: Mapping[str, Any]) -> ButtonPress | None:
     """The first button action of a `block_actions` payload (None for other elements)."""
     actions = body.get("actions") or []
