@@ -172,6 +172,29 @@ def test_a_strangers_button_is_refused_and_the_owners_press_answers(
     assert (cli.project / "made.txt").exists()
 
 
+def test_sigkill_after_receipt_then_restart_answers_once(
+    tmp_path: Path, openai_server: OpenAIServer, fake_discord: RemoteFakeDiscord
+) -> None:
+    cli = gateway_cli(tmp_path, openai_server, fake_discord)
+    openai_server.push(text_reply("never finished").stalled(), text_reply("Answered once."))
+    gateway = cli.popen("gateway")
+    try:
+        fake_discord.wait_identified()
+        fake_discord.push_message("hello?", channel_id=DM)
+        wait_for(lambda: len(openai_server.chat_requests) == 1, "the model call", gateway)
+    finally:
+        gateway.send_signal(signal.SIGKILL)
+        gateway.communicate(timeout=10)
+    openai_server.release()
+    restarted = cli.popen("gateway")
+    try:
+        wait_for(lambda: finals(fake_discord, "Answered once.") == 1, "the answer", restarted)
+    finally:
+        stop(restarted)
+    assert finals(fake_discord, "Answered once.") == 1
+    assert finals(fake_discord, "never finished") == 0
+
+
 @pytest.mark.skipif(
     not _gateway_names_catch_up_points(),
     reason="the gateway does not call DiscordAdapter.catch_up_from yet",
