@@ -16,8 +16,9 @@ Tests wait on `until(predicate)`, woken on every change of the fake's state.
 `python -m tests.support.fake_discord` runs one standalone and prints its port; another
 process drives it over HTTP: `POST /_fake/message` (`{"content", "channel_id",
 "guild_id", "author_id", "mention_bot"}`), `/_fake/button` (`{"custom_id", "message_id",
-"channel_id", "user_id"}`), `/_fake/down`, `/_fake/up`, `/_fake/drop`, `/_fake/wait`
-(`{"method", "path", "count", "timeout"}`: blocks until that many REST calls whose path
+"channel_id", "user_id"}`), `/_fake/down`, `/_fake/up`, `/_fake/drop`, `/_fake/fail`
+(`{"method", "path", "status", "times"}`), `/_fake/wait` (`{"method", "path", "count",
+"timeout"}`: blocks until that many REST calls whose path
 ends so; `{"identified": n}`: until the n-th IDENTIFY holds a live socket); `GET
 /_fake/calls` and `/_fake/history/{channel_id}` report what happened.
 `RemoteFakeDiscord` wraps those controls for a test.
@@ -73,6 +74,7 @@ class FakeDiscord:
     _runner: web.AppRunner | None = None
     _changed: asyncio.Condition | None = None
     files: dict[str, bytes] = field(default_factory=dict)
+    _failures: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -122,6 +124,11 @@ class FakeDiscord:
             "avatar": None,
             "bot": bot,
         }
+
+    def fail(self, method: str, path_suffix: str, status: int = 503, times: int = 1) -> None:
+        """The next `times` REST calls of `method` whose path ends with `path_suffix`
+        answer `status` (503: discord.py gives up at once, where 500 is retried)."""
+        self._failures.setdefault((method, path_suffix), []).extend([status] * times)
 
     def add_file(self, name: str, content: bytes) -> str:
         """Content served as an attachment; returns its URL (Discord's CDN, here)."""
@@ -397,6 +404,14 @@ class FakeDiscord:
                 lambda: len(self.calls_to(method, suffix)) >= count, float(body.get("timeout", 30))
             )
             return _json([_call_report(c) for c in self.calls_to(method, suffix)])
+        if action == "fail":
+            self.fail(
+                body["method"],
+                body["path"],
+                int(body.get("status", 503)),
+                int(body.get("times", 1)),
+            )
+            return _json({"ok": True})
         if action in ("down", "up", "drop"):
             await {"down": self.go_down, "up": self.come_up, "drop": self.drop}[action]()
             return _json({"ok": True})
@@ -457,6 +472,10 @@ class FakeDiscord:
         )
         await self._notify()
         parts = path.strip("/").split("/")
+        for (method, suffix), statuses in self._failures.items():
+            if statuses and request.method == method and path.endswith(suffix):
+                status = statuses.pop(0)
+                return _json({"message": "Service Unavailable", "code": 0}, status=status)
         if path == "/users/@me":
             return _json(self.user(BOT_ID, "seam", bot=True))
         if path == "/oauth2/applications/@me":
@@ -623,6 +642,9 @@ class RemoteFakeDiscord:
             **kwargs,
         }
         return dict(self._post("button", body))
+
+    def fail(self, method: str, path: str, status: int = 503, times: int = 1) -> None:
+        self._post("fail", {"method": method, "path": path, "status": status, "times": times})
 
     def go_down(self) -> None:
         self._post("down")

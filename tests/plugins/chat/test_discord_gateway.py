@@ -195,6 +195,42 @@ def test_sigkill_after_receipt_then_restart_answers_once(
     assert finals(fake_discord, "never finished") == 0
 
 
+def test_sigkill_before_delivery_then_restart_delivers_once(
+    tmp_path: Path, openai_server: OpenAIServer, fake_discord: RemoteFakeDiscord
+) -> None:
+    cli = gateway_cli(tmp_path, openai_server, fake_discord)
+    openai_server.push(text_reply("Delivered once."))
+    # Discord refuses the next three messages (503): the preview and the answer's first
+    # attempt fail before the kill, one more after the restart.
+    fake_discord.fail("POST", f"/channels/{DM}/messages", times=3)
+    gateway = cli.popen("gateway")
+    try:
+        fake_discord.wait_identified()
+        fake_discord.push_message("hi", channel_id=DM)
+        wait_for(lambda: len(_attempts(fake_discord)) >= 2, "failed sends", gateway)
+    finally:
+        gateway.send_signal(signal.SIGKILL)
+        gateway.communicate(timeout=10)
+    restarted = cli.popen("gateway")
+    try:
+        wait_for(lambda: len(_accepted(fake_discord)) >= 1, "delivery", restarted)
+    finally:
+        stop(restarted)
+    assert _accepted(fake_discord) == ["Delivered once."]
+    assert len(openai_server.chat_requests) == 1  # answered once, delivered after
+
+
+def _attempts(fake: RemoteFakeDiscord) -> list[dict[str, Any]]:
+    return [
+        c for c in fake.calls() if c["method"] == "POST" and c["path"] == f"/channels/{DM}/messages"
+    ]
+
+
+def _accepted(fake: RemoteFakeDiscord) -> list[str]:
+    """The bot's messages Discord accepted into the channel."""
+    return [m["content"] for m in fake.history(DM) if m["author"]["id"] != OWNER_ID]
+
+
 @pytest.mark.skipif(
     not _gateway_names_catch_up_points(),
     reason="the gateway does not call DiscordAdapter.catch_up_from yet",

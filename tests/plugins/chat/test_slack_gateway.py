@@ -214,3 +214,32 @@ def test_slash_commands_work_in_slack(
     finally:
         stop(gateway)
     assert not openai_server.chat_requests  # answered by the gateway, not the model
+
+
+def test_sigkill_before_delivery_then_restart_delivers_once(
+    tmp_path: Path, openai_server: OpenAIServer, fake_slack: RemoteFakeSlack
+) -> None:
+    cli = gateway_cli(tmp_path, openai_server, fake_slack)
+    openai_server.push(text_reply("Delivered once."))
+    # Slack refuses the next three posts: the preview and the answer's first attempt fail
+    # before the kill, one more after the restart.
+    fake_slack.fail("chat.postMessage", "internal_error", times=3)
+    gateway = cli.popen("gateway")
+    try:
+        fake_slack.push_message("hi", channel=DM, channel_type="im", user=OWNER)
+        wait_for(lambda: len(fake_slack.calls("chat.postMessage")) >= 2, "failed posts", gateway)
+    finally:
+        gateway.send_signal(signal.SIGKILL)
+        gateway.communicate(timeout=10)
+    restarted = cli.popen("gateway")
+    try:
+        wait_for(lambda: len(_posted(fake_slack)) >= 1, "delivery", restarted)
+    finally:
+        stop(restarted)
+    assert _posted(fake_slack) == ["Delivered once."]
+    assert len(openai_server.chat_requests) == 1  # answered once, delivered after
+
+
+def _posted(fake: RemoteFakeSlack) -> list[str]:
+    """The texts of the posts Slack accepted."""
+    return [str(c["params"]["text"]) for c in fake.calls("chat.postMessage") if c["result"]["ok"]]
