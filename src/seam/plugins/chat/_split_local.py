@@ -1,7 +1,8 @@
 """A minimal Markdown splitter for the Slack and Discord formatters, until the shared
-`plugins/chat/split.py` is folded in (same idea: split at paragraph, then line, then word
-boundaries; a fenced code block is kept whole unless it alone is over the limit, then it
-is cut at lines and each piece re-fenced with its language).
+`plugins/chat/split.py` is folded in: the same two functions (`split_markdown`,
+`split_formatted`), so folding is changing an import. Same idea: split at paragraph, then
+line, then word boundaries; a fenced code block is kept whole unless it alone is over the
+limit, then it is cut at lines and each piece re-fenced with its language.
 
 `measure` is applied to each candidate part, so a platform's escaping is counted: a part
 is within `limit` after it is formatted.
@@ -25,6 +26,15 @@ def split_markdown(text: str, limit: int, *, measure: Measure = len) -> list[str
         list(_blocks(text)), "\n\n", limit, measure, lambda b: _split_block(b, limit, measure)
     )
     return [p for p in parts if p.strip()]
+
+
+def split_formatted(
+    text: str, limit: int, format: Callable[[str], str], *, measure: Measure = len
+) -> list[str]:
+    """`text` split as Markdown and each part converted by `format`, with
+    `measure(format(part)) <= limit` for every part."""
+    parts = split_markdown(text, limit, measure=lambda md: measure(format(md)))
+    return [format(part) for part in parts]
 
 
 def _blocks(text: str) -> Iterator[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from seam.plugins.chat._split_local import split_markdown
+from seam.plugins.chat._split_local import split_formatted
 
 DISCORD_MAX_TEXT = 2000
 
@@ -71,5 +71,4 @@ def _line(line: str) -> str:
 
 def format_discord(markdown: str, limit: int = DISCORD_MAX_TEXT) -> list[str]:
     """Converted and split: each part within `limit`, code blocks kept whole."""
-    parts = split_markdown(markdown, limit, measure=lambda p: len(to_discord(p)))
-    return [to_discord(part) for part in parts]
+    return split_formatted(markdown, limit, to_discord)

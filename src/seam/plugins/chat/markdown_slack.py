@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from seam.plugins.chat._split_local import split_markdown
+from seam.plugins.chat._split_local import split_formatted
 
 # Slack accepts ~40,000 characters in a message but folds anything past ~4,000 behind
 # "show more"; parts of 4,000 stay readable.
@@ -108,5 +108,4 @@ def _link(url: str, label: str) -> str:
 
 def format_slack(markdown: str, limit: int = SLACK_MAX_TEXT) -> list[str]:
     """Converted and split: each part is mrkdwn within `limit`, code blocks kept whole."""
-    parts = split_markdown(markdown, limit, measure=lambda p: len(to_mrkdwn(p)))
-    return [to_mrkdwn(part) for part in parts]
+    return split_formatted(markdown, limit, to_mrkdwn)
