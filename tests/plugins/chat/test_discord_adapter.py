@@ -310,14 +310,20 @@ async def test_a_restarted_adapter_told_where_it_stopped_catches_up(
         gateway_url=fake.gateway_url,
         guild_ready_timeout=0.0,
     )
-    adapter.catch_up_from(ChatRef("discord", DM), answered["id"])
+    await fake.push_message("people chatting", channel_id=CHANNEL, guild_id=GUILD)
+    chatter = await fake.push_message("more chatter", channel_id=CHANNEL, guild_id=GUILD)
+    adapter.catch_up_from(ChatRef("discord", DM), answered["id"])  # its kind is asked
+    adapter.catch_up_from(ChatRef("discord", CHANNEL), str(int(chatter["id"]) - 1), is_dm=False)
     task = asyncio.create_task(adapter.run(inbox.deliver))
     try:
-        await inbox.until(lambda: len(inbox.events) == 1)
-        (missed,) = inbox.events
-        assert isinstance(missed, InboundMessage)
+        await inbox.until(lambda: len(inbox.events) == 2)
+        missed, group = sorted(inbox.events, key=lambda e: e.chat.chat_id)  # type: ignore[union-attr]
+        assert isinstance(missed, InboundMessage) and isinstance(group, InboundMessage)
         assert missed.text == "sent while the gateway was down"
         assert missed.addressed and not missed.is_group
+        assert group.text == "more chatter" and group.is_group and not group.addressed
+        assert fake.calls_to("GET", f"/channels/{DM}")
+        assert not fake.calls_to("GET", f"/channels/{CHANNEL}")
     finally:
         await adapter.close()
         await asyncio.wait_for(task, 10)

@@ -177,16 +177,17 @@ class DiscordAdapter:
                 task.cancel()
             self._set_state("stopped")
 
-    def catch_up_from(self, chat: ChatRef, message_id: str) -> None:
+    def catch_up_from(self, chat: ChatRef, message_id: str, *, is_dm: bool | None = None) -> None:
         """Read `chat`'s history after `message_id` on the next (re)connect: how a restarted
-        gateway, which knows from its store the last message it admitted from each chat,
-        gets what was posted while it was down (the adapter itself remembers nothing
-        across processes)."""
+        gateway, which knows the last message it took from each chat, gets what was posted
+        while it was down (the adapter itself remembers nothing across processes). Whether
+        the chat is a DM (every message in it is addressed) is asked of Discord unless
+        `is_dm` says."""
         channel_id = chat.thread_id or chat.chat_id
         info = self._channels.get(channel_id)
         if info is None:
             parent = chat.chat_id if chat.thread_id else None
-            info = ChannelInfo(channel_id, False, parent, known=False)
+            info = ChannelInfo(channel_id, bool(is_dm), parent, known=is_dm is not None)
             self._channels[channel_id] = info
         info.last_seen = max(info.last_seen, int(message_id))
         self._delivered[message_id] = None
