@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from seam.plugins.chat._split_local import split_formatted
+from seam.plugins.chat.split import split_formatted
 
 DISCORD_MAX_TEXT = 2000
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from seam.plugins.chat._split_local import split_formatted
+from seam.plugins.chat.split import split_formatted
 
 # Slack accepts ~40,000 characters in a message but folds anything past ~4,000 behind
 # "show more"; parts of 4,000 stay readable.
