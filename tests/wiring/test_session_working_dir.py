@@ -46,10 +46,10 @@ async def test_tools_and_subagents_work_in_the_sessions_own_directory() -> None:
         model=model, tools=build_tool_registry([where]), working_dir="/start"
     )
     async with runtime:
-        runtime.set_working_dir("a", "/projects/a")
+        await runtime.set_working_dir("a", "/projects/a")
         assert (await runtime.ask("a", "go")).result == "a done"
         assert (await runtime.ask("b", "go")).result == "b done"
-        runtime.set_working_dir("a", None)
+        await runtime.set_working_dir("a", None)
     a, b = runtime.session_key_for("a"), runtime.session_key_for("b")
     [(child, child_dir), *rest] = where.seen
     assert (

@@ -188,15 +188,15 @@ class Runtime:
     def drop_session(self, key: str) -> None:
         self.factory.drop(key)
 
-    def set_working_dir(self, session: str, path: str | None) -> None:
+    async def set_working_dir(self, session: str, path: str | None) -> None:
         """Run the named session's turns in `path` (its tools, sandbox view, project files
         and skills) instead of the runtime's working directory (None: back to that one).
-        Sessions in different directories run their turns concurrently."""
+        Sessions in different directories run their turns concurrently. The directory is
+        stored with the session's spec, so `seam resume` / `seam worker` finish its turns
+        there too."""
         key = self.session_key_for(session)
-        if path is None:
-            self.loop.working_dirs.pop(key, None)
-        else:
-            self.loop.working_dirs[key] = path
+        await self.open()
+        await self.factory.set_working_dir(key, path)
 
     # Turns: every one is a submission, driven by the Coordinator
 
