@@ -680,9 +680,9 @@ def create_runtime(
         from seam.wiring.skills import build_skills, default_gets_skills
 
         skills = build_skills(settings)
-        # With no skill to view the two tools only cost prompt tokens (and the offline model's
-        # choice of tool): the default personality gets them once a skill is found.
-        if personalities is not None and skills.offered():
+        # The default personality names them; each session gets them only where a skill
+        # is offered (the tools' factories ask), so sessions elsewhere stay lean.
+        if personalities is not None:
             personalities = default_gets_skills(personalities)
     runtime = assemble_runtime(
         model=model,
