@@ -153,7 +153,7 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # outbox: outgoing messages (chat replies, cron deliveries), see postgres_outbox.
     OUTBOX_MIGRATION,
     # session working_dir: where a session's turns run, part of its spec.
-    ("ALTER TABLE sessions ADD COLUMN working_dir text",),
+    ("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS working_dir text",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
