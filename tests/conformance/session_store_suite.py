@@ -104,6 +104,27 @@ class SessionStoreSuite:
         info = await store.create("s")
         assert (info.title, info.personality, info.parent_key) == (None, None, None)
 
+    async def test_the_working_directory_is_part_of_the_stored_spec(
+        self, store: SessionStore
+    ) -> None:
+        created = await store.create("s", tenant="t", tools=("read_file",), model="m")
+        assert created.working_dir is None
+        await store.set_working_dir("s", "/projects/a")
+        info = await store.get("s")
+        assert info is not None
+        assert (info.tenant, info.tools, info.model) == ("t", ("read_file",), "m")
+        assert info.working_dir == "/projects/a"
+        assert [i.working_dir for i in await store.list()] == ["/projects/a"]
+        await store.set_working_dir("s", None)
+        cleared = await store.get("s")
+        assert cleared is not None and cleared.working_dir is None
+
+    async def test_setting_the_working_directory_of_an_unknown_session_names_it(
+        self, store: SessionStore
+    ) -> None:
+        with pytest.raises(SessionNotFound, match="nope"):
+            await store.set_working_dir("nope", "/projects/a")
+
     async def test_get_unknown_is_none(self, store: SessionStore) -> None:
         assert await store.get("nope") is None
 

@@ -58,3 +58,22 @@ async def test_each_session_sees_the_skills_of_its_own_working_directory(tmp_pat
     assert not in_a.is_error and "alpha-build steps" in in_a.result
     assert in_b.is_error and "no skill named 'alpha-build'" in in_b.result
     assert "beta-deploy" in in_b.result  # what B does have
+
+
+async def test_only_sessions_working_where_skills_are_get_the_skill_tools(tmp_path: Path) -> None:
+    home, start, a, b = (tmp_path / name for name in ("home", "start", "a", "b"))
+    for folder in (start, a, b):
+        folder.mkdir()
+    settings = load_settings({}, home=home, working_dir=start)
+    trusted_skill(settings, a, "alpha-build", "Build project A.")
+    model = ScriptedModel([text_step("a1"), text_step("b1"), text_step("start1")])
+    async with create_runtime(settings=settings, model=model) as runtime:
+        await set_working_dir(runtime, "a", str(a))
+        await set_working_dir(runtime, "b", str(b))  # a project with no skills
+        for session in ("a", "b", "start"):
+            await turn(runtime, session)
+    in_a, in_b, in_start = ({tool.name for tool in r.tools} for r in model.requests)
+    assert {"skill_view", "skill_write"} <= in_a
+    assert not {"skill_view", "skill_write"} & (in_b | in_start)
+    assert "read_file" in in_b and "read_file" in in_start
+    assert "alpha-build" not in model.requests[1].system

@@ -46,6 +46,9 @@ class SessionInfo:
     model: str | None = None
     # When `end` first marked the session ended (None while it is open).
     ended_at: float | None = None
+    # Where its turns run (an editor's project, per ACP); None: the runtime's directory.
+    # Part of the spec, so a resumed turn runs where it started.
+    working_dir: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +236,11 @@ class SessionStore(Protocol):
         ...
 
     async def find_by_title(self, title: str) -> SessionInfo | None: ...
+
+    async def set_working_dir(self, key: str, path: str | None) -> None:
+        """Store where the session's turns run (None: the runtime's own directory), so a
+        process resuming it works there too. Raises SessionNotFound."""
+        ...
 
     async def next_title(self, title: str) -> str:
         """A free title for the next session of a lineage named `title`: `title` itself

@@ -150,7 +150,8 @@ class Tool(Protocol):
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str: ...
 
 
-ToolFactory = Callable[[ToolContext], Tool]
+# None: the tool is not offered in this context (skill tools where no skill is found).
+ToolFactory = Callable[[ToolContext], Tool | None]
 
 
 class ArgumentError(ValueError):

@@ -154,6 +154,9 @@ class AgentLoop:
         # Sessions that work somewhere else than `working_dir` (an editor's project per ACP
         # session): their tools, sandbox and project files are there. Set by the surface.
         self.working_dirs: dict[str, str] = {}
+        # Sessions whose directory came from their stored spec: each turn checks it still
+        # exists, failing rather than running somewhere else.
+        self.restored_dirs: set[str] = set()
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
         self._make_id = new_id or _token

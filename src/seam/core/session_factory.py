@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from seam.contracts import hooks
@@ -229,7 +230,34 @@ class SessionFactory:
             tools=tools,
             model=model,
         )
+        # A directory given before the session existed (`Runtime.set_working_dir`).
+        info = await self._store_working_dir(info, self.loop.working_dirs.get(key))
         return self._keep(Session(self, info, 0))
+
+    async def set_working_dir(self, key: str, path: str | None) -> None:
+        """Run the session's turns in `path` (None: the loop's directory), here and in any
+        process that resumes it: the directory is stored with the session's spec once
+        the session exists (`get_or_create_root` stores one given before)."""
+        working_dirs = self.loop.working_dirs
+        if path is None:
+            working_dirs.pop(key, None)
+        else:
+            working_dirs[key] = path
+        self.loop.restored_dirs.discard(key)
+        info = await self.store.get(key)
+        if info is not None:
+            info = await self._store_working_dir(info, path, clear=True)
+            cached = self._cache.get(key)
+            if cached is not None:
+                cached.info = info
+
+    async def _store_working_dir(
+        self, info: SessionInfo, path: str | None, *, clear: bool = False
+    ) -> SessionInfo:
+        if info.working_dir == path or (path is None and not clear):
+            return info
+        await self.store.set_working_dir(info.key, path)
+        return replace(info, working_dir=path)
 
     async def create_child(
         self,
@@ -253,8 +281,9 @@ class SessionFactory:
         )
         # A subagent works where its parent does (an editor session's project).
         working_dirs = self.loop.working_dirs
-        if parent.key in working_dirs:
-            working_dirs[key] = working_dirs[parent.key]
+        inherited = working_dirs.get(parent.key)
+        if inherited is not None:
+            working_dirs[key] = inherited
         cached = self._cached(key)
         if cached is not None:
             return cached
@@ -272,6 +301,8 @@ class SessionFactory:
             if registry.has(hooks.SUBAGENT_SPAWNED):
                 spawned = SubagentSpawned(parent.key, key, info.personality or "")
                 await fire_isolated(registry, hooks.SUBAGENT_SPAWNED, spawned)
+        # Stored too, so a resumed child turn runs there even before its parent resumes.
+        info = await self._store_working_dir(info, inherited)
         return self._keep(Session(self, info, depth))
 
     async def resolve(self, key: str) -> Session:
@@ -303,6 +334,12 @@ class SessionFactory:
         return session
 
     def _keep(self, session: Session) -> Session:
+        stored = session.info.working_dir
+        if stored is not None and session.key not in self.loop.working_dirs:
+            # Rebuilt from the store (after a restart): work where the session did, once
+            # each turn has checked the directory is still there (`restored_dirs`).
+            self.loop.working_dirs[session.key] = stored
+            self.loop.restored_dirs.add(session.key)
         kept = self._cache.setdefault(session.key, session)
         self._cache.move_to_end(session.key)
         while len(self._cache) > self.cache_size:

@@ -140,6 +140,10 @@ class InMemorySessionStore:
         self._titles[title] = key
         record.info = replace(record.info, title=title)
 
+    async def set_working_dir(self, key: str, path: str | None) -> None:
+        record = self._record(key)
+        record.info = replace(record.info, working_dir=path)
+
     async def find_by_title(self, title: str) -> SessionInfo | None:
         key = self._titles.get(title)
         return None if key is None else self._sessions[key].info

@@ -84,7 +84,8 @@ class DefaultToolRegistry:
     def build(self, names: Sequence[str] | None, ctx: ToolContext) -> list[Tool]:
         factories = self._all()
         wanted = sorted(factories) if names is None else expand(names, factories)
-        built = [factories[n](ctx) for n in wanted if n in factories]
+        made = (factories[n](ctx) for n in wanted if n in factories)
+        built = [tool for tool in made if tool is not None]
         if self._validator is None:
             return built
         return [self._check(tool) for tool in built]

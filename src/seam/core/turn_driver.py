@@ -125,6 +125,13 @@ async def run_turn(
 ) -> AsyncGenerator[AgentEvent, None]:
     """Prepare the turn, then run its steps from `start`; always ends with `done`."""
     turn_id = loop.new_id()
+    missing = await missing_working_dir(loop, session_key)
+    if missing is not None:
+        seq = loop.sequences.last(session_key)
+        loop.sequences.record(session_key, seq + 2)
+        yield ErrorEvent(session_key, turn_id, seq + 1, "working_dir", missing)
+        yield Done(session_key, turn_id, seq + 2, "", "error")
+        return
     try:
         deps, state = await prepare_turn(
             loop,
@@ -161,6 +168,18 @@ async def run_turn(
         raise
     finally:
         loop.sequences.record(session_key, state.seq)
+
+
+async def missing_working_dir(loop: AgentLoop, session_key: str) -> str | None:
+    """Why the session cannot run where its stored spec says (None: it can). Only a
+    directory restored from the store is checked: a resumed turn never silently runs
+    in this process's directory instead of the project it started in."""
+    if session_key not in loop.restored_dirs:
+        return None
+    path = loop.working_dir_for(session_key)
+    if await loop.storage.exists(path):
+        return None
+    return f"the session's working directory {path} no longer exists"
 
 
 # -- outside a turn: /compress and /usage --

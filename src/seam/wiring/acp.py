@@ -103,7 +103,7 @@ async def set_working_dir(runtime: Runtime, session: str, cwd: str) -> None:
     sessions in different projects run their turns side by side."""
     from seam.wiring.skills import offer_skills_in
 
-    runtime.set_working_dir(session, cwd)
+    await runtime.set_working_dir(session, cwd)
     await offer_skills_in(runtime, cwd)
 
 

@@ -189,15 +189,15 @@ class Runtime:
     def drop_session(self, key: str) -> None:
         self.factory.drop(key)
 
-    def set_working_dir(self, session: str, path: str | None) -> None:
+    async def set_working_dir(self, session: str, path: str | None) -> None:
         """Run the named session's turns in `path` (its tools, sandbox view, project files
         and skills) instead of the runtime's working directory (None: back to that one).
-        Sessions in different directories run their turns concurrently."""
+        Sessions in different directories run their turns concurrently. The directory is
+        stored with the session's spec, so `seam resume` / `seam worker` finish its turns
+        there too."""
         key = self.session_key_for(session)
-        if path is None:
-            self.loop.working_dirs.pop(key, None)
-        else:
-            self.loop.working_dirs[key] = path
+        await self.open()
+        await self.factory.set_working_dir(key, path)
 
     # Turns: every one is a submission, driven by the Coordinator
 
@@ -686,9 +686,9 @@ def create_runtime(
         from seam.wiring.skills import build_skills, default_gets_skills
 
         skills = build_skills(settings)
-        # With no skill to view the two tools only cost prompt tokens (and the offline model's
-        # choice of tool): the default personality gets them once a skill is found.
-        if personalities is not None and skills.offered():
+        # The default personality names them; each session gets them only where a skill
+        # is offered (the tools' factories ask), so sessions elsewhere stay lean.
+        if personalities is not None:
             personalities = default_gets_skills(personalities)
     if settings is not None and personalities is not None:
         from seam.wiring.heartbeat import with_heartbeat

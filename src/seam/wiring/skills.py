@@ -10,6 +10,7 @@ use the functions here, never the plugin.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -74,26 +75,14 @@ def default_gets_skills(inner: PersonalityRegistry) -> DefaultGets:
 
 
 async def offer_skills_in(runtime: Any, working_dir: str) -> None:
-    """Give the default personality the skill tools once a session works in a directory
-    with skills (start-up looked only in the runtime's own, and with none found there the
-    tools were left out to keep the prompt lean)."""
+    """Look again (off the event loop) for the skills of a directory a session starts
+    working in: its sessions get the skill tools when one is offered there, and only
+    then (`SkillCatalog.has_skills`, which the tools' factories ask)."""
     catalog: SkillCatalog | None = getattr(runtime, "skills", None)
     if catalog is None:
         return
-    current = runtime.loop.personalities
-    try:
-        toolset = current.get(current.default_id).toolset
-    except KeyError:
-        return
-    if toolset is None or SKILL_TOOLS[0] in toolset:
-        return
-    try:
-        found = await asyncio.to_thread(catalog.at(working_dir).offered)
-    except OSError:
-        return
-    if found:
-        runtime.loop.personalities = default_gets_skills(current)
-        runtime.personalities = runtime.loop.personalities
+    with contextlib.suppress(OSError):
+        await asyncio.to_thread(catalog.at(working_dir).offered)
 
 
 # -- what surfaces show --

@@ -77,6 +77,8 @@ class SkillCatalog:
         # moves the "project" entry of `dirs` to another working directory.
         self.project = project
         self._at: dict[Path, SkillCatalog] = {}
+        # Whether any skill is offered here (`has_skills`), remembered once looked at.
+        self._has: bool | None = None
 
     def at(self, working_dir: str | Path) -> SkillCatalog:
         """This catalog as a session working in `working_dir` sees it: the project skills
@@ -120,7 +122,16 @@ class SkillCatalog:
 
     def offered(self) -> list[Skill]:
         skills = [e.skill for e in self.entries() if e.offered and e.skill is not None]
+        self._has = bool(skills)
         return sorted(skills, key=lambda skill: skill.name)
+
+    def has_skills(self) -> bool:
+        """Whether any skill is offered here, as last seen (looked at once, then kept
+        until `offered` runs again): it decides whether a session working here gets the
+        skill tools, so sessions elsewhere do not pay their prompt tokens."""
+        if self._has is None:
+            self.offered()
+        return bool(self._has)
 
     def get(self, name: str) -> Skill:
         """The offered skill `name`; SkillError says why there is none."""

@@ -208,12 +208,15 @@ def _write(home: Path, folder: Path, target: Path, text: str) -> None:
 
 def register_skill_tools(registry: ToolRegistry, catalog: SkillCatalog) -> None:
     """`skill_view` (the skills of the session's working directory) and `skill_write`
-    over `catalog`; one tool object per catalog, so its definition is built once."""
+    over `catalog`; one tool object per catalog, so its definition is built once. Both
+    are left out of a session working where no skill is offered (`has_skills`)."""
     views: dict[int, SkillViewTool] = {}
     writer = SkillWriteTool(catalog)
 
-    def view(ctx: ToolContext) -> SkillViewTool:
+    def view(ctx: ToolContext) -> SkillViewTool | None:
         seen = catalog.at(ctx.working_dir)
+        if not seen.has_skills():
+            return None
         tool = views.get(id(seen))
         if tool is None or tool.catalog is not seen:
             if len(views) > 64:
@@ -222,4 +225,8 @@ def register_skill_tools(registry: ToolRegistry, catalog: SkillCatalog) -> None:
         return tool
 
     registry.register("skill_view", view)
-    registry.register("skill_write", lambda ctx: writer)
+
+    def write(ctx: ToolContext) -> SkillWriteTool | None:
+        return writer if catalog.at(ctx.working_dir).has_skills() else None
+
+    registry.register("skill_write", write)

@@ -56,6 +56,7 @@ from seam.services.sessions.postgres_rows import (
 from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
+from seam.services.sessions.postgres_working_dir import PostgresWorkingDirs
 from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS
 
 log = logging.getLogger(__name__)
@@ -65,7 +66,9 @@ CHANNEL = "seam_submissions"
 CONNECT_TIMEOUT = 10.0
 
 
-class PostgresStore(PostgresApprovals, PostgresUpkeep, PostgresSubmissions, PostgresOutbox):
+class PostgresStore(
+    PostgresApprovals, PostgresUpkeep, PostgresSubmissions, PostgresOutbox, PostgresWorkingDirs
+):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
     `schema` keeps this store's tables in their own PostgreSQL schema (created and

@@ -162,6 +162,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
             PRIMARY KEY (session_key, call_id)
         )""",
     ),
+    # session working_dir: where a session's turns run, part of its spec.
+    ("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS working_dir text",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

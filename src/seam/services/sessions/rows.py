@@ -17,7 +17,7 @@ from seam.contracts.sessions import SessionInfo
 
 SESSION_COLUMNS = (
     "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
-    " tenant, tools, model, ended_at"
+    " tenant, tools, model, ended_at, working_dir"
 )
 MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
 SUBMISSION_COLUMNS = (
@@ -40,7 +40,7 @@ def session_from_row(
     """A `SESSION_COLUMNS` row; `tools` reads the stored tool-name list (SQLite keeps it
     as JSON text, PostgreSQL as an array)."""
     key, title, personality, created, updated, count, parent_key, ended = row[:8]
-    tenant, names, model, ended_at = row[8:]
+    tenant, names, model, ended_at, working_dir = row[8:]
     return SessionInfo(
         key,
         title,
@@ -54,6 +54,7 @@ def session_from_row(
         None if names is None else tuple(tools(names)),
         model,
         ended_at,
+        working_dir,
     )
 
 

@@ -49,6 +49,7 @@ from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions, insert_usage
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION, SQLiteOutbox
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
+from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
 
 # Each migration is a list of statements run in one transaction; PRAGMA user_version
 # counts how many have been applied. Append new ones, never edit a shipped one.
@@ -223,6 +224,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (session_key, call_id)
         ) WITHOUT ROWID""",
     ),
+    # session working_dir: where a session's turns run, part of its spec.
+    ("ALTER TABLE sessions ADD COLUMN working_dir TEXT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 SECONDS_PER_DAY = 86_400.0
@@ -233,7 +236,7 @@ _COMPACTION_COLUMNS = (
 )
 
 
-class SQLiteSessionStore(SQLiteApprovals, SQLiteSubmissions, SQLiteOutbox):
+class SQLiteSessionStore(SQLiteApprovals, SQLiteSubmissions, SQLiteOutbox, SQLiteWorkingDirs):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
     Every statement runs on the store's connection threads (`sqlite_threads`): writes on
