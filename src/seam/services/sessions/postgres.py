@@ -43,6 +43,7 @@ from seam.contracts.sessions import (
     check_limit,
     check_title,
 )
+from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_rows import (
     Params,
@@ -62,7 +63,7 @@ CHANNEL = "seam_submissions"
 CONNECT_TIMEOUT = 10.0
 
 
-class PostgresStore(PostgresUpkeep, PostgresSubmissions):
+class PostgresStore(PostgresCron, PostgresUpkeep, PostgresSubmissions):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
     `schema` keeps this store's tables in their own PostgreSQL schema (created and

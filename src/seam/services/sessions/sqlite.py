@@ -44,6 +44,7 @@ from seam.services.sessions.rows import (
     message_from_row,
     session_from_row,
 )
+from seam.services.sessions.sqlite_cron import CRON_MIGRATION, SQLiteCron
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
@@ -209,6 +210,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END""",
         "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
     ),
+    # cron: jobs and the run ledger (services/sessions/sqlite_cron.py).
+    CRON_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 SECONDS_PER_DAY = 86_400.0
@@ -219,7 +222,7 @@ _COMPACTION_COLUMNS = (
 )
 
 
-class SQLiteSessionStore(SQLiteSubmissions):
+class SQLiteSessionStore(SQLiteCron, SQLiteSubmissions):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
     Every statement runs on the store's connection threads (`sqlite_threads`): writes on
