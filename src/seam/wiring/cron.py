@@ -18,7 +18,7 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from seam.contracts.cron import (
@@ -45,6 +45,7 @@ from seam.plugins.cron.scheduler import CronScheduler
 
 if TYPE_CHECKING:
     from seam.wiring.runtime import Runtime
+    from seam.wiring.settings import Settings
 
 log = logging.getLogger("seam.cron")
 Clock = Callable[[], float]
@@ -131,22 +132,21 @@ def start_scheduler(
     return asyncio.ensure_future(scheduler.run())
 
 
-@contextlib.asynccontextmanager
-async def scheduler_running(runtime: Runtime, **kwargs: Any) -> AsyncIterator[None]:
-    """`start_scheduler` for the length of a block; a scheduler that cannot start (no
-    delivery configured) is logged and the surface goes on without it."""
+def maybe_start_scheduler(runtime: Runtime, **kwargs: Any) -> asyncio.Task[None] | None:
+    """`start_scheduler` for a surface that also works without cron: a scheduler that
+    cannot start (no delivery configured) is logged, and the surface goes on."""
     try:
-        task: asyncio.Task[None] | None = start_scheduler(runtime, **kwargs)
+        return start_scheduler(runtime, **kwargs)
     except Exception as exc:
         log.warning("cron jobs will not run here: %s", exc)
-        task = None
-    try:
-        yield
-    finally:
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        return None
+
+
+async def stop_scheduler(task: asyncio.Task[None] | None) -> None:
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -189,7 +189,11 @@ class CronAdmin:
         self.check_target = check_target
         self.clock = clock
 
-    async def add(
+    async def add(self, prompt: str, spec: ScheduleSpec, **options: Any) -> CronJob:
+        """Check and store a new job; raises CronInputError."""
+        return await self.store.upsert(await self.prepare(prompt, spec, **options))
+
+    async def prepare(
         self,
         prompt: str,
         spec: ScheduleSpec,
@@ -218,7 +222,7 @@ class CronAdmin:
                 target = self.check_target(target)
             except DeliveryError as exc:
                 raise CronInputError(str(exc)) from None
-        job = CronJob(
+        return CronJob(
             id=job_id or uuid.uuid4().hex[:8],
             prompt=prompt.strip(),
             schedule=text,
@@ -233,6 +237,27 @@ class CronAdmin:
             urgent=urgent,
             kind=kind,
         )
+
+    # What the `cron` tool uses (plugins/tools/cron.py: CronJobs).
+
+    async def prepare_job(
+        self,
+        prompt: str,
+        *,
+        every: str | None,
+        cron: str | None,
+        at: str | None,
+        tz: str,
+        deliver: str,
+        personality: str | None,
+        missed: str,
+    ) -> CronJob:
+        spec = ScheduleSpec(every=every, cron=cron, at=at, tz=tz)
+        return await self.prepare(
+            prompt, spec, deliver=deliver, personality=personality, missed=missed
+        )
+
+    async def save_job(self, job: CronJob) -> CronJob:
         return await self.store.upsert(job)
 
     async def list(self) -> list[CronJob]:
@@ -267,6 +292,21 @@ def admin_for(runtime: Runtime, *, clock: Clock = time.time) -> CronAdmin:
     return CronAdmin(
         cron_store_of(runtime.store), check_target=lambda t: _check(runtime, t), clock=clock
     )
+
+
+def tool_jobs(store: Any, settings: Settings | None) -> CronAdmin:
+    """What the `cron` tool schedules through: the store's cron jobs, targets checked by
+    the configured delivery (with no settings, as in a test runtime, any target)."""
+
+    def check(target: str) -> str:
+        try:
+            from seam.wiring.delivery import build_delivery
+        except ImportError as exc:
+            raise DeliveryError(f"cannot check the delivery target: {exc}") from None
+        assert settings is not None
+        return build_delivery(settings, store).check_target(target)
+
+    return CronAdmin(cron_store_of(store), check_target=check if settings is not None else None)
 
 
 def _check(runtime: Runtime, target: str) -> str:

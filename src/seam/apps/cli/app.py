@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from seam import __version__
+from seam.apps.cli.cron import register as register_cron
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.mcp import register as register_mcp
@@ -32,6 +33,7 @@ register_mcp(app)
 register_skills(app)
 register_durable(app)
 register_web(app)
+register_cron(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")

@@ -95,6 +95,7 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
     import signal
 
     from seam.apps.cli.runner import CliError, open_runtime, warn_unknown_tools
+    from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
 
     try:
         async with open_runtime() as runtime:
@@ -105,6 +106,7 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
                     _report(runtime, sub, as_json)
                 return 0
             stop = asyncio.Event()
+            cron = maybe_start_scheduler(runtime)  # cron jobs run in every worker, once each
             serving = asyncio.ensure_future(
                 runtime.work(
                     stop=stop,
@@ -135,6 +137,7 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
             try:
                 await asyncio.wait((serving,))
             finally:
+                await stop_scheduler(cron)
                 for signum in (signal.SIGINT, signal.SIGTERM):
                     loop.remove_signal_handler(signum)
             if not serving.cancelled():
