@@ -317,6 +317,14 @@ def _check(runtime: Runtime, target: str) -> str:
     return delivery.check_target(target)
 
 
+async def cron_lines(runtime: Runtime) -> list[str]:
+    """`/cron` in chat: one line per job (manage them with `seam cron`)."""
+    jobs = await cron_store_of(runtime.store).list_all()
+    if not jobs:
+        return ['no cron jobs (add one: seam cron add --every 2h "...", or ask the agent)']
+    return [job_line(job) for job in jobs]
+
+
 def job_line(job: CronJob) -> str:
     state = "paused" if job.paused else ("on" if job.enabled else "off")
     when = describe(job.next_due_at, job.tz)
