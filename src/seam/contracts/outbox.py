@@ -18,6 +18,10 @@ from typing import Literal, Protocol, runtime_checkable
 OutboxStatus = Literal["pending", "sent", "failed"]
 
 
+class OutboxItemNotFound(LookupError):
+    """`mark_sent` / `mark_failed` named a key the outbox does not hold."""
+
+
 @dataclass(frozen=True, slots=True)
 class OutboxItem:
     key: str  # the idempotency key, unique in the store
@@ -78,3 +82,13 @@ class Outbox(Protocol):
     ) -> Sequence[OutboxItem]:
         """Items oldest first, filtered by what is given (the ledger and `seam doctor`)."""
         ...
+
+
+@runtime_checkable
+class OutboxWaker(Protocol):
+    """Optional on an `Outbox`: a deliverer that finds it waits here between rounds
+    instead of polling blindly, and wakes as soon as something is enqueued (PostgreSQL:
+    a NOTIFY on the work channel; in memory: an event; SQLite: a short poll of the file).
+    Returns after `seconds` at the latest, whether or not anything arrived."""
+
+    async def wait_for_outbox(self, seconds: float) -> None: ...

@@ -29,12 +29,14 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
+from seam.core.outbox import InMemoryOutbox
 from seam.core.sessions import InMemorySessionStore
 
 
-class InMemoryExecutionStore(InMemorySessionStore):
+class InMemoryExecutionStore(InMemorySessionStore, InMemoryOutbox):
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock=clock)
+        InMemoryOutbox.__init__(self, clock=clock)  # the outbox lives in the store too
         self._submissions: dict[str, Submission] = {}
         # The unsettled ones, in admission order: what claims scan.
         self._open: dict[str, Submission] = {}

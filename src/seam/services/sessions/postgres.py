@@ -45,6 +45,7 @@ from seam.contracts.sessions import (
 )
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
+from seam.services.sessions.postgres_outbox import PostgresOutbox, outbox_note
 from seam.services.sessions.postgres_rows import (
     Params,
     insert_messages,
@@ -63,7 +64,7 @@ CHANNEL = "seam_submissions"
 CONNECT_TIMEOUT = 10.0
 
 
-class PostgresStore(PostgresCron, PostgresUpkeep, PostgresSubmissions):
+class PostgresStore(PostgresCron, PostgresUpkeep, PostgresSubmissions, PostgresOutbox):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
     `schema` keeps this store's tables in their own PostgreSQL schema (created and
@@ -93,6 +94,7 @@ class PostgresStore(PostgresCron, PostgresUpkeep, PostgresSubmissions):
             name=f"seam-{self._schema}",
         )
         self._wake = asyncio.Event()
+        self._outbox_wake = asyncio.Event()  # set by the outbox's notifications
         self._opened = False
         self._open_lock = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
@@ -230,12 +232,15 @@ class PostgresStore(PostgresCron, PostgresUpkeep, PostgresSubmissions):
                     if listening.done():
                         # Reconnected: whatever was sent meanwhile is lost, so look again.
                         self._wake.set()
+                        self._outbox_wake.set()
                     else:
                         listening.set_result(None)
                     backoff = 0.1
                     async for note in conn.notifies():
                         if note.payload == self._schema:
                             self._wake.set()
+                        elif note.payload == outbox_note(self._schema):
+                            self._outbox_wake.set()
             except asyncio.CancelledError:
                 if not listening.done():
                     listening.cancel()

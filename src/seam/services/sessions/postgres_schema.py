@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from psycopg import AsyncConnection, sql
 
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
+from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
 
 # A statement, or a step only Python can do (the search rules live in Python).
@@ -150,6 +151,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # 3: search matches word stems ("banana" finds "bananas").
     (_stem_words,),
+    # outbox: outgoing messages (chat replies, cron deliveries), see postgres_outbox.
+    OUTBOX_MIGRATION,
     # cron: jobs and the run ledger (services/sessions/postgres_cron.py).
     CRON_MIGRATION,
 )

@@ -47,6 +47,7 @@ from seam.services.sessions.rows import (
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION, SQLiteCron
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
+from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION, SQLiteOutbox
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 
 # Each migration is a list of statements run in one transaction; PRAGMA user_version
@@ -210,6 +211,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             END""",
         "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
     ),
+    # outbox: outgoing messages (chat replies, cron deliveries), see sqlite_outbox.
+    OUTBOX_MIGRATION,
     # cron: jobs and the run ledger (services/sessions/sqlite_cron.py).
     CRON_MIGRATION,
 )
@@ -222,7 +225,7 @@ _COMPACTION_COLUMNS = (
 )
 
 
-class SQLiteSessionStore(SQLiteCron, SQLiteSubmissions):
+class SQLiteSessionStore(SQLiteCron, SQLiteSubmissions, SQLiteOutbox):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
     Every statement runs on the store's connection threads (`sqlite_threads`): writes on
@@ -245,6 +248,7 @@ class SQLiteSessionStore(SQLiteCron, SQLiteSubmissions):
     ) -> None:
         self._clock = clock
         self._wake = asyncio.Event()
+        self._outbox_wake = asyncio.Event()
         # Opens, switches to WAL and migrates (see SQLiteDb); `seam doctor` uses it too.
         self.connector = SQLiteDb(
             path, MIGRATIONS, busy_timeout=busy_timeout, label="session database"
