@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
+from seam.contracts.execution import Submission
+
 ScheduleKind = Literal["interval", "cron", "once"]
 MissedPolicy = Literal["skip", "catch_up_once"]
 JobKind = Literal["prompt", "heartbeat"]
@@ -173,4 +175,24 @@ class CronStore(Protocol):
     async def open_runs(self, *, limit: int = 500) -> Sequence[CronRun]:
         """Runs whose delivery is still pending or on its way (`pending`, `queued`,
         `held`), oldest first: what a scheduler looks after on start and every tick."""
+        ...
+
+
+class CronKind(Protocol):
+    """What a job kind other than "prompt" changes in the scheduler (the heartbeat is one:
+    plugins/heartbeat). Registered with the scheduler by the kind's name."""
+
+    async def skip_reason(self, job: CronJob, now: float) -> str | None:
+        """Before a due slot is claimed: a reason to skip it (quiet hours, nothing to
+        check), or None to run it. A skipped slot is claimed with the reason as its note
+        and settled without a run (outcome None, delivery `none`)."""
+        ...
+
+    async def skipped(self, job: CronJob, run: CronRun, reason: str) -> None:
+        """Called once per skipped slot, after its claim."""
+        ...
+
+    async def deliver(self, job: CronJob, run: CronRun, sub: Submission) -> str:
+        """Deliver the settled run's reply the kind's way (e.g. drop an all-clear) and
+        return its `DeliveryStatus`."""
         ...

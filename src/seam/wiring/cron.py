@@ -18,13 +18,14 @@ import logging
 import time
 import uuid
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from seam.contracts.cron import (
     MISSED_POLICIES,
     CronJob,
     CronJobNotFound,
+    CronKind,
     CronRun,
     CronStore,
     JobKind,
@@ -101,6 +102,7 @@ def build_scheduler(
     *,
     delivery: Delivery | None = None,
     outbox: Outbox | None = None,
+    kinds: Mapping[str, CronKind] | None = None,
     clock: Clock | None = None,
     tick: float | None = None,
 ) -> CronScheduler:
@@ -112,6 +114,7 @@ def build_scheduler(
         RuntimeSubmitter(runtime),
         delivery if delivery is not None else default_delivery(runtime),
         outbox=outbox if outbox is not None else runtime_outbox(runtime),
+        kinds=kinds,
         clock=clock or time.time,
         **kwargs,
     )
@@ -122,13 +125,17 @@ def start_scheduler(
     *,
     delivery: Delivery | None = None,
     outbox: Outbox | None = None,
+    kinds: Mapping[str, CronKind] | None = None,
     clock: Clock | None = None,
     tick: float | None = None,
 ) -> asyncio.Task[None]:
     """The cron scheduler as a background task of the calling surface (`seam worker`,
     `seam gateway`, `seam serve`); cancel it to stop. Without a `delivery` the
-    configured one is used."""
-    scheduler = build_scheduler(runtime, delivery=delivery, outbox=outbox, clock=clock, tick=tick)
+    configured one is used; `kinds` are the hooks of job kinds other than "prompt" (the
+    heartbeat's)."""
+    scheduler = build_scheduler(
+        runtime, delivery=delivery, outbox=outbox, kinds=kinds, clock=clock, tick=tick
+    )
     return asyncio.ensure_future(scheduler.run())
 
 
@@ -356,11 +363,12 @@ async def run_job_now(
     job_id: str,
     *,
     delivery: Delivery | None = None,
+    kinds: Mapping[str, CronKind] | None = None,
     on_event: Callable[[Any], None] | None = None,
 ) -> CronRun:
     """`seam cron run JOB`: one run now, driven here, its reply delivered as a scheduled
     run's would be; returns its ledger row."""
-    scheduler = build_scheduler(runtime, delivery=delivery)
+    scheduler = build_scheduler(runtime, delivery=delivery, kinds=kinds)
     job = await CronAdmin(scheduler.store).job(job_id)
     run = await scheduler.run_now(job)
     if run is None:

@@ -5,6 +5,7 @@ ledger scan that finishes what a crash left."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from seam.contracts.cron import slot_key
 from seam.core.scripted_model import error_step, text_step
@@ -234,3 +235,40 @@ async def test_manual_run_claims_a_slot_of_its_own() -> None:
     await r.runtime.drain_runnable()
     await r.scheduler.tick()
     assert r.delivery.to("owner") == ["scheduled", "by hand"]
+
+
+class QuietKind:
+    """A job kind (as the heartbeat is) that skips some slots and delivers its own way."""
+
+    def __init__(self) -> None:
+        self.quiet = True
+        self.skips: list[tuple[str, str]] = []
+        self.delivered: list[str] = []
+
+    async def skip_reason(self, job: Any, now: float) -> str | None:
+        return "quiet hours" if self.quiet else None
+
+    async def skipped(self, job: Any, run: Any, reason: str) -> None:
+        self.skips.append((run.slot_key, reason))
+
+    async def deliver(self, job: Any, run: Any, sub: Any) -> str:
+        self.delivered.append(sub.result)
+        return "silent"
+
+
+async def test_a_job_kind_can_skip_slots_and_deliver_its_own_way() -> None:
+    r = rig(text_step("HEARTBEAT_OK"))
+    kind = QuietKind()
+    r.scheduler.kinds["heartbeat"] = kind
+    job = await r.admin.add("beat", ScheduleSpec(every="30m"), kind="heartbeat")
+    await r.cycle()
+    [skipped] = await r.scheduler.store.runs(job.id)
+    assert (skipped.note, skipped.outcome, skipped.delivery) == ("quiet hours", None, "none")
+    assert kind.skips == [(skipped.slot_key, "quiet hours")]
+    assert await r.runtime.store.submissions() == []
+    kind.quiet = False
+    r.clock.now = T0 + 1800
+    await r.cycle()
+    assert kind.delivered == ["HEARTBEAT_OK"] and r.delivery.sent == []
+    latest = (await r.scheduler.store.runs(job.id))[0]
+    assert (latest.outcome, latest.delivery) == ("completed", "silent")

@@ -33,13 +33,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, cast
 
 from seam.contracts.cron import (
     ALERT_AFTER,
     PAUSE_AFTER,
     CronJob,
+    CronKind,
     CronRun,
     CronStore,
     DeliveryStatus,
@@ -78,6 +79,7 @@ class CronScheduler:
         delivery: Delivery,
         *,
         outbox: Outbox | None = None,
+        kinds: Mapping[str, CronKind] | None = None,
         clock: Callable[[], float] = time.time,
         tick: float = TICK_SECONDS,
         grace: float = GRACE_SECONDS,
@@ -86,6 +88,8 @@ class CronScheduler:
         self.runtime = runtime
         self.delivery = delivery
         self.outbox = outbox
+        # Hooks of job kinds other than "prompt" (the heartbeat), by kind.
+        self.kinds: dict[str, CronKind] = dict(kinds or {})
         self.clock = clock
         self.tick_seconds = tick
         self.grace = grace
@@ -127,6 +131,15 @@ class CronScheduler:
         due = due_slots(schedule, job.next_due_at, now)
         if due is None:
             return None
+        kind = self.kinds.get(job.kind)
+        reason = await kind.skip_reason(job, now) if kind is not None else None
+        if kind is not None and reason is not None:
+            run = await self._claim(job, due.slot, reason)
+            await self.store.touch(job.id, due.next_due_at)
+            if run is not None:
+                await self.store.settle_run(run.slot_key, outcome=None, delivery="none")
+                await kind.skipped(job, run, reason)
+            return run
         late = now - due.slot > self.grace and job.schedule_kind != "once"
         skip = job.missed == "skip" and late
         note: str | None = None
@@ -193,7 +206,11 @@ class CronScheduler:
             return
         if sub.state != "settled":
             return
-        status = await self._deliver(job, run, sub)
+        kind = self.kinds.get(job.kind)
+        if kind is not None:
+            status: DeliveryStatus | None = cast(DeliveryStatus, await kind.deliver(job, run, sub))
+        else:
+            status = await self._deliver(job, run, sub)
         if status is None:
             return  # a transient problem: the next tick tries again, under the same key
         settled = await self.store.settle_run(run.slot_key, outcome=sub.outcome, delivery=status)
