@@ -112,7 +112,13 @@ class CronScheduler:
         for job in await self.store.list_enabled():
             if job.paused or job.next_due_at is None or job.next_due_at > now:
                 continue
-            run = await self._claim_due(job, now)
+            try:
+                run = await self._claim_due(job, now)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # one job's trouble (removed meanwhile, ...) spares the rest
+                log.exception("cron job %s: claiming its due slot failed", job.id)
+                continue
             if run is not None:
                 claimed.append(run)
         await self.look_after(await self.store.open_runs())
