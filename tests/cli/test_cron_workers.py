@@ -93,18 +93,19 @@ class Ledger:
         self.query = query
 
     def count(self, where: str = "TRUE") -> int:
-        return int(self.query(f"SELECT count(*) FROM cron_runs WHERE {where}")[0][0])
+        rows = self.query(f"SELECT count(*) FROM cron_runs WHERE {where}")
+        return int(rows[0][0]) if rows else 0
 
 
 def sqlite_ledger(path: Path) -> Ledger:
     def query(text: str) -> list[tuple[Any, ...]]:
         if not path.exists():
-            return [(0,)]
+            return []
         with sqlite3.connect(path, timeout=10) as db:
             try:
                 return db.execute(text.replace("TRUE", "1")).fetchall()
             except sqlite3.OperationalError:  # the workers have not migrated it yet
-                return [(0,)]
+                return []
 
     return Ledger(query)
 
@@ -127,6 +128,11 @@ def run_two_workers_with_a_kill(cli: Cli, server: OpenAIServer, ledger: Ledger) 
     out = ""
     try:
         wait_for(lambda: ledger.count() >= JOBS // 4, "the workers to claim slots")
+        running = (
+            "SELECT id FROM submissions WHERE state = 'running'"
+            f" AND lease_owner LIKE '%:{first.pid}:%'"
+        )
+        wait_for(lambda: bool(ledger.query(running)), "the first worker to be mid-turn")
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
         deliveries = cli.home / "deliveries" / "cron.md"
@@ -139,8 +145,9 @@ def run_two_workers_with_a_kill(cli: Cli, server: OpenAIServer, ledger: Ledger) 
                 process.communicate()
     assert ledger.count() == JOBS, out  # one ledger row per slot, whoever claimed it
     assert ledger.count("outcome = 'completed'") == JOBS, out
-    subs = ledger.query("SELECT id FROM submissions WHERE id LIKE 'cron:%'")
+    subs = dict(ledger.query("SELECT id, attempts FROM submissions WHERE id LIKE 'cron:%'"))
     assert len(subs) == JOBS  # one submission per slot
+    assert any(attempts > 1 for attempts in subs.values())  # the killed turn, taken over
     keys = delivered_keys(deliveries)
     assert len(keys) == JOBS and len(set(keys)) == JOBS  # each delivered exactly once
     slots = {row[0] for row in ledger.query("SELECT slot_key FROM cron_runs")}
