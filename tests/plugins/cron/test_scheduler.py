@@ -272,3 +272,14 @@ async def test_a_job_kind_can_skip_slots_and_deliver_its_own_way() -> None:
     assert kind.delivered == ["HEARTBEAT_OK"] and r.delivery.sent == []
     latest = (await r.scheduler.store.runs(job.id))[0]
     assert (latest.outcome, latest.delivery) == ("completed", "silent")
+
+
+async def test_a_run_whose_personality_is_gone_fails_visibly_once() -> None:
+    r = rig()
+    job = await r.admin.add("poll", ScheduleSpec(every="1h"), deliver="owner")
+    await r.scheduler.store.upsert(dataclasses.replace(job, personality="gone"))
+    await r.cycle()
+    await r.cycle()
+    [run] = await r.scheduler.store.runs(job.id)
+    assert (run.outcome, run.delivery) == ("failed", "none")
+    assert (await r.scheduler.store.get_job(job.id)).consecutive_failures == 1  # type: ignore[union-attr]

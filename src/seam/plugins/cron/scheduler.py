@@ -183,10 +183,24 @@ class CronScheduler:
             await self._submit(job, run)
         return run
 
-    async def _submit(self, job: CronJob, run: CronRun) -> Submission:
-        return await self.runtime.submit(
-            run.session, job.prompt, personality=job.personality, submission_id=run.submission_id
-        )
+    async def _submit(self, job: CronJob, run: CronRun) -> Submission | None:
+        """Admit the run's turn; a turn that can never be admitted (its personality is
+        gone, its session name refused) settles the run failed, counted like any failure,
+        instead of being tried again every tick. Anything else (the store is down) is
+        tried again by the next tick's look at open runs."""
+        try:
+            return await self.runtime.submit(
+                run.session,
+                job.prompt,
+                personality=job.personality,
+                submission_id=run.submission_id,
+            )
+        except (KeyError, ValueError) as exc:
+            log.warning("cron run %s cannot be submitted: %s", run.slot_key, exc)
+            settled = await self.store.settle_run(run.slot_key, outcome="failed", delivery="none")
+            if settled is not None:
+                await self._after(settled)
+            return None
 
     # Settling and delivering
 
