@@ -59,7 +59,7 @@ async def test_a_run_killed_mid_tool_call_is_repaired_not_re_run() -> None:
     # the tool's result was saved.
     execution = runtime.store
     assert await execution.claim("crashed-worker", submission_id=run.submission_id) is not None
-    restart = call("restart_service", {}, id="call_1")
+    restart = call("restart_service", {})
     await execution.append_for(
         run.submission_id,
         "crashed-worker",
@@ -74,7 +74,7 @@ async def test_a_run_killed_mid_tool_call_is_repaired_not_re_run() -> None:
     key = runtime.session_key_for(run.session)
     messages = await execution.messages(key)
     [result] = [m for m in messages if m.role == "tool"]
-    assert result.tool_call_id == "call_1" and "outcome unknown" in result.content
+    assert result.tool_call_id == restart.id and "outcome unknown" in result.content
     assert delivery.to("owner") == ["The restart's outcome is unknown; check the service."]
     [stored] = await store.runs(job.id)
     assert (stored.outcome, stored.delivery) == ("completed", "queued")

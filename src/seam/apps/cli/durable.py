@@ -106,7 +106,6 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
                     _report(runtime, sub, as_json)
                 return 0
             stop = asyncio.Event()
-            cron = maybe_start_scheduler(runtime)  # cron jobs run in every worker, once each
             serving = asyncio.ensure_future(
                 runtime.work(
                     stop=stop,
@@ -134,6 +133,7 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
                 loop.add_signal_handler(signum, on_signal)
             sys.stderr.write(f"seam worker {runtime.owner}: waiting for submissions\n")
             sys.stderr.flush()
+            cron = maybe_start_scheduler(runtime)  # cron jobs run in every worker, once each
             try:
                 await asyncio.wait((serving,))
             finally:

@@ -33,7 +33,7 @@ from seam.services.sessions.cron_rows import (
 
 # Appended to the store's MIGRATIONS (services/sessions/postgres_schema.py).
 CRON_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE cron_jobs (
+    """CREATE TABLE IF NOT EXISTS cron_jobs (
         id text PRIMARY KEY,
         prompt text NOT NULL,
         schedule text NOT NULL,
@@ -51,7 +51,7 @@ CRON_MIGRATION: tuple[str, ...] = (
         kind text NOT NULL,
         consecutive_failures integer NOT NULL DEFAULT 0
     )""",
-    """CREATE TABLE cron_runs (
+    """CREATE TABLE IF NOT EXISTS cron_runs (
         slot_key text PRIMARY KEY,
         job_id text NOT NULL REFERENCES cron_jobs (id) ON DELETE CASCADE,
         due_at double precision NOT NULL,
@@ -63,8 +63,8 @@ CRON_MIGRATION: tuple[str, ...] = (
         delivery text NOT NULL,
         note text
     )""",
-    "CREATE INDEX cron_runs_job ON cron_runs (job_id, due_at)",
-    "CREATE INDEX cron_runs_open ON cron_runs (started_at)"
+    "CREATE INDEX IF NOT EXISTS cron_runs_job ON cron_runs (job_id, due_at)",
+    "CREATE INDEX IF NOT EXISTS cron_runs_open ON cron_runs (started_at)"
     " WHERE delivery IN ('pending', 'queued', 'held')",
 )
 

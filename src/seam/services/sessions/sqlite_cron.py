@@ -32,7 +32,7 @@ from seam.services.sessions.sqlite_threads import SQLiteThreads
 
 # Appended to the store's MIGRATIONS (services/sessions/sqlite.py).
 CRON_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE cron_jobs (
+    """CREATE TABLE IF NOT EXISTS cron_jobs (
         id TEXT PRIMARY KEY,
         prompt TEXT NOT NULL,
         schedule TEXT NOT NULL,
@@ -50,7 +50,7 @@ CRON_MIGRATION: tuple[str, ...] = (
         kind TEXT NOT NULL,
         consecutive_failures INTEGER NOT NULL DEFAULT 0
     )""",
-    """CREATE TABLE cron_runs (
+    """CREATE TABLE IF NOT EXISTS cron_runs (
         slot_key TEXT PRIMARY KEY,
         job_id TEXT NOT NULL REFERENCES cron_jobs (id) ON DELETE CASCADE,
         due_at REAL NOT NULL,
@@ -62,8 +62,8 @@ CRON_MIGRATION: tuple[str, ...] = (
         delivery TEXT NOT NULL,
         note TEXT
     )""",
-    "CREATE INDEX cron_runs_job ON cron_runs (job_id, due_at)",
-    "CREATE INDEX cron_runs_open ON cron_runs (started_at)"
+    "CREATE INDEX IF NOT EXISTS cron_runs_job ON cron_runs (job_id, due_at)",
+    "CREATE INDEX IF NOT EXISTS cron_runs_open ON cron_runs (started_at)"
     " WHERE delivery IN ('pending', 'queued', 'held')",
 )
 
