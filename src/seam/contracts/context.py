@@ -91,7 +91,11 @@ class ContextBuilder(Protocol):
         tool_names: Sequence[str],
         memory: str | None,
         storage: Storage,
-    ) -> BuiltPrompt: ...
+        working_dir: str | None = None,
+    ) -> BuiltPrompt:
+        """`working_dir`: the session's working directory (where its project files and
+        skills are looked for); None: the builder's own default."""
+        ...
 
     def invalidate(self, session_key: str) -> None:
         """Called after a compaction: cached per-session inputs may be read again."""

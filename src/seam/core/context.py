@@ -35,8 +35,9 @@ MAX_SESSIONS = 512
 Scanner = Callable[[str], Sequence[str]]
 # (kind, message) of a `notice` event.
 NoticeText = tuple[str, str]
-# The skills index section and notices for skills left out; wiring reads the skills.
-SkillsIndex = Callable[[], Awaitable[tuple[str, Sequence[NoticeText]]]]
+# The skills index section and notices for skills left out, for a session's working
+# directory (None: the runtime's); wiring reads the skills.
+SkillsIndex = Callable[[str | None], Awaitable[tuple[str, Sequence[NoticeText]]]]
 SKILL_TOOL = "skill_view"
 
 
@@ -76,6 +77,7 @@ class DefaultContextBuilder:
         tool_names: Sequence[str],
         memory: str | None,
         storage: Storage,
+        working_dir: str | None = None,
     ) -> BuiltPrompt:
         entry = self._sessions.get(session_key)
         notices: tuple[NoticeText, ...] = ()
@@ -83,7 +85,7 @@ class DefaultContextBuilder:
             files, notices = await self._read_files(storage)
             skills = ""
             if self.skills is not None:
-                skills, skill_notices = await self.skills()
+                skills, skill_notices = await self.skills(working_dir)
                 if SKILL_TOOL in tool_names:  # no skills offered: nothing to tell
                     notices += tuple(skill_notices)
             entry = self._sessions[session_key] = _Entry(files, skills)

@@ -64,6 +64,7 @@ async def build_system(
         tool_names=[tool.name for tool in tools],
         memory=snapshot,
         storage=ctx.storage,
+        working_dir=ctx.working_dir,
     )
     for kind, message in built.notices:
         state.waiting.append(partial(Notice, session_key, turn_id, kind=kind, message=message))

@@ -151,6 +151,9 @@ class AgentLoop:
         # secrets a tool prints never reach the transcript, the events or the model.
         self.redact = redact
         self.working_dir = working_dir
+        # Sessions that work somewhere else than `working_dir` (an editor's project per ACP
+        # session): their tools, sandbox and project files are there. Set by the surface.
+        self.working_dirs: dict[str, str] = {}
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
         self._make_id = new_id or _token
@@ -183,11 +186,16 @@ class AgentLoop:
     def personality_for(self, personality_id: str | None) -> Personality:
         return self.personalities.get(personality_id or self.personalities.default_id)
 
+    def working_dir_for(self, session_key: str) -> str:
+        """Where the session works: its own directory if it was given one, else the loop's."""
+        return self.working_dirs.get(session_key, self.working_dir)
+
     def tool_context(self, session_key: str, personality: Personality, **extra: Any) -> ToolContext:
-        """The context a session's tools are built over (also used by `/tools` listings)."""
+        """The context a session's tools are built over (also used by `/tools` listings),
+        in the session's own working directory (`working_dir_for`)."""
         storage = ScopedStorage(
             self.storage,
-            working_dir=self.working_dir,
+            working_dir=self.working_dir_for(session_key),
             read=personality.fs_read,
             write=personality.fs_write,
             deny=self.fs_deny,

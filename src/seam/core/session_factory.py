@@ -251,6 +251,10 @@ class SessionFactory:
         key = create_session_storage_key(
             tenant, harness, create_task_session_name(parent_name, task_id)
         )
+        # A subagent works where its parent does (an editor session's project).
+        working_dirs = self.loop.working_dirs
+        if parent.key in working_dirs:
+            working_dirs[key] = working_dirs[parent.key]
         cached = self._cached(key)
         if cached is not None:
             return cached

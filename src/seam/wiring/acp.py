@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from seam.contracts.messages import Message
@@ -96,10 +97,14 @@ def open_acp_runtime(model: str | None = None) -> tuple[Runtime, ClientStorage]:
     return runtime, storage
 
 
-def set_working_dir(runtime: Runtime, cwd: str) -> None:
-    """Point the next turn's tools at `cwd` (an ACP session's working directory; the
-    surface runs one turn at a time, so one setting serves every session)."""
-    runtime.loop.working_dir = cwd
+async def set_working_dir(runtime: Runtime, session: str, cwd: str) -> None:
+    """Run the ACP session's turns in `cwd`, the editor's project: its tools, sandbox
+    view, AGENTS.md and `.agents/skills` are there, whatever other sessions use, so
+    sessions in different projects run their turns side by side."""
+    from seam.wiring.skills import offer_skills_in
+
+    runtime.set_working_dir(session, cwd)
+    await offer_skills_in(runtime, cwd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,19 +118,20 @@ class EditorServer:
     headers: Mapping[str, str] | None = None
 
 
-async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> list[str]:
-    """Offer the editor's MCP servers like configured ones (started on first use); returns
-    their names."""
+async def add_mcp_servers(
+    runtime: Runtime, servers: Sequence[EditorServer], cwd: str | None = None
+) -> list[str]:
+    """Offer the editor's MCP servers like configured ones (started on first use, a
+    stdio one in `cwd`, the session's project); returns their names."""
     if not servers:
         return []
-    from seam.plugins.mcp.servers import McpServers
     from seam.plugins.mcp.spec import ServerSpec
     from seam.wiring.default_tools import DefaultGets
-    from seam.wiring.mcp import MCP_TOOLS, default_gets_mcp
+    from seam.wiring.mcp import MCP_TOOLS, build_mcp, default_gets_mcp
 
     if runtime.mcp is None:
         # None configured and a tool registry handed in: give it a set (closed with the runtime).
-        runtime.mcp = McpServers()
+        runtime.mcp = build_mcp(runtime.settings, configured=False)
         add_source = getattr(runtime.tools, "add_source", None)
         if add_source is not None:
             add_source(runtime.mcp)
@@ -143,6 +149,7 @@ async def add_mcp_servers(runtime: Runtime, servers: Sequence[EditorServer]) -> 
             url=server.url,
             env=dict(server.env or {}),
             headers=dict(server.headers or {}),
+            cwd=cwd,
         )
         await runtime.mcp.add(spec)
         names.append(spec.name)
@@ -164,6 +171,39 @@ async def stored_messages(runtime: Runtime, session: str) -> list[Message] | Non
     if await runtime.store.get(key) is None:
         return None
     return await runtime.store.messages(key)
+
+
+_SKILL_COMMAND = re.compile(r"/(?P<name>[a-z0-9][a-z0-9-]*)(?:\s+(?P<rest>.*))?", re.DOTALL)
+
+
+def skill_commands(runtime: Runtime, cwd: str) -> list[tuple[str, str]]:
+    """(name, description) of the skills offered in `cwd`: the `/<skill-name>` commands
+    the editor lists for a session there (none when skills are not configured)."""
+    if runtime.settings is None or runtime.skills is None:
+        return []
+    from seam.wiring.skills import skill_commands as offered
+
+    try:
+        return offered(runtime.settings, Path(cwd))
+    except OSError:
+        return []
+
+
+def skill_prompt(runtime: Runtime, cwd: str, text: str) -> tuple[str, str]:
+    """A prompt as the turn runs it, and a problem to show instead ("" if none): as in
+    `seam chat`, `/<skill-name> rest` is the skill's instructions, then `rest`; a
+    `/word` that names no skill is sent as it is."""
+    match = _SKILL_COMMAND.fullmatch(text.strip())
+    if match is None or runtime.settings is None or runtime.skills is None:
+        return text, ""
+    from seam.wiring.skills import SkillError, UnknownSkill, skill_turn_text
+
+    try:
+        return skill_turn_text(runtime.settings, match["name"], match["rest"] or "", Path(cwd)), ""
+    except UnknownSkill:
+        return text, ""
+    except (SkillError, OSError) as exc:
+        return text, str(exc)
 
 
 _TODO_LINE = re.compile(r"^\d+\. \[(?P<mark>[ x>])\] (?P<text>.*)$")
@@ -194,5 +234,7 @@ __all__ = [
     "open_acp_runtime",
     "plan_from_todo",
     "set_working_dir",
+    "skill_commands",
+    "skill_prompt",
     "stored_messages",
 ]

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.personality import PersonalityRegistry
+from seam.plugins.guardrail.approvals import ApprovalCache
 from seam.plugins.mcp.servers import McpServers, ServerStatus
 from seam.plugins.mcp.spec import ServerSpec
 from seam.wiring.default_tools import DefaultGets
+from seam.wiring.guard import APPROVALS_FILE
 from seam.wiring.settings import ConfigError, McpServerSection, Settings, load_settings
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -70,9 +74,37 @@ def server_specs(settings: Settings) -> list[ServerSpec]:
     return [server_spec(name, servers[name], settings) for name in sorted(servers)]
 
 
-def build_mcp(settings: Settings) -> McpServers:
-    """The configured servers, none started yet (an empty set still takes `/mcp reload`)."""
-    return McpServers(server_specs(settings))
+def build_mcp(settings: Settings | None, *, configured: bool = True) -> McpServers:
+    """The configured servers (none with `configured=False`), none started yet (an empty
+    set still takes `/mcp reload`). `always` / `always_deny` answers for their tools are
+    kept where the command guard keeps its own: `$SEAM_HOME/approvals.json`."""
+    if settings is None:
+        return McpServers()
+    specs = server_specs(settings) if configured else []
+    return McpServers(specs, standing=SavedAnswers(settings.home / APPROVALS_FILE))
+
+
+class SavedAnswers:
+    """The guard's `ApprovalCache` on `path`, opened on first use: a damaged file then
+    refuses the MCP calls that need an answer (saying why) instead of stopping start-up."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._cache: ApprovalCache | None = None
+
+    def _open(self) -> ApprovalCache:
+        if self._cache is None:
+            self._cache = ApprovalCache(self.path)
+        return self._cache
+
+    def is_denied(self, command: str) -> bool:
+        return self._open().is_denied(command)
+
+    def is_approved(self, session_key: str, command: str) -> bool:
+        return self._open().is_approved(session_key, command)
+
+    def cache(self, session_key: str, command: str, decision: ApprovalDecision) -> None:
+        self._open().cache(session_key, command, decision)
 
 
 def _servers(runtime: Any) -> McpServers | None:

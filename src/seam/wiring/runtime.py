@@ -125,6 +125,8 @@ class Runtime:
     idle_end: float = 0.0
     # MCP servers (`[mcp.servers.*]`, plugins/mcp): started on first use, closed here.
     mcp: McpServers | None = None
+    # The Agent Skills catalog behind `skill_view` (None: skills are not offered).
+    skills: SkillCatalog | None = None
 
     async def open(self) -> Runtime:
         """Connect the store when it needs it (PostgreSQL) and end sessions idle past
@@ -186,6 +188,16 @@ class Runtime:
 
     def drop_session(self, key: str) -> None:
         self.factory.drop(key)
+
+    def set_working_dir(self, session: str, path: str | None) -> None:
+        """Run the named session's turns in `path` (its tools, sandbox view, project files
+        and skills) instead of the runtime's working directory (None: back to that one).
+        Sessions in different directories run their turns concurrently."""
+        key = self.session_key_for(session)
+        if path is None:
+            self.loop.working_dirs.pop(key, None)
+        else:
+            self.loop.working_dirs[key] = path
 
     # Turns: every one is a submission, driven by the Coordinator
 
@@ -539,6 +551,7 @@ def assemble_runtime(
         settings=settings,
         reflection=reflection,
         mcp=mcp,
+        skills=skills,
     )
 
 

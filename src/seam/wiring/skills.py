@@ -49,16 +49,19 @@ def build_skills(settings: Settings, working_dir: Path | None = None) -> SkillCa
         scanner=injection_kinds,
         index_chars=settings.config.skills.index_chars,
         home_dir=settings.home / "skills",
+        project=PROJECT_SKILLS,
     )
 
 
 def skills_index(catalog: SkillCatalog) -> Any:
-    """The context builder's `skills` callable: the index, read off the event loop; a
-    failure to read leaves the index out rather than failing the turn."""
+    """The context builder's `skills` callable: the index for a session's working
+    directory, read off the event loop; a failure to read leaves the index out rather
+    than failing the turn."""
 
-    async def index() -> tuple[str, Sequence[NoticeText]]:
+    async def index(working_dir: str | None = None) -> tuple[str, Sequence[NoticeText]]:
+        seen = catalog if working_dir is None else catalog.at(working_dir)
         try:
-            return await asyncio.to_thread(catalog.index)
+            return await asyncio.to_thread(seen.index)
         except Exception as exc:
             return "", (("skills", f"skills could not be read: {exc}"),)
 
@@ -68,6 +71,29 @@ def skills_index(catalog: SkillCatalog) -> Any:
 def default_gets_skills(inner: PersonalityRegistry) -> DefaultGets:
     """The default personality gets `skill_view` and `skill_write`."""
     return DefaultGets(inner, SKILL_TOOLS)
+
+
+async def offer_skills_in(runtime: Any, working_dir: str) -> None:
+    """Give the default personality the skill tools once a session works in a directory
+    with skills (start-up looked only in the runtime's own, and with none found there the
+    tools were left out to keep the prompt lean)."""
+    catalog: SkillCatalog | None = getattr(runtime, "skills", None)
+    if catalog is None:
+        return
+    current = runtime.loop.personalities
+    try:
+        toolset = current.get(current.default_id).toolset
+    except KeyError:
+        return
+    if toolset is None or SKILL_TOOLS[0] in toolset:
+        return
+    try:
+        found = await asyncio.to_thread(catalog.at(working_dir).offered)
+    except OSError:
+        return
+    if found:
+        runtime.loop.personalities = default_gets_skills(current)
+        runtime.personalities = runtime.loop.personalities
 
 
 # -- what surfaces show --
@@ -146,9 +172,19 @@ def trust_paths(path: Path, settings: Settings | None = None) -> list[str]:
     return [f"trusted {folder} (sha256 {store.trust(folder)[:12]})" for folder in folders]
 
 
-def skill_turn_text(settings: Settings | None, name: str, text: str) -> str:
+def skill_turn_text(
+    settings: Settings | None, name: str, text: str, working_dir: Path | None = None
+) -> str:
     """The message of a `/<skill-name> ...` turn: the skill's body, then the person's
-    text; raises SkillError when that skill is not offered."""
-    skill = _catalog(settings).get(name)
+    text; raises SkillError when that skill is not offered (in `working_dir`, default the
+    settings' own)."""
+    catalog = _catalog(settings) if working_dir is None else _catalog(settings).at(working_dir)
+    skill = catalog.get(name)
     ask = text.strip() or f"Follow the {skill.name} skill."
     return f'<skill name="{skill.name}">\n{render_body(skill)}\n</skill>\n\n{ask}'
+
+
+def skill_commands(settings: Settings | None, working_dir: Path) -> list[tuple[str, str]]:
+    """(name, description) of each skill offered in `working_dir`: the `/<skill-name>`
+    commands an editor lists (ACP's available commands)."""
+    return [(s.name, s.description) for s in _catalog(settings).at(working_dir).offered()]

@@ -2,8 +2,8 @@
 
 Every prompt is a durable submission (`Runtime.run`), streamed back as agent message and
 thought chunks, tool calls and plan updates; approvals become `session/request_permission`
-and `session/cancel` stops the turn. One turn runs at a time (the working directory is the
-runtime's), which is how an editor drives an agent anyway.
+and `session/cancel` stops the turn. Each session works in its own `cwd`, so turns of
+different sessions run side by side; one session's prompts run one after another.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import Any
 import acp
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     Implementation,
     InitializeResponse,
@@ -27,6 +29,7 @@ from acp.schema import (
     PromptCapabilities,
     PromptResponse,
     ToolCallUpdate,
+    UnstructuredCommandInput,
 )
 
 from seam import __version__
@@ -57,6 +60,8 @@ from seam.wiring.acp import (
     add_mcp_servers,
     plan_from_todo,
     set_working_dir,
+    skill_commands,
+    skill_prompt,
     stored_messages,
 )
 from seam.wiring.runtime import Runtime
@@ -70,6 +75,7 @@ class _Session:
     cwd: str
     cancel: CancelToken | None = None
     approvals: dict[str, str] = field(default_factory=dict)  # call id -> session key
+    turns: asyncio.Lock = field(default_factory=asyncio.Lock)  # one prompt at a time
 
 
 class _EditorFiles:
@@ -94,7 +100,7 @@ class SeamAgent:
         self.storage = storage
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
-        self._turns = asyncio.Lock()
+        self._background: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -150,7 +156,35 @@ class SeamAgent:
 
     async def _open(self, name: str, cwd: str, mcp_servers: list[Any] | None) -> None:
         self.sessions[name] = _Session(name=name, cwd=cwd)
-        await add_mcp_servers(self.runtime, [_editor_server(s) for s in mcp_servers or ()])
+        await set_working_dir(self.runtime, name, cwd)
+        servers = [_editor_server(s) for s in mcp_servers or ()]
+        await add_mcp_servers(self.runtime, servers, cwd=cwd)
+        # Sent after the response that names the session: the SDK writes it as this handler
+        # returns, before the task's first step (a hop to a thread) is done.
+        task = asyncio.ensure_future(self._advertise(name, cwd))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _advertise(self, session_id: str, cwd: str) -> None:
+        """The session's `/<skill-name>` commands, as ACP's available commands."""
+        try:
+            commands = await asyncio.to_thread(skill_commands, self.runtime, cwd)
+            if not commands:
+                return
+            update = AvailableCommandsUpdate(
+                session_update="available_commands_update",
+                available_commands=[
+                    AvailableCommand(
+                        name=name,
+                        description=description,
+                        input=UnstructuredCommandInput(hint="what to do (optional)"),
+                    )
+                    for name, description in commands
+                ],
+            )
+            await self.conn.session_update(session_id=session_id, update=update)
+        except Exception:
+            log.warning("could not list the skill commands of %s", session_id, exc_info=True)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         return None
@@ -159,13 +193,19 @@ class SeamAgent:
         session = self.sessions.get(session_id)
         if session is None:
             raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id}"})
-        async with self._turns:
+        text, problem = await asyncio.to_thread(
+            skill_prompt, self.runtime, session.cwd, prompt_text(prompt)
+        )
+        if problem:
+            update = acp.update_agent_message_text(problem)
+            await self.conn.session_update(session_id=session_id, update=update)
+            return PromptResponse(stop_reason="end_turn")
+        async with session.turns:
             cancel = CancelToken()
             session.cancel = cancel
-            set_working_dir(self.runtime, session.cwd)
             reset = CURRENT_SESSION.set(session_id)
             try:
-                done = await self._stream(session, prompt_text(prompt), cancel)
+                done = await self._stream(session, text, cancel)
             finally:
                 CURRENT_SESSION.reset(reset)
                 session.cancel = None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from seam.contracts.tools import Tool, ToolContext, ToolFactory
 from seam.plugins.mcp.connection import ServerConnection, ServerError
 from seam.plugins.mcp.spec import ServerSpec
-from seam.plugins.mcp.tools import PREFIX, Answers, McpTool, tool_name
+from seam.plugins.mcp.tools import PREFIX, Answers, McpTool, StandingAnswers, tool_name
 
 RETRY_AFTER = 300.0  # seconds before a turn tries a server that failed to start again
 _GLOB = frozenset("*?[")
@@ -39,12 +39,18 @@ class ServerStatus:
 
 class McpServers:
     def __init__(
-        self, specs: Iterable[ServerSpec] = (), *, clock: Callable[[], float] = time.monotonic
+        self,
+        specs: Iterable[ServerSpec] = (),
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        standing: StandingAnswers | None = None,
     ) -> None:
+        """`standing`: where `always` / `always_deny` answers are kept across runs
+        (None: for this process only)."""
         self._clock = clock
         self._connections: dict[str, ServerConnection] = {}
         self._failed_at: dict[str, float] = {}
-        self._answers = Answers()
+        self._answers = Answers(standing)
         self._factories: dict[str, ToolFactory] = {}
         self._built_from: tuple[tuple[str, int], ...] = ()
         for spec in specs:

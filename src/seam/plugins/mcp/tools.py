@@ -3,7 +3,9 @@
 A call asks for approval first where the server's `approval` says so (`auto`: unless
 the server marks the tool read-only or explicitly not destructive), through the turn's
 `Approver`, the machinery the shell tools' gate uses: the person's answer is remembered
-for the session (`session`) or for this process (`always`, `always_deny`). MCP servers
+for the session (`session`) or for good (`always`, `always_deny`, kept by an injected
+store: wiring hands in the one the command guard keeps in `approvals.json`, keyed by the
+tool's `mcp__<server>__<tool>` name). MCP servers
 run outside any sandbox, so the personality's approval mode "off" does not skip the
 question (as the gate does for commands without isolation). The result becomes text:
 text parts as they are, structured content as JSON (unless a text part already carries
@@ -15,14 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from seam.contracts.guardrail import APPROVING, ApprovalDecision
 from seam.contracts.tools import ForeignSchema, ToolContext, ToolError
 from seam.plugins.mcp.connection import ServerConnection, ServerError
 from seam.plugins.mcp.spec import ServerSpec
+
+log = logging.getLogger("seam.mcp")
 
 PREFIX = "mcp"
 APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
@@ -46,28 +51,47 @@ def needs_approval(spec: ServerSpec, annotations: Any) -> bool:
     return getattr(annotations, "destructive_hint", None) is not False
 
 
-class Answers:
-    """What the person answered for MCP tools: per session and for this process."""
+class StandingAnswers(Protocol):
+    """Where `always` and `always_deny` answers outlive the process (the guard's
+    `ApprovalCache` is one); either method may raise when its file cannot be used."""
 
-    def __init__(self) -> None:
+    def is_denied(self, command: str) -> bool: ...
+
+    def is_approved(self, session_key: str, command: str) -> bool: ...
+
+    def cache(self, session_key: str, command: str, decision: ApprovalDecision) -> None: ...
+
+
+class Answers:
+    """What the person answered for MCP tools: `session` answers in memory, `always` and
+    `always_deny` in `standing` when there is one (else for this process only)."""
+
+    def __init__(self, standing: StandingAnswers | None = None) -> None:
+        self.standing = standing
         self.session: set[tuple[str, str]] = set()
         self.always: set[str] = set()
         self.never: set[str] = set()
 
     def remembered(self, session_key: str, name: str) -> str | None:
-        if name in self.never:
+        """ "always_deny", "approved" or None (ask); raises when the saved answers
+        cannot be read."""
+        standing = self.standing
+        if name in self.never or (standing is not None and standing.is_denied(name)):
             return "always_deny"
         if name in self.always or (session_key, name) in self.session:
+            return "approved"
+        if standing is not None and standing.is_approved(session_key, name):
             return "approved"
         return None
 
     def record(self, session_key: str, name: str, answer: ApprovalDecision) -> None:
         if answer == "session":
             self.session.add((session_key, name))
-        elif answer == "always":
-            self.always.add(name)
-        elif answer == "always_deny":
-            self.never.add(name)
+        elif answer in ("always", "always_deny"):
+            if self.standing is not None:
+                self.standing.cache(session_key, name, answer)
+                return
+            (self.always if answer == "always" else self.never).add(name)
 
 
 class McpTool:
@@ -103,7 +127,10 @@ class McpTool:
 
     async def _approve(self, args: Mapping[str, Any], ctx: ToolContext) -> None:
         server = self._connection.spec.name
-        remembered = self._answers.remembered(ctx.session_key, self.name)
+        try:
+            remembered = self._answers.remembered(ctx.session_key, self.name)
+        except Exception as exc:  # a damaged approvals file: ask nobody, run nothing
+            raise ToolError(f"refused: saved approvals cannot be read: {exc}") from None
         if remembered == "always_deny":
             raise ToolError("refused: the person chose to always deny this tool")
         if remembered is not None:
@@ -124,7 +151,10 @@ class McpTool:
                 )
         except TimeoutError:
             raise ToolError("refused: no answer to the approval request (a deny)") from None
-        self._answers.record(ctx.session_key, self.name, answer)
+        try:
+            self._answers.record(ctx.session_key, self.name, answer)
+        except Exception as exc:  # the answer holds for this call; it could not be kept
+            log.warning("could not save the answer for %s: %s", self.name, exc)
         if answer not in APPROVING:
             raise ToolError(f"refused: the person denied {self.name}")
 

@@ -2,11 +2,12 @@
 
 Directories are searched in the order given (wiring: `<working dir>/.agents/skills`,
 `$SEAM_HOME/skills`, then `[skills] dirs`); for one name the first skill that may be
-offered wins. A skill is left out, with the reason kept for listings, when its SKILL.md
-is invalid, when it comes from the working directory and is not trusted at its current
-content, or when the injection scanner flags its text. Everything is read again on each
-call: the index is frozen per session by the context builder, while `skill_view` must
-see the trust and content of now.
+offered wins. The working directory is the session's: `SkillCatalog.at(dir)` is the same
+catalog seen from another one (an editor's project, over ACP). A skill is left out, with
+the reason kept for listings, when its SKILL.md is invalid, when it comes from the
+working directory and is not trusted at its current content, or when the injection
+scanner flags its text. Everything is read again on each call: the index is frozen per
+session by the context builder, while `skill_view` must see the trust and content of now.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ NoticeText = tuple[str, str]
 DEFAULT_INDEX_CHARS = 3_000
 INDEX_HEADER = "## Skills\nWhen a skill fits the task, load it with `skill_view` before you act."
 SHORTEST_DESCRIPTION = 40
+# Working directories whose catalogs `SkillCatalog.at` keeps (an editor opens a few).
+MAX_WORKING_DIRS = 64
 
 
 class UnknownSkill(SkillError):
@@ -62,6 +65,7 @@ class SkillCatalog:
         scanner: Scanner | None = None,
         index_chars: int = DEFAULT_INDEX_CHARS,
         home_dir: Path | None = None,
+        project: Path | None = None,
     ) -> None:
         self.dirs = tuple(dirs)
         self.trust_store = trust
@@ -69,6 +73,36 @@ class SkillCatalog:
         self.index_chars = index_chars
         # Where `skill_write` drafts new skills ($SEAM_HOME/skills).
         self.home_dir = home_dir
+        # The project folder relative to a working directory (`.agents/skills`): `at`
+        # moves the "project" entry of `dirs` to another working directory.
+        self.project = project
+        self._at: dict[Path, SkillCatalog] = {}
+
+    def at(self, working_dir: str | Path) -> SkillCatalog:
+        """This catalog as a session working in `working_dir` sees it: the project skills
+        are that directory's (the other folders and the trust file are the same). A
+        relative `working_dir` (a context built outside any session) keeps this one's."""
+        where = Path(working_dir)
+        if self.project is None or not where.is_absolute():
+            return self
+        folder = where / self.project
+        if any(d.origin == "project" and d.path == folder for d in self.dirs):
+            return self
+        found = self._at.get(folder)
+        if found is None:
+            dirs = [SkillDir(folder, "project")]
+            dirs += [d for d in self.dirs if d.origin != "project"]
+            found = SkillCatalog(
+                dirs,
+                self.trust_store,
+                scanner=self.scanner,
+                index_chars=self.index_chars,
+                home_dir=self.home_dir,
+            )
+            if len(self._at) >= MAX_WORKING_DIRS:
+                self._at.pop(next(iter(self._at)))
+            self._at[folder] = found
+        return found
 
     def entries(self) -> list[Entry]:
         found: list[Entry] = []

@@ -36,12 +36,12 @@ APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 
 class SkillViewTool:
     name = "skill_view"
-    description = "Load a listed skill: its instructions and files; with `file`, one of its files."
+    description = "Load a listed skill's instructions, or with `file` one of its files."
     parameters: Mapping[str, Any] = {
         "type": "object",
         "properties": {
             "name": {"type": "string"},
-            "file": {"type": "string", "description": "A path inside the skill."},
+            "file": {"type": "string"},
         },
         "required": ["name"],
         "additionalProperties": False,
@@ -118,8 +118,8 @@ def read_inside(folder: Path, file: str) -> str:
 class SkillWriteTool:
     name = "skill_write"
     description = (
-        "Save a reusable procedure as a new skill, once the person approves: `description`"
-        " says what it does and when to use it, `body` is Markdown instructions."
+        "Save a procedure as a new skill (the person approves): `description` says what it"
+        " does and when to use it, `body` holds Markdown steps."
     )
     parameters: Mapping[str, Any] = {
         "type": "object",
@@ -207,6 +207,19 @@ def _write(home: Path, folder: Path, target: Path, text: str) -> None:
 
 
 def register_skill_tools(registry: ToolRegistry, catalog: SkillCatalog) -> None:
-    """`skill_view` and `skill_write` over `catalog`."""
-    registry.register("skill_view", lambda ctx: SkillViewTool(catalog))
-    registry.register("skill_write", lambda ctx: SkillWriteTool(catalog))
+    """`skill_view` (the skills of the session's working directory) and `skill_write`
+    over `catalog`; one tool object per catalog, so its definition is built once."""
+    views: dict[int, SkillViewTool] = {}
+    writer = SkillWriteTool(catalog)
+
+    def view(ctx: ToolContext) -> SkillViewTool:
+        seen = catalog.at(ctx.working_dir)
+        tool = views.get(id(seen))
+        if tool is None or tool.catalog is not seen:
+            if len(views) > 64:
+                views.clear()
+            tool = views[id(seen)] = SkillViewTool(seen)
+        return tool
+
+    registry.register("skill_view", view)
+    registry.register("skill_write", lambda ctx: writer)
