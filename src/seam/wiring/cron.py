@@ -139,21 +139,48 @@ def start_scheduler(
     return asyncio.ensure_future(scheduler.run())
 
 
-def maybe_start_scheduler(runtime: Runtime, **kwargs: Any) -> asyncio.Task[None] | None:
-    """`start_scheduler` for a surface that also works without cron: a scheduler that
-    cannot start (no delivery configured) is logged, and the surface goes on."""
+class Background:
+    """What a surface runs beside its own loop so cron jobs happen there: the scheduler
+    and, when the runtime has settings and an outbox, the outbox's deliverer (which
+    writes `file:` deliveries and POSTs webhooks). `stop()` ends both."""
+
+    def __init__(self) -> None:
+        self.scheduler: asyncio.Task[None] | None = None
+        self._stack = contextlib.AsyncExitStack()
+
+    async def stop(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.scheduler
+            self.scheduler = None
+        await self._stack.aclose()
+
+
+async def maybe_start_scheduler(
+    runtime: Runtime, *, deliverer: bool = True, **kwargs: Any
+) -> Background:
+    """`start_scheduler` (and the deliverer) for a surface that also works without cron:
+    what cannot start (no delivery configured) is logged, and the surface goes on."""
+    background = Background()
+    outbox = runtime_outbox(runtime)
+    if deliverer and runtime.settings is not None and outbox is not None:
+        from seam.wiring.outbox import running_deliverer
+
+        try:
+            await background._stack.enter_async_context(running_deliverer(runtime.settings, outbox))
+        except Exception as exc:
+            log.warning("deliveries will not be sent from here: %s", exc)
     try:
-        return start_scheduler(runtime, **kwargs)
+        background.scheduler = start_scheduler(runtime, **kwargs)
     except Exception as exc:
         log.warning("cron jobs will not run here: %s", exc)
-        return None
+    return background
 
 
-async def stop_scheduler(task: asyncio.Task[None] | None) -> None:
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+async def stop_scheduler(background: Background | None) -> None:
+    if background is not None:
+        await background.stop()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

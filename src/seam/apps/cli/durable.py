@@ -133,7 +133,8 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
                 loop.add_signal_handler(signum, on_signal)
             sys.stderr.write(f"seam worker {runtime.owner}: waiting for submissions\n")
             sys.stderr.flush()
-            cron = maybe_start_scheduler(runtime)  # cron jobs run in every worker, once each
+            # Cron jobs (and their deliveries) run in every worker, each slot once.
+            cron = await maybe_start_scheduler(runtime)
             try:
                 await asyncio.wait((serving,))
             finally:
