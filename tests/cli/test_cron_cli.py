@@ -90,3 +90,26 @@ def test_cron_run_runs_now_and_delivers(cli: Cli, openai_server: OpenAIServer) -
     assert runs[0]["session"].startswith(f"cron:{job}:")
     text = cli("cron", "runs", job).stdout
     assert "completed" in text and "manual" in text
+
+
+def test_chat_lists_cron_jobs(cli: Cli) -> None:
+    import asyncio
+
+    from seam.wiring.cron import CronAdmin, ScheduleSpec, cron_store_of
+    from seam.wiring.runtime import create_runtime
+    from seam.wiring.settings import load_settings
+
+    empty = cli("chat", stdin="/cron\n/exit\n", timeout=60)
+    assert empty.returncode == 0 and "no cron jobs" in empty.stdout
+
+    async def go() -> str:
+        settings = load_settings(cli.env, home=cli.home, working_dir=cli.project)
+        async with create_runtime(settings=settings) as runtime:
+            admin = CronAdmin(cron_store_of(runtime.store))
+            job = await admin.add("water the plants", ScheduleSpec(every="1d"), deliver="none")
+            return job.id
+
+    job_id = asyncio.run(go())
+    listed = cli("chat", stdin="/cron\n/exit\n", timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    assert job_id in listed.stdout and "water the plants" in listed.stdout
