@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from seam.contracts.approval_answers import ApprovalAnswers
 from seam.contracts.context import ContextBuilder, ContextCompressor, ContextUsage
 from seam.contracts.events import AgentEvent, ContextCompacted, Done, ErrorEvent
 from seam.contracts.execution import (
@@ -226,7 +227,9 @@ class Runtime:
     ) -> Submission:
         """One durable turn in the named session, driven here; returns it settled."""
         sub = await self.submit(session, text, personality=personality, submission_id=submission_id)
-        return await self.coordinator.run(sub.id, self.factory.resolve, on_event, cancel=cancel)
+        return await self.coordinator.run(
+            sub.id, self.factory.resolve, on_event, cancel=cancel, admitted=sub
+        )
 
     def run(
         self,
@@ -524,6 +527,9 @@ def assemble_runtime(
         context=context if context is not None else build_context_builder(None),
         compressor=compressor,
     )
+    if isinstance(store, ApprovalAnswers):
+        # Approvals answered in another process reach this one's waiters through the store.
+        loop.pending_approvals.relay = store
     if coordinator is None:
         coordinator = Coordinator(
             store,

@@ -10,6 +10,7 @@ import typer
 from seam import __version__
 from seam.apps.cli.cron import register as register_cron
 from seam.apps.cli.durable import register as register_durable
+from seam.apps.cli.gateway import register as register_gateway
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
@@ -33,6 +34,7 @@ register_mcp(app)
 register_skills(app)
 register_durable(app)
 register_web(app)
+register_gateway(app)
 register_cron(app)
 
 SessionOption = Annotated[
