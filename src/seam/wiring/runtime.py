@@ -692,6 +692,11 @@ def create_runtime(
         # choice of tool): the default personality gets them once a skill is found.
         if personalities is not None and skills.offered():
             personalities = default_gets_skills(personalities)
+    if settings is not None and personalities is not None:
+        from seam.wiring.heartbeat import with_heartbeat
+
+        # The lean `heartbeat` personality, in every runtime so any worker runs a beat.
+        personalities = with_heartbeat(personalities, settings)
     runtime = assemble_runtime(
         model=model,
         tools=tools,

@@ -9,9 +9,11 @@ import typer
 
 from seam import __version__
 from seam.apps.cli.cron import register as register_cron
+from seam.apps.cli.dnd import register as register_dnd
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.gateway import register as register_gateway
 from seam.apps.cli.guard import register as register_guard
+from seam.apps.cli.heartbeat import register as register_heartbeat
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
 from seam.apps.cli.skills import register as register_skills
@@ -34,6 +36,8 @@ register_mcp(app)
 register_skills(app)
 register_durable(app)
 register_web(app)
+register_dnd(app)
+register_heartbeat(app)
 register_gateway(app)
 register_cron(app)
 

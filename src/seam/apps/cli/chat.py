@@ -61,6 +61,7 @@ COMMANDS = (
     ("/cron", "the cron jobs, their schedules and next runs"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
+    ("/dnd [on|off]", "do not disturb: hold what the agent sends unasked, or send it"),
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D works too)"),
 )
@@ -161,6 +162,7 @@ class Chat:
             "/cron": self._cron,
             "/usage": self._usage,
             "/compress": self._compress,
+            "/dnd": self._dnd,
             "/help": self._help,
         }
 
@@ -407,6 +409,17 @@ class Chat:
                 )
             elif isinstance(event, Notice):
                 self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
+
+    async def _dnd(self, arg: str) -> None:
+        from seam.apps.cli.dnd import ACTIONS, outbox_of
+        from seam.wiring.delivery import build_dnd, dnd_command
+
+        action = arg or "status"
+        if action not in ACTIONS or self.runtime.settings is None:
+            raise CliError("usage: /dnd, /dnd on or /dnd off")
+        dnd = build_dnd(self.runtime.settings)
+        lines = await dnd_command(action, dnd, outbox_of(self.runtime))  # type: ignore[arg-type]
+        self._say("\n".join(lines))
 
     async def _skills(self, arg: str) -> None:
         from seam.wiring.skills import list_lines

@@ -1,0 +1,117 @@
+"""The heartbeat as a cron job of kind `heartbeat`: what the scheduler asks of the kind.
+
+Scheduled through the cron scheduler, a beat gets what every cron run gets (one claim per
+slot in the run ledger, however many workers run; the missed-run policy; a durable
+submission resumed with repair after a crash) and differs in two places only, which is
+what this object answers for the scheduler:
+
+- `skip_reason(job, now)`: before claiming a due slot, whether the beat is skipped (quiet
+  hours; no checklist: no model call at all); the scheduler claims the slot with that
+  note and settles it without a run, then calls `skipped(job, run, reason)`, which
+  records the skip in the heartbeat ledger (after the claim, so once per slot);
+- `deliver(job, run, sub)`: after the submission settled, instead of delivering the reply
+  as it is: drop the all-clear (`HEARTBEAT_OK`), deliver anything else through the
+  `Delivery` under the run's key, record tokens and cost in the heartbeat ledger, and
+  return the run's delivery status (`silent` for a dropped all-clear).
+
+The job itself (id `heartbeat`, the `heartbeat` personality, `[heartbeat] every` as an
+interval, missed slots skipped) is kept in step with the settings by wiring.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol
+
+from seam.contracts.delivery import Delivery
+from seam.contracts.dnd import DndChecker
+from seam.contracts.execution import Submission
+from seam.contracts.sessions import SessionStore
+from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun
+from seam.plugins.heartbeat.runner import settle_beat, skip_reason, slot_name
+
+HEARTBEAT_JOB = "heartbeat"
+
+
+class BeatJob(Protocol):
+    """The fields of a `contracts.cron.CronJob` a beat reads."""
+
+    @property
+    def deliver(self) -> str: ...
+
+    @property
+    def urgent(self) -> bool: ...
+
+
+class BeatRun(Protocol):
+    """The fields of a `contracts.cron.CronRun` a beat reads."""
+
+    @property
+    def slot_key(self) -> str: ...
+
+    @property
+    def session(self) -> str: ...
+
+    @property
+    def due_at(self) -> float: ...
+
+    @property
+    def started_at(self) -> float: ...
+
+
+class HeartbeatKind:
+    """The `heartbeat` job kind's two hooks (see the module doc)."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        session_key_for: Callable[[str], str],
+        delivery: Delivery,
+        dnd: DndChecker | None,
+        ledger: HeartbeatLedger,
+        checklist: Callable[[], str],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.session_key_for = session_key_for
+        self.delivery = delivery
+        self.dnd = dnd
+        self.ledger = ledger
+        self.checklist = checklist
+        self.clock = clock
+
+    async def skip_reason(self, job: BeatJob, now: float) -> str | None:
+        return await skip_reason(self.dnd, self.checklist(), now)
+
+    async def skipped(self, job: BeatJob, run: BeatRun, reason: str) -> None:
+        now = self.clock()
+        self.ledger.append(HeartbeatRun(slot_name(run.due_at), "skipped", now, now, reason=reason))
+
+    async def deliver(self, job: BeatJob, run: BeatRun, sub: Submission) -> str:
+        """The run's delivery status: `silent` (the all-clear, dropped), the Delivery's
+        verdict or its item's status, `none` (the turn failed), `failed` (undeliverable)."""
+        status, details = await settle_beat(
+            self.store,
+            self.delivery,
+            session=run.session,
+            session_key=self.session_key_for(run.session),
+            sub=sub,
+            key=f"cron:{run.slot_key}",
+            target=job.deliver,
+            urgent=job.urgent,
+        )
+        beat = HeartbeatRun(
+            slot_name(run.due_at),
+            status,
+            run.started_at,
+            self.clock(),
+            **details,  # type: ignore[arg-type]
+        )
+        self.ledger.append(beat)
+        if status == "ok":
+            return "silent"
+        if status == "failed":
+            return "none" if sub.outcome != "completed" else "failed"
+        return beat.delivery or "queued"

@@ -1,0 +1,71 @@
+"""The `[dnd]` and `[heartbeat]` sections (their models; `wiring/delivery.py` and
+`wiring/heartbeat.py` build from them).
+
+    [dnd]
+    rules = [{start = "22:00", end = "07:00", weekdays = ["mon", "tue"], tz = "Europe/Berlin"}]
+
+    [heartbeat]
+    every = "30m"          # off when empty (the default)
+    personality = ""       # whose HEARTBEAT.md and model; empty: [agent] personality
+    deliver = "owner"      # where a heartbeat that found something goes
+    tools = []             # tools a beat may use; none by default (a lean prompt)
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from seam.contracts.dnd import DndRule
+from seam.plugins.dnd.rules import WEEKDAYS, RuleError, make_rule
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DndRuleSection(_Section):
+    start: str
+    end: str
+    weekdays: list[str] = Field(default_factory=lambda: list(WEEKDAYS))
+    tz: str = "UTC"
+
+    @model_validator(mode="after")
+    def _readable(self) -> DndRuleSection:
+        try:
+            make_rule(self.start, self.end, self.weekdays, self.tz)
+        except RuleError as exc:
+            raise ValueError(str(exc)) from None
+        return self
+
+    def rule(self) -> DndRule:
+        return make_rule(self.start, self.end, self.weekdays, self.tz)
+
+
+class DndSection(_Section):
+    """Quiet hours: deliveries due in a window wait until it ends (urgent ones go)."""
+
+    rules: list[DndRuleSection] = Field(default_factory=list)
+
+
+class HeartbeatSection(_Section):
+    every: str = ""
+    personality: str = ""
+    deliver: str = "owner"
+    # Tools a beat may use (their schemas cost prompt tokens every beat); none by default.
+    tools: list[str] = Field(default_factory=list)
+
+    @field_validator("every")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        from seam.wiring.settings import parse_duration
+
+        seconds = parse_duration(value)
+        if 0 < seconds < 60:
+            raise ValueError(f"must be at least 1m (a heartbeat is a model call), got {value!r}")
+        return value
+
+    @property
+    def every_seconds(self) -> float:
+        from seam.wiring.settings import parse_duration
+
+        return parse_duration(self.every)
