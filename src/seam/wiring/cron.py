@@ -92,6 +92,20 @@ def default_delivery(runtime: Runtime) -> Delivery:
     return delivery_for(runtime)
 
 
+def default_kinds(runtime: Runtime) -> dict[str, CronKind]:
+    """The job kinds the configured runtime knows besides "prompt": the heartbeat's hooks
+    (wiring/heartbeat.py), when the runtime has settings."""
+    if runtime.settings is None:
+        return {}
+    try:
+        from seam.wiring.heartbeat import heartbeat_kind
+
+        return {"heartbeat": heartbeat_kind(runtime)}
+    except Exception as exc:
+        log.warning("heartbeat jobs will run as plain prompts here: %s", exc)
+        return {}
+
+
 def runtime_outbox(runtime: Runtime) -> Outbox | None:
     store = runtime.store
     return store if isinstance(store, Outbox) else None
@@ -114,7 +128,7 @@ def build_scheduler(
         RuntimeSubmitter(runtime),
         delivery if delivery is not None else default_delivery(runtime),
         outbox=outbox if outbox is not None else runtime_outbox(runtime),
-        kinds=kinds,
+        kinds=kinds if kinds is not None else default_kinds(runtime),
         clock=clock or time.time,
         **kwargs,
     )
