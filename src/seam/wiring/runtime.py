@@ -71,6 +71,7 @@ from seam.wiring.context import (
     context_options,
     is_subagent_key,
 )
+from seam.wiring.cron import tool_jobs
 from seam.wiring.secrets import secret_redactor
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.tools import build_tool_registry
@@ -501,6 +502,7 @@ def assemble_runtime(
             workflows=bool(workflows.names()),
             sources=() if mcp is None else (mcp,),
             skills=skills,
+            cron=tool_jobs(store, settings),
         )
     hooks = hooks if hooks is not None else default_hooks()
     personalities = personalities if personalities is not None else StaticPersonalityRegistry()

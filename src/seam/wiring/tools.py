@@ -11,6 +11,7 @@ from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.plugins.skills.tools import register_skill_tools
 from seam.plugins.tools.arguments import JsonSchemaValidator
+from seam.plugins.tools.cron import CronJobs, register_cron_tool
 from seam.plugins.tools.extra import register_extra_tools
 from seam.plugins.tools.files import register_file_tools
 from seam.plugins.tools.memory import register_memory_tool
@@ -27,6 +28,7 @@ def build_tool_registry(
     validator: ArgumentValidator | None = None,
     sources: Iterable[ToolSource] = (),
     skills: SkillCatalog | None = None,
+    cron: CronJobs | None = None,
 ) -> DefaultToolRegistry:
     """Built-ins, then static tools (wrapped as context-free factories).
 
@@ -36,7 +38,8 @@ def build_tool_registry(
     against its JSON Schema before it runs (`validator`, default `JsonSchemaValidator` for
     our own schemas and an interpreting one for `ForeignSchema`s). `sources` add tools
     known at run time (MCP servers). `skills`: the Agent Skills catalog `skill_view` and
-    `skill_write` serve (without it neither is offered)."""
+    `skill_write` serve (without it neither is offered). `cron`: the jobs the `cron` tool
+    schedules (without it the tool is not offered)."""
     registry = DefaultToolRegistry(validator=validator or ByOrigin(JsonSchemaValidator()))
     register_file_tools(registry)
     register_shell_tools(registry)
@@ -46,6 +49,8 @@ def build_tool_registry(
     register_subagent_tools(registry, workflows=workflows)
     if skills is not None:
         register_skill_tools(registry, skills)
+    if cron is not None:
+        register_cron_tool(registry, cron)
     for tool in tools:
         registry.register_tool(tool)
     for source in sources:

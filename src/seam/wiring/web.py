@@ -48,6 +48,7 @@ from seam.core.identity import (
     create_session_storage_key,
     parse_session_storage_key,
 )
+from seam.wiring.cron import Background, maybe_start_scheduler, stop_scheduler
 from seam.wiring.runtime import Runtime
 from seam.wiring.settings import Settings
 from seam.wiring.web_keys import WebSection, web_section
@@ -184,12 +185,15 @@ class WebBackend:
         self._admitted: dict[str, float] = {}
         self._started: dict[str, float] = {}
         self._rescuer: asyncio.Task[None] | None = None
+        self._cron: Background | None = None
 
     async def start(self) -> None:
         await self.runtime.open()
         self._rescuer = asyncio.ensure_future(self._rescue_forever())
+        self._cron = await maybe_start_scheduler(self.runtime)  # runs: see the rescuer
 
     async def aclose(self) -> None:
+        await stop_scheduler(self._cron)
         if self._rescuer is not None:
             self._rescuer.cancel()
             await asyncio.gather(self._rescuer, return_exceptions=True)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from seam import __version__
+from seam.apps.cli.cron import register as register_cron
 from seam.apps.cli.dnd import register as register_dnd
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.gateway import register as register_gateway
@@ -38,6 +39,7 @@ register_web(app)
 register_dnd(app)
 register_heartbeat(app)
 register_gateway(app)
+register_cron(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")

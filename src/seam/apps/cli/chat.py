@@ -58,6 +58,7 @@ COMMANDS = (
     ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
     ("/skills", "the Agent Skills found, and why one is not offered"),
     ("/SKILL-NAME [text]", "run a turn with that skill loaded"),
+    ("/cron", "the cron jobs, their schedules and next runs"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/dnd [on|off]", "do not disturb: hold what the agent sends unasked, or send it"),
@@ -158,6 +159,7 @@ class Chat:
             "/tools": self._tools,
             "/mcp": self._mcp,
             "/skills": self._skills,
+            "/cron": self._cron,
             "/usage": self._usage,
             "/compress": self._compress,
             "/dnd": self._dnd,
@@ -423,6 +425,12 @@ class Chat:
         from seam.wiring.skills import list_lines
 
         self._say("\n".join(list_lines(self.runtime.settings)))
+
+    async def _cron(self, arg: str) -> None:
+        from seam.apps.cli.render import terminal_safe
+        from seam.wiring.cron import cron_lines
+
+        self._say(terminal_safe("\n".join(await cron_lines(self.runtime))))
 
     async def _skill_turn(self, name: str, arg: str) -> None:
         """`/<skill-name> text`: a turn whose message carries that skill's body."""

@@ -95,6 +95,7 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
     import signal
 
     from seam.apps.cli.runner import CliError, open_runtime, warn_unknown_tools
+    from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
 
     try:
         async with open_runtime() as runtime:
@@ -132,9 +133,12 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
                 loop.add_signal_handler(signum, on_signal)
             sys.stderr.write(f"seam worker {runtime.owner}: waiting for submissions\n")
             sys.stderr.flush()
+            # Cron jobs (and their deliveries) run in every worker, each slot once.
+            cron = await maybe_start_scheduler(runtime)
             try:
                 await asyncio.wait((serving,))
             finally:
+                await stop_scheduler(cron)
                 for signum in (signal.SIGINT, signal.SIGTERM):
                     loop.remove_signal_handler(signum)
             if not serving.cancelled():

@@ -44,6 +44,7 @@ from seam.contracts.sessions import (
     check_title,
 )
 from seam.services.sessions.postgres_approvals import APPROVALS_CHANNEL, PostgresApprovals
+from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_outbox import PostgresOutbox, outbox_note
 from seam.services.sessions.postgres_rows import (
@@ -67,7 +68,12 @@ CONNECT_TIMEOUT = 10.0
 
 
 class PostgresStore(
-    PostgresApprovals, PostgresUpkeep, PostgresSubmissions, PostgresOutbox, PostgresWorkingDirs
+    PostgresCron,
+    PostgresApprovals,
+    PostgresUpkeep,
+    PostgresSubmissions,
+    PostgresOutbox,
+    PostgresWorkingDirs,
 ):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 
 from psycopg import AsyncConnection, sql
 
+from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
 
@@ -164,6 +165,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ),
     # session working_dir: where a session's turns run, part of its spec.
     ("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS working_dir text",),
+    # cron: jobs and the run ledger (services/sessions/postgres_cron.py).
+    CRON_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -45,6 +45,7 @@ from seam.services.sessions.rows import (
     session_from_row,
 )
 from seam.services.sessions.sqlite_approvals import SQLiteApprovals
+from seam.services.sessions.sqlite_cron import CRON_MIGRATION, SQLiteCron
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions, insert_usage
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION, SQLiteOutbox
@@ -226,6 +227,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # session working_dir: where a session's turns run, part of its spec.
     ("ALTER TABLE sessions ADD COLUMN working_dir TEXT",),
+    # cron: jobs and the run ledger (services/sessions/sqlite_cron.py).
+    CRON_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 SECONDS_PER_DAY = 86_400.0
@@ -236,7 +239,9 @@ _COMPACTION_COLUMNS = (
 )
 
 
-class SQLiteSessionStore(SQLiteApprovals, SQLiteSubmissions, SQLiteOutbox, SQLiteWorkingDirs):
+class SQLiteSessionStore(
+    SQLiteCron, SQLiteApprovals, SQLiteSubmissions, SQLiteOutbox, SQLiteWorkingDirs
+):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
     Every statement runs on the store's connection threads (`sqlite_threads`): writes on

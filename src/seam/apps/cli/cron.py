@@ -1,0 +1,263 @@
+"""`seam cron add | list | runs | pause | resume | rm | run`: jobs the agent runs on its
+own time, and their run ledger.
+
+Jobs live in the session store, so they run wherever a `seam worker`, `seam gateway` or
+`seam serve` runs on that store (each due slot once, whichever). Bad input (a schedule,
+zone, delivery target or policy Seam cannot use) is one line and exit code 2, at `add`,
+not at the first run.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from seam.apps.cli.exits import USAGE
+
+JsonOption = Annotated[bool, typer.Option("--json", help="JSON instead of text.")]
+JobArgument = Annotated[str, typer.Argument(help="The job's id (see: seam cron list).")]
+
+
+def _write(line: str) -> None:
+    from seam.apps.cli.render import terminal_safe
+
+    sys.stdout.write(terminal_safe(line) + "\n")
+
+
+async def add_job(
+    prompt: str,
+    *,
+    every: str | None,
+    cron: str | None,
+    at: str | None,
+    tz: str,
+    deliver: str,
+    personality: str | None,
+    missed: str,
+    continue_session: bool,
+    urgent: bool,
+) -> int:
+    from seam.apps.cli.runner import CliError, open_runtime
+    from seam.wiring.cron import CronInputError, ScheduleSpec, admin_for
+
+    async with open_runtime() as runtime:
+        if personality is not None:
+            known = {p.id for p in runtime.personalities.list()}
+            if personality not in known:
+                raise CliError(f"no personality {personality!r} (known: {sorted(known)})", USAGE)
+        try:
+            job = await admin_for(runtime).add(
+                prompt,
+                ScheduleSpec(every=every, cron=cron, at=at, tz=tz),
+                deliver=deliver,
+                personality=personality,
+                missed=missed,
+                continue_session=continue_session,
+                urgent=urgent,
+            )
+        except CronInputError as exc:
+            raise CliError(str(exc), USAGE) from None
+    sys.stdout.write(job.id + "\n")
+    return 0
+
+
+async def list_jobs(as_json: bool) -> int:
+    import json
+
+    from seam.apps.cli.runner import open_runtime
+    from seam.wiring.cron import admin_for, job_dict, job_line
+
+    async with open_runtime() as runtime:
+        jobs = await admin_for(runtime).list()
+    if as_json:
+        sys.stdout.write(json.dumps([job_dict(j) for j in jobs], ensure_ascii=False) + "\n")
+    elif not jobs:
+        sys.stderr.write('no cron jobs (add one: seam cron add --every 2h "...")\n')
+    for job in [] if as_json else jobs:
+        _write(job_line(job))
+    return 0
+
+
+async def list_runs(job_id: str, limit: int, as_json: bool) -> int:
+    import json
+
+    from seam.apps.cli.runner import CliError, open_runtime
+    from seam.contracts.cron import CronJobNotFound
+    from seam.wiring.cron import admin_for, run_dict, run_line
+
+    async with open_runtime() as runtime:
+        admin = admin_for(runtime)
+        try:
+            job = await admin.job(job_id)
+            runs = await admin.runs(job_id, limit=limit)
+        except CronJobNotFound as exc:
+            raise CliError(str(exc.args[0]), USAGE) from None
+    if as_json:
+        sys.stdout.write(json.dumps([run_dict(r) for r in runs], ensure_ascii=False) + "\n")
+        return 0
+    if not runs:
+        sys.stderr.write(f"cron job {job_id} has not run yet\n")
+    for run in runs:
+        _write(run_line(run, job.tz))
+    return 0
+
+
+async def change_job(job_id: str, action: str) -> int:
+    from seam.apps.cli.runner import CliError, open_runtime
+    from seam.contracts.cron import CronJobNotFound
+    from seam.wiring.cron import admin_for
+
+    async with open_runtime() as runtime:
+        admin = admin_for(runtime)
+        try:
+            if action == "pause":
+                await admin.pause(job_id)
+            elif action == "resume":
+                await admin.resume(job_id)
+            elif not await admin.remove(job_id):
+                raise CronJobNotFound(f"no cron job {job_id!r} (see: seam cron list)")
+        except CronJobNotFound as exc:
+            raise CliError(str(exc.args[0]), USAGE) from None
+    done = {"pause": "paused", "resume": "resumed", "rm": "removed"}[action]
+    sys.stderr.write(f"cron job {job_id} {done}\n")
+    return 0
+
+
+async def run_job(job_id: str) -> int:
+    from seam.apps.cli.durable import _deny_approvals
+    from seam.apps.cli.runner import FAILURE, CliError, open_runtime
+    from seam.contracts.cron import CronJobNotFound
+    from seam.wiring.cron import CronInputError, run_job_now
+
+    async with open_runtime() as runtime:
+        try:
+            run = await run_job_now(runtime, job_id, on_event=_deny_approvals(runtime))
+        except CronJobNotFound as exc:
+            raise CliError(str(exc.args[0]), USAGE) from None
+        except CronInputError as exc:
+            raise CliError(str(exc), USAGE) from None
+        sub = await runtime.store.submission(run.submission_id)
+    body = (sub.result if sub and sub.outcome == "completed" else sub and sub.error) or ""
+    _write(f"== {job_id} · {run.outcome or 'unsettled'} · delivery {run.delivery}\n{body}")
+    return 0 if run.outcome == "completed" and run.delivery != "failed" else FAILURE
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `cron` command group to the `seam` app."""
+    cron_app = typer.Typer(
+        help="Jobs the agent runs on its own time (in seam worker, gateway or serve).",
+        no_args_is_help=True,
+    )
+
+    @cron_app.command("add")
+    def add_command(
+        prompt: Annotated[str, typer.Argument(help="What to ask the agent at each run.")],
+        every: Annotated[
+            str | None,
+            typer.Option("--every", help="An interval: 30m, 2h, 1d (first run: now)."),
+        ] = None,
+        cron: Annotated[
+            str | None,
+            typer.Option("--cron", help='A 5-field cron expression, e.g. "0 9 * * 1-5".'),
+        ] = None,
+        at: Annotated[
+            str | None,
+            typer.Option("--at", help="Once, at an ISO time: 2026-12-24T18:00 (in --tz)."),
+        ] = None,
+        tz: Annotated[
+            str, typer.Option("--tz", help="Time zone of --cron and a naive --at.")
+        ] = "UTC",
+        deliver: Annotated[
+            str,
+            typer.Option(
+                "--deliver",
+                help="owner, telegram:<chat>, file:<path under deliveries/>, a webhook URL,"
+                " or none.",
+            ),
+        ] = "owner",
+        personality: Annotated[
+            str | None, typer.Option("--personality", help="Personality id.")
+        ] = None,
+        missed: Annotated[
+            str,
+            typer.Option(
+                "--missed",
+                help="After downtime: skip (record missed slots, run nothing late) or"
+                " catch_up_once (run the latest missed slot once).",
+            ),
+        ] = "skip",
+        continue_: Annotated[
+            bool,
+            typer.Option("--continue", help="Run in the job's own session, not a fresh one."),
+        ] = False,
+        urgent: Annotated[
+            bool, typer.Option("--urgent", help="Deliver even in quiet hours.")
+        ] = False,
+    ) -> None:
+        """Add a job; prints its id."""
+        from seam.apps.cli.runner import execute
+
+        execute(
+            add_job(
+                prompt,
+                every=every,
+                cron=cron,
+                at=at,
+                tz=tz,
+                deliver=deliver,
+                personality=personality,
+                missed=missed,
+                continue_session=continue_,
+                urgent=urgent,
+            )
+        )
+
+    @cron_app.command("list")
+    def list_command(json_: JsonOption = False) -> None:
+        """Every job: schedule, next run, delivery target, failures."""
+        from seam.apps.cli.runner import execute
+
+        execute(list_jobs(json_))
+
+    @cron_app.command("runs")
+    def runs_command(
+        job: JobArgument,
+        limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
+        json_: JsonOption = False,
+    ) -> None:
+        """A job's run ledger, newest first: due, outcome, delivery, notes."""
+        from seam.apps.cli.runner import execute
+
+        execute(list_runs(job, limit, json_))
+
+    @cron_app.command("pause")
+    def pause_command(job: JobArgument) -> None:
+        """Pause a job (nothing runs until it is resumed)."""
+        from seam.apps.cli.runner import execute
+
+        execute(change_job(job, "pause"))
+
+    @cron_app.command("resume")
+    def resume_command(job: JobArgument) -> None:
+        """Resume a paused job (its failure count starts again at 0)."""
+        from seam.apps.cli.runner import execute
+
+        execute(change_job(job, "resume"))
+
+    @cron_app.command("rm")
+    def rm_command(job: JobArgument) -> None:
+        """Remove a job and its run ledger."""
+        from seam.apps.cli.runner import execute
+
+        execute(change_job(job, "rm"))
+
+    @cron_app.command("run")
+    def run_command(job: JobArgument) -> None:
+        """Run a job now, once, here (its reply is delivered as a scheduled run's)."""
+        from seam.apps.cli.runner import execute
+
+        execute(run_job(job))
+
+    app.add_typer(cron_app, name="cron")

@@ -1,0 +1,1 @@
+"""Cron jobs: schedules (croniter + zoneinfo) and the scheduler that runs them."""
