@@ -185,6 +185,14 @@ async def maybe_start_scheduler(
             await background._stack.enter_async_context(running_deliverer(runtime.settings, outbox))
         except Exception as exc:
             log.warning("deliveries will not be sent from here: %s", exc)
+    if runtime.settings is not None:
+        try:
+            from seam.wiring.heartbeat import sync_heartbeat_job
+
+            clock = kwargs.get("clock") or time.time
+            await sync_heartbeat_job(cron_store_of(runtime.store), runtime.settings, clock())
+        except Exception as exc:
+            log.warning("the heartbeat will not be scheduled here: %s", exc)
     try:
         background.scheduler = start_scheduler(runtime, **kwargs)
     except Exception as exc:

@@ -9,14 +9,16 @@ Both sit in `$SEAM_HOME`, which the agent cannot write (`wiring/reach.py`). The 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from seam.contracts.cron import CronJob, CronStore
 from seam.contracts.personality import PersonalityRegistry
-from seam.plugins.heartbeat.cron_kind import HeartbeatKind
+from seam.plugins.heartbeat.cron_kind import HEARTBEAT_JOB, HeartbeatKind
 from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun, totals
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY, HeartbeatPersonalities
 from seam.plugins.heartbeat.runner import run_heartbeat
@@ -118,6 +120,48 @@ def heartbeat_kind(runtime: Runtime, *, clock: Callable[[], float] = time.time) 
         registry.checklist_text,
         clock=clock,
     )
+
+
+# The prompt of a scheduled beat (the checklist itself is the personality's soul).
+BEAT_PROMPT = "Heartbeat. Go through your checklist."
+
+
+def heartbeat_job(settings: Settings, now: float) -> CronJob | None:
+    """The built-in job `[heartbeat]` describes (None: off); first due one interval on."""
+    hb = section(settings)
+    every = hb.every_seconds
+    if every <= 0:
+        return None
+    return CronJob(
+        id=HEARTBEAT_JOB,
+        prompt=BEAT_PROMPT,
+        schedule=hb.every,
+        schedule_kind="interval",
+        created_at=now,
+        next_due_at=now + every,
+        personality=HEARTBEAT_PERSONALITY,
+        deliver=hb.deliver,
+        missed="skip",
+        kind="heartbeat",
+    )
+
+
+async def sync_heartbeat_job(store: CronStore, settings: Settings, now: float) -> CronJob | None:
+    """Keep the built-in job in step with `[heartbeat]`: added when turned on, its schedule
+    and target updated when changed (next due one interval from now), removed when off;
+    left alone (its next slot kept) when nothing changed. Every process that runs the
+    scheduler calls this on start; the job id is fixed, so they agree on one job."""
+    wanted = heartbeat_job(settings, now)
+    found = await store.get_job(HEARTBEAT_JOB)
+    if wanted is None:
+        if found is not None and found.kind == "heartbeat":
+            await store.delete(HEARTBEAT_JOB)
+        return None
+    if found is not None and (found.schedule, found.deliver) == (wanted.schedule, wanted.deliver):
+        return found
+    if found is not None:
+        wanted = dataclasses.replace(wanted, created_at=found.created_at, paused=found.paused)
+    return await store.upsert(wanted)
 
 
 def next_due(settings: Settings, now: float) -> float | None:

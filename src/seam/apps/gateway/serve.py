@@ -48,6 +48,7 @@ async def serve_gateway(
     from seam.apps.cli.runner import CliError
     from seam.apps.gateway.runner import Gateway
     from seam.apps.gateway.supervisor import Supervisor, WatchOptions
+    from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
     from seam.wiring.gateway import adapter_lock, adapter_specs, status_path
     from seam.wiring.gateway_chats import CHATS_FILE, ChatBook
     from seam.wiring.gateway_settings import gateway_section
@@ -94,6 +95,9 @@ async def serve_gateway(
         ]
         tasks = [asyncio.ensure_future(s.run()) for s in supervisors]
         upkeep = asyncio.ensure_future(end_idle_sessions(runtime))
+        # Cron jobs and the heartbeat run here too (each slot once, whichever process
+        # claims it), with a deliverer for file: and webhook targets beside the chats'.
+        background = await maybe_start_scheduler(runtime)
         loop = asyncio.get_running_loop()
         stopping = asyncio.Event()
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -113,6 +117,7 @@ async def serve_gateway(
                 task.cancel()
             with contextlib.suppress(Exception):
                 await asyncio.gather(*tasks, upkeep, waiter, return_exceptions=True)
+            await stop_scheduler(background)
             await gateway.aclose()
         log.info("stopped")
     return 0
