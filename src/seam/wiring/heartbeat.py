@@ -92,6 +92,13 @@ async def beat(
     registry = runtime.personalities
     if not isinstance(registry, HeartbeatPersonalities):
         registry = with_heartbeat(registry, settings)
+    if slot is None:
+        # Slots are named to the second: a second `seam heartbeat run` within the same
+        # second is a beat of its own, not a replay of the first one's submission.
+        slot = clock()
+        last = ledger(settings).last()
+        if last is not None and _slot_time(last.slot) >= int(slot):
+            slot = _slot_time(last.slot) + 1
     return await run_heartbeat(
         runtime,
         delivery_for(runtime, clock=clock),
