@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from seam.wiring.telemetry import TelemetrySection
+
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 
@@ -244,6 +246,7 @@ class ConfigFile(_Section):
     sessions: SessionsSection = SessionsSection()
     mcp: McpSection = McpSection()
     skills: SkillsSection = SkillsSection()
+    telemetry: TelemetrySection = TelemetrySection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)
