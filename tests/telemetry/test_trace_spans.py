@@ -125,3 +125,18 @@ async def test_a_turn_resumed_after_a_crash_by_another_runtime_continues_its_tra
         resumed_turn.context.span_id,
     ]
     assert resumed_turn.attributes["seam.outcome"] == "completed"
+
+
+async def test_store_operations_past_the_threshold_are_spans_in_the_turn() -> None:
+    exporter = InMemorySpanExporter()
+    model = ScriptedModel([text_step("hi")])
+    async with assemble_runtime(model=model, tracer=_tracer(exporter), slow_store_ms=0) as rt:
+        await rt.ask("s", "hello", submission_id="slow")
+    spans = exporter.get_finished_spans()
+    [turn] = by_name(spans, "turn")
+    stored = [s for s in spans if s.name.startswith("store ")]
+    names = {s.attributes["db.operation.name"] for s in stored}
+    assert {"settle", "append_for"} <= names
+    settle = next(s for s in stored if s.name == "store settle")
+    assert parent_id(settle) == turn.context.span_id
+    assert settle.start_time <= settle.end_time
