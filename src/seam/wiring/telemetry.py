@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from seam.contracts.model import OnRetry, RetryNotice
 from seam.contracts.tracing import NOOP_TRACER, Tracer
@@ -29,6 +29,13 @@ class TelemetrySection(BaseModel):
     otlp_endpoint: str | None = None
     service_name: str = "seam"
     slow_store_ms: float = Field(default=50.0, ge=0)
+
+    @field_validator("otlp_endpoint")
+    @classmethod
+    def _http(cls, value: str | None) -> str | None:
+        if value is not None and value.strip() and not value.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {value!r}")
+        return value
 
 
 def otlp_endpoint(section: TelemetrySection, env: Mapping[str, str]) -> str | None:
