@@ -44,6 +44,7 @@ from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.event_log import EventRecorder, decode
+from seam.core.log_fields import LOG_FIELDS
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
@@ -300,6 +301,20 @@ class Coordinator:
             "seam.submission": sub.id,
             "seam.attempt": sub.attempts,
         }
+        fields = LOG_FIELDS.set({"session": sub.session_key, "submission": sub.id})
+        try:
+            return await self._traced_claim(sub, session, on_event, cancel, attributes)
+        finally:
+            LOG_FIELDS.reset(fields)
+
+    async def _traced_claim(
+        self,
+        sub: Submission,
+        session: Session,
+        on_event: OnEvent | None,
+        cancel: CancelToken | None,
+        attributes: Attributes,
+    ) -> Submission:
         with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
             settled = await self._drive_claim(sub, session, on_event, cancel)
             if settled.state == "settled":

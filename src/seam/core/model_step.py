@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,7 +21,7 @@ from seam.contracts.events import AgentEvent, TextDelta, ThinkingDelta, UsageEve
 from seam.contracts.hooks import AfterLLMCall, BeforeLLMCall
 from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
 from seam.contracts.model import ModelError, ModelRequest, RouteChunk
-from seam.contracts.tracing import NOOP_SPAN, Span
+from seam.contracts.tracing import NOOP_SPAN, NOOP_TRACER, Attributes, Span, Tracer
 from seam.core.context_step import fit_context, overflow_compacted
 from seam.core.history import answer_dangling
 from seam.core.hook_registry import fire_isolated
@@ -118,14 +119,9 @@ class CallModel:
         unregister = cancel.on_cancel(watchdog.interrupt)
         # The call's span is current while it streams, so the provider's retries
         # (wiring's on_retry) are noted on it.
-        span_block = loop.tracer.span(
-            f"chat {request.model or personality.model or deps.model.model}",
-            {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": deps.model.name,
-                "gen_ai.request.model": request.model or personality.model or deps.model.model,
-                "seam.iteration": state.iteration,
-            },
+        tracer = loop.tracer
+        span_block = (
+            NOOP_SPAN if tracer is NOOP_TRACER else _chat_span(tracer, deps, state, request)
         )
         span = span_block.__enter__()
         began = clock()
@@ -221,6 +217,19 @@ class CallModel:
             state.next = Finish(finish, answered=True)
         else:
             state.next = RunTools(tuple(calls), then=self)
+
+
+def _chat_span(
+    tracer: Tracer, deps: TurnDeps, state: TurnState, request: ModelRequest
+) -> AbstractContextManager[Span]:
+    model = request.model or deps.personality.model or deps.model.model
+    attributes: Attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": deps.model.name,
+        "gen_ai.request.model": model,
+        "seam.iteration": state.iteration,
+    }
+    return tracer.span(f"chat {model}", attributes)
 
 
 def _describe_call(

@@ -30,6 +30,7 @@ from seam.contracts.events import (
 from seam.contracts.hooks import AfterToolCall, BeforeToolCall
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.tools import Tool, ToolContext, ToolError
+from seam.contracts.tracing import NOOP_TRACER, Attributes
 from seam.core.approvals import TurnApprover
 from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.truncation import truncate_result
@@ -110,7 +111,11 @@ class RunTools:
                     approvals=approver,
                 )
                 tool = by_name.get(tool_call.name)
-                attributes = {
+                if tracer is NOOP_TRACER:
+                    outcomes[i] = await run_one(deps, state, tool_call, tool, call_ctx, notify)
+                    wake.set()
+                    return
+                attributes: Attributes = {
                     "gen_ai.operation.name": "execute_tool",
                     "gen_ai.tool.name": tool_call.name,
                     "gen_ai.tool.call.id": tool_call.id,
