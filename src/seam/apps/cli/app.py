@@ -10,6 +10,7 @@ import typer
 from seam import __version__
 from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.guard import register as register_guard
+from seam.apps.cli.logs import register as register_logs
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
 from seam.apps.cli.skills import register as register_skills
@@ -32,6 +33,7 @@ register_mcp(app)
 register_skills(app)
 register_durable(app)
 register_web(app)
+register_logs(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
