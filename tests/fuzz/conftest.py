@@ -21,6 +21,6 @@ _COMMON = {
     "suppress_health_check": (HealthCheck.too_slow, HealthCheck.function_scoped_fixture),
     "print_blob": True,
 }
-settings.register_profile("ci", max_examples=60, **_COMMON)  # type: ignore[arg-type]
+settings.register_profile("ci", max_examples=40, **_COMMON)  # type: ignore[arg-type]
 settings.register_profile("long", max_examples=3000, **_COMMON)  # type: ignore[arg-type]
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
