@@ -22,10 +22,14 @@ NOW = 1_700_000_000.0
 
 
 def item(
-    key: str, target: str, text: str = "hello", source: str | None = "cron:daily"
+    key: str,
+    target: str,
+    text: str = "hello",
+    source: str | None = "cron:daily",
+    attempts: int = 1,
 ) -> OutboxItem:
     payload = json.dumps({"text": text, "source": source})
-    return OutboxItem(key, target, payload, "pending", NOW, NOW, attempts=1, source=source)
+    return OutboxItem(key, target, payload, "pending", NOW, NOW, attempts=attempts, source=source)
 
 
 @pytest.fixture
@@ -56,7 +60,7 @@ async def test_file_sender_appends_one_block_per_delivery(root: Path) -> None:
 async def test_the_same_item_twice_is_written_once(root: Path) -> None:
     sender = FileSender(root)
     await sender.send(item("run-1", "file:daily.md"))
-    await sender.send(item("run-1", "file:daily.md"))  # a re-claim after a crash
+    await sender.send(item("run-1", "file:daily.md", attempts=2))  # a re-claim after a crash
     await sender.send(item("run-2", "file:daily.md"))
     assert (root / "daily.md").read_text().count("hello") == 2
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +14,7 @@ from seam.contracts.outbox import OutboxItem
 from seam.core.execution import InMemoryExecutionStore
 from seam.plugins.delivery.outbox_worker import STOPPED, OutboxDeliverer
 from seam.plugins.delivery.senders import DeliveryFailed, FileSender, WebhookSender
+from seam.services.sessions.postgres import PostgresStore
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from tests.conformance.session_store_suite import ManualClock
 from tests.support.webhook_server import webhook_receiver
@@ -270,15 +272,54 @@ async def test_a_webhook_that_fails_twice_is_delivered_once() -> None:
 async def test_files_on_a_sqlite_store_end_to_end(tmp_path: Path) -> None:
     store = SQLiteSessionStore(str(tmp_path / "sessions.db"))
     root = tmp_path / "deliveries"
+    sent: list[str] = []
+    worker = OutboxDeliverer(
+        store, [FileSender(root)], poll=0.05, on_result=lambda item: sent.append(item.status)
+    )
     try:
-        async with OutboxDeliverer(store, [FileSender(root)], poll=0.05):
+        async with worker:
             await store.enqueue("r1", "file:daily.md", json.dumps({"text": "one"}), source="j")
             await store.enqueue("r2", "file:daily.md", json.dumps({"text": "two"}), source="j")
-            await _until(
-                lambda: (root / "daily.md").exists() and "two" in (root / "daily.md").read_text()
-            )
+            await _until(lambda: sent == ["sent", "sent"])
         assert [i.status for i in await store.outbox_items(source="j")] == ["sent", "sent"]
     finally:
         await store.aclose()
     content = (root / "daily.md").read_text()
     assert content.index("one") < content.index("two")
+
+
+async def test_two_machines_deliver_each_item_once(
+    postgres_url: str, postgres_schema: str, tmp_path: Path
+) -> None:
+    """Two deliverers on each of two PostgreSQL stores (two machines) share 100 items."""
+    first, second = await asyncio.gather(
+        PostgresStore.connect(postgres_url, schema=postgres_schema),
+        PostgresStore.connect(postgres_url, schema=postgres_schema),
+    )
+    root = tmp_path / "deliveries"
+    sent: list[str] = []
+
+    def record(item: OutboxItem) -> None:
+        if item.status == "sent":
+            sent.append(item.key)
+
+    workers = [
+        OutboxDeliverer(store, [FileSender(root)], poll=0.05, batch=5, on_result=record)
+        for store in (first, second, first, second)
+    ]
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            for worker in workers:
+                await stack.enter_async_context(worker)
+            for n in range(100):
+                payload = json.dumps({"text": f"item {n:03d}"})
+                await first.enqueue(f"k{n:03d}", f"file:out-{n % 7}.md", payload)
+            await _until(lambda: len(sent) >= 100, timeout=60)
+        items = await second.outbox_items(limit=1000)
+    finally:
+        await first.aclose()
+        await second.aclose()
+    assert sorted(sent) == [f"k{n:03d}" for n in range(100)]
+    assert {(i.status, i.attempts) for i in items} == {("sent", 1)}
+    written = "".join(path.read_text() for path in root.iterdir())
+    assert all(written.count(f"item {n:03d}\n") == 1 for n in range(100))

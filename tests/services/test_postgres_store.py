@@ -106,6 +106,31 @@ async def test_two_machines_never_share_a_submission_or_a_session(
         assert transcript[::2] == [f"message {n}" for n in range(PER_SESSION)]
 
 
+async def test_a_locked_submission_is_not_overtaken_by_the_next_in_its_session(
+    two_stores: tuple[PostgresStore, PostgresStore], postgres_url: str, postgres_schema: str
+) -> None:
+    """The cause of the flake above: another transaction holds a queued submission's row
+    (a claimer that skipped its session keeps the row locks it took; an admission re-sends
+    the id), so the claim's SKIP LOCKED passes over it. The next one of that session must
+    still wait behind it; other sessions go on."""
+    first, second = two_stores
+    await first.create("a")
+    await first.create("b")
+    for sid, key in (("a/0", "a"), ("a/1", "a"), ("a/2", "a"), ("b/0", "b")):
+        await first.admit(NewSubmission(sid, key, sid))
+    holder = await psycopg.AsyncConnection.connect(
+        postgres_url, options=f"-c search_path={postgres_schema}"
+    )
+    async with holder:
+        async with holder.transaction():
+            await holder.execute("SELECT 1 FROM submissions WHERE id = 'a/0' FOR NO KEY UPDATE")
+            taken = await second.claim("w1")
+            assert taken is not None and taken.id == "b/0"
+            assert await second.claim("w2") is None  # a/1 waits behind the locked a/0
+        after = await second.claim("w3")
+        assert after is not None and after.id == "a/0"
+
+
 async def test_an_expired_lease_goes_to_exactly_one_other_machine(
     two_stores: tuple[PostgresStore, PostgresStore],
 ) -> None:

@@ -83,6 +83,9 @@ async def diagnose(
     room = await _context_room(settings)
     if room is not None:
         checks.append(room)
+    from seam.wiring.gateway_doctor import gateway_checks
+
+    checks.extend(gateway_checks(settings))
     return Diagnosis(checks, config_ok=True)
 
 

@@ -253,6 +253,8 @@ class ConfigFile(_Section):
     prices: dict[str, dict[str, float]] = Field(default_factory=dict)
     # `seam serve`: validated by wiring/web_keys.py (cors_origins, limits).
     web: dict[str, Any] = Field(default_factory=dict)
+    # `seam gateway`: validated by wiring/gateway_settings.py (platforms, owner, allow lists).
+    gateway: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

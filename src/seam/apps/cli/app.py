@@ -9,6 +9,7 @@ import typer
 
 from seam import __version__
 from seam.apps.cli.durable import register as register_durable
+from seam.apps.cli.gateway import register as register_gateway
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.logs import register as register_logs
 from seam.apps.cli.mcp import register as register_mcp
@@ -33,6 +34,7 @@ register_mcp(app)
 register_skills(app)
 register_durable(app)
 register_web(app)
+register_gateway(app)
 register_logs(app)
 
 SessionOption = Annotated[

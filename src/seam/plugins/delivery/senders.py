@@ -92,7 +92,10 @@ class FileSender:
         path = self.path_of(item.target)
         text, source = payload_text(item)
         block = render_block(item, text, source)
-        await asyncio.to_thread(_append_once, path, block, marker(item.key))
+        # Only a repeat attempt can find its block written already (keys are unique), so
+        # a first one does not read the file.
+        mark = marker(item.key) if item.attempts != 1 else None
+        await asyncio.to_thread(_append_once, path, block, mark)
         return str(path)
 
     def path_of(self, target: str) -> Path:
@@ -122,11 +125,11 @@ def render_block(item: OutboxItem, text: str, source: str | None) -> str:
     return f"{header}\n\n{text.rstrip()}\n\n{marker(item.key)}\n\n"
 
 
-def _append_once(path: Path, block: str, mark: str) -> None:
+def _append_once(path: Path, block: str, mark: str | None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            if mark in path.read_text(encoding="utf-8", errors="replace"):
+            if mark is not None and mark in path.read_text(encoding="utf-8", errors="replace"):
                 return  # delivered before a crash kept it from being recorded
         except FileNotFoundError:
             pass

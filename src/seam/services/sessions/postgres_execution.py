@@ -5,8 +5,10 @@ Claiming: one transaction picks the oldest runnable submission with
 `FOR NO KEY UPDATE OF submission, session SKIP LOCKED`, so concurrent claimers never
 wait on each other and never take the same row, and a session being claimed by one
 worker is skipped by the others. Under those locks a fresh statement re-checks that the
-session has no other running submission: every claim of a queued submission holds its
-session's row lock until it commits, so the re-check sees any claim that won the race.
+session has no other running submission and no earlier due one still queued: every
+claim of a queued submission holds its session's row lock until it commits, so the
+re-check sees any claim that won the race, and a row skipped only because another
+transaction held it locked is not overtaken by the next one of its session.
 At most one submission per session runs at a time (stricter than "no live lease": a
 queued submission also waits behind a running one whose lease ran out, which is
 reclaimed first).
@@ -63,6 +65,18 @@ _RUNNABLE = """(
         WHERE r.session_key = s.session_key AND r.state = 'running'))
     OR (s.state = 'running' AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= %(now)s
         OR s.lease_owner = ANY (%(dead)s::text[])))
+)"""
+# A queued submission waits behind any earlier one of its session that is due, as in the
+# other stores, where the oldest runnable one is found by a scan in admission order. Here
+# the scan skips rows other transactions hold locked (SKIP LOCKED), and a claimer that
+# skipped a session because its session row was taken may still hold the lock on that
+# session's next submission (row locks last until the transaction ends), as does an
+# admission re-sending an existing id: without this rule the submission after it would
+# be claimed first. Not for a claim of one named submission (the caller chose it).
+_IN_ORDER = """(s.state <> 'queued' OR NOT EXISTS (
+    SELECT 1 FROM submissions AS e
+    WHERE e.session_key = s.session_key AND e.state = 'queued'
+    AND e.not_before <= %(now)s AND e.seq < s.seq)
 )"""
 
 
@@ -174,11 +188,12 @@ class PostgresSubmissions:
         dead = list(dead_owners)
         pick = sql.SQL(
             "SELECT s.id FROM submissions AS s JOIN sessions AS k ON k.key = s.session_key"
-            " WHERE s.state <> 'settled' AND {runnable}{only}"
+            " WHERE s.state <> 'settled' AND {runnable}{order}{only}"
             " AND NOT (s.session_key = ANY (%(skip)s::text[]))"
             " ORDER BY s.seq LIMIT 1 FOR NO KEY UPDATE OF s, k SKIP LOCKED"
         ).format(
             runnable=sql.SQL(_RUNNABLE),
+            order=sql.SQL("" if submission_id is not None else f" AND {_IN_ORDER}"),
             only=sql.SQL(" AND s.id = %(id)s" if submission_id is not None else ""),
         )
         skip: list[str] = []
@@ -191,7 +206,7 @@ class PostgresSubmissions:
                     return None
                 sub = await _locked(conn, row[0])
                 assert sub is not None
-                if not await _still_runnable(conn, sub, now, dead):
+                if not await _still_runnable(conn, sub, now, dead, submission_id is None):
                     skip.append(sub.session_key)
                     continue
                 if sub.attempts >= sub.max_attempts:
@@ -380,19 +395,25 @@ async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str) -> S
 
 
 async def _still_runnable(
-    conn: AsyncConnection[Any], sub: Submission, now: float, dead: list[str]
+    conn: AsyncConnection[Any], sub: Submission, now: float, dead: list[str], in_order: bool
 ) -> bool:
     """Re-check a picked submission with a fresh snapshot, its rows locked.
 
     The pick's snapshot may predate a claim that committed while it ran (row locks alone
     do not re-run its NOT EXISTS), so it may have seen a session idle that is now busy.
+    `in_order`: also behind an earlier due submission of its session (see `_IN_ORDER`);
+    holding the session row, no claim of that one can be under way meanwhile.
     """
     if sub.state == "queued":
         if sub.not_before > now:
             return False
         cur = await conn.execute(
-            "SELECT 1 FROM submissions WHERE session_key = %s AND state = 'running' AND id <> %s",
-            (sub.session_key, sub.id),
+            "SELECT 1 FROM submissions WHERE session_key = %(key)s AND id <> %(id)s"
+            " AND (state = 'running' OR (%(in_order)s AND state = 'queued'"
+            " AND not_before <= %(now)s"
+            " AND seq < (SELECT seq FROM submissions WHERE id = %(id)s)))"
+            " LIMIT 1",
+            {"key": sub.session_key, "id": sub.id, "in_order": in_order, "now": now},
         )
         return await cur.fetchone() is None
     if sub.state == "running":

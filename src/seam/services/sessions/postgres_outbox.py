@@ -22,9 +22,10 @@ from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import OUTBOX_COLUMNS, outbox_from_row
 from seam.services.sessions.postgres_rows import Params, encode
 
-# The migration `postgres_schema` appends: one row per outgoing message.
+# The migration `postgres_schema` appends: one row per outgoing message. Idempotent, so a
+# schema whose version was wound back (a test of an older migration) runs it again.
 OUTBOX_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE outbox (
+    """CREATE TABLE IF NOT EXISTS outbox (
         key text PRIMARY KEY,
         seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
         target text NOT NULL,
@@ -38,8 +39,8 @@ OUTBOX_MIGRATION: tuple[str, ...] = (
         delivered_id text,
         source text
     )""",
-    "CREATE INDEX outbox_due ON outbox (status, next_attempt_at)",
-    "CREATE INDEX outbox_source ON outbox (source) WHERE source IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at)",
+    "CREATE INDEX IF NOT EXISTS outbox_source ON outbox (source) WHERE source IS NOT NULL",
 )
 
 _COLUMNS = ", ".join(f"o.{name.strip()}" for name in OUTBOX_COLUMNS.split(","))

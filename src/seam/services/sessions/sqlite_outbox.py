@@ -22,9 +22,10 @@ from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import OUTBOX_COLUMNS, outbox_from_row
 from seam.services.sessions.sqlite_threads import SQLiteThreads
 
-# The migration `SQLiteSessionStore` appends: one row per outgoing message.
+# The migration `SQLiteSessionStore` appends: one row per outgoing message. Idempotent, so a
+# schema whose version was wound back (a test of an older migration) runs it again.
 OUTBOX_MIGRATION: tuple[str, ...] = (
-    """CREATE TABLE outbox (
+    """CREATE TABLE IF NOT EXISTS outbox (
         key TEXT PRIMARY KEY,
         target TEXT NOT NULL,
         payload TEXT NOT NULL,
@@ -37,8 +38,8 @@ OUTBOX_MIGRATION: tuple[str, ...] = (
         delivered_id TEXT,
         source TEXT
     )""",
-    "CREATE INDEX outbox_due ON outbox (status, next_attempt_at)",
-    "CREATE INDEX outbox_source ON outbox (source) WHERE source IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at)",
+    "CREATE INDEX IF NOT EXISTS outbox_source ON outbox (source) WHERE source IS NOT NULL",
 )
 
 # How often an idle deliverer looks for items another process enqueued.

@@ -1,0 +1,88 @@
+"""`seam gateway` (the agent in Telegram, Slack and Discord) and `seam pairing` (who
+outside the allow lists may talk to it)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from seam.wiring.pairing import PairingStore
+
+pairing_app = typer.Typer(
+    help="Approve people who asked to talk to the agent.", no_args_is_help=True
+)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("gateway")
+    def gateway_command() -> None:
+        """Run the chat platforms configured under [gateway] until stopped."""
+        from seam.apps.cli.runner import execute
+        from seam.apps.gateway.serve import serve_gateway
+
+        execute(serve_gateway())
+
+    app.add_typer(pairing_app, name="pairing")
+
+
+def _store() -> PairingStore:
+    from seam.wiring.pairing import PairingStore
+    from seam.wiring.settings import load_settings
+
+    return PairingStore.for_settings(load_settings())
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+@pairing_app.command("list")
+def pairing_list() -> None:
+    """Codes waiting for approval, and the approved users."""
+    store = _store()
+    pending, approved = store.pending(), store.approved()
+    if not pending and not approved:
+        sys.stdout.write("nobody is waiting and nobody is paired\n")
+        return
+    for item in pending:
+        left = max(0, int(item.expires_at - time.time()) // 60)
+        sys.stdout.write(
+            f"waiting\t{item.code}\t{item.platform}:{item.user_id}\t{item.user_name}"
+            f"\t{left} min left\n"
+        )
+    for user in approved:
+        sys.stdout.write(f"paired\t{user.ref}\t{user.user_name}\tsince {_when(user.approved_at)}\n")
+
+
+@pairing_app.command("approve")
+def pairing_approve(
+    code: Annotated[str, typer.Argument(help="The code the person was given.")],
+) -> None:
+    """Let the person who was given CODE talk to the agent."""
+    import getpass
+
+    from seam.wiring.pairing import PairingError
+
+    try:
+        user = _store().approve(code, by=f"cli:{getpass.getuser()}")
+    except PairingError as exc:
+        sys.stderr.write(f"seam: {exc}\n")
+        raise typer.Exit(1) from None
+    sys.stdout.write(f"approved {user.ref} ({user.user_name})\n")
+
+
+@pairing_app.command("revoke")
+def pairing_revoke(
+    user: Annotated[str, typer.Argument(help="platform:id (or just the id).")],
+) -> None:
+    """Stop USER from talking to the agent (they can ask to pair again)."""
+    gone = _store().revoke(user)
+    if not gone:
+        sys.stderr.write(f"seam: {user!r} is not paired\n")
+        raise typer.Exit(1)
+    for item in gone:
+        sys.stdout.write(f"revoked {item.ref}\n")

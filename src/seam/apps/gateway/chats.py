@@ -1,0 +1,73 @@
+"""Which session a chat talks to, and the ids derived from a chat's messages.
+
+A chat (or thread) maps to the public session name `str(ref)` ("telegram:<chat>[:<thread>]",
+what `Runtime.session_key_for` turns into a durable key). `/new` starts a fresh one by
+ending the current session; the next generation is named `"<ref>#<n>"`. The generation is
+not kept in a file of its own: it is read back from the store, where an ended session
+says the chat has moved on (so it holds across restarts and across gateway processes that
+share a PostgreSQL store). A session ended by `[sessions] idle_end` counts the same way:
+after a long silence the chat starts afresh, as the CLI's sessions do.
+"""
+
+from __future__ import annotations
+
+from seam.contracts.chat import ChatRef, InboundMessage
+from seam.wiring.runtime import Runtime
+
+# Submission-id prefixes per platform (`tg:<chat>:<message_id>`); others use their name.
+ID_PREFIXES = {"telegram": "tg", "slack": "sl", "discord": "dc"}
+
+
+def id_prefix(platform: str) -> str:
+    return ID_PREFIXES.get(platform, platform)
+
+
+def message_key(msg: InboundMessage) -> str:
+    """The submission id of a message: the same for a redelivered update, so admission
+    recognises it (`tg:<chat>[:<thread>]:<message_id>`)."""
+    where = str(msg.chat).split(":", 1)[1]
+    return f"{id_prefix(msg.chat.platform)}:{where}:{msg.message_id}"
+
+
+def parse_ref(text: str) -> ChatRef:
+    """`"telegram:<chat>[:<thread>]"` (an outbox target, a session name without its
+    `#<n>` generation) back into a ChatRef."""
+    base = text.split("#", 1)[0]
+    platform, _, rest = base.partition(":")
+    if not platform or not rest:
+        raise ValueError(f"not a chat: {text!r}")
+    chat, _, thread = rest.partition(":")
+    return ChatRef(platform, chat, thread or None)
+
+
+def session_name(ref: ChatRef, generation: int) -> str:
+    return str(ref) if generation == 0 else f"{ref}#{generation}"
+
+
+class ChatSessions:
+    """The current session of each chat, read from the store and cached."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._generation: dict[str, int] = {}
+
+    async def current(self, ref: ChatRef) -> str:
+        """The session name the chat's next message goes to."""
+        generation = self._generation.get(str(ref), 0)
+        while True:
+            name = session_name(ref, generation)
+            info = await self.runtime.sessions.get(self.runtime.session_key_for(name))
+            if info is None or not info.ended:
+                self._generation[str(ref)] = generation
+                return name
+            generation += 1
+
+    async def start_new(self, ref: ChatRef) -> str:
+        """End the chat's session (if it has one), so the next message starts another;
+        idempotent: a repeated `/new` with nothing said since changes nothing."""
+        name = await self.current(ref)
+        key = self.runtime.session_key_for(name)
+        if await self.runtime.sessions.get(key) is not None:
+            await self.runtime.sessions.end(key)
+            self.runtime.drop_session(key)
+        return await self.current(ref)

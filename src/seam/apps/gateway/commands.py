@@ -1,0 +1,38 @@
+"""The slash commands every chat understands: /new, /stop, /usage, /help."""
+
+from __future__ import annotations
+
+HELP = (
+    "I'm your Seam agent. Just write to me; I answer here.\n\n"
+    "/new — start a fresh conversation\n"
+    "/stop — stop the answer I'm working on\n"
+    "/usage — tokens and cost of this conversation\n"
+    "/help — this message"
+)
+NAMES = {"new": "new", "reset": "new", "stop": "stop", "usage": "usage", "help": "help"}
+NAMES["start"] = "help"  # what Telegram sends when someone opens the bot
+
+
+def parse_command(text: str) -> str | None:
+    """The command a message is (`/new`, `/new@my_bot`), "unknown" for another slash
+    word, None for an ordinary message."""
+    text = text.strip()
+    if not text.startswith("/") or text.startswith("//"):
+        return None
+    word = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
+    word = word.split("@", 1)[0].lower()
+    if not word or "/" in word:
+        return None  # a path like /etc/hosts is a message
+    return NAMES.get(word, "unknown")
+
+
+def usage_text(
+    calls: int, input_tokens: int, output_tokens: int, cost: float, unpriced: int
+) -> str:
+    if not calls:
+        return "No model calls in this conversation yet."
+    cost_text = f"${cost:.4f}" if cost or not unpriced else "unknown (no price for this model)"
+    return (
+        f"This conversation: {calls} model call(s), {input_tokens:,} input and "
+        f"{output_tokens:,} output tokens, cost {cost_text}."
+    )

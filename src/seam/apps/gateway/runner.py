@@ -1,0 +1,369 @@
+"""The gateway: chat messages in, durable submissions through the Runtime, answers out
+through the outbox.
+
+Inbound: each message becomes a submission (id derived from platform, chat and message id:
+`tg:<chat>:<message_id>`) before `deliver` returns, so the adapter acknowledges it to the
+platform only once it is durable. A redelivered message finds its submission and is not
+answered twice; a message that arrived while the gateway was down is delivered again by
+the platform and answered then. Commands, refusals and pairing replies are keyed the same
+way, so they too are sent once.
+
+Driving: every submission runs in a task of its own through `Runtime.ask` (admission is
+idempotent, so it drives the stored submission, or follows it while another process
+does); messages to a busy chat queue behind the running one, as everywhere else.
+
+Outbound: when a submission settles its answer is enqueued (`<id>:reply:<n>`) in the same
+task. A crash between settling and enqueueing is covered when an adapter is taken
+(`recover`): settled submissions of that platform from the last day that have no reply in
+the outbox get one, before the adapter starts, so nothing this process does races it.
+The per-adapter deliverer then sends what is pending, once (see wiring/gateway.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass
+from typing import Any
+
+from seam.apps.gateway.approvals import LABELS, Approvals, prompt_text
+from seam.apps.gateway.attachments import describe, receive
+from seam.apps.gateway.chats import ChatSessions, id_prefix, message_key, parse_ref
+from seam.apps.gateway.commands import HELP, parse_command, usage_text
+from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
+from seam.apps.gateway.stream import TurnView
+from seam.contracts.chat import ButtonPress, ChatAdapter, ChatRef, Inbound, InboundMessage
+from seam.contracts.events import ToolApprovalRequired
+from seam.contracts.execution import Submission
+from seam.contracts.outbox import Outbox
+from seam.contracts.tools import CancelToken
+from seam.wiring.gateway import AdapterSlot
+from seam.wiring.gateway_chats import ChatBook
+from seam.wiring.gateway_settings import GatewaySection
+from seam.wiring.pairing import PairingStore
+from seam.wiring.runtime import Runtime
+
+log = logging.getLogger("seam.gateway")
+
+# Settled submissions this recent are checked for a missing reply when an adapter starts.
+REPLAY_WINDOW = 24 * 3600.0
+# Seconds between looks for unsettled submissions nobody here drives (after a restart,
+# after taking an adapter over from a process that died).
+RESCUE_EVERY = 5.0
+
+
+@dataclass
+class Driving:
+    task: asyncio.Task[None]
+    cancel: CancelToken
+
+
+class Gateway:
+    def __init__(
+        self,
+        runtime: Runtime,
+        section: GatewaySection,
+        pairing: PairingStore,
+        *,
+        working_dir: str,
+        clock: Callable[[], float] = time.time,
+        rescue_every: float = RESCUE_EVERY,
+        book: ChatBook | None = None,
+    ) -> None:
+        store = runtime.store
+        if not isinstance(store, Outbox):
+            raise TypeError("the gateway needs a store with an outbox")
+        self.runtime = runtime
+        self.outbox: Outbox = store
+        self.section = section
+        self.pairing = pairing
+        self.working_dir = working_dir
+        self.chats = ChatSessions(runtime)
+        self.book = book
+        self.approvals = Approvals()
+        self.slots: dict[str, AdapterSlot] = {}
+        self._clock = clock
+        self._rescue_every = rescue_every
+        self._driving: dict[str, Driving] = {}
+        self._owners: dict[str, frozenset[str]] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def slot(self, platform: str) -> AdapterSlot:
+        return self.slots.setdefault(platform, AdapterSlot())
+
+    # Inbound
+
+    async def deliver(self, adapter: ChatAdapter, event: Inbound) -> None:
+        """The adapters' callback: returns once the event is durable (or handled)."""
+        if isinstance(event, ButtonPress):
+            await self._press(adapter, event)
+        else:
+            await self._message(adapter, event)
+
+    def allowed(self, platform: str, user_id: str) -> bool:
+        return user_id in self.section.allowed(platform) or self.pairing.is_paired(
+            platform, user_id
+        )
+
+    async def _message(self, adapter: ChatAdapter, msg: InboundMessage) -> None:
+        if msg.is_group and not msg.addressed:
+            return
+        sid = message_key(msg)
+        existing = await self.runtime.store.submission(sid)
+        if existing is not None:  # redelivered: it is answered (or being answered) once
+            self._owners.setdefault(sid, frozenset({msg.user_id}))
+            self._drive(adapter.platform, existing)
+            return
+        if await replied(self.outbox, sid):
+            return  # a command, refusal or pairing reply already answered it
+        if not self.allowed(msg.chat.platform, msg.user_id):
+            await self._pair(adapter, msg, sid)
+            return
+        command = parse_command(msg.text)
+        if command is not None:
+            await self._say(adapter, msg.chat, sid, await self._command(command, msg))
+            return
+        text = msg.text.strip()
+        if msg.attachments:
+            got = await receive(
+                msg.attachments, msg.message_id, self.runtime.storage, self.working_dir
+            )
+            if got.refused:
+                await self._say(adapter, msg.chat, sid, " ".join(got.refused), kind="notice")
+            if got.saved:
+                text = f"{text}\n\n{describe(got.saved)}".strip()
+        if not text:
+            return
+        if msg.is_group:
+            text = f"{msg.user_name}: {text}"
+        name = await self.chats.current(msg.chat)
+        sub = await self.runtime.submit(name, text, submission_id=sid)
+        if self.book is not None:
+            self.book.seen(msg.chat, msg.message_id, is_group=msg.is_group)
+        self._owners[sid] = frozenset({msg.user_id})
+        self._drive(adapter.platform, sub)
+
+    async def _pair(self, adapter: ChatAdapter, msg: InboundMessage, sid: str) -> None:
+        request = self.pairing.request(msg.chat.platform, msg.user_id, msg.user_name, str(msg.chat))
+        log.info("pairing requested by %s:%s (%s)", msg.chat.platform, msg.user_id, msg.user_name)
+        text = (
+            "I don't know you yet. Ask my owner to approve you with:\n\n"
+            f"`seam pairing approve {request.code}`\n\n"
+            "The code is valid for an hour."
+        )
+        await self._say(adapter, msg.chat, sid, text)
+
+    async def _command(self, command: str, msg: InboundMessage) -> str:
+        if command == "help":
+            return HELP
+        if command == "new":
+            await self.chats.start_new(msg.chat)
+            return "Started a new conversation."
+        name = await self.chats.current(msg.chat)
+        key = self.runtime.session_key_for(name)
+        if command == "stop":
+            stopped = 0
+            for sub in await self.runtime.store.submissions(key, states=("queued", "running")):
+                driving = self._driving.get(sub.id)
+                if driving is not None:
+                    driving.cancel.cancel("stopped from the chat")
+                await self.runtime.abort(sub.id)
+                stopped += 1
+            return "Stopping." if stopped else "Nothing is running."
+        if command == "usage":
+            totals = await self.runtime.store.usage_totals(key)
+            return usage_text(
+                totals.calls,
+                totals.usage.input_tokens,
+                totals.usage.output_tokens,
+                totals.cost_usd,
+                totals.unpriced_calls,
+            )
+        return "I don't know that command. /help lists the ones I do."
+
+    async def _say(
+        self, adapter: ChatAdapter, chat: ChatRef, source: str, text: str, *, kind: str = "reply"
+    ) -> None:
+        await enqueue_reply(self.outbox, adapter, chat, source, text, kind=kind)
+
+    # Driving submissions
+
+    def _drive(self, platform: str, sub: Submission) -> None:
+        if sub.id in self._driving:
+            return
+        token = CancelToken()
+        task = asyncio.ensure_future(self._run(platform, sub, token))
+        self._driving[sub.id] = Driving(task, token)
+        task.add_done_callback(lambda _: self._driving.pop(sub.id, None))
+
+    async def _run(self, platform: str, sub: Submission, token: CancelToken) -> None:
+        name = self.runtime.session_name_of(sub.session_key)
+        try:
+            chat = parse_ref(name)
+        except ValueError:
+            log.warning("submission %s is not in a chat session (%s)", sub.id, name)
+            return
+        adapter = self.slot(platform).adapter
+        if adapter is None:
+            return  # the adapter stopped; whoever holds it next drives this
+        owners = self._owners.get(sub.id) or self._default_owners(chat)
+        view = TurnView(
+            adapter,
+            chat,
+            on_approval=lambda event: self._ask(adapter, chat, event, owners),
+        )
+        if sub.state != "settled":
+            view.start()
+        try:
+            settled = await self.runtime.ask(
+                name, sub.input, submission_id=sub.id, on_event=view.on_event, cancel=token
+            )
+        except Exception:
+            log.exception("driving %s failed", sub.id)
+            await view.close()
+            return
+        preview = await view.close()
+        if settled.state != "settled":
+            return
+        await enqueue_reply(
+            self.outbox, adapter, chat, settled.id, answer_text(settled), edit=preview
+        )
+        self._owners.pop(sub.id, None)
+
+    def _default_owners(self, chat: ChatRef) -> frozenset[str]:
+        """Who may answer a rescued turn's approvals (its sender is not known here): the
+        private chat's user and the platform's allowed users."""
+        return frozenset({chat.chat_id}) | self.section.allowed(chat.platform)
+
+    # Approvals
+
+    def _ask(
+        self,
+        adapter: ChatAdapter,
+        chat: ChatRef,
+        event: ToolApprovalRequired,
+        owners: Collection[str],
+    ) -> None:
+        text = prompt_text(event.command or event.name, event.reason)
+        rid, buttons = self.approvals.add(event.session_key, event.call_id, chat, owners, text)
+        self.spawn(self._show_approval(adapter, chat, rid, text, buttons))
+
+    async def _show_approval(
+        self,
+        adapter: ChatAdapter,
+        chat: ChatRef,
+        rid: str,
+        text: str,
+        buttons: list[list],  # type: ignore[type-arg]
+    ) -> None:
+        try:
+            parts = adapter.format(text)
+            message_id = await adapter.send(chat, parts[-1] if parts else text, buttons=buttons)
+            self.approvals.shown(rid, message_id)
+        except Exception as exc:
+            log.warning("could not show an approval request in %s: %s", chat, exc)
+
+    async def _press(self, adapter: ChatAdapter, press: ButtonPress) -> None:
+        rid, pending, answer = self.approvals.get(press.data)
+        if pending is None or answer is None:
+            await adapter.answer_press(press, "This request is no longer waiting.")
+            return
+        if press.user_id not in pending.owners:
+            await adapter.answer_press(press, "not yours")
+            return
+        from seam.apps.gateway.approvals import DECISIONS
+
+        answered = self.runtime.respond_to(pending.session_key, pending.call_id, DECISIONS[answer])
+        self.approvals.done(rid)
+        label = LABELS[answer]
+        await adapter.answer_press(
+            press, label if answered else "This request is no longer waiting."
+        )
+        if pending.message_id is not None:
+            note = f"{pending.text}\n\n_{'Answered' if answered else 'Expired'}: {label}_"
+            try:
+                parts = adapter.format(note)
+                await adapter.edit(pending.chat, pending.message_id, parts[-1] if parts else note)
+            except Exception as exc:
+                log.info("could not mark the approval answered: %s", exc)
+
+    # Recovery
+
+    async def recover(self, platform: str) -> int:
+        """Enqueue the missing replies of recently settled submissions of `platform` (a
+        crash between settling and enqueueing); how many. Run before its adapter starts."""
+        adapter = self.slot(platform).adapter
+        if adapter is None:
+            return 0
+        prefix = id_prefix(platform) + ":"
+        since = self._clock() - REPLAY_WINDOW
+        found = 0
+        for sub in await self.runtime.store.submissions(states=("settled",)):
+            if not sub.id.startswith(prefix) or (sub.settled_at or sub.updated_at) < since:
+                continue
+            if sub.id in self._driving or await replied(self.outbox, sub.id):
+                continue
+            try:
+                chat = parse_ref(self.runtime.session_name_of(sub.session_key))
+            except ValueError:
+                continue
+            await enqueue_reply(self.outbox, adapter, chat, sub.id, answer_text(sub))
+            found += 1
+        if found:
+            log.info("%s: enqueued %d answer(s) a crash kept from being sent", platform, found)
+        return found
+
+    def catch_up(self, adapter: ChatAdapter) -> int:
+        """Tell an adapter without redelivery (one with `catch_up_from`, Discord) the
+        chats it answered in and the last message taken from each, so it reads what was
+        posted since; how many chats."""
+        catch_up_from = getattr(adapter, "catch_up_from", None)
+        if catch_up_from is None or self.book is None:
+            return 0
+        chats = self.book.chats(adapter.platform)
+        # Whether a chat is private, for adapters that want to be told (`is_dm`).
+        told = "is_dm" in inspect.signature(catch_up_from).parameters
+        for chat, last, group in chats:
+            try:
+                if told:
+                    catch_up_from(chat, last, is_dm=not group)
+                else:
+                    catch_up_from(chat, last)
+            except Exception as exc:  # a catch-up is best effort: never stop the adapter
+                log.warning("%s: could not catch up %s: %s", adapter.platform, chat, exc)
+        return len(chats)
+
+    async def rescue_forever(self, platform: str) -> None:
+        """Drive every unsettled submission of `platform` nobody here drives."""
+        prefix = id_prefix(platform) + ":"
+        while True:
+            try:
+                for sub in await self.runtime.store.submissions(states=("queued", "running")):
+                    if sub.id.startswith(prefix) and sub.id not in self._driving:
+                        self._drive(platform, sub)
+            except Exception:
+                log.exception("looking for submissions to drive failed")
+            await asyncio.sleep(self._rescue_every)
+
+    async def stop_platform(self, platform: str) -> None:
+        """Hand back what this process drives for `platform` (the adapter was lost)."""
+        prefix = id_prefix(platform) + ":"
+        tasks = [d.task for sid, d in self._driving.items() if sid.startswith(prefix)]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        tasks = [d.task for d in self._driving.values()] + list(self._background)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def spawn(self, work: Awaitable[object]) -> None:
+        """Run `work` in the background (cancelled by `aclose`)."""
+        task: asyncio.Task[Any] = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

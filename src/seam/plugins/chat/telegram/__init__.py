@@ -1,0 +1,42 @@
+"""Telegram as a chat platform: `build_telegram` makes the adapter from its config section.
+
+It reads nothing itself: the wiring hands in the `[gateway.telegram]` section (any object
+with the attributes, or a mapping with the keys, `token_env` and `base_url`; optionally
+`poll_timeout`), the environment to take the token from, and the clock.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from seam.plugins.chat.telegram.adapter import TelegramAdapter
+
+DEFAULT_TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
+
+
+def build_telegram(
+    section: object, env: Mapping[str, str], clock: Callable[[], float] = time.time
+) -> TelegramAdapter:
+    """The Telegram adapter for a `[gateway.telegram]` section; raises ValueError when the
+    token's environment variable is unset, naming the variable (never the token)."""
+    from seam.plugins.chat.telegram.adapter import TelegramAdapter
+
+    token_env = str(_get(section, "token_env", None) or DEFAULT_TOKEN_ENV)
+    token = env.get(token_env, "").strip()
+    if not token:
+        raise ValueError(f"Telegram: the bot token variable {token_env} is not set")
+    options: dict[str, Any] = {}
+    poll_timeout = _get(section, "poll_timeout", None)
+    if poll_timeout:
+        options["poll_timeout"] = float(poll_timeout)
+    base_url = str(_get(section, "base_url", "") or "")
+    return TelegramAdapter(token, base_url=base_url, clock=clock, **options)
+
+
+def _get(section: object, key: str, default: Any) -> Any:
+    if isinstance(section, Mapping):
+        return section.get(key, default)
+    return getattr(section, key, default)

@@ -1,0 +1,367 @@
+"""What `seam gateway` is built from: the chat adapters `[gateway]` configures, the lock
+that lets one process hold each adapter, the sender that delivers outbox items through an
+adapter, and the status file `seam doctor` reads.
+
+Adapters come from a registry of factories that import their platform module only when
+that platform is configured (`ADAPTERS`), so a gateway for Telegram never imports Slack's
+or Discord's SDK, and the runtime never imports any of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from seam.contracts.chat import Button, ChatAdapter, ChatRef
+from seam.contracts.outbox import Outbox, OutboxItem
+from seam.plugins.delivery.senders import DeliveryFailed
+from seam.wiring.gateway_settings import GatewaySection, gateway_section
+from seam.wiring.settings import ConfigError, Settings
+
+log = logging.getLogger("seam.gateway")
+
+STATUS_FILE = "gateway-status.json"
+AdapterFactory = Callable[[Any, Mapping[str, str], Callable[[], float]], ChatAdapter]
+
+
+def _lazy(module: str, function: str) -> AdapterFactory:
+    """A factory that imports the platform's module when first called."""
+
+    def build(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:
+        import importlib
+
+        adapter: ChatAdapter = getattr(importlib.import_module(module), function)(
+            section, env, clock
+        )
+        return adapter
+
+    return build
+
+
+# Platform name -> factory(section, env, clock). Tests add their own fakes here.
+ADAPTERS: dict[str, AdapterFactory] = {
+    "telegram": _lazy("seam.plugins.chat.telegram", "build_telegram"),
+    "slack": _lazy("seam.plugins.chat.slack", "build_slack"),
+    "discord": _lazy("seam.plugins.chat.discord", "build_discord"),
+}
+# The env var each platform's token comes from (checked before anything starts).
+TOKEN_FIELDS = {
+    "telegram": ("token_env",),
+    "slack": ("bot_token_env", "app_token_env"),
+    "discord": ("token_env",),
+}
+
+
+@dataclass(frozen=True)
+class AdapterSpec:
+    """One configured platform: how to (re)build its adapter."""
+
+    name: str
+    build: Callable[[], ChatAdapter]
+
+
+def adapter_specs(
+    settings: Settings,
+    *,
+    registry: Mapping[str, AdapterFactory] | None = None,
+    clock: Callable[[], float] = time.time,
+) -> list[AdapterSpec]:
+    """The adapters `[gateway]` configures; ConfigError (one line) for a missing token or
+    a platform whose adapter is not installed."""
+    section = gateway_section(settings)
+    registry = ADAPTERS if registry is None else registry
+    specs = []
+    for name, table in section.platforms().items():
+        factory = registry.get(name)
+        if factory is None:
+            raise ConfigError(f"[gateway.{name}]: no adapter for {name!r}")
+        for field in TOKEN_FIELDS.get(name, ()):
+            var = getattr(table, field)
+            if not settings.env.get(var):
+                raise ConfigError(
+                    f"[gateway.{name}] {field}: the environment variable {var} is not set"
+                )
+
+        def build(
+            factory: AdapterFactory = factory, table: Any = table, name: str = name
+        ) -> ChatAdapter:
+            try:
+                return factory(table, settings.env, clock)
+            except ImportError as exc:
+                raise ConfigError(f"the {name} adapter is not installed ({exc})") from None
+
+        specs.append(AdapterSpec(name, build))
+    return specs
+
+
+# Sending outbox items through an adapter
+
+
+class AdapterSlot:
+    """The adapter a platform runs now (the watchdog replaces it when it rebuilds)."""
+
+    def __init__(self, adapter: ChatAdapter | None = None) -> None:
+        self.adapter = adapter
+
+
+class ChatSender:
+    """Delivers `"<platform>:<chat>[:<thread>]"` outbox items through the adapter in `slot`.
+
+    The gateway's own items are one platform message each, already formatted: payload
+    `{"text", "edit", "buttons"}`; `edit` names a message to replace (the streamed
+    preview), and when that edit fails the text is sent as a new message. Items other
+    producers enqueue (cron output, alerts: `{"text", ...}` without `edit`) are Markdown,
+    formatted and split here, and sent part after part."""
+
+    def __init__(self, platform: str, slot: AdapterSlot) -> None:
+        self.prefix = f"{platform}:"
+        self.slot = slot
+
+    async def send(self, item: OutboxItem) -> str | None:
+        adapter = self.slot.adapter
+        if adapter is None:
+            raise DeliveryFailed("the adapter is not running", retry_after=5.0)
+        try:
+            body = json.loads(item.payload)
+            chat = parse_target(item.target)
+            text = str(body["text"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise DeliveryFailed(f"not a chat message: {exc}", permanent=True) from None
+        try:
+            if "edit" not in body:
+                ids = [await adapter.send(chat, part) for part in adapter.format(text)]
+                return ids[0] if ids else None
+            buttons = _buttons(body.get("buttons") or [])
+            edit = body.get("edit")
+            if edit:
+                try:
+                    await adapter.edit(chat, str(edit), text, buttons=buttons)
+                    return str(edit)
+                except Exception as exc:  # the preview was deleted, or is too old to edit
+                    log.info("editing %s in %s failed (%s): sending instead", edit, chat, exc)
+            return await adapter.send(chat, text, buttons=buttons)
+        except DeliveryFailed:
+            raise
+        except Exception as exc:
+            retry_after = getattr(exc, "retry_after", None)
+            raise DeliveryFailed(
+                str(exc) or type(exc).__name__,
+                retry_after=float(retry_after) if isinstance(retry_after, int | float) else None,
+            ) from None
+
+
+def parse_target(target: str) -> ChatRef:
+    platform, _, rest = target.partition(":")
+    chat, _, thread = rest.partition(":")
+    if not platform or not chat:
+        raise ValueError(f"not a chat target: {target!r}")
+    return ChatRef(platform, chat, thread or None)
+
+
+def _buttons(rows: Sequence[Any]) -> list[list[Button]]:
+    return [[Button(str(b["label"]), str(b["data"])) for b in row] for row in rows]
+
+
+# Delivering what the outbox holds for a platform
+
+# Seconds a claimed chat message is held (a send is cut off at half of it): a gateway
+# killed mid-send has the message sent again by the next one this long after.
+DELIVERY_LEASE = 20.0
+
+
+async def deliver_forever(outbox: Outbox, sender: ChatSender, owner: str) -> None:
+    """Send every due item for `sender.prefix` (the outbox's `OutboxDeliverer`: back-off
+    with jitter, Retry-After, at most 10 attempts, claims released when stopped); until
+    cancelled."""
+    from seam.plugins.delivery.outbox_worker import OutboxDeliverer
+
+    deliverer = OutboxDeliverer(
+        outbox, [sender], owner=f"{owner}:{sender.prefix}", lease=DELIVERY_LEASE
+    )
+    await deliverer.run()
+
+
+# One process holds each adapter
+
+
+class AdapterLock(Protocol):
+    async def acquire(self) -> bool:
+        """Take the lock if it is free; whether this process holds it now."""
+        ...
+
+    async def held(self) -> bool:
+        """Whether the lock is still ours (a dropped database connection loses it)."""
+        ...
+
+    async def release(self) -> None: ...
+
+
+class FileLock:
+    """`flock` on `$SEAM_HOME/gateway-<name>.lock`: gateways sharing a home on one
+    machine (the SQLite store) take turns; the kernel frees it when the holder dies."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    async def acquire(self) -> bool:
+        if self._fd is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    async def held(self) -> bool:
+        return self._fd is not None
+
+    async def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def advisory_key(name: str) -> int:
+    """A stable signed 64-bit key for `pg_try_advisory_lock`, from the adapter's name."""
+    digest = hashlib.sha256(f"seam-gateway:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class PostgresLock:
+    """`pg_try_advisory_lock` on a connection of its own: gateways on several machines
+    sharing a PostgreSQL store take turns; the server frees it when the holder's
+    connection ends (a killed process, a lost network)."""
+
+    def __init__(self, url: str, name: str) -> None:
+        self.url = url
+        self.key = advisory_key(name)
+        self._conn: Any = None
+
+    async def acquire(self) -> bool:
+        import psycopg
+
+        if self._conn is not None and await self.held():
+            return True
+        try:
+            conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        except psycopg.OperationalError as exc:
+            log.warning("could not reach PostgreSQL for the adapter lock: %s", exc)
+            return False
+        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,))
+        row = await cur.fetchone()
+        if not (row and row[0]):
+            await conn.close()
+            return False
+        self._conn = conn
+        return True
+
+    async def held(self) -> bool:
+        if self._conn is None:
+            return False
+        try:
+            await self._conn.execute("SELECT 1")
+            return True
+        except Exception:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+            self._conn = None
+            return False
+
+    async def release(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+            self._conn = None
+
+
+def adapter_lock(settings: Settings, name: str) -> AdapterLock:
+    url = settings.store_url
+    if url:
+        return PostgresLock(url, name)
+    return FileLock(settings.home / f"gateway-{name}.lock")
+
+
+# The status file
+
+
+def status_path(settings: Settings) -> Path:
+    return settings.home / STATUS_FILE
+
+
+def write_status(path: Path, adapters: Mapping[str, Mapping[str, Any]]) -> None:
+    """Merge this process's view of `adapters` into the status file (other processes
+    write the adapters they hold), atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock_fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(lock_fd, fcntl.LOCK_EX)
+        current = read_status(path)
+        merged = dict(current.get("adapters", {}))
+        for name, entry in adapters.items():
+            old = merged.get(name)
+            # A standby's view never hides a holder's fresh one.
+            if (
+                entry.get("state") == "standby"
+                and old is not None
+                and old.get("state") != "standby"
+                and old.get("updated_at", 0) > time.time() - 30
+                and old.get("pid") != os.getpid()
+            ):
+                continue
+            merged[name] = dict(entry)
+        tmp = path.with_suffix(".tmp")
+        body = json.dumps({"updated_at": time.time(), "adapters": merged}, indent=2)
+        tmp.write_text(body + "\n", encoding="utf-8")
+        tmp.replace(path)
+    finally:
+        os.close(lock_fd)
+
+
+def read_status(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def owner_target(settings: Settings) -> str:
+    return gateway_section(settings).owner
+
+
+__all__ = [
+    "ADAPTERS",
+    "AdapterLock",
+    "AdapterSlot",
+    "AdapterSpec",
+    "ChatSender",
+    "DeliveryFailed",
+    "FileLock",
+    "GatewaySection",
+    "PostgresLock",
+    "adapter_lock",
+    "adapter_specs",
+    "advisory_key",
+    "deliver_forever",
+    "gateway_section",
+    "parse_target",
+    "read_status",
+    "status_path",
+    "write_status",
+]

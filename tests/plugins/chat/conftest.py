@@ -1,0 +1,3 @@
+from tests.support.fake_telegram import fake_telegram
+
+__all__ = ["fake_telegram"]
