@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -60,6 +61,12 @@ class SlowModel:
 
 
 async def main():
+    if os.environ.get("BENCH_SLOW_CALLBACKS"):  # log every callback that holds the loop
+        import logging
+        logging.basicConfig(level=logging.WARNING)
+        loop = asyncio.get_running_loop()
+        loop.set_debug(True)
+        loop.slow_callback_duration = float(os.environ["BENCH_SLOW_CALLBACKS"])
     folder = sys.argv[1]
     store = SQLiteSessionStore(folder + "/sessions.db")
     runtime = assemble_runtime(model=SlowModel(), store=store, tools=None)
@@ -72,17 +79,47 @@ async def main():
     sock.bind(("127.0.0.1", 0))
     sock.listen(4096)
     print(sock.getsockname()[1], key, flush=True)
+    http = os.environ.get("BENCH_HTTP", "auto")  # auto: httptools when installed, as seam serve
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096)
+        uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096, http=http)
     )
+    lags = []
+    pauses = []  # garbage collections, in seconds
+    import gc
+    began = [0.0]
+
+    def on_gc(phase, info):
+        if phase == "start":
+            began[0] = time.perf_counter()
+        else:
+            pauses.append(time.perf_counter() - began[0])
+            with open(folder + "/gc.txt", "w") as out:
+                out.write(f"{len(pauses)} {sum(pauses):.4f} {max(pauses):.4f}")
+
+    gc.callbacks.append(on_gc)
+
+    async def tick():  # how late the event loop runs a 10 ms timer: how long it is held
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lags.append(time.perf_counter() - start - 0.01)
+            if len(lags) % 100 == 0:  # the client reads it after the turns (see run)
+                with open(folder + "/lags.txt", "w") as out:
+                    out.write(" ".join(f"{v:.5f}" for v in lags))
+
+    if os.environ.get("BENCH_GC") != "default":
+        from seam.apps.web.serve import tune_gc
+        tune_gc()
+    ticker = asyncio.ensure_future(tick())
     await server.serve(sockets=[sock])
+    ticker.cancel()
 
 
 if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server, dumped on SIGUSR1
     import cProfile, signal
-    prof = cProfile.Profile()
+    prof = cProfile.Profile(time.thread_time)  # CPU of the event loop thread, not wall time
     signal.signal(signal.SIGUSR1, lambda *_: prof.dump_stats(os.environ["BENCH_PROFILE"]))
-    prof.enable()
+    signal.signal(signal.SIGUSR2, lambda *_: prof.enable())
 asyncio.run(main())
 """
 
@@ -97,6 +134,33 @@ def rss_kb(pid: int) -> int:
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds by thread name: the event loop ("python") and the store's threads."""
+    out: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        kind = "event loop" if int(task.name) == pid else "other threads"
+        out[kind] = out.get(kind, 0.0) + seconds
+    return out
+
+
+def runqueue_wait(pid: int) -> float:
+    """Seconds the event loop thread has spent ready to run but waiting for a CPU (the
+    kernel's schedstat): what other processes on the machine cost the server."""
+    return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1]) / 1e9
+
+
+def read_lags(folder: str) -> list[float]:
+    try:
+        return [float(v) * 1000 for v in Path(folder, "lags.txt").read_text().split()]
+    except (FileNotFoundError, ValueError):
+        return []
 
 
 def pct(values: list[float], q: float) -> float:
@@ -138,13 +202,16 @@ class Http:
 
 
 async def sse_chunks(reader: asyncio.StreamReader):  # type: ignore[no-untyped-def]
-    """The event stream's pieces (the server sends one event per chunk)."""
+    """The event stream's events (the server sends whole events, several to a chunk when
+    they are ready together)."""
     while True:
         size = int((await reader.readline()).strip(), 16)
         if size == 0:
             return
         data = await reader.readexactly(size + 2)
-        yield data[:-2].decode()
+        for piece in data[:-2].decode().split("\n\n"):
+            if piece:
+                yield piece
 
 
 async def one(
@@ -221,10 +288,17 @@ async def run(clients: int, spread: float) -> None:
             if failed:
                 raise RuntimeError(f"{len(failed)} clients failed") from failed[0].exception()
             peak = rss_kb(proc.pid)
+            lags_before = len(read_lags(folder))
+            waited_before = runqueue_wait(proc.pid)
             cpu_before = cpu_seconds(proc.pid)
+            threads_before = thread_cpu(proc.pid)
+            if os.environ.get("BENCH_PROFILE"):
+                proc.send_signal(signal.SIGUSR2)  # profile the turns only
             go.set()
             await asyncio.gather(*tasks)
             cpu = cpu_seconds(proc.pid) - cpu_before
+            waited = runqueue_wait(proc.pid) - waited_before
+            threads = {k: v - threads_before.get(k, 0.0) for k, v in thread_cpu(proc.pid).items()}
             per_stream = (peak - base) / clients
             print(f"{clients} clients, messages sent over {spread:g} s")
             print(
@@ -235,11 +309,34 @@ async def run(clients: int, spread: float) -> None:
                 f"last model chunk -> done: p50 {pct(out['done'], 0.5):.1f} ms, "
                 f"p99 {pct(out['done'], 0.99):.1f} ms"
             )
+            slow = sorted(v for v in out["first"] if v > 1000)
+            if slow:
+                shown = ", ".join(f"{v:.0f}" for v in slow[:10])
+                print(f"{len(slow)} first deltas over 1 s late: {shown} ms")
             print(
                 f"server RSS: {base / 1024:.1f} MB idle, {peak / 1024:.1f} MB with every "
                 f"stream open: {per_stream:.1f} KB per open stream"
             )
-            print(f"server CPU per turn: {cpu / clients * 1000:.1f} ms")
+            split = ", ".join(
+                f"{k} {v / clients * 1000:.1f} ms" for k, v in sorted(threads.items())
+            )
+            print(f"server CPU per turn: {cpu / clients * 1000:.1f} ms ({split})")
+            print(
+                f"event loop thread waiting for a CPU (other processes' load): {waited:.2f} s "
+                f"({waited / clients * 1000:.1f} ms per turn)"
+            )
+            with contextlib.suppress(FileNotFoundError, ValueError):
+                count, total, worst = Path(folder, "gc.txt").read_text().split()  # noqa: ASYNC240
+                print(
+                    f"garbage collections (whole run): {count}, {float(total) * 1000:.0f} ms "
+                    f"in all, the longest {float(worst) * 1000:.0f} ms"
+                )
+            lags = sorted(read_lags(folder)[lags_before:])
+            if lags:
+                print(
+                    f"event loop lag (a 10 ms timer, while the turns ran): p50 "
+                    f"{pct(lags, 0.5):.1f} ms, p99 {pct(lags, 0.99):.1f} ms, max {lags[-1]:.1f} ms"
+                )
         finally:
             if os.environ.get("BENCH_PROFILE"):
                 proc.send_signal(signal.SIGUSR1)

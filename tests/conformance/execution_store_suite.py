@@ -18,8 +18,8 @@ from seam.contracts.execution import (
     NewSubmission,
     SubmissionConflict,
 )
-from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.sessions import SessionNotFound, UsageRecord
 
 from .session_store_suite import ManualClock
 
@@ -231,6 +231,36 @@ class ExecutionStoreSuite:
         sub = await store.submission("a")
         assert sub is not None and sub.steps == 3
 
+    async def test_append_for_records_usage_with_the_messages(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        first = UsageRecord("p", "m", Usage(100, 20), 0.5, "t1")
+        await store.append_for("a", "w1", [Message("assistant", "ok")], usage=[first])
+        await store.append_for("a", "w1", [], usage=[UsageRecord("p", "m", Usage(10, 2))])
+        totals = await store.usage_totals(KEY)
+        assert (totals.calls, totals.usage, totals.cost_usd) == (2, Usage(110, 22), 0.5)
+        assert totals.unpriced_calls == 1
+        sub = await store.submission("a")
+        assert sub is not None and sub.steps == 1
+        with pytest.raises(LeaseLost):
+            await store.append_for("a", "w2", [], usage=[first])
+        assert (await store.usage_totals(KEY)).calls == 2
+
+    async def test_append_for_stores_events_with_the_messages(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        records = [EventRecord(KEY, n, n, "tool_start", "{}", "a") for n in (1, 2)]
+        await store.append_for("a", "w1", [Message("user", "hi")], events=records)
+        assert await store.events(KEY) == records
+        assert await store.last_seq(KEY) == 2
+        late = EventRecord(KEY, 3, 3, "done", "{}", "a")
+        with pytest.raises(LeaseLost):
+            await store.append_for("a", "w2", [Message("user", "x")], events=[late])
+        assert await store.events(KEY) == records
+        assert [m.content for m in await store.messages(KEY)] == ["hi"]
+
     async def test_append_for_needs_the_lease(self, store: ExecutionStore) -> None:
         await store.create(KEY)
         await _admit(store, "a")
@@ -243,6 +273,23 @@ class ExecutionStoreSuite:
         assert await store.submission_messages("a") == []
 
     # Settlement
+
+    async def test_settle_unless_aborted(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await _admit(store, "b")
+        await store.claim("w1", submission_id="a")
+        done = await store.settle(
+            "a", "w1", "completed", result="hi", finish_reason="stop", unless_aborted=True
+        )
+        assert (done.outcome, done.result, done.finish_reason) == ("completed", "hi", "stop")
+        await store.claim("w1", submission_id="b")
+        await store.request_abort("b")
+        aborted = await store.settle(
+            "b", "w1", "completed", result="hi", finish_reason="stop", unless_aborted=True
+        )
+        assert (aborted.state, aborted.outcome) == ("settled", "aborted")
+        assert (aborted.result, aborted.finish_reason) == (None, "aborted")
 
     async def test_settle_exactly_once(self, store: ExecutionStore) -> None:
         await store.create(KEY)

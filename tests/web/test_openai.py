@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import openai
 import pytest
@@ -109,3 +110,67 @@ async def test_an_unknown_model_is_a_404_the_client_understands(tmp_path: Path) 
         bad_key = openai.AsyncOpenAI(base_url=f"{served.url}/v1", api_key="x", max_retries=0)
         with pytest.raises(openai.AuthenticationError):
             await bad_key.models.list()
+
+
+async def test_client_side_tools_are_refused_with_a_clear_400(tmp_path: Path) -> None:
+    async with serving(ScriptedModel([]), tmp_path) as served:
+        client = client_for(served)
+        weather = {
+            "type": "function",
+            "function": {"name": "weather", "parameters": {"type": "object", "properties": {}}},
+        }
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.chat.completions.create(
+                model="default",
+                messages=[{"role": "user", "content": "weather?"}],
+                tools=[weather],  # type: ignore[list-item]
+            )
+        assert "client-side tools are not supported" in str(caught.value)
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.chat.completions.create(
+                model="default",
+                messages=[
+                    {"role": "user", "content": "weather?"},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": "c1",
+                                "type": "function",
+                                "function": {"name": "weather", "arguments": "{}"},
+                            }
+                        ],
+                    },
+                    {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+                    {"role": "user", "content": "so?"},
+                ],
+            )
+        assert "'tool' message" in str(caught.value)
+        async with served.client() as native:  # nothing was run or stored
+            assert (await native.get("/api/sessions")).json() == {"sessions": []}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_stateless_approval_has_no_one_to_ask(tmp_path: Path, stream: bool) -> None:
+    model = ScriptedModel([tool_step(call("danger")), echo_tool_result])
+    async with serving(model, tmp_path) as served:
+        client = client_for(served)
+        messages: list[Any] = [{"role": "user", "content": "clean up"}]
+        if stream:
+            chunks = [
+                c
+                async for c in await client.chat.completions.create(
+                    model="default", messages=messages, stream=True
+                )
+            ]
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            assert chunks[-1].choices[0].finish_reason == "stop"
+        else:
+            answer = await client.chat.completions.create(model="default", messages=messages)
+            text = answer.choices[0].message.content or ""
+        # The tool was told nobody could approve (not that the person said no) ...
+        assert text.startswith("The tool said: decision: unavailable")
+        # ... and the client is told what was not run and how to run it.
+        assert "`rm -r build` needed approval and was not run" in text
+        assert "X-Seam-Session" in text

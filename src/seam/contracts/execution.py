@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionStore
+from seam.contracts.sessions import SessionStore, UsageRecord
 
 SubmissionState = Literal["queued", "running", "settled"]
 Outcome = Literal["completed", "failed", "aborted"]
@@ -169,9 +169,21 @@ class ExecutionStore(SessionStore, Protocol):
         """Extend the lease. Raises LeaseLost when `owner` no longer holds it."""
         ...
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
+    ) -> None:
         """Append to the submission's session, tagged with its id, and advance its
-        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it."""
+        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it.
+
+        In the same transaction, so a turn pays one write, not three: `usage`, the
+        model calls these messages came from (as `record_usage` would record them), and
+        `events`, event records of the session (as `append_events` would store them)."""
         ...
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
@@ -187,9 +199,14 @@ class ExecutionStore(SessionStore, Protocol):
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         """Settle exactly once. `owner` must hold the lease (None: only for a queued
-        submission, e.g. an abort before it ran). Raises LeaseLost otherwise."""
+        submission, e.g. an abort before it ran). Raises LeaseLost otherwise.
+
+        `unless_aborted`: when an abort was requested meanwhile, settle it aborted
+        (finish reason "aborted", no result or error) instead, in the same transaction,
+        so the caller need not read the submission first to find out."""
         ...
 
     async def release(

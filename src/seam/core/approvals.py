@@ -4,14 +4,25 @@ A tool (through the command gate) awaits `request()`; the loop streams a
 `tool_approval_required` event; the surface answers with `AgentLoop.respond()` from
 wherever it runs (an inline CLI prompt, a web request, a chat button). No answer within
 the timeout is a denial.
+
+With a `relay` (the store's `ApprovalAnswers`), an answer may also come from another
+process: the waiter watches the store beside its in-memory future, and writes the answer
+it acts on (given here, or the timeout's denial) so a later answer anywhere is refused as
+already given. The first answer stored wins, wherever it was given.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Callable
+from typing import Any, cast, get_args
 
+from seam.contracts.approval_answers import ApprovalAnswers
 from seam.contracts.guardrail import ApprovalDecision
+
+log = logging.getLogger(__name__)
 
 PendingKey = tuple[str, str]  # (session key, call id)
 
@@ -19,8 +30,10 @@ PendingKey = tuple[str, str]  # (session key, call id)
 class PendingApprovals:
     """Open approval requests of one loop, by session and call."""
 
-    def __init__(self) -> None:
+    def __init__(self, relay: ApprovalAnswers | None = None) -> None:
         self._futures: dict[PendingKey, asyncio.Future[ApprovalDecision]] = {}
+        # Where answers given in other processes arrive (set by the composition root).
+        self.relay = relay
 
     def expect(self, session_key: str, call_id: str) -> asyncio.Future[ApprovalDecision]:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
@@ -64,13 +77,73 @@ class TurnApprover:
         self, *, call_id: str, tool: str, command: str, reason: str
     ) -> ApprovalDecision:
         future = self._pending.expect(self._key, call_id)
+        relay = self._pending.relay
+        if relay is not None:
+            try:  # before the request is announced: nobody can have answered it yet
+                await relay.clear_approval(self._key, call_id)
+            except Exception:
+                log.exception("could not clear an earlier answer to approval %s", call_id)
         self._announce(call_id, tool, command, reason)
         decision: ApprovalDecision
         try:
-            decision = await asyncio.wait_for(future, self._timeout)
-        except TimeoutError:
-            decision = "deny"
+            if relay is None:
+                try:
+                    decision = await asyncio.wait_for(future, self._timeout)
+                except TimeoutError:
+                    decision = "deny"
+            else:
+                decision = await self._either(relay, call_id, future)
         finally:
             self._pending.close(self._key, call_id)
         self._answered(call_id, decision)
         return decision
+
+    async def _either(
+        self,
+        relay: ApprovalAnswers,
+        call_id: str,
+        future: asyncio.Future[ApprovalDecision],
+    ) -> ApprovalDecision:
+        """The first answer, given here or stored by another process."""
+        clock = asyncio.get_running_loop()
+        deadline = clock.time() + self._timeout
+        remote = asyncio.ensure_future(
+            relay.wait_for_approval_answer(self._key, call_id, self._timeout)
+        )
+        either: set[asyncio.Future[Any]] = {future, remote}
+        try:
+            await asyncio.wait(either, timeout=self._timeout, return_when=asyncio.FIRST_COMPLETED)
+            if not future.done() and remote.done() and remote.exception() is not None:
+                # The store failed: answers given here still count until the timeout.
+                problem = remote.exception()
+                log.warning("cannot watch the store for approval %s: %s", call_id, problem)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        asyncio.shield(future), max(0.0, deadline - clock.time())
+                    )
+        finally:
+            remote.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await remote
+        if future.done():
+            local = future.result()
+        elif not remote.cancelled() and remote.exception() is None and remote.result():
+            return _decision(remote.result())
+        else:
+            local = "deny"  # nobody answered in time (or the store failed: the safe answer)
+        try:
+            if await relay.answer_approval(self._key, call_id, local):
+                return local
+            stored = await relay.approval_answer(self._key, call_id)
+        except Exception:
+            log.exception("could not store the answer to approval %s", call_id)
+            return local
+        # Answered elsewhere first (a web request to another process): that answer wins.
+        return local if stored is None else _decision(stored)
+
+
+def _decision(value: str | None) -> ApprovalDecision:
+    """A stored answer as a decision; anything unknown is a denial."""
+    if value in get_args(ApprovalDecision):
+        return cast(ApprovalDecision, value)
+    return "deny"

@@ -36,11 +36,11 @@ from seam.contracts.execution import (
     ExecutionStore,
     LeaseLost,
     NewSubmission,
-    Outcome,
     Submission,
 )
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import RETRYABLE_KINDS
+from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.event_log import EventRecorder, decode
@@ -158,6 +158,7 @@ class Coordinator:
         on_event: OnEvent | None = None,
         *,
         cancel: CancelToken | None = None,
+        admitted: Submission | None = None,
     ) -> Submission:
         """Drive one submission to settlement here, or follow it while another worker
         does (replaying its stored events to `on_event`). Returns it settled. When it
@@ -165,9 +166,14 @@ class Coordinator:
         finished here first.
 
         Cancelling `cancel` stops the turn at its next step and settles it aborted.
+        `admitted`: the submission as `submit` just returned it, which saves reading it
+        again (its state only decides whether the claim looks for dead owners first).
         """
         store = self.store
-        sub = await store.submission(submission_id)
+        if admitted is not None and admitted.id == submission_id:
+            sub: Submission | None = admitted
+        else:
+            sub = await store.submission(submission_id)
         if sub is None:
             raise KeyError(f"no submission {submission_id!r}")
         seen: int | None = None  # where following another worker's events resumes
@@ -387,11 +393,13 @@ class Coordinator:
         done: Done | None = None
         error: ErrorEvent | None = None
 
-        async def write_transcript(messages: Sequence[Message]) -> None:
+        async def write_transcript(
+            messages: Sequence[Message], usage: Sequence[UsageRecord]
+        ) -> None:
             # The recorder stores events behind the turn's back; repair reads the log
             # beside the transcript (`_unsaved_text`), so the log must never lag it.
-            await recorder.flush()
-            await store.append_for(sub.id, owner, messages)
+            events = await recorder.handover() if messages else ()
+            await store.append_for(sub.id, owner, messages, usage=usage, events=events)
 
         try:
             session.loop.sequences.continue_after(
@@ -422,6 +430,16 @@ class Coordinator:
     ) -> Submission:
         store = self.store
         owner = self.owner
+        if done is not None and done.finish_reason not in ("cancelled", "error", "timeout"):
+            # The usual end: the settle itself turns it aborted if one was requested.
+            return await store.settle(
+                sub.id,
+                owner,
+                "completed",
+                result=done.text,
+                finish_reason=done.finish_reason,
+                unless_aborted=True,
+            )
         current = await self._current(sub)
         if current.abort_requested or (done is not None and done.finish_reason == "cancelled"):
             return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
@@ -449,8 +467,7 @@ class Coordinator:
                     sub.id, owner, not_before=self._clock() + pause, error=message
                 )
             return await store.settle(sub.id, owner, "failed", error=message, finish_reason=finish)
-        outcome: Outcome = "completed"
-        return await store.settle(sub.id, owner, outcome, result=done.text, finish_reason=finish)
+        raise AssertionError(f"unhandled finish reason {finish!r}")  # pragma: no cover
 
     async def plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> RepairPlan:
         """What claiming `sub` does, from what it already wrote (nothing: a first run)."""

@@ -197,6 +197,8 @@ class EventRecorder:
         # Encoded records waiting for the writer task, oldest first.
         self._pending: list[EventRecord] = []
         self._writer: asyncio.Task[None] | None = None
+        # The writer task is in a store call (its records cannot be handed over).
+        self._writing = False
 
     def buffer(self, event: AgentEvent) -> bool:
         """Buffer a text delta of the current turn without awaiting (the hot path);
@@ -229,6 +231,19 @@ class EventRecorder:
         if writer is not None:
             await asyncio.shield(writer)
 
+    async def handover(self) -> list[EventRecord]:
+        """Every record not stored yet, for the caller to store in its own write (the
+        transcript's), so the log still never lags the transcript but costs no write of
+        its own. A write already under way is waited for instead (records commit in
+        order), and then nothing is left to hand over."""
+        self._take()
+        if self._writing:
+            await self.flush()
+            return []
+        # The writer task, if one is due, finds nothing pending and ends.
+        records, self._pending = self._pending, []
+        return records
+
     async def aclose(self) -> None:
         await self.flush()
 
@@ -256,9 +271,12 @@ class EventRecorder:
         try:
             while self._pending:
                 records, self._pending = self._pending, []
+                self._writing = True
                 try:
                     await self._store.append_events(records)
                 except Exception:
                     log.exception("could not store %d events", len(records))
+                finally:
+                    self._writing = False
         finally:
             self._writer = None

@@ -28,12 +28,13 @@ from seam.contracts.execution import (
     lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.sessions import SessionNotFound, UsageRecord
+from seam.core.approval_answers import InMemoryApprovalAnswers
 from seam.core.outbox import InMemoryOutbox
 from seam.core.sessions import InMemorySessionStore
 
 
-class InMemoryExecutionStore(InMemorySessionStore, InMemoryOutbox):
+class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMemoryOutbox):
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock=clock)
         InMemoryOutbox.__init__(self, clock=clock)  # the outbox lives in the store too
@@ -141,9 +142,21 @@ class InMemoryExecutionStore(InMemorySessionStore, InMemoryOutbox):
         sub = self._held(submission_id, owner)
         self._put(sub, lease_expires_at=self._clock() + lease)
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
+    ) -> None:
         sub = self._held(submission_id, owner)
+        if events:
+            await self.append_events(events)
         await self.append(sub.session_key, messages)
+        for record in usage:
+            await self.record_usage(sub.session_key, record)
         self._written[submission_id].extend(messages)
         self._put(sub, steps=sub.steps + len(messages))
 
@@ -163,6 +176,7 @@ class InMemoryExecutionStore(InMemorySessionStore, InMemoryOutbox):
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         sub = self._get(submission_id)
         if owner is None:
@@ -170,6 +184,8 @@ class InMemoryExecutionStore(InMemorySessionStore, InMemoryOutbox):
                 raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
         else:
             sub = self._held(submission_id, owner)
+        if unless_aborted and sub.abort_requested:
+            outcome, result, error, finish_reason = "aborted", None, None, "aborted"
         return self._put(
             sub,
             state="settled",
@@ -254,6 +270,7 @@ class InMemoryExecutionStore(InMemorySessionStore, InMemoryOutbox):
                 self._open.pop(sid, None)
                 self._written.pop(sid, None)
             self._events.pop(key, None)
+            self._forget_approvals(key)
         return deleted
 
     # Helpers

@@ -35,6 +35,7 @@ from seam.core.turn import (
     record_usage,
     save_partial,
     store,
+    usage_record,
 )
 from seam.core.watchdog import StreamWatchdog
 
@@ -196,18 +197,24 @@ class CallModel:
                 _describe_call(span, deps, call_usage, answered_by, finish, began, first_at)
             span_block.__exit__(None, None, None)
 
-        if call_usage is not EMPTY_USAGE:
-            await record_usage(deps, call_usage, answered_by, personality)
+        # Stored with the message the call produced (one write), or alone without one.
+        used = (
+            None
+            if call_usage is EMPTY_USAGE
+            else usage_record(deps, call_usage, answered_by, personality)
+        )
         text = "".join(partial)
         state.partial = []
         if cancel.cancelled:
             if text:
-                await store(deps, state, Message("assistant", text, interrupted=True))
+                await store(deps, state, Message("assistant", text, interrupted=True), usage=used)
+            elif used is not None:
+                await record_usage(deps, used)
             state.final_text = text
             state.next = Finish("cancelled", halt=("cancelled", cancel.reason or "cancelled"))
             return
         assistant = Message("assistant", text, tool_calls=tuple(calls))
-        await store(deps, state, assistant)
+        await store(deps, state, assistant, usage=used)
         state.messages.append(assistant)
         if registry.has(hooks.AFTER_LLM_CALL):
             payload_after = AfterLLMCall(key, turn_id, state.iteration, assistant, state.usage)

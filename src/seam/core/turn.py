@@ -54,7 +54,8 @@ log = logging.getLogger("seam.loop")
 
 # Writes transcript messages; a durable submission's writer also advances the submission
 # in the same transaction (see `ExecutionStore.append_for`).
-TranscriptWriter = Callable[[Sequence[Message]], Awaitable[None]]
+# `usage`: the model calls the messages came from, stored in the same write.
+TranscriptWriter = Callable[[Sequence[Message], Sequence[UsageRecord]], Awaitable[None]]
 
 
 class UnknownPersonality(Exception):
@@ -165,14 +166,19 @@ def flush(state: TurnState) -> list[AgentEvent]:
     return [make(next_seq(state)) for make in waiting]
 
 
-async def store(deps: TurnDeps, state: TurnState, *messages: Message) -> None:
-    """Write messages to the transcript (redacted), through the turn's writer."""
+async def store(
+    deps: TurnDeps, state: TurnState, *messages: Message, usage: UsageRecord | None = None
+) -> None:
+    """Write messages to the transcript (redacted), through the turn's writer; `usage`
+    (the call they came from) goes in the same write when the writer takes it."""
     redact = deps.loop.redact
     if redact is not None:
         messages = tuple(_redacted(m, redact) for m in messages)
     if deps.transcript is not None:
-        await deps.transcript(messages)
+        await deps.transcript(messages, () if usage is None else (usage,))
     else:
+        if usage is not None:
+            await _write_usage(deps, usage)
         await deps.loop.sessions.append(deps.session_key, messages)
     state.stored.extend(messages)
 
@@ -189,18 +195,33 @@ async def save_partial(deps: TurnDeps, state: TurnState) -> None:
         log.exception("could not save interrupted text for %s", deps.session_key)
 
 
-async def record_usage(
+def usage_record(
     deps: TurnDeps, usage: Usage, route: RouteChunk | None, personality: Personality
-) -> None:
+) -> UsageRecord:
+    """What one model call used, priced when the loop knows the model's price."""
     model = deps.model
     provider = route.provider if route else model.name
     name = route.model if route else (personality.model or model.model)
     loop = deps.loop
     cost = loop.pricing(provider, name, usage) if loop.pricing is not None else None
+    return UsageRecord(provider, name, usage, cost, deps.turn_id)
+
+
+async def record_usage(deps: TurnDeps, record: UsageRecord) -> None:
+    """Store usage on its own (no message to store it with)."""
+    if deps.transcript is None:
+        await _write_usage(deps, record)
+        return
     try:
-        await loop.sessions.record_usage(
-            deps.session_key, UsageRecord(provider, name, usage, cost, deps.turn_id)
-        )
+        await deps.transcript((), (record,))
+    except Exception:
+        log.exception("could not record usage for %s", deps.session_key)
+
+
+async def _write_usage(deps: TurnDeps, record: UsageRecord) -> None:
+    # Usage is bookkeeping: failing to store it never fails the turn.
+    try:
+        await deps.loop.sessions.record_usage(deps.session_key, record)
     except Exception:
         log.exception("could not record usage for %s", deps.session_key)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from seam.contracts.approval_answers import ApprovalAnswers
 from seam.contracts.context import ContextBuilder, ContextCompressor, ContextUsage
 from seam.contracts.events import AgentEvent, ContextCompacted, Done, ErrorEvent
 from seam.contracts.execution import (
@@ -230,7 +231,9 @@ class Runtime:
     ) -> Submission:
         """One durable turn in the named session, driven here; returns it settled."""
         sub = await self.submit(session, text, personality=personality, submission_id=submission_id)
-        return await self.coordinator.run(sub.id, self.factory.resolve, on_event, cancel=cancel)
+        return await self.coordinator.run(
+            sub.id, self.factory.resolve, on_event, cancel=cancel, admitted=sub
+        )
 
     def run(
         self,
@@ -531,6 +534,9 @@ def assemble_runtime(
         compressor=compressor,
         tracer=tracer,
     )
+    if isinstance(store, ApprovalAnswers):
+        # Approvals answered in another process reach this one's waiters through the store.
+        loop.pending_approvals.relay = store
     if coordinator is None:
         # Tracing on: the Coordinator's store calls slower than `slow_store_ms` are spans.
         traced: Any = store if tracer is None else TracedStore(store, tracer, slow_ms=slow_store_ms)

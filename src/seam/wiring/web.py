@@ -28,13 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seam.contracts.events import AgentEvent, Done, RunStart, TextDelta, UsageEvent
+from seam.contracts.events import (
+    AgentEvent,
+    Done,
+    RunStart,
+    TextDelta,
+    ToolApprovalRequired,
+    ToolApprovalResponse,
+    UsageEvent,
+)
 from seam.contracts.execution import Submission, SubmissionConflict
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.messages import Message
 from seam.contracts.sessions import message_to_dict, usage_to_dict
 from seam.contracts.tools import CancelToken
-from seam.core.event_log import replay
+from seam.core.event_log import decode, replay
 from seam.core.identity import (
     assert_public_session_name,
     create_session_storage_key,
@@ -340,23 +348,30 @@ class WebBackend:
             raise Conflict(str(exc)) from None
         if sub.state != "settled" and sub.id not in self._drivers:
             self._admitted.setdefault(key, time.perf_counter())
-            self.drive(sub.id)
+            self.drive(sub.id, admitted=sub)
         return sub
 
-    def drive(self, submission_id: str) -> None:
-        """Run (or follow, while another process runs it) a submission in the background."""
+    def drive(self, submission_id: str, *, admitted: Submission | None = None) -> None:
+        """Run (or follow, while another process runs it) a submission in the background.
+        `admitted`: the submission as just admitted (saves reading it back)."""
         if submission_id in self._drivers:
             return
         token = CancelToken()
         self._cancels[submission_id] = token
-        task = asyncio.ensure_future(self._run(submission_id, token))
+        task = asyncio.ensure_future(self._run(submission_id, token, admitted))
         self._drivers[submission_id] = task
 
-    async def _run(self, submission_id: str, token: CancelToken) -> None:
+    async def _run(
+        self, submission_id: str, token: CancelToken, admitted: Submission | None = None
+    ) -> None:
         runtime = self.runtime
         try:
             sub = await runtime.coordinator.run(
-                submission_id, runtime.factory.resolve, self._on_event, cancel=token
+                submission_id,
+                runtime.factory.resolve,
+                self._on_event,
+                cancel=token,
+                admitted=admitted,
             )
             if sub.outcome is not None:
                 self.metrics.turns[sub.outcome] = self.metrics.turns.get(sub.outcome, 0) + 1
@@ -412,17 +427,80 @@ class WebBackend:
             token.cancel("cancelled through the API")
         return await self.runtime.abort(sub.id)
 
-    def respond(self, tenant: str, name: str, call_id: str, decision: str) -> bool:
+    async def respond(self, tenant: str, name: str, call_id: str, decision: str) -> None:
+        """Answer an approval request of a turn in `name`, whichever process runs it.
+
+        A turn running here is answered in memory (the fast path). With a store that
+        relays answers (`ApprovalAnswers`), the answer is stored first, once the call is
+        known to be waiting: here, or in the event log (a `tool_approval_required` of a
+        running submission with no response yet), and the process running the turn picks
+        it up from the store. The first answer stored wins; later ones are a `Conflict`.
+        """
         chosen = DECISIONS.get(decision)
         if chosen is None:
             raise Invalid(f"decision must be one of {', '.join(DECISIONS)}, not {decision!r}")
-        key = self.key_for(tenant, name)
-        return self.runtime.respond_to(key, call_id, chosen)
+        await self._answer(await self._existing(tenant, name), name, call_id, chosen)
+
+    async def respond_unattended(self, tenant: str, name: str, call_id: str) -> None:
+        """Answer that nobody is there to approve (a stateless OpenAI request): the gate
+        refuses the command without counting it as the person's denial."""
+        with contextlib.suppress(Conflict):
+            await self._answer(self.key_for(tenant, name), name, call_id, UNAVAILABLE)
+
+    async def _answer(self, key: str, name: str, call_id: str, chosen: ApprovalDecision) -> None:
+        runtime = self.runtime
+        pending = runtime.loop.pending_approvals
+        relay = pending.relay
+        if relay is None:
+            if not runtime.respond_to(key, call_id, chosen):
+                raise Conflict(_not_waiting(call_id, name))
+            return
+        if call_id not in pending.waiting(key):
+            state = await self._approval_state(key, call_id)
+            if state == "answered" or await relay.approval_answer(key, call_id) is not None:
+                raise Conflict(_already_answered(call_id))
+            if state != "waiting":
+                raise Conflict(_not_waiting(call_id, name))
+        if not await relay.answer_approval(key, call_id, chosen):
+            raise Conflict(_already_answered(call_id))
+        runtime.respond_to(key, call_id, chosen)  # at once when the turn runs here
+
+    async def _approval_state(self, key: str, call_id: str) -> str:
+        """ "waiting", "answered" or "unknown": what the event log of the session's running
+        submissions says of `call_id`'s approval request."""
+        store = self.runtime.store
+        state = "unknown"
+        for sub in await store.submissions(key, states=("running",)):
+            for record in await store.events(key, submission_id=sub.id):
+                if record.type not in _APPROVAL_TYPES:
+                    continue
+                for event in decode(record):
+                    if getattr(event, "call_id", None) != call_id:
+                        continue
+                    # The last word counts: call ids may repeat within a turn.
+                    if isinstance(event, ToolApprovalRequired):
+                        state = "waiting"
+                    elif isinstance(event, ToolApprovalResponse):
+                        state = "answered"
+        return state
 
     async def events(
         self, tenant: str, name: str, after: int = 0
     ) -> AsyncIterator[AgentEvent | None]:
         """The session's events after `after`, then live ones; None is a heartbeat."""
+        batches = self.event_batches(tenant, name, after)
+        try:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+        finally:
+            await batches.aclose()
+
+    async def event_batches(
+        self, tenant: str, name: str, after: int = 0
+    ) -> AsyncIterator[list[AgentEvent | None]]:
+        """`events` in batches: whatever is ready at once comes as one list (a stream
+        writes it with one send: on a busy server a burst of events costs one syscall)."""
         key = await self._existing(tenant, name)
         store = self.runtime.store
         heartbeat = self.config.heartbeat_seconds
@@ -431,32 +509,41 @@ class WebBackend:
         try:
             with self.hub.subscribe(key) as queue:
                 while True:
+                    batch: list[AgentEvent | None] = []
                     for event in await replay(store, key, last):
                         if event.seq > last:
                             last = event.seq
-                            yield event
+                            batch.append(event)
                     for event in self.hub.current(key):
                         if event.seq > last:
                             last = event.seq
-                            yield event
+                            batch.append(event)
+                    if batch:
+                        yield batch
                     while True:
                         try:
                             async with asyncio.timeout(heartbeat):
-                                event = await queue.get()
+                                ready = [await queue.get()]
                         except TimeoutError:
-                            yield None
+                            yield [None]
                             break  # look at the store again: a safety net, cheap when idle
-                        if event.seq <= last:
-                            continue
-                        if event.seq > last + 1:
-                            # Published before this stream subscribed and stored after its
-                            # replay read the log: the log has them now.
-                            for missed in await replay(store, key, last):
-                                if last < missed.seq < event.seq:
-                                    last = missed.seq
-                                    yield missed
-                        last = event.seq
-                        yield event
+                        while not queue.empty():
+                            ready.append(queue.get_nowait())
+                        batch = []
+                        for event in ready:
+                            if event.seq <= last:
+                                continue
+                            if event.seq > last + 1:
+                                # Published before this stream subscribed and stored after
+                                # its replay read the log: the log has them now.
+                                for missed in await replay(store, key, last):
+                                    if last < missed.seq < event.seq:
+                                        last = missed.seq
+                                        batch.append(missed)
+                            last = event.seq
+                            batch.append(event)
+                        if batch:
+                            yield batch
         finally:
             self.metrics.open_streams -= 1
 
@@ -550,6 +637,17 @@ class WebBackend:
             real.parent.mkdir(parents=True, exist_ok=True)
             _atomic(real, text)
         return self.memory()
+
+
+_APPROVAL_TYPES = frozenset({ToolApprovalRequired.type, ToolApprovalResponse.type})
+
+
+def _not_waiting(call_id: str, name: str) -> str:
+    return f"no tool call {call_id!r} of session {name!r} is waiting for an answer"
+
+
+def _already_answered(call_id: str) -> str:
+    return f"tool call {call_id!r} was already answered"
 
 
 def personality_problem(pid: str, soul: str, config: str) -> str | None:

@@ -131,8 +131,9 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     )
     install(app)
 
-    def principal(request: Request) -> Principal:
-        """Set by `AuthGate` before any route runs (so a bad body never hides a 401)."""
+    async def principal(request: Request) -> Principal:
+        """Set by `AuthGate` before any route runs (so a bad body never hides a 401).
+        Async, so FastAPI does not hand it to a worker thread on every request."""
         who: Principal = request.state.principal
         return who
 
@@ -197,13 +198,13 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             except ValueError:
                 raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
         await backend.existing_key(who.tenant, name)
-        stream = backend.events(who.tenant, name, start)
+        stream = backend.event_batches(who.tenant, name, start)
 
         async def body() -> AsyncIterator[bytes]:
             yield b"retry: 1000\n\n"
             try:
-                async for event in stream:
-                    yield b": heartbeat\n\n" if event is None else sse(event)
+                async for batch in stream:
+                    yield b"".join(b": heartbeat\n\n" if e is None else sse(e) for e in batch)
             finally:
                 await stream.aclose()
 
@@ -215,13 +216,7 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
 
     @api.post("/sessions/{name}/approvals/{call_id}")
     async def approve(who: Who, name: str, call_id: str, body: ApprovalAnswer) -> dict[str, Any]:
-        await backend.existing_key(who.tenant, name)
-        if not backend.respond(who.tenant, name, call_id, body.decision):
-            raise ApiError(
-                409,
-                f"no tool call {call_id!r} of session {name!r} is waiting for an answer "
-                "in this server process",
-            )
+        await backend.respond(who.tenant, name, call_id, body.decision)
         return {"call_id": call_id, "decision": body.decision}
 
     @api.post("/sessions/{name}/cancel")

@@ -7,18 +7,23 @@ its turn, and the session is deleted afterwards. With `X-Seam-Session: NAME` the
 message is a durable turn in session NAME (created if new); earlier messages are ignored,
 since the session has its own history.
 
-Tools run on the server: the client sees only the answer's text (no `tool_calls`, which
-would ask the client to run them). A command that needs approval in the personality's
-`approval_mode` is denied at once in a stateless request (nobody can answer it); in a named
-session it waits, as in the page, for `POST /api/sessions/NAME/approvals/{call_id}` (its
-`tool_approval_required` event is on `/api/sessions/NAME/events`) until the approval
-timeout denies it.
+Tools are the server's: the personality's own tools run on the server, and the client sees
+only the answer's text (no `tool_calls`, which would ask the client to run them). A request
+carrying client-side tools (`tools`, `functions`, or `tool`/`function` messages and
+assistant `tool_calls` in its history) is refused with a 400 saying so, rather than
+answered as if the model had seen tools it never got. A command that needs approval in the
+personality's `approval_mode` is answered "nobody is there to approve" at once in a
+stateless request (the gate refuses it; the model is told no one could approve, not that
+the person said no), and the reply ends with a note naming the command and how to run it
+in a named session. In a named session it waits, as in the page, for
+`POST /api/sessions/NAME/approvals/{call_id}` (its `tool_approval_required` event is on
+`/api/sessions/NAME/events`), from any process, until the approval timeout denies it.
 """
 
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header
@@ -70,6 +75,7 @@ def router(backend: WebBackend, who: Any) -> APIRouter:
                 "(models are personalities: GET /v1/models)",
                 "invalid_request_error",
             ) from None
+        _refuse_client_tools(body)
         history = transcript_messages(body.messages)
         if not history or history[-1].role != "user" or not history[-1].content.strip():
             raise ApiError(400, "the last message must be a user message with text")
@@ -83,6 +89,10 @@ def router(backend: WebBackend, who: Any) -> APIRouter:
         completion_id = f"chatcmpl-{sub.id}"
         created = int(time.time())
         stream = backend.events(tenant, name, after)
+        unattended: list[str] = []  # commands refused for want of someone to approve them
+
+        def note() -> str:
+            return _unattended_note(unattended)
 
         async def turn() -> AsyncIterator[AgentEvent]:
             """This submission's events, ending with its `done`."""
@@ -91,7 +101,8 @@ def router(backend: WebBackend, who: Any) -> APIRouter:
                     if event is None:
                         continue
                     if stateless and isinstance(event, ToolApprovalRequired):
-                        backend.respond(tenant, name, event.call_id, "deny")
+                        unattended.append(event.command)
+                        await backend.respond_unattended(tenant, name, event.call_id)
                     yield event
                     if isinstance(event, Done) and await backend.settled(sub.id):
                         return
@@ -103,7 +114,7 @@ def router(backend: WebBackend, who: Any) -> APIRouter:
         if body.stream:
             usage_wanted = bool((body.stream_options or {}).get("include_usage"))
             return StreamingResponse(
-                _chunks(turn(), completion_id, created, body.model, usage_wanted),
+                _chunks(turn(), completion_id, created, body.model, usage_wanted, note),
                 media_type="text/event-stream",
             )
         done: Done | None = None
@@ -123,7 +134,7 @@ def router(backend: WebBackend, who: Any) -> APIRouter:
                 "choices": [
                     {
                         "index": 0,
-                        "message": {"role": "assistant", "content": done.text},
+                        "message": {"role": "assistant", "content": done.text + note()},
                         "finish_reason": FINISH.get(done.finish_reason, "stop"),
                         "logprobs": None,
                     }
@@ -133,6 +144,37 @@ def router(backend: WebBackend, who: Any) -> APIRouter:
         )
 
     return api
+
+
+def _refuse_client_tools(body: ChatRequest) -> None:
+    """A 400 for client-side tools: Seam cannot hand the model tools the client runs."""
+    extra = body.model_extra or {}
+    found = [name for name in ("tools", "functions") if extra.get(name)]
+    for message in body.messages:
+        if message.get("role") in ("tool", "function"):
+            found.append(f"a {message['role']!r} message")
+        elif message.get("tool_calls") or message.get("function_call"):
+            found.append("assistant tool_calls")
+    if found:
+        raise ApiError(
+            400,
+            f"client-side tools are not supported (this request has {', '.join(found)}): "
+            "Seam runs the personality's own tools on the server and returns only the "
+            "answer's text; leave the tools out",
+            "invalid_request_error",
+        )
+
+
+def _unattended_note(commands: list[str]) -> str:
+    """What ends a stateless reply whose commands needed an approval nobody could give."""
+    if not commands:
+        return ""
+    listed = ", ".join(f"`{c}`" for c in commands)
+    return (
+        f"\n\n[Seam: {listed} needed approval and was not run: a request without an "
+        "X-Seam-Session header has no one to ask. Send it with X-Seam-Session: NAME and "
+        "answer at POST /api/sessions/NAME/approvals/{call_id}.]"
+    )
 
 
 def _usage(done: Done) -> dict[str, int]:
@@ -145,7 +187,12 @@ def _usage(done: Done) -> dict[str, int]:
 
 
 async def _chunks(
-    events: AsyncIterator[AgentEvent], cid: str, created: int, model: str, usage_wanted: bool
+    events: AsyncIterator[AgentEvent],
+    cid: str,
+    created: int,
+    model: str,
+    usage_wanted: bool,
+    note: Callable[[], str],
 ) -> AsyncIterator[bytes]:
     def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
         body = {
@@ -165,6 +212,8 @@ async def _chunks(
             yield chunk({"content": event.text})
         elif isinstance(event, Done):
             done = event
+    if note():
+        yield chunk({"content": note()})
     finish = FINISH.get(done.finish_reason, "stop") if done is not None else "stop"
     yield chunk({}, finish)
     if usage_wanted and done is not None:

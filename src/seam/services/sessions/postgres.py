@@ -43,11 +43,13 @@ from seam.contracts.sessions import (
     check_limit,
     check_title,
 )
+from seam.services.sessions.postgres_approvals import APPROVALS_CHANNEL, PostgresApprovals
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_outbox import PostgresOutbox, outbox_note
 from seam.services.sessions.postgres_rows import (
     Params,
     insert_messages,
+    insert_usage,
     message_from_row,
     session_from_row,
 )
@@ -63,7 +65,7 @@ CHANNEL = "seam_submissions"
 CONNECT_TIMEOUT = 10.0
 
 
-class PostgresStore(PostgresUpkeep, PostgresSubmissions, PostgresOutbox):
+class PostgresStore(PostgresApprovals, PostgresUpkeep, PostgresSubmissions, PostgresOutbox):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
     `schema` keeps this store's tables in their own PostgreSQL schema (created and
@@ -228,18 +230,24 @@ class PostgresStore(PostgresUpkeep, PostgresSubmissions, PostgresOutbox):
                 )
                 async with conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    await conn.execute(f"LISTEN {APPROVALS_CHANNEL}")
                     if listening.done():
                         # Reconnected: whatever was sent meanwhile is lost, so look again.
                         self._wake.set()
                         self._outbox_wake.set()
+                        self._approvals_noted()
                     else:
                         listening.set_result(None)
                     backoff = 0.1
                     async for note in conn.notifies():
-                        if note.payload == self._schema:
-                            self._wake.set()
-                        elif note.payload == outbox_note(self._schema):
+                        if note.payload == outbox_note(self._schema):
                             self._outbox_wake.set()
+                        elif note.payload != self._schema:
+                            continue
+                        elif note.channel == APPROVALS_CHANNEL:
+                            self._approvals_noted()
+                        else:
+                            self._wake.set()
             except asyncio.CancelledError:
                 if not listening.done():
                     listening.cancel()
@@ -385,27 +393,9 @@ class PostgresStore(PostgresUpkeep, PostgresSubmissions, PostgresOutbox):
         ]
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:
-        u = record.usage
         try:
             async with self._connection() as conn:
-                await conn.execute(
-                    "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
-                    " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
-                    " cost_usd, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        key,
-                        record.turn_id,
-                        record.provider,
-                        record.model,
-                        u.input_tokens,
-                        u.output_tokens,
-                        u.cache_read_tokens,
-                        u.cache_write_tokens,
-                        u.reasoning_tokens,
-                        record.cost_usd,
-                        self._clock(),
-                    ),
-                )
+                await insert_usage(conn, key, record, self._clock())
         except errors.ForeignKeyViolation:
             raise SessionNotFound(f"no session {key!r}") from None
 

@@ -27,7 +27,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from psycopg import AsyncConnection, errors, sql
+from psycopg import AsyncConnection, AsyncCursor, errors, sql
 from psycopg_pool import AsyncConnectionPool
 
 from seam.contracts.execution import (
@@ -45,13 +45,14 @@ from seam.contracts.execution import (
     lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.postgres_rows import (
     EVENT_COLUMNS,
     Params,
     encode,
     event_from_row,
     insert_messages,
+    insert_usage,
     message_from_row,
     returned,
     submission_from_row,
@@ -235,12 +236,28 @@ class PostgresSubmissions:
                 (now + lease, now, submission_id),
             )
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
+    ) -> None:
         async with self._tx() as conn:
             sub = await _held(conn, submission_id, owner)
+            now = self._clock()
+            try:
+                for record in usage:
+                    await insert_usage(conn, sub.session_key, record, now)
+                if events:
+                    async with conn.cursor() as cur:
+                        await _insert_events(cur, events)
+            except errors.ForeignKeyViolation:
+                raise SessionNotFound(f"no session {sub.session_key!r}") from None
             if not messages:
                 return
-            now = self._clock()
             await insert_messages(conn, sub.session_key, messages, submission_id, now)
             await conn.execute(
                 "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
@@ -267,6 +284,7 @@ class PostgresSubmissions:
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         async with self._tx() as conn:
             if owner is None:
@@ -276,7 +294,9 @@ class PostgresSubmissions:
                 if sub.state != "queued":
                     raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
             else:
-                await _held(conn, submission_id, owner)
+                sub = await _held(conn, submission_id, owner)
+            if unless_aborted and sub.abort_requested:
+                outcome, result, error, finish_reason = "aborted", None, None, "aborted"
             now = self._clock()
             cur = await conn.execute(
                 "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"
@@ -341,13 +361,7 @@ class PostgresSubmissions:
                 # commits skip the WAL flush wait. A worker crash loses nothing committed;
                 # only a server crash can lose the last few hundred ms of events.
                 await cur.execute("SET LOCAL synchronous_commit = off")
-                await cur.executemany(
-                    f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
-                    [
-                        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id)
-                        for r in records
-                    ],
-                )
+                await _insert_events(cur, records)
         except errors.ForeignKeyViolation:
             keys = sorted({r.session_key for r in records})
             raise SessionNotFound(f"no session {', '.join(map(repr, keys))}") from None
@@ -420,3 +434,10 @@ async def _still_runnable(
         expires = sub.lease_expires_at
         return expires is None or expires <= now or sub.lease_owner in dead
     return False
+
+
+async def _insert_events(cur: AsyncCursor[Any], records: Sequence[EventRecord]) -> None:
+    await cur.executemany(
+        f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+        [(r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records],
+    )

@@ -10,7 +10,7 @@ from psycopg import AsyncConnection, AsyncCursor
 
 from seam.contracts.execution import EventRecord, Submission
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionInfo, SessionNotFound
+from seam.contracts.sessions import SessionInfo, SessionNotFound, UsageRecord
 from seam.services.sessions import rows
 from seam.services.sessions.postgres_text import message_words
 from seam.services.sessions.rows import MESSAGE_COLUMNS, dump_calls
@@ -49,6 +49,31 @@ def _text(data: bytes | memoryview) -> str:
 def event_from_row(row: Sequence[Any]) -> EventRecord:
     key, seq, first_seq, type_, payload, submission_id = row
     return EventRecord(key, int(seq), int(first_seq), type_, payload, submission_id)
+
+
+async def insert_usage(
+    conn: AsyncConnection[Any], key: str, record: UsageRecord, now: float
+) -> None:
+    """One model call's usage row, inside the caller's transaction."""
+    u = record.usage
+    await conn.execute(
+        "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
+        " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
+        " cost_usd, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            key,
+            record.turn_id,
+            record.provider,
+            record.model,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.reasoning_tokens,
+            record.cost_usd,
+            now,
+        ),
+    )
 
 
 async def insert_messages(

@@ -152,6 +152,16 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     (_stem_words,),
     # outbox: outgoing messages (chat replies, cron deliveries), see postgres_outbox.
     OUTBOX_MIGRATION,
+    # approval answers: relayed between processes, the first answer to a call wins.
+    (
+        """CREATE TABLE IF NOT EXISTS approval_answers (
+            session_key text NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            call_id text NOT NULL,
+            decision text NOT NULL,
+            answered_at double precision NOT NULL,
+            PRIMARY KEY (session_key, call_id)
+        )""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -44,8 +44,9 @@ from seam.services.sessions.rows import (
     message_from_row,
     session_from_row,
 )
+from seam.services.sessions.sqlite_approvals import SQLiteApprovals
 from seam.services.sessions.sqlite_db import SQLiteDb
-from seam.services.sessions.sqlite_execution import SQLiteSubmissions
+from seam.services.sessions.sqlite_execution import SQLiteSubmissions, insert_usage
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION, SQLiteOutbox
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 
@@ -212,6 +213,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # outbox: outgoing messages (chat replies, cron deliveries), see sqlite_outbox.
     OUTBOX_MIGRATION,
+    # approval answers: relayed between processes, the first answer to a call wins.
+    (
+        """CREATE TABLE IF NOT EXISTS approval_answers (
+            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            call_id TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            answered_at REAL NOT NULL,
+            PRIMARY KEY (session_key, call_id)
+        ) WITHOUT ROWID""",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 SECONDS_PER_DAY = 86_400.0
@@ -222,7 +233,7 @@ _COMPACTION_COLUMNS = (
 )
 
 
-class SQLiteSessionStore(SQLiteSubmissions, SQLiteOutbox):
+class SQLiteSessionStore(SQLiteApprovals, SQLiteSubmissions, SQLiteOutbox):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
     Every statement runs on the store's connection threads (`sqlite_threads`): writes on
@@ -310,28 +321,9 @@ class SQLiteSessionStore(SQLiteSubmissions, SQLiteOutbox):
         return await self._threads.write(write)
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:
-        u = record.usage
-        row = (
-            key,
-            record.turn_id,
-            record.provider,
-            record.model,
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_read_tokens,
-            u.cache_write_tokens,
-            u.reasoning_tokens,
-            record.cost_usd,
-        )
-
         def write(db: sqlite3.Connection) -> None:
             self._must_exist(db, key)
-            db.execute(
-                "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
-                " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
-                " cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*row, self._clock()),
-            )
+            insert_usage(db, key, record, self._clock())
 
         await self._threads.write(write)
 

@@ -35,7 +35,7 @@ from seam.contracts.execution import (
     lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound
+from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
@@ -201,18 +201,34 @@ class SQLiteSubmissions:
 
         await self._threads.write(write)
 
-    async def append_for(self, submission_id: str, owner: str, messages: Sequence[Message]) -> None:
-        await self._threads.write(partial(self._append_for, submission_id, owner, messages))
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
+    ) -> None:
+        await self._threads.write(
+            partial(self._append_for, submission_id, owner, messages, usage, events)
+        )
 
     def _append_for(
         self,
         submission_id: str,
         owner: str,
         messages: Sequence[Message],
+        usage: Sequence[UsageRecord],
+        events: Sequence[EventRecord],
         db: sqlite3.Connection,
     ) -> None:
         sub = self._held(db, submission_id, owner)
         now = self._clock()
+        if events:
+            _insert_events(db, events)
+        for record in usage:
+            insert_usage(db, sub.session_key, record, now)
         if not messages:
             return
         row = db.execute(
@@ -268,6 +284,7 @@ class SQLiteSubmissions:
         result: str | None = None,
         error: str | None = None,
         finish_reason: str | None = None,
+        unless_aborted: bool = False,
     ) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
             if owner is None:
@@ -277,13 +294,16 @@ class SQLiteSubmissions:
                 if sub.state != "queued":
                     raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
             else:
-                self._held(db, submission_id, owner)
+                sub = self._held(db, submission_id, owner)
+            outcome_, result_, error_, finish_ = outcome, result, error, finish_reason
+            if unless_aborted and sub.abort_requested:
+                outcome_, result_, error_, finish_ = "aborted", None, None, "aborted"
             now = self._clock()
             db.execute(
                 "UPDATE submissions SET state = 'settled', outcome = ?, result = ?, error = ?,"
                 " finish_reason = ?, lease_owner = NULL, lease_expires_at = NULL,"
                 " settled_at = ?, updated_at = ? WHERE id = ?",
-                (outcome, result, error, finish_reason, now, now, submission_id),
+                (outcome_, result_, error_, finish_, now, now, submission_id),
             )
             settled = self._row(db, submission_id)
             assert settled is not None
@@ -337,23 +357,7 @@ class SQLiteSubmissions:
     async def append_events(self, records: Sequence[EventRecord]) -> None:
         if not records:
             return
-        rows = [
-            (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records
-        ]
-
-        def write(db: sqlite3.Connection) -> None:
-            try:
-                db.executemany(
-                    "INSERT INTO events (session_key, seq, first_seq, type, payload,"
-                    " submission_id) VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-            except sqlite3.IntegrityError as exc:
-                if "FOREIGN KEY" in str(exc):
-                    raise SessionNotFound(f"no session {records[0].session_key!r}") from None
-                raise
-
-        await self._threads.write(write)
+        await self._threads.write(partial(_insert_events, records=records))
 
     async def events(
         self,
@@ -415,3 +419,42 @@ class SQLiteSubmissions:
             (now, now),
         ).fetchone()
         return row is not None
+
+
+def insert_usage(db: sqlite3.Connection, key: str, record: UsageRecord, now: float) -> None:
+    """One model call's usage row (the session is known to exist)."""
+    u = record.usage
+    db.execute(
+        "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
+        " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
+        " cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            key,
+            record.turn_id,
+            record.provider,
+            record.model,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.reasoning_tokens,
+            record.cost_usd,
+            now,
+        ),
+    )
+
+
+def _insert_events(db: sqlite3.Connection, records: Sequence[EventRecord]) -> None:
+    rows = [
+        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records
+    ]
+    try:
+        db.executemany(
+            "INSERT INTO events (session_key, seq, first_seq, type, payload,"
+            " submission_id) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    except sqlite3.IntegrityError as exc:
+        if "FOREIGN KEY" in str(exc):
+            raise SessionNotFound(f"no session {records[0].session_key!r}") from None
+        raise
