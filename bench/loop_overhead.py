@@ -2,9 +2,10 @@
 
 The turn: a scripted model asks for 3 tool calls (trivial, concurrent tools), then streams
 a 200-delta answer; every event is consumed. Measured with the in-memory session store and
-with the SQLite store (a real file in a temp dir). Run:
+with the SQLite store (a real file in a temp dir). `--tracing` adds the OpenTelemetry
+tracer (batched, to an exporter that drops the spans: the cost of making them). Run:
 
-    .venv/bin/python bench/loop_overhead.py [--turns 2000]
+    .venv/bin/python bench/loop_overhead.py [--turns 2000] [--tracing]
 """
 
 from __future__ import annotations
@@ -49,11 +50,13 @@ def script(turns: int) -> list[Step]:
     return steps
 
 
-async def measure(store: SessionStore, turns: int, sessions: int = 20) -> list[float]:
+async def measure(
+    store: SessionStore, turns: int, sessions: int = 20, tracer: Any = None
+) -> list[float]:
     tools = DefaultToolRegistry()
     tools.register_tool(EchoTool())
     model = ScriptedModel(script(turns + 50))
-    loop = AgentLoop(model=model, tools=tools, sessions=store)
+    loop = AgentLoop(model=model, tools=tools, sessions=store, tracer=tracer)
     samples: list[float] = []
     for i in range(turns + 50):
         key = f"bench-{i % sessions}"
@@ -76,10 +79,15 @@ def report(label: str, samples: list[float]) -> None:
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=2000)
+    parser.add_argument("--tracing", action="store_true", help="with OpenTelemetry spans")
     args = parser.parse_args()
+    tracer = _dropping_tracer() if args.tracing else None
+    traced = ", traced" if tracer is not None else ""
     print(f"per-turn framework CPU time, {args.turns} turns (3 tool calls + 200 text deltas)")
     gc.collect()
-    report("in-memory store", await measure(InMemorySessionStore(), args.turns))
+    report(
+        f"in-memory store{traced}", await measure(InMemorySessionStore(), args.turns, tracer=tracer)
+    )
     try:
         from seam.services.sessions.sqlite import SQLiteSessionStore
     except ImportError:
@@ -88,9 +96,22 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteSessionStore(str(Path(tmp) / "sessions.db"))
         try:
-            report("sqlite store (WAL, file)", await measure(store, args.turns // 2))
+            samples = await measure(store, args.turns // 2, tracer=tracer)
+            report(f"sqlite store (WAL, file){traced}", samples)
         finally:
             await store.aclose()
+
+
+def _dropping_tracer() -> Any:
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    from seam.services.telemetry.otel import OtelTracer
+
+    class Drop(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    return OtelTracer(Drop())
 
 
 if __name__ == "__main__":

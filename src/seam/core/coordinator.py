@@ -42,7 +42,9 @@ from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken
+from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.event_log import EventRecorder, decode
+from seam.core.log_fields import LOG_FIELDS
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
@@ -105,8 +107,11 @@ class Coordinator:
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] | None = None,
         rerun_transient: bool = True,
+        tracer: Tracer | None = None,
     ) -> None:
         self.store = store
+        # A `turn` span per claim; the model and tool spans of the turn are its children.
+        self.tracer: Tracer = tracer if tracer is not None else NOOP_TRACER
         # False where a person waits on the turn (`seam run`, `seam chat`): the provider's
         # own, visible retries are all the retrying; a transient failure settles failed.
         self.rerun_transient = rerun_transient
@@ -286,6 +291,47 @@ class Coordinator:
     # One claim
 
     async def _drive(
+        self,
+        sub: Submission,
+        session: Session,
+        on_event: OnEvent | None,
+        cancel: CancelToken | None = None,
+    ) -> Submission:
+        """One claim of `sub`, in a `turn` span. Its trace id follows from the
+        submission id, so every attempt (a retry, a resume after a crash, in this process
+        or another) is in the one trace, with nothing stored for it."""
+        attributes: Attributes = {
+            "gen_ai.operation.name": "invoke_agent",
+            "seam.session": sub.session_key,
+            "seam.personality": sub.personality or session.info.personality or "",
+            "seam.submission": sub.id,
+            "seam.attempt": sub.attempts,
+        }
+        fields = LOG_FIELDS.set({"session": sub.session_key, "submission": sub.id})
+        try:
+            return await self._traced_claim(sub, session, on_event, cancel, attributes)
+        finally:
+            LOG_FIELDS.reset(fields)
+
+    async def _traced_claim(
+        self,
+        sub: Submission,
+        session: Session,
+        on_event: OnEvent | None,
+        cancel: CancelToken | None,
+        attributes: Attributes,
+    ) -> Submission:
+        with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
+            settled = await self._drive_claim(sub, session, on_event, cancel)
+            if settled.state == "settled":
+                span.set_attribute("seam.outcome", settled.outcome or "")
+            else:
+                span.set_attribute("seam.outcome", "retry" if settled.error else "released")
+            if settled.error:
+                span.record_error(settled.error)
+            return settled
+
+    async def _drive_claim(
         self,
         sub: Submission,
         session: Session,

@@ -36,6 +36,7 @@ from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Subagents, ToolContext, ToolRegistry
+from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
@@ -133,8 +134,11 @@ class AgentLoop:
         context: ContextBuilder | None = None,
         compressor: ContextCompressor | None = None,
         estimator: TokenEstimator | None = None,
+        tracer: Tracer | None = None,
     ) -> None:
         self.model = model
+        # Spans for each model call and tool call (tracing off: the no-op tracer).
+        self.tracer: Tracer = tracer if tracer is not None else NOOP_TRACER
         self.tools: ToolRegistry = tools if tools is not None else DefaultToolRegistry()
         self.hooks: HookRegistry = hooks if hooks is not None else DefaultHookRegistry()
         self.personalities: PersonalityRegistry = (

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -20,6 +21,7 @@ from seam.contracts.events import AgentEvent, TextDelta, ThinkingDelta, UsageEve
 from seam.contracts.hooks import AfterLLMCall, BeforeLLMCall
 from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
 from seam.contracts.model import ModelError, ModelRequest, RouteChunk
+from seam.contracts.tracing import NOOP_SPAN, NOOP_TRACER, Attributes, Span, Tracer
 from seam.core.context_step import fit_context, overflow_compacted
 from seam.core.history import answer_dangling
 from seam.core.hook_registry import fire_isolated
@@ -116,6 +118,15 @@ class CallModel:
         started = state.started
         seq = state.seq
         unregister = cancel.on_cancel(watchdog.interrupt)
+        # The call's span is current while it streams, so the provider's retries
+        # (wiring's on_retry) are noted on it.
+        tracer = loop.tracer
+        span_block = (
+            NOOP_SPAN if tracer is NOOP_TRACER else _chat_span(tracer, deps, state, request)
+        )
+        span = span_block.__enter__()
+        began = clock()
+        first_at: float | None = None
         try:
             async with asyncio.timeout(None) as deadline:
                 watchdog.start(deadline)
@@ -135,6 +146,8 @@ class CallModel:
                             yield event
                         seq = state.seq
                     if kind == "text":
+                        if first_at is None:
+                            first_at = clock()
                         text = chunk.text  # type: ignore[union-attr]
                         partial.append(text)
                         state.seq = seq = seq + 1
@@ -159,6 +172,7 @@ class CallModel:
         except TimeoutError:
             # A cancel cuts the wait short the same way; that case is handled below.
             if not cancel.cancelled:
+                span.record_error(f"timeout: the model produced nothing for {timeout:g} s")
                 await self._keep_cut_off(deps, state)
                 message = f"the model produced nothing for {timeout:g} s"
                 state.next = Finish(
@@ -166,6 +180,7 @@ class CallModel:
                 )
                 return
         except ModelError as exc:
+            span.record_error(exc)
             if not state.partial and await overflow_compacted(deps, state, exc, system):
                 state.next = self  # compacted: retry the request once
                 return
@@ -178,6 +193,9 @@ class CallModel:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
                 await aclose()
+            if span is not NOOP_SPAN:
+                _describe_call(span, deps, call_usage, answered_by, finish, began, first_at)
+            span_block.__exit__(None, None, None)
 
         # Stored with the message the call produced (one write), or alone without one.
         used = (
@@ -206,6 +224,48 @@ class CallModel:
             state.next = Finish(finish, answered=True)
         else:
             state.next = RunTools(tuple(calls), then=self)
+
+
+def _chat_span(
+    tracer: Tracer, deps: TurnDeps, state: TurnState, request: ModelRequest
+) -> AbstractContextManager[Span]:
+    model = request.model or deps.personality.model or deps.model.model
+    attributes: Attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": deps.model.name,
+        "gen_ai.request.model": model,
+        "seam.iteration": state.iteration,
+    }
+    return tracer.span(f"chat {model}", attributes)
+
+
+def _describe_call(
+    span: Span,
+    deps: TurnDeps,
+    usage: Usage,
+    route: RouteChunk | None,
+    finish: str,
+    began: float,
+    first_at: float | None,
+) -> None:
+    """The model call's figures on its span (GenAI semantic conventions)."""
+    if route is not None:
+        span.set_attribute("gen_ai.provider.name", route.provider)
+        span.set_attribute("gen_ai.response.model", route.model)
+    span.set_attribute("gen_ai.usage.input_tokens", usage.input_tokens)
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+    span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens)
+    span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens)
+    span.set_attribute("gen_ai.response.finish_reasons", (finish,))
+    if first_at is not None:
+        span.set_attribute("seam.time_to_first_token_ms", (first_at - began) * 1000)
+    loop = deps.loop
+    if loop.pricing is not None and usage is not EMPTY_USAGE:
+        provider = route.provider if route else deps.model.name
+        name = route.model if route else (deps.personality.model or deps.model.model)
+        cost = loop.pricing(provider, name, usage)
+        if cost is not None:
+            span.set_attribute("seam.cost_usd", cost)
 
 
 def continues_cut_off(messages: Sequence[Message]) -> bool:

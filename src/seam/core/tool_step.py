@@ -30,6 +30,7 @@ from seam.contracts.events import (
 from seam.contracts.hooks import AfterToolCall, BeforeToolCall
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.tools import Tool, ToolContext, ToolError
+from seam.contracts.tracing import NOOP_TRACER, Attributes
 from seam.core.approvals import TurnApprover
 from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.truncation import truncate_result
@@ -85,13 +86,17 @@ class RunTools:
                 lambda seq: ToolApprovalRequired(key, turn_id, seq, call_id, tool, command, reason)
             )
 
+        decisions: dict[str, str] = {}
+
         def answered(call_id: str, decision: str) -> None:
+            decisions[call_id] = decision
             post(lambda seq: ToolApprovalResponse(key, turn_id, seq, call_id, decision))
 
         def notify(kind: str, message: str) -> None:
             post(lambda seq: Notice(key, turn_id, seq, kind, message))
 
         loop = deps.loop
+        tracer = loop.tracer
         approver = TurnApprover(
             loop.pending_approvals, key, loop.options.approval_timeout, announce, answered
         )
@@ -106,7 +111,25 @@ class RunTools:
                     approvals=approver,
                 )
                 tool = by_name.get(tool_call.name)
-                outcomes[i] = await run_one(deps, state, tool_call, tool, call_ctx, notify)
+                if tracer is NOOP_TRACER:
+                    outcomes[i] = await run_one(deps, state, tool_call, tool, call_ctx, notify)
+                    wake.set()
+                    return
+                attributes: Attributes = {
+                    "gen_ai.operation.name": "execute_tool",
+                    "gen_ai.tool.name": tool_call.name,
+                    "gen_ai.tool.call.id": tool_call.id,
+                }
+                with tracer.span(f"execute_tool {tool_call.name}", attributes) as span:
+                    outcome = await run_one(deps, state, tool_call, tool, call_ctx, notify)
+                    span.set_attribute("seam.tool.duration_ms", outcome.duration_ms)
+                    span.set_attribute("seam.tool.outcome", "error" if outcome.is_error else "ok")
+                    decision = decisions.get(tool_call.id)
+                    if decision is not None:
+                        span.set_attribute("seam.tool.approval", decision)
+                    if outcome.is_error:
+                        span.record_error(outcome.content[:200])
+                outcomes[i] = outcome
                 wake.set()
 
             if stop - start == 1:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -29,7 +30,21 @@ class _ProcessSecrets:
         return self._redact(text)
 
 
-def configure_logging(level: int = logging.WARNING, *, redact: Redact | None = None) -> None:
+# `$SEAM_HOME/logs/seam.jsonl` is rotated at this size, keeping this many older files
+# (seam.jsonl.1 the newest of them).
+JSON_LOG_MAX_BYTES = 5_000_000
+JSON_LOG_KEEP = 5
+JSON_LOG_NAME = "seam.jsonl"
+
+
+def configure_logging(
+    level: int = logging.WARNING,
+    *,
+    redact: Redact | None = None,
+    json_level: int = logging.INFO,
+    max_bytes: int = JSON_LOG_MAX_BYTES,
+    keep: int = JSON_LOG_KEEP,
+) -> None:
     """One stderr handler on the root logger; the filter sits on the handler so records
     from every child logger pass through it. It redacts with `redact`, by default the
     patterns plus the exact secrets of the settings the environment describes. stderr gets
@@ -55,7 +70,14 @@ def configure_logging(level: int = logging.WARNING, *, redact: Redact | None = N
     details.addFilter(RedactingFilter(scrub))
     details._seam = True  # type: ignore[attr-defined]
     root.addHandler(details)
-    root.setLevel(min(root.level or level, level))
+    # Every record at `json_level` and above, one redacted JSON object a line, rotated:
+    # what `seam logs` reads.
+    lines = JsonLinesHandler(max_bytes=max_bytes, keep=keep)
+    lines.setLevel(json_level)
+    lines.addFilter(RedactingFilter(scrub))
+    lines._seam = True  # type: ignore[attr-defined]
+    root.addHandler(lines)
+    root.setLevel(min(root.level or level, level, json_level))
 
 
 def log_file() -> Path:
@@ -90,6 +112,94 @@ class _QuietFileHandler(logging.Handler):
                 out.write(self.format(record) + "\n")
         except Exception:
             pass
+
+
+def json_log_file() -> Path:
+    """The structured log: `$SEAM_HOME/logs/seam.jsonl` (rotated beside it)."""
+    return log_file().with_name(JSON_LOG_NAME)
+
+
+def _trace_ids() -> tuple[str, str] | None:
+    """The current OpenTelemetry span's trace and span ids, when tracing is on."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return f"{context.trace_id:032x}", f"{context.span_id:016x}"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: time, level, logger, message, the trace and span id
+    when in a span, the session and submission when in a turn, and the traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        import json
+
+        from seam.core.log_fields import LOG_FIELDS
+
+        line: dict[str, object] = {
+            "ts": round(record.created, 6),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        ids = _trace_ids()
+        if ids is not None:
+            line["trace_id"], line["span_id"] = ids
+        for key, value in LOG_FIELDS.get().items():
+            line.setdefault(key, value)
+        for key in ("session", "submission"):
+            given = record.__dict__.get(key)
+            if isinstance(given, str):
+                line[key] = given
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            line["exc"] = record.exc_text
+        return json.dumps(line, ensure_ascii=False)
+
+
+class JsonLinesHandler(logging.Handler):
+    """Appends JSON lines to `json_log_file()`, rotating by size (`keep` older files).
+    The path is resolved per record (SEAM_HOME may change under a test); a log that
+    cannot be written (a read-only or full SEAM_HOME) is skipped silently."""
+
+    def __init__(self, *, max_bytes: int = JSON_LOG_MAX_BYTES, keep: int = JSON_LOG_KEEP):
+        super().__init__()
+        self.max_bytes = max_bytes
+        self.keep = keep
+        self._file: logging.Handler | None = None
+        self._path: Path | None = None
+        self.setFormatter(JsonFormatter())
+
+    def _target(self) -> logging.Handler:
+        from logging.handlers import RotatingFileHandler
+
+        path = json_log_file()
+        if self._file is None or path != self._path:
+            if self._file is not None:
+                self._file.close()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler = RotatingFileHandler(
+                path, maxBytes=self.max_bytes, backupCount=self.keep, encoding="utf-8"
+            )
+            handler.handleError = lambda record: None  # type: ignore[method-assign]
+            handler.setFormatter(self.formatter)
+            self._file, self._path = handler, path
+        return self._file
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            self._target().emit(record)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        super().close()
 
 
 def write_crash_log(exc: BaseException) -> str | None:

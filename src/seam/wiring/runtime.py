@@ -40,6 +40,7 @@ from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionInfo, SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Tool, ToolRegistry
+from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.coordinator import Coordinator, DeadOwners, OnEvent
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.hook_registry import DefaultHookRegistry
@@ -54,6 +55,7 @@ from seam.core.memory import NoopMemory
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.session_factory import Session, SessionFactory
 from seam.core.storage import InMemoryStorage
+from seam.core.traced_store import DEFAULT_SLOW_STORE_MS, TracedStore
 from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
 from seam.plugins.hooks.circuit_breaker import ToolLoopBreaker
 from seam.plugins.hooks.injection_guard import InjectionGuard
@@ -74,6 +76,7 @@ from seam.wiring.context import (
 from seam.wiring.cron import tool_jobs
 from seam.wiring.secrets import secret_redactor
 from seam.wiring.settings import Settings, load_settings
+from seam.wiring.telemetry import build_tracer, noting_retries, shutdown_tracer
 from seam.wiring.tools import build_tool_registry
 
 Redact = Callable[[str], str]
@@ -128,6 +131,8 @@ class Runtime:
     mcp: McpServers | None = None
     # The Agent Skills catalog behind `skill_view` (None: skills are not offered).
     skills: SkillCatalog | None = None
+    # Spans of turns, model and tool calls (`[telemetry]`); flushed when the runtime closes.
+    tracer: Tracer = NOOP_TRACER
 
     async def open(self) -> Runtime:
         """Connect the store when it needs it (PostgreSQL) and end sessions idle past
@@ -420,6 +425,7 @@ class Runtime:
             await self.mcp.aclose()
         await self.model.aclose()
         await self.sessions.aclose()
+        shutdown_tracer(self.tracer)
         if self.loop.sandboxes is not None:
             await self.loop.sandboxes.aclose()
 
@@ -475,6 +481,8 @@ def assemble_runtime(
     settings: Settings | None = None,
     mcp: McpServers | None = None,
     skills: SkillCatalog | None = None,
+    tracer: Tracer | None = None,
+    slow_store_ms: float = DEFAULT_SLOW_STORE_MS,
 ) -> Runtime:
     """A runtime of exactly these collaborators; each one left out is the empty stack.
 
@@ -526,13 +534,17 @@ def assemble_runtime(
         gate=gate,
         context=context if context is not None else build_context_builder(None),
         compressor=compressor,
+        tracer=tracer,
     )
     if isinstance(store, ApprovalAnswers):
         # Approvals answered in another process reach this one's waiters through the store.
         loop.pending_approvals.relay = store
     if coordinator is None:
+        # Tracing on: the Coordinator's store calls slower than `slow_store_ms` are spans.
+        traced: Any = store if tracer is None else TracedStore(store, tracer, slow_ms=slow_store_ms)
         coordinator = Coordinator(
-            store,
+            traced,
+            tracer=tracer,
             owner=owner,
             lease=lease,
             max_attempts=max_attempts,
@@ -558,6 +570,7 @@ def assemble_runtime(
         reflection=reflection,
         mcp=mcp,
         skills=skills,
+        tracer=tracer if tracer is not None else NOOP_TRACER,
     )
 
 
@@ -603,6 +616,7 @@ def create_runtime(
         settings = load_settings()
     fs_deny: list[str] = []
     models: ModelResolver | None = None
+    tracer = build_tracer(settings)
     if settings is not None:
         settings.home.mkdir(parents=True, exist_ok=True)
         if personalities is None:
@@ -634,7 +648,7 @@ def create_runtime(
         if model is None:
             from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 
-            factory = ModelFactory(settings, on_retry=on_retry)
+            factory = ModelFactory(settings, on_retry=noting_retries(tracer, on_retry))
             model = LazyModel(factory)
             models = PersonalityModels(factory, model)
         if gate is None:
@@ -726,6 +740,8 @@ def create_runtime(
         settings=settings,
         mcp=mcp,
         skills=skills,
+        tracer=None if tracer is NOOP_TRACER else tracer,
+        slow_store_ms=settings.config.telemetry.slow_store_ms if settings else 50.0,
     )
     runtime.titles = titles
     if settings is not None:

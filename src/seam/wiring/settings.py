@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from seam.wiring.delivery_settings import DndSection, HeartbeatSection
+from seam.wiring.telemetry import TelemetrySection
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -248,6 +249,7 @@ class ConfigFile(_Section):
     skills: SkillsSection = SkillsSection()
     dnd: DndSection = DndSection()  # quiet hours (wiring/delivery_settings.py)
     heartbeat: HeartbeatSection = HeartbeatSection()
+    telemetry: TelemetrySection = TelemetrySection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)

@@ -688,7 +688,12 @@ def transcript_messages(items: list[dict[str, Any]]) -> list[Message]:
         role = item.get("role")
         content = item.get("content") or ""
         if isinstance(content, list):
-            content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            # Only text parts with string text (`{"text": 5}` was a 500, found by fuzzing).
+            content = "".join(
+                part["text"]
+                for part in content
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+            )
         if role == "developer":
             role = "system"
         if role not in ("system", "user", "assistant"):

@@ -14,6 +14,7 @@ from seam.apps.cli.durable import register as register_durable
 from seam.apps.cli.gateway import register as register_gateway
 from seam.apps.cli.guard import register as register_guard
 from seam.apps.cli.heartbeat import register as register_heartbeat
+from seam.apps.cli.logs import register as register_logs
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
 from seam.apps.cli.skills import register as register_skills
@@ -40,6 +41,7 @@ register_dnd(app)
 register_heartbeat(app)
 register_gateway(app)
 register_cron(app)
+register_logs(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")

@@ -118,6 +118,11 @@ class CommandClassifier:
         try:
             normalized = walk.script(text, depth=0, bulk=False)
         except OverBudget as exc:
+            # What was already found forbidden stays forbidden: padding a command until
+            # its check runs out of time must not turn a refusal into a question.
+            verdict, rule, reason = walk.result()
+            if verdict == "forbidden":
+                return Classification(verdict, rule, reason, text)
             reason = f"too costly to check ({exc}); a person should look at it"
             return Classification("needs_approval", "budget:exceeded", reason, text)
         except RecursionError:

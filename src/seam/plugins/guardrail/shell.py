@@ -510,7 +510,12 @@ def _parse(source: bytes, deadline: float) -> Tree:
             out_of_time = True
             return b""
 
-    tree = _parser().parse(guarded)
+    parser = _parser()
+    # The parser is shared; without a reset a parse could start from what the last one
+    # left (one cut short by the deadline, or one that ended in errors) and crash the
+    # process: a segfault the fuzz suite found (tests/fuzz/test_fuzz_guard.py).
+    parser.reset()
+    tree = parser.parse(guarded)
     if out_of_time:
         raise OverBudget("the command takes too long to parse")
     return tree

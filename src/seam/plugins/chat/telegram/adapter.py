@@ -595,6 +595,9 @@ def _thread_id(chat: ChatRef) -> int | None:
 
 
 def _entity_text(text: str, entity: MessageEntity) -> str:
-    """An entity's text: Telegram counts offsets in UTF-16 code units."""
+    """An entity's text: Telegram counts offsets in UTF-16 code units. An entity whose
+    edge falls inside a surrogate pair reads that half as U+FFFD: raising here dropped
+    the whole message (found by the fuzz suite)."""
     encoded = text.encode("utf-16-le")
-    return encoded[entity.offset * 2 : (entity.offset + entity.length) * 2].decode("utf-16-le")
+    piece = encoded[entity.offset * 2 : (entity.offset + entity.length) * 2]
+    return piece.decode("utf-16-le", "replace")

@@ -1,0 +1,1 @@
+"""OpenTelemetry behind the `Tracer` contract (the `telemetry` extra)."""
