@@ -66,11 +66,17 @@ class Figures:
     integrity: str = ""
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    # Why the submissions that did not complete ended (a turn whose every model attempt
+    # failed is settled as failed: that is an outcome, not a loss).
+    errors: Counter[str] = field(default_factory=Counter)
+    # Worker log lines saying the disk was full (proof the fault reached the workers).
+    disk_errors: int = 0
 
     def failed(self) -> bool:
-        return bool(
-            self.lost or self.duplicated or self.invalid or self.replay_mismatches
-        ) or self.integrity != "ok"
+        return (
+            bool(self.lost or self.duplicated or self.invalid or self.replay_mismatches)
+            or self.integrity != "ok"
+        )
 
     def report(self) -> str:
         faults = ", ".join(f"{kind} {n}" for kind, n in sorted(self.faults.items()))
@@ -82,7 +88,8 @@ class Figures:
             f" {self.model_requests}; faults: {faults}; outcomes: {outcomes}; max attempts"
             f" {self.max_attempts_seen}; lost {self.lost}, duplicated {self.duplicated},"
             f" invalid {self.invalid}, replay mismatches {self.replay_mismatches},"
-            f" integrity {self.integrity}"
+            f" integrity {self.integrity}; disk-full errors in worker logs {self.disk_errors};"
+            f" not completed: {dict(self.errors)}"
         )
 
 
@@ -258,6 +265,7 @@ def run(
         figures.worker_exits = pool.exits
         figures.faults.update(model.faults)
         figures.model_requests = len(model.chat_requests)
+        figures.disk_errors = pool.count_lines("full")
         asyncio.run(check(cli.env, cli.home, cli.project, backend, tags, figures))
         if figures.failed():
             figures.problems.append(pool.tail())
@@ -288,6 +296,8 @@ async def check(
                 problems.append(f"not settled: {tag} {sub}")
                 continue
             figures.outcomes[sub.outcome] += 1
+            if sub.outcome != "completed":
+                figures.errors[f"{sub.outcome}: {(sub.error or '')[:160]}"] += 1
             figures.max_attempts_seen = max(figures.max_attempts_seen, sub.attempts)
             if sub.attempts > sub.max_attempts:
                 figures.invalid += 1
@@ -350,9 +360,8 @@ def _check_replay(
     for sub in subs:
         if sub.outcome == "completed" and done.get(sub.result or "", 0) != 1:
             f.replay_mismatches += 1
-            f.problems.append(
-                f"{session}: {_tag(sub.input)} answer in {done.get(sub.result or '', 0)} done events"
-            )
+            count = done.get(sub.result or "", 0)
+            f.problems.append(f"{session}: {_tag(sub.input)} answer in {count} done events")
     started = {e.call_id for e in events if e.type == "tool_start"}
     ended = {e.call_id for e in events if e.type == "tool_end"}
     results = {m.tool_call_id for m in messages if m.role == "tool"}

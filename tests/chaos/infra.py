@@ -82,6 +82,14 @@ class Workers:
                 process.kill()
                 process.wait()
 
+    def count_lines(self, needle: str) -> int:
+        """Lines of the workers' logs containing `needle` (case-insensitive)."""
+        return sum(
+            needle in line.lower()
+            for path in self.logs.glob("worker-*.log")
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+        )
+
     def tail(self, lines: int = 40) -> str:
         """The end of every worker's log, for a failure message."""
         out = []

@@ -10,7 +10,8 @@ import pytest
 from tests.chaos.harness import PostgresBackend, SqliteBackend, mode, run
 from tests.chaos.infra import SmallDisk, pg_available, throwaway_postgres
 
-pytestmark = pytest.mark.chaos
+# The long mode runs for many minutes: past the suite's default per-test timeout.
+pytestmark = [pytest.mark.chaos, pytest.mark.timeout(mode().limit + 300)]
 
 
 def _verdict(figures: object) -> None:
