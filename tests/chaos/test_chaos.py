@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.chaos.harness import PostgresBackend, SqliteBackend, mode, run
+from tests.chaos.harness import Figures, PostgresBackend, SqliteBackend, mode, run
 from tests.chaos.infra import SmallDisk, pg_available, throwaway_postgres
 
 # The long mode runs for many minutes: past the suite's default per-test timeout.
 pytestmark = [pytest.mark.chaos, pytest.mark.timeout(mode().limit + 300)]
 
 
-def _verdict(figures: object) -> None:
-    print(figures.report())  # type: ignore[attr-defined]
-    problems = "\n".join(figures.problems[:40])  # type: ignore[attr-defined]
-    assert not figures.failed(), f"{figures.report()}\n{problems}"  # type: ignore[attr-defined]
+def _verdict(figures: Figures) -> None:
+    print(figures.report())
+    problems = "\n".join(figures.problems[:40])
+    assert not figures.failed(), f"{figures.report()}\n{problems}"
 
 
 def test_sqlite_workers_survive_kills_model_faults_and_a_full_disk(tmp_path: Path) -> None:
