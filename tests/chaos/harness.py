@@ -71,6 +71,7 @@ class Figures:
     errors: Counter[str] = field(default_factory=Counter)
     # Worker log lines saying the disk was full (proof the fault reached the workers).
     disk_errors: int = 0
+    disk_full_seconds: float = 0.0
 
     def failed(self) -> bool:
         return (
@@ -88,7 +89,8 @@ class Figures:
             f" {self.model_requests}; faults: {faults}; outcomes: {outcomes}; max attempts"
             f" {self.max_attempts_seen}; lost {self.lost}, duplicated {self.duplicated},"
             f" invalid {self.invalid}, replay mismatches {self.replay_mismatches},"
-            f" integrity {self.integrity}; disk-full errors in worker logs {self.disk_errors};"
+            f" integrity {self.integrity}; disk full for {self.disk_full_seconds:.1f} s,"
+            f" disk-full errors in worker logs {self.disk_errors};"
             f" not completed: {dict(self.errors)}"
         )
 
@@ -192,7 +194,7 @@ class Plan:
     kills: list[int]
     restart_at: int | None
     fill_at: int | None
-    hold: float = 3.0
+    hold: float = 10.0
 
 
 def run(
@@ -227,6 +229,9 @@ def run(
         pool = Workers([str(SEAM), "worker"], cli.project, cli.env, tmp / "logs", workers)
         pool.start()
         freed_at: float | None = None
+        filled_at = 0.0
+        hits = 0
+        home_logs = cli.home / "logs"  # where workers write tracebacks
         deadline = started + m.limit
         try:
             while time.monotonic() < deadline:
@@ -248,12 +253,20 @@ def run(
                     figures.faults["pg_restart"] += 1
                 if plan.fill_at is not None and settled >= plan.fill_at and disk:
                     plan.fill_at = None
+                    hits = pool.count_lines("full", home_logs)
                     disk.fill()
                     figures.faults["disk_full"] += 1
-                    freed_at = time.monotonic() + plan.hold
-                if freed_at is not None and time.monotonic() >= freed_at and disk:
-                    disk.free()
-                    freed_at = None
+                    filled_at = time.monotonic()
+                    freed_at = filled_at + plan.hold
+                if freed_at is not None and disk:
+                    # Full until a worker has met it (SQLite reuses its WAL's pages, so a
+                    # write may not need a new block at once), for `hold` seconds at most.
+                    if pool.count_lines("full", home_logs) > hits:
+                        freed_at = min(freed_at, filled_at + 1.0)
+                    if time.monotonic() >= freed_at:
+                        disk.free()
+                        figures.disk_full_seconds = time.monotonic() - filled_at
+                        freed_at = None
                 pool.reap()
                 time.sleep(0.2)
         finally:
@@ -265,7 +278,7 @@ def run(
         figures.worker_exits = pool.exits
         figures.faults.update(model.faults)
         figures.model_requests = len(model.chat_requests)
-        figures.disk_errors = pool.count_lines("full")
+        figures.disk_errors = pool.count_lines("full", home_logs)
         asyncio.run(check(cli.env, cli.home, cli.project, backend, tags, figures))
         if figures.failed():
             figures.problems.append(pool.tail())

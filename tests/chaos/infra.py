@@ -82,11 +82,15 @@ class Workers:
                 process.kill()
                 process.wait()
 
-    def count_lines(self, needle: str) -> int:
-        """Lines of the workers' logs containing `needle` (case-insensitive)."""
+    def count_lines(self, needle: str, *more: Path) -> int:
+        """Lines of the workers' output (and of the `more` log folders) containing
+        `needle`, case-insensitive."""
+        paths = [*self.logs.glob("worker-*.log")]
+        for folder in more:
+            paths += [p for p in folder.glob("*") if p.is_file()] if folder.is_dir() else []
         return sum(
             needle in line.lower()
-            for path in self.logs.glob("worker-*.log")
+            for path in paths
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
         )
 
