@@ -277,5 +277,5 @@ class EventRecorder:
                 if delay is None:
                     log.exception("could not store %d events", len(records))
                     return
-                log.warning("could not store %d events; trying again", len(records))
+                log.debug("could not store %d events; trying again", len(records))
                 await asyncio.sleep(delay)
