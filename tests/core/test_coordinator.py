@@ -637,3 +637,37 @@ async def test_usage_figures_count_the_sessions_own_tools() -> None:
     wide_usage = await factory.loop.context_usage(wide.key)
     assert narrow_usage is not None and wide_usage is not None
     assert narrow_usage.tokens < wide_usage.tokens  # one tool schema against two
+
+
+class DiskFullOnce(InMemoryExecutionStore):
+    """Refuses to store the first tool result, as SQLite does when the disk fills up
+    between a tool call and its result (what the chaos suite hit)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused = 0
+
+    async def append_for(self, submission_id: str, owner: str, messages: Any) -> None:
+        if not self.refused and any(m.role == "tool" for m in messages):
+            self.refused += 1
+            raise OSError(28, "database or disk is full")
+        await super().append_for(submission_id, owner, messages)
+
+
+async def test_a_submission_failed_by_a_store_error_leaves_no_tool_call_unanswered() -> None:
+    store = DiskFullOnce()
+    factory, model, _ = build([tool_step(call("lookup")), text_step("next answer")], store=store)
+    session = await factory.get_or_create_root(KEY)
+    failed = await session.ask("look it up")
+    assert failed.outcome == "failed" and "disk is full" in str(failed.error)
+    assert store.refused == 1
+    messages = await store.messages(KEY)
+    calls = [c.id for m in messages for c in m.tool_calls]
+    results = [m.tool_call_id for m in messages if m.role == "tool"]
+    assert calls and calls == results
+    assert [m.content for m in messages if m.role == "tool"] == [UNKNOWN_OUTCOME]
+    # The session's next turn sends the model a valid transcript and completes.
+    ok = await session.ask("and now?")
+    assert (ok.outcome, ok.result) == ("completed", "next answer")
+    sent = model.requests[-1].messages
+    assert [m.tool_call_id for m in sent if m.role == "tool"] == calls

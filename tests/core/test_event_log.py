@@ -58,6 +58,44 @@ async def test_timed_flushes_are_stored_in_order_when_a_commit_is_slow(
     assert [e.text for e in await replay(store, KEY)] == ["one ", "two"]  # type: ignore[attr-defined]
 
 
+class RefusesTwice(InMemoryExecutionStore):
+    """`append_events` fails twice (a disk full for a moment), then works again."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusals = 0
+
+    async def append_events(self, records: Sequence[EventRecord]) -> None:
+        if self.refusals < 2:
+            self.refusals += 1
+            raise OSError(28, "database or disk is full")
+        await super().append_events(records)
+
+
+async def test_events_the_store_refuses_for_a_moment_are_stored_once_it_recovers() -> None:
+    """Found by the chaos suite: the disk filled as a turn ended and its `done` event was
+    dropped, so a surface following the session would never have seen it end."""
+    store = RefusesTwice()
+    await store.create(KEY)
+    recorder = EventRecorder(store, "s1", retry_delays=(0.0, 0.0, 0.0))
+    await recorder.record(ev.ToolStart(KEY, "t", 1, "c1", "read_file", "{}"))
+    await recorder.record(ev.Done(KEY, "t", 2, "the answer", "stop"))
+    await recorder.aclose()
+    assert store.refusals == 2
+    assert [e.type for e in await replay(store, KEY)] == ["tool_start", "done"]
+
+
+async def test_events_are_dropped_only_after_the_last_retry() -> None:
+    store = RefusesTwice()
+    await store.create(KEY)
+    recorder = EventRecorder(store, "s1", retry_delays=(0.0,))
+    await recorder.record(ev.Done(KEY, "t", 1, "lost", "stop"))
+    await recorder.flush()
+    await recorder.record(ev.Done(KEY, "t", 2, "kept", "stop"))
+    await recorder.aclose()
+    assert [e.text for e in await replay(store, KEY)] == ["kept"]  # type: ignore[attr-defined]
+
+
 EVERY_EVENT = [
     ev.RunStart(KEY, "t", 1, "openai", "gpt-x", "default"),
     ev.TextDelta(KEY, "t", 2, "hi"),

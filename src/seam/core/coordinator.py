@@ -370,13 +370,13 @@ class Coordinator:
         except Exception as exc:
             # A bug or a broken collaborator: the submission fails with the reason rather
             # than taking the worker down (and the next submission with it).
-            return await self._crashed(sub, exc)
+            return await self._crashed(sub, exc, session)
         try:
             return await self._conclude(sub, done, error)
         except LeaseLost:
             return await self._current(sub)
         except Exception as exc:  # e.g. the injected compressor
-            return await self._crashed(sub, exc)
+            return await self._crashed(sub, exc, session)
 
     async def _stream(
         self,
@@ -559,14 +559,31 @@ class Coordinator:
         except Exception:
             log.exception("could not let go of %s", sub.id)
 
-    async def _crashed(self, sub: Submission, exc: Exception) -> Submission:
+    async def _crashed(
+        self, sub: Submission, exc: Exception, session: Session | None = None
+    ) -> Submission:
         log.exception("submission %s crashed", sub.id, exc_info=exc)
         try:
+            if session is not None:
+                await self._answer_open_calls(sub, session)
             return await self.store.settle(
                 sub.id, self.owner, "failed", error=f"crashed: {exc!r}", finish_reason="error"
             )
         except LeaseLost:
             return await self._current(sub)
+
+    async def _answer_open_calls(self, sub: Submission, session: Session) -> None:
+        """Before a crashed submission is settled failed, give each tool call it left
+        unanswered its unknown-outcome result (and keep its cut-off text), as a resume
+        would: a transcript with a call and no result is one no provider accepts, so the
+        session's next turn would fail too. (Found by the chaos suite: the disk filled
+        between a tool call and its stored result.) If even that cannot be written, the
+        error goes up and the submission stays claimed, to be repaired by whoever
+        claims it next."""
+        current = await self.store.submission(sub.id) or sub
+        plan = await self.plan(current, session, rerun=False)
+        if plan.repairs:
+            await self.store.append_for(sub.id, self.owner, plan.repairs)
 
     async def _claim_ahead(self, sub: Submission) -> Submission | None:
         """Claim the submission `sub` waits behind in its session, if it is reclaimable."""

@@ -25,6 +25,10 @@ from seam.contracts.messages import Usage
 log = logging.getLogger("seam.events")
 
 FLUSH_AFTER_SECONDS = 0.2
+# Seconds between attempts to store a batch the store refused (a disk full for a moment,
+# a database restarting): a short outage must not cost a turn its `done` event, which a
+# reconnecting surface waits for. After the last one the batch is dropped (and logged).
+RETRY_DELAYS = (0.1, 0.25, 0.5, 1.0, 2.0)
 
 EVENT_TYPES: dict[str, type[Any]] = {
     cls.type: cls
@@ -176,8 +180,10 @@ class EventRecorder:
     The turn never waits for the store: records go to one writer task per recorder,
     which stores them in order, as many at a time as have piled up while the previous
     write was committing. `flush` and `aclose` wait for everything recorded so far.
-    Failing to store an event is logged, never raised: the turn is what matters, and
-    the transcript (written separately) stays the source of truth for recovery.
+    A batch the store refuses is tried again after each of `retry_delays` (later
+    records wait behind it, keeping the order); failing for good is logged, never raised:
+    the turn is what matters, and the transcript (written separately) stays the source of
+    truth for recovery.
     """
 
     def __init__(
@@ -186,8 +192,10 @@ class EventRecorder:
         submission_id: str | None = None,
         *,
         redact: Redact | None = None,
+        retry_delays: Sequence[float] = RETRY_DELAYS,
     ) -> None:
         self._store = store
+        self._retry_delays = tuple(retry_delays)
         self._submission_id = submission_id
         # What the loop applies to what it stores: the log must not keep what the
         # transcript redacts (a secret the model echoed, a token in tool arguments).
@@ -273,10 +281,20 @@ class EventRecorder:
                 records, self._pending = self._pending, []
                 self._writing = True
                 try:
-                    await self._store.append_events(records)
-                except Exception:
-                    log.exception("could not store %d events", len(records))
+                    await self._append(records)
                 finally:
                     self._writing = False
         finally:
             self._writer = None
+
+    async def _append(self, records: list[EventRecord]) -> None:
+        for delay in (*self._retry_delays, None):
+            try:
+                await self._store.append_events(records)
+                return
+            except Exception:
+                if delay is None:
+                    log.exception("could not store %d events", len(records))
+                    return
+                log.debug("could not store %d events; trying again", len(records))
+                await asyncio.sleep(delay)
