@@ -14,7 +14,7 @@ from seam.contracts.execution import EventRecord, Submission
 from seam.contracts.messages import Message
 from seam.contracts.tools import ToolContext
 from seam.core.coordinator import CUT_OFF_NOTE, UNKNOWN_OUTCOME, Coordinator
-from seam.core.event_log import encode_deltas, replay
+from seam.core.event_log import decode, encode_deltas, replay
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.identity import InvalidSessionName
 from seam.core.loop import AgentLoop
@@ -162,6 +162,21 @@ async def test_resume_settles_a_saved_final_reply_without_the_model() -> None:
     assert (sub.outcome, sub.result) == ("completed", "the answer")
     assert model.requests == []
     assert len(await factory.store.messages(KEY)) == 2
+
+
+async def test_a_saved_reply_whose_done_event_was_lost_gets_one_on_resume() -> None:
+    # The worker stored the answer and died before the turn's `done` reached the log: a
+    # follower of the session must still see the turn end, once (found by the chaos suite).
+    factory, _, _ = build([])
+    sid = await crashed_claim(
+        factory, "question", Message("user", "question"), Message("assistant", "the answer")
+    )
+    await factory.coordinator.resume_pending(factory.resolve)
+    await factory.coordinator.resume_pending(factory.resolve)
+    records = await factory.store.events(KEY, submission_id=sid)
+    assert [r.type for r in records] == ["done"]
+    [event] = [e for r in records for e in decode(r)]
+    assert isinstance(event, Done) and event.text == "the answer" and event.seq == 1
 
 
 async def test_resume_reruns_idempotent_tools_and_marks_others_unknown() -> None:
@@ -647,11 +662,13 @@ class DiskFullOnce(InMemoryExecutionStore):
         super().__init__()
         self.refused = 0
 
-    async def append_for(self, submission_id: str, owner: str, messages: Any) -> None:
+    async def append_for(
+        self, submission_id: str, owner: str, messages: Any, **written: Any
+    ) -> None:
         if not self.refused and any(m.role == "tool" for m in messages):
             self.refused += 1
             raise OSError(28, "database or disk is full")
-        await super().append_for(submission_id, owner, messages)
+        await super().append_for(submission_id, owner, messages, **written)
 
 
 async def test_a_submission_failed_by_a_store_error_leaves_no_tool_call_unanswered() -> None:

@@ -43,7 +43,7 @@ from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
-from seam.core.event_log import EventRecorder, decode
+from seam.core.event_log import EventRecorder, decode, encode
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
@@ -349,6 +349,7 @@ class Coordinator:
             if sub.abort_requested:
                 return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
             if plan.settle_with is not None:
+                await self._close_log(sub, session, plan.settle_with)
                 return await store.settle(
                     sub.id, owner, "completed", result=plan.settle_with, finish_reason="stop"
                 )
@@ -468,6 +469,19 @@ class Coordinator:
                 )
             return await store.settle(sub.id, owner, "failed", error=message, finish_reason=finish)
         raise AssertionError(f"unhandled finish reason {finish!r}")  # pragma: no cover
+
+    async def _close_log(self, sub: Submission, session: Session, reply: str) -> None:
+        """A reply stored before a crash settles without its turn running again: when the
+        process died before the turn's `done` event reached the log, write one, so every
+        follower of the session (a page, a gateway, `--follow`) sees the turn end and a
+        replay shows exactly one `done` per answer."""
+        records = await self.store.events(sub.session_key, submission_id=sub.id)
+        if any(record.type == "done" for record in records):
+            return
+        seq = await self.store.last_seq(sub.session_key) + 1
+        done = Done(sub.session_key, "", seq, reply, "stop")
+        await self.store.append_events([encode(done, sub.id, session.loop.redact)])
+        session.loop.sequences.continue_after(sub.session_key, seq)
 
     async def plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> RepairPlan:
         """What claiming `sub` does, from what it already wrote (nothing: a first run)."""
