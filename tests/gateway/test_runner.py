@@ -385,3 +385,37 @@ async def test_a_restarted_gateway_tells_a_history_adapter_where_each_chat_left_
         ("telegram:-100", last.message_id, False),
         ("telegram:42", str(int(last.message_id) - 1), True),
     ]
+
+
+async def test_cron_lists_the_jobs_and_only_the_owner_turns_quiet_hours_on(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    from seam.wiring.delivery import build_dnd
+    from seam.wiring.runtime import assemble_runtime
+    from seam.wiring.settings import load_settings
+
+    home = tmp_path / ".seam"
+    home.mkdir()
+    settings = load_settings({"HOME": str(tmp_path)}, home=home, working_dir=tmp_path)
+    runtime = assemble_runtime(
+        model=ScriptedModel([]),
+        store=InMemoryExecutionStore(),
+        storage=InMemoryStorage(),
+        working_dir=WORKDIR,
+        settings=settings,
+    )
+    platform = FakePlatform()
+    config = section(allow=("42", "7"), owner="telegram:42")
+    async with gateway_running(runtime, platform, tmp_path, config=config):
+        for n, (text, user) in enumerate(
+            [("/cron", "42"), ("/dnd on", "7"), ("/dnd on", "42"), ("/dnd", "7")], start=1
+        ):
+            platform.say(text, user=user)
+            await until(platform, lambda n=n: len(platform.sent_texts()) == n, text)  # type: ignore[misc]
+    texts = platform.sent_texts()
+    assert "no cron jobs" in texts[0]
+    assert texts[1] == "Only the owner can turn quiet hours on or off."
+    assert "on" in texts[2].lower() and "on" in texts[3].lower()
+    assert await build_dnd(settings).is_quiet_now(time.time())

@@ -1,4 +1,4 @@
-"""The slash commands every chat understands: /new, /stop, /usage, /help."""
+"""The slash commands every chat understands: /new, /stop, /usage, /cron, /dnd, /help."""
 
 from __future__ import annotations
 
@@ -7,9 +7,19 @@ HELP = (
     "/new — start a fresh conversation\n"
     "/stop — stop the answer I'm working on\n"
     "/usage — tokens and cost of this conversation\n"
+    "/cron — the scheduled jobs and when they run next\n"
+    "/dnd [on|off] — quiet hours: hold what I send unasked (the owner only)\n"
     "/help — this message"
 )
-NAMES = {"new": "new", "reset": "new", "stop": "stop", "usage": "usage", "help": "help"}
+NAMES = {
+    "new": "new",
+    "reset": "new",
+    "stop": "stop",
+    "usage": "usage",
+    "cron": "cron",
+    "dnd": "dnd",
+    "help": "help",
+}
 NAMES["start"] = "help"  # what Telegram sends when someone opens the bot
 
 
@@ -36,3 +46,9 @@ def usage_text(
         f"This conversation: {calls} model call(s), {input_tokens:,} input and "
         f"{output_tokens:,} output tokens, cost {cost_text}."
     )
+
+
+def command_argument(text: str) -> str:
+    """What follows the command word (`/dnd on` -> "on")."""
+    parts = text.strip().split(maxsplit=1)
+    return parts[1].strip().lower() if len(parts) > 1 else ""

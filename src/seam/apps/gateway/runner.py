@@ -32,7 +32,7 @@ from typing import Any
 from seam.apps.gateway.approvals import LABELS, Approvals, prompt_text
 from seam.apps.gateway.attachments import describe, receive
 from seam.apps.gateway.chats import ChatSessions, id_prefix, message_key, parse_ref
-from seam.apps.gateway.commands import HELP, parse_command, usage_text
+from seam.apps.gateway.commands import HELP, command_argument, parse_command, usage_text
 from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
 from seam.apps.gateway.stream import TurnView
 from seam.contracts.chat import ButtonPress, ChatAdapter, ChatRef, Inbound, InboundMessage
@@ -182,7 +182,35 @@ class Gateway:
                 totals.cost_usd,
                 totals.unpriced_calls,
             )
+        if command == "cron":
+            from seam.wiring.cron import cron_lines
+
+            return "\n".join(await cron_lines(self.runtime))
+        if command == "dnd":
+            return await self._dnd(command_argument(msg.text), msg)
         return "I don't know that command. /help lists the ones I do."
+
+    async def _dnd(self, action: str, msg: InboundMessage) -> str:
+        from seam.wiring.delivery import build_dnd, dnd_command
+
+        action = action or "status"
+        if action not in ("on", "off", "status"):
+            return "Use /dnd, /dnd on or /dnd off."
+        if action != "status" and not self._is_owner(msg):
+            return "Only the owner can turn quiet hours on or off."
+        if self.runtime.settings is None:
+            return "Quiet hours are not configured here."
+        lines = await dnd_command(
+            action,  # type: ignore[arg-type]  # checked against the three just above
+            build_dnd(self.runtime.settings),
+            self.outbox,
+        )
+        return "\n".join(lines)
+
+    def _is_owner(self, msg: InboundMessage) -> bool:
+        """The person `[gateway] owner` names: their private chat or their user id."""
+        owner = self.section.owner
+        return bool(owner) and owner in (str(msg.chat), f"{msg.chat.platform}:{msg.user_id}")
 
     async def _say(
         self, adapter: ChatAdapter, chat: ChatRef, source: str, text: str, *, kind: str = "reply"
