@@ -60,6 +60,7 @@ from seam.plugins.chat.discord.parse import (
     inbound_message,
     is_answerable,
 )
+from seam.plugins.chat.health import HealthBook
 from seam.plugins.chat.markdown_discord import DISCORD_MAX_TEXT, format_discord
 
 _log = logging.getLogger("seam.gateway.discord")
@@ -110,7 +111,7 @@ class DiscordAdapter:
         self._guild_ready_timeout = guild_ready_timeout
         self._identify_delay = identify_delay
         self._defer_after = defer_after
-        self._health = AdapterHealth("starting", since=clock())
+        self._book = HealthBook("discord", clock, _log)
         self._closed = asyncio.Event()
         self._logged_in = asyncio.Event()
         self._client: discord.Client | None = None
@@ -142,9 +143,9 @@ class DiscordAdapter:
                     await client.connect(reconnect=True)
                     attempt = 0
                 except discord.LoginFailure as exc:
-                    self._set_state("down", f"Discord refused the token ({exc})")
+                    self._book.set_state("down", f"Discord refused the token ({exc})")
                 except discord.PrivilegedIntentsRequired:
-                    self._set_state(
+                    self._book.set_state(
                         "down",
                         "Discord refused the Message Content intent: enable it for the bot "
                         "in the developer portal",
@@ -152,17 +153,19 @@ class DiscordAdapter:
                 except discord.ConnectionClosed as exc:
                     # 4004: authentication failed; 4013: invalid intents.
                     state: AdapterState = "down" if exc.code in (4004, 4013) else "reconnecting"
-                    self._set_state(state, f"the gateway closed the connection ({exc.code}: {exc})")
+                    self._book.set_state(
+                        state, f"the gateway closed the connection ({exc.code}: {exc})"
+                    )
                 except (
                     discord.DiscordException,
                     aiohttp.ClientError,
                     OSError,
                     TimeoutError,
                 ) as exc:
-                    self._set_state("reconnecting", f"{type(exc).__name__}: {exc}")
+                    self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
                 except Exception as exc:  # anything else: still reconnect, never give up
                     _log.exception("discord: the connection failed")
-                    self._set_state("reconnecting", f"{type(exc).__name__}: {exc}")
+                    self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
                 finally:
                     self._logged_in.clear()
                     await _quietly_close(client)
@@ -175,7 +178,7 @@ class DiscordAdapter:
             watcher.cancel()
             for task in list(self._tasks):
                 task.cancel()
-            self._set_state("stopped")
+            self._book.set_state("stopped")
 
     def catch_up_from(self, chat: ChatRef, message_id: str, *, is_dm: bool | None = None) -> None:
         """Read `chat`'s history after `message_id` on the next (re)connect: how a restarted
@@ -193,15 +196,15 @@ class DiscordAdapter:
         self._delivered[message_id] = None
 
     async def _on_connected(self, client: discord.Client, deliver: Deliver) -> None:
-        self._set_state("connected")
-        self._progress()
+        self._book.set_state("connected")
+        self._book.progress()
         for info in list(self._channels.values()):
             await self._catch_up(client, info, deliver)
 
     async def _on_message(
         self, client: discord.Client, message: discord.Message, deliver: Deliver
     ) -> None:
-        self._progress()
+        self._book.progress()
         if not is_answerable(message):
             return
         key = str(message.channel.id)
@@ -297,7 +300,7 @@ class DiscordAdapter:
         self._spawn(retry())
 
     async def _on_interaction(self, interaction: discord.Interaction, deliver: Deliver) -> None:
-        self._progress()
+        self._book.progress()
         data: dict[str, Any] = dict(interaction.data or {})
         if interaction.type != discord.InteractionType.component or data.get("component_type") != 2:
             return
@@ -339,7 +342,7 @@ class DiscordAdapter:
             latency = client.latency
             if latency != last and latency != float("inf"):
                 last = latency
-                self._progress()
+                self._book.progress()
 
     # -- outbound
 
@@ -441,7 +444,7 @@ class DiscordAdapter:
     # -- state
 
     def health(self) -> AdapterHealth:
-        return self._health
+        return self._book.current
 
     async def close(self) -> None:
         self._closed.set()
@@ -456,19 +459,6 @@ class DiscordAdapter:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    def _progress(self) -> None:
-        h = self._health
-        self._health = AdapterHealth(h.state, self._clock(), h.last_error, h.since)
-
-    def _set_state(self, state: AdapterState, error: str | None = None) -> None:
-        h = self._health
-        if h.state == state and (error is None or error == h.last_error):
-            return
-        if state != h.state:
-            _log.info("discord: %s%s", state, f" ({error})" if error else "")
-        since = self._clock() if state != h.state else h.since
-        self._health = AdapterHealth(state, h.last_received_at, error or h.last_error, since)
 
     async def _wait_closed(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -511,10 +501,10 @@ class _Client(discord.Client):
 
     async def on_disconnect(self) -> None:
         if not self.is_closed():
-            self._adapter._set_state("reconnecting", "the gateway connection dropped")
+            self._adapter._book.set_state("reconnecting", "the gateway connection dropped")
 
     async def on_socket_event_type(self, event_type: str) -> None:
-        self._adapter._progress()
+        self._adapter._book.progress()
 
     async def on_message(self, message: discord.Message) -> None:
         await self._adapter._on_message(self, message, self._deliver)

@@ -46,13 +46,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from seam.contracts.chat import (
     AdapterHealth,
-    AdapterState,
     Button,
     ButtonPress,
     ChatLimits,
     ChatRef,
     Inbound,
 )
+from seam.plugins.chat.health import HealthBook
 from seam.plugins.chat.markdown_slack import SLACK_MAX_TEXT, format_slack
 from seam.plugins.chat.slack.events import (
     ACTION_PREFIX,
@@ -121,8 +121,7 @@ class SlackAdapter:
                 AsyncRateLimitErrorRetryHandler(max_retry_count=2),
             ],
         )
-        now = clock()
-        self._health = AdapterHealth("starting", since=now)
+        self._book = HealthBook("slack", clock, _log)
         self._closed = asyncio.Event()
         self._handler: AsyncSocketModeHandler | None = None
         self._bot_user_id: str | None = None
@@ -148,7 +147,7 @@ class SlackAdapter:
                 try:
                     handler.client.wss_uri = await self._open_connection()
                     await handler.connect_async()  # type: ignore[no-untyped-call]
-                    self._set_state("connected")
+                    self._book.set_state("connected")
                     if await self._supervise(handler):
                         attempt = 0
                 except (TimeoutError, SlackApiError, aiohttp.ClientError, OSError) as exc:
@@ -165,7 +164,7 @@ class SlackAdapter:
                 await self._wait_closed(min(high, low * 2**attempt))
                 attempt += 1
         finally:
-            self._set_state("stopped")
+            self._book.set_state("stopped")
 
     def _build_app(self, deliver: Deliver) -> AsyncApp:
         # `signing_secret` is unused in Socket Mode; passing it keeps Bolt from reading
@@ -187,7 +186,7 @@ class SlackAdapter:
             await ack()
 
         async def on_command(ack: Callable[[], Awaitable[Any]], body: dict[str, Any]) -> None:
-            self._progress()
+            self._book.progress()
             await deliver(slash_command(body, received_at=self._clock()))
             await ack()  # an empty ack: the answer comes as a message, like any other
 
@@ -200,7 +199,7 @@ class SlackAdapter:
     async def _on_message(
         self, event: dict[str, Any], context: dict[str, Any], deliver: Deliver
     ) -> None:
-        self._progress()
+        self._book.progress()
         if not is_answerable(event):
             return
         self._bot_user_id = context.get("bot_user_id") or self._bot_user_id
@@ -280,23 +279,23 @@ class SlackAdapter:
             pong = client.last_ping_pong_time
             if pong is not None and pong != last_pong:
                 last_pong = pong
-                self._progress()
+                self._book.progress()
             if await client.is_connected():
                 was_up = True
                 down_since = None
-                self._set_state("connected")
+                self._book.set_state("connected")
                 continue
             now = self._clock()
             down_since = down_since if down_since is not None else now
-            self._set_state("reconnecting", "the Socket Mode connection dropped")
+            self._book.set_state("reconnecting", "the Socket Mode connection dropped")
             if now - down_since >= self._rebuild_after:
                 break
         return was_up
 
     async def _on_socket_message(self, message: Any) -> None:
-        self._progress()
-        if self._health.state != "connected":
-            self._set_state("connected")
+        self._book.progress()
+        if self._book.current.state != "connected":
+            self._book.set_state("connected")
 
     def _fetcher(self, url: str) -> Callable[[], Awaitable[bytes]]:
         async def fetch() -> bytes:
@@ -369,7 +368,7 @@ class SlackAdapter:
     # -- state
 
     def health(self) -> AdapterHealth:
-        return self._health
+        return self._book.current
 
     async def close(self) -> None:
         self._closed.set()
@@ -377,28 +376,15 @@ class SlackAdapter:
         if handler is not None:
             await _quietly_close(handler)
 
-    def _progress(self) -> None:
-        h = self._health
-        self._health = AdapterHealth(h.state, self._clock(), h.last_error, h.since)
-
-    def _set_state(self, state: AdapterState, error: str | None = None) -> None:
-        h = self._health
-        if h.state == state and (error is None or error == h.last_error):
-            return
-        if state != h.state:
-            _log.info("slack: %s%s", state, f" ({error})" if error else "")
-        since = self._clock() if state != h.state else h.since
-        self._health = AdapterHealth(state, h.last_received_at, error or h.last_error, since)
-
     def _failed(self, exc: BaseException) -> None:
         if isinstance(exc, SlackApiError):
             code = exc.response.get("error")
             if code in ("invalid_auth", "not_authed", "account_inactive", "token_revoked"):
-                self._set_state("down", f"Slack refused the app token ({code})")
+                self._book.set_state("down", f"Slack refused the app token ({code})")
                 return
-            self._set_state("reconnecting", f"Slack answered {code}")
+            self._book.set_state("reconnecting", f"Slack answered {code}")
             return
-        self._set_state("reconnecting", f"{type(exc).__name__}: {exc}")
+        self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
 
     async def _wait_closed(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
