@@ -171,13 +171,13 @@ def test_a_failing_migration_leaves_the_file_at_the_previous_version(tmp_path: P
 def test_a_newer_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "x.db"
     with raw(path) as conn:
-        conn.execute("PRAGMA user_version = 9")
+        conn.execute("PRAGMA user_version = 99")  # newer than any Seam so far
     db = SQLiteDb(str(path), STEPS, label="notes database")
     db.open()
-    with pytest.raises(SchemaTooNew, match=r"notes database .* schema version 9, .* \(2\)"):
+    with pytest.raises(SchemaTooNew, match=r"notes database .* schema version 99, .* \(2\)"):
         db.migrate()
     db.close()
-    with pytest.raises(RuntimeError, match="schema version 9"):  # what older callers catch
+    with pytest.raises(RuntimeError, match="schema version 99"):  # what older callers catch
         SQLiteSessionStore(str(path))
 
 
