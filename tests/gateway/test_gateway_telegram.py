@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ pytest.importorskip("seam.plugins.chat.telegram")
 from tests.cli.conftest import Cli, make_cli
 from tests.cli.test_postgres_workers import store_url as store_url_fixture
 from tests.support.fake_telegram import DEFAULT_TOKEN, RemoteFakeTelegram
+from tests.support.gateway_process import fake_process, stop, wait_for
 from tests.support.openai_server import (
     OpenAIServer,
     text_reply,
@@ -30,26 +29,13 @@ from tests.support.openai_server import (
 )
 
 store_url = store_url_fixture  # registers the fixture here
-WAIT = 40.0
 OWNER = 1001  # the allowed user (and private chat) of these tests
 
 
 @pytest.fixture
 def fake_telegram() -> Iterator[RemoteFakeTelegram]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.fake_telegram"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert process.stdout is not None
-    port = int(process.stdout.readline())
-    try:
-        yield RemoteFakeTelegram(f"http://127.0.0.1:{port}")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with fake_process("tests.support.fake_telegram") as url:
+        yield RemoteFakeTelegram(url)
 
 
 def gateway_cli(
@@ -80,17 +66,6 @@ def texts(fake: RemoteFakeTelegram) -> list[str]:
     ]
 
 
-def wait_for(condition: Callable[[], bool], what: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if process.poll() is not None:
-            _, err = process.communicate()
-            raise AssertionError(f"seam gateway exited ({process.returncode}): {err}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
 def lines_of(process: subprocess.Popen[str]) -> list[str]:
     """The process's stderr lines as they come (read by a thread of their own)."""
     lines: list[str] = []
@@ -102,17 +77,6 @@ def lines_of(process: subprocess.Popen[str]) -> list[str]:
 
     threading.Thread(target=read, daemon=True).start()
     return lines
-
-
-def stop(process: subprocess.Popen[str]) -> str:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        _, err = process.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        _, err = process.communicate()
-    return err
 
 
 def finals(fake: RemoteFakeTelegram, answer: str) -> int:

@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,28 +17,17 @@ pytest.importorskip("seam.apps.gateway.runner")
 
 from tests.cli.conftest import Cli, make_cli
 from tests.support.fake_slack import RemoteFakeSlack
+from tests.support.gateway_process import fake_process, stop, wait_for
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
-WAIT = 40.0
 OWNER = "U0001"
 DM = "D0001"
 
 
 @pytest.fixture
 def fake_slack() -> Iterator[RemoteFakeSlack]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.fake_slack"],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[3],
-    )
-    assert process.stdout is not None
-    port = int(process.stdout.readline())
-    try:
-        yield RemoteFakeSlack(f"http://127.0.0.1:{port}")
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+    with fake_process("tests.support.fake_slack") as url:
+        yield RemoteFakeSlack(url)
 
 
 def gateway_cli(tmp_path: Path, openai: OpenAIServer, fake: RemoteFakeSlack) -> Cli:
@@ -71,28 +57,6 @@ def texts(fake: RemoteFakeSlack) -> list[str]:
 
 def finals(fake: RemoteFakeSlack, answer: str) -> int:
     return sum(1 for t in texts(fake) if t == answer)
-
-
-def wait_for(condition: Callable[[], bool], what: str, process: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + WAIT
-    while not condition():
-        if process.poll() is not None:
-            _, err = process.communicate()
-            raise AssertionError(f"seam gateway exited ({process.returncode}): {err}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
-
-
-def stop(process: subprocess.Popen[str]) -> str:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-    try:
-        _, err = process.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        _, err = process.communicate()
-    return err
 
 
 def test_a_dm_is_answered_after_a_read_file_round_trip(
