@@ -47,6 +47,20 @@ OWNED_ELSEWHERE: dict[str, Any] = {
     "gateway": GatewaySection,
 }
 
+# The guide that explains each section (a section without one still gets its table).
+GUIDES = {
+    **dict.fromkeys(("model", "anthropic", "pool", "side_models", "local", "prices"), "models.md"),
+    **dict.fromkeys(("agent", "context", "reflection", "sessions"), "agent.md"),
+    **dict.fromkeys(("sandbox", "guard"), "safety.md"),
+    **dict.fromkeys(("dnd", "heartbeat"), "cron.md"),
+    "store": "storage.md",
+    "mcp": "mcp.md",
+    "skills": "skills.md",
+    "telemetry": "observability.md",
+    "web": "web.md",
+    "gateway": "gateways.md",
+}
+
 HEADER = f"""\
 # Configuration reference
 
@@ -54,8 +68,11 @@ Every key of `$SEAM_HOME/config.toml`, generated from the pydantic models that v
 (`src/seam/wiring/settings.py` and the section models it names); do not edit by hand: run
 `{COMMAND}` after changing a model (`tests/test_docs.py` fails when this page is stale).
 
-Every key is optional. A key the models do not know, a value of the wrong type or out of its
-bounds is refused with one line naming the file, the key and what is wrong. Environment
+Every section and key is optional: a key left out takes its default ("required" marks the
+keys of a table you add, such as a `[[dnd.rules]]` entry or a `[prices.NAME]` table). A key the
+models do not know, or a value of the wrong type or out of its bounds, is refused with one line
+naming the file, the key and what is wrong. A meaning left blank is the source's; the guide
+linked under each section explains it. Environment
 variables (`OPENAI_API_KEY`, `SEAM_MODEL`, `SEAM_HOME`, `SEAM_STORE_URL`, ...) are listed in
 [models.md](models.md) and [storage.md](storage.md); what each section is for is told in the
 guide of its surface ([README](../README.md#guides)).
@@ -67,7 +84,10 @@ def render() -> str:
     parts = [HEADER]
     for name, field in ConfigFile.model_fields.items():
         annotation = OWNED_ELSEWHERE.get(name, field.annotation)
-        parts.extend(_tables(name, annotation, _comments(ConfigFile).get(name, "")))
+        guide = GUIDES.get(name)
+        parts.extend(
+            _tables(name, annotation, f"Explained in [{guide}]({guide})." if guide else "")
+        )
     return "\n".join(parts)
 
 
@@ -226,11 +246,14 @@ def _comments(model: type[BaseModel]) -> dict[str, str]:
     for node in body.body:
         if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
             continue
-        above, line = [], node.lineno - 1
+        above: list[str] = []
+        line = node.lineno - 1
         while line >= 1 and line in by_line and lines[line - 1].lstrip().startswith("#"):
             above.insert(0, by_line[line])
             line -= 1
-        trailing = [by_line[n] for n in range(node.lineno, (node.end_lineno or 0) + 1) if n in by_line]
+        trailing = [
+            by_line[n] for n in range(node.lineno, (node.end_lineno or 0) + 1) if n in by_line
+        ]
         found[node.target.id] = " ".join(above + trailing)
     return found
 
