@@ -42,6 +42,14 @@ def test_the_generator_says_when_the_page_is_stale(
     assert capsys.readouterr().err == f"{page} is stale: run {config_docs.COMMAND}\n"
 
 
+def test_a_section_without_a_model_is_an_error_not_a_gap(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delitem(config_docs.OWNED_ELSEWHERE, "web")
+    assert config_docs.main(["--check"]) == 2
+    assert capsys.readouterr().err.startswith("gen-config-docs: [web] has no model to document")
+
+
 def test_the_reference_lists_every_section_in_config_order() -> None:
     page = config_docs.render()
     headings = re.findall(r"^## `\[+([a-z_]+)[.\]]", page, re.M)

@@ -84,6 +84,11 @@ def render() -> str:
     parts = [HEADER]
     for name, field in ConfigFile.model_fields.items():
         annotation = OWNED_ELSEWHERE.get(name, field.annotation)
+        if _model_in(annotation)[0] is None:
+            raise TypeError(
+                f"[{name}] has no model to document: name the model that validates it in"
+                " OWNED_ELSEWHERE (wiring/config_docs.py)"
+            )
         guide = GUIDES.get(name)
         parts.extend(
             _tables(name, annotation, f"Explained in [{guide}]({guide})." if guide else "")
@@ -262,7 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     """Write the page (or, with `--check`, say whether the committed one is current)."""
     args = sys.argv[1:] if argv is None else argv
     target = Path(args[args.index("--out") + 1]) if "--out" in args else DOC_PATH
-    page = render()
+    try:
+        page = render()
+    except TypeError as exc:
+        print(f"gen-config-docs: {exc}", file=sys.stderr)
+        return 2
     if "--check" in args:
         current = target.read_text(encoding="utf-8") if target.exists() else ""
         if current != page:
