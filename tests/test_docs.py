@@ -4,9 +4,11 @@ link in README.md and docs/ reaches a file (and a heading, when it names one).""
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
+from pydantic import TypeAdapter
 
 from seam.wiring import config_docs
 from seam.wiring.settings import ConfigFile
@@ -15,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+TOML = re.compile(r"^```toml\n(.*?)^```", re.S | re.M)
 
 
 def test_configuration_reference_is_current() -> None:
@@ -55,6 +58,17 @@ def test_the_reference_lists_every_section_in_config_order() -> None:
     headings = re.findall(r"^## `\[+([a-z_]+)[.\]]", page, re.M)
     sections = list(ConfigFile.model_fields)
     assert [name for name in dict.fromkeys(headings)] == sections
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_config_examples_in_the_docs_are_valid(page: Path) -> None:
+    """Every `config.toml` example a guide shows passes the models that read it."""
+    for block in TOML.findall(page.read_text(encoding="utf-8")):
+        data = tomllib.loads(block)
+        ConfigFile.model_validate(data)
+        for name, model in config_docs.OWNED_ELSEWHERE.items():
+            if name in data:
+                TypeAdapter(model).validate_python(data[name])
 
 
 def _slug(heading: str) -> str:
