@@ -192,8 +192,8 @@ def test_unknown_tools_in_a_toolset_are_named(cli: Cli, openai_server: OpenAISer
     assert openai_server.chat_requests == []
 
 
-def test_the_readme_table_matches_the_codes() -> None:
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+def test_the_cli_guide_table_matches_the_codes() -> None:
+    readme = (Path(__file__).parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     rows = {
         int(cells[1]): cells[2].strip("`")
         for line in readme.splitlines()

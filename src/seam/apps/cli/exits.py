@@ -1,7 +1,7 @@
 """How a turn ended, as an exit code a script can rely on and one line a person can read.
 
 `seam run` exits with one code per way a turn can end (the table below is printed by
-`seam run --help` and copied into the README), and `seam run --json` ends with one
+`seam run --help` and copied into docs/cli.md), and `seam run --json` ends with one
 `{"type": "exit", ...}` line carrying the same outcome, so a consumer of the event stream
 never has to guess from a `done` event (a retried turn streams one per attempt).
 """
