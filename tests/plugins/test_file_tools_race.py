@@ -46,7 +46,7 @@ FLIPPER = r"""
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
-pairs = [(b"f", b"f.alt", sys.argv[1]), (b"s", b"s.alt", sys.argv[2]), (b"d", b"d.alt", sys.argv[3])]
+pairs = [(n, n + b".alt", t) for n, t in zip((b"f", b"s", b"d"), sys.argv[1:])]
 def heal(a, b, target):
     try:
         if os.path.islink(a) or os.path.islink(b):
@@ -161,12 +161,19 @@ async def _round(ctx: ToolContext, home: Path, outcome: Outcome) -> None:
     outcome.leaked_rounds += bool(read_leak or write_leak)
 
 
+@pytest.mark.parametrize("denied", [True, False], ids=["home-denied", "home-only-outside"])
+@pytest.mark.parametrize("openat2", [None, False], ids=["openat2", "nofollow-walk"])
 async def test_symlink_swaps_from_the_sandbox_reach_nothing_outside(
-    layout: dict[str, Path], flipper: subprocess.Popen[str]
+    layout: dict[str, Path], flipper: subprocess.Popen[str], denied: bool, openat2: bool | None
 ) -> None:
+    """`denied`: the fake home is on the deny list (as wiring puts `$SEAM_HOME`), or only
+    outside the roots; `openat2`: the kernel's call, or the walk used where it is missing."""
     work, home = layout["work"], layout["home"]
     outside_before = sorted(p.name for p in home.iterdir())
-    storage = ScopedStorage(FsStorage(), working_dir=str(work), deny=[str(home)])
+    deny = [str(home)] if denied else []
+    fs = FsStorage(openat2=openat2)
+    assert fs.uses_openat2 is (openat2 is None)  # this kernel has openat2 (Linux 5.6+)
+    storage = ScopedStorage(fs, working_dir=str(work), deny=deny)
     ctx = ToolContext(session_key="race", storage=storage, working_dir=str(work))
     outcome = Outcome()
     started = time.monotonic()
@@ -187,5 +194,7 @@ async def test_symlink_swaps_from_the_sandbox_reach_nothing_outside(
     assert not crashes, f"{len(crashes)} tool calls crashed, e.g. {crashes[0]}"
     assert (home / "SOUL.md").read_text() == SOUL
     assert sorted(p.name for p in home.iterdir()) == outside_before
-    # The tools did work: most rounds read the in-reach files.
-    assert sum("harmless" in r for r in outcome.results) > ROUNDS
+    # The race ran both ways: the in-reach files were read and written between refusals.
+    assert sum(r == "1|harmless" for r in outcome.results) >= ROUNDS // 10
+    assert sum(r.startswith("wrote ") for r in outcome.results) >= ROUNDS // 10
+    assert sum(" refused: " in r for r in outcome.results) >= ROUNDS // 10
