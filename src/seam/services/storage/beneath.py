@@ -114,7 +114,10 @@ class Opener:
         self.openat2 = openat2 is not False and _SYSCALL is not None
 
     def open(self, root_fd: int, rel: str, flags: int, mode: int = 0) -> int:
-        """An fd for `rel` (no `..`, no leading `/`) under `root_fd`; ELOOP on any symlink."""
+        """An fd for `rel` (no `..`, no leading `/`) under `root_fd`; ELOOP on any symlink,
+        EXDEV on a `..` (both mean: not the path that was checked)."""
+        if ".." in rel.split("/"):
+            raise OSError(errno.EXDEV, "'..' is not allowed beneath a root", rel)
         flags |= os.O_CLOEXEC
         if self.openat2:
             try:
@@ -133,7 +136,7 @@ class Opener:
         try:
             for part in parts[:-1]:
                 fd = _step(fd, part, root_fd)
-            found = os.open(parts[-1], flags | os.O_NOFOLLOW, mode, dir_fd=fd)
+            found = _open_last(fd, parts[-1], flags, mode)
         finally:
             if fd != root_fd:
                 os.close(fd)
@@ -150,6 +153,7 @@ class Opener:
         except FileNotFoundError:
             if not create:
                 raise
+        # `open` refused any `..` above: only a missing directory gets here.
         fd = os.dup(root_fd)
         try:
             for part in (p for p in rel.split("/") if p):
@@ -160,6 +164,17 @@ class Opener:
             os.close(fd)
             raise
         return fd
+
+
+def _open_last(fd: int, name: str, flags: int, mode: int) -> int:
+    """`name` under `fd` with O_NOFOLLOW; a link met with O_DIRECTORY says ENOTDIR, made
+    ELOOP here like every other link, so the caller knows the path changed."""
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW, mode, dir_fd=fd)
+    except NotADirectoryError:
+        if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), name) from None
+        raise
 
 
 def _step(fd: int, part: str, keep: int) -> int:
