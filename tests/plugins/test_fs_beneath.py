@@ -277,3 +277,14 @@ async def test_fs_storage_is_a_beneath_storage_and_maps_changes(tree: dict[str, 
     (tree["work"] / "l").symlink_to("f.txt")
     with pytest.raises(PathChanged, match="changed while it was opened"):
         await fs.read_beneath(str(tree["work"]), "l")
+
+
+@MODES
+async def test_a_write_root_that_does_not_exist_yet_is_made(
+    tree: dict[str, Path], openat2: bool | None
+) -> None:
+    work = tree["work"]
+    fs = FsStorage(openat2=openat2)
+    storage = ScopedStorage(fs, working_dir=str(work), read=["build"], write=["build"])
+    await storage.write_text("build/out/report.txt", "done")
+    assert (work / "build" / "out" / "report.txt").read_text() == "done"

@@ -47,7 +47,13 @@ def write_bytes(opener: Opener, root: str, rel: str, data: bytes) -> None:
     parent, name = posixpath.split(rel)
     if not name:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), root)
-    root_fd = open_root(root)
+    try:
+        root_fd = open_root(root)
+    except FileNotFoundError:
+        # A write root that does not exist yet (its parents lie outside every root, where
+        # a session cannot write): made as a plain `mkdir -p` would.
+        os.makedirs(root, exist_ok=True)  # noqa: PTH103 - a str path
+        root_fd = open_root(root)
     try:
         dir_fd = opener.open_dir(root_fd, parent, create=True)
     finally:
