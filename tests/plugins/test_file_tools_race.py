@@ -181,6 +181,7 @@ async def test_symlink_swaps_from_the_sandbox_reach_nothing_outside(
         await _round(ctx, home, outcome)
     elapsed = time.monotonic() - started
     assert flipper.poll() is None, "the flipper stopped: the race did not run"
+    assert fs.uses_openat2 is (openat2 is None)  # no silent fallback during the run
     print(
         f"race: {outcome.leaked_rounds}/{ROUNDS} rounds leaked, "
         f"{sum(r.startswith('crash:') for r in outcome.results)} crashes "

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from seam.contracts.storage import AccessDenied, BeneathStorage, PathChanged
+from seam.contracts.storage import AccessDenied, BeneathStorage, PathChanged, StorageError
 from seam.core.storage import OPEN_ATTEMPTS, ScopedStorage
 from seam.services.storage.beneath import MAX_SYMLINKS, Opener, open_root, real_path
 from seam.services.storage.fs import FsStorage
@@ -288,3 +288,20 @@ async def test_a_write_root_that_does_not_exist_yet_is_made(
     storage = ScopedStorage(fs, working_dir=str(work), read=["build"], write=["build"])
     await storage.write_text("build/out/report.txt", "done")
     assert (work / "build" / "out" / "report.txt").read_text() == "done"
+
+
+@MODES
+async def test_remove_unlinks_the_entry_and_never_through_a_swapped_parent(
+    tree: dict[str, Path], openat2: bool | None
+) -> None:
+    work, outside = tree["work"], tree["outside"]
+    storage = ScopedStorage(FsStorage(openat2=openat2), working_dir=str(work))
+    await storage.remove("d/x.txt")
+    assert not (work / "d" / "x.txt").exists()
+    with pytest.raises(StorageError, match="is a directory"):
+        await storage.remove("d")
+    (work / "d").rmdir()
+    (work / "d").symlink_to(outside)  # the parent is now a way out
+    with pytest.raises(AccessDenied, match="outside the allowed write roots"):
+        await storage.remove("d/x.txt")
+    assert (outside / "x.txt").exists()
