@@ -305,3 +305,29 @@ async def test_remove_unlinks_the_entry_and_never_through_a_swapped_parent(
     with pytest.raises(AccessDenied, match="outside the allowed write roots"):
         await storage.remove("d/x.txt")
     assert (outside / "x.txt").exists()
+
+
+@pytest.mark.parametrize("code", [errno.ENOSYS, errno.EPERM], ids=["ENOSYS", "EPERM"])
+async def test_a_kernel_without_openat2_falls_back_to_the_walk(
+    tree: dict[str, Path], code: int
+) -> None:
+    """An old kernel (ENOSYS) or a seccomp filter (EPERM): the first call says so, every
+    later one walks, and the walk refuses links the same way."""
+    calls: list[str] = []
+
+    def refusing(dir_fd: int, path: str, flags: int, mode: int) -> int:
+        calls.append(path)
+        raise OSError(code, os.strerror(code), path)
+
+    opener = Opener(None, call=refusing)
+    assert opener.openat2
+    work, outside = tree["work"], tree["outside"]
+    (work / "out").symlink_to(outside)
+    storage = ScopedStorage(FsStorage(opener=opener), working_dir=str(work))
+    assert await storage.read_text("d/x.txt") == "inside d"
+    assert not opener.openat2
+    assert calls == ["d/x.txt"]
+    with pytest.raises(AccessDenied, match="outside the allowed read roots"):
+        await storage.read_text("out/secret.txt")
+    await storage.write_text("d/y.txt", "made")
+    assert calls == ["d/x.txt"]

@@ -22,6 +22,7 @@ import errno
 import os
 import platform
 import stat
+from collections.abc import Callable
 
 SYS_OPENAT2 = 437  # the same number on x86_64 and aarch64 (the unified syscall table)
 _OPENAT2_MACHINES = frozenset({"x86_64", "aarch64", "arm64"})
@@ -57,7 +58,7 @@ def _load_syscall() -> ctypes._NamedFuncPointer | None:
 _SYSCALL = _load_syscall()
 
 
-def openat2(dir_fd: int, path: str, flags: int, mode: int = 0) -> int:
+def sys_openat2(dir_fd: int, path: str, flags: int, mode: int = 0) -> int:
     """`openat2(dir_fd, path)` beneath `dir_fd` with no symlink (and no magic link) followed.
 
     Raises OSError like `os.open`; `ENOSYS` where the kernel or machine lacks the call."""
@@ -106,12 +107,17 @@ def real_path(path: str) -> str:
     return done or "/"
 
 
+OpenAt2 = Callable[[int, str, int, int], int]
+
+
 class Opener:
     """Opens relative paths beneath a root descriptor; `openat2` decides how (None: use
-    it when the kernel has it, False: always the `O_NOFOLLOW` walk)."""
+    it when the kernel has it, False: always the `O_NOFOLLOW` walk). `call` stands in for
+    the syscall (a test's kernel that answers ENOSYS or EPERM)."""
 
-    def __init__(self, openat2: bool | None = None) -> None:
-        self.openat2 = openat2 is not False and _SYSCALL is not None
+    def __init__(self, openat2: bool | None = None, *, call: OpenAt2 | None = None) -> None:
+        self.openat2 = openat2 is not False and (call is not None or _SYSCALL is not None)
+        self._openat2: OpenAt2 = call or sys_openat2
 
     def open(self, root_fd: int, rel: str, flags: int, mode: int = 0) -> int:
         """An fd for `rel` (no `..`, no leading `/`) under `root_fd`; ELOOP on any symlink,
@@ -121,7 +127,7 @@ class Opener:
         flags |= os.O_CLOEXEC
         if self.openat2:
             try:
-                return openat2(root_fd, rel or ".", flags, mode)
+                return self._openat2(root_fd, rel or ".", flags, mode)
             except OSError as exc:
                 if exc.errno not in (errno.ENOSYS, errno.EPERM):
                     raise

@@ -28,10 +28,11 @@ from seam.services.storage.beneath import CHANGED_ERRNOS, Opener, real_path
 
 class FsStorage:
     """`openat2`: None uses `openat2(2)` where the kernel has it; False always walks the
-    path one `O_NOFOLLOW` component at a time (what runs where `openat2` is missing)."""
+    path one `O_NOFOLLOW` component at a time (what runs where `openat2` is missing).
+    `opener` replaces both (a test's `Opener` whose kernel answers ENOSYS)."""
 
-    def __init__(self, *, openat2: bool | None = None) -> None:
-        self._opener = Opener(openat2)
+    def __init__(self, *, openat2: bool | None = None, opener: Opener | None = None) -> None:
+        self._opener = opener or Opener(openat2)
 
     @property
     def uses_openat2(self) -> bool:
