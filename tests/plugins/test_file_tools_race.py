@@ -7,6 +7,10 @@ and a `SOUL.md` that must never change. The flipper swaps with `renameat2(RENAME
 (one syscall per flip): `f` <-> a link to the config, `s` <-> a link to `SOUL.md`, and the
 directory `d` <-> a link to the whole fake home, so both the last component and a middle
 one change under the tools' feet.
+
+Measured on the code before the tools opened beneath a root descriptor: 19 to 43 of 200
+rounds read the canary or overwrote `SOUL.md` (and 23 to 55 calls crashed in realpath);
+after: 0, in every variant.
 """
 
 from __future__ import annotations
