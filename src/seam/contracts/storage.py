@@ -8,6 +8,12 @@ points, not what it claims.
 path by path (`ScopedStorage`) and the bubblewrap sandbox turns the same value into
 what a command can see (which roots it mounts, which paths it masks). The matching
 rules live here, in the vocabulary, because both sides must use exactly the same ones.
+
+The protected list is defined here once: `ALWAYS_DENY` (credentials, shell and tool
+start-up files, autostart, systemd user units, crontabs, system secrets: never read nor
+written) and `WRITE_PROTECTED` (git hooks and git config of any repository: readable,
+never written). Wiring adds the paths only it knows (all of `$SEAM_HOME`, the store: see
+`wiring/reach.py`); the memory tool writes memory through its own backend, never here.
 """
 
 from __future__ import annotations
@@ -97,8 +103,23 @@ SYSTEM_SECRETS: tuple[str, ...] = (
     "/etc/sudoers.d",
     "/etc/ssl/private",
     "/etc/ssh/ssh_host_*_key",
+    # Crontabs run code on a schedule, as the person or as root.
+    "/var/spool/cron",
+    "/etc/crontab",
+    "/etc/cron.d",
 )
 ALWAYS_DENY: tuple[str, ...] = (*CREDENTIALS, *STARTUP_FILES, *SYSTEM_SECRETS)
+# Readable, never written by a tool: git runs hooks, and `.git/config` can name programs
+# (`core.fsmonitor`, `core.hooksPath`, filters), on the person's host the next time they
+# use git. `*` matches `/`, so submodules' and worktrees' own hooks and config count too.
+WRITE_PROTECTED: tuple[str, ...] = (
+    "*/.git/hooks",
+    "*/.git/config",
+    "*/.git/config.worktree",
+    "*/.git/*/hooks",
+    "*/.git/*/config",
+    "*/.git/*/config.worktree",
+)
 
 
 def within(path: str, root: str) -> bool:
@@ -138,22 +159,47 @@ def deny_match(path: str, patterns: tuple[str, ...]) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Reach:
-    """What one session may read and write: canonical absolute roots, and `deny` patterns
-    (absolute paths or globs, see `ALWAYS_DENY`) that win over every root."""
+    """What one session may read and write: canonical absolute roots, `deny` patterns
+    (absolute paths or globs, see `ALWAYS_DENY`) that win over every root, and `protect`
+    patterns (see `WRITE_PROTECTED`) that may be read but never written."""
 
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     deny: tuple[str, ...] = ALWAYS_DENY
+    protect: tuple[str, ...] = WRITE_PROTECTED
 
     def denied(self, path: str) -> bool:
         return deny_match(path, self.deny) is not None
+
+    def protected(self, path: str) -> bool:
+        """Denied, or one a tool may read but not write."""
+        return self.denied(path) or deny_match(path, self.protect) is not None
 
     def readable(self, path: str) -> bool:
         roots = (*self.read, *self.write)  # anything writable is readable
         return not self.denied(path) and any(within(path, root) for root in roots)
 
     def writable(self, path: str) -> bool:
-        return not self.denied(path) and any(within(path, root) for root in self.write)
+        return not self.protected(path) and any(within(path, root) for root in self.write)
+
+    def refusal(self, path: str, write: bool) -> str | None:
+        """Why `path` (canonical) may not be read (or written), in words, or None."""
+        if self.denied(path):
+            return f"{path} is always denied"
+        hit = deny_match(path, self.protect) if write else None
+        if hit is not None:
+            return f"{path} is protected ({hit} runs code on the host; tools never write it)"
+        roots = self.write if write else tuple(dict.fromkeys((*self.read, *self.write)))
+        if any(within(path, root) for root in roots):
+            return None
+        verb = "write" if write else "read"
+        return f"{path} is outside the allowed {verb} roots ({', '.join(roots) or 'nothing'})"
+
+    def root_of(self, path: str) -> str | None:
+        """The outermost root holding `path`: tools open beneath it, and no other root
+        lies above it, so nothing a session can write sits on the way to it."""
+        holding = [root for root in (*self.read, *self.write) if within(path, root)]
+        return min(holding, key=len) if holding else None
 
 
 class StorageError(Exception):
@@ -166,6 +212,11 @@ class NotFound(StorageError):
 
 class AccessDenied(StorageError):
     pass
+
+
+class PathChanged(StorageError):
+    """A path changed between its check and its open (a symlink swapped in): the caller
+    checks it again, and nothing was read or written through the change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,3 +240,21 @@ class Storage(Protocol):
     async def exists(self, path: str) -> bool: ...
 
     async def remove(self, path: str) -> None: ...
+
+
+@runtime_checkable
+class BeneathStorage(Protocol):
+    """A `Storage` that opens `rel` (canonical, relative, no `..`) beneath the directory
+    `root` without following any symlink: a link found on the way raises `PathChanged`.
+    `ScopedStorage` checks the resolved path and then uses these, so what it checked is
+    what gets opened (no check-then-use by name)."""
+
+    async def read_beneath(self, root: str, rel: str) -> str: ...
+
+    async def write_beneath(self, root: str, rel: str, text: str) -> None: ...
+
+    async def list_beneath(self, root: str, rel: str) -> list[StorageEntry]: ...
+
+    async def exists_beneath(self, root: str, rel: str) -> bool: ...
+
+    async def remove_beneath(self, root: str, rel: str) -> None: ...

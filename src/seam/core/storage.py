@@ -3,16 +3,30 @@
 `ScopedStorage` decorates any `Storage`: relative paths resolve against the session's
 working directory, the inner storage canonicalises them (folding `..`, following
 symlinks), and only then is reach checked, so `../`, absolute paths and symlinks that
-point outside the allowed roots are all refused the same way.
+point outside the allowed roots are all refused the same way. Over the real filesystem
+the checked path is then opened beneath its reach root (`BeneathStorage`), never by name.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TypeVar
 
-from seam.contracts.storage import ALWAYS_DENY, AccessDenied, NotFound, Reach, StorageEntry
+from seam.contracts.storage import (
+    ALWAYS_DENY,
+    AccessDenied,
+    BeneathStorage,
+    NotFound,
+    PathChanged,
+    Reach,
+    StorageEntry,
+)
 from seam.contracts.storage import Storage as StorageProtocol
+
+T = TypeVar("T")
+# Checks of one path per call while a link keeps being swapped in under it, then refused.
+OPEN_ATTEMPTS = 4
 
 __all__ = ["ALWAYS_DENY", "InMemoryStorage", "ScopedStorage"]
 
@@ -77,7 +91,13 @@ class ScopedStorage:
 
     A path is refused when it is denied as written (folded, relative to the working dir)
     or where it really points: a link named `notes` that points at `~/.bashrc` is refused,
-    and so is a `.bashrc` that is a link into a dotfiles repository.
+    and so is a `.bashrc` that is a link into a dotfiles repository. Writes are refused
+    on the write-protected list too (git hooks and config).
+
+    Over a `BeneathStorage` (the real filesystem) the checked path is then opened beneath
+    the reach root holding it with no symlink followed, so a link swapped in after the
+    check is never followed: the path is resolved and checked again (a few times), and
+    refused if it keeps changing.
     """
 
     def __init__(
@@ -90,6 +110,7 @@ class ScopedStorage:
         deny: Iterable[str] = (),
     ) -> None:
         self._inner = inner
+        self._beneath = inner if isinstance(inner, BeneathStorage) else None
         self.working_dir = inner.resolve(working_dir)
         write_roots = tuple(dict.fromkeys(self._root(r) for r in write))
         read_roots = tuple(dict.fromkeys(self._root(r) for r in read))
@@ -106,37 +127,82 @@ class ScopedStorage:
         return self._allow(path, self._lexical(path), self.resolve(path), write)
 
     def _allow(self, path: str, lexical: str, real: str, write: bool) -> str:
-        reach = self.reach
         verb = "write" if write else "read"
         for seen in dict.fromkeys((real, lexical)):
-            if reach.denied(seen):
-                raise AccessDenied(f"{verb} {path!r} refused: {seen} is always denied")
-        if not (reach.writable(real) if write else reach.readable(real)):
-            roots = reach.write if write else tuple(dict.fromkeys((*reach.read, *reach.write)))
-            allowed = ", ".join(roots) or "nothing"
-            raise AccessDenied(
-                f"{verb} {path!r} refused: {real} is outside the allowed {verb} roots ({allowed})"
-            )
+            why = self.reach.refusal(seen, write) if seen == real else self._named(seen, write)
+            if why is not None:
+                raise AccessDenied(f"{verb} {path!r} refused: {why}")
         return real
+
+    def _named(self, lexical: str, write: bool) -> str | None:
+        """A refusal for the path as written (only the protected lists: roots are judged
+        where the path really points)."""
+        if self.reach.denied(lexical):
+            return f"{lexical} is always denied"
+        return (
+            self.reach.refusal(lexical, write) if write and self.reach.protected(lexical) else None
+        )
 
     def resolve(self, path: str) -> str:
         return self._inner.resolve(posixpath.join(self.working_dir, path))
 
+    async def _opened(self, path: str, write: bool, op: Callable[[str, str], Awaitable[T]]) -> T:
+        """`op(root, rel)` on the checked path, checked again while it keeps changing."""
+        real = path
+        for _ in range(OPEN_ATTEMPTS):
+            real = self._check(path, write)
+            root = self.reach.root_of(real)
+            assert root is not None  # `_check` passed: some root holds it
+            try:
+                return await op(root, real[len(root) :].strip("/"))
+            except PathChanged:
+                continue
+        verb = "write" if write else "read"
+        raise AccessDenied(
+            f"{verb} {path!r} refused: {real} kept changing while it was opened "
+            "(a symlink swapped in); nothing was read or written"
+        )
+
     async def read_text(self, path: str) -> str:
+        if self._beneath is not None:
+            return await self._opened(path, False, self._beneath.read_beneath)
         return await self._inner.read_text(self._check(path, False))
 
     async def write_text(self, path: str, text: str) -> None:
+        if self._beneath is not None:
+            beneath = self._beneath
+
+            async def write(root: str, rel: str) -> None:
+                await beneath.write_beneath(root, rel, text)
+
+            await self._opened(path, True, write)
+            return
         await self._inner.write_text(self._check(path, True), text)
 
     async def list_dir(self, path: str) -> list[StorageEntry]:
+        if self._beneath is not None:
+            return await self._opened(path, False, self._beneath.list_beneath)
         return await self._inner.list_dir(self._check(path, False))
 
     async def exists(self, path: str) -> bool:
+        if self._beneath is not None:
+            return await self._opened(path, False, self._beneath.exists_beneath)
         return await self._inner.exists(self._check(path, False))
 
     async def remove(self, path: str) -> None:
         """Removes the entry itself: a symlink is unlinked, never the file it points to."""
         full = self._lexical(_valid(path))
         head, name = posixpath.split(full)
-        entry = posixpath.join(self._inner.resolve(head), name)
-        await self._inner.remove(self._allow(path, full, entry, True))
+        for _ in range(OPEN_ATTEMPTS):
+            entry = self._allow(path, full, posixpath.join(self._inner.resolve(head), name), True)
+            if self._beneath is None:
+                await self._inner.remove(entry)
+                return
+            root = self.reach.root_of(entry)
+            assert root is not None  # `_allow` passed: some root holds it
+            try:
+                await self._beneath.remove_beneath(root, entry[len(root) :].strip("/"))
+                return
+            except PathChanged:
+                continue
+        raise AccessDenied(f"remove {path!r} refused: it kept changing while it was opened")

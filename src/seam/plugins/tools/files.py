@@ -1,7 +1,8 @@
 """The four file tools: read, write, list and search, all through `ctx.storage`.
 
 They never touch the filesystem themselves: the session's `ScopedStorage` is the one
-place that enforces reach, symlink escapes and always-denied paths. Descriptions and
+place that enforces reach, symlink escapes and the protected list (and, over the real
+filesystem, opens what it checked beneath the reach root, never by name again). Descriptions and
 schemas are kept short because every model request carries them.
 """
 

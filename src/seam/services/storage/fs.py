@@ -1,14 +1,19 @@
 """`Storage` on the real filesystem.
 
 No reach checks live here: `ScopedStorage` decorates this and decides what a session may
-touch, using `resolve` to see where a path really points (symlinks followed).
+touch, using `resolve` to see where a path really points (symlinks followed), and then
+the `*_beneath` methods (`BeneathStorage`) to open exactly that path beneath the reach
+root that holds it, following no symlink on the way (`rooted.py`, `beneath.py`): a link
+swapped in after the check raises `PathChanged` instead of being followed.
 
-The async methods call plain blocking functions on purpose: for ordinary files a direct
-syscall is faster than a hop to a worker thread, and a tool waits for the result anyway.
+The `*_beneath` methods run in a worker thread: a path a sandboxed process controls may
+be slow (or a FIFO), and the event loop serves every session. The plain path methods are
+for callers without a reach (the ACP editor bridge's fallback, tests).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import stat
@@ -16,22 +21,60 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from seam.contracts.storage import AccessDenied, NotFound, StorageEntry, StorageError
+from seam.contracts.storage import AccessDenied, NotFound, PathChanged, StorageEntry, StorageError
+from seam.services.storage import rooted
+from seam.services.storage.beneath import CHANGED_ERRNOS, Opener, real_path
 
 
 class FsStorage:
+    """`openat2`: None uses `openat2(2)` where the kernel has it; False always walks the
+    path one `O_NOFOLLOW` component at a time (what runs where `openat2` is missing).
+    `opener` replaces both (a test's `Opener` whose kernel answers ENOSYS)."""
+
+    def __init__(self, *, openat2: bool | None = None, opener: Opener | None = None) -> None:
+        self._opener = opener or Opener(openat2)
+
+    @property
+    def uses_openat2(self) -> bool:
+        return self._opener.openat2
+
     def resolve(self, path: str) -> str:
         """Canonical absolute path; relative paths are taken against the process cwd."""
-        return os.path.realpath(_valid(path))
+        path = _valid(path)
+        if not path.startswith("/"):
+            path = f"{os.getcwd()}/{path}"  # noqa: PTH109 - str in, str out
+        try:
+            return real_path(path)
+        except OSError:
+            raise StorageError(f"too many levels of symbolic links: {path}") from None
+
+    async def read_beneath(self, root: str, rel: str) -> str:
+        shown = _shown(root, rel)
+        with _os_errors(shown):
+            data = await asyncio.to_thread(rooted.read_bytes, self._opener, root, rel)
+        return _decode(data, shown)
+
+    async def write_beneath(self, root: str, rel: str, text: str) -> None:
+        data = text.encode("utf-8")
+        with _os_errors(_shown(root, rel)):
+            await asyncio.to_thread(rooted.write_bytes, self._opener, root, rel, data)
+
+    async def list_beneath(self, root: str, rel: str) -> list[StorageEntry]:
+        with _os_errors(_shown(root, rel)):
+            return await asyncio.to_thread(rooted.list_entries, self._opener, root, rel)
+
+    async def exists_beneath(self, root: str, rel: str) -> bool:
+        with _os_errors(_shown(root, rel)):
+            return await asyncio.to_thread(rooted.exists, self._opener, root, rel)
+
+    async def remove_beneath(self, root: str, rel: str) -> None:
+        with _os_errors(_shown(root, rel)):
+            await asyncio.to_thread(rooted.remove, self._opener, root, rel)
 
     async def read_text(self, path: str) -> str:
         with _os_errors(path):
             data = _read_bytes(_valid(path))
-        try:
-            # Bytes, not text mode: "\r\n" survives a read/write round trip unchanged.
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise StorageError(f"{path} is not UTF-8 text (it looks binary)") from None
+        return _decode(data, path)
 
     async def write_text(self, path: str, text: str) -> None:
         # Symlinks are followed so a link keeps pointing where it did.
@@ -56,21 +99,39 @@ class FsStorage:
             _remove_file(_valid(path))
 
 
+def _shown(root: str, rel: str) -> str:
+    return f"{root.rstrip('/')}/{rel}".rstrip("/") or "/"
+
+
+def _decode(data: bytes, path: str) -> str:
+    try:
+        # Bytes, not text mode: "\r\n" survives a read/write round trip unchanged.
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise StorageError(f"{path} is not UTF-8 text (it looks binary)") from None
+
+
 @contextmanager
 def _os_errors(path: str) -> Iterator[None]:
     """Turn OS errors into storage errors whose message names the path."""
     try:
         yield
-    except FileNotFoundError:
-        raise NotFound(f"no such file or directory: {path}") from None
-    except NotADirectoryError:
-        raise NotFound(f"not a directory (or a parent is a file): {path}") from None
-    except IsADirectoryError:
-        raise StorageError(f"is a directory, not a file: {path}") from None
-    except PermissionError:
-        raise AccessDenied(f"permission denied: {path}") from None
     except OSError as exc:
-        raise StorageError(f"{path}: {exc.strerror or exc}") from None
+        raise _storage_error(exc, path) from None
+
+
+def _storage_error(exc: OSError, path: str) -> StorageError:
+    if exc.errno in CHANGED_ERRNOS:
+        return PathChanged(f"{path} changed while it was opened")
+    if isinstance(exc, FileNotFoundError):
+        return NotFound(f"no such file or directory: {path}")
+    if isinstance(exc, NotADirectoryError):
+        return NotFound(f"not a directory (or a parent is a file): {path}")
+    if isinstance(exc, IsADirectoryError):
+        return StorageError(f"is a directory, not a file: {path}")
+    if isinstance(exc, PermissionError):
+        return AccessDenied(f"permission denied: {path}")
+    return StorageError(f"{path}: {exc.strerror or exc}")
 
 
 def _valid(path: str) -> str:
