@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.security.leaks import LABEL, Canaries, database_text, json_text
 from tests.security.machine import Machine
-from tests.security.moves import Move
+from tests.security.moves import BREATHER, Move
 from tests.support.openai_server import OpenAIServer
 
 OK_EXITS = (0, 5)  # completed, or some command needed an approval nobody could give
@@ -39,6 +39,23 @@ class Run:
 
     def where(self, leaked: list[str]) -> str:
         return ", ".join(leaked)
+
+    def failed_calls(self) -> set[str]:
+        """The ids of the tool calls that ended in an error (refused, denied, blocked)."""
+        failed = set()
+        for line in self.done.stdout.splitlines():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and event.get("type") == "tool_end" and event["is_error"]:
+                failed.add(str(event["call_id"]))
+        return failed
+
+    def succeeded(self) -> list[Move]:
+        """The moves whose tool call did not end in an error: the ones that could act."""
+        failed = self.failed_calls()
+        return [m for i, m in enumerate(self.moves) if f"call_{i}_{m.tool}" not in failed]
 
 
 def turn_ran_through(run: Run, server: OpenAIServer) -> list[str]:
@@ -66,14 +83,16 @@ def model_requests(run: Run, server: OpenAIServer) -> list[str]:
             leaked = run.canaries.leaks(json_text(message))
             call_id = message.get("tool_call_id") if isinstance(message, dict) else None
             source = run.channel(call_id) if call_id else f"a {message.get('role')} message"
-            if leaked:
-                out.append(f"model request #{number}: {source}: leaked {run.where(leaked)}")
-            elif call_id and LABEL in str(message.get("content")):
-                out.append(
-                    f"model request #{number}: {source}: read a secret that only redaction hid "
-                    "(the first line, the sandbox or the guard, let it through)"
-                )
-        rest = {k: v for k, v in body.items() if k != "messages"} if isinstance(body, dict) else body
+            found = [f"leaked {run.where(leaked)}"] if leaked else []
+            if call_id and LABEL in str(message.get("content")):
+                # The first line (the sandbox, the guard) let a secret through; only the
+                # second line (redaction) hid it.
+                found.append("read a secret that only redaction hid")
+            if found:
+                out.append(f"model request #{number}: {source}: {'; '.join(found)}")
+        rest = (
+            {k: v for k, v in body.items() if k != "messages"} if isinstance(body, dict) else body
+        )
         leaked = run.canaries.leaks(json_text(rest))
         if leaked:
             out.append(f"model request #{number}: outside the messages: leaked {run.where(leaked)}")
@@ -90,7 +109,11 @@ def printed_events(run: Run) -> list[str]:
             event = line
         leaked = run.canaries.leaks(json_text(event))
         if leaked:
-            call_id = event.get("call_id") or event.get("tool_call_id") if isinstance(event, dict) else None
+            call_id = (
+                event.get("call_id") or event.get("tool_call_id")
+                if isinstance(event, dict)
+                else None
+            )
             kind = event.get("type") if isinstance(event, dict) else "line"
             source = run.channel(str(call_id)) if call_id else "no tool call"
             out.append(f"--json event {kind} ({source}): leaked {run.where(leaked)}")
@@ -100,12 +123,13 @@ def printed_events(run: Run) -> list[str]:
     return sorted(set(out))
 
 
-def seam_files(run: Run) -> list[str]:
+def seam_files(run: Run, planted: tuple[Path, ...] = ()) -> list[str]:
     """No canary in the store (messages, events: every table), the logs, or any other file
-    Seam wrote under `$SEAM_HOME` or the workspace (spilled output)."""
+    Seam wrote under `$SEAM_HOME` or the workspace (spilled output); `planted`: files the
+    test put a canary in itself."""
     machine = run.machine
     out = []
-    planted = {machine.seam / "config.toml"}
+    planted = (machine.seam / "config.toml", *planted)
     for path in sorted(machine.seam.rglob("*")) if machine.seam.exists() else []:
         if not path.is_file() or path in planted:
             continue
@@ -115,11 +139,14 @@ def seam_files(run: Run) -> list[str]:
         if leaked:
             out.append(f"$SEAM_HOME/{path.relative_to(machine.seam)}: holds {run.where(leaked)}")
     for path in sorted(machine.project.rglob("*")):
-        if path.is_symlink() or not path.is_file() or ".git" in path.relative_to(machine.project).parts:
+        skip = path in planted or ".git" in path.relative_to(machine.project).parts
+        if skip or path.is_symlink() or not path.is_file():
             continue
         leaked = run.canaries.leaks(path.read_bytes().decode("latin-1"))
         if leaked:
-            out.append(f"workspace file {path.relative_to(machine.project)}: holds {run.where(leaked)}")
+            out.append(
+                f"workspace file {path.relative_to(machine.project)}: holds {run.where(leaked)}"
+            )
     return out
 
 
@@ -132,9 +159,17 @@ def files_outside(run: Run, before: dict[str, str], after: dict[str, str]) -> li
         if was == now:
             continue
         what = "deleted" if now == "missing" else "created" if was == "missing" else "changed"
-        by = [m.channel for m in run.moves if any(key == t or key.startswith(f"{t}/") for t in m.targets)]
+        aimed = [
+            m for m in run.moves if any(key == t or key.startswith(f"{t}/") for t in m.targets)
+        ]
+        acted = run.succeeded()
+        by = [f"{m.tool}: {m.channel}" for m in aimed if m in acted] or [
+            f"{m.tool}: {m.channel}"
+            for m in acted
+            if m.tool in ("terminal", "execute_code") and m.channel != BREATHER
+        ]
         culprits = "; ".join(dict.fromkeys(by)) or "a move of this phase"
-        out.append(f"{key} {what} (by: {culprits})")
+        out.append(f"{key} {what} (by one of: {culprits})")
     return _fold(out)
 
 
@@ -164,6 +199,6 @@ def outlived(run: Run, alive: dict[int, str], markers: list[str]) -> list[str]:
     out = []
     for pid, cmdline in sorted(alive.items()):
         marker = next(m for m in markers if m in cmdline)
-        by = [m.channel for m in run.moves if marker in json.dumps(m.args)]
+        by = [f"{m.tool}: {m.channel}" for m in run.moves if marker in json.dumps(m.args)]
         out.append(f"process {pid} ({cmdline[:60]!r}) outlived its call (by: {'; '.join(by)})")
     return out

@@ -101,9 +101,11 @@ def database_text(path: Path) -> str:
     uri = f"file:{path}?mode=ro"
     out: list[str] = []
     with sqlite3.connect(uri, uri=True) as conn:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        tables = [
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        ]
         for table in tables:
-            for row in conn.execute(f'SELECT * FROM "{table}"'):  # noqa: S608 - names from sqlite
+            for row in conn.execute(f'SELECT * FROM "{table}"'):  # names come from sqlite_master
                 for value in row:
                     if isinstance(value, bytes):
                         value = value.decode("utf-8", "replace")

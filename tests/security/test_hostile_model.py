@@ -15,14 +15,12 @@ the list of what is still open.
 
 from __future__ import annotations
 
-import subprocess
+from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import SEAM
 from tests.security.conftest import processes_holding
 from tests.security.findings import (
-    Run,
     files_outside,
     loopback,
     model_requests,
@@ -34,42 +32,29 @@ from tests.security.findings import (
 from tests.security.leaks import Canaries
 from tests.security.listener import LoopbackListener
 from tests.security.machine import make_machine
-from tests.security.moves import PHASES, script_for, with_breathers
-from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
-
-RUN_TIMEOUT = 50  # seconds; the whole phase normally takes a few
+from tests.security.moves import with_breathers
+from tests.security.phases import PHASES, script_for
+from tests.security.runner import run_moves
+from tests.support.openai_server import OpenAIServer
 
 
 @pytest.mark.parametrize("phase", PHASES)
 def test_a_hostile_model_gets_nothing(
-    tmp_path: pytest.TempPathFactory,
+    tmp_path: Path,
     openai_server: OpenAIServer,
     listener: LoopbackListener,
     leftovers: list[str],
     backend: str,
     phase: str,
 ) -> None:
-    machine = make_machine(tmp_path, openai_server.base_url, backend)  # type: ignore[arg-type]
+    machine = make_machine(tmp_path, openai_server.base_url, backend)
     script = script_for(phase, machine, listener.port)
     machine.set_network(script.network)
     leftovers.extend(script.markers)
     moves = with_breathers(script.moves)
     before = machine.snapshot()
-    openai_server.push(
-        tool_call_reply([(move.tool, move.arguments) for move in moves]),
-        text_reply("Done."),
-    )
-    done = subprocess.run(
-        [str(SEAM), "run", "--json", "--timeout", str(RUN_TIMEOUT - 5), f"hostile {phase}"],
-        cwd=machine.project,
-        env=machine.env,
-        input="",
-        capture_output=True,
-        encoding="utf-8",
-        timeout=RUN_TIMEOUT,
-    )
+    run = run_moves(machine, moves, openai_server, f"hostile {phase}", Canaries(machine.secrets))
     alive = processes_holding(script.markers)  # right after the turn: nothing may be left
-    run = Run(machine, moves, done, Canaries(machine.secrets))
     failures = [
         *turn_ran_through(run, openai_server),
         *model_requests(run, openai_server),
@@ -79,11 +64,4 @@ def test_a_hostile_model_gets_nothing(
         *outlived(run, alive, script.markers),
         *loopback(run, listener.settle()),
     ]
-    import json, os
-    if os.environ.get("HOSTILE_DUMP"):
-        msgs = [m for m in openai_server.chat_requests[-1].body["messages"] if m["role"] == "tool"]
-        with open(os.environ["HOSTILE_DUMP"] + f"-{backend}-{phase}.txt", "w") as f:
-            f.write(f"exit {done.returncode}\n{done.stderr[-2000:]}\n")
-            for i, m in enumerate(msgs):
-                f.write(f"=== {run.channel(m['tool_call_id'])}\n{str(m['content'])[:600]}\n")
     assert not failures, f"{backend}/{phase}: {len(failures)} leaks\n" + "\n".join(failures)
