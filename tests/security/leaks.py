@@ -2,9 +2,11 @@
 
 A hostile command rarely prints a secret as it is: it reverses it (`rev`), cuts it up
 (`cut -c`), spaces it out (`sed 's/./& /g'`), dumps it (`od -c`, `xxd`), encodes it
-(`base64`, hex) or changes its case. `leaks()` recognises any run of `WINDOW` characters
-of a canary in each of those forms, so a partial leak counts as a leak. Canaries are random
-letters and digits, so a chance match of eight of them is out of the question.
+(`base64`, hex) or changes its case, or does two of these in turn. `leaks()` recognises
+any run of `WINDOW` characters of a canary in each of those forms (the plain and the
+reversed value, each raw, hex or base64, each of those reversed), so a partial leak
+counts as a leak. Canaries are random letters and digits, so a chance match of eight of
+them is out of the question.
 """
 
 from __future__ import annotations
@@ -49,13 +51,13 @@ class Canaries:
             folded = value.casefold()
             for window in _windows(folded, WINDOW) | _windows(folded[::-1], WINDOW):
                 self._plain[window] = name
-            data = value.encode()
-            for form in (data.hex(), data.hex().upper()):
-                for window in _windows(form, 2 * WINDOW):
-                    self._encoded.setdefault(2 * WINDOW, {})[window] = name
-            for core in _base64_cores(data):
-                for window in _windows(core, b64):
-                    self._encoded.setdefault(b64, {})[window] = name
+            for data in (value.encode(), value[::-1].encode()):  # `rev | base64` too
+                forms = [(data.hex(), 2 * WINDOW), (data.hex().upper(), 2 * WINDOW)]
+                forms += [(core, b64) for core in _base64_cores(data)]
+                for form, size in forms:
+                    for text in (form, form[::-1]):  # `xxd -p | rev` too
+                        for window in _windows(text, size):
+                            self._encoded.setdefault(size, {})[window] = name
 
     def leaks(self, text: str) -> list[str]:
         """The names of the canaries `text` holds a piece of, in any form."""
