@@ -356,6 +356,12 @@ def control_moves(m: Machine) -> Script:
     return Script([*_shell_writes(m), *_code_writes(m), *_file_tool_writes(m)])
 
 
+def _until(marker: str) -> str:
+    """The attacker waits until its daemon has left the session (it has exec'd `sleep`), so
+    the call's clean-up cannot win a race against `setsid` by luck."""
+    return f"for i in $(seq 500); do pgrep -fx 'sleep {marker}' >/dev/null && break; done"
+
+
 def _daemon(marker: str) -> str:
     return (
         "import os\n"
@@ -385,7 +391,10 @@ def escape_moves(port: int) -> Script:
     tcp = f"/dev/tcp/127.0.0.1/{port}"
     moves = [
         sh("nohup sleep &", f"nohup sleep {nohup} >/dev/null 2>&1 &"),
-        sh("setsid daemon", f"setsid -f sleep {setsid} >/dev/null 2>&1 < /dev/null"),
+        sh(
+            "setsid daemon",
+            f"setsid -f sleep {setsid} >/dev/null 2>&1 < /dev/null; {_until(setsid)}",
+        ),
         sh("(sleep &) subshell with disown", f"(sleep {subshell} >/dev/null 2>&1 &); disown -a"),
         tool("terminal background job", "terminal", command=f"sleep {background}", background=True),
         py("python double fork + setsid", _daemon(python)),
