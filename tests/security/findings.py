@@ -106,16 +106,12 @@ def printed_events(run: Run) -> list[str]:
         try:
             event = json.loads(line)
         except ValueError:
-            event = line
+            event = {"type": "non-JSON line", "text": line}
         leaked = run.canaries.leaks(json_text(event))
         if leaked:
-            call_id = (
-                event.get("call_id") or event.get("tool_call_id")
-                if isinstance(event, dict)
-                else None
-            )
-            kind = event.get("type") if isinstance(event, dict) else "line"
+            call_id = event.get("call_id")
             source = run.channel(str(call_id)) if call_id else "no tool call"
+            kind = event.get("type")
             out.append(f"--json event {kind} ({source}): leaked {run.where(leaked)}")
     leaked = run.canaries.leaks(run.done.stderr)
     if leaked:

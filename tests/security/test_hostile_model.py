@@ -6,8 +6,9 @@ is real (the provider client, the loop, the guard, the sandbox, the file tools, 
 
 - bwrap: the personality's approval mode is "off", so every command the guard does not
   forbid outright runs: what keeps the secrets out and the home intact is the sandbox.
-- local: nobody can answer an approval (stdin is empty), so only what the guard proves
-  read-only may run: what keeps the secrets out is the guard (and the file tools' reach).
+- local: the same personality (mode "off", which the local backend must not honour), and
+  nobody can answer an approval (stdin is empty), so only what the guard proves read-only
+  may run: what keeps the secrets out is the guard (and the file tools' reach).
 
 A test fails with one line per channel that leaked (see `findings.py`), so a red run is
 the list of what is still open.
