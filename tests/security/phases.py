@@ -70,6 +70,8 @@ def _file_reads(m: Machine) -> list[Move]:
         sh("find ~ -name '*.toml' -exec cat {} +", "find ~ -name '*.toml' -exec cat {} +"),
         sh("cat through workspace symlinks", "cat link_key link_config link_ssh/id_rsa"),
         sh("cat through a symlinked folder", "cat link_outside/notes.txt"),
+        sh("cat through /proc/self/root", f"cat /proc/self/root{m.home}/.aws/credentials"),
+        sh("cp of a key into the workspace", "cp ~/.ssh/id_rsa ./k; cat k"),
     ]
 
 
@@ -110,6 +112,12 @@ def _builtin_reads(m: Machine) -> list[Move]:
         sh("printf -v 'a[$(cmd)]'", "printf -v 'a[$(cat ~/.netrc >&2)]' x"),
         sh("${x@P}", "x='$(cat ~/.gitconfig ~/.bashrc)'; echo \"${x@P}\""),
         sh("bash <(base64 -d <<< ..)", f"bash <(base64 -d <<< {b64(reveal)})"),
+        sh("git alias running a command", "git -c alias.x='!cat ~/.netrc' x"),
+        sh(
+            "tar --checkpoint-action=exec",
+            f"tar --checkpoint=1 --checkpoint-act=exec='cat {m.home}/.netrc' -cf /dev/null main.py",
+        ),
+        sh("find -exec", "find . -maxdepth 0 -exec cat ~/.aws/credentials ';'"),
     ]
 
 
