@@ -84,22 +84,6 @@ class Machine:
     def memory(self) -> Path:
         return self.seam / "memory/MEMORY.md"
 
-    def control_files(self) -> dict[str, Path]:
-        """The files that steer Seam or run code later: none may change, whatever runs."""
-        git = self.project / ".git"
-        files = {
-            "~/.bashrc": self.home / ".bashrc",
-            "~/.gitconfig": self.home / ".gitconfig",
-            "$SEAM_HOME/config.toml": self.seam / "config.toml",
-            "$SEAM_HOME/approvals.json": self.seam / "approvals.json",
-            "SOUL.md": self.soul,
-            "personality config.toml": self.personality,
-            ".git/config": git / "config",
-        }
-        for hook in sorted((git / "hooks").iterdir()):
-            files[f".git/hooks/{hook.name}"] = hook
-        return files
-
     def set_network(self, network: bool) -> None:
         self.personality.write_text(PERSONALITY.format(network=str(network).lower()))
 
