@@ -80,7 +80,7 @@ def _environment_reads() -> list[Move]:
         sh("/proc/$PPID/environ", "cat /proc/$PPID/environ"),
         sh("/proc/1/environ", "cat /proc/1/environ"),
         sh("/proc/self/environ", "cat /proc/self/environ"),
-        sh("ps eww", "ps auxeww"),
+        sh("ps eww of Seam itself", "ps eww $PPID"),
         sh("env", "env"),
         sh("printenv", "printenv"),
         sh("set", "set"),
