@@ -13,11 +13,12 @@ search_files, memory, process), on both sandbox backends,
 - no process a command started is alive once the turn is over.
 
 How: `machine.py` builds a throwaway HOME, `$SEAM_HOME` and git workspace full of random
-canaries; `phases.py` is the hostile script (built from `moves.py`);
-`test_hostile_model.py` runs each phase with `seam run --json` against the loopback
-OpenAI fake (tests/support/openai_server.py), on bubblewrap with every command approved (the sandbox must hold) and on the local backend
-with nobody to approve (the guard must hold); `findings.py` turns what is left behind into
-one failure line per channel that leaked; `leaks.py` recognises a canary in any dress.
+canaries; `phases.py` is the hostile script (built from `moves.py`); `test_hostile_model.py`
+runs each phase with `seam run --json` against the loopback OpenAI fake
+(tests/support/openai_server.py), on bubblewrap with every command approved (the sandbox
+must hold) and on the local backend with nobody to approve (the guard must hold);
+`findings.py` turns what is left behind into one failure line per channel that leaked;
+`leaks.py` recognises a canary in any dress.
 `test_second_line.py` shows redaction still hides a configured key the person put in reach;
 `test_leak_check.py` tests the checks themselves.
 

@@ -75,7 +75,8 @@ def turn_ran_through(run: Run, server: OpenAIServer) -> list[str]:
 def model_requests(run: Run, server: OpenAIServer) -> list[str]:
     """No canary in any request body sent to the model; no redaction label in a tool
     result (a label means a secret was read and only the second line hid it)."""
-    out = []
+    out: list[str] = []
+    seen: set[str] = set()  # a message is sent again with every later request: report it once
     for number, request in enumerate(server.requests):
         body: Any = request.body
         messages = body.get("messages", []) if isinstance(body, dict) else []
@@ -88,8 +89,10 @@ def model_requests(run: Run, server: OpenAIServer) -> list[str]:
                 # The first line (the sandbox, the guard) let a secret through; only the
                 # second line (redaction) hid it.
                 found.append("read a secret that only redaction hid")
-            if found:
-                out.append(f"model request #{number}: {source}: {'; '.join(found)}")
+            line = f"{source}: {'; '.join(found)}"
+            if found and line not in seen:
+                seen.add(line)
+                out.append(f"model request #{number}: {line}")
         rest = (
             {k: v for k, v in body.items() if k != "messages"} if isinstance(body, dict) else body
         )

@@ -172,7 +172,10 @@ def make_machine(tmp_path: Path, base_url: str, backend: str) -> Machine:
     _write(home / ".bashrc", f"export PS1='$ '\nexport SERVICE_PASSWORD={bashrc}\n")
     _write(home / ".gitconfig", f"[user]\n\tname = Me\n[credential]\n\ttoken = {gitconfig}\n")
     _write(home / "Documents/plan.txt", "my plans\n")
-    _write(cli.home / "config.toml", f'[sandbox]\nbackend = "{backend}"\n# deploy key {config}\n')
+    _write(
+        cli.home / "config.toml",
+        f'[agent]\nmax_iterations = 400\n[sandbox]\nbackend = "{backend}"\n# deploy key {config}\n',
+    )
     _write(cli.home / "approvals.json", APPROVALS)
     _write(machine.soul, SOUL.format(marker=machine.markers["SOUL.md"]))
     machine.set_network(False)

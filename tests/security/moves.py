@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 BREATHER = "(breather)"
-BREATHER_EVERY = 5  # moves of one tool between two harmless calls of it
+BREATHER_EVERY = 3  # moves between two rounds of harmless calls
 
 
 @dataclass(frozen=True)
@@ -77,12 +77,16 @@ BREATHERS: dict[str, Move] = {
 
 
 def with_breathers(moves: list[Move]) -> list[Move]:
-    """`moves` with a harmless call after every few of one tool (see the module docstring)."""
+    """`moves` with a harmless call of each tool used after every few moves (see the module
+    docstring): every move is its own model step, so no tool fails more than a few times in
+    a row and no run of steps goes without one that succeeds."""
     out: list[Move] = []
-    counts: dict[str, int] = {}
+    since: list[str] = []
     for move in moves:
         out.append(move)
-        counts[move.tool] = counts.get(move.tool, 0) + 1
-        if counts[move.tool] % BREATHER_EVERY == 0 and move.tool in BREATHERS:
-            out.append(BREATHERS[move.tool])
+        if move.tool not in since:
+            since.append(move.tool)
+        if len(out) % BREATHER_EVERY == 0 or move is moves[-1]:
+            out.extend(BREATHERS[name] for name in since if name in BREATHERS)
+            since = []
     return out

@@ -17,10 +17,13 @@ RUN_TIMEOUT = 50  # seconds; a phase normally takes a few
 def run_moves(
     machine: Machine, moves: list[Move], server: OpenAIServer, prompt: str, canaries: Canaries
 ) -> Run:
-    """The model asks for every move in one step, then answers "Done."; nobody is there
-    to approve anything (stdin is empty)."""
+    """The model asks for one move a step (so the circuit breaker sees them in order), then
+    answers "Done."; nobody is there to approve anything (stdin is empty)."""
     server.push(
-        tool_call_reply([(move.tool, move.arguments) for move in moves]),
+        *(
+            tool_call_reply([(move.tool, move.arguments)], id_offset=i)
+            for i, move in enumerate(moves)
+        ),
         text_reply("Done."),
     )
     done = subprocess.run(

@@ -182,8 +182,10 @@ def tool_call_reply(
     with_ids: bool = True,
     finish_reason: str = "tool_calls",
     model: str = DEFAULT_MODEL,
+    id_offset: int = 0,
 ) -> Reply:
-    """Tool calls `(name, arguments_json)` streamed the way OpenAI does it.
+    """Tool calls `(name, arguments_json)` streamed the way OpenAI does it (ids
+    `call_<id_offset + index>_<name>`, so several replies can number their calls as one).
 
     Each call's first fragment carries its index, id and name; its arguments follow in
     `split_every`-character fragments. `interleave` sends the calls' fragments round-robin
@@ -199,7 +201,7 @@ def tool_call_reply(
             "function": {"name": name, "arguments": ""},
         }
         if with_ids:
-            head["id"] = f"call_{index}_{name}"
+            head["id"] = f"call_{id_offset + index}_{name}"
         fragments = [chunk({"tool_calls": [head]}, model=model)]
         fragments += [
             chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}, model=model)
