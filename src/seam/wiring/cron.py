@@ -12,6 +12,7 @@ slot key), so jobs run in all of them and in none twice.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import dataclasses
 import logging
@@ -288,7 +289,7 @@ class CronAdmin:
             personality=personality,
             tz=spec.tz,
             deliver=target,
-            missed=missed,  # type: ignore[arg-type]
+            missed=missed,
             continue_session=continue_session,
             urgent=urgent,
             kind=kind,
@@ -325,7 +326,8 @@ class CronAdmin:
             raise CronJobNotFound(f"no cron job {job_id!r} (see: seam cron list)")
         return found
 
-    async def runs(self, job_id: str, *, limit: int = 20) -> list[CronRun]:
+    # `builtins.list`: in this class `list` names the method above.
+    async def runs(self, job_id: str, *, limit: int = 20) -> builtins.list[CronRun]:
         await self.job(job_id)
         return await self.store.runs(job_id, limit=limit)
 

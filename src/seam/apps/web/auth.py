@@ -25,8 +25,13 @@ class Principal:
 
 
 class FoundKey(Protocol):
-    name: str
-    tenant: str
+    """What the authenticator reads of a key it found (read-only, so a frozen record fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tenant(self) -> str: ...
 
 
 class Keys(Protocol):
