@@ -217,18 +217,19 @@ class ScheduleSpec:
     tz: str = "UTC"
 
     def text_and_kind(self) -> tuple[str, ScheduleKind]:
-        given = [
-            (v, k)
-            for v, k in ((self.every, "interval"), (self.cron, "cron"), (self.at, "once"))
-            if v
-        ]
+        options: tuple[tuple[str | None, ScheduleKind], ...] = (
+            (self.every, "interval"),
+            (self.cron, "cron"),
+            (self.at, "once"),
+        )
+        given = [(v, k) for v, k in options if v]
         if len(given) != 1:
             raise CronInputError("give exactly one schedule: --every, --cron or --at")
         text, kind = given[0]
         assert text is not None
         if kind == "interval" and classify(text) != "interval":
             raise CronInputError(f"--every {text!r} is not an interval (e.g. 30m, 2h, 1d)")
-        return text.strip(), kind  # type: ignore[return-value]
+        return text.strip(), kind
 
 
 class CronAdmin:
