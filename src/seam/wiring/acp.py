@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from seam.contracts.messages import Message
 from seam.contracts.storage import NotFound, Storage, StorageEntry, StorageError
@@ -207,17 +207,19 @@ def skill_prompt(runtime: Runtime, cwd: str, text: str) -> tuple[str, str]:
 
 
 _TODO_LINE = re.compile(r"^\d+\. \[(?P<mark>[ x>])\] (?P<text>.*)$")
-_TODO_STATUS = {" ": "pending", ">": "in_progress", "x": "completed"}
+# ACP's plan entry statuses (`acp.schema.PlanEntryStatus`), by the todo tool's marks.
+PlanStatus = Literal["pending", "in_progress", "completed"]
+_TODO_STATUS: dict[str, PlanStatus] = {" ": "pending", ">": "in_progress", "x": "completed"}
 
 
-def plan_from_todo(result: str) -> list[tuple[str, str]] | None:
+def plan_from_todo(result: str) -> list[tuple[str, PlanStatus]] | None:
     """(text, ACP status) per item of a `todo` tool result, or None if it is not a list."""
     if result.strip() == "todo list is empty":
         return []
     lines = result.strip().splitlines()
     if not lines or not lines[0].startswith("todo ("):
         return None
-    entries = []
+    entries: list[tuple[str, PlanStatus]] = []
     for line in lines[1:]:
         match = _TODO_LINE.match(line)
         if match:

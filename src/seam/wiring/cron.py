@@ -12,6 +12,7 @@ slot key), so jobs run in all of them and in none twice.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import dataclasses
 import logging
@@ -216,18 +217,19 @@ class ScheduleSpec:
     tz: str = "UTC"
 
     def text_and_kind(self) -> tuple[str, ScheduleKind]:
-        given = [
-            (v, k)
-            for v, k in ((self.every, "interval"), (self.cron, "cron"), (self.at, "once"))
-            if v
-        ]
+        options: tuple[tuple[str | None, ScheduleKind], ...] = (
+            (self.every, "interval"),
+            (self.cron, "cron"),
+            (self.at, "once"),
+        )
+        given = [(v, k) for v, k in options if v]
         if len(given) != 1:
             raise CronInputError("give exactly one schedule: --every, --cron or --at")
         text, kind = given[0]
         assert text is not None
         if kind == "interval" and classify(text) != "interval":
             raise CronInputError(f"--every {text!r} is not an interval (e.g. 30m, 2h, 1d)")
-        return text.strip(), kind  # type: ignore[return-value]
+        return text.strip(), kind
 
 
 class CronAdmin:
@@ -288,7 +290,7 @@ class CronAdmin:
             personality=personality,
             tz=spec.tz,
             deliver=target,
-            missed=missed,  # type: ignore[arg-type]
+            missed=missed,
             continue_session=continue_session,
             urgent=urgent,
             kind=kind,
@@ -325,7 +327,8 @@ class CronAdmin:
             raise CronJobNotFound(f"no cron job {job_id!r} (see: seam cron list)")
         return found
 
-    async def runs(self, job_id: str, *, limit: int = 20) -> list[CronRun]:
+    # `builtins.list`: in this class `list` names the method above.
+    async def runs(self, job_id: str, *, limit: int = 20) -> builtins.list[CronRun]:
         await self.job(job_id)
         return await self.store.runs(job_id, limit=limit)
 

@@ -22,9 +22,10 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from seam.contracts.guardrail import Judge
 from seam.plugins.guardrail.approvals import ApprovalCache, ApprovalFileError
 from seam.plugins.guardrail.classifier import CommandClassifier
-from seam.plugins.guardrail.gate import DEFAULT_TIMEOUT, GuardedCommandGate, Judge
+from seam.plugins.guardrail.gate import DEFAULT_TIMEOUT, GuardedCommandGate
 from seam.wiring.settings import ConfigError, Settings
 
 APPROVALS_FILE = "approvals.json"

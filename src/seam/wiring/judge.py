@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from seam.contracts.guardrail import Classification, Judge, JudgeVerdict
 from seam.contracts.messages import Message
-from seam.contracts.model import ModelProvider, ModelRequest
+from seam.contracts.model import ModelProvider, ModelRequest, TextChunk
 from seam.wiring.settings import Settings
 
 JUDGE_PROMPT = (
@@ -16,6 +16,8 @@ JUDGE_PROMPT = (
     " exactly one word: APPROVE if the command is clearly harmless in context, DENY if it"
     " could destroy data, leak secrets or damage the system, ASK if unsure."
 )
+# The one-word answers that decide alone; any other word means "ask".
+_VERDICTS: dict[str, JudgeVerdict] = {"approve": "approve", "deny": "deny"}
 
 
 def model_judge(model: ModelProvider) -> Judge:
@@ -29,11 +31,11 @@ def model_judge(model: ModelProvider) -> Judge:
         )
         text = ""
         async for chunk in model.stream(request):
-            if chunk.kind == "text":
-                text += chunk.text  # type: ignore[union-attr]
+            if isinstance(chunk, TextChunk):
+                text += chunk.text
         words = text.strip().split()
         word = words[0].strip(".!,:").lower() if words else ""
-        return {"approve": "approve", "deny": "deny"}.get(word, "ask")  # type: ignore[return-value]
+        return _VERDICTS.get(word, "ask")
 
     return judge
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,10 @@ JSON_LOG_KEEP = 5
 JSON_LOG_NAME = "seam.jsonl"
 
 
+# The handlers `configure_logging` installed, so a second call installs none.
+_INSTALLED: weakref.WeakSet[logging.Handler] = weakref.WeakSet()
+
+
 def configure_logging(
     level: int = logging.WARNING,
     *,
@@ -52,7 +57,7 @@ def configure_logging(
     (`log_file()`), so a fault the CLI reports in its own line is not buried under a stack
     dump."""
     root = logging.getLogger()
-    if any(getattr(h, "_seam", False) for h in root.handlers):
+    if any(h in _INSTALLED for h in root.handlers):
         return
     handler = logging.StreamHandler()
     handler.setLevel(level)
@@ -62,20 +67,20 @@ def configure_logging(
     # A record with a traceback is a failure something above reports in its own words
     # (the CLI's one line); its details belong in the file, not on the terminal.
     handler.addFilter(lambda record: record.exc_info is None)
-    handler._seam = True  # type: ignore[attr-defined]
+    _INSTALLED.add(handler)
     root.addHandler(handler)
     details = _QuietFileHandler()
     details.setLevel(logging.ERROR)
     details.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     details.addFilter(RedactingFilter(scrub))
-    details._seam = True  # type: ignore[attr-defined]
+    _INSTALLED.add(details)
     root.addHandler(details)
     # Every record at `json_level` and above, one redacted JSON object a line, rotated:
     # what `seam logs` reads.
     lines = JsonLinesHandler(max_bytes=max_bytes, keep=keep)
     lines.setLevel(json_level)
     lines.addFilter(RedactingFilter(scrub))
-    lines._seam = True  # type: ignore[attr-defined]
+    _INSTALLED.add(lines)
     root.addHandler(lines)
     root.setLevel(min(root.level or level, level, json_level))
 

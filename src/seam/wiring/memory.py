@@ -3,14 +3,8 @@ personality (USER.md is about the person, whoever the agent is being)."""
 
 from __future__ import annotations
 
-from seam.plugins.memory.markdown import (
-    FILES,
-    TARGETS,
-    MarkdownMemory,
-    MemoryEntryError,
-    MemoryUsage,
-    Target,
-)
+from seam.contracts.memory import MemoryEntryError, MemoryUsage
+from seam.plugins.memory.markdown import FILES, TARGETS, MarkdownMemory, Target
 from seam.wiring.settings import Settings
 
 __all__ = [

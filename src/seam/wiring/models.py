@@ -44,9 +44,9 @@ def parse_ref(ref: str, default_kind: ProviderKind) -> tuple[ProviderKind, str]:
         raise ConfigError("an empty provider ref; use e.g. 'openai:gpt-4o-mini' or 'local'")
     kind, sep, model = ref.partition(":")
     if sep and kind in KINDS:
-        return kind, model  # type: ignore[return-value]
+        return kind, model
     if not sep and ref in KINDS:
-        return ref, ""  # type: ignore[return-value]
+        return ref, ""
     # Anything else is a model name for the default provider (Ollama names have colons).
     return default_kind, ref
 

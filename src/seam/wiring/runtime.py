@@ -686,8 +686,9 @@ def create_runtime(
     reflection = None
     titles = None
     if settings is not None:
+        # Both built above from the settings when missing.
+        assert memory is not None and store is not None
         reflection = build_reflection(settings, memory, hooks, model)
-        assert store is not None  # opened above from the settings when missing
         titles = build_titles(settings, store, hooks)
     section = settings.config.store if settings is not None else None
     mcp = None

@@ -52,7 +52,7 @@ class LazySandboxes:
         self, session_key: str, *, working_dir: str, network: bool, reach: Reach | None = None
     ) -> Sandbox:
         deferred = _Deferred(self, session_key, working_dir, network, reach)
-        return deferred  # type: ignore[return-value]
+        return deferred
 
     async def aclose(self) -> None:
         if self._provider is not None:

@@ -23,7 +23,7 @@ import logging
 import secrets
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from seam.contracts.events import (
 )
 from seam.contracts.execution import Submission, SubmissionConflict
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
+from seam.contracts.memory import MemoryTarget
 from seam.contracts.messages import Message
 from seam.contracts.sessions import message_to_dict, usage_to_dict
 from seam.contracts.tools import CancelToken
@@ -490,7 +491,7 @@ class WebBackend:
 
     async def events(
         self, tenant: str, name: str, after: int = 0
-    ) -> AsyncIterator[AgentEvent | None]:
+    ) -> AsyncGenerator[AgentEvent | None, None]:
         """The session's events after `after`, then live ones; None is a heartbeat."""
         batches = self.event_batches(tenant, name, after)
         try:
@@ -502,7 +503,7 @@ class WebBackend:
 
     async def event_batches(
         self, tenant: str, name: str, after: int = 0
-    ) -> AsyncIterator[list[AgentEvent | None]]:
+    ) -> AsyncGenerator[list[AgentEvent | None], None]:
         """`events` in batches: whatever is ready at once comes as one list (a stream
         writes it with one send: on a busy server a burst of events costs one syscall)."""
         key = await self._existing(tenant, name)
@@ -613,17 +614,17 @@ class WebBackend:
             return {"memory": [], "user": []}
         return {t: memory.entries(t) for t in ("memory", "user")}
 
-    def put_memory(self, body: dict[str, list[str]]) -> dict[str, list[str]]:
+    def put_memory(self, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
         """Replace the entries of the targets given. Each list is first built in a scratch
         copy through the memory's own `add` (the checks the memory tool applies: no
         injections, no secrets, no duplicates, the size limit), so a rejected write
         changes nothing."""
         from seam.wiring.memory import MarkdownMemory, MemoryEntryError
 
-        memory: Any = self.runtime.memory
+        memory = self.runtime.memory
         if not isinstance(memory, MarkdownMemory):
             raise Conflict("this server has no editable memory")
-        staged: dict[str, str] = {}
+        staged: dict[MemoryTarget, str] = {}
         with tempfile.TemporaryDirectory() as scratch:
             trial = MarkdownMemory(
                 scratch, memory_limit=memory.limits["memory"], user_limit=memory.limits["user"]
@@ -631,10 +632,10 @@ class WebBackend:
             for target, entries in body.items():
                 try:
                     for entry in entries:
-                        trial.add(target, entry)  # type: ignore[arg-type]
+                        trial.add(target, entry)
                 except (MemoryEntryError, ValueError, KeyError) as exc:
                     raise Invalid(f"{target}: {exc.args[0] if exc.args else exc}") from None
-                path = trial.path(target)  # type: ignore[arg-type]
+                path = trial.path(target)
                 staged[target] = path.read_text(encoding="utf-8") if path.exists() else ""
         for target, text in staged.items():
             real = memory.path(target)

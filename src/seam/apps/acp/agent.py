@@ -52,6 +52,7 @@ from seam.contracts.events import (
     ToolEnd,
     ToolStart,
 )
+from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.tools import CancelToken
 from seam.wiring.acp import (
     CURRENT_SESSION,
@@ -256,8 +257,7 @@ class SeamAgent:
             if entries is None or event.is_error:
                 return
             update = acp.update_plan(
-                acp.plan_entry(text, status=status)  # type: ignore[arg-type]
-                for text, status in entries
+                acp.plan_entry(text, status=status) for text, status in entries
             )
         elif isinstance(event, Halt) and event.reason == "cancelled":
             return  # the stop reason says so
@@ -269,7 +269,7 @@ class SeamAgent:
     async def _ask(self, session: _Session, event: ToolApprovalRequired) -> None:
         """One approval, asked of the editor; a failed or cancelled request is a denial."""
         session.approvals[event.call_id] = event.session_key
-        decision = "deny"
+        decision: ApprovalDecision = "deny"
         try:
             response = await self.conn.request_permission(
                 session_id=session.name,
@@ -289,7 +289,7 @@ class SeamAgent:
             log.exception("session/request_permission failed; denying %s", event.call_id)
         finally:
             session.approvals.pop(event.call_id, None)
-            self.runtime.respond_to(event.session_key, event.call_id, decision)  # type: ignore[arg-type]
+            self.runtime.respond_to(event.session_key, event.call_id, decision)
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

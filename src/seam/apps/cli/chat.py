@@ -418,7 +418,7 @@ class Chat:
         if action not in ACTIONS or self.runtime.settings is None:
             raise CliError("usage: /dnd, /dnd on or /dnd off")
         dnd = build_dnd(self.runtime.settings)
-        lines = await dnd_command(action, dnd, outbox_of(self.runtime))  # type: ignore[arg-type]
+        lines = await dnd_command(action, dnd, outbox_of(self.runtime))
         self._say("\n".join(lines))
 
     async def _skills(self, arg: str) -> None:

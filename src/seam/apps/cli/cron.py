@@ -127,7 +127,8 @@ async def change_job(job_id: str, action: str) -> int:
 
 async def run_job(job_id: str) -> int:
     from seam.apps.cli.durable import _deny_approvals
-    from seam.apps.cli.runner import FAILURE, CliError, open_runtime
+    from seam.apps.cli.exits import FAILURE
+    from seam.apps.cli.runner import CliError, open_runtime
     from seam.contracts.cron import CronJobNotFound
     from seam.wiring.cron import CronInputError, run_job_now
 

@@ -8,7 +8,7 @@ Rules by time window live in `[dnd] rules` in config.toml.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from seam.wiring.delivery import DndAction
     from seam.wiring.runtime import Runtime
 
-ACTIONS = ("on", "off", "status")
+ACTIONS: tuple[DndAction, ...] = ("on", "off", "status")
 
 
 async def run_dnd(action: str) -> int:
@@ -29,9 +29,7 @@ async def run_dnd(action: str) -> int:
         raise CliError(f"dnd {action!r}: use seam dnd on, off or status", USAGE)
     async with open_runtime() as runtime:
         assert runtime.settings is not None  # open_runtime loads them
-        lines = await dnd_command(
-            cast("DndAction", action), build_dnd(runtime.settings), outbox_of(runtime)
-        )
+        lines = await dnd_command(action, build_dnd(runtime.settings), outbox_of(runtime))
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from seam.apps.cli.exits import FAILURE, USAGE
 from seam.apps.cli.render import Style
-from seam.apps.cli.runner import FAILURE, USAGE
 
 
 async def run_doctor(deep: bool) -> int:

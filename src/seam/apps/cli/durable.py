@@ -78,7 +78,8 @@ def _report(runtime: Runtime, sub: Submission, as_json: bool) -> None:
 
 
 async def resume(as_json: bool) -> int:
-    from seam.apps.cli.runner import FAILURE, open_runtime, warn_unknown_tools
+    from seam.apps.cli.exits import FAILURE
+    from seam.apps.cli.runner import open_runtime, warn_unknown_tools
 
     async with open_runtime() as runtime:
         warn_unknown_tools(runtime)

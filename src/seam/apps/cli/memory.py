@@ -42,7 +42,8 @@ async def show() -> int:
 
 
 async def edit(target: str) -> int:
-    from seam.apps.cli.runner import USAGE, CliError
+    from seam.apps.cli.exits import USAGE
+    from seam.apps.cli.runner import CliError
     from seam.wiring.memory import FILES
 
     if target not in FILES:

@@ -11,6 +11,7 @@ import asyncio
 import json
 import sys
 import threading
+from typing import TextIO
 
 from seam.apps.cli.exits import USAGE, TurnReport, judge
 from seam.apps.cli.faults import stored_failure
@@ -87,7 +88,7 @@ async def _ask_on_stdin(event: ToolApprovalRequired) -> ApprovalDecision:
     return parse_approval(line) or "deny"
 
 
-async def _readline(stdin: object) -> str | None:
+async def _readline(stdin: TextIO) -> str | None:
     """A line from stdin in a daemon thread (so a prompt still up when the turn ends never
     holds the process open); None at end of input or when it cannot be read."""
     loop = asyncio.get_running_loop()
@@ -95,10 +96,15 @@ async def _readline(stdin: object) -> str | None:
 
     def read() -> None:
         try:
-            line: str | None = stdin.readline() or None  # type: ignore[attr-defined]
+            line: str | None = stdin.readline() or None
         except (OSError, ValueError, UnicodeDecodeError):
             line = None
-        loop.call_soon_threadsafe(lambda: answer.done() or answer.set_result(line))
+
+        def settle() -> None:
+            if not answer.done():
+                answer.set_result(line)
+
+        loop.call_soon_threadsafe(settle)
 
     threading.Thread(target=read, name="seam-approval-prompt", daemon=True).start()
     return await answer

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from seam.apps.cli.exits import USAGE
 from seam.apps.cli.render import (
     Style,
     arguments_preview,
@@ -17,7 +18,7 @@ from seam.apps.cli.render import (
     shorten,
     terminal_safe,
 )
-from seam.apps.cli.runner import USAGE, CliError, open_runtime, session_key
+from seam.apps.cli.runner import CliError, open_runtime, session_key
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionInfo, UsageTotals, message_to_dict, usage_to_dict
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from seam.wiring.web_keys import KeyStore
 
 keys_app = typer.Typer(help="API keys for seam serve.", no_args_is_help=True)
 
@@ -25,7 +28,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(keys_app, name="keys")
 
 
-def _store():  # type: ignore[no-untyped-def]
+def _store() -> KeyStore:
     from seam.wiring.settings import load_settings
     from seam.wiring.web_keys import KeyStore
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from seam.apps.cli.runner import USAGE, CliError
+from seam.apps.cli.exits import USAGE
+from seam.apps.cli.runner import CliError
 
 if TYPE_CHECKING:
     from seam.wiring.runtime import Runtime

@@ -25,7 +25,7 @@ import asyncio
 import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,14 @@ from seam.apps.gateway.chats import ChatSessions, id_prefix, message_key, parse_
 from seam.apps.gateway.commands import HELP, command_argument, parse_command, usage_text
 from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
 from seam.apps.gateway.stream import TurnView
-from seam.contracts.chat import ButtonPress, ChatAdapter, ChatRef, Inbound, InboundMessage
+from seam.contracts.chat import (
+    Button,
+    ButtonPress,
+    ChatAdapter,
+    ChatRef,
+    Inbound,
+    InboundMessage,
+)
 from seam.contracts.events import ToolApprovalRequired
 from seam.contracts.execution import Submission
 from seam.contracts.outbox import Outbox
@@ -191,17 +198,18 @@ class Gateway:
         return "I don't know that command. /help lists the ones I do."
 
     async def _dnd(self, action: str, msg: InboundMessage) -> str:
+        from seam.apps.cli.dnd import ACTIONS
         from seam.wiring.delivery import build_dnd, dnd_command
 
         action = action or "status"
-        if action not in ("on", "off", "status"):
+        if action not in ACTIONS:
             return "Use /dnd, /dnd on or /dnd off."
         if action != "status" and not self._is_owner(msg):
             return "Only the owner can turn quiet hours on or off."
         if self.runtime.settings is None:
             return "Quiet hours are not configured here."
         lines = await dnd_command(
-            action,  # type: ignore[arg-type]  # checked against the three just above
+            action,
             build_dnd(self.runtime.settings),
             self.outbox,
         )
@@ -285,7 +293,7 @@ class Gateway:
         chat: ChatRef,
         rid: str,
         text: str,
-        buttons: list[list],  # type: ignore[type-arg]
+        buttons: Sequence[Sequence[Button]],
     ) -> None:
         try:
             parts = adapter.format(text)

@@ -108,8 +108,9 @@ async def serve_gateway(
         try:
             done, _ = await asyncio.wait({waiter, *tasks}, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if task is not waiter and not task.cancelled() and task.exception():
-                    raise task.exception()  # type: ignore[misc]
+                failure = None if task is waiter or task.cancelled() else task.exception()
+                if failure is not None:
+                    raise failure
         finally:
             for signum in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(signum)

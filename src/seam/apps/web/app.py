@@ -21,6 +21,7 @@ from seam.apps.web.errors import ApiError, error_response, install
 from seam.apps.web.limits import BodyLimit
 from seam.contracts.events import AgentEvent, event_to_dict
 from seam.contracts.execution import Submission
+from seam.contracts.memory import MemoryTarget
 from seam.wiring.web import WebBackend
 
 STATIC = Path(__file__).parent / "static"
@@ -242,14 +243,18 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
 
     @api.put("/memory")
     async def put_memory(_: Who, body: MemoryFiles) -> dict[str, Any]:
-        given = {k: v for k, v in (("memory", body.memory), ("user", body.user)) if v is not None}
+        given: dict[MemoryTarget, list[str]] = {}
+        if body.memory is not None:
+            given["memory"] = body.memory
+        if body.user is not None:
+            given["user"] = body.user
         return backend.put_memory(given)
 
     app.include_router(api)
 
     from seam.apps.web.openai_compat import router as openai_router
 
-    app.include_router(openai_router(backend, Who))
+    app.include_router(openai_router(backend, principal))
 
     @app.get("/", include_in_schema=False)
     async def index(request: Request, token: str | None = None) -> Response:

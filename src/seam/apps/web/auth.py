@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,8 +26,13 @@ class Principal:
 
 
 class FoundKey(Protocol):
-    name: str
-    tenant: str
+    """What the authenticator reads of a key it found (read-only, so a frozen record fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tenant(self) -> str: ...
 
 
 class Keys(Protocol):
@@ -68,7 +74,7 @@ class Authenticator:
 class RateLimiter:
     """A token bucket per principal: `per_minute` requests a minute, as a burst too."""
 
-    def __init__(self, per_minute: int, clock: object = time.monotonic) -> None:
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.capacity = float(per_minute)
         self.rate = per_minute / 60.0
         self._clock = clock
@@ -76,7 +82,7 @@ class RateLimiter:
 
     def allow(self, who: str) -> float:
         """0 when allowed, else the seconds to wait before the next request."""
-        now: float = self._clock()  # type: ignore[operator]
+        now = self._clock()
         tokens, at = self._buckets.get(who, (self.capacity, now))
         tokens = min(self.capacity, tokens + (now - at) * self.rate)
         if tokens >= 1.0:

@@ -23,13 +23,14 @@ in a named session. In a named session it waits, as in the page, for
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Depends, Header, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from seam.apps.web.auth import Principal
 from seam.apps.web.errors import ApiError
 from seam.contracts.events import AgentEvent, Done, TextDelta, ToolApprovalRequired
 from seam.wiring.web import WebBackend, transcript_messages
@@ -46,11 +47,15 @@ class ChatRequest(BaseModel):
     stream_options: dict[str, Any] | None = None
 
 
-def router(backend: WebBackend, who: Any) -> APIRouter:
+def router(
+    backend: WebBackend, authenticate: Callable[[Request], Awaitable[Principal]]
+) -> APIRouter:
+    """The /v1 routes; `authenticate` is the app's dependency that names the caller."""
     api = APIRouter(prefix="/v1", tags=["openai"])
+    Who = Annotated[Principal, Depends(authenticate)]
 
     @api.get("/models")
-    async def models(_: who) -> dict[str, Any]:  # type: ignore[valid-type]
+    async def models(_: Who) -> dict[str, Any]:
         return {
             "object": "list",
             "data": [
@@ -61,7 +66,7 @@ def router(backend: WebBackend, who: Any) -> APIRouter:
 
     @api.post("/chat/completions", response_model=None)
     async def chat(
-        principal: who,  # type: ignore[valid-type]
+        principal: Who,
         body: ChatRequest,
         x_seam_session: Annotated[str | None, Header()] = None,
     ) -> JSONResponse | StreamingResponse:

@@ -39,7 +39,8 @@ def tune_gc() -> None:
 async def serve(host: str, port: int) -> int:
     import uvicorn
 
-    from seam.apps.cli.runner import USAGE, CliError
+    from seam.apps.cli.exits import USAGE
+    from seam.apps.cli.runner import CliError
     from seam.apps.web.app import create_app
     from seam.apps.web.auth import Authenticator
     from seam.wiring.settings import load_settings

@@ -107,7 +107,7 @@ class HeartbeatKind:
             status,
             run.started_at,
             self.clock(),
-            **details,  # type: ignore[arg-type]
+            **details,
         )
         self.ledger.append(beat)
         if status == "ok":

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 BeatStatus = Literal["ok", "delivered", "skipped", "failed"]
 
@@ -34,6 +34,19 @@ class HeartbeatRun:
     cost: float | None = None  # USD, when the model's price is known
     delivery: str | None = None  # the Delivery's verdict (queued, held, ...), when delivered
     reply: str = ""  # the reply's first characters, for the status listing
+
+
+class BeatDetails(TypedDict, total=False):
+    """The optional fields of a `HeartbeatRun`, as a beat gathers them."""
+
+    reason: str
+    session: str
+    submission: str
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    delivery: str | None
+    reply: str
 
 
 class HeartbeatLedger:

@@ -26,7 +26,7 @@ from seam.contracts.delivery import Delivery, DeliveryError
 from seam.contracts.dnd import DndChecker
 from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionStore
-from seam.plugins.heartbeat.ledger import BeatStatus, HeartbeatLedger, HeartbeatRun
+from seam.plugins.heartbeat.ledger import BeatDetails, BeatStatus, HeartbeatLedger, HeartbeatRun
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY
 from seam.plugins.heartbeat.reply import is_heartbeat_ok
 
@@ -83,12 +83,12 @@ async def settle_beat(
     key: str,
     target: str = "owner",
     urgent: bool = False,
-) -> tuple[BeatStatus, dict[str, object]]:
+) -> tuple[BeatStatus, BeatDetails]:
     """What a settled beat comes to: dropped as the all-clear (`ok`), handed to the
     Delivery (`delivered`, with its verdict) or `failed`; with the details the ledger keeps
     (tokens and cost from the beat's own session, which holds nothing else)."""
     totals = await store.usage_totals(session_key)
-    details: dict[str, object] = {
+    details: BeatDetails = {
         "session": session,
         "submission": sub.id,
         "input_tokens": totals.usage.input_tokens,
@@ -126,8 +126,8 @@ async def run_heartbeat(
     started = clock()
     name = slot_name(started if slot is None else slot)
 
-    def record(status: BeatStatus, details: dict[str, object]) -> HeartbeatRun:
-        run = HeartbeatRun(name, status, started, clock(), **details)  # type: ignore[arg-type]
+    def record(status: BeatStatus, details: BeatDetails) -> HeartbeatRun:
+        run = HeartbeatRun(name, status, started, clock(), **details)
         ledger.append(run)
         return run
 

@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Coroutine
 from typing import Any, Generic, TypeVar
 
-from seam.contracts.model import ModelProvider, ModelRequest
+from seam.contracts.model import ModelProvider, ModelRequest, TextChunk
 
 T = TypeVar("T")
 
@@ -45,6 +45,6 @@ async def side_model_text(model: ModelProvider, request: ModelRequest) -> str:
     """The text of the model's answer (a side task asks for no tools)."""
     parts: list[str] = []
     async for chunk in model.stream(request):
-        if chunk.kind == "text":
-            parts.append(chunk.text)  # type: ignore[union-attr]
+        if isinstance(chunk, TextChunk):
+            parts.append(chunk.text)
     return "".join(parts)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seam.contracts.guardrail import ApprovalMode
 from seam.contracts.personality import Personality
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,7 @@ CONFIG_KEYS = (
     "approval_mode",
     "network",
 )
-APPROVAL_MODES = ("manual", "smart", "off")
+APPROVAL_MODES: tuple[ApprovalMode, ...] = ("manual", "smart", "off")
 REACH_KEYS = ("read", "write")
 
 DEFAULT_SOUL = """\
@@ -213,11 +214,7 @@ def _personality(pid: str, soul: str, config: dict[str, Any], path: Path) -> Per
     if unknown:
         raise _Invalid(f"{path}: unknown key 'fs_reach.{unknown[0]}' (known: read, write)")
     toolset = config.get("toolset")
-    mode = _text(config, "approval_mode", path) or "manual"
-    if mode not in APPROVAL_MODES:
-        raise _Invalid(
-            f"{path}: 'approval_mode' must be one of {', '.join(APPROVAL_MODES)}, not {mode!r}"
-        )
+    mode = _approval_mode(_text(config, "approval_mode", path) or "manual", path)
     network = config.get("network", False)
     if not isinstance(network, bool):
         raise _Invalid(f"{path}: 'network' must be true or false")
@@ -233,6 +230,16 @@ def _personality(pid: str, soul: str, config: dict[str, Any], path: Path) -> Per
         fallback=_names(config.get("fallback", []), "fallback", path),
         approval_mode=mode,
         network=network,
+    )
+
+
+def _approval_mode(value: str, path: Path) -> ApprovalMode:
+    """`value` as the mode it names; anything else is a one-line error naming the file."""
+    for mode in APPROVAL_MODES:
+        if value == mode:
+            return mode
+    raise _Invalid(
+        f"{path}: 'approval_mode' must be one of {', '.join(APPROVAL_MODES)}, not {value!r}"
     )
 
 

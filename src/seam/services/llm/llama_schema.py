@@ -29,21 +29,23 @@ _BOUND_KEYS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 def schema_grammar(schema: Mapping[str, Any]) -> str:
     """GBNF for a JSON object that satisfies `schema`, integer bounds included."""
-    converter = _Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
+    # The `no-untyped-call` ignores in this file: llama_cpp's SchemaConverter (py.typed)
+    # leaves its methods unannotated.
+    converter = _Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)  # type: ignore[no-untyped-call]
     plain = json.loads(json.dumps(schema, default=_plain))
     plain = converter.resolve_refs(plain, "schema")
     converter.visit(plain, "")
-    return str(converter.format_grammar())
+    return str(converter.format_grammar())  # type: ignore[no-untyped-call]
 
 
-class _Converter(SchemaConverter):  # type: ignore[misc]  # llama_cpp has no type hints
+class _Converter(SchemaConverter):
     def visit(self, schema: Any, name: str) -> Any:
         if isinstance(schema, dict) and schema.get("type") == "integer":
             low, high = integer_bounds(schema)
             if low is not None or high is not None:
                 rule_name = name + "-" if name in RESERVED_NAMES else name or "root"
-                return self._add_rule(rule_name, f"({_gbnf(low, high)}) space")
-        return super().visit(schema, name)
+                return self._add_rule(rule_name, f"({_gbnf(low, high)}) space")  # type: ignore[no-untyped-call]
+        return super().visit(schema, name)  # type: ignore[no-untyped-call]
 
 
 def integer_bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:

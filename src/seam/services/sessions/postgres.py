@@ -58,7 +58,7 @@ from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
 from seam.services.sessions.postgres_working_dir import PostgresWorkingDirs
-from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS
+from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, compaction_from_row
 
 log = logging.getLogger(__name__)
 
@@ -457,7 +457,7 @@ class PostgresStore(
             f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_key = %s ORDER BY id",
             (key,),
         )
-        return [CompactionRecord(*row[:8], summarised=row[8], created_at=row[9]) for row in rows]
+        return [compaction_from_row(row) for row in rows]
 
     async def delete(self, key: str) -> bool:
         # Messages, usage, submissions, events and compactions go by cascade.

@@ -18,16 +18,17 @@ import re
 from collections.abc import Awaitable, Callable
 
 from psycopg import AsyncConnection, sql
+from psycopg.rows import TupleRow
 
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
 
 # A statement, or a step only Python can do (the search rules live in Python).
-Step = str | Callable[[AsyncConnection[object]], Awaitable[None]]
+Step = str | Callable[[AsyncConnection[TupleRow]], Awaitable[None]]
 
 
-async def _stem_words(conn: AsyncConnection[object]) -> None:
+async def _stem_words(conn: AsyncConnection[TupleRow]) -> None:
     """Migration 3: the stored words of every searchable message become its terms (word
     stems), so "banana" finds "bananas" in messages written before, too."""
     cur = await conn.execute("SELECT id, role, content FROM messages WHERE words IS NOT NULL")
@@ -182,7 +183,7 @@ def check_schema_name(schema: str) -> str:
     return schema
 
 
-async def migrate(conn: AsyncConnection[object], schema: str) -> int:
+async def migrate(conn: AsyncConnection[TupleRow], schema: str) -> int:
     """Bring `schema` (created when missing) to SCHEMA_VERSION; returns the version found.
 
     `conn` must be in autocommit mode; every migration is its own transaction.
@@ -207,7 +208,7 @@ async def migrate(conn: AsyncConnection[object], schema: str) -> int:
                 sql.SQL("SELECT version FROM {}.seam_schema_version").format(ident)
             )
             row = await cur.fetchone()
-            version = 0 if row is None else int(row[0])  # type: ignore[index]
+            version = 0 if row is None else int(row[0])
             if found is None:
                 found = version
             if version > SCHEMA_VERSION:

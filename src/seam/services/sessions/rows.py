@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from seam.contracts.context import CompactionRecord
 from seam.contracts.execution import Submission
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.sessions import SessionInfo
@@ -107,4 +108,23 @@ def submission_from_row(row: Sequence[Any], text: Text = _same) -> Submission:
         error=None if error is None else text(error),
         finish_reason=finish,
         settled_at=settled_at,
+    )
+
+
+def compaction_from_row(row: Sequence[Any]) -> CompactionRecord:
+    """A compactions row (marker_index .. created_at, in the record's field order); SQLite
+    keeps `summarised` as 0 or 1."""
+    marker, tail, messages_before, messages_after, tokens_before, tokens_after = row[:6]
+    duration_ms, reason, summarised, created_at = row[6:]
+    return CompactionRecord(
+        marker,
+        tail,
+        messages_before,
+        messages_after,
+        tokens_before,
+        tokens_after,
+        duration_ms,
+        reason,
+        summarised=bool(summarised),
+        created_at=created_at,
     )

@@ -40,6 +40,7 @@ from seam.contracts.sessions import (
 from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
+    compaction_from_row,
     dump_calls,
     message_from_row,
     session_from_row,
@@ -505,10 +506,7 @@ class SQLiteSessionStore(
                     " ORDER BY id",
                     (key,),
                 ).fetchall()
-            return [
-                CompactionRecord(*row[:8], summarised=bool(row[8]), created_at=row[9])
-                for row in rows
-            ]
+            return [compaction_from_row(row) for row in rows]
 
         return await self._threads.read(read)
 
