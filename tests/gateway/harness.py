@@ -15,6 +15,7 @@ from seam.apps.gateway.runner import Gateway
 from seam.apps.gateway.supervisor import Supervisor, WatchOptions
 from seam.contracts import ToolContext
 from seam.contracts.chat import ChatAdapter
+from seam.contracts.storage import Storage
 from seam.core import DefaultToolRegistry, LoopOptions
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.storage import InMemoryStorage
@@ -66,8 +67,10 @@ def make_runtime(
     model: Any,
     store: InMemoryExecutionStore,
     *,
-    storage: InMemoryStorage | None = None,
+    storage: Storage | None = None,
     builtin_tools: bool = False,
+    working_dir: str = WORKDIR,
+    fs_deny: tuple[str, ...] = (),
 ) -> Runtime:
     tools = None
     if not builtin_tools:
@@ -78,7 +81,8 @@ def make_runtime(
         store=store,
         tools=tools,
         storage=storage or InMemoryStorage(),
-        working_dir=WORKDIR,
+        working_dir=working_dir,
+        fs_deny=fs_deny,
         options=LoopOptions(approval_timeout=30.0),
     )
 
@@ -100,6 +104,7 @@ async def gateway_running(
     config: GatewaySection | None = None,
     build: Callable[[FakePlatform], FakeAdapter] | None = None,
     options: WatchOptions | None = None,
+    working_dir: str = WORKDIR,
 ) -> AsyncIterator[Running]:
     from seam.wiring.gateway_chats import ChatBook
 
@@ -114,7 +119,7 @@ async def gateway_running(
         runtime,
         config or section(),
         PairingStore(tmp / "pairing.json"),
-        working_dir=WORKDIR,
+        working_dir=working_dir,
         rescue_every=0.2,
         book=ChatBook(tmp / "gateway-chats.json"),
     )

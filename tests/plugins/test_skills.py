@@ -3,6 +3,7 @@ budget and `skill_view`'s confinement to the skill's folder."""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from seam.contracts.tools import ToolContext, ToolError
 from seam.core.storage import InMemoryStorage
 from seam.plugins.skills.catalog import SkillCatalog, SkillDir, render_index
+from seam.plugins.skills.confined import read_confined
 from seam.plugins.skills.skill import Skill, SkillError, parse_skill
 from seam.plugins.skills.tools import SkillViewTool
 from seam.plugins.skills.trust import TrustStore
@@ -192,3 +194,43 @@ def test_a_symlinked_skill_folder_in_the_working_directory_is_refused(tmp_path: 
 
     [entry] = catalog(tmp_path).entries()
     assert not entry.offered and "symlink" in entry.problem
+
+
+def test_a_file_swapped_after_its_check_is_never_read_through(tmp_path: Path) -> None:
+    """`read_confined` gets the path as it was checked (resolved, inside the skill); a
+    sandboxed command then swaps the file, or a directory on its way, for a link out."""
+    root = write_skill(tmp_path / "project/.agents/skills", "guide", "A guide.").resolve()
+    (root / "references").mkdir()
+    (root / "references" / "ref.md").write_text("the reference", encoding="utf-8")
+    (root / "top.md").write_text("top", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "ref.md").write_text("secret", encoding="utf-8")
+    checked_ref, checked_top = root / "references" / "ref.md", root / "top.md"
+    assert read_confined(root, checked_ref) == b"the reference"
+
+    (root / "references").rename(root / "references.old")
+    (root / "references").symlink_to(outside)  # a directory on the way becomes a link
+    (root / "top.md").unlink()
+    (root / "top.md").symlink_to(outside / "ref.md")  # the file itself becomes a link
+    for checked in (checked_ref, checked_top):
+        with pytest.raises(OSError) as info:
+            read_confined(root, checked)
+        assert info.value.errno == errno.ELOOP
+    with pytest.raises(OSError, match="outside the skill folder"):
+        read_confined(root, outside / "ref.md")
+
+
+def test_a_project_skill_md_leading_out_is_not_read(tmp_path: Path) -> None:
+    """In the working directory SKILL.md must be the folder's own file; elsewhere (home,
+    config dirs) a link is followed as before."""
+    elsewhere = write_skill(tmp_path / "elsewhere", "linked", "Looks harmless.")
+    for where in ("project/.agents/skills", "home/skills"):
+        folder = tmp_path / where / "linked"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").symlink_to(elsewhere / "SKILL.md")
+        TrustStore(tmp_path / "home/skills-trust.json").trust(folder)
+    entries = {e.origin: e for e in catalog(tmp_path).entries()}
+    assert entries["project"].problem.startswith("invalid: cannot read SKILL.md")
+    assert entries["project"].skill is None
+    assert entries["home"].skill is not None and entries["home"].skill.body == "Do the thing."

@@ -231,7 +231,10 @@ def write_crash_log(exc: BaseException) -> str | None:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / (name if folder != folders[-1] else f"seam-{name}")
-            path.write_text(text, encoding="utf-8")
+            # A new file only ("x": O_EXCL): a link planted at this name in a shared temp
+            # dir is not followed.
+            with path.open("x", encoding="utf-8") as out:
+                out.write(text)
         except OSError:
             continue
         return str(path)

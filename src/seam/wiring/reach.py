@@ -14,8 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from seam.core.storage import ScopedStorage
 from seam.wiring.settings import Settings
+
+if TYPE_CHECKING:
+    from seam.wiring.runtime import Runtime
 
 # Under the person's real home, denied in full (beyond the `*/...` patterns of ALWAYS_DENY).
 HOME_DENY: tuple[str, ...] = (".config", ".local")
@@ -43,6 +48,20 @@ def fs_deny(settings: Settings) -> list[str]:
     if home is not None:
         deny += [str(home / name) for name in HOME_DENY]
     return list(dict.fromkeys(deny))
+
+
+def working_dir_storage(runtime: Runtime, working_dir: str) -> ScopedStorage:
+    """The runtime's storage confined to `working_dir` and kept off the deny list, for
+    what a surface writes there on a person's behalf (documents sent in a chat). A
+    sandboxed command can plant links in the working directory; through this storage a
+    link that leads out of it (or into `$SEAM_HOME`) is refused, never followed."""
+    return ScopedStorage(
+        runtime.storage,
+        working_dir=working_dir,
+        read=(".",),
+        write=(".",),
+        deny=runtime.loop.fs_deny,
+    )
 
 
 def broad_working_dir(working_dir: Path, env: Mapping[str, str]) -> str | None:

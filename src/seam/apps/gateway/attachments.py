@@ -1,11 +1,14 @@
 """Files people send: text documents go into the working directory, named to the model;
 the rest gets a reply saying Seam cannot use it here yet.
 
-Saved as `chat-files/<message id>-<name>` under the working directory, through the
-runtime's storage: the name is reduced to safe characters (no directories, no dot-files),
-so a file can only land in that folder, and the message id keeps two files of one name
-apart and makes a redelivered message save the same path (its submission text, which
-names the file, must not change).
+Saved as `chat-files/<message id>-<name>` under the working directory, through a
+storage confined to it (`working_dir_storage`): the name is reduced to safe characters
+(no directories, no dot-files), so a file can only land in that folder, and the message
+id keeps two files of one name apart and makes a redelivered message save the same path
+(its submission text, which names the file, must not change). A sandboxed command can
+plant a link at `chat-files` or at the file's name; the storage refuses a link that
+leads out (or into `$SEAM_HOME`) and opens beneath the working directory, so the
+sender's text never lands through it: they are told in one line, and the turn goes on.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from seam.contracts.chat import Attachment
-from seam.contracts.storage import Storage
+from seam.contracts.storage import Storage, StorageError
 
 log = logging.getLogger("seam.gateway")
 
@@ -51,9 +54,9 @@ def is_text(item: Attachment) -> bool:
     return mime.startswith("text/") or mime in TEXT_MIMES or not mime
 
 
-async def receive(
-    attachments: Sequence[Attachment], message_id: str, storage: Storage, working_dir: str
-) -> Received:
+async def receive(attachments: Sequence[Attachment], message_id: str, storage: Storage) -> Received:
+    """Save the text documents through `storage` (confined to the working directory:
+    relative paths land there); a sentence for each attachment that was not saved."""
     out = Received()
     for item in attachments:
         if item.kind != "document":
@@ -77,7 +80,12 @@ async def receive(
             out.refused.append(f"I could not download {item.name}; please send it again.")
             continue
         relative = f"{FOLDER}/{safe_name(message_id)}-{safe_name(item.name)}"
-        await storage.write_text(posixpath.join(working_dir, relative), text)
+        try:
+            await storage.write_text(relative, text)
+        except StorageError as exc:
+            log.warning("not saving %s: %s", item.name, exc)
+            out.refused.append(f"I could not save {item.name} in my working directory.")
+            continue
         out.saved.append(relative)
     return out
 

@@ -51,6 +51,7 @@ from seam.wiring.gateway import AdapterSlot
 from seam.wiring.gateway_chats import ChatBook
 from seam.wiring.gateway_settings import GatewaySection
 from seam.wiring.pairing import PairingStore
+from seam.wiring.reach import working_dir_storage
 from seam.wiring.runtime import Runtime
 
 log = logging.getLogger("seam.gateway")
@@ -135,9 +136,8 @@ class Gateway:
             return
         text = msg.text.strip()
         if msg.attachments:
-            got = await receive(
-                msg.attachments, msg.message_id, self.runtime.storage, self.working_dir
-            )
+            storage = working_dir_storage(self.runtime, self.working_dir)
+            got = await receive(msg.attachments, msg.message_id, storage)
             if got.refused:
                 await self._say(adapter, msg.chat, sid, " ".join(got.refused), kind="notice")
             if got.saved:

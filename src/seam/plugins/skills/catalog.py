@@ -161,7 +161,7 @@ class SkillCatalog:
         if origin == "project" and folder.is_symlink():
             return Entry(name, folder, origin, None, "a symlink in the working directory")
         try:
-            skill = load_skill(folder)
+            skill = load_skill(folder, confined=origin == "project")
         except SkillError as exc:
             return Entry(name, folder, origin, None, f"invalid: {exc}")
         entry = Entry(skill.name, folder, origin, skill)

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from seam.plugins.skills.confined import read_confined, text_of
+
 SKILL_FILE = "SKILL.md"
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
@@ -109,17 +111,28 @@ def parse_skill(folder: Path, text: str) -> Skill:
     )
 
 
-def load_skill(folder: Path) -> Skill:
-    """Read and parse `folder/SKILL.md`; raises SkillError (OS errors included)."""
+def load_skill(folder: Path, *, confined: bool = False) -> Skill:
+    """Read and parse `folder/SKILL.md`; raises SkillError (OS errors included).
+
+    `confined` (a skill in the working directory, where a sandboxed command can write):
+    SKILL.md must stay inside the folder, and is read from exactly the file checked
+    (`read_confined`), never through a link swapped in after the check."""
     path = folder / SKILL_FILE
     try:
-        if path.stat().st_size > MAX_SKILL_BYTES:
-            raise SkillError(f"SKILL.md is over {MAX_SKILL_BYTES:,} bytes")
-        text = path.read_text(encoding="utf-8")
+        if confined:
+            root = folder.resolve()
+            data = read_confined(root, path.resolve(), MAX_SKILL_BYTES)
+        else:
+            if path.stat().st_size > MAX_SKILL_BYTES:
+                raise SkillError(f"SKILL.md is over {MAX_SKILL_BYTES:,} bytes")
+            data = path.read_bytes()
+        text = text_of(data)
     except UnicodeDecodeError:
         raise SkillError("SKILL.md is not UTF-8 text") from None
     except OSError as exc:
         raise SkillError(f"cannot read SKILL.md: {exc.strerror or exc}") from None
+    except ValueError as exc:  # over the size, or not a regular file
+        raise SkillError(str(exc)) from None
     return parse_skill(folder, text)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from seam.contracts.guardrail import APPROVING
 from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 from seam.plugins.skills.catalog import SkillCatalog
+from seam.plugins.skills.confined import read_confined, text_of
 from seam.plugins.skills.skill import (
     DESCRIPTION_MAX,
     SKILL_FILE,
@@ -105,11 +106,14 @@ def read_inside(folder: Path, file: str) -> str:
     if not target.is_file():
         raise ToolError(f"no file {file!r} in skill {folder.name!r}")
     try:
-        text = target.read_text(encoding="utf-8")
+        data = read_confined(root, target)  # the file checked, not a link swapped in since
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise ToolError(f"cannot read {file!r}: {why}") from None
+    try:
+        text = text_of(data)
     except UnicodeDecodeError:
-        return f"[{file}: binary file, {target.stat().st_size:,} bytes, not shown]"
-    except OSError as exc:
-        raise ToolError(f"cannot read {file!r}: {exc.strerror or exc}") from None
+        return f"[{file}: binary file, {len(data):,} bytes, not shown]"
     if len(text) > MAX_FILE_CHARS:
         text = f"{text[:MAX_FILE_CHARS]}\n[… truncated: {MAX_FILE_CHARS:,} of {len(text):,} chars]"
     return text
