@@ -274,6 +274,9 @@ class Coordinator:
         while not stop.is_set():
             try:
                 drained = await self.drain_runnable(resolve, on_event, stop)
+            except StoreUnavailable as exc:  # an outage past the bound: no traceback
+                log.warning("worker %s: the store is unavailable (%s)", self.owner, exc)
+                drained = []
             except Exception:
                 # The store itself failed (a dropped connection, a full disk): keep the
                 # worker alive and try again after the idle wait.
