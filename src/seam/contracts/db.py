@@ -22,6 +22,18 @@ class SchemaTooNew(RuntimeError):
     """The database was written by a newer version than this code knows."""
 
 
+class StoreUnavailable(RuntimeError):
+    """The store cannot be reached for now: its connection dropped, its server is
+    restarting or in recovery, its file is locked past the busy timeout. Nothing about
+    the call was wrong and the same call may succeed in a moment, so a caller that can
+    wait (the Coordinator) backs off and tries again instead of failing the work.
+
+    Whether a write that failed this way was applied is unknown (the connection may have
+    dropped after the commit): read the state back before doing it again. A backend
+    raises a subclass that is also its driver's own exception type, so code that knows
+    the driver (a one-line fault message) still recognises it."""
+
+
 @runtime_checkable
 class DbConnector(Protocol):
     @property

@@ -10,6 +10,10 @@ step the turn starts from):
 - tool calls without results: keep the recorded results; idempotent tools run again,
   every other call gets an explicit "outcome unknown, not re-run" result;
 - a transient provider error: back off and retry; context overflow: compress, retry;
+- the store unreachable for a moment (`StoreUnavailable`: a database restart, a locked
+  file): back off (`core/outage.py`) and run the claim again from what the store holds,
+  the same repairs as a resume after a crash; past the bound the error goes up and the
+  lease lapses, for the next claim to resume;
 - abort requested: settle aborted (after the same repairs, re-running nothing, so the
   session's next turn still finds every tool call answered).
 
@@ -29,6 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
+from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, TextDelta
 from seam.contracts.execution import (
     DEFAULT_LEASE_SECONDS,
@@ -46,6 +51,7 @@ from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.event_log import EventRecorder, decode, encode
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
+from seam.core.outage import OutagePolicy
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
 
@@ -108,8 +114,11 @@ class Coordinator:
         new_id: Callable[[], str] | None = None,
         rerun_transient: bool = True,
         tracer: Tracer | None = None,
+        outage: OutagePolicy | None = None,
     ) -> None:
         self.store = store
+        # How long a claim rides out its store being unreachable (whoever waits on it).
+        self.outage = outage if outage is not None else OutagePolicy()
         # A `turn` span per claim; the model and tool spans of the turn are its children.
         self.tracer: Tracer = tracer if tracer is not None else NOOP_TRACER
         # False where a person waits on the turn (`seam run`, `seam chat`): the provider's
@@ -265,6 +274,9 @@ class Coordinator:
         while not stop.is_set():
             try:
                 drained = await self.drain_runnable(resolve, on_event, stop)
+            except StoreUnavailable as exc:  # an outage past the bound: no traceback
+                log.warning("worker %s: the store is unavailable (%s)", self.owner, exc)
+                drained = []
             except Exception:
                 # The store itself failed (a dropped connection, a full disk): keep the
                 # worker alive and try again after the idle wait.
@@ -338,6 +350,38 @@ class Coordinator:
         on_event: OnEvent | None,
         cancel: CancelToken | None = None,
     ) -> Submission:
+        """The claim, run again from the store's state after each outage of the store
+        (with the lease renewed first: a worker that lost it meanwhile stops there), until
+        the outage policy gives up and the error goes up."""
+        outages = 0
+        while True:
+            try:
+                if outages:
+                    await self.store.renew(sub.id, self.owner, lease=self.lease)
+                    sub = await self._current(sub)  # `steps` moved on: the plan reads it
+                return await self._attempt(sub, session, on_event, cancel)
+            except LeaseLost:
+                return await self._current(sub)
+            except StoreUnavailable as exc:
+                outages += 1
+                pause = self.outage.pause(outages)
+                if pause is None:
+                    log.warning("the store stayed unavailable; leaving %s to its lease", sub.id)
+                    raise
+                log.warning(
+                    "the store is unavailable (%s); resuming %s in %.2fs", exc, sub.id, pause
+                )
+                await self.outage.sleep(pause)
+
+    async def _attempt(
+        self,
+        sub: Submission,
+        session: Session,
+        on_event: OnEvent | None,
+        cancel: CancelToken | None,
+    ) -> Submission:
+        """Plan from what `sub` wrote, repair, run the turn, settle. A store outage goes up
+        to `_drive_claim`; any other failure settles the submission failed."""
         store = self.store
         owner = self.owner
         try:
@@ -355,6 +399,8 @@ class Coordinator:
                 )
         except LeaseLost:
             return await self._current(sub)
+        except StoreUnavailable:
+            raise
         except Exception as exc:
             return await self._crashed(sub, exc)
 
@@ -368,6 +414,8 @@ class Coordinator:
         except LeaseLost:
             log.warning("lost the lease on %s; another worker has it", sub.id)
             return await self._current(sub)
+        except StoreUnavailable:
+            raise
         except Exception as exc:
             # A bug or a broken collaborator: the submission fails with the reason rather
             # than taking the worker down (and the next submission with it).
@@ -376,6 +424,8 @@ class Coordinator:
             return await self._conclude(sub, done, error)
         except LeaseLost:
             return await self._current(sub)
+        except StoreUnavailable:
+            raise
         except Exception as exc:  # e.g. the injected compressor
             return await self._crashed(sub, exc, session)
 
@@ -550,6 +600,9 @@ class Coordinator:
             except LeaseLost:
                 cancel.cancel("lease lost")
                 return
+            except StoreUnavailable as exc:
+                log.warning("could not renew the lease on %s: %s", submission_id, exc)
+                continue
             except Exception:
                 log.exception("could not renew the lease on %s", submission_id)
                 continue

@@ -32,6 +32,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
 from seam.contracts.context import CompactionRecord
+from seam.contracts.db import StoreUnavailable
 from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import (
     DuplicateTitle,
@@ -46,6 +47,7 @@ from seam.contracts.sessions import (
 from seam.services.sessions.postgres_approvals import APPROVALS_CHANNEL, PostgresApprovals
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
+from seam.services.sessions.postgres_faults import check_pool, is_outage, unavailable
 from seam.services.sessions.postgres_outbox import PostgresOutbox, outbox_note
 from seam.services.sessions.postgres_rows import (
     Params,
@@ -109,6 +111,7 @@ class PostgresStore(
         self._open_lock = asyncio.Lock()
         self._listener: asyncio.Task[None] | None = None
         self._listening: asyncio.Future[None] | None = None
+        self._pool_check: asyncio.Task[None] | None = None
 
     @classmethod
     async def connect(
@@ -146,10 +149,23 @@ class PostgresStore(
 
     @contextlib.asynccontextmanager
     async def _connection(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A pooled connection; an outage under it (see `postgres_faults`) comes out as
+        `StoreUnavailable`, and has the pool test its idle connections, so the ones the
+        server dropped are replaced instead of failing the next callers one by one."""
         if not self._opened:
             await self.open()
-        async with self._pool.connection() as conn:
-            yield conn
+        try:
+            async with self._pool.connection() as conn:
+                yield conn
+        except psycopg.OperationalError as exc:
+            if isinstance(exc, StoreUnavailable) or not is_outage(exc):
+                raise
+            self._check_pool()
+            raise unavailable(exc) from exc
+
+    def _check_pool(self) -> None:
+        if self._pool_check is None or self._pool_check.done():
+            self._pool_check = check_pool(self._pool)
 
     async def _open(self) -> None:
         try:
@@ -186,6 +202,10 @@ class PostgresStore(
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._listener
             self._listener = None
+        if self._pool_check is not None:
+            self._pool_check.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._pool_check
         await self._pool.close()
 
     # Connections

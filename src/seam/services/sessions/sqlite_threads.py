@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from seam.services.sessions.sqlite_faults import is_outage, unavailable
+
 log = logging.getLogger("seam.sqlite")
 
 T = TypeVar("T")
@@ -274,6 +276,10 @@ class SQLiteThreads:
         self._in_flight[key] += 1
         try:
             return await future
+        except sqlite3.OperationalError as exc:
+            if is_outage(exc):  # locked past the busy timeout: a caller may wait it out
+                raise unavailable(exc) from exc
+            raise
         finally:
             self._in_flight[key] -= 1
 
