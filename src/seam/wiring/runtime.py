@@ -62,6 +62,7 @@ from seam.plugins.hooks.injection_guard import InjectionGuard
 from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.mcp.servers import McpServers
+from seam.plugins.safety import injection
 from seam.plugins.safety.redact import redact
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.wiring.context import (
@@ -446,7 +447,7 @@ def default_hooks() -> DefaultHookRegistry:
     prompt-injection guard (both pure: they keep their state in memory)."""
     hooks = DefaultHookRegistry()
     ToolLoopBreaker().register(hooks)
-    InjectionGuard().register(hooks)
+    InjectionGuard(injection).register(hooks)
     return hooks
 
 
