@@ -2,9 +2,9 @@
 that lets one process hold each adapter, the sender that delivers outbox items through an
 adapter, and the status file `seam doctor` reads.
 
-Adapters come from a registry of factories that import their platform module only when
-that platform is configured (`ADAPTERS`), so a gateway for Telegram never imports Slack's
-or Discord's SDK, and the runtime never imports any of them.
+Adapters are built by the registered platforms' `ChatPlatform`s (`wiring/chat_platforms.py`),
+whose builders import their SDK only when that platform is configured, so a gateway for
+Telegram never imports Slack's or Discord's SDK, and the runtime never imports any of them.
 """
 
 from __future__ import annotations
@@ -21,44 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from seam.contracts.chat import Button, ChatAdapter, ChatRef
+from seam.contracts.chat import AdapterBuilder, Button, ChatAdapter, ChatRef
 from seam.contracts.outbox import Outbox, OutboxItem
 from seam.plugins.delivery.senders import DeliveryFailed
+from seam.wiring.chat_platforms import chat_platforms
 from seam.wiring.gateway_settings import GatewaySection, gateway_section
 from seam.wiring.settings import ConfigError, Settings
 
 log = logging.getLogger("seam.gateway")
 
 STATUS_FILE = "gateway-status.json"
-AdapterFactory = Callable[[Any, Mapping[str, str], Callable[[], float]], ChatAdapter]
-
-
-def _lazy(module: str, function: str) -> AdapterFactory:
-    """A factory that imports the platform's module when first called."""
-
-    def build(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:
-        import importlib
-
-        adapter: ChatAdapter = getattr(importlib.import_module(module), function)(
-            section, env, clock
-        )
-        return adapter
-
-    return build
-
-
-# Platform name -> factory(section, env, clock). Tests add their own fakes here.
-ADAPTERS: dict[str, AdapterFactory] = {
-    "telegram": _lazy("seam.plugins.chat.telegram", "build_telegram"),
-    "slack": _lazy("seam.plugins.chat.slack", "build_slack"),
-    "discord": _lazy("seam.plugins.chat.discord", "build_discord"),
-}
-# The env var each platform's token comes from (checked before anything starts).
-TOKEN_FIELDS = {
-    "telegram": ("token_env",),
-    "slack": ("bot_token_env", "app_token_env"),
-    "discord": ("token_env",),
-}
+AdapterFactory = AdapterBuilder
 
 
 @dataclass(frozen=True)
@@ -75,16 +48,16 @@ def adapter_specs(
     registry: Mapping[str, AdapterFactory] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> list[AdapterSpec]:
-    """The adapters `[gateway]` configures; ConfigError (one line) for a missing token or
-    a platform whose adapter is not installed."""
+    """The adapters `[gateway]` configures, each built by its platform's `ChatPlatform`
+    (`registry` replaces some platforms' builders: tests); ConfigError (one line) for a
+    missing token or a platform whose adapter is not installed."""
     section = gateway_section(settings)
-    registry = ADAPTERS if registry is None else registry
+    platforms = chat_platforms()
     specs = []
     for name, table in section.platforms().items():
-        factory = registry.get(name)
-        if factory is None:
-            raise ConfigError(f"[gateway.{name}]: no adapter for {name!r}")
-        for field in TOKEN_FIELDS.get(name, ()):
+        platform = platforms[name]
+        factory = (registry or {}).get(name, platform.build)
+        for field in platform.token_fields:
             var = getattr(table, field)
             if not settings.env.get(var):
                 raise ConfigError(
@@ -346,7 +319,6 @@ def owner_target(settings: Settings) -> str:
 
 
 __all__ = [
-    "ADAPTERS",
     "AdapterLock",
     "AdapterSlot",
     "AdapterSpec",
