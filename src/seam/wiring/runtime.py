@@ -764,15 +764,11 @@ def _one_store(
 
 
 def _open_store(settings: Settings) -> ExecutionStore:
-    url = settings.store_url
-    if url:
-        from seam.services.sessions.postgres import PostgresStore
+    """The store the settings name, from the registered backend its URL selects (opened
+    by `Runtime.open()`)."""
+    from seam.wiring.store_backends import open_store, store_location
 
-        return PostgresStore(url)  # connected by `Runtime.open()`
-    from seam.services.sessions.sqlite import SQLiteSessionStore
-
-    settings.store_path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteSessionStore(str(settings.store_path))
+    return open_store(store_location(settings))
 
 
 def _compressor(loop: AgentLoop) -> Callable[[str], Awaitable[bool]]:
