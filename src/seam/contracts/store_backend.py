@@ -11,7 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from seam.contracts.execution import ExecutionStore
 
@@ -35,6 +35,21 @@ class StoreCheck:
     hint: str = ""
 
 
+class ProcessLock(Protocol):
+    """A lock one process at a time holds among all that share the store (the gateway
+    holds one per chat adapter)."""
+
+    async def acquire(self) -> bool:
+        """Take the lock if it is free; whether this process holds it now."""
+        ...
+
+    async def held(self) -> bool:
+        """Whether the lock is still ours (a dropped database connection loses it)."""
+        ...
+
+    async def release(self) -> None: ...
+
+
 # The conformance suites' hook: (a pytest fixture by name, a location under the test's
 # temporary folder) -> an open, empty store.
 ConformanceOpen = Callable[[Callable[[str], Any], StoreLocation], Awaitable[ExecutionStore]]
@@ -48,7 +63,9 @@ class StoreBackend:
     - `create`: the store for a runtime, not yet opened (`Runtime.open()` opens it);
     - `check`: `seam doctor`'s line (opens the store, reads a little, closes it);
     - `conformance`: opens an empty store for the conformance suites, taking what it
-      needs (a server URL) from pytest fixtures; the suites skip when those skip.
+      needs (a server URL) from pytest fixtures; the suites skip when those skip;
+    - `lock`: a `ProcessLock` named `name` shared by every process on this store (None: a
+      file lock under $SEAM_HOME, which holds among processes on one machine).
     """
 
     name: str
@@ -56,6 +73,7 @@ class StoreBackend:
     create: Callable[[StoreLocation], ExecutionStore]
     check: Callable[[StoreLocation], Awaitable[StoreCheck]]
     conformance: ConformanceOpen
+    lock: Callable[[StoreLocation, str], ProcessLock] | None = None
 
     def selects(self, url: str | None) -> bool:
         """Whether a store at `url` (None: no URL set) is this backend's."""

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from seam.contracts.execution import ExecutionStore
-from seam.contracts.store_backend import StoreBackend, StoreCheck, StoreLocation
+from seam.contracts.store_backend import ProcessLock, StoreBackend, StoreCheck, StoreLocation
 
 
 def _url(where: StoreLocation) -> str:
@@ -47,10 +47,18 @@ async def conformance(fixture: Callable[[str], Any], where: StoreLocation) -> Ex
     return await PostgresStore.connect(url, clock=where.clock, schema=schema)
 
 
+def lock(where: StoreLocation, name: str) -> ProcessLock:
+    """An advisory lock on the store's server, on a connection of its own."""
+    from seam.services.sessions.postgres_lock import PostgresLock
+
+    return PostgresLock(_url(where), name)
+
+
 POSTGRES = StoreBackend(
     name="postgres",
     schemes=("postgresql", "postgres"),
     create=create,
     check=check,
     conformance=conformance,
+    lock=lock,
 )
