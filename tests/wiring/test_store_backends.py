@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from seam.contracts.events import Done
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.wiring import store_backends
 from seam.wiring.doctor import diagnose
@@ -38,7 +39,7 @@ async def test_the_runtime_keeps_its_sessions_in_the_backend_its_url_names(
     try:
         assert isinstance(runtime.store, ToyStore) and runtime.store is STORES[URL]
         events = [event async for event in runtime.run("s", "hi")]
-        assert events[-1].text == "Hello."
+        assert isinstance(events[-1], Done) and events[-1].text == "Hello."
         [info] = await STORES[URL].list(10)
         assert info.key == runtime.session_key_for("s") and info.message_count == 2
     finally:
