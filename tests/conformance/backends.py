@@ -34,5 +34,5 @@ async def open_backend(
     in-memory one the suite is about)."""
     if request.param == "memory":
         return memory(clock=clock)
-    where = StoreLocation(url=None, path=tmp_path / "sessions.db", clock=clock)
+    where = StoreLocation(url=None, path=str(tmp_path / "sessions.db"), clock=clock)
     return await REGISTERED[request.param].conformance(request.getfixturevalue, where)

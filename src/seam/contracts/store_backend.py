@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from seam.contracts.execution import ExecutionStore
@@ -21,7 +20,7 @@ class StoreLocation:
     """Where the store lives, as the settings name it (wiring fills it in)."""
 
     url: str | None  # `[store] url` / SEAM_STORE_URL; None: a file at `path`
-    path: Path  # `[store] path`, under $SEAM_HOME
+    path: str  # `[store] path`, under $SEAM_HOME (the SQLite file)
     clock: Callable[[], float] = time.time
     schema: str | None = None  # a schema of its own on a shared server (tests)
 

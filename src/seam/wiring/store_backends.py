@@ -33,7 +33,7 @@ def backend_for(url: str | None) -> StoreBackend:
 
 
 def store_location(settings: Settings) -> StoreLocation:
-    return StoreLocation(url=settings.store_url, path=settings.store_path)
+    return StoreLocation(url=settings.store_url, path=str(settings.store_path))
 
 
 def open_store(where: StoreLocation) -> ExecutionStore:

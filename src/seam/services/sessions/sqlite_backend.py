@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from seam.contracts.execution import ExecutionStore
@@ -14,15 +15,15 @@ from seam.contracts.store_backend import StoreBackend, StoreCheck, StoreLocation
 def create(where: StoreLocation) -> ExecutionStore:
     from seam.services.sessions.sqlite import SQLiteSessionStore
 
-    where.path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteSessionStore(str(where.path), clock=where.clock)
+    Path(where.path).parent.mkdir(parents=True, exist_ok=True)
+    return SQLiteSessionStore(where.path, clock=where.clock)
 
 
 async def check(where: StoreLocation) -> StoreCheck:
     """Opens the file, reads a session and runs SQLite's integrity check."""
     from seam.services.sessions.sqlite import SQLiteSessionStore
 
-    path = where.path
+    path = Path(where.path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         store = SQLiteSessionStore(str(path))
