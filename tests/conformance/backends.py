@@ -1,4 +1,8 @@
-"""The backends every store contract runs against, built one way for every suite."""
+"""The backends every store contract runs against, built one way for every suite: the
+in-memory stores the suites are about (a test-only extra: each suite names its own class),
+every backend registered in `wiring/store_backends.py`, and the test-only backends in
+`TEST_BACKENDS`. A new backend's conformance run is its module plus its line in either
+registry: each backend's `conformance` hook opens an empty store."""
 
 from __future__ import annotations
 
@@ -8,12 +12,16 @@ from typing import Any
 
 import pytest
 
-from seam.services.sessions.postgres import PostgresStore
-from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.contracts.store_backend import StoreBackend, StoreLocation
+from seam.wiring.store_backends import STORE_BACKENDS
 
 from .session_store_suite import ManualClock
+from .toy_backend import TOY_STORE
 
-BACKENDS = ["memory", "sqlite", "postgres"]
+# Backends only the suites run (one line each).
+TEST_BACKENDS: tuple[StoreBackend, ...] = (TOY_STORE,)
+REGISTERED = {backend.name: backend for backend in (*STORE_BACKENDS, *TEST_BACKENDS)}
+BACKENDS = ["memory", *REGISTERED]
 
 
 async def open_backend(
@@ -26,10 +34,5 @@ async def open_backend(
     in-memory one the suite is about)."""
     if request.param == "memory":
         return memory(clock=clock)
-    if request.param == "sqlite":
-        return SQLiteSessionStore(str(tmp_path / "sessions.db"), clock=clock)
-    return await PostgresStore.connect(
-        request.getfixturevalue("postgres_url"),
-        clock=clock,
-        schema=request.getfixturevalue("postgres_schema"),
-    )
+    where = StoreLocation(url=None, path=str(tmp_path / "sessions.db"), clock=clock)
+    return await REGISTERED[request.param].conformance(request.getfixturevalue, where)

@@ -20,7 +20,7 @@ from seam.core import DefaultToolRegistry, LoopOptions
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.storage import InMemoryStorage
 from seam.wiring.gateway import AdapterSpec
-from seam.wiring.gateway_settings import GatewaySection, TelegramSection
+from seam.wiring.gateway_settings import GatewaySection, gateway_model
 from seam.wiring.pairing import PairingStore
 from seam.wiring.runtime import Runtime, assemble_runtime
 from tests.gateway.fake_chat import FakeAdapter, FakePlatform
@@ -60,7 +60,7 @@ class FreeLock:
 
 
 def section(allow: tuple[str, ...] = ("42",), owner: str = "") -> GatewaySection:
-    return GatewaySection(owner=owner, telegram=TelegramSection(allow=list(allow)))
+    return gateway_model().model_validate({"owner": owner, "telegram": {"allow": list(allow)}})
 
 
 def make_runtime(

@@ -18,6 +18,7 @@ from tests.conformance.session_store_suite import ManualClock
 
 NOON = 1_781_092_800.0  # 2026-06-10 12:00 UTC, a Wednesday
 HOUR = 3600.0
+CHATS = ("telegram", "slack", "discord")  # what wiring's registry hands the router
 
 
 class Rig:
@@ -27,7 +28,12 @@ class Rig:
         self.root = tmp_path / "deliveries"
         self.dnd = FileDndChecker([], tmp_path / "dnd.json", clock=self.clock)
         self.router = DeliveryRouter(
-            self.store, deliveries=self.root, owner=owner, dnd=self.dnd, clock=self.clock
+            self.store,
+            deliveries=self.root,
+            owner=owner,
+            dnd=self.dnd,
+            clock=self.clock,
+            chats=CHATS,
         )
 
     async def due(self) -> list[str]:

@@ -78,6 +78,7 @@ class Beat:
             owner="telegram:42",
             dnd=self.dnd,
             clock=self.clock,
+            chats=("telegram",),
         )
         self.ledger = HeartbeatLedger(tmp_path / "heartbeat.jsonl")
 

@@ -9,6 +9,7 @@ from seam.contracts import Notice, ToolContext, ToolEnd
 from seam.core import AgentLoop, DefaultHookRegistry, DefaultToolRegistry, ScriptedModel
 from seam.core.scripted_model import call, text_step, tool_step
 from seam.plugins.hooks.injection_guard import InjectionGuard
+from seam.plugins.safety import injection
 
 
 class Page:
@@ -27,7 +28,7 @@ class Page:
 
 async def run_with(body: str) -> tuple[list[Any], ScriptedModel]:
     hooks = DefaultHookRegistry()
-    InjectionGuard().register(hooks)
+    InjectionGuard(injection).register(hooks)
     tools = DefaultToolRegistry()
     tools.register_tool(Page(body))
     model = ScriptedModel([tool_step(call("web_fetch")), text_step("ok")])

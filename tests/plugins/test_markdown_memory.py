@@ -14,11 +14,12 @@ from seam.plugins.memory.markdown import (
     format_for_system_prompt,
     parse_entries,
 )
+from seam.plugins.safety import injection, redact
 
 
 @pytest.fixture
 def memory(tmp_path: Path) -> MarkdownMemory:
-    return MarkdownMemory(tmp_path / "memory")
+    return MarkdownMemory(tmp_path / "memory", scanner=injection, redactor=redact)
 
 
 def test_entries_are_stored_as_markdown_separated_by_section_signs(
@@ -98,7 +99,9 @@ def test_exact_duplicates_are_refused(memory: MarkdownMemory) -> None:
 
 
 def test_limits_are_enforced_per_file(tmp_path: Path) -> None:
-    memory = MarkdownMemory(tmp_path, memory_limit=50, user_limit=20)
+    memory = MarkdownMemory(
+        tmp_path, memory_limit=50, user_limit=20, scanner=injection, redactor=redact
+    )
     memory.add("memory", "a" * 30)
     with pytest.raises(MemoryEntryError, match=r"MEMORY\.md would hold 53 of 50 chars"):
         memory.add("memory", "b" * 20)

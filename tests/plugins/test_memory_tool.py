@@ -21,6 +21,7 @@ from seam.core import (
     tool_step,
 )
 from seam.plugins.memory.markdown import MarkdownMemory
+from seam.plugins.safety import injection, redact
 from seam.plugins.tools.memory import MemoryTool, register_memory_tool
 from tests.support.tools import checked
 
@@ -30,7 +31,7 @@ def context(memory: object) -> ToolContext:
 
 
 async def test_add_replace_remove_report_the_new_usage(tmp_path: Path) -> None:
-    memory = MarkdownMemory(tmp_path)
+    memory = MarkdownMemory(tmp_path, scanner=injection, redactor=redact)
     ctx, tool = context(memory), checked(MemoryTool())
     added = await tool.run({"action": "add", "target": "user", "content": "Name is Ada"}, ctx)
     assert added == "added (in your prompt from the next session on). USER.md: 11/1,375 chars (0%)"
@@ -44,7 +45,7 @@ async def test_add_replace_remove_report_the_new_usage(tmp_path: Path) -> None:
 
 
 async def test_refusals_come_back_as_tool_errors(tmp_path: Path) -> None:
-    memory = MarkdownMemory(tmp_path)
+    memory = MarkdownMemory(tmp_path, scanner=injection, redactor=redact)
     ctx, tool = context(memory), checked(MemoryTool())
     await tool.run({"action": "add", "target": "memory", "content": "Uses ruff"}, ctx)
     with pytest.raises(ToolError, match="already holds exactly this entry"):
@@ -68,7 +69,7 @@ async def test_without_markdown_memory_the_tool_says_so(memory: object) -> None:
 
 
 async def test_memory_written_in_one_session_shows_in_the_next_only(tmp_path: Path) -> None:
-    memory = MarkdownMemory(tmp_path / "memory")
+    memory = MarkdownMemory(tmp_path / "memory", scanner=injection, redactor=redact)
     tools = DefaultToolRegistry()
     register_memory_tool(tools)
     fact = "The user's cat is called Miso"

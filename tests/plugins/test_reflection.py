@@ -9,6 +9,7 @@ from seam.contracts import Done, Message, ModelRequest
 from seam.core import AgentLoop, DefaultHookRegistry, ScriptedModel, Step, text_step
 from seam.plugins.hooks.reflection import REFLECTION_PROMPT, ReflectionHook, parse_proposals
 from seam.plugins.memory.markdown import MarkdownMemory
+from seam.plugins.safety import injection, redact
 
 PROPOSALS = """\
 user: prefers metric units
@@ -28,7 +29,7 @@ def reviewer(reply: str, seen: list[ModelRequest]) -> ScriptedModel:
 
 
 async def test_a_turn_review_adds_entries_through_the_memory_rules(tmp_path: Path) -> None:
-    memory = MarkdownMemory(tmp_path / "memory")
+    memory = MarkdownMemory(tmp_path / "memory", scanner=injection, redactor=redact)
     memory.add("memory", "tests run with pytest")
     seen: list[ModelRequest] = []
     hooks = DefaultHookRegistry()
@@ -50,7 +51,7 @@ async def test_a_turn_review_adds_entries_through_the_memory_rules(tmp_path: Pat
 
 
 async def test_the_reply_never_waits_for_the_review(tmp_path: Path) -> None:
-    memory = MarkdownMemory(tmp_path / "memory")
+    memory = MarkdownMemory(tmp_path / "memory", scanner=injection, redactor=redact)
     hooks = DefaultHookRegistry()
     stuck = ScriptedModel([Step(stall=True)])
     hook = ReflectionHook(stuck, memory)
@@ -67,7 +68,7 @@ async def test_the_reply_never_waits_for_the_review(tmp_path: Path) -> None:
 
 
 async def test_a_failing_review_changes_nothing(tmp_path: Path) -> None:
-    memory = MarkdownMemory(tmp_path / "memory")
+    memory = MarkdownMemory(tmp_path / "memory", scanner=injection, redactor=redact)
     hook = ReflectionHook(ScriptedModel([]), memory)  # out of script: a model error
     assert await hook.reflect([Message("user", "hi"), Message("assistant", "hello")]) == []
     assert memory.entries("memory") == []

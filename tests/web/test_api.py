@@ -10,6 +10,7 @@ import httpx
 
 from seam.core import ScriptedModel
 from seam.core.scripted_model import Step, call, text_step, tool_step
+from seam.plugins.safety import injection, redact
 from seam.wiring.web_keys import WebSection
 from tests.web.harness import LOGIN, serving, sse_events
 
@@ -258,7 +259,7 @@ async def test_personalities_and_memory_are_read_and_written(tmp_path: Path) -> 
         runtime = served.backend.runtime
         runtime.personalities = FilePersonalityRegistry(str(tmp_path / "p"))
         runtime.loop.personalities = runtime.personalities
-        runtime.memory = MarkdownMemory(tmp_path / "memory")
+        runtime.memory = MarkdownMemory(tmp_path / "memory", scanner=injection, redactor=redact)
         served.backend.personalities_dir = tmp_path / "p"
         listed = (await client.get("/api/personalities")).json()["personalities"]
         assert [p["id"] for p in listed] == ["default"]

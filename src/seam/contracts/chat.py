@@ -10,9 +10,9 @@ platform redelivers it, and the derived submission id recognises the repeat.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 AttachmentKind = Literal["document", "image", "voice", "audio", "video", "other"]
 AdapterState = Literal["starting", "connected", "reconnecting", "down", "stopped"]
@@ -128,3 +128,31 @@ class ChatAdapter(Protocol):
     def health(self) -> AdapterHealth: ...
 
     async def close(self) -> None: ...
+
+
+# (the `[gateway.<name>]` section, the environment, the clock) -> a ready adapter
+AdapterBuilder = Callable[[Any, Mapping[str, str], Callable[[], float]], ChatAdapter]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPlatform:
+    """Everything the gateway's wiring needs to know of a chat platform, so adding one is
+    its module (which exports one of these) plus one line in `wiring/chat_platforms.py`.
+
+    - `name`: the `[gateway.<name>]` table, `ChatRef.platform`, and the delivery targets
+      `<name>:<chat>[:<thread>]` the gateway's sender takes;
+    - `id_prefix`: the submission ids of its messages, `<id_prefix>:<chat>:<message>`
+      (public: a redelivered message is recognised by it);
+    - `section`: the pydantic model that validates `[gateway.<name>]`; it has an
+      `allow: list[str]` (user ids that need no pairing);
+    - `build`: makes the adapter from the validated section, the environment and the clock
+      (importing the platform's SDK only then);
+    - `token_fields`: the section's fields that name environment variables which must be
+      set (checked before the gateway starts, and by `seam doctor`).
+    """
+
+    name: str
+    id_prefix: str
+    section: type[Any]
+    build: AdapterBuilder
+    token_fields: tuple[str, ...] = ()

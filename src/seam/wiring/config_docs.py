@@ -30,7 +30,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from seam.wiring.gateway_settings import GatewaySection
+from seam.wiring.gateway_settings import gateway_model
 from seam.wiring.guard import GuardSection
 from seam.wiring.pricing import Price
 from seam.wiring.settings import ConfigFile
@@ -44,7 +44,7 @@ OWNED_ELSEWHERE: dict[str, Any] = {
     "guard": GuardSection,
     "prices": dict[str, Price],
     "web": WebSection,
-    "gateway": GatewaySection,
+    "gateway": gateway_model(),  # a table per registered chat platform
 }
 
 # The guide that explains each section (a section without one still gets its table).

@@ -23,6 +23,7 @@ from seam.plugins.delivery.quiet import held_count, hold_queued, release_held
 from seam.plugins.delivery.router import DeliveryRouter
 from seam.plugins.dnd.checker import FileDndChecker
 from seam.plugins.dnd.rules import describe, next_start
+from seam.wiring.chat_platforms import platform_names
 from seam.wiring.outbox import deliveries_root
 from seam.wiring.settings import ConfigError, Settings
 
@@ -70,6 +71,7 @@ def build_delivery(
         owner=gateway_owner(settings),
         dnd=dnd if dnd is not None else build_dnd(settings, clock=clock),
         clock=clock,
+        chats=platform_names(),
     )
 
 

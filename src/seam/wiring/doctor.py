@@ -8,7 +8,6 @@ the local model unless asked (`deep`): that takes seconds and a lot of memory.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -249,43 +248,13 @@ async def _generate_one_token(settings: Settings) -> Check:
     return Check("local generation", True, f"1 token in {time.perf_counter() - started:.1f} s")
 
 
-async def _postgres_store(url: str) -> Check:
-    from seam.services.sessions.postgres import PostgresStore, describe_url
-
-    where = describe_url(url)
-    try:
-        async with PostgresStore(url, min_connections=1, max_connections=1) as store:
-            recent = await store.list(1)
-            queued = await store.submissions(states=("queued", "running"))
-    except (ConnectionError, OSError, RuntimeError) as exc:
-        return Check("session store", False, str(exc), "check [store] url / SEAM_STORE_URL")
-    state = "has sessions" if recent else "empty"
-    return Check("session store", True, f"PostgreSQL at {where} ({state}, {len(queued)} unsettled)")
-
-
 async def _store(settings: Settings) -> Check:
-    url = settings.store_url
-    if url:
-        return await _postgres_store(url)
-    from seam.services.sessions.sqlite import SQLiteSessionStore
+    """The store's line, as its backend checks it (`wiring/store_backends.py`)."""
+    from seam.wiring.store_backends import backend_for, store_location
 
-    path = settings.store_path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        store = SQLiteSessionStore(str(path))
-        try:
-            recent = await store.list(1)
-            problems = store.connector.integrity_check()
-        finally:
-            await store.aclose()
-    except (sqlite3.Error, OSError, RuntimeError) as exc:  # RuntimeError: a newer schema
-        return Check("session store", False, f"{path}: {exc}", "check the file and its folder")
-    if problems:
-        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-        hint = "keep a copy (seam sessions export > backup.json), then restore or rebuild it"
-        return Check("session store", False, f"{path}: {problems[0]}{more}", hint)
-    state = "has sessions" if recent else "empty"
-    return Check("session store", True, f"{path} opens ({state}, integrity ok)")
+    where = store_location(settings)
+    result = await backend_for(where.url).check(where)
+    return Check("session store", result.ok, result.detail, result.hint)
 
 
 BWRAP_HINT = (

@@ -2,16 +2,14 @@
 that lets one process hold each adapter, the sender that delivers outbox items through an
 adapter, and the status file `seam doctor` reads.
 
-Adapters come from a registry of factories that import their platform module only when
-that platform is configured (`ADAPTERS`), so a gateway for Telegram never imports Slack's
-or Discord's SDK, and the runtime never imports any of them.
+Adapters are built by the registered platforms' `ChatPlatform`s (`wiring/chat_platforms.py`),
+whose builders import their SDK only when that platform is configured, so a gateway for
+Telegram never imports Slack's or Discord's SDK, and the runtime never imports any of them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -19,46 +17,22 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from seam.contracts.chat import Button, ChatAdapter, ChatRef
+from seam.contracts.chat import AdapterBuilder, Button, ChatAdapter, ChatRef
 from seam.contracts.outbox import Outbox, OutboxItem
+from seam.contracts.store_backend import ProcessLock
 from seam.plugins.delivery.senders import DeliveryFailed
+from seam.services.sessions.postgres_lock import PostgresLock, advisory_key
+from seam.wiring.chat_platforms import chat_platforms
 from seam.wiring.gateway_settings import GatewaySection, gateway_section
 from seam.wiring.settings import ConfigError, Settings
+from seam.wiring.store_backends import backend_for, store_location
 
 log = logging.getLogger("seam.gateway")
 
 STATUS_FILE = "gateway-status.json"
-AdapterFactory = Callable[[Any, Mapping[str, str], Callable[[], float]], ChatAdapter]
-
-
-def _lazy(module: str, function: str) -> AdapterFactory:
-    """A factory that imports the platform's module when first called."""
-
-    def build(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:
-        import importlib
-
-        adapter: ChatAdapter = getattr(importlib.import_module(module), function)(
-            section, env, clock
-        )
-        return adapter
-
-    return build
-
-
-# Platform name -> factory(section, env, clock). Tests add their own fakes here.
-ADAPTERS: dict[str, AdapterFactory] = {
-    "telegram": _lazy("seam.plugins.chat.telegram", "build_telegram"),
-    "slack": _lazy("seam.plugins.chat.slack", "build_slack"),
-    "discord": _lazy("seam.plugins.chat.discord", "build_discord"),
-}
-# The env var each platform's token comes from (checked before anything starts).
-TOKEN_FIELDS = {
-    "telegram": ("token_env",),
-    "slack": ("bot_token_env", "app_token_env"),
-    "discord": ("token_env",),
-}
+AdapterFactory = AdapterBuilder
 
 
 @dataclass(frozen=True)
@@ -75,16 +49,16 @@ def adapter_specs(
     registry: Mapping[str, AdapterFactory] | None = None,
     clock: Callable[[], float] = time.time,
 ) -> list[AdapterSpec]:
-    """The adapters `[gateway]` configures; ConfigError (one line) for a missing token or
-    a platform whose adapter is not installed."""
+    """The adapters `[gateway]` configures, each built by its platform's `ChatPlatform`
+    (`registry` replaces some platforms' builders: tests); ConfigError (one line) for a
+    missing token or a platform whose adapter is not installed."""
     section = gateway_section(settings)
-    registry = ADAPTERS if registry is None else registry
+    platforms = chat_platforms()
     specs = []
     for name, table in section.platforms().items():
-        factory = registry.get(name)
-        if factory is None:
-            raise ConfigError(f"[gateway.{name}]: no adapter for {name!r}")
-        for field in TOKEN_FIELDS.get(name, ()):
+        platform = platforms[name]
+        factory = (registry or {}).get(name, platform.build)
+        for field in platform.token_fields:
             var = getattr(table, field)
             if not settings.env.get(var):
                 raise ConfigError(
@@ -193,16 +167,7 @@ async def deliver_forever(outbox: Outbox, sender: ChatSender, owner: str) -> Non
 # One process holds each adapter
 
 
-class AdapterLock(Protocol):
-    async def acquire(self) -> bool:
-        """Take the lock if it is free; whether this process holds it now."""
-        ...
-
-    async def held(self) -> bool:
-        """Whether the lock is still ours (a dropped database connection loses it)."""
-        ...
-
-    async def release(self) -> None: ...
+AdapterLock = ProcessLock
 
 
 class FileLock:
@@ -237,63 +202,13 @@ class FileLock:
             self._fd = None
 
 
-def advisory_key(name: str) -> int:
-    """A stable signed 64-bit key for `pg_try_advisory_lock`, from the adapter's name."""
-    digest = hashlib.sha256(f"seam-gateway:{name}".encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
-class PostgresLock:
-    """`pg_try_advisory_lock` on a connection of its own: gateways on several machines
-    sharing a PostgreSQL store take turns; the server frees it when the holder's
-    connection ends (a killed process, a lost network)."""
-
-    def __init__(self, url: str, name: str) -> None:
-        self.url = url
-        self.key = advisory_key(name)
-        self._conn: Any = None
-
-    async def acquire(self) -> bool:
-        import psycopg
-
-        if self._conn is not None and await self.held():
-            return True
-        try:
-            conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
-        except psycopg.OperationalError as exc:
-            log.warning("could not reach PostgreSQL for the adapter lock: %s", exc)
-            return False
-        cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,))
-        row = await cur.fetchone()
-        if not (row and row[0]):
-            await conn.close()
-            return False
-        self._conn = conn
-        return True
-
-    async def held(self) -> bool:
-        if self._conn is None:
-            return False
-        try:
-            await self._conn.execute("SELECT 1")
-            return True
-        except Exception:
-            with contextlib.suppress(Exception):
-                await self._conn.close()
-            self._conn = None
-            return False
-
-    async def release(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(Exception):
-                await self._conn.close()
-            self._conn = None
-
-
 def adapter_lock(settings: Settings, name: str) -> AdapterLock:
-    url = settings.store_url
-    if url:
-        return PostgresLock(url, name)
+    """The lock for adapter `name`: the store backend's own (PostgreSQL: an advisory lock,
+    so gateways on several machines take turns), else a file lock under $SEAM_HOME."""
+    where = store_location(settings)
+    backend = backend_for(where.url)
+    if backend.lock is not None:
+        return backend.lock(where, name)
     return FileLock(settings.home / f"gateway-{name}.lock")
 
 
@@ -346,7 +261,6 @@ def owner_target(settings: Settings) -> str:
 
 
 __all__ = [
-    "ADAPTERS",
     "AdapterLock",
     "AdapterSlot",
     "AdapterSpec",

@@ -1,5 +1,6 @@
 """The gateway's lines in `seam doctor`: for each configured platform, whether its token
-is set, and what the running gateway last wrote about it (state, last receipt)."""
+is set (its `ChatPlatform.token_fields`), and what the running gateway last wrote about it
+(state, last receipt)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from seam.wiring.gateway import TOKEN_FIELDS, read_status, status_path
+from seam.wiring.chat_platforms import chat_platforms
+from seam.wiring.gateway import read_status, status_path
 from seam.wiring.gateway_settings import gateway_section
 from seam.wiring.settings import ConfigError, Settings
 
@@ -28,11 +30,12 @@ def gateway_checks(settings: Settings, *, clock: Callable[[], float] = time.time
         return []
     status = read_status(status_path(settings)).get("adapters", {})
     now = clock()
+    registered = chat_platforms()
     checks = []
     for name, table in platforms.items():
         missing = [
             getattr(table, field)
-            for field in TOKEN_FIELDS.get(name, ())
+            for field in registered[name].token_fields
             if not settings.env.get(getattr(table, field))
         ]
         if missing:

@@ -20,14 +20,22 @@ allow = []
 ```
 
 A platform runs when its table is present; tokens live in the environment, never here.
+The platform tables are those of the registered platforms (`wiring/chat_platforms.py`),
+each validated by the model its platform module exports.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field_validator
 
+from seam.contracts.chat import ChatPlatform
+from seam.plugins.chat.discord import DiscordSection
+from seam.plugins.chat.slack import SlackSection
+from seam.plugins.chat.telegram import TelegramSection
+from seam.wiring import chat_platforms
 from seam.wiring.settings import ConfigError, Settings, parse_duration
 
 # Seconds an adapter may be down before the owner is told (`alert_after`'s default).
@@ -38,52 +46,14 @@ class _Table(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class TelegramSection(_Table):
-    token_env: str = "TELEGRAM_BOT_TOKEN"
-    # A self-hosted Bot API server ("" = api.telegram.org).
-    base_url: str = ""
-    # User ids that may talk to the agent without pairing.
-    allow: list[str] = Field(default_factory=list)
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return _ids_as_text(value)
-
-
-class SlackSection(_Table):
-    bot_token_env: str = "SLACK_BOT_TOKEN"
-    app_token_env: str = "SLACK_APP_TOKEN"  # Socket Mode
-    base_url: str = ""  # the Web API's base URL ("" = slack.com/api/)
-    allow: list[str] = Field(default_factory=list)
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return _ids_as_text(value)
-
-
-class DiscordSection(_Table):
-    token_env: str = "DISCORD_BOT_TOKEN"
-    allow: list[str] = Field(default_factory=list)
-    # A REST base and gateway URL of another server (tests, self-hosting); "" = Discord's.
-    base_url: str = ""
-    gateway_url: str = ""
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return _ids_as_text(value)
-
-
 class GatewaySection(_Table):
     # A chat ("telegram:<chat>", "slack:<channel>", ...) for alerts, cron output and
     # heartbeats; "" = none.
     owner: str = ""
     alert_after: str = DEFAULT_ALERT_AFTER
-    telegram: TelegramSection | None = None
-    slack: SlackSection | None = None
-    discord: DiscordSection | None = None
+    # The platform tables: one optional field per registered platform, added by
+    # `gateway_model` (this class alone has none).
+    platform_names: ClassVar[tuple[str, ...]] = ()
 
     @field_validator("alert_after")
     @classmethod
@@ -103,11 +73,11 @@ class GatewaySection(_Table):
     def alert_after_seconds(self) -> float:
         return parse_duration(self.alert_after)
 
-    def platforms(self) -> dict[str, TelegramSection | SlackSection | DiscordSection]:
-        """The configured platforms by name, in a fixed order."""
-        found: dict[str, TelegramSection | SlackSection | DiscordSection] = {}
-        for name in ("telegram", "slack", "discord"):
-            table = getattr(self, name)
+    def platforms(self) -> dict[str, Any]:
+        """The configured platforms' tables by name, in registration order."""
+        found: dict[str, Any] = {}
+        for name in self.platform_names:
+            table = getattr(self, name, None)
             if table is not None:
                 found[name] = table
         return found
@@ -122,17 +92,26 @@ class GatewaySection(_Table):
         return frozenset(ids)
 
 
-def _ids_as_text(value: Any) -> Any:
-    """`allow = [123456789]` (numbers, as ids are) is as good as the quoted form."""
-    if isinstance(value, list):
-        return [str(item) if isinstance(item, int) else item for item in value]
-    return value
+@functools.cache
+def _model_for(platforms: tuple[ChatPlatform, ...]) -> type[GatewaySection]:
+    fields: dict[str, Any] = {p.name: (p.section | None, None) for p in platforms}
+    model: type[GatewaySection] = create_model(
+        "GatewaySection", __base__=GatewaySection, __module__=__name__, **fields
+    )
+    model.platform_names = tuple(fields)
+    return model
+
+
+def gateway_model() -> type[GatewaySection]:
+    """`[gateway]`'s model: `owner`, `alert_after`, and a table per registered platform
+    (`wiring/chat_platforms.py`), each validated by the platform's own model."""
+    return _model_for(chat_platforms.CHAT_PLATFORMS)
 
 
 def gateway_section(settings: Settings) -> GatewaySection:
     raw: dict[str, Any] = getattr(settings.config, "gateway", {}) or {}
     try:
-        return GatewaySection.model_validate(raw)
+        return gateway_model().model_validate(raw)
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"])
@@ -144,5 +123,6 @@ __all__ = [
     "GatewaySection",
     "SlackSection",
     "TelegramSection",
+    "gateway_model",
     "gateway_section",
 ]

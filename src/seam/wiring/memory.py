@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from seam.contracts.memory import MemoryEntryError, MemoryUsage
 from seam.plugins.memory.markdown import FILES, TARGETS, MarkdownMemory, Target
+from seam.plugins.safety import injection, redact
 from seam.wiring.settings import Settings
 
 __all__ = [
@@ -19,4 +20,6 @@ __all__ = [
 
 
 def build_memory(settings: Settings) -> MarkdownMemory:
-    return MarkdownMemory(settings.home / "memory")
+    """Memory refuses entries that read like injections or hold secrets, whoever writes
+    them: the safety scanners are handed in here."""
+    return MarkdownMemory(settings.home / "memory", scanner=injection, redactor=redact)

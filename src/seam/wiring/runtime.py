@@ -62,6 +62,7 @@ from seam.plugins.hooks.injection_guard import InjectionGuard
 from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.mcp.servers import McpServers
+from seam.plugins.safety import injection
 from seam.plugins.safety.redact import redact
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.wiring.context import (
@@ -446,7 +447,7 @@ def default_hooks() -> DefaultHookRegistry:
     prompt-injection guard (both pure: they keep their state in memory)."""
     hooks = DefaultHookRegistry()
     ToolLoopBreaker().register(hooks)
-    InjectionGuard().register(hooks)
+    InjectionGuard(injection).register(hooks)
     return hooks
 
 
@@ -764,15 +765,11 @@ def _one_store(
 
 
 def _open_store(settings: Settings) -> ExecutionStore:
-    url = settings.store_url
-    if url:
-        from seam.services.sessions.postgres import PostgresStore
+    """The store the settings name, from the registered backend its URL selects (opened
+    by `Runtime.open()`)."""
+    from seam.wiring.store_backends import open_store, store_location
 
-        return PostgresStore(url)  # connected by `Runtime.open()`
-    from seam.services.sessions.sqlite import SQLiteSessionStore
-
-    settings.store_path.parent.mkdir(parents=True, exist_ok=True)
-    return SQLiteSessionStore(str(settings.store_path))
+    return open_store(store_location(settings))
 
 
 def _compressor(loop: AgentLoop) -> Callable[[str], Awaitable[bool]]:

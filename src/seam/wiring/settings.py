@@ -306,8 +306,11 @@ class Settings:
 
 
 def check_store_url(url: str) -> str:
-    if not url.startswith(("postgresql://", "postgres://")):
-        raise ValueError(f"must be a postgresql:// URL, got {url.split('@')[-1]!r}")
+    """`url` when a registered store backend takes its scheme (`wiring/store_backends.py`),
+    else ValueError naming the schemes."""
+    from seam.wiring.store_backends import backend_for
+
+    backend_for(url)
     return url
 
 

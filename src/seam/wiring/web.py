@@ -627,7 +627,11 @@ class WebBackend:
         staged: dict[MemoryTarget, str] = {}
         with tempfile.TemporaryDirectory() as scratch:
             trial = MarkdownMemory(
-                scratch, memory_limit=memory.limits["memory"], user_limit=memory.limits["user"]
+                scratch,
+                memory_limit=memory.limits["memory"],
+                user_limit=memory.limits["user"],
+                scanner=memory.scanner,
+                redactor=memory.redactor,
             )
             for target, entries in body.items():
                 try:

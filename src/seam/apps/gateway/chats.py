@@ -12,14 +12,11 @@ after a long silence the chat starts afresh, as the CLI's sessions do.
 from __future__ import annotations
 
 from seam.contracts.chat import ChatRef, InboundMessage
+from seam.wiring.chat_platforms import id_prefix
 from seam.wiring.runtime import Runtime
 
-# Submission-id prefixes per platform (`tg:<chat>:<message_id>`); others use their name.
-ID_PREFIXES = {"telegram": "tg", "slack": "sl", "discord": "dc"}
-
-
-def id_prefix(platform: str) -> str:
-    return ID_PREFIXES.get(platform, platform)
+# Submission-id prefixes are each platform's `ChatPlatform.id_prefix` (`tg:<chat>:<id>`).
+__all__ = ["ChatSessions", "id_prefix", "message_key", "parse_ref", "session_name"]
 
 
 def message_key(msg: InboundMessage) -> str:

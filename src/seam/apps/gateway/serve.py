@@ -48,6 +48,7 @@ async def serve_gateway(
     from seam.apps.cli.runner import CliError
     from seam.apps.gateway.runner import Gateway
     from seam.apps.gateway.supervisor import Supervisor, WatchOptions
+    from seam.wiring.chat_platforms import platform_names
     from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
     from seam.wiring.gateway import adapter_lock, adapter_specs, status_path
     from seam.wiring.gateway_chats import CHATS_FILE, ChatBook
@@ -60,8 +61,9 @@ async def serve_gateway(
     section = gateway_section(settings)
     specs = adapter_specs(settings)
     if not specs:
+        first, *others = platform_names()
         raise CliError(
-            "no chat platform is configured: add [gateway.telegram] (or slack, discord) "
+            f"no chat platform is configured: add [gateway.{first}] (or {', '.join(others)}) "
             "to config.toml",
             USAGE,
         )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult
@@ -43,7 +43,8 @@ def is_silent(text: str) -> bool:
 
 class DeliveryRouter:
     """A `Delivery` over an `Outbox`; `owner` is the `[gateway] owner` target (None: not
-    configured), `deliveries` the folder `file:` targets live in."""
+    configured), `deliveries` the folder `file:` targets live in, `chats` the chat
+    platforms whose `<name>:<chat>` targets it takes (wiring's registry)."""
 
     def __init__(
         self,
@@ -53,15 +54,17 @@ class DeliveryRouter:
         owner: str | None = None,
         dnd: DndChecker | None = None,
         clock: Callable[[], float] = time.time,
+        chats: Collection[str] = (),
     ) -> None:
         self.outbox = outbox
+        self.chats = tuple(chats)
         self.deliveries = deliveries
         self.owner = owner.strip() if owner and owner.strip() else None
         self.dnd = dnd
         self.clock = clock
 
     def check_target(self, target: str) -> str:
-        canonical = canonical_target(target, self.deliveries)
+        canonical = canonical_target(target, self.deliveries, self.chats)
         if canonical == OWNER:
             self.owner_target()  # `owner` with no owner configured fails now, not later
         return canonical
@@ -78,7 +81,7 @@ class DeliveryRouter:
                 ' config.toml, e.g. [gateway] owner = "telegram:123456789")'
             )
         try:
-            canonical = canonical_target(self.owner, self.deliveries)
+            canonical = canonical_target(self.owner, self.deliveries, self.chats)
         except DeliveryError as exc:
             raise DeliveryError(f"{OWNER_KEY} {self.owner!r}: {exc}") from None
         if canonical in (OWNER, NONE):

@@ -1,8 +1,9 @@
 """Delivery targets: what each one means, in canonical form, or one line saying why not.
 
 owner                     the `[gateway] owner` target (resolved when delivering)
-telegram:<chat>[:<thread>], slack:<channel>, discord:<channel>
-                          a gateway chat: the gateway's chat sender delivers it
+<platform>:<chat>[:<thread>]
+                          a gateway chat (telegram:<chat>, slack:<channel>, ...: the
+                          platforms wiring registers): its chat sender delivers it
 file:<path>               a file under `$SEAM_HOME/deliveries/` (relative paths are
                           taken from there; absolute ones must lie inside it)
 https://... / http://...  a webhook: the JSON payload is POSTed, retried
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,21 +22,21 @@ from seam.contracts.delivery import DeliveryError
 
 OWNER = "owner"
 NONE = "none"
-CHAT_PLATFORMS: tuple[str, ...] = ("telegram", "slack", "discord")
 FILE_PREFIX = "file:"
 # A chat or channel id, and an optional thread after a second colon: no spaces, no
 # control characters (they end up in an API call's path or body).
 _CHAT_ID = re.compile(r"[A-Za-z0-9_@#.+\-]+(:[A-Za-z0-9_.\-]+)?")
-KINDS_HINT = (
-    "use owner, telegram:<chat>, slack:<channel>, discord:<channel>, file:<path>,"
-    " an https:// webhook URL or none"
-)
 
 
-def canonical_target(target: str, deliveries: Path) -> str:
+def kinds_hint(chats: Collection[str]) -> str:
+    platforms = "".join(f"{name}:<chat>, " for name in chats)
+    return f"use owner, {platforms}file:<path>, an https:// webhook URL or none"
+
+
+def canonical_target(target: str, deliveries: Path, chats: Collection[str] = ()) -> str:
     """`target` in canonical form (see the module doc), or `DeliveryError` in one line.
-    `owner` stays `owner` here: it is resolved at delivery time, so a job follows a
-    changed `[gateway] owner`."""
+    `chats`: the chat platforms' names (wiring's registry). `owner` stays `owner` here: it
+    is resolved at delivery time, so a job follows a changed `[gateway] owner`."""
     text = target.strip()
     lowered = text.lower()
     if lowered in (OWNER, NONE):
@@ -44,14 +46,14 @@ def canonical_target(target: str, deliveries: Path) -> str:
     if lowered.startswith(FILE_PREFIX):
         return FILE_PREFIX + str(file_path(text[len(FILE_PREFIX) :], deliveries))
     platform, sep, rest = text.partition(":")
-    if sep and platform.lower() in CHAT_PLATFORMS:
+    if sep and platform.lower() in chats:
         if not _CHAT_ID.fullmatch(rest):
             raise DeliveryError(
                 f"delivery target {target!r}: {platform.lower()}:<chat> needs a chat or channel"
                 " id (letters, digits, @#_.+-; a thread after a second colon)"
             )
         return f"{platform.lower()}:{rest}"
-    raise DeliveryError(f"unknown delivery target {target!r}: {KINDS_HINT}")
+    raise DeliveryError(f"unknown delivery target {target!r}: {kinds_hint(chats)}")
 
 
 def file_path(raw: str, deliveries: Path) -> Path:

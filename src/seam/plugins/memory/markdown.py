@@ -19,8 +19,12 @@ from pathlib import Path
 
 from seam.contracts.memory import MEMORY_TARGETS, MemoryEntryError, MemoryTarget, MemoryUsage
 from seam.contracts.messages import Message
-from seam.plugins.safety.injection import scan
-from seam.plugins.safety.redact import redact
+from seam.contracts.scanning import (
+    NO_INJECTION_SCANNER,
+    NO_REDACTOR,
+    InjectionScanner,
+    Redactor,
+)
 
 # The contract's names, kept here too for the CLI and older imports.
 Target = MemoryTarget
@@ -109,11 +113,17 @@ class MarkdownMemory:
         *,
         memory_limit: int = MEMORY_LIMIT,
         user_limit: int = USER_LIMIT,
+        scanner: InjectionScanner = NO_INJECTION_SCANNER,
+        redactor: Redactor = NO_REDACTOR,
     ) -> None:
+        """`scanner`, `redactor`: what refuses entries that read like injections or hold
+        secrets (wiring hands in `plugins.safety`'s; the defaults refuse nothing)."""
         if memory_limit <= 0 or user_limit <= 0:
             raise ValueError("memory limits must be positive")
         self.folder = Path(folder)
         self.limits: dict[Target, int] = {"memory": memory_limit, "user": user_limit}
+        self.scanner = scanner
+        self.redactor = redactor
         self._frozen: OrderedDict[str, str | None] = OrderedDict()
 
     # MemoryProvider
@@ -186,11 +196,11 @@ class MarkdownMemory:
                 raise MemoryEntryError("the entry is empty")
             raise MemoryEntryError(f"an entry may not contain a line holding only {SEPARATOR}")
         text = entry[0]
-        findings = scan(text)
+        findings = self.scanner.scan(text)
         if findings:
             found = "; ".join(f"{f.kind}: {f.excerpt!r}" for f in findings)
             raise MemoryEntryError(f"refused: the entry reads like a prompt injection ({found})")
-        redacted = redact(text)
+        redacted = self.redactor.redact(text)
         if redacted is not text:
             kinds = set(_REDACTED.findall(redacted)) - set(_REDACTED.findall(text))
             raise MemoryEntryError(

@@ -17,6 +17,8 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from seam.contracts.scanning import Finding
+
 EXCERPT_CHARS = 80
 
 OVERRIDE = "override"  # ignore/disregard previous or system instructions
@@ -25,12 +27,6 @@ ROLE_TAG = "fake_role_tag"  # <|im_start|>system, [SYSTEM], <<SYS>>
 HIDDEN_HTML = "hidden_html"  # instructions in display:none, white-on-white or comments
 INVISIBLE = "invisible_unicode"  # tag characters, bidi controls, runs of zero-width chars
 EXFILTRATION = "exfiltration"  # send keys/env somewhere; fetch a URL with data appended
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    kind: str
-    excerpt: str  # the matching text, cut to EXCERPT_CHARS
 
 
 _I = re.IGNORECASE

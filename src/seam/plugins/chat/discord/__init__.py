@@ -1,12 +1,29 @@
-"""Discord (discord.py): `build_discord` makes the adapter from the `[gateway.discord]`
-section and the token value wiring hands in."""
+"""Discord (discord.py): `DISCORD` (its `ChatPlatform`), `DiscordSection` (the
+`[gateway.discord]` table) and `build_discord`, which makes the adapter from that section
+and the token value wiring hands in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from seam.contracts.chat import ChatAdapter
+from pydantic import Field, field_validator
+
+from seam.contracts.chat import ChatAdapter, ChatPlatform
+from seam.plugins.chat.section import ChatSection, ids_as_text
+
+
+class DiscordSection(ChatSection):
+    token_env: str = "DISCORD_BOT_TOKEN"
+    allow: list[str] = Field(default_factory=list)
+    # A REST base and gateway URL of another server (tests, self-hosting); "" = Discord's.
+    base_url: str = ""
+    gateway_url: str = ""
+
+    @field_validator("allow", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        return ids_as_text(value)
 
 
 def build_discord(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:
@@ -31,3 +48,12 @@ def _get(section: Any, key: str, default: object) -> object:
     if isinstance(section, Mapping):
         return section.get(key, default)
     return getattr(section, key, default)
+
+
+DISCORD = ChatPlatform(
+    name="discord",
+    id_prefix="dc",
+    section=DiscordSection,
+    build=build_discord,
+    token_fields=("token_env",),
+)

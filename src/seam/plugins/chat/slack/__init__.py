@@ -1,12 +1,28 @@
-"""Slack over Socket Mode (slack-bolt): `build_slack` makes the adapter from the
-`[gateway.slack]` section and the token values wiring hands in."""
+"""Slack over Socket Mode (slack-bolt): `SLACK` (its `ChatPlatform`), `SlackSection` (the
+`[gateway.slack]` table) and `build_slack`, which makes the adapter from that section and
+the token values wiring hands in."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from seam.contracts.chat import ChatAdapter
+from pydantic import Field, field_validator
+
+from seam.contracts.chat import ChatAdapter, ChatPlatform
+from seam.plugins.chat.section import ChatSection, ids_as_text
+
+
+class SlackSection(ChatSection):
+    bot_token_env: str = "SLACK_BOT_TOKEN"
+    app_token_env: str = "SLACK_APP_TOKEN"  # Socket Mode
+    base_url: str = ""  # the Web API's base URL ("" = slack.com/api/)
+    allow: list[str] = Field(default_factory=list)
+
+    @field_validator("allow", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        return ids_as_text(value)
 
 
 def build_slack(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:
@@ -35,3 +51,12 @@ def _get(section: Any, key: str, default: object) -> object:
     if isinstance(section, Mapping):
         return section.get(key, default)
     return getattr(section, key, default)
+
+
+SLACK = ChatPlatform(
+    name="slack",
+    id_prefix="sl",
+    section=SlackSection,
+    build=build_slack,
+    token_fields=("bot_token_env", "app_token_env"),
+)

@@ -1,4 +1,5 @@
-"""Telegram as a chat platform: `build_telegram` makes the adapter from its config section.
+"""Telegram as a chat platform: `TELEGRAM` (its `ChatPlatform`), `TelegramSection` (the
+`[gateway.telegram]` table) and `build_telegram`, which makes the adapter from that section.
 
 It reads nothing itself: the wiring hands in the `[gateway.telegram]` section (any object
 with the attributes, or a mapping with the keys, `token_env` and `base_url`; optionally
@@ -11,10 +12,28 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field, field_validator
+
+from seam.contracts.chat import ChatPlatform
+from seam.plugins.chat.section import ChatSection, ids_as_text
+
 if TYPE_CHECKING:
     from seam.plugins.chat.telegram.adapter import TelegramAdapter
 
 DEFAULT_TOKEN_ENV = "TELEGRAM_BOT_TOKEN"
+
+
+class TelegramSection(ChatSection):
+    token_env: str = "TELEGRAM_BOT_TOKEN"
+    # A self-hosted Bot API server ("" = api.telegram.org).
+    base_url: str = ""
+    # User ids that may talk to the agent without pairing.
+    allow: list[str] = Field(default_factory=list)
+
+    @field_validator("allow", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> Any:
+        return ids_as_text(value)
 
 
 def build_telegram(
@@ -40,3 +59,12 @@ def _get(section: object, key: str, default: Any) -> Any:
     if isinstance(section, Mapping):
         return section.get(key, default)
     return getattr(section, key, default)
+
+
+TELEGRAM = ChatPlatform(
+    name="telegram",
+    id_prefix="tg",
+    section=TelegramSection,
+    build=build_telegram,
+    token_fields=("token_env",),
+)
