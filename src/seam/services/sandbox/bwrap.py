@@ -7,8 +7,11 @@ only where the reach says), a private `/tmp`, an empty home, and nothing the rea
 Every namespace is unshared: no network unless the personality allows it, and a pid
 namespace, so `/proc` shows only the sandbox's own processes (never Seam's environment).
 All capabilities are dropped, the environment is cleared and rebuilt from the filtered
-one, and when `bwrap` dies everything inside dies with it, so killing the process group
-on the host side leaves nothing behind.
+one, and when `bwrap` dies everything inside dies with it: bwrap exits when the command's
+shell does, its pid namespace's init goes with it, and the kernel kills every process
+left in the namespace (`sleep 1000 &`, `setsid` daemons alike). `.git/hooks` and
+`.git/config` are read-only unless the person approved the command writing there, and
+`$SEAM_HOME/skills` is shown read-only (see `mounts.py`); the limits are in `limits.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from pathlib import Path
 
 from seam.contracts.sandbox import SandboxError
 from seam.contracts.storage import Reach
-from seam.services.sandbox.mounts import mount_args
+from seam.services.sandbox.cgroups import Cgroups
+from seam.services.sandbox.mounts import View, mount_args
 from seam.services.sandbox.process import (
     GroupSandbox,
     GroupSandboxProvider,
@@ -59,6 +63,7 @@ def bwrap_available(bwrap: str = DEFAULT_BWRAP) -> bool:
 class BwrapSandbox(GroupSandbox):
     name = "bwrap"
     isolated = True
+    _namespaced = True  # bwrap makes user and pid namespaces for each command
 
     def __init__(
         self,
@@ -70,8 +75,12 @@ class BwrapSandbox(GroupSandbox):
         options: SandboxOptions | None = None,
         clock: Callable[[], float] = time.time,
         bwrap: str = DEFAULT_BWRAP,
+        read_only: tuple[str, ...] = (),
+        cgroups: Cgroups | None = None,
     ) -> None:
-        super().__init__(working_dir, base_env=base_env, options=options, clock=clock)
+        super().__init__(
+            working_dir, base_env=base_env, options=options, clock=clock, cgroups=cgroups
+        )
         if self.working_dir == "/":
             raise SandboxError("refusing a bwrap sandbox rooted at '/': it would all be writable")
         self.network = network
@@ -81,13 +90,19 @@ class BwrapSandbox(GroupSandbox):
         # The home is shown empty at its own path, so programs that write there still work.
         self.home = os.path.realpath(home) if Path(home).is_absolute() else None
         self._bwrap = bwrap
+        self._read_only = tuple(os.path.realpath(p) for p in read_only)
 
-    def mounts(self) -> list[str]:
+    def mounts(self, *, git_writes: bool = False) -> list[str]:
         """What the next command will see (computed from the filesystem as it is now)."""
-        return mount_args(self.working_dir, self.reach, home=self.home, network=self.network)
+        view = View(read_only=self._read_only, git_writes=git_writes)
+        return mount_args(
+            self.working_dir, self.reach, home=self.home, network=self.network, view=view
+        )
 
-    def _argv(self, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        argv = [self._bwrap, *self.mounts(), *_isolation(self.network)]
+    def _argv(
+        self, command: str, env: dict[str, str], *, git_writes: bool = False
+    ) -> tuple[list[str], dict[str, str]]:
+        argv = [self._bwrap, *self.mounts(git_writes=git_writes), *_isolation(self.network)]
         # /tmp inside is the private tmpfs, whatever the host's TMPDIR says.
         for key, value in {**env, "TMPDIR": "/tmp"}.items():
             argv += ("--setenv", key, value)
@@ -97,6 +112,9 @@ class BwrapSandbox(GroupSandbox):
 
 
 class BwrapSandboxProvider(GroupSandboxProvider):
+    """Bubblewrap sandboxes; `read_only`: directories every command sees read-only even
+    where the reach denies them (the wiring passes `$SEAM_HOME/skills`)."""
+
     name = "bwrap"
 
     def __init__(
@@ -106,9 +124,11 @@ class BwrapSandboxProvider(GroupSandboxProvider):
         options: SandboxOptions | None = None,
         clock: Callable[[], float] = time.time,
         bwrap: str = DEFAULT_BWRAP,
+        read_only: tuple[str, ...] = (),
     ) -> None:
         super().__init__(base_env=base_env, options=options, clock=clock)
         self._bwrap = bwrap
+        self._read_only = read_only
 
     def _make(self, working_dir: str, network: bool, reach: Reach | None) -> BwrapSandbox:
         return BwrapSandbox(
@@ -119,4 +139,6 @@ class BwrapSandboxProvider(GroupSandboxProvider):
             options=self._options,
             clock=self._clock,
             bwrap=self._bwrap,
+            read_only=self._read_only,
+            cgroups=self._cgroups,
         )

@@ -9,24 +9,48 @@ the local and the bubblewrap sandboxes cannot drift apart on any of it.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import logging
 import os
-import re
 import secrets
+import shutil
 import signal
 import subprocess
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from fnmatch import translate
 from pathlib import Path
 from typing import Any
 
 from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
 from seam.contracts.storage import Reach
+from seam.services.sandbox.cgroups import CallCgroup, Cgroups, shared_cgroups
+from seam.services.sandbox.env import SAFE_ENV, SECRET_ENV, filter_env, is_secret
+from seam.services.sandbox.limits import (
+    DEFAULT_LIMITS,
+    NO_LIMITS,
+    Limits,
+    limited_script,
+    memory_limit_text,
+    memory_rlimit_note,
+    process_limit_text,
+    signal_limit,
+    ulimit_prelude,
+)
+from seam.services.sandbox.output import Capture, OutputRing
+
+__all__ = [  # the names other modules and tests import from here
+    "SAFE_ENV",
+    "SECRET_ENV",
+    "Capture",
+    "GroupSandbox",
+    "GroupSandboxProvider",
+    "Limits",
+    "OutputRing",
+    "SandboxOptions",
+    "filter_env",
+    "is_secret",
+]
 
 log = logging.getLogger(__name__)
 
@@ -34,74 +58,7 @@ log = logging.getLogger(__name__)
 SpillWriter = Callable[[str, str], Awaitable[str]]
 
 TIMEOUT_EXIT_CODE = 124  # what coreutils' `timeout` returns; models know it
-_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-
-# Variables a command may see from the base environment; everything else is dropped.
-SAFE_ENV: tuple[str, ...] = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "LC_*",
-    "TERM",
-    "COLORTERM",
-    "TMPDIR",
-    "TZ",
-)
-# Never passed, whoever asks: names that look like credentials (matched upper-cased).
-SECRET_ENV: tuple[str, ...] = (
-    "*_API_KEY",
-    "*_API_KEYS",
-    "*APIKEY*",
-    "*TOKEN*",
-    "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*CREDENTIAL*",
-    "*PRIVATE_KEY*",
-    "*OAUTH*",
-    "AUTH_*",
-    "*_AUTH",
-    "*_AUTH_*",  # SSH_AUTH_SOCK too: the agent socket unlocks the person's keys
-    "*_DSN",
-    "DATABASE_URL",
-    "AWS_*",
-    "AZURE_*",
-    "OPENAI_*",
-    "ANTHROPIC_*",
-    "GEMINI_*",
-    "GROQ_*",
-    "MISTRAL_*",
-    "OPENROUTER_*",
-    "HF_*",
-    "HUGGING*",
-    "GH_*",
-    "GITHUB_*",
-    "SEAM_*",
-)
-
-
-def _glob_regex(globs: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(translate(g) for g in globs))
-
-
-_SAFE = _glob_regex(SAFE_ENV)
-_SECRET = _glob_regex(SECRET_ENV)
-
-
-def is_secret(name: str) -> bool:
-    return _SECRET.match(name.upper()) is not None
-
-
-def filter_env(base: Mapping[str, str], *, pass_env: Iterable[str] = ()) -> dict[str, str]:
-    """The safe subset of `base`: allowed names (plus `pass_env` globs), secrets never."""
-    allowed = _SAFE if not pass_env else _glob_regex((*SAFE_ENV, *pass_env))
-    env = {k: v for k, v in base.items() if allowed.match(k) and not is_secret(k)}
-    env.setdefault("PATH", _DEFAULT_PATH)
-    return env
+PIDS_POLL = 0.1  # seconds between looks at a running command's process-cap counter
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +70,7 @@ class SandboxOptions:
     buffer_limit: int = 50_000  # characters of unread output kept per background process
     max_processes: int = 16  # background processes kept in the table
     pass_env: tuple[str, ...] = ()  # extra base-env names (globs) commands may see
+    limits: Limits = DEFAULT_LIMITS  # memory, processes, file size, CPU per call ([sandbox])
 
     def __post_init__(self) -> None:
         for name in ("timeout", "kill_grace"):
@@ -129,123 +87,6 @@ class SandboxOptions:
 
 def default_shell() -> str:
     return "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
-
-
-class Capture:
-    """A stream's head and tail within `limit` characters, and (optionally) the whole of it,
-    up to `full_limit`, for spilling."""
-
-    __slots__ = (
-        "_decoder",
-        "_full",
-        "_full_len",
-        "_full_limit",
-        "_head",
-        "_head_len",
-        "_head_limit",
-        "_tail",
-        "_tail_len",
-        "_tail_limit",
-        "total",
-    )
-
-    def __init__(self, limit: int, full_limit: int = 0) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._head_limit = limit // 2
-        self._tail_limit = limit - self._head_limit
-        self._head: list[str] = []
-        self._head_len = 0
-        self._tail: deque[str] = deque()
-        self._tail_len = 0
-        self._full: list[str] | None = [] if full_limit else None
-        self._full_len = 0
-        self._full_limit = full_limit
-        self.total = 0
-
-    def feed(self, data: bytes) -> None:
-        self._add(self._decoder.decode(data))
-
-    def finish(self) -> None:
-        self._add(self._decoder.decode(b"", final=True))
-
-    def _add(self, text: str) -> None:
-        if not text:
-            return
-        self.total += len(text)
-        full = self._full
-        if full is not None and self._full_len < self._full_limit:
-            full.append(text)
-            self._full_len += len(text)
-        room = self._head_limit - self._head_len
-        if room > 0:
-            part = text[:room]
-            self._head.append(part)
-            self._head_len += len(part)
-            text = text[room:]
-            if not text:
-                return
-        tail = self._tail
-        tail.append(text)
-        self._tail_len += len(text)
-        while self._tail_len - len(tail[0]) >= self._tail_limit:
-            self._tail_len -= len(tail.popleft())
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self._head_len + self._tail_limit
-
-    def text(self) -> str:
-        head = "".join(self._head)
-        tail = "".join(self._tail)
-        if not self.truncated:
-            return head + tail
-        dropped = self.total - self._head_len - self._tail_limit
-        return (
-            f"{head}\n[... {dropped:,} of {self.total:,} characters omitted ...]\n"
-            f"{tail[-self._tail_limit :]}"
-        )
-
-    def full(self) -> str:
-        text = "".join(self._full or ())
-        if self.total > len(text):
-            text += f"\n[... the last {self.total - len(text):,} characters were not kept ...]\n"
-        return text
-
-
-class OutputRing:
-    """A background process's recent output, addressed by absolute offsets so each reader
-    can ask for what is new since it last looked."""
-
-    __slots__ = ("_decoder", "_limit", "_parts", "_start", "end")
-
-    def __init__(self, limit: int) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._limit = limit
-        self._parts: deque[str] = deque()
-        self._start = 0  # offset of the first character still kept
-        self.end = 0
-
-    def feed(self, data: bytes, final: bool = False) -> None:
-        text = self._decoder.decode(data, final=final)
-        if not text:
-            return
-        parts = self._parts
-        parts.append(text)
-        self.end += len(text)
-        excess = self.end - self._start - self._limit
-        while excess >= len(parts[0]):
-            excess -= len(parts[0])
-            self._start += len(parts.popleft())
-        if excess > 0:
-            parts[0] = parts[0][excess:]
-            self._start += excess
-
-    def read(self, offset: int) -> str:
-        """Everything from `offset` on, with a note when part of it was already dropped."""
-        kept = "".join(self._parts)
-        if offset >= self._start:
-            return kept[offset - self._start :]
-        return f"[... {self._start - offset:,} characters dropped ...]\n{kept}"
 
 
 def signal_group(pgid: int, sig: int) -> bool:
@@ -275,6 +116,14 @@ class _Child(asyncio.SubprocessProtocol):
         self.exited: asyncio.Future[None] = loop.create_future()
         self.closed: asyncio.Future[None] = loop.create_future()  # end of output
         self.transport: asyncio.SubprocessTransport | None = None
+        self.cgroup: CallCgroup | None = None  # the call's cgroup, where one can be made
+        self.cgroups: Cgroups | None = None
+        self.hit: str | None = None  # the limit that ended it, when one did
+
+    def end_cgroup(self) -> None:
+        """SIGKILL whatever is left in the call's cgroup (daemons that left the group)."""
+        if self.cgroup is not None and self.cgroups is not None:
+            self.cgroups.close_call(self.cgroup)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.SubprocessTransport)
@@ -314,11 +163,13 @@ class _Child(asyncio.SubprocessProtocol):
         signal_group(self.pid, signal.SIGTERM)
         await asyncio.wait((self.exited, self.closed), timeout=grace)
         signal_group(self.pid, signal.SIGKILL)
+        self.end_cgroup()
         await asyncio.shield(self.exited)
 
     async def kill(self, grace: float) -> None:
         """SIGKILL the group at once (a cancelled call, a closed sandbox) and reap it."""
         signal_group(self.pid, signal.SIGKILL)
+        self.end_cgroup()
         # End of output: the killed processes that held it are gone too.
         await asyncio.wait((self.exited, self.closed), timeout=grace)
         await asyncio.shield(self.exited)
@@ -331,6 +182,7 @@ class _Child(asyncio.SubprocessProtocol):
 
     def _kill_leftovers(self, _: object) -> None:
         signal_group(self.pid, signal.SIGKILL)
+        self.end_cgroup()
 
     async def settle(self, grace: float) -> bool:
         """After exit: wait up to `grace` for the end of output; False if it never came
@@ -346,6 +198,18 @@ async def _abandon(starting: asyncio.Future[tuple[Any, _Child]], grace: float) -
     except Exception:  # it never started: nothing to kill
         return
     await child.kill(grace)
+
+
+def _raise_for_limit(child: _Child, code: int, output: str, limits: Limits) -> None:
+    """A command a limit ended is a tool error naming the limit and its config key."""
+    hit = child.hit
+    if hit is None and child.cgroup is not None and child.cgroup.oom_kills():
+        hit = memory_limit_text(limits)
+    if hit is None:
+        hit = signal_limit(code, limits)
+    if hit is not None:
+        shown = f"\n{output}" if output.strip() else ""
+        raise SandboxError(f"killed: exceeded the sandbox {hit}{shown}")
 
 
 class _Background:
@@ -367,13 +231,19 @@ class _Background:
 
 
 class GroupSandbox:
-    """Runs each command in a new process group in the working directory.
+    """Runs each command in a new process group (and cgroup) in the working directory.
 
     Subclasses supply `name` and `_argv`. Commands see only the filtered base environment
-    (plus the caller's variables, secrets dropped), never the runtime's own.
+    (plus the caller's variables, secrets dropped), never the runtime's own, and run
+    under the options' `limits` (see `limits.py`).
     """
 
     name = "sandbox"
+    isolated = False  # the command gate is stricter where commands are not isolated
+    # True where each command gets user and pid namespaces of its own (bwrap): RLIMIT_NPROC
+    # then counts only the command's processes (on the host it would count all of the
+    # user's), and what it leaves behind dies with the namespace when its shell exits.
+    _namespaced = False
 
     def __init__(
         self,
@@ -383,6 +253,7 @@ class GroupSandbox:
         options: SandboxOptions | None = None,
         clock: Callable[[], float] = time.time,
         shell: str | None = None,
+        cgroups: Cgroups | None = None,
     ) -> None:
         real = os.path.realpath(working_dir)
         if not Path(real).is_dir():
@@ -392,6 +263,7 @@ class GroupSandbox:
         self._env = filter_env(base_env, pass_env=self._options.pass_env)
         self._clock = clock
         self._shell = shell or default_shell()
+        self._cgroups = cgroups if cgroups is not None else shared_cgroups()
         self._running: set[_Child] = set()
         # Commands still starting: `aclose` waits for them (callers register a started
         # command before their next await), so none slips past it.
@@ -405,12 +277,36 @@ class GroupSandbox:
     def working_dir(self) -> str:
         return self._working_dir
 
-    def _argv(self, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        """The argv that runs `command` through the shell, and the env to start it with."""
+    @property
+    def limits(self) -> Limits:
+        return self._options.limits
+
+    def _argv(
+        self, command: str, env: dict[str, str], *, git_writes: bool = False
+    ) -> tuple[list[str], dict[str, str]]:
+        """The argv that runs `command` through the shell, and the env to start it with
+        (`git_writes`: the person approved writing `.git/hooks` or `.git/config`)."""
         raise NotImplementedError
 
+    def _limited(self, command: str) -> tuple[str, CallCgroup | None]:
+        """`command` under the limits, and the cgroup it must start in (if any)."""
+        limits = self._options.limits
+        if limits == NO_LIMITS:
+            return command, None
+        call = self._cgroups.open_call(limits)
+        prelude = ulimit_prelude(
+            limits,
+            memory_rlimit=call is None or call.memory is None,
+            nproc_rlimit=self._namespaced and (call is None or call.pids is None),
+        )
+        return limited_script(command, prelude, self._shell), call
+
     async def _spawn(
-        self, command: str, env: Mapping[str, str] | None, sink: Callable[[bytes], None]
+        self,
+        command: str,
+        env: Mapping[str, str] | None,
+        sink: Callable[[bytes], None],
+        git_writes: bool = False,
     ) -> _Child:
         if self._closed:
             raise SandboxError("the sandbox is closed")
@@ -419,13 +315,25 @@ class GroupSandbox:
         merged = self._env
         if env:
             merged = {**merged, **{k: v for k, v in env.items() if not is_secret(k)}}
-        argv, proc_env = self._argv(command, merged)
+        script, call = self._limited(command)
+        argv, proc_env = self._argv(script, merged, git_writes=git_writes)
+        if call is not None:
+            if shutil.which(argv[0]) is None:  # the shim's `exec` would only exit 127
+                self._cgroups.close_call(call)
+                raise SandboxError(f"could not start {argv[0]}: not found or not executable")
+            argv = call.shim(argv)
         loop = asyncio.get_running_loop()
         self._starting += 1
         self._started.clear()
+
+        def protocol() -> _Child:
+            child = _Child(sink)
+            child.cgroup, child.cgroups = call, self._cgroups
+            return child
+
         starting = asyncio.ensure_future(
             loop.subprocess_exec(
-                lambda: _Child(sink),
+                protocol,
                 *argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -443,12 +351,55 @@ class GroupSandbox:
             await _abandon(starting, self._options.kill_grace)
             raise
         except OSError as exc:
+            if call is not None:
+                self._cgroups.close_call(call)
             raise SandboxError(f"could not start {argv[0]}: {exc.strerror or exc}") from None
         finally:
             self._starting -= 1
             if not self._starting:
                 self._started.set()
         return child
+
+    async def _wait(self, child: _Child, limit: float) -> bool:
+        """Wait for the command's exit (True), its timeout, or its process cap (False)."""
+        call = child.cgroup
+        if call is None or call.pids is None:
+            done, _ = await asyncio.wait((child.exited,), timeout=limit)
+            return bool(done)
+        # A fork loop at the cap would spin until the timeout: end it when it gets there.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while (remaining := deadline - loop.time()) > 0:
+            done, _ = await asyncio.wait((child.exited,), timeout=min(PIDS_POLL, remaining))
+            if done:
+                return True
+            if call.pids_hits():
+                child.hit = process_limit_text(self._options.limits)
+                return False
+        return False
+
+    async def _finish(self, child: _Child, limit: float, notes: list[str]) -> bool:
+        """Run `child` to its end, leaving nothing behind; True when it timed out."""
+        grace = self._options.kill_grace
+        timed_out = False
+        if not await self._wait(child, limit):
+            timed_out = child.hit is None
+            if timed_out:
+                notes.append(f"[timed out after {limit:g} s; the process group was killed]")
+            await child.stop(grace)
+        elif signal_group(child.pid, 0):
+            # Leftovers in the group (`server &`) would outlive the call: stop them.
+            notes.append(
+                "[stopped the background processes it left running; "
+                "run long-lived commands in background mode]"
+            )
+            await child.stop(grace)
+        elif not self._namespaced and child.cgroup is not None and child.cgroup.alive():
+            notes.append("[killed the processes it left running outside its process group]")
+        child.end_cgroup()  # a `setsid` daemon, which the group signals never reach
+        if not await child.settle(grace):
+            notes.append("[output cut: a process that left the group still holds it open]")
+        return timed_out
 
     async def run(
         self,
@@ -457,32 +408,22 @@ class GroupSandbox:
         timeout: float | None = None,  # noqa: ASYNC109 - enforced on the process group
         env: Mapping[str, str] | None = None,
         spill: SpillWriter | None = None,
+        allow_git_control_writes: bool = False,
     ) -> CommandResult:
+        """Run `command` to its end. `allow_git_control_writes`: only when the person
+        approved this very command writing `.git/hooks` or `.git/config` (bwrap mounts
+        them read-only otherwise). A command a limit killed raises `SandboxError`."""
         options = self._options
         limit = options.timeout if timeout is None else timeout
         if not limit > 0:
             raise SandboxError(f"timeout must be positive, got {timeout}")
         started = time.perf_counter()
         capture = Capture(options.output_limit, options.spill_limit if spill else 0)
-        child = await self._spawn(command, env, capture.feed)
+        child = await self._spawn(command, env, capture.feed, allow_git_control_writes)
         self._running.add(child)
         notes: list[str] = []
-        timed_out = False
         try:
-            done, _ = await asyncio.wait((child.exited,), timeout=limit)
-            if not done:
-                timed_out = True
-                notes.append(f"[timed out after {limit:g} s; the process group was killed]")
-                await child.stop(options.kill_grace)
-            elif signal_group(child.pid, 0):
-                # Leftovers in the group (`server &`) would outlive the call: stop them.
-                notes.append(
-                    "[stopped the background processes it left running; "
-                    "run long-lived commands in background mode]"
-                )
-                await child.stop(options.kill_grace)
-            if not await child.settle(options.kill_grace):
-                notes.append("[output cut: a process that left the group still holds it open]")
+            timed_out = await self._finish(child, limit, notes)
         except BaseException:
             # Cancelled (or failed) mid-run: never leave the group behind.
             with contextlib.suppress(asyncio.CancelledError):
@@ -492,6 +433,11 @@ class GroupSandbox:
             self._running.discard(child)
         capture.finish()
         output = capture.text()
+        code = TIMEOUT_EXIT_CODE if timed_out else child.returncode
+        assert code is not None
+        _raise_for_limit(child, code, output, options.limits)
+        if code != 0 and (child.cgroup is None or child.cgroup.memory is None):
+            notes.extend(memory_rlimit_note(code, output, options.limits))
         spill_path = None
         if capture.truncated and spill is not None:
             try:
@@ -501,8 +447,6 @@ class GroupSandbox:
                 notes.append(f"[full output not saved: {exc}]")
         if notes:
             output = "\n".join((output.rstrip("\n"), *notes)) if output else "\n".join(notes)
-        code = TIMEOUT_EXIT_CODE if timed_out else child.returncode
-        assert code is not None
         return CommandResult(
             exit_code=code,
             output=output,
@@ -512,10 +456,16 @@ class GroupSandbox:
             spill_path=spill_path,
         )
 
-    async def start(self, command: str, *, env: Mapping[str, str] | None = None) -> ProcessInfo:
+    async def start(
+        self,
+        command: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        allow_git_control_writes: bool = False,
+    ) -> ProcessInfo:
         self._make_room()
         ring = OutputRing(self._options.buffer_limit)
-        child = await self._spawn(command, env, ring.feed)
+        child = await self._spawn(command, env, ring.feed, allow_git_control_writes)
         child.end_with_leader()
         self._job_count += 1
         job = _Background(f"p{self._job_count}", command, child, ring, self._clock())
@@ -593,6 +543,7 @@ class GroupSandboxProvider:
         self._base_env = dict(base_env)
         self._options = options or SandboxOptions()
         self._clock = clock
+        self._cgroups = shared_cgroups()
         self._sandboxes: dict[tuple[str, str, bool, Reach | None], GroupSandbox] = {}
 
     def _make(self, working_dir: str, network: bool, reach: Reach | None) -> GroupSandbox:
