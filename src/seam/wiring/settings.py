@@ -174,9 +174,15 @@ class SessionsSection(_Section):
 
 
 class SandboxSection(_Section):
-    # auto: bubblewrap when it is installed and works, else plain subprocesses.
+    # auto / bwrap: bubblewrap; where it cannot run, commands are refused (never run
+    # unsandboxed unasked). local: plain subprocesses, no isolation (chosen explicitly).
     backend: Literal["auto", "local", "bwrap"] = "auto"
     timeout: float = Field(180.0, gt=0)
+    # Per command (services/sandbox/limits.py); 0 turns one off.
+    memory_mb: int = Field(2048, ge=0)
+    max_processes: int = Field(256, ge=0)
+    max_file_mb: int = Field(1024, ge=0)
+    cpu_seconds: int = Field(300, ge=0)
 
 
 class McpToolsFilter(_Section):

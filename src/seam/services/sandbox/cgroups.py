@@ -143,12 +143,13 @@ class Cgroups:
                 wanted = [c for c in _CONTROLLERS if c in options.split(",")]
                 found = _v1_hierarchy(Path(mount), own, wanted) if wanted else None
             if found is not None:
+                _remove_stale(found.base)
                 hierarchies.append(found)
         return cls(hierarchies)
 
     def open_call(self, limits: Limits) -> CallCgroup | None:
         """A new cgroup holding `limits`, or None when none can be made here."""
-        self._sweep()
+        self.sweep()
         if not self._hierarchies:
             return None
         name = f"seam-{os.getpid()}-{next(self._ids)}"
@@ -189,8 +190,22 @@ class Cgroups:
         if not call.remove():
             self._pending.append(call)
 
-    def _sweep(self) -> None:
+    def sweep(self) -> None:
+        """Remove the call cgroups that were still busy when their call ended."""
         self._pending = [call for call in self._pending if not call.remove()]
+
+
+def _remove_stale(base: Path) -> None:
+    """Empty call cgroups a Seam process that is gone left behind (it died mid-call)."""
+    try:
+        names = [p for p in base.iterdir() if p.name.startswith("seam-") and p.is_dir()]
+    except OSError:
+        return
+    for path in names:
+        pid = path.name.split("-")[1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                path.rmdir()
 
 
 def _mounts(text: str) -> list[tuple[str, str, str]]:

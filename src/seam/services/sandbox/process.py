@@ -562,3 +562,4 @@ class GroupSandboxProvider:
         sandboxes = list(self._sandboxes.values())
         self._sandboxes.clear()
         await asyncio.gather(*(sandbox.aclose() for sandbox in sandboxes))
+        self._cgroups.sweep()
