@@ -129,6 +129,11 @@ class Cgroups:
         self._pending: list[CallCgroup] = []  # killed, not yet removable
 
     @property
+    def bases(self) -> list[Path]:
+        """Where call cgroups are made (empty: nowhere, this process may not)."""
+        return [h.base for h in self._hierarchies]
+
+    @property
     def controllers(self) -> frozenset[str]:
         return frozenset().union(*(h.controllers for h in self._hierarchies))
 

@@ -69,13 +69,17 @@ def ulimit_prelude(limits: Limits, *, memory_rlimit: bool, nproc_rlimit: bool) -
     flags: list[str] = []
     if limits.max_file_mb:  # bash counts -f in 1024-byte blocks
         flags += ["-f", str(_capped(resource.RLIMIT_FSIZE, limits.max_file_mb * MB) // 1024)]
-    if limits.cpu_seconds:
-        flags += ["-t", str(_capped(resource.RLIMIT_CPU, limits.cpu_seconds))]
     if memory_rlimit and limits.memory_mb:
         flags += ["-v", str(_capped(resource.RLIMIT_AS, limits.memory_mb * MB) // 1024)]
     if nproc_rlimit and limits.max_processes:
         flags += ["-u", str(_capped(resource.RLIMIT_NPROC, limits.max_processes))]
-    return f"ulimit -S -H {' '.join(flags)}" if flags else ""
+    lines = [f"ulimit -S -H {' '.join(flags)}"] if flags else []
+    if limits.cpu_seconds:
+        # SIGXCPU at the soft limit (a clear cause); with soft == hard the kernel would
+        # send SIGKILL instead, so the hard one, a SIGKILL, comes a second later.
+        seconds = _capped(resource.RLIMIT_CPU, limits.cpu_seconds)
+        lines.append(f"ulimit -S -t {seconds} && ulimit -H -t {seconds + 1}")
+    return " && ".join(lines)
 
 
 def limited_script(command: str, prelude: str, shell: str) -> str:
