@@ -43,7 +43,12 @@ def build_sandboxes(settings: Settings) -> SandboxProvider:
         return UnavailableSandboxProvider(UNAVAILABLE)
     # Skills' scripts must run, though the rest of $SEAM_HOME stays out.
     skills = str(settings.home / "skills")
-    return BwrapSandboxProvider(base_env=base_env, options=options, read_only=(skills,))
+    return BwrapSandboxProvider(
+        base_env=base_env,
+        options=options,
+        read_only=(skills,),
+        network_allow=tuple(section.network_allow),
+    )
 
 
 class LazySandboxes:
@@ -119,7 +124,10 @@ def describe_backend(backend: str | None, section: SandboxSection, network: bool
         return f"unavailable: {UNAVAILABLE}, so every command is refused"
     if backend != "bwrap":
         return backend
-    net = "network per personality" if network is None else f"network {'on' if network else 'off'}"
+    if network is None:
+        net = "network per personality"
+    else:
+        net = "network on (public addresses only)" if network else "network off"
     return f"bwrap ({sandbox_limits(section).describe()}, {net})"
 
 

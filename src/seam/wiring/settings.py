@@ -183,6 +183,9 @@ class SandboxSection(_Section):
     max_processes: int = Field(256, ge=0)
     max_file_mb: int = Field(1024, ge=0)
     cpu_seconds: int = Field(300, ge=0)
+    # `network = true` reaches public addresses only (services/sandbox/egress.py); hosts
+    # or host:port listed here pass although they are loopback or private.
+    network_allow: list[str] = Field(default_factory=list)
 
 
 class McpToolsFilter(_Section):

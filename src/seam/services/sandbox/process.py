@@ -288,6 +288,9 @@ class GroupSandbox:
         (`git_writes`: the person approved writing `.git/hooks` or `.git/config`)."""
         raise NotImplementedError
 
+    async def _prepare(self) -> None:
+        """Anything a backend must have running before its next command (its proxy)."""
+
     def _limited(self, command: str) -> tuple[str, CallCgroup | None]:
         """`command` under the limits, and the cgroup it must start in (if any)."""
         limits = self._options.limits
@@ -315,6 +318,7 @@ class GroupSandbox:
         merged = self._env
         if env:
             merged = {**merged, **{k: v for k, v in env.items() if not is_secret(k)}}
+        await self._prepare()
         script, call = self._limited(command)
         argv, proc_env = self._argv(script, merged, git_writes=git_writes)
         if call is not None:
