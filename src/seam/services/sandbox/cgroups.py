@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 V2_DIR = "seam.sandbox"  # the parent of every call's cgroup under cgroup v2
 _CONTROLLERS = ("memory", "pids")
 _KILL_ROUNDS = 50  # v1 has no cgroup.kill: kill what is listed until nothing is
+POOL_SIZE = 8  # emptied call cgroups kept for reuse
 
 
 def _read(path: Path) -> str:
@@ -65,23 +66,51 @@ class CallCgroup:
     pids: Path | None = None
     memory_v2: bool = True
     killer: Path | None = None  # a v2 directory with cgroup.kill
-    ooms: int = 0  # the memory counter, read before the directories are removed
+    limits: Limits | None = None
+    # Counters are cumulative and the directories are reused: a call counts from its start.
+    oom_base: int = 0
+    pids_base: int = 0
+    ooms: int = 0  # kept once the call is closed (its directories may serve another)
+    closed: bool = False
+
+    def reopened(self) -> CallCgroup:
+        """The same directories for a new call, counting from now."""
+        return CallCgroup(
+            list(self.dirs),
+            self.memory,
+            self.pids,
+            self.memory_v2,
+            self.killer,
+            self.limits,
+            oom_base=self._oom_count(),
+            pids_base=self._pids_count(),
+        )
+
+    def joins(self) -> str:
+        """Shell that moves the shell running it into this cgroup."""
+        return " && ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self.dirs)
 
     def shim(self, argv: list[str]) -> list[str]:
-        """`argv`, started inside this cgroup."""
-        joins = " && ".join(f"echo $$ > {shlex.quote(str(d / 'cgroup.procs'))}" for d in self.dirs)
-        script = f'{joins} && exec "$@" || exit 125'
-        return ["/bin/sh", "-c", script, "seam-sandbox", *argv]
+        """`argv`, started inside this cgroup (for a program that is not a shell: bwrap)."""
+        return ["/bin/sh", "-c", f'{self.joins()} && exec "$@" || exit 125', "seam", *argv]
 
-    def oom_kills(self) -> int:
-        if self.memory is None or self.memory not in self.dirs:
-            return self.ooms
+    def _oom_count(self) -> int:
+        if self.memory is None:
+            return 0
         if self.memory_v2:
             return _counter(self.memory / "memory.events", "oom_kill")
         return _counter(self.memory / "memory.oom_control", "oom_kill")
 
-    def pids_hits(self) -> int:
+    def _pids_count(self) -> int:
         return 0 if self.pids is None else _counter(self.pids / "pids.events", "max")
+
+    def oom_kills(self) -> int:
+        """Processes of this call the memory cap killed."""
+        return self.ooms if self.closed else max(0, self._oom_count() - self.oom_base)
+
+    def pids_hits(self) -> int:
+        """Forks of this call the process cap refused."""
+        return max(0, self._pids_count() - self.pids_base)
 
     def alive(self) -> bool:
         return any(_read(d / "cgroup.procs").strip() for d in self.dirs)
@@ -100,7 +129,6 @@ class CallCgroup:
 
     def remove(self) -> bool:
         """Remove the directories; False while a killed process has not exited yet."""
-        self.ooms = max(self.ooms, self.oom_kills())
         kept = []
         for path in self.dirs:
             try:
@@ -127,6 +155,9 @@ class Cgroups:
         self._hierarchies = hierarchies
         self._ids = itertools.count(1)
         self._pending: list[CallCgroup] = []  # killed, not yet removable
+        # Emptied call cgroups kept for the next calls: creating and removing one (a
+        # memory cgroup above all) costs more than the command `true` itself.
+        self._free: list[CallCgroup] = []
 
     @property
     def bases(self) -> list[Path]:
@@ -150,15 +181,21 @@ class Cgroups:
             if found is not None:
                 _remove_stale(found.base)
                 hierarchies.append(found)
+        if any(not h.v2 for h in hierarchies):  # hybrid: v1 does it all, a bare v2 adds a join
+            hierarchies = [h for h in hierarchies if h.controllers or not h.v2]
         return cls(hierarchies)
 
     def open_call(self, limits: Limits) -> CallCgroup | None:
         """A new cgroup holding `limits`, or None when none can be made here."""
         self.sweep()
+        for index, free in enumerate(self._free):
+            if free.limits == limits:
+                del self._free[index]
+                return free.reopened()
         if not self._hierarchies:
             return None
         name = f"seam-{os.getpid()}-{next(self._ids)}"
-        call = CallCgroup(dirs=[])
+        call = CallCgroup(dirs=[], limits=limits)
         for hierarchy in self._hierarchies:
             path = hierarchy.base / name
             try:
@@ -190,14 +227,27 @@ class Cgroups:
             call.pids = path
 
     def close_call(self, call: CallCgroup) -> None:
-        """Kill what is left in the call's cgroup and remove it (later, if still busy)."""
+        """Kill what is left in the call's cgroup; keep it for another call once empty
+        (or remove it, later if still busy)."""
+        if call.closed:
+            return
         call.kill()
-        if not call.remove():
+        call.ooms = call.oom_kills()
+        call.closed = True
+        if not call.alive() and len(self._free) < POOL_SIZE:
+            self._free.append(call.reopened())
+        elif not call.remove():
             self._pending.append(call)
 
     def sweep(self) -> None:
         """Remove the call cgroups that were still busy when their call ended."""
         self._pending = [call for call in self._pending if not call.remove()]
+
+    def clear(self) -> None:
+        """Remove every cgroup kept for reuse (the process is done with sandboxes)."""
+        self.sweep()
+        self._pending += [call for call in self._free if not call.remove()]
+        self._free.clear()
 
 
 def _remove_stale(base: Path) -> None:

@@ -21,7 +21,6 @@ raise them again. A limit already lower on the host is kept (never raised).
 from __future__ import annotations
 
 import resource
-import shlex
 import signal
 from dataclasses import dataclass
 
@@ -82,12 +81,11 @@ def ulimit_prelude(limits: Limits, *, memory_rlimit: bool, nproc_rlimit: bool) -
     return " && ".join(lines)
 
 
-def limited_script(command: str, prelude: str, shell: str) -> str:
-    """The script a shell runs: the limits, then `command` in a fresh shell of its own
-    (so its line numbers, `$0` and error messages are what the model expects)."""
-    if not prelude:
-        return command
-    return f"{prelude} || exit 126\nexec {shlex.quote(shell)} -c {shlex.quote(command)}"
+def limited_script(command: str, prelude: str) -> str:
+    """The script the shell runs: the limits, then `command`, on the same first line (so
+    the command's line numbers in error messages are what the model expects, and no
+    second shell is started)."""
+    return f"{prelude} || exit 126; {command}" if prelude else command
 
 
 def signal_limit(exit_code: int, limits: Limits) -> str | None:

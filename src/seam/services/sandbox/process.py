@@ -1,9 +1,10 @@
-"""What both sandboxes share: process groups, output capture, env filtering, background jobs.
+"""What both sandboxes share: process groups, limits, output, env filtering, background jobs.
 
 A backend only says how a shell command becomes an argv (`GroupSandbox._argv`); running it
-in its own process group, capping and spilling its output, killing the whole group on a
-timeout or a cancellation, and keeping a table of background processes live here, so
-the local and the bubblewrap sandboxes cannot drift apart on any of it.
+in its own process group and cgroup under the `[sandbox]` limits, capping and spilling its
+output, killing everything it started on a timeout, a cancellation or its end, turning a
+limit it hit into an error naming the limit, and keeping a table of background processes
+live here, so the local and the bubblewrap sandboxes cannot drift apart on any of it.
 """
 
 from __future__ import annotations
@@ -14,27 +15,24 @@ import logging
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
 from seam.contracts.storage import Reach
 from seam.services.sandbox.cgroups import CallCgroup, Cgroups, shared_cgroups
+from seam.services.sandbox.child import Child, abandon, raise_for_limit, signal_group
 from seam.services.sandbox.env import SAFE_ENV, SECRET_ENV, filter_env, is_secret
 from seam.services.sandbox.limits import (
     DEFAULT_LIMITS,
     NO_LIMITS,
     Limits,
     limited_script,
-    memory_limit_text,
     memory_rlimit_note,
     process_limit_text,
-    signal_limit,
     ulimit_prelude,
 )
 from seam.services.sandbox.output import Capture, OutputRing
@@ -89,133 +87,10 @@ def default_shell() -> str:
     return "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
 
 
-def signal_group(pgid: int, sig: int) -> bool:
-    """Signal a whole process group; False when nothing is left in it."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # the id now names someone else's group: not ours to kill
-        return False
-    return True
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-class _Child(asyncio.SubprocessProtocol):
-    """One started command: its output goes straight to `sink`, and exit and end of output
-    are separate futures (a leftover `server &` can hold the output open long after the
-    shell itself exited)."""
-
-    def __init__(self, sink: Callable[[bytes], None]) -> None:
-        loop = asyncio.get_running_loop()
-        self._sink = sink
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.closed: asyncio.Future[None] = loop.create_future()  # end of output
-        self.transport: asyncio.SubprocessTransport | None = None
-        self.cgroup: CallCgroup | None = None  # the call's cgroup, where one can be made
-        self.cgroups: Cgroups | None = None
-        self.hit: str | None = None  # the limit that ended it, when one did
-
-    def end_cgroup(self) -> None:
-        """SIGKILL whatever is left in the call's cgroup (daemons that left the group)."""
-        if self.cgroup is not None and self.cgroups is not None:
-            self.cgroups.close_call(self.cgroup)
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
-
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        assert isinstance(data, bytes)
-        self._sink(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        _resolve(self.closed)
-
-    def process_exited(self) -> None:
-        _resolve(self.exited)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.close()  # exited and output closed: release the transport now
-
-    @property
-    def pid(self) -> int:
-        assert self.transport is not None
-        return self.transport.get_pid()
-
-    @property
-    def returncode(self) -> int | None:
-        assert self.transport is not None
-        return self.transport.get_returncode()
-
-    def close(self) -> None:
-        """Drop the pipes; only call once `exited` is done (closing earlier kills the leader
-        and races the child watcher for its exit status)."""
-        assert self.transport is not None
-        self.transport.close()
-
-    async def stop(self, grace: float) -> None:
-        """SIGTERM the group, give it `grace` seconds to exit and close its output, SIGKILL."""
-        signal_group(self.pid, signal.SIGTERM)
-        await asyncio.wait((self.exited, self.closed), timeout=grace)
-        signal_group(self.pid, signal.SIGKILL)
-        self.end_cgroup()
-        await asyncio.shield(self.exited)
-
-    async def kill(self, grace: float) -> None:
-        """SIGKILL the group at once (a cancelled call, a closed sandbox) and reap it."""
-        signal_group(self.pid, signal.SIGKILL)
-        self.end_cgroup()
-        # End of output: the killed processes that held it are gone too.
-        await asyncio.wait((self.exited, self.closed), timeout=grace)
-        await asyncio.shield(self.exited)
-        self.close()
-
-    def end_with_leader(self) -> None:
-        """Make the group end when its leader does: what a finished job left running
-        would be out of reach (its group id is not safe to signal later)."""
-        self.exited.add_done_callback(self._kill_leftovers)
-
-    def _kill_leftovers(self, _: object) -> None:
-        signal_group(self.pid, signal.SIGKILL)
-        self.end_cgroup()
-
-    async def settle(self, grace: float) -> bool:
-        """After exit: wait up to `grace` for the end of output; False if it never came
-        (a process that left the group holds it), and then stop reading."""
-        done, _ = await asyncio.wait((self.closed,), timeout=grace)
-        self.close()
-        return bool(done)
-
-
-async def _abandon(starting: asyncio.Future[tuple[Any, _Child]], grace: float) -> None:
-    try:
-        _, child = await starting
-    except Exception:  # it never started: nothing to kill
-        return
-    await child.kill(grace)
-
-
-def _raise_for_limit(child: _Child, code: int, output: str, limits: Limits) -> None:
-    """A command a limit ended is a tool error naming the limit and its config key."""
-    hit = child.hit
-    if hit is None and child.cgroup is not None and child.cgroup.oom_kills():
-        hit = memory_limit_text(limits)
-    if hit is None:
-        hit = signal_limit(code, limits)
-    if hit is not None:
-        shown = f"\n{output}" if output.strip() else ""
-        raise SandboxError(f"killed: exceeded the sandbox {hit}{shown}")
-
-
 class _Background:
     __slots__ = ("child", "command", "id", "read_at", "ring", "started_at")
 
-    def __init__(self, id: str, command: str, child: _Child, ring: OutputRing, at: float) -> None:
+    def __init__(self, id: str, command: str, child: Child, ring: OutputRing, at: float) -> None:
         self.id = id
         self.command = command
         self.child = child
@@ -264,7 +139,7 @@ class GroupSandbox:
         self._clock = clock
         self._shell = shell or default_shell()
         self._cgroups = cgroups if cgroups is not None else shared_cgroups()
-        self._running: set[_Child] = set()
+        self._running: set[Child] = set()
         # Commands still starting: `aclose` waits for them (callers register a started
         # command before their next await), so none slips past it.
         self._starting = 0
@@ -302,7 +177,9 @@ class GroupSandbox:
             memory_rlimit=call is None or call.memory is None,
             nproc_rlimit=self._namespaced and (call is None or call.pids is None),
         )
-        return limited_script(command, prelude, self._shell), call
+        if call is not None and not self._namespaced:  # the shell joins it itself
+            prelude = f"{call.joins()} && {prelude}" if prelude else call.joins()
+        return limited_script(command, prelude), call
 
     async def _spawn(
         self,
@@ -310,7 +187,7 @@ class GroupSandbox:
         env: Mapping[str, str] | None,
         sink: Callable[[bytes], None],
         git_writes: bool = False,
-    ) -> _Child:
+    ) -> Child:
         if self._closed:
             raise SandboxError("the sandbox is closed")
         if not isinstance(command, str) or not command.strip():
@@ -321,7 +198,7 @@ class GroupSandbox:
         await self._prepare()
         script, call = self._limited(command)
         argv, proc_env = self._argv(script, merged, git_writes=git_writes)
-        if call is not None:
+        if call is not None and self._namespaced:  # joined before bwrap starts
             if shutil.which(argv[0]) is None:  # the shim's `exec` would only exit 127
                 self._cgroups.close_call(call)
                 raise SandboxError(f"could not start {argv[0]}: not found or not executable")
@@ -330,8 +207,8 @@ class GroupSandbox:
         self._starting += 1
         self._started.clear()
 
-        def protocol() -> _Child:
-            child = _Child(sink)
+        def protocol() -> Child:
+            child = Child(sink)
             child.cgroup, child.cgroups = call, self._cgroups
             return child
 
@@ -352,7 +229,7 @@ class GroupSandbox:
         except asyncio.CancelledError:
             # Cancelled mid-start, asyncio would kill only the shell, not what it already
             # forked: let the start finish, then kill the whole group.
-            await _abandon(starting, self._options.kill_grace)
+            await abandon(starting, self._options.kill_grace)
             raise
         except OSError as exc:
             if call is not None:
@@ -364,7 +241,7 @@ class GroupSandbox:
                 self._started.set()
         return child
 
-    async def _wait(self, child: _Child, limit: float) -> bool:
+    async def _wait(self, child: Child, limit: float) -> bool:
         """Wait for the command's exit (True), its timeout, or its process cap (False)."""
         call = child.cgroup
         if call is None or call.pids is None:
@@ -382,7 +259,7 @@ class GroupSandbox:
                 return False
         return False
 
-    async def _finish(self, child: _Child, limit: float, notes: list[str]) -> bool:
+    async def _finish(self, child: Child, limit: float, notes: list[str]) -> bool:
         """Run `child` to its end, leaving nothing behind; True when it timed out."""
         grace = self._options.kill_grace
         timed_out = False
@@ -439,7 +316,7 @@ class GroupSandbox:
         output = capture.text()
         code = TIMEOUT_EXIT_CODE if timed_out else child.returncode
         assert code is not None
-        _raise_for_limit(child, code, output, options.limits)
+        raise_for_limit(child, code, output, options.limits)
         if code != 0 and (child.cgroup is None or child.cgroup.memory is None):
             notes.extend(memory_rlimit_note(code, output, options.limits))
         spill_path = None
@@ -566,4 +443,4 @@ class GroupSandboxProvider:
         sandboxes = list(self._sandboxes.values())
         self._sandboxes.clear()
         await asyncio.gather(*(sandbox.aclose() for sandbox in sandboxes))
-        self._cgroups.sweep()
+        self._cgroups.clear()
