@@ -40,7 +40,9 @@ async def timed(fn: Callable[[], Awaitable[object]], calls: int) -> list[float]:
     return samples
 
 
-async def backend(provider: GroupSandboxProvider, workdir: str, calls: int, net: bool) -> list[float]:
+async def backend(
+    provider: GroupSandboxProvider, workdir: str, calls: int, net: bool
+) -> list[float]:
     sandbox = provider.for_session("bench", working_dir=workdir, network=net)
 
     async def call() -> None:
@@ -69,7 +71,9 @@ async def main() -> None:
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tempfile.mkdtemp(prefix="bench-home-")}
     rows: dict[str, list[float]] = {"subprocess /bin/true": await bare(args.calls)}
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as workdir:
-        rows["local"] = await backend(LocalSandboxProvider(base_env=env), workdir, args.calls, args.network)
+        rows["local"] = await backend(
+            LocalSandboxProvider(base_env=env), workdir, args.calls, args.network
+        )
         if bwrap_available():
             provider = BwrapSandboxProvider(base_env=env)
             rows["bwrap"] = await backend(provider, workdir, args.calls, args.network)

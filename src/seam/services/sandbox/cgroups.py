@@ -115,6 +115,12 @@ class CallCgroup:
     def alive(self) -> bool:
         return any(_read(d / "cgroup.procs").strip() for d in self.dirs)
 
+    def idle(self) -> bool:
+        """Empty, and no exiting process still counted against the process cap."""
+        if self.alive():
+            return False
+        return self.pids is None or _read(self.pids / "pids.current").strip() in ("0", "")
+
     def kill(self) -> None:
         """SIGKILL every process in the call's cgroup (what `setsid` left behind too)."""
         if self.killer is not None and _write(self.killer / "cgroup.kill", "1"):
@@ -187,11 +193,13 @@ class Cgroups:
 
     def open_call(self, limits: Limits) -> CallCgroup | None:
         """A new cgroup holding `limits`, or None when none can be made here."""
-        self.sweep()
         for index, free in enumerate(self._free):
-            if free.limits == limits:
+            # Killed, but bwrap's pid namespace may take a moment to empty: only reuse
+            # an empty one (a leftover in it would count, and die, with the next call).
+            if free.limits == limits and free.idle():
                 del self._free[index]
                 return free.reopened()
+        self.sweep()
         if not self._hierarchies:
             return None
         name = f"seam-{os.getpid()}-{next(self._ids)}"
@@ -234,8 +242,8 @@ class Cgroups:
         call.kill()
         call.ooms = call.oom_kills()
         call.closed = True
-        if not call.alive() and len(self._free) < POOL_SIZE:
-            self._free.append(call.reopened())
+        if len(self._free) < POOL_SIZE:
+            self._free.append(call)
         elif not call.remove():
             self._pending.append(call)
 
