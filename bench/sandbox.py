@@ -2,9 +2,11 @@
 
 Runs `true` through each backend's `Sandbox.run` (the path the terminal tool takes: argv
 built, mounts planned from the filesystem, limits applied, process group started and
-reaped, output captured) `--calls` times in a throwaway working dir, and prints p50 and
-p99 in milliseconds per call, beside a bare `subprocess` start of `/bin/true` for scale.
-The bwrap row is skipped when bubblewrap cannot run here. Run:
+reaped, output captured) `--calls` times in a throwaway working dir, round robin across
+the rows, and prints p50 and p99 in milliseconds per call, beside a bare `subprocess`
+start of `/bin/true` for scale and each backend with its limits off. The bwrap rows are
+skipped when bubblewrap cannot run here. It runs unchanged on the code before the limits
+(`PYTHONPATH=<old checkout>/src`), for a before/after pair. Run:
 
     .venv/bin/python bench/sandbox.py [--calls 200] [--network]
 """
@@ -21,7 +23,7 @@ from collections.abc import Awaitable, Callable
 
 from seam.services.sandbox.bwrap import BwrapSandboxProvider, bwrap_available
 from seam.services.sandbox.local import LocalSandboxProvider
-from seam.services.sandbox.process import GroupSandboxProvider
+from seam.services.sandbox.process import GroupSandboxProvider, SandboxOptions
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -30,19 +32,10 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p99
 
 
-async def timed(fn: Callable[[], Awaitable[object]], calls: int) -> list[float]:
-    await fn()  # warm: the first call builds the sandbox and the event loop's watcher
-    samples = []
-    for _ in range(calls):
-        started = time.perf_counter()
-        await fn()
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
+Call = Callable[[], Awaitable[object]]
 
 
-async def backend(
-    provider: GroupSandboxProvider, workdir: str, calls: int, net: bool
-) -> list[float]:
+def sandbox_call(provider: GroupSandboxProvider, workdir: str, net: bool) -> Call:
     sandbox = provider.for_session("bench", working_dir=workdir, network=net)
 
     async def call() -> None:
@@ -50,17 +43,29 @@ async def backend(
         if result.exit_code != 0:
             raise SystemExit(f"{provider.name}: `true` failed: {result.output}")
 
+    return call
+
+
+async def bare() -> None:
+    await asyncio.to_thread(subprocess.run, ["/bin/true"], check=True)
+
+
+def providers(env: dict[str, str]) -> dict[str, GroupSandboxProvider]:
+    """Each backend as configured by default, and (where this version has limits) with
+    every limit off, to show what the limits themselves cost."""
+    found: dict[str, GroupSandboxProvider] = {"local": LocalSandboxProvider(base_env=env)}
+    bwrap = bwrap_available()
+    if bwrap:
+        found["bwrap"] = BwrapSandboxProvider(base_env=env)
     try:
-        return await timed(call, calls)
-    finally:
-        await provider.aclose()
-
-
-async def bare(calls: int) -> list[float]:
-    async def call() -> None:
-        await asyncio.to_thread(subprocess.run, ["/bin/true"], check=True)
-
-    return await timed(call, calls)
+        from seam.services.sandbox.limits import NO_LIMITS
+    except ImportError:  # the code before limits existed
+        return found
+    off = SandboxOptions(limits=NO_LIMITS)
+    found["local, limits off"] = LocalSandboxProvider(base_env=env, options=off)
+    if bwrap:
+        found["bwrap, limits off"] = BwrapSandboxProvider(base_env=env, options=off)
+    return found
 
 
 async def main() -> None:
@@ -69,16 +74,23 @@ async def main() -> None:
     parser.add_argument("--network", action="store_true", help="network = true for the sandbox")
     args = parser.parse_args()
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tempfile.mkdtemp(prefix="bench-home-")}
-    rows: dict[str, list[float]] = {"subprocess /bin/true": await bare(args.calls)}
+    if not bwrap_available():
+        print("bwrap: skipped (bubblewrap cannot run here)")
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as workdir:
-        rows["local"] = await backend(
-            LocalSandboxProvider(base_env=env), workdir, args.calls, args.network
-        )
-        if bwrap_available():
-            provider = BwrapSandboxProvider(base_env=env)
-            rows["bwrap"] = await backend(provider, workdir, args.calls, args.network)
-        else:
-            print("bwrap: skipped (bubblewrap cannot run here)")
+        made = providers(env)
+        calls: dict[str, Call] = {"subprocess /bin/true": bare}
+        calls |= {name: sandbox_call(p, workdir, args.network) for name, p in made.items()}
+        rows: dict[str, list[float]] = {name: [] for name in calls}
+        for call in calls.values():
+            await call()  # warm: the first call builds the sandbox (and starts the proxy)
+        # Round robin, so a load change on a shared machine hits every row alike.
+        for _ in range(args.calls):
+            for name, call in calls.items():
+                started = time.perf_counter()
+                await call()
+                rows[name].append((time.perf_counter() - started) * 1000)
+        for provider in made.values():
+            await provider.aclose()
     print(f"{'ms per call':24}{'p50':>10}{'p99':>10}   ({args.calls} calls of `true`)")
     for name, samples in rows.items():
         p50, p99 = percentiles(samples)

@@ -50,6 +50,7 @@ def _isolation() -> list[str]:
         "--unshare-all",
         "--cap-drop", "ALL",
         "--die-with-parent",
+        "--as-pid-1",  # the shell is the pid namespace's init: when it exits, all inside die
         "--new-session",
         "--clearenv",
     ]  # fmt: skip
@@ -133,6 +134,11 @@ class BwrapSandbox(GroupSandbox):
             argv += ("--bind", self._egress_socket, SOCKET_INSIDE)
             env = {**env, **proxy_env()}
             command = f"{bridge_command(self._python or 'python3')}\n{command}"
+        # The shell is the namespace's pid 1 (`--as-pid-1`: no bwrap init left for the host
+        # to reap), and a pid 1 ignores signals it has no handler for. A trapped signal
+        # keeps bash from exec-ing the last command in its place, so the command runs as
+        # an ordinary process (SIGXCPU, SIGTERM and the rest act on it as usual).
+        command = f"trap : USR2; {command}"
         # /tmp inside is the private tmpfs, whatever the host's TMPDIR says.
         for key, value in {**env, "TMPDIR": "/tmp"}.items():
             argv += ("--setenv", key, value)

@@ -13,6 +13,7 @@ back to rlimits, and the bubblewrap pid namespace still ends every process of a 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import itertools
 import logging
@@ -30,7 +31,8 @@ log = logging.getLogger(__name__)
 V2_DIR = "seam.sandbox"  # the parent of every call's cgroup under cgroup v2
 _CONTROLLERS = ("memory", "pids")
 _KILL_ROUNDS = 50  # v1 has no cgroup.kill: kill what is listed until nothing is
-POOL_SIZE = 8  # emptied call cgroups kept for reuse
+ZOMBIE_SLACK = 2  # processes still counted in a cgroup that may be reused
+POOL_SIZE = 16  # ended calls' cgroups kept for reuse once empty
 
 
 def _read(path: Path) -> str:
@@ -116,10 +118,13 @@ class CallCgroup:
         return any(_read(d / "cgroup.procs").strip() for d in self.dirs)
 
     def idle(self) -> bool:
-        """Empty, and no exiting process still counted against the process cap."""
+        """Empty, and at most a zombie or two still counted against the process cap (bwrap's
+        init, which the host's pid 1 reaps in its own time); a killed fork loop still
+        exiting would take the next call's room."""
         if self.alive():
             return False
-        return self.pids is None or _read(self.pids / "pids.current").strip() in ("0", "")
+        current = _read(self.pids / "pids.current").strip() if self.pids is not None else ""
+        return not current.isdigit() or int(current) <= ZOMBIE_SLACK
 
     def kill(self) -> None:
         """SIGKILL every process in the call's cgroup (what `setsid` left behind too)."""
@@ -242,10 +247,11 @@ class Cgroups:
         call.kill()
         call.ooms = call.oom_kills()
         call.closed = True
-        if len(self._free) < POOL_SIZE:
-            self._free.append(call)
-        elif not call.remove():
-            self._pending.append(call)
+        self._free.append(call)  # newest last: the oldest is likeliest to be empty
+        while len(self._free) > POOL_SIZE:
+            oldest = self._free.pop(0)
+            if not oldest.remove():
+                self._pending.append(oldest)
 
     def sweep(self) -> None:
         """Remove the call cgroups that were still busy when their call ended."""
@@ -316,5 +322,7 @@ def _v2_hierarchy(mount: Path) -> _Hierarchy | None:
 
 @cache
 def shared_cgroups() -> Cgroups:
-    """The process's one `Cgroups` (probed on first use)."""
-    return Cgroups.probe()
+    """The process's one `Cgroups` (probed on first use; its cgroups removed at exit)."""
+    cgroups = Cgroups.probe()
+    atexit.register(cgroups.clear)
+    return cgroups
