@@ -2,13 +2,13 @@
 
 Runs `true` through each backend's `Sandbox.run` (the path the terminal tool takes: argv
 built, mounts planned from the filesystem, limits applied, process group started and
-reaped, output captured) `--calls` times in a throwaway working dir, round robin across
-the rows, and prints p50 and p99 in milliseconds per call, beside a bare `subprocess`
-start of `/bin/true` for scale and each backend with its limits off. The bwrap rows are
+reaped, output captured) `--calls` times in a throwaway working dir, in rounds of
+`--block` calls per row, and prints p50 and p99 in milliseconds per call, beside a bare
+`subprocess` start of `/bin/true` for scale and each backend with its limits off. The bwrap rows are
 skipped when bubblewrap cannot run here. It runs unchanged on the code before the limits
 (`PYTHONPATH=<old checkout>/src`), for a before/after pair. Run:
 
-    .venv/bin/python bench/sandbox.py [--calls 200] [--network]
+    .venv/bin/python bench/sandbox.py [--calls 200] [--block 50] [--network]
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--network", action="store_true", help="network = true for the sandbox")
+    parser.add_argument("--block", type=int, default=50, help="calls per row in a round")
     args = parser.parse_args()
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": tempfile.mkdtemp(prefix="bench-home-")}
     if not bwrap_available():
@@ -81,14 +82,17 @@ async def main() -> None:
         calls: dict[str, Call] = {"subprocess /bin/true": bare}
         calls |= {name: sandbox_call(p, workdir, args.network) for name, p in made.items()}
         rows: dict[str, list[float]] = {name: [] for name in calls}
+        # Row by row: a bwrap call leaves the kernel tearing its namespaces down for a
+        # while, which would land on whatever runs next. Rounds of `--block` calls per
+        # row, so a load change on a shared machine still reaches every row.
         for call in calls.values():
             await call()  # warm: the first call builds the sandbox (and starts the proxy)
-        # Round robin, so a load change on a shared machine hits every row alike.
-        for _ in range(args.calls):
+        for _ in range(max(1, args.calls // args.block)):
             for name, call in calls.items():
-                started = time.perf_counter()
-                await call()
-                rows[name].append((time.perf_counter() - started) * 1000)
+                for _ in range(args.block):
+                    started = time.perf_counter()
+                    await call()
+                    rows[name].append((time.perf_counter() - started) * 1000)
         for provider in made.values():
             await provider.aclose()
     print(f"{'ms per call':24}{'p50':>10}{'p99':>10}   ({args.calls} calls of `true`)")

@@ -69,6 +69,8 @@ class CallCgroup:
     memory_v2: bool = True
     killer: Path | None = None  # a v2 directory with cgroup.kill
     limits: Limits | None = None
+    kind: str = ""  # the backend that used it: bwrap's namespaces leave kernel memory
+    # charged a while, which makes a plain process joining after it slow, so no sharing.
     # Counters are cumulative and the directories are reused: a call counts from its start.
     oom_base: int = 0
     pids_base: int = 0
@@ -84,6 +86,7 @@ class CallCgroup:
             self.memory_v2,
             self.killer,
             self.limits,
+            self.kind,
             oom_base=self._oom_count(),
             pids_base=self._pids_count(),
         )
@@ -196,19 +199,20 @@ class Cgroups:
             hierarchies = [h for h in hierarchies if h.controllers or not h.v2]
         return cls(hierarchies)
 
-    def open_call(self, limits: Limits) -> CallCgroup | None:
-        """A new cgroup holding `limits`, or None when none can be made here."""
+    def open_call(self, limits: Limits, kind: str = "") -> CallCgroup | None:
+        """A cgroup holding `limits` for a call of a `kind` of backend (one of its own kind
+        emptied earlier, or a new one), or None when none can be made here."""
         for index, free in enumerate(self._free):
             # Killed, but bwrap's pid namespace may take a moment to empty: only reuse
             # an empty one (a leftover in it would count, and die, with the next call).
-            if free.limits == limits and free.idle():
+            if free.limits == limits and free.kind == kind and free.idle():
                 del self._free[index]
                 return free.reopened()
         self.sweep()
         if not self._hierarchies:
             return None
         name = f"seam-{os.getpid()}-{next(self._ids)}"
-        call = CallCgroup(dirs=[], limits=limits)
+        call = CallCgroup(dirs=[], limits=limits, kind=kind)
         for hierarchy in self._hierarchies:
             path = hierarchy.base / name
             try:

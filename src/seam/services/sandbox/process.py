@@ -171,7 +171,7 @@ class GroupSandbox:
         limits = self._options.limits
         if limits == NO_LIMITS:
             return command, None
-        call = self._cgroups.open_call(limits)
+        call = self._cgroups.open_call(limits, self.name)
         prelude = ulimit_prelude(
             limits,
             memory_rlimit=call is None or call.memory is None,
