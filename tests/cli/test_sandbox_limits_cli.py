@@ -96,3 +96,16 @@ async def test_without_bubblewrap_commands_are_refused_with_the_fix(
     (home / "config.toml").write_text('[sandbox]\nbackend = "local"\n')
     settings = load_settings({"SEAM_HOME": str(home)}, working_dir=tmp_path)
     assert wiring_sandbox.build_sandboxes(settings).name == "local"  # type: ignore[attr-defined]
+
+
+def test_doctor_fails_the_sandbox_check_without_bubblewrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from seam.wiring.doctor import _sandbox
+
+    monkeypatch.setattr(wiring_sandbox, "bwrap_available", lambda: False)
+    settings = load_settings({"SEAM_HOME": str(tmp_path)}, working_dir=tmp_path)
+    check = _sandbox(settings)
+    assert not check.ok
+    assert "every command is refused" in check.detail
+    assert "install bubblewrap" in str(check.hint)
