@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,6 +28,7 @@ from tests.services.test_sandbox_local import TEST_PATH
 
 BWRAP = Path(DEFAULT_BWRAP).exists() and bwrap_available()
 needs_bwrap = pytest.mark.skipif(not BWRAP, reason="bubblewrap is missing (scripts/ensure-bwrap)")
+needs_curl = pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 PYTHON = os.path.realpath(sys.executable)
 
 
@@ -121,6 +123,7 @@ def fetch(port: int, *flags: str) -> str:
 
 
 @needs_bwrap
+@needs_curl
 async def test_a_host_loopback_listener_is_out_of_reach_unless_allowed(
     tmp_path: Path, web: int
 ) -> None:
