@@ -265,17 +265,13 @@ BWRAP_HINT = (
 
 def _sandbox(settings: Settings) -> Check:
     """Which sandbox backend commands run under, exactly as the runtime will pick it."""
-    from seam.wiring.sandbox import build_sandboxes, describe_backend
+    from seam.wiring.sandbox import build_sandboxes, describe_backend, sandbox_backend
 
-    try:
-        provider = build_sandboxes(settings)
-    except ConfigError as exc:
-        return Check("sandbox", False, str(exc), BWRAP_HINT)
-    backend = str(getattr(provider, "name", "custom"))
-    detail = describe_backend(backend)
-    if backend == "local" and settings.config.sandbox.backend != "local":
-        why = "bubblewrap is missing or cannot create namespaces here"
-        return Check("sandbox", False, f"{detail} ({why})", BWRAP_HINT)
+    backend = sandbox_backend(build_sandboxes(settings))
+    section = settings.config.sandbox
+    detail = describe_backend(backend, section, None)
+    if backend == "unavailable":
+        return Check("sandbox", False, detail, BWRAP_HINT)
     return Check("sandbox", True, detail)
 
 

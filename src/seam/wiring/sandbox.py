@@ -1,4 +1,10 @@
-"""The sandbox backend from settings: bubblewrap when it works here, else subprocesses."""
+"""The sandbox backend from settings: bubblewrap whenever it can run here.
+
+`auto` (the default) and `bwrap` pick bubblewrap when `bwrap_available()`; where it cannot
+run, commands are refused with the fix (services/sandbox/unavailable.py), never run on
+the host unasked. Only `backend = "local"`, chosen explicitly, runs them unisolated, and
+the banner and `seam doctor` say so. The `[sandbox]` limits apply to both.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +13,42 @@ from typing import Any
 from seam.contracts.sandbox import Sandbox, SandboxProvider
 from seam.contracts.storage import Reach
 from seam.services.sandbox.bwrap import BwrapSandboxProvider, bwrap_available
+from seam.services.sandbox.limits import Limits
 from seam.services.sandbox.local import LocalSandboxProvider
 from seam.services.sandbox.process import SandboxOptions
-from seam.wiring.settings import ConfigError, Settings
+from seam.services.sandbox.unavailable import UnavailableSandboxProvider
+from seam.wiring.settings import SandboxSection, Settings
+
+UNAVAILABLE = "bubblewrap is not installed or cannot create namespaces here"
+
+
+def sandbox_limits(section: SandboxSection) -> Limits:
+    return Limits(
+        memory_mb=section.memory_mb,
+        max_processes=section.max_processes,
+        max_file_mb=section.max_file_mb,
+        cpu_seconds=section.cpu_seconds,
+    )
 
 
 def build_sandboxes(settings: Settings) -> SandboxProvider:
     section = settings.config.sandbox
-    options = SandboxOptions(timeout=section.timeout)
+    options = SandboxOptions(timeout=section.timeout, limits=sandbox_limits(section))
     # Commands see a filtered copy of this environment: the sandbox drops secrets.
     base_env = settings.env
-    backend = section.backend
-    # Probing bubblewrap starts a short subprocess: do it at most once.
-    available = backend != "local" and bwrap_available()
-    if backend == "bwrap" and not available:
-        raise ConfigError(
-            f"[sandbox] backend = 'bwrap' in {settings.config_path}, but bubblewrap is not"
-            " installed or cannot create namespaces here (apt-get install bubblewrap)"
-        )
-    if available:
-        return BwrapSandboxProvider(base_env=base_env, options=options)
-    return LocalSandboxProvider(base_env=base_env, options=options)
+    if section.backend == "local":
+        return LocalSandboxProvider(base_env=base_env, options=options)
+    # Probing bubblewrap starts a short subprocess: callers do this at most once.
+    if not bwrap_available():
+        return UnavailableSandboxProvider(UNAVAILABLE)
+    # Skills' scripts must run, though the rest of $SEAM_HOME stays out.
+    skills = str(settings.home / "skills")
+    return BwrapSandboxProvider(
+        base_env=base_env,
+        options=options,
+        read_only=(skills,),
+        network_allow=tuple(section.network_allow),
+    )
 
 
 class LazySandboxes:
@@ -51,8 +72,7 @@ class LazySandboxes:
     def for_session(
         self, session_key: str, *, working_dir: str, network: bool, reach: Reach | None = None
     ) -> Sandbox:
-        deferred = _Deferred(self, session_key, working_dir, network, reach)
-        return deferred
+        return _Deferred(self, session_key, working_dir, network, reach)
 
     async def aclose(self) -> None:
         if self._provider is not None:
@@ -85,14 +105,6 @@ class _Deferred:
         return getattr(self._real(), attribute)
 
 
-BACKEND_NOTES = {
-    "bwrap": "bubblewrap: commands see only the working dir and the reach; $SEAM_HOME,"
-    " the home's dotfiles and credentials stay out",
-    "local": "local: NO isolation; every command needs approval unless the guard proves it"
-    " read-only (install bubblewrap for isolation)",
-}
-
-
 def sandbox_backend(sandboxes: object) -> str | None:
     """The backend name of a runtime's sandbox provider, or None when it has none."""
     if sandboxes is None:
@@ -101,18 +113,38 @@ def sandbox_backend(sandboxes: object) -> str | None:
     return str(backend) if backend else "custom"
 
 
-def describe_backend(backend: str | None) -> str:
-    """One line for the chat banner and `seam doctor`: which backend, and what it means."""
+def describe_backend(backend: str | None, section: SandboxSection, network: bool | None) -> str:
+    """One line for the chat banner and `seam doctor`: the backend, its limits, and what
+    it means. `network`: the default personality's setting (None: not known)."""
     if backend is None:
         return "none: commands cannot run"
-    return BACKEND_NOTES.get(backend, backend)
+    if backend == "local":
+        return "local — no isolation; every command not proven read-only asks"
+    if backend == "unavailable":
+        return f"unavailable: {UNAVAILABLE}, so every command is refused"
+    if backend != "bwrap":
+        return backend
+    if network is None:
+        net = "network per personality"
+    else:
+        net = "network on (public addresses only)" if network else "network off"
+    return f"bwrap ({sandbox_limits(section).describe()}, {net})"
+
+
+def _default_network(runtime: Any) -> bool | None:
+    """Whether the runtime's default personality lets commands use the network."""
+    try:
+        personality = runtime.personalities.get(runtime.settings.config.agent.personality)
+        return bool(personality.network)
+    except Exception:  # a broken personality file: `seam doctor` names it separately
+        return None
 
 
 def runtime_sandbox(runtime: Any) -> tuple[str, bool]:
     """What a surface shows about a runtime's sandbox: the `describe_backend` line, and
     whether commands are isolated. Picks the backend now if no command has yet."""
-    try:
-        backend = sandbox_backend(runtime.loop.sandboxes)
-    except ConfigError as exc:  # [sandbox] backend = "bwrap" where it cannot run
-        return f"unavailable: {exc}", False
-    return describe_backend(backend), backend == "bwrap"
+    backend = sandbox_backend(runtime.loop.sandboxes)
+    settings = runtime.settings
+    section = settings.config.sandbox if settings is not None else SandboxSection.model_validate({})
+    line = describe_backend(backend, section, _default_network(runtime))
+    return line, backend == "bwrap"

@@ -13,7 +13,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -174,9 +174,19 @@ class SessionsSection(_Section):
 
 
 class SandboxSection(_Section):
-    # auto: bubblewrap when it is installed and works, else plain subprocesses.
+    # auto / bwrap: bubblewrap; where it cannot run, commands are refused (never run
+    # unsandboxed unasked). local: plain subprocesses, no isolation (chosen explicitly).
     backend: Literal["auto", "local", "bwrap"] = "auto"
-    timeout: float = Field(180.0, gt=0)
+    # Constraints in `Annotated`, defaults plain: mypy then sees each key as optional.
+    timeout: Annotated[float, Field(gt=0)] = 180.0
+    # Per command (services/sandbox/limits.py); 0 turns one off.
+    memory_mb: Annotated[int, Field(ge=0)] = 2048
+    max_processes: Annotated[int, Field(ge=0)] = 256
+    max_file_mb: Annotated[int, Field(ge=0)] = 1024
+    cpu_seconds: Annotated[int, Field(ge=0)] = 300
+    # `network = true` reaches public addresses only (services/sandbox/egress.py); hosts
+    # or host:port listed here pass although they are loopback or private.
+    network_allow: list[str] = Field(default_factory=list)
 
 
 class McpToolsFilter(_Section):

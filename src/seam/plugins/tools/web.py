@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import ipaddress
 import re
 import socket
 import ssl
@@ -31,7 +30,10 @@ from urllib.parse import urljoin
 
 import httpx
 
+from seam.contracts.addresses import address_refusal, allow_entry
 from seam.contracts.tools import ToolContext, ToolError
+
+__all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
 
 ClientFactory = Callable[[], httpx.AsyncClient]
 # (host, port) -> the addresses to connect to, in order of preference.
@@ -50,37 +52,11 @@ _BINARY_TYPES = ("image/", "audio/", "video/", "font/", "model/")
 _TEXT_SUFFIXES = ("/json", "+json", "/xml", "+xml", "/javascript", "/ecmascript", "/yaml")
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 async def system_resolve(host: str, port: int) -> list[str]:
     infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
-def address_refusal(address: str) -> str | None:
-    """What kind of non-public address `address` is ("a private address"), or None."""
-    ip = ipaddress.ip_address(address)
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is None and ip in _NAT64:
-            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if embedded is not None:
-            reason = address_refusal(str(embedded))
-            if reason is not None:
-                return f"an address embedding {embedded}, {reason}"
-    for flag, what in (
-        (ip.is_unspecified, "an unspecified address"),
-        (ip.is_loopback, "a loopback address"),
-        (ip.is_link_local, "a link-local address"),
-        (ip.is_multicast, "a multicast address"),
-        (ip.is_private, "a private address"),
-        (ip.is_reserved, "a reserved address"),
-        (not ip.is_global, "not a public address"),
-    ):
-        if flag:
-            return what
-    return None
 
 
 class WebFetch:
@@ -120,7 +96,7 @@ class WebFetch:
         the client is closed after it; its proxy settings are its own business."""
         self._client_factory = client_factory or self._default_client
         self._allow_private = allow_private
-        self._allowed = frozenset(_allow_entry(entry) for entry in allowed_hosts)
+        self._allowed = frozenset(allow_entry(entry) for entry in allowed_hosts)
         self._resolve = resolver
         self._timeout = timeout
         self._max_bytes = max_bytes
@@ -278,12 +254,6 @@ def _parse(raw: str) -> httpx.URL:
     if not url.raw_host:
         raise ToolError(f"invalid URL {raw!r}: no host")
     return url
-
-
-def _allow_entry(entry: str) -> str:
-    """One spelling for allow-list entries: lower case, IPv6 in brackets ("[::1]:8080")."""
-    entry = entry.strip().lower().rstrip(".")
-    return f"[{entry}]" if entry.count(":") > 1 and not entry.startswith("[") else entry
 
 
 def _looks_html(body: bytes) -> bool:

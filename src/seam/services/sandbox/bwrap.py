@@ -4,11 +4,15 @@ Each command runs under Debian's `bwrap` in a view built from nothing (see `moun
 the system directories read-only, the working directory and the reach's roots (writable
 only where the reach says), a private `/tmp`, an empty home, and nothing the reach denies
 (`$SEAM_HOME`, credentials, shell start-up files), masked even inside a mounted root.
-Every namespace is unshared: no network unless the personality allows it, and a pid
+Every namespace is unshared, the network one too (with `network = true` the only way
+out is the filtering proxy of `egress.py`: public destinations only), and a pid
 namespace, so `/proc` shows only the sandbox's own processes (never Seam's environment).
 All capabilities are dropped, the environment is cleared and rebuilt from the filtered
-one, and when `bwrap` dies everything inside dies with it, so killing the process group
-on the host side leaves nothing behind.
+one, and when `bwrap` dies everything inside dies with it: bwrap exits when the command's
+shell does, its pid namespace's init goes with it, and the kernel kills every process
+left in the namespace (`sleep 1000 &`, `setsid` daemons alike). `.git/hooks` and
+`.git/config` are read-only unless the person approved the command writing there, and
+`$SEAM_HOME/skills` is shown read-only (see `mounts.py`); the limits are in `limits.py`.
 """
 
 from __future__ import annotations
@@ -21,7 +25,15 @@ from pathlib import Path
 
 from seam.contracts.sandbox import SandboxError
 from seam.contracts.storage import Reach
-from seam.services.sandbox.mounts import mount_args
+from seam.services.sandbox.cgroups import Cgroups
+from seam.services.sandbox.egress import (
+    SOCKET_INSIDE,
+    EgressProxy,
+    bridge_command,
+    proxy_env,
+    python_inside,
+)
+from seam.services.sandbox.mounts import View, mount_args
 from seam.services.sandbox.process import (
     GroupSandbox,
     GroupSandboxProvider,
@@ -32,12 +44,13 @@ from seam.services.sandbox.process import (
 DEFAULT_BWRAP = "/usr/bin/bwrap"  # where Debian's bubblewrap package puts it
 
 
-def _isolation(network: bool) -> list[str]:
+def _isolation() -> list[str]:
+    # The network namespace too, always: `network = true` goes through the proxy.
     return [
         "--unshare-all",
-        *(["--share-net"] if network else []),
         "--cap-drop", "ALL",
         "--die-with-parent",
+        "--as-pid-1",  # the shell is the pid namespace's init: when it exits, all inside die
         "--new-session",
         "--clearenv",
     ]  # fmt: skip
@@ -48,7 +61,7 @@ def bwrap_available(bwrap: str = DEFAULT_BWRAP) -> bool:
     if not os.access(bwrap, os.X_OK):
         return False
     mounts = mount_args("/tmp", Reach(), home=None)
-    argv = [bwrap, *mounts, *_isolation(False), "--", default_shell(), "-c", "true"]
+    argv = [bwrap, *mounts, *_isolation(), "--", default_shell(), "-c", "true"]
     try:
         done = subprocess.run(argv, capture_output=True, timeout=10, check=False, env={})
     except (OSError, subprocess.TimeoutExpired):
@@ -59,6 +72,7 @@ def bwrap_available(bwrap: str = DEFAULT_BWRAP) -> bool:
 class BwrapSandbox(GroupSandbox):
     name = "bwrap"
     isolated = True
+    _namespaced = True  # bwrap makes user and pid namespaces for each command
 
     def __init__(
         self,
@@ -70,8 +84,13 @@ class BwrapSandbox(GroupSandbox):
         options: SandboxOptions | None = None,
         clock: Callable[[], float] = time.time,
         bwrap: str = DEFAULT_BWRAP,
+        read_only: tuple[str, ...] = (),
+        cgroups: Cgroups | None = None,
+        egress: EgressProxy | None = None,
     ) -> None:
-        super().__init__(working_dir, base_env=base_env, options=options, clock=clock)
+        super().__init__(
+            working_dir, base_env=base_env, options=options, clock=clock, cgroups=cgroups
+        )
         if self.working_dir == "/":
             raise SandboxError("refusing a bwrap sandbox rooted at '/': it would all be writable")
         self.network = network
@@ -81,13 +100,45 @@ class BwrapSandbox(GroupSandbox):
         # The home is shown empty at its own path, so programs that write there still work.
         self.home = os.path.realpath(home) if Path(home).is_absolute() else None
         self._bwrap = bwrap
+        self._read_only = tuple(os.path.realpath(p) for p in read_only)
+        self._owns_egress = egress is None
+        self._egress = (egress or EgressProxy()) if network else None
+        self._egress_socket: str | None = None
+        self._python = python_inside()
 
-    def mounts(self) -> list[str]:
+    async def _prepare(self) -> None:
+        if self._egress is None:
+            return
+        if self._python is None:
+            raise SandboxError("network = true needs /usr/bin/python3 for the sandbox's proxy")
+        self._egress_socket = await self._egress.start()
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self._egress is not None and self._owns_egress:
+            await self._egress.aclose()
+
+    def mounts(self, *, git_writes: bool = False) -> list[str]:
         """What the next command will see (computed from the filesystem as it is now)."""
-        return mount_args(self.working_dir, self.reach, home=self.home, network=self.network)
+        view = View(read_only=self._read_only, git_writes=git_writes)
+        return mount_args(
+            self.working_dir, self.reach, home=self.home, network=self.network, view=view
+        )
 
-    def _argv(self, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        argv = [self._bwrap, *self.mounts(), *_isolation(self.network)]
+    def _argv(
+        self, command: str, env: dict[str, str], *, git_writes: bool = False
+    ) -> tuple[list[str], dict[str, str]]:
+        argv = [self._bwrap, *self.mounts(git_writes=git_writes), *_isolation()]
+        if self.network:  # egress through the filtering proxy only (see egress.py)
+            assert self._egress_socket is not None, "_prepare() starts the proxy"
+            argv += ("--bind", self._egress_socket, SOCKET_INSIDE)
+            env = {**env, **proxy_env()}
+            command = f"{bridge_command(self._python or 'python3')}\n{command}"
+        # The shell is the namespace's pid 1 (`--as-pid-1`: no bwrap init left for the host
+        # to reap), and a pid 1 ignores signals it has no handler for. A trapped signal
+        # keeps bash from exec-ing the last command in its place, so the command runs as
+        # an ordinary process (SIGXCPU, SIGTERM and the rest act on it as usual).
+        command = f"trap : USR2; {command}"
         # /tmp inside is the private tmpfs, whatever the host's TMPDIR says.
         for key, value in {**env, "TMPDIR": "/tmp"}.items():
             argv += ("--setenv", key, value)
@@ -97,6 +148,10 @@ class BwrapSandbox(GroupSandbox):
 
 
 class BwrapSandboxProvider(GroupSandboxProvider):
+    """Bubblewrap sandboxes; `read_only`: directories every command sees read-only even
+    where the reach denies them (the wiring passes `$SEAM_HOME/skills`); `network_allow`:
+    hosts (or host:port) the egress proxy lets through although they are not public."""
+
     name = "bwrap"
 
     def __init__(
@@ -106,9 +161,17 @@ class BwrapSandboxProvider(GroupSandboxProvider):
         options: SandboxOptions | None = None,
         clock: Callable[[], float] = time.time,
         bwrap: str = DEFAULT_BWRAP,
+        read_only: tuple[str, ...] = (),
+        network_allow: tuple[str, ...] = (),
     ) -> None:
         super().__init__(base_env=base_env, options=options, clock=clock)
         self._bwrap = bwrap
+        self._read_only = read_only
+        self._egress = EgressProxy(network_allow)
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        await self._egress.aclose()
 
     def _make(self, working_dir: str, network: bool, reach: Reach | None) -> BwrapSandbox:
         return BwrapSandbox(
@@ -119,4 +182,7 @@ class BwrapSandboxProvider(GroupSandboxProvider):
             options=self._options,
             clock=self._clock,
             bwrap=self._bwrap,
+            read_only=self._read_only,
+            cgroups=self._cgroups,
+            egress=self._egress,
         )

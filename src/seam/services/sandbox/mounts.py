@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seam.contracts.storage import GLOB_CHARS, Reach, within
+from seam.services.sandbox.git_controls import git_control_paths
 
 # Read-only in every sandbox: what programs need to run. Symlinks (`/bin -> usr/bin` on
 # current Debian) are recreated as symlinks.
@@ -60,6 +61,16 @@ class _Op:
         return (0 if self.path == "/" else self.path.count("/"), self.rank, self.path)
 
 
+@dataclass(frozen=True, slots=True)
+class View:
+    """What one command's view adds to its reach: directories shown read-only although
+    the reach denies them (`$SEAM_HOME/skills`, so skills' scripts run), and whether the
+    person approved this command writing `.git/hooks` and `.git/config`."""
+
+    read_only: tuple[str, ...] = ()
+    git_writes: bool = False
+
+
 def _has_glob(text: str) -> bool:
     return any(ch in GLOB_CHARS for ch in text)
 
@@ -78,10 +89,13 @@ def _link(path: str) -> str | None:
 
 
 class _Planner:
-    def __init__(self, working_dir: str, reach: Reach, home: str | None, network: bool) -> None:
+    def __init__(
+        self, working_dir: str, reach: Reach, home: str | None, network: bool, view: View
+    ) -> None:
         self.working_dir = working_dir
         self.reach = reach
         self.network = network
+        self.view = view
         roots = {*reach.read, *reach.write, working_dir}
         # Denied and missing roots are never mounted (the working dir gets a bare dir).
         self.roots = sorted(
@@ -122,6 +136,11 @@ class _Planner:
             ops.append(_Op(home, _BASE, ("--tmpfs", home)))
         ops.extend(self.bind(root, _ROOT) for root in self.roots)
         self._mask_denied()
+        if not self.view.git_writes:
+            self._protect_git()
+        for path in self.view.read_only:
+            if Path(path).is_dir():  # shown read-only even where the reach denies it
+                ops.append(_Op(path, _MASK, ("--ro-bind", path, path)))
         if not any(within(self.working_dir, r) for r in self.roots) or self.reach.denied(
             self.working_dir
         ):
@@ -131,6 +150,18 @@ class _Planner:
         for op in sorted(ops, key=lambda op: op.key):
             args.extend(op.args)
         return args
+
+    def _protect_git(self) -> None:
+        """`.git/hooks` and `.git/config` read-only in every writable repository in view
+        (a missing hooks dir becomes an empty read-only one, so none can be created)."""
+        roots = [r for r in self.roots if Path(r).is_dir()]
+        for path in git_control_paths(roots):
+            if not self.visible(path) or not self.reach.writable(path) or self.reach.denied(path):
+                continue
+            if os.path.lexists(path):
+                self.ops.append(_Op(path, _MASK, ("--ro-bind", path, path)))
+            elif path.endswith("/hooks") and Path(path).parent.is_dir():
+                self.ops.append(_Op(path, _MASK, ("--tmpfs", path, "--remount-ro", path)))
 
     def _candidates(self) -> tuple[set[str], set[str]]:
         """Concrete denied paths worth a look, and those whose creation must be prevented."""
@@ -235,9 +266,14 @@ def _outermost(paths: Iterable[str]) -> set[str]:
 
 
 def mount_args(
-    working_dir: str, reach: Reach | None, *, home: str | None, network: bool = False
+    working_dir: str,
+    reach: Reach | None,
+    *,
+    home: str | None,
+    network: bool = False,
+    view: View | None = None,
 ) -> list[str]:
     """The bwrap mount arguments for one command run in `working_dir` under `reach`."""
     if reach is None:
         reach = Reach(read=(working_dir,), write=(working_dir,))
-    return _Planner(working_dir, reach, home, network).plan()
+    return _Planner(working_dir, reach, home, network, view or View()).plan()

@@ -1,32 +1,54 @@
-"""What both sandboxes share: process groups, output capture, env filtering, background jobs.
+"""What both sandboxes share: process groups, limits, output, env filtering, background jobs.
 
 A backend only says how a shell command becomes an argv (`GroupSandbox._argv`); running it
-in its own process group, capping and spilling its output, killing the whole group on a
-timeout or a cancellation, and keeping a table of background processes live here, so
-the local and the bubblewrap sandboxes cannot drift apart on any of it.
+in its own process group and cgroup under the `[sandbox]` limits, capping and spilling its
+output, killing everything it started on a timeout, a cancellation or its end, turning a
+limit it hit into an error naming the limit, and keeping a table of background processes
+live here, so the local and the bubblewrap sandboxes cannot drift apart on any of it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import logging
 import os
-import re
 import secrets
-import signal
+import shutil
 import subprocess
 import time
-from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from fnmatch import translate
 from pathlib import Path
-from typing import Any
 
 from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
 from seam.contracts.storage import Reach
+from seam.services.sandbox.cgroups import CallCgroup, Cgroups, shared_cgroups
+from seam.services.sandbox.child import Child, abandon, raise_for_limit, signal_group
+from seam.services.sandbox.env import SAFE_ENV, SECRET_ENV, filter_env, is_secret
+from seam.services.sandbox.limits import (
+    DEFAULT_LIMITS,
+    NO_LIMITS,
+    Limits,
+    limited_script,
+    memory_rlimit_note,
+    process_limit_text,
+    ulimit_prelude,
+)
+from seam.services.sandbox.output import Capture, OutputRing
+
+__all__ = [  # the names other modules and tests import from here
+    "SAFE_ENV",
+    "SECRET_ENV",
+    "Capture",
+    "GroupSandbox",
+    "GroupSandboxProvider",
+    "Limits",
+    "OutputRing",
+    "SandboxOptions",
+    "filter_env",
+    "is_secret",
+]
 
 log = logging.getLogger(__name__)
 
@@ -34,74 +56,7 @@ log = logging.getLogger(__name__)
 SpillWriter = Callable[[str, str], Awaitable[str]]
 
 TIMEOUT_EXIT_CODE = 124  # what coreutils' `timeout` returns; models know it
-_DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-
-# Variables a command may see from the base environment; everything else is dropped.
-SAFE_ENV: tuple[str, ...] = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "LC_*",
-    "TERM",
-    "COLORTERM",
-    "TMPDIR",
-    "TZ",
-)
-# Never passed, whoever asks: names that look like credentials (matched upper-cased).
-SECRET_ENV: tuple[str, ...] = (
-    "*_API_KEY",
-    "*_API_KEYS",
-    "*APIKEY*",
-    "*TOKEN*",
-    "*SECRET*",
-    "*PASSWORD*",
-    "*PASSWD*",
-    "*CREDENTIAL*",
-    "*PRIVATE_KEY*",
-    "*OAUTH*",
-    "AUTH_*",
-    "*_AUTH",
-    "*_AUTH_*",  # SSH_AUTH_SOCK too: the agent socket unlocks the person's keys
-    "*_DSN",
-    "DATABASE_URL",
-    "AWS_*",
-    "AZURE_*",
-    "OPENAI_*",
-    "ANTHROPIC_*",
-    "GEMINI_*",
-    "GROQ_*",
-    "MISTRAL_*",
-    "OPENROUTER_*",
-    "HF_*",
-    "HUGGING*",
-    "GH_*",
-    "GITHUB_*",
-    "SEAM_*",
-)
-
-
-def _glob_regex(globs: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(translate(g) for g in globs))
-
-
-_SAFE = _glob_regex(SAFE_ENV)
-_SECRET = _glob_regex(SECRET_ENV)
-
-
-def is_secret(name: str) -> bool:
-    return _SECRET.match(name.upper()) is not None
-
-
-def filter_env(base: Mapping[str, str], *, pass_env: Iterable[str] = ()) -> dict[str, str]:
-    """The safe subset of `base`: allowed names (plus `pass_env` globs), secrets never."""
-    allowed = _SAFE if not pass_env else _glob_regex((*SAFE_ENV, *pass_env))
-    env = {k: v for k, v in base.items() if allowed.match(k) and not is_secret(k)}
-    env.setdefault("PATH", _DEFAULT_PATH)
-    return env
+PIDS_POLL = 0.1  # seconds between looks at a running command's process-cap counter
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +68,7 @@ class SandboxOptions:
     buffer_limit: int = 50_000  # characters of unread output kept per background process
     max_processes: int = 16  # background processes kept in the table
     pass_env: tuple[str, ...] = ()  # extra base-env names (globs) commands may see
+    limits: Limits = DEFAULT_LIMITS  # memory, processes, file size, CPU per call ([sandbox])
 
     def __post_init__(self) -> None:
         for name in ("timeout", "kill_grace"):
@@ -131,227 +87,10 @@ def default_shell() -> str:
     return "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
 
 
-class Capture:
-    """A stream's head and tail within `limit` characters, and (optionally) the whole of it,
-    up to `full_limit`, for spilling."""
-
-    __slots__ = (
-        "_decoder",
-        "_full",
-        "_full_len",
-        "_full_limit",
-        "_head",
-        "_head_len",
-        "_head_limit",
-        "_tail",
-        "_tail_len",
-        "_tail_limit",
-        "total",
-    )
-
-    def __init__(self, limit: int, full_limit: int = 0) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._head_limit = limit // 2
-        self._tail_limit = limit - self._head_limit
-        self._head: list[str] = []
-        self._head_len = 0
-        self._tail: deque[str] = deque()
-        self._tail_len = 0
-        self._full: list[str] | None = [] if full_limit else None
-        self._full_len = 0
-        self._full_limit = full_limit
-        self.total = 0
-
-    def feed(self, data: bytes) -> None:
-        self._add(self._decoder.decode(data))
-
-    def finish(self) -> None:
-        self._add(self._decoder.decode(b"", final=True))
-
-    def _add(self, text: str) -> None:
-        if not text:
-            return
-        self.total += len(text)
-        full = self._full
-        if full is not None and self._full_len < self._full_limit:
-            full.append(text)
-            self._full_len += len(text)
-        room = self._head_limit - self._head_len
-        if room > 0:
-            part = text[:room]
-            self._head.append(part)
-            self._head_len += len(part)
-            text = text[room:]
-            if not text:
-                return
-        tail = self._tail
-        tail.append(text)
-        self._tail_len += len(text)
-        while self._tail_len - len(tail[0]) >= self._tail_limit:
-            self._tail_len -= len(tail.popleft())
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self._head_len + self._tail_limit
-
-    def text(self) -> str:
-        head = "".join(self._head)
-        tail = "".join(self._tail)
-        if not self.truncated:
-            return head + tail
-        dropped = self.total - self._head_len - self._tail_limit
-        return (
-            f"{head}\n[... {dropped:,} of {self.total:,} characters omitted ...]\n"
-            f"{tail[-self._tail_limit :]}"
-        )
-
-    def full(self) -> str:
-        text = "".join(self._full or ())
-        if self.total > len(text):
-            text += f"\n[... the last {self.total - len(text):,} characters were not kept ...]\n"
-        return text
-
-
-class OutputRing:
-    """A background process's recent output, addressed by absolute offsets so each reader
-    can ask for what is new since it last looked."""
-
-    __slots__ = ("_decoder", "_limit", "_parts", "_start", "end")
-
-    def __init__(self, limit: int) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._limit = limit
-        self._parts: deque[str] = deque()
-        self._start = 0  # offset of the first character still kept
-        self.end = 0
-
-    def feed(self, data: bytes, final: bool = False) -> None:
-        text = self._decoder.decode(data, final=final)
-        if not text:
-            return
-        parts = self._parts
-        parts.append(text)
-        self.end += len(text)
-        excess = self.end - self._start - self._limit
-        while excess >= len(parts[0]):
-            excess -= len(parts[0])
-            self._start += len(parts.popleft())
-        if excess > 0:
-            parts[0] = parts[0][excess:]
-            self._start += excess
-
-    def read(self, offset: int) -> str:
-        """Everything from `offset` on, with a note when part of it was already dropped."""
-        kept = "".join(self._parts)
-        if offset >= self._start:
-            return kept[offset - self._start :]
-        return f"[... {self._start - offset:,} characters dropped ...]\n{kept}"
-
-
-def signal_group(pgid: int, sig: int) -> bool:
-    """Signal a whole process group; False when nothing is left in it."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # the id now names someone else's group: not ours to kill
-        return False
-    return True
-
-
-def _resolve(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
-
-
-class _Child(asyncio.SubprocessProtocol):
-    """One started command: its output goes straight to `sink`, and exit and end of output
-    are separate futures (a leftover `server &` can hold the output open long after the
-    shell itself exited)."""
-
-    def __init__(self, sink: Callable[[bytes], None]) -> None:
-        loop = asyncio.get_running_loop()
-        self._sink = sink
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.closed: asyncio.Future[None] = loop.create_future()  # end of output
-        self.transport: asyncio.SubprocessTransport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.SubprocessTransport)
-        self.transport = transport
-
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        assert isinstance(data, bytes)
-        self._sink(data)
-
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        _resolve(self.closed)
-
-    def process_exited(self) -> None:
-        _resolve(self.exited)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.close()  # exited and output closed: release the transport now
-
-    @property
-    def pid(self) -> int:
-        assert self.transport is not None
-        return self.transport.get_pid()
-
-    @property
-    def returncode(self) -> int | None:
-        assert self.transport is not None
-        return self.transport.get_returncode()
-
-    def close(self) -> None:
-        """Drop the pipes; only call once `exited` is done (closing earlier kills the leader
-        and races the child watcher for its exit status)."""
-        assert self.transport is not None
-        self.transport.close()
-
-    async def stop(self, grace: float) -> None:
-        """SIGTERM the group, give it `grace` seconds to exit and close its output, SIGKILL."""
-        signal_group(self.pid, signal.SIGTERM)
-        await asyncio.wait((self.exited, self.closed), timeout=grace)
-        signal_group(self.pid, signal.SIGKILL)
-        await asyncio.shield(self.exited)
-
-    async def kill(self, grace: float) -> None:
-        """SIGKILL the group at once (a cancelled call, a closed sandbox) and reap it."""
-        signal_group(self.pid, signal.SIGKILL)
-        # End of output: the killed processes that held it are gone too.
-        await asyncio.wait((self.exited, self.closed), timeout=grace)
-        await asyncio.shield(self.exited)
-        self.close()
-
-    def end_with_leader(self) -> None:
-        """Make the group end when its leader does: what a finished job left running
-        would be out of reach (its group id is not safe to signal later)."""
-        self.exited.add_done_callback(self._kill_leftovers)
-
-    def _kill_leftovers(self, _: object) -> None:
-        signal_group(self.pid, signal.SIGKILL)
-
-    async def settle(self, grace: float) -> bool:
-        """After exit: wait up to `grace` for the end of output; False if it never came
-        (a process that left the group holds it), and then stop reading."""
-        done, _ = await asyncio.wait((self.closed,), timeout=grace)
-        self.close()
-        return bool(done)
-
-
-async def _abandon(starting: asyncio.Future[tuple[Any, _Child]], grace: float) -> None:
-    try:
-        _, child = await starting
-    except Exception:  # it never started: nothing to kill
-        return
-    await child.kill(grace)
-
-
 class _Background:
     __slots__ = ("child", "command", "id", "read_at", "ring", "started_at")
 
-    def __init__(self, id: str, command: str, child: _Child, ring: OutputRing, at: float) -> None:
+    def __init__(self, id: str, command: str, child: Child, ring: OutputRing, at: float) -> None:
         self.id = id
         self.command = command
         self.child = child
@@ -367,13 +106,19 @@ class _Background:
 
 
 class GroupSandbox:
-    """Runs each command in a new process group in the working directory.
+    """Runs each command in a new process group (and cgroup) in the working directory.
 
     Subclasses supply `name` and `_argv`. Commands see only the filtered base environment
-    (plus the caller's variables, secrets dropped), never the runtime's own.
+    (plus the caller's variables, secrets dropped), never the runtime's own, and run
+    under the options' `limits` (see `limits.py`).
     """
 
     name = "sandbox"
+    isolated = False  # the command gate is stricter where commands are not isolated
+    # True where each command gets user and pid namespaces of its own (bwrap): RLIMIT_NPROC
+    # then counts only the command's processes (on the host it would count all of the
+    # user's), and what it leaves behind dies with the namespace when its shell exits.
+    _namespaced = False
 
     def __init__(
         self,
@@ -383,6 +128,7 @@ class GroupSandbox:
         options: SandboxOptions | None = None,
         clock: Callable[[], float] = time.time,
         shell: str | None = None,
+        cgroups: Cgroups | None = None,
     ) -> None:
         real = os.path.realpath(working_dir)
         if not Path(real).is_dir():
@@ -392,7 +138,8 @@ class GroupSandbox:
         self._env = filter_env(base_env, pass_env=self._options.pass_env)
         self._clock = clock
         self._shell = shell or default_shell()
-        self._running: set[_Child] = set()
+        self._cgroups = cgroups if cgroups is not None else shared_cgroups()
+        self._running: set[Child] = set()
         # Commands still starting: `aclose` waits for them (callers register a started
         # command before their next await), so none slips past it.
         self._starting = 0
@@ -405,13 +152,42 @@ class GroupSandbox:
     def working_dir(self) -> str:
         return self._working_dir
 
-    def _argv(self, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        """The argv that runs `command` through the shell, and the env to start it with."""
+    @property
+    def limits(self) -> Limits:
+        return self._options.limits
+
+    def _argv(
+        self, command: str, env: dict[str, str], *, git_writes: bool = False
+    ) -> tuple[list[str], dict[str, str]]:
+        """The argv that runs `command` through the shell, and the env to start it with
+        (`git_writes`: the person approved writing `.git/hooks` or `.git/config`)."""
         raise NotImplementedError
 
+    async def _prepare(self) -> None:
+        """Anything a backend must have running before its next command (its proxy)."""
+
+    def _limited(self, command: str) -> tuple[str, CallCgroup | None]:
+        """`command` under the limits, and the cgroup it must start in (if any)."""
+        limits = self._options.limits
+        if limits == NO_LIMITS:
+            return command, None
+        call = self._cgroups.open_call(limits, self.name)
+        prelude = ulimit_prelude(
+            limits,
+            memory_rlimit=call is None or call.memory is None,
+            nproc_rlimit=self._namespaced and (call is None or call.pids is None),
+        )
+        if call is not None and not self._namespaced:  # the shell joins it itself
+            prelude = f"{call.joins()} && {prelude}" if prelude else call.joins()
+        return limited_script(command, prelude), call
+
     async def _spawn(
-        self, command: str, env: Mapping[str, str] | None, sink: Callable[[bytes], None]
-    ) -> _Child:
+        self,
+        command: str,
+        env: Mapping[str, str] | None,
+        sink: Callable[[bytes], None],
+        git_writes: bool = False,
+    ) -> Child:
         if self._closed:
             raise SandboxError("the sandbox is closed")
         if not isinstance(command, str) or not command.strip():
@@ -419,13 +195,26 @@ class GroupSandbox:
         merged = self._env
         if env:
             merged = {**merged, **{k: v for k, v in env.items() if not is_secret(k)}}
-        argv, proc_env = self._argv(command, merged)
+        await self._prepare()
+        script, call = self._limited(command)
+        argv, proc_env = self._argv(script, merged, git_writes=git_writes)
+        if call is not None and self._namespaced:  # joined before bwrap starts
+            if shutil.which(argv[0]) is None:  # the shim's `exec` would only exit 127
+                self._cgroups.close_call(call)
+                raise SandboxError(f"could not start {argv[0]}: not found or not executable")
+            argv = call.shim(argv)
         loop = asyncio.get_running_loop()
         self._starting += 1
         self._started.clear()
+
+        def protocol() -> Child:
+            child = Child(sink)
+            child.cgroup, child.cgroups = call, self._cgroups
+            return child
+
         starting = asyncio.ensure_future(
             loop.subprocess_exec(
-                lambda: _Child(sink),
+                protocol,
                 *argv,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -440,15 +229,58 @@ class GroupSandbox:
         except asyncio.CancelledError:
             # Cancelled mid-start, asyncio would kill only the shell, not what it already
             # forked: let the start finish, then kill the whole group.
-            await _abandon(starting, self._options.kill_grace)
+            await abandon(starting, self._options.kill_grace)
             raise
         except OSError as exc:
+            if call is not None:
+                self._cgroups.close_call(call)
             raise SandboxError(f"could not start {argv[0]}: {exc.strerror or exc}") from None
         finally:
             self._starting -= 1
             if not self._starting:
                 self._started.set()
         return child
+
+    async def _wait(self, child: Child, limit: float) -> bool:
+        """Wait for the command's exit (True), its timeout, or its process cap (False)."""
+        call = child.cgroup
+        if call is None or call.pids is None:
+            done, _ = await asyncio.wait((child.exited,), timeout=limit)
+            return bool(done)
+        # A fork loop at the cap would spin until the timeout: end it when it gets there.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit
+        while (remaining := deadline - loop.time()) > 0:
+            done, _ = await asyncio.wait((child.exited,), timeout=min(PIDS_POLL, remaining))
+            if done:
+                return True
+            if call.pids_hits():
+                child.hit = process_limit_text(self._options.limits)
+                return False
+        return False
+
+    async def _finish(self, child: Child, limit: float, notes: list[str]) -> bool:
+        """Run `child` to its end, leaving nothing behind; True when it timed out."""
+        grace = self._options.kill_grace
+        timed_out = False
+        if not await self._wait(child, limit):
+            timed_out = child.hit is None
+            if timed_out:
+                notes.append(f"[timed out after {limit:g} s; the process group was killed]")
+            await child.stop(grace)
+        elif signal_group(child.pid, 0):
+            # Leftovers in the group (`server &`) would outlive the call: stop them.
+            notes.append(
+                "[stopped the background processes it left running; "
+                "run long-lived commands in background mode]"
+            )
+            await child.stop(grace)
+        elif not self._namespaced and child.cgroup is not None and child.cgroup.alive():
+            notes.append("[killed the processes it left running outside its process group]")
+        child.end_cgroup()  # a `setsid` daemon, which the group signals never reach
+        if not await child.settle(grace):
+            notes.append("[output cut: a process that left the group still holds it open]")
+        return timed_out
 
     async def run(
         self,
@@ -457,32 +289,22 @@ class GroupSandbox:
         timeout: float | None = None,  # noqa: ASYNC109 - enforced on the process group
         env: Mapping[str, str] | None = None,
         spill: SpillWriter | None = None,
+        allow_git_control_writes: bool = False,
     ) -> CommandResult:
+        """Run `command` to its end. `allow_git_control_writes`: only when the person
+        approved this very command writing `.git/hooks` or `.git/config` (bwrap mounts
+        them read-only otherwise). A command a limit killed raises `SandboxError`."""
         options = self._options
         limit = options.timeout if timeout is None else timeout
         if not limit > 0:
             raise SandboxError(f"timeout must be positive, got {timeout}")
         started = time.perf_counter()
         capture = Capture(options.output_limit, options.spill_limit if spill else 0)
-        child = await self._spawn(command, env, capture.feed)
+        child = await self._spawn(command, env, capture.feed, allow_git_control_writes)
         self._running.add(child)
         notes: list[str] = []
-        timed_out = False
         try:
-            done, _ = await asyncio.wait((child.exited,), timeout=limit)
-            if not done:
-                timed_out = True
-                notes.append(f"[timed out after {limit:g} s; the process group was killed]")
-                await child.stop(options.kill_grace)
-            elif signal_group(child.pid, 0):
-                # Leftovers in the group (`server &`) would outlive the call: stop them.
-                notes.append(
-                    "[stopped the background processes it left running; "
-                    "run long-lived commands in background mode]"
-                )
-                await child.stop(options.kill_grace)
-            if not await child.settle(options.kill_grace):
-                notes.append("[output cut: a process that left the group still holds it open]")
+            timed_out = await self._finish(child, limit, notes)
         except BaseException:
             # Cancelled (or failed) mid-run: never leave the group behind.
             with contextlib.suppress(asyncio.CancelledError):
@@ -492,6 +314,11 @@ class GroupSandbox:
             self._running.discard(child)
         capture.finish()
         output = capture.text()
+        code = TIMEOUT_EXIT_CODE if timed_out else child.returncode
+        assert code is not None
+        raise_for_limit(child, code, output, options.limits)
+        if code != 0 and (child.cgroup is None or child.cgroup.memory is None):
+            notes.extend(memory_rlimit_note(code, output, options.limits))
         spill_path = None
         if capture.truncated and spill is not None:
             try:
@@ -501,8 +328,6 @@ class GroupSandbox:
                 notes.append(f"[full output not saved: {exc}]")
         if notes:
             output = "\n".join((output.rstrip("\n"), *notes)) if output else "\n".join(notes)
-        code = TIMEOUT_EXIT_CODE if timed_out else child.returncode
-        assert code is not None
         return CommandResult(
             exit_code=code,
             output=output,
@@ -512,10 +337,16 @@ class GroupSandbox:
             spill_path=spill_path,
         )
 
-    async def start(self, command: str, *, env: Mapping[str, str] | None = None) -> ProcessInfo:
+    async def start(
+        self,
+        command: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        allow_git_control_writes: bool = False,
+    ) -> ProcessInfo:
         self._make_room()
         ring = OutputRing(self._options.buffer_limit)
-        child = await self._spawn(command, env, ring.feed)
+        child = await self._spawn(command, env, ring.feed, allow_git_control_writes)
         child.end_with_leader()
         self._job_count += 1
         job = _Background(f"p{self._job_count}", command, child, ring, self._clock())
@@ -593,6 +424,7 @@ class GroupSandboxProvider:
         self._base_env = dict(base_env)
         self._options = options or SandboxOptions()
         self._clock = clock
+        self._cgroups = shared_cgroups()
         self._sandboxes: dict[tuple[str, str, bool, Reach | None], GroupSandbox] = {}
 
     def _make(self, working_dir: str, network: bool, reach: Reach | None) -> GroupSandbox:
@@ -611,3 +443,4 @@ class GroupSandboxProvider:
         sandboxes = list(self._sandboxes.values())
         self._sandboxes.clear()
         await asyncio.gather(*(sandbox.aclose() for sandbox in sandboxes))
+        self._cgroups.clear()
