@@ -156,7 +156,9 @@ class _Planner:
         (a missing hooks dir becomes an empty read-only one, so none can be created)."""
         roots = [r for r in self.roots if Path(r).is_dir()]
         for path in git_control_paths(roots):
-            if not self.visible(path) or not self.reach.writable(path) or self.reach.denied(path):
+            in_writable_root = any(within(path, root) for root in self.reach.write)
+            # (Not `reach.writable`: the reach itself marks git's controls write-protected.)
+            if not self.visible(path) or not in_writable_root or self.reach.denied(path):
                 continue
             if os.path.lexists(path):
                 self.ops.append(_Op(path, _MASK, ("--ro-bind", path, path)))
