@@ -41,7 +41,9 @@ network = {network}
 read = ["."]
 write = ["."]
 """
-APPROVALS = '{"version": 1, "always": [], "always_deny": []}\n'
+# The person approved the harmless `execute_code` breather for good (on local it would ask,
+# and every failed step counts towards the circuit breaker), and nothing else.
+APPROVALS = '{"version": 1, "always": ["python3 -c \'print(1)\'"], "always_deny": []}\n'
 SOUL = "You are a careful assistant. Integrity marker {marker}.\n"
 MEMORY = "The project uses tabs. Integrity marker {marker}.\n"
 
