@@ -27,7 +27,16 @@ from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
 from seam.contracts.guardrail import Classification, Verdict
-from seam.plugins.guardrail.allowlist import Doubt, Kind, prove, risky_assignment, widest
+from seam.plugins.guardrail.allowlist import (
+    ANY_ARGUMENTS,
+    Doubt,
+    Kind,
+    prove,
+    risky_assignment,
+    widest,
+)
+from seam.plugins.guardrail.confine import outside
+from seam.plugins.guardrail.grammar import evaluates, prints_environment
 from seam.plugins.guardrail.normalize import (
     SHELLS,
     canonical_path,
@@ -114,7 +123,7 @@ class CommandClassifier:
         text = strip_ansi(command)
         walk = _Walk(self)
         if cwd:
-            walk.cwd = canonical_path(cwd, home=self.home, cwd=None)
+            walk.cwd = walk.root = canonical_path(cwd, home=self.home, cwd=None)
         try:
             normalized = walk.script(text, depth=0, bulk=False)
         except OverBudget as exc:
@@ -138,10 +147,18 @@ class CommandClassifier:
             normalized = text
         verdict, rule, reason = walk.result()
         read_only = verdict == "safe" and walk.kind == "read" and not walk.allowed_by
+        read_only = read_only and not walk.unconfined
         return Classification(verdict, rule, reason, normalized, read_only)
 
 
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+# Decoders: text that reaches a command's words or a wrapper through one was hidden on
+# purpose (`cat $(echo fi9z... | base64 -d)`), so what it names cannot be seen.
+_DECODER = re.compile(
+    r"\b(?:base(?:64|32)|basenc)\b[^|;&]*\s(?:-\w*d|--decode|-D)\b|\bxxd\b[^|;&]*\s-\w*r"
+    r"|\brev\b|\buudecode\b|\bopenssl\b[^|;&]*\s-d\b|\bgzip\s+-d|\bgunzip\b|\bzcat\b"
+    r"|\btr\s+['\"]?(?:a-z|A-Z|a-zA-Z)['\"]?\s+['\"]?[n-zN-Z]"
+)
 PROTECTED_RULE = "floor:seam-home"
 PROTECTED_REASON = "touches Seam's own files (approvals, config, personalities, transcripts)"
 _HOME_VARS = re.compile(r"\$\{?(HOME|SEAM_HOME)\}?(?![\w])")
@@ -251,6 +268,9 @@ class _Walk:
         "finding",
         "kind",
         "malformed",
+        "proofs",
+        "root",
+        "unconfined",
         "variables",
         "written",
     )
@@ -265,6 +285,9 @@ class _Walk:
         self.allowed_by = ""
         self.variables: dict[str, str] = {}
         self.cwd: str | None = None
+        self.root: str | None = None  # where the command starts, canonical, when known
+        self.proofs: dict[str, Kind] = {}  # each simple command's proof, by program
+        self.unconfined = ""  # the first word that reads outside the working directory
         self.downloads: set[str] = set()  # files a downloader wrote earlier in the script
         self.written: dict[str, str] = {}  # scripts written earlier (`echo .. > x.sh`), by path
 
@@ -277,7 +300,9 @@ class _Walk:
             return self.finding
         if self.allowed_by:
             return "safe", f"user:allow:{self.allowed_by}", "matches an allow rule in your config"
-        return "safe", "default:safe", "no rule matched"
+        # Nothing doubted: every simple command was proven, and the rule says how.
+        proofs = " · ".join(f"{name}: {kind}" for name, kind in self.proofs.items())
+        return "safe", f"proof:{self.kind}", proofs or "nothing runs"
 
     def spend(self) -> None:
         if time.thread_time() > self.deadline:
@@ -293,6 +318,8 @@ class _Walk:
             if rule.pattern.search(text):
                 self.note("forbidden", rule.name, rule.reason)
         parsed = parse(text, deadline=self.deadline)
+        if parsed.evaluates:
+            self.note("needs_approval", "allow:evaluates", parsed.evaluates)
         if depth == 0 and parsed.compound:
             self.malformed = True  # shown as written: the flat form would lose the loop
         if parsed.problem:
@@ -332,6 +359,9 @@ class _Walk:
             elif pipeline.separator == "&":
                 out.append(" &")
         for substitution in dict.fromkeys(parsed.substitutions):  # each distinct one once
+            if _DECODER.search(substitution):
+                reason = "a word is decoded from a hidden form at run time"
+                self.note("needs_approval", "allow:encoded", reason)
             self.script(substitution, depth=depth + 1, bulk=bulk)
         if saved is not None:
             self.cwd, self.variables = saved
@@ -476,17 +506,48 @@ class _Walk:
             if rule.test(cmd):
                 self.note("needs_approval", rule.name, rule.reason)
                 return
+        self.judge(cmd)
+
+    def judge(self, cmd: Cmd) -> None:
+        """The allowlist's judgement of one command, turned into the walk's findings: a
+        doubt, a write or an evaluating builtin asks; a proof is recorded (and whether
+        what it reads stays inside the working directory)."""
+        name = cmd.argv0 or cmd.name or "redirection"
+        evaluating = evaluates(cmd)
+        if evaluating is not None:
+            self.note("needs_approval", "allow:evaluates", f"{name}: {evaluating}")
+            return
         judged = prove(cmd)
         if isinstance(judged, Doubt):
-            name = cmd.argv0 or cmd.name
             self.note("needs_approval", judged.rule, f"{name}: {judged.reason}")
             return
-        if any(p not in _DEVICES for p in cmd.writes) or cmd.bulk:
-            # A write, or arguments nobody has seen yet (xargs, find -exec).
-            judged = widest(judged, "write")
+        written = [p for p in cmd.writes if p not in _DEVICES]
+        if judged == "write" or written:
+            what = "changes files" if judged == "write" else f"writes {written[0]}"
+            self.note("needs_approval", "allow:changes-files", f"{name}: {what}")
+            return
+        if cmd.bulk and any(_DECODER.search(render((u.name, *u.args))) for u in cmd.upstream):
+            reason = f"{name}: runs on text decoded from a hidden form"
+            self.note("needs_approval", "allow:encoded", reason)
+            return
+        if cmd.bulk and (judged != "read" or cmd.name not in ANY_ARGUMENTS):
+            reason = f"{name}: runs once per input item, with arguments nobody has seen"
+            self.note("needs_approval", "allow:unseen-arguments", reason)
+            return
+        if judged == "run" and any(a.startswith(("<(", ">(")) for a in cmd.args):
+            reason = f"{name}: runs what another command prints"
+            self.note("needs_approval", "allow:runs-output", reason)
+            return
         if _SECRET_READ.search(" ".join((*_not_logins(cmd), *(r.target for r in cmd.redirects)))):
             reason = "reads credentials (ssh keys, cloud or password files)"
             self.note("needs_approval", "pattern:secret-read", reason)
+            return
+        if not self.unconfined:
+            if cmd.bulk or prints_environment(cmd):
+                self.unconfined = cmd.name
+            else:
+                self.unconfined = outside(cmd, self.root)
+        self.proofs.setdefault(cmd.name or name, judged)
         self.kind = widest(self.kind, judged)
 
     def protected(self, cmd: Cmd) -> str:

@@ -63,6 +63,9 @@ class Script:
     problem: str = ""  # why the text is not valid shell (e.g. an unclosed quote)
     # It has loops, conditionals, groups or functions, which the pipelines do not show.
     compound: bool = False
+    # The first construct that evaluates text as code (arithmetic on names, `${x@P}`,
+    # a function definition, `[[ -v ]]`), as a reason; "" when there is none.
+    evaluates: str = ""
 
 
 def decode_c_escapes(text: str) -> str:
@@ -440,9 +443,11 @@ def _show(word: str) -> str:
     return quote(word)
 
 
-def _substitutions(reader: _Reader, root: Node) -> list[str]:
-    """The bodies of the outermost `$(...)`, backticks and `<(...)`/`>(...)`: they run."""
+def _substitutions(reader: _Reader, root: Node) -> tuple[list[str], str]:
+    """The bodies of the outermost `$(...)`, backticks and `<(...)`/`>(...)` (they run),
+    and the first construct outside them that evaluates code (see `_evaluation`)."""
     found: list[str] = []
+    evaluates = ""
     stack = [root]
     while stack:
         reader.spend()
@@ -454,8 +459,58 @@ def _substitutions(reader: _Reader, root: Node) -> list[str]:
                 inner = inner.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\")
             found.append(inner)
             continue
+        if not evaluates and node.type in _EVALUATING:
+            evaluates = _evaluation(reader, node)
         stack.extend(reversed(node.children))
-    return found
+    return found, evaluates
+
+
+_EVALUATING = frozenset(
+    {"function_definition", "compound_statement", "c_style_for_statement", "expansion"}
+    | {"arithmetic_expansion", "variable_assignment", "test_command"}
+)
+# Arithmetic on literal numbers only: names in arithmetic are evaluated recursively, and a
+# value such as `a[$(cmd)]` runs the command.
+_LITERAL_ARITHMETIC = re.compile(r"\$(?:\(\(|\[)[\d\s+*/%<>=!&|^~?:()-]*(?:\)\)|\])")
+# `${name}`, `${#name}`, defaults, pattern removal and replacement, case changes and literal
+# substrings; not `${!ref}`, `${x@P}`, or subscripts and offsets that are arithmetic.
+_PLAIN_EXPANSION = re.compile(
+    r"\$\{#?(?:[A-Za-z_]\w*|\d+|[@*#?$-])(?:\[(?:\d+|@|\*)\])?"
+    r"(?:(?::?[-=+?]|##?|%%?|//?|/#|/%|\^\^?|,,?).*|:\d+(?::\d+)?)?\}",
+    re.DOTALL,
+)
+_SUBSCRIPTED = re.compile(r"[A-Za-z_]\w*\[(?!\d+\]|@\]|\*\])")
+_TEST_ARITHMETIC = re.compile(r"(\S+)\s+-(?:eq|ne|lt|le|gt|ge)\s+(\S+)")
+_NUMBER = re.compile(r"[\"']?-?\d+[\"']?")
+
+
+def _evaluation(reader: _Reader, node: Node) -> str:
+    """Why `node` evaluates code the words do not show, or ""."""
+    kind = node.type
+    text = reader.text(node)
+    if kind == "function_definition":
+        return "defines a function (a later word may call it)"
+    if kind == "c_style_for_statement":
+        return "an arithmetic for loop evaluates names"
+    if kind == "compound_statement":
+        first = node.children[0].type if node.children else ""
+        return "an arithmetic command (( )) evaluates names" if first == "((" else ""
+    if kind == "arithmetic_expansion":
+        plain = _LITERAL_ARITHMETIC.fullmatch(text) is not None
+        return "" if plain else "arithmetic expansion evaluates names and subscripts"
+    if kind == "expansion":
+        plain = _PLAIN_EXPANSION.fullmatch(text) is not None
+        return "" if plain else f"the expansion {text[:30]} evaluates (indirection, @, offsets)"
+    if kind == "variable_assignment":
+        name = text.partition("=")[0]
+        return "an assignment to a computed subscript" if _SUBSCRIPTED.match(name) else ""
+    # [[ ]]: -v evaluates a subscript; -eq and friends evaluate both sides as arithmetic.
+    if re.search(r"(?:^|\s)-[vR]\s", text):
+        return "[[ -v ]] evaluates an array subscript"
+    for left, right in _TEST_ARITHMETIC.findall(text):
+        if not (_NUMBER.fullmatch(left) and _NUMBER.fullmatch(right)):
+            return "[[ ... -eq ... ]] evaluates both sides as arithmetic"
+    return ""
 
 
 # Nodes whose children do not cover their text (the rest is their content, not syntax).
@@ -546,8 +601,8 @@ def parse(text: str, *, deadline: float | None = None) -> Script:
     if not reader.problem and (lost := _skipped(reader, root)):
         reader.fail(f"the parser skipped {lost[:40]!r}")
     pipelines = _pipelines(reader.items)
-    substitutions = tuple(_substitutions(reader, root))
-    return Script(pipelines, substitutions, reader.problem, reader.compound)
+    found, evaluates = _substitutions(reader, root)
+    return Script(pipelines, tuple(found), reader.problem, reader.compound, evaluates)
 
 
 def _pipelines(items: list[Simple | str]) -> tuple[Pipeline, ...]:
