@@ -966,6 +966,13 @@ _GIT_LISTING = {
     "stash": frozenset({"list", "show"}),
     "worktree": frozenset({"list"}),
 }
+# Actions whose operands only pick what to show.
+_GIT_SHOWING = {
+    "remote": ("show", "get-url"),
+    "stash": ("list", "show"),
+    "worktree": ("list",),
+    "notes": ("list", "show"),
+}
 _GIT_RUNS = {
     # Options that make git run a program of the caller's choosing.
     "rebase": ("-x", "--exec"),
@@ -1073,6 +1080,10 @@ def _git(cmd: Cmd) -> Judgement:
         return _REPO_READ
     if sub == "ls-remote":
         return "run"  # the network
+    if rest and rest[0] in _GIT_SHOWING.get(sub, ()):
+        return _REPO_READ  # `git remote show origin`, `git stash show -p`
+    if sub == "clean" and set(rest) & {"-n", "--dry-run"} and not _has(cmd, "-f", "--force"):
+        return _REPO_READ
     listing = _GIT_LISTING.get(sub)
     if listing is not None:
         return (

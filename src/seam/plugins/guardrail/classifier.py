@@ -152,6 +152,7 @@ class CommandClassifier:
 
 
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+CHANGES_FILES = "allow:changes-files"
 # Decoders: text that reaches a command's words or a wrapper through one was hidden on
 # purpose (`cat $(echo fi9z... | base64 -d)`), so what it names cannot be seen.
 _DECODER = re.compile(
@@ -292,7 +293,12 @@ class _Walk:
         self.written: dict[str, str] = {}  # scripts written earlier (`echo .. > x.sh`), by path
 
     def note(self, verdict: Verdict, rule: str, reason: str) -> None:
-        if self.finding is None or _SEVERITY[verdict] > _SEVERITY[self.finding[0]]:
+        """Keep the most severe finding, the first of its severity; a plain change of
+        files gives way to a more specific reason to ask (`curl -o x && sh x`)."""
+        found = self.finding
+        if found is None or _SEVERITY[verdict] > _SEVERITY[found[0]]:
+            self.finding = (verdict, rule, reason)
+        elif found[1] == CHANGES_FILES and verdict == found[0] and rule != CHANGES_FILES:
             self.finding = (verdict, rule, reason)
 
     def result(self) -> tuple[Verdict, str, str]:
@@ -430,7 +436,11 @@ class _Walk:
             if whole is not None:
                 for script in whole.scripts:
                     self.script(script, depth=depth + 1, bulk=bulk or whole.bulk)
-        self.check(cmd, shown, resolved)
+        dynamic = None
+        if simple.expanding is not None:
+            expanded_words = (self.expand(w) for w in simple.expanding)
+            dynamic = frozenset(w for w in expanded_words if "$" in w or "`" in w)
+        self.check(cmd, shown, resolved, dynamic)
         return shown, innermost or cmd
 
     def cmd(
@@ -478,7 +488,10 @@ class _Walk:
         if text is not None:
             self.script(text, depth=depth + 1, bulk=bulk)
 
-    def check(self, cmd: Cmd, shown: str, resolved: str) -> None:
+    def check(
+        self, cmd: Cmd, shown: str, resolved: str, dynamic: frozenset[str] | None = None
+    ) -> None:
+        """`dynamic`: the words the shell will expand at run time (None: unknown)."""
         if self.finding is not None and self.finding[0] == "forbidden":
             return  # nothing can make it worse
         classifier = self.classifier
@@ -506,9 +519,9 @@ class _Walk:
             if rule.test(cmd):
                 self.note("needs_approval", rule.name, rule.reason)
                 return
-        self.judge(cmd)
+        self.judge(cmd, dynamic)
 
-    def judge(self, cmd: Cmd) -> None:
+    def judge(self, cmd: Cmd, dynamic: frozenset[str] | None = None) -> None:
         """The allowlist's judgement of one command, turned into the walk's findings: a
         doubt, a write or an evaluating builtin asks; a proof is recorded (and whether
         what it reads stays inside the working directory)."""
@@ -524,7 +537,7 @@ class _Walk:
         written = [p for p in cmd.writes if p not in _DEVICES]
         if judged == "write" or written:
             what = "changes files" if judged == "write" else f"writes {written[0]}"
-            self.note("needs_approval", "allow:changes-files", f"{name}: {what}")
+            self.note("needs_approval", CHANGES_FILES, f"{name}: {what}")
             return
         if cmd.bulk and any(_DECODER.search(render((u.name, *u.args))) for u in cmd.upstream):
             reason = f"{name}: runs on text decoded from a hidden form"
@@ -546,7 +559,7 @@ class _Walk:
             if cmd.bulk or prints_environment(cmd):
                 self.unconfined = cmd.name
             else:
-                self.unconfined = outside(cmd, self.root)
+                self.unconfined = outside(cmd, self.root, dynamic)
         self.proofs.setdefault(cmd.name or name, judged)
         self.kind = widest(self.kind, judged)
 

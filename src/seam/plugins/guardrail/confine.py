@@ -34,16 +34,18 @@ _DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "
 _PATHLIKE = re.compile(r"^(?:-[-\w]*=)?([~/.].*|[^-].*/.*)$")
 
 
-def outside(cmd: Cmd, root: str | None) -> str:
+def outside(cmd: Cmd, root: str | None, dynamic: frozenset[str] | None = None) -> str:
     """The first word of `cmd` that reaches outside `root` (the canonical directory the
     command starts in, None when unknown) and outside the harmless system locations, or
-    "" when every word stays in."""
+    "" when every word stays in. `dynamic`: the words the shell expands at run time (None
+    when unknown: then any word with a `$` is taken to be one)."""
     words = list(cmd.args)
     words += [r.target for r in cmd.redirects if r.op in ("<", "<>")]
     if cmd.name in ("cd", "pushd", "popd") and not [a for a in cmd.args if a != "--"]:
         return cmd.name  # home, or a directory from the stack
     for word in words:
-        if "$" in word or "`" in word or word.startswith(("<(", ">(")):
+        computed = ("$" in word or "`" in word) if dynamic is None else word in dynamic
+        if computed or word.startswith(("<(", ">(")):
             return word  # a path computed at run time
         match = _PATHLIKE.match(word)
         if match is not None and not _confined(cmd, match.group(1), root):

@@ -47,6 +47,9 @@ class Simple:
     # The command as written, minus here-document bodies, with quoting normalised: literal
     # text single-quoted (or bare), expansions as written. Empty when built by hand.
     shown: str = ""
+    # The words holding an expansion the shell performs (`$x`, `$(...)`, not `'$1'`).
+    # None when unknown (built by hand): then every word with a `$` counts.
+    expanding: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +310,9 @@ class _Reader:
             [*(quote_literal(a) for a in assignments), *(_show(w) for w in words)]
             + [r.shown for r in all_redirects]
         )
-        self.items.append(Simple(tuple(words), tuple(assignments), all_redirects, shown))
+        expanding = frozenset(self.expanding(parts))
+        simple = Simple(tuple(words), tuple(assignments), all_redirects, shown, expanding)
+        self.items.append(simple)
         self.tail(tail)
 
     def assignment(self, node: Node) -> str:
@@ -331,6 +336,19 @@ class _Reader:
             group.append(part)
         if group:
             out.extend(self.joined(group))
+        return out
+
+    def expanding(self, parts: list[Node]) -> list[str]:
+        """The words (as `words` gives them) in which the shell expands something."""
+        out: list[str] = []
+        group: list[Node] = []
+        for part in [*parts, None]:
+            if part is None or (group and part.start_byte != group[-1].end_byte):
+                if any(_expands(n) for n in group):
+                    out.extend(self.joined(group))
+                group = []
+            if part is not None:
+                group.append(part)
         return out
 
     def joined(self, group: list[Node]) -> list[str]:
@@ -417,6 +435,20 @@ class _Reader:
                 tail.append(child)
         shown = f"{op}'{delimiter}'" if quoted else f"{op}{delimiter}"
         return [Redirect(op, delimiter, body, shown), *found]
+
+
+_EXPANSIONS = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "process_substitution"}
+    | {"arithmetic_expansion"}
+)
+
+
+def _expands(node: Node) -> bool:
+    if node.type in _EXPANSIONS:
+        return True
+    if node.type in ("raw_string", "ansi_c_string", "word"):
+        return False
+    return any(_expands(child) for child in node.children)
 
 
 def _string_text(reader: _Reader, node: Node, pieces: list[str]) -> str:
