@@ -238,6 +238,13 @@ _RISKY_VARIABLE = re.compile(
     r"|GIT_\w+|SSH_ASKPASS|SUDO_ASKPASS|\w*_COMMAND|PYTHON(?:STARTUP|PATH|HOME|INSPECT)"
     r"|NODE_OPTIONS|NODE_PATH|PERL5?OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|MAKEFLAGS|MFLAGS"
     r"|MAKEFILES|RUSTC_WRAPPER|RUSTC|CARGO_\w+|CC|CXX|LD|SHELL|TERMINFO|SEAM_\w+"
+    r"|IFS|HOME|ZDOTDIR|INPUTRC|GCONV_PATH|GO(?!OS$|ARCH$|MAXPROCS$|DEBUG$)\w+|RUSTC\w*"
+    r"|RUSTFLAGS|RUSTDOCFLAGS|RUSTUP_\w+|RUBY\w+"
+    r"|PYTHON(?!UNBUFFERED$|DONTWRITEBYTECODE$|HASHSEED$|UTF8$|IOENCODING$)\w+"
+    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|TAR_OPTIONS|LESS\w*"
+    r"|MANOPT|XDG_\w+|OPENSSL_\w+|NPM_CONFIG_\w+|npm_config_\w+|PIP_\w+|UV_\w+|VIMINIT"
+    r"|EXINIT|RIPGREP_CONFIG_PATH|GZIP|BZIP2?|XZ_OPT|ZSTD_\w+|C(?:XX|PP)?FLAGS|LDFLAGS"
+    r"|\w+_(?:OPTS|OPTIONS|FLAGS|PATH|CMD|COMMAND|PROGRAM|PROG|HOOK|HOOKS|SHELL|EXEC|WRAPPER)"
 )
 
 
@@ -1278,7 +1285,7 @@ PROGRAMS: dict[str, Check] = {
     "tree": _writes_if("read", "-o"),
     "man": plain("read", *_MAN_RUNS),
     "info": plain("read", "-o", "--output"),
-    "rg": plain("read", "--pre", "--pre-glob", "--hostname-bin"),
+    "rg": plain("read", "--pre", "--pre-glob", "--hostname-bin", "-z", "--search-zip"),
     "ag": plain("read", "--pager"),
     "ack": plain("read", "--pager"),
     "bat": plain("read", "--pager"),

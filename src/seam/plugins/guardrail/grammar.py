@@ -88,6 +88,8 @@ def evaluates(cmd: Cmd) -> str | None:
         return "runs a completion command or function"
     if name == "printf" and any(a.startswith("-v") for a in args):
         return "printf -v assigns to a computed name (a subscript runs code)"
+    if name in _PRINTS_WITHOUT_OPERANDS and prints_environment(cmd):
+        return "prints every variable of the shell, API keys among them"
     if name in _DECLARERS:
         return _declaring(args)
     if name in _NAME_TAKERS and any(_SUBSCRIPT.match(a) for a in args):
@@ -110,7 +112,7 @@ def _declaring(args: tuple[str, ...]) -> str | None:
 
 # Printing the environment shows whatever keys the process was given.
 _ENV_PRINTERS = frozenset({"env", "printenv", "envsubst"})
-_PRINTS_WITHOUT_OPERANDS = frozenset({"set", "export", "declare", "typeset", "readonly"})
+_PRINTS_WITHOUT_OPERANDS = frozenset({"set", "export", "declare", "typeset", "readonly", "local"})
 
 
 def prints_environment(cmd: Cmd) -> bool:
@@ -119,9 +121,10 @@ def prints_environment(cmd: Cmd) -> bool:
     name, args = cmd.name, cmd.args
     if name in _ENV_PRINTERS or name in ("history", "compgen"):
         return True
+    if name == "set":
+        return not args
     if name in _PRINTS_WITHOUT_OPERANDS:
-        operands = [a for a in args if not a.startswith(("-", "+"))]
-        return not operands or any(a.startswith("-") and "p" in a for a in args)
+        return not [a for a in args if not a.startswith(("-", "+"))]
     return False
 
 
