@@ -20,8 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from seam.plugins.guardrail.grammar import given, long_matches, ps_shows_environment
+from seam.plugins.guardrail.grammar import (
+    given,
+    long_matches,
+    ps_shows_environment,
+    unknown_long,
+)
 from seam.plugins.guardrail.normalize import SHELLS, shell_script
+from seam.plugins.guardrail.options import LONG_OPTIONS, NEGATABLE
 from seam.plugins.guardrail.rules import Cmd
 
 # read: only reads. add: creates something new and overwrites nothing (`mkdir -p`).
@@ -1444,4 +1450,7 @@ def prove(cmd: Cmd) -> Judgement:
     check = PROGRAMS.get(name)
     if check is None:
         return _UNKNOWN
+    known = LONG_OPTIONS.get(name)
+    if known is not None and (unknown := unknown_long(cmd.args, known, name in NEGATABLE)):
+        return _doubt("unknown-option", f"{unknown} is not an option of {name} the guard knows")
     return check(cmd)

@@ -296,9 +296,14 @@ class _Walk:
         """Keep the most severe finding, the first of its severity; a plain change of
         files gives way to a more specific reason to ask (`curl -o x && sh x`)."""
         found = self.finding
-        if found is None or _SEVERITY[verdict] > _SEVERITY[found[0]]:
-            self.finding = (verdict, rule, reason)
-        elif found[1] == CHANGES_FILES and verdict == found[0] and rule != CHANGES_FILES:
+        worse = found is None or _SEVERITY[verdict] > _SEVERITY[found[0]]
+        sharper = (
+            found is not None
+            and found[1] == CHANGES_FILES
+            and verdict == found[0]
+            and rule != CHANGES_FILES
+        )
+        if worse or sharper:
             self.finding = (verdict, rule, reason)
 
     def result(self) -> tuple[Verdict, str, str]:

@@ -46,6 +46,19 @@ def given(args: tuple[str, ...], option: str) -> bool:
     return False
 
 
+def unknown_long(args: tuple[str, ...], known: frozenset[str], negatable: bool) -> str:
+    """The first long option in `args` that could mean none of `known` (an option this
+    version of the program may have that the guard has not read), or ""."""
+    for arg in args:
+        if arg == "--":
+            return ""
+        if not arg.startswith("--") or (negatable and arg.startswith("--no-")):
+            continue
+        if not any(long_matches(arg, option) for option in known):
+            return long_name(arg)
+    return ""
+
+
 # --- builtins that evaluate code -------------------------------------------------------------
 
 # Always evaluate or replace the shell: what they run is text the guard cannot see whole.
