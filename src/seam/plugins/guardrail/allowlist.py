@@ -1098,6 +1098,8 @@ def _git(cmd: Cmd) -> Judgement:
     if sub == "clean" and set(rest) & {"-n", "--dry-run"} and not _has(cmd, "-f", "--force"):
         return _REPO_READ
     listing = _GIT_LISTING.get(sub)
+    if sub == "stash" and not rest:
+        return "write"  # `git stash` is `git stash push`: it reverts the working tree
     if listing is not None:
         return (
             _REPO_READ if all(a in listing or a.startswith("--format") for a in rest) else "write"
