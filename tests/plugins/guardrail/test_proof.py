@@ -301,6 +301,7 @@ def test_decoded_words_and_shells_reading_another_commands_output_ask() -> None:
         "wc -l *.py",
         "cat /home/me/project/README.md",
         "awk '{print $1}' f",
+        "env X=1 ls",
     ],
 )
 def test_reads_inside_the_project_or_system_locations_are_read_only(command: str) -> None:
@@ -327,7 +328,10 @@ def test_reads_inside_the_project_or_system_locations_are_read_only(command: str
         "cat $F",
         "cat <(ls)",
         "env",
+        "env -u X",
         "printenv OPENAI_API_KEY",
+        "sleep 100 &",
+        "ls & disown",
         "history | tail",
         "grep -r key /var/lib",
         "find / -name '*.pem'",

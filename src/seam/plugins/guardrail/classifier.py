@@ -369,6 +369,8 @@ class _Walk:
                 out.append("\n" if bodies and joiner == "; " else joiner)
             elif pipeline.separator == "&":
                 out.append(" &")
+            if pipeline.separator == "&" and not self.unconfined:
+                self.unconfined = "&"  # it outlives the call: not for an unisolated run
         for substitution in dict.fromkeys(parsed.substitutions):  # each distinct one once
             if _DECODER.search(substitution):
                 reason = "a word is decoded from a hidden form at run time"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.normalize import unwrap
 from seam.plugins.guardrail.rules import Cmd
 
 
@@ -132,6 +133,9 @@ def prints_environment(cmd: Cmd) -> bool:
     """`env`, `printenv`, `set`, `export -p`, `declare -p`, `ps e`: the environment, where
     API keys live."""
     name, args = cmd.name, cmd.args
+    if name == "env":  # `env X=1 cmd` runs cmd (judged on its own); bare `env` prints
+        inner = unwrap(name, args)
+        return inner is None or (not any(inner.commands) and not inner.scripts)
     if name in _ENV_PRINTERS or name in ("history", "compgen"):
         return True
     if name == "set":
