@@ -371,14 +371,19 @@ class _Walk:
                 out.append(" &")
             if pipeline.separator == "&" and not self.unconfined:
                 self.unconfined = "&"  # it outlives the call: not for an unisolated run
-        for substitution in dict.fromkeys(parsed.substitutions):  # each distinct one once
-            if _DECODER.search(substitution):
-                reason = "a word is decoded from a hidden form at run time"
-                self.note("needs_approval", "allow:encoded", reason)
-            self.script(substitution, depth=depth + 1, bulk=bulk)
+        self.substitutions(parsed.substitutions, depth=depth, bulk=bulk)
         if saved is not None:
             self.cwd, self.variables = saved
         return "".join(out)
+
+    def substitutions(self, bodies: tuple[str, ...], *, depth: int, bulk: bool) -> None:
+        """Each distinct `$(...)`, backtick or `<(...)` body, judged once; one that decodes
+        hidden text (`$(echo fi9z.. | base64 -d)`) asks, whatever it decodes to."""
+        for body in dict.fromkeys(bodies):
+            if _DECODER.search(body):
+                reason = "a word is decoded from a hidden form at run time"
+                self.note("needs_approval", "allow:encoded", reason)
+            self.script(body, depth=depth + 1, bulk=bulk)
 
     def simple(
         self,
@@ -395,11 +400,7 @@ class _Walk:
             self.note("needs_approval", "parse:too-deep", "commands nested too deeply to check")
             return "", None
         self.spend()
-        for assignment in simple.assignments:
-            if risky_assignment(assignment):
-                name = assignment.partition("=")[0]
-                reason = f"sets {name}, a variable that makes programs run other code"
-                self.note("needs_approval", "allow:risky-variable", reason)
+        self.risky_assignments(simple.assignments)
         expanded = tuple(self.expand(w) for w in simple.words)
         words = self.split(simple.words, expanded)
         shown = simple.shown or render(words)
@@ -443,12 +444,23 @@ class _Walk:
             if whole is not None:
                 for script in whole.scripts:
                     self.script(script, depth=depth + 1, bulk=bulk or whole.bulk)
-        dynamic = None
-        if simple.expanding is not None:
-            expanded_words = (self.expand(w) for w in simple.expanding)
-            dynamic = frozenset(w for w in expanded_words if "$" in w or "`" in w)
-        self.check(cmd, shown, resolved, dynamic)
+        self.check(cmd, shown, resolved, self.dynamic(simple))
         return shown, innermost or cmd
+
+    def risky_assignments(self, assignments: tuple[str, ...]) -> None:
+        for assignment in assignments:
+            if risky_assignment(assignment):
+                name = assignment.partition("=")[0]
+                reason = f"sets {name}, a variable that makes programs run other code"
+                self.note("needs_approval", "allow:risky-variable", reason)
+
+    def dynamic(self, simple: Simple) -> frozenset[str] | None:
+        """The words of `simple` the shell will still expand at run time (what `expand`
+        could not resolve); None when the parser did not say which words expand."""
+        if simple.expanding is None:
+            return None
+        expanded = (self.expand(w) for w in simple.expanding)
+        return frozenset(w for w in expanded if "$" in w or "`" in w)
 
     def cmd(
         self,

@@ -20,6 +20,8 @@ from itertools import pairwise
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
+from seam.plugins.guardrail.evaluation import EVALUATING, evaluation
+
 REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", "<<", "<>", "<&", ">>", ">&", ">|", "<", ">"})
 _PIPES = frozenset({"|", "|&"})
 _C_ESCAPES = {
@@ -491,58 +493,11 @@ def _substitutions(reader: _Reader, root: Node) -> tuple[list[str], str]:
                 inner = inner.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\")
             found.append(inner)
             continue
-        if not evaluates and node.type in _EVALUATING:
-            evaluates = _evaluation(reader, node)
+        if not evaluates and node.type in EVALUATING:
+            head = node.children[0].type if node.children else ""
+            evaluates = evaluation(node.type, reader.text(node), head)
         stack.extend(reversed(node.children))
     return found, evaluates
-
-
-_EVALUATING = frozenset(
-    {"function_definition", "compound_statement", "c_style_for_statement", "expansion"}
-    | {"arithmetic_expansion", "variable_assignment", "test_command"}
-)
-# Arithmetic on literal numbers only: names in arithmetic are evaluated recursively, and a
-# value such as `a[$(cmd)]` runs the command.
-_LITERAL_ARITHMETIC = re.compile(r"\$(?:\(\(|\[)[\d\s+*/%<>=!&|^~?:()-]*(?:\)\)|\])")
-# `${name}`, `${#name}`, defaults, pattern removal and replacement, case changes and literal
-# substrings; not `${!ref}`, `${x@P}`, or subscripts and offsets that are arithmetic.
-_PLAIN_EXPANSION = re.compile(
-    r"\$\{#?(?:[A-Za-z_]\w*|\d+|[@*#?$-])(?:\[(?:\d+|@|\*)\])?"
-    r"(?:(?::?[-=+?]|##?|%%?|//?|/#|/%|\^\^?|,,?).*|:\d+(?::\d+)?)?\}",
-    re.DOTALL,
-)
-_SUBSCRIPTED = re.compile(r"[A-Za-z_]\w*\[(?!\d+\]|@\]|\*\])")
-_TEST_ARITHMETIC = re.compile(r"(\S+)\s+-(?:eq|ne|lt|le|gt|ge)\s+(\S+)")
-_NUMBER = re.compile(r"[\"']?-?\d+[\"']?")
-
-
-def _evaluation(reader: _Reader, node: Node) -> str:
-    """Why `node` evaluates code the words do not show, or ""."""
-    kind = node.type
-    text = reader.text(node)
-    if kind == "function_definition":
-        return "defines a function (a later word may call it)"
-    if kind == "c_style_for_statement":
-        return "an arithmetic for loop evaluates names"
-    if kind == "compound_statement":
-        first = node.children[0].type if node.children else ""
-        return "an arithmetic command (( )) evaluates names" if first == "((" else ""
-    if kind == "arithmetic_expansion":
-        plain = _LITERAL_ARITHMETIC.fullmatch(text) is not None
-        return "" if plain else "arithmetic expansion evaluates names and subscripts"
-    if kind == "expansion":
-        plain = _PLAIN_EXPANSION.fullmatch(text) is not None
-        return "" if plain else f"the expansion {text[:30]} evaluates (indirection, @, offsets)"
-    if kind == "variable_assignment":
-        name = text.partition("=")[0]
-        return "an assignment to a computed subscript" if _SUBSCRIPTED.match(name) else ""
-    # [[ ]]: -v evaluates a subscript; -eq and friends evaluate both sides as arithmetic.
-    if re.search(r"(?:^|\s)-[vR]\s", text):
-        return "[[ -v ]] evaluates an array subscript"
-    for left, right in _TEST_ARITHMETIC.findall(text):
-        if not (_NUMBER.fullmatch(left) and _NUMBER.fullmatch(right)):
-            return "[[ ... -eq ... ]] evaluates both sides as arithmetic"
-    return ""
 
 
 # Nodes whose children do not cover their text (the rest is their content, not syntax).
