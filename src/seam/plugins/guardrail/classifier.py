@@ -22,7 +22,6 @@ import base64
 import binascii
 import posixpath
 import re
-import time
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
@@ -49,6 +48,7 @@ from seam.plugins.guardrail.normalize import (
 )
 from seam.plugins.guardrail.rules import DOWNLOADERS, FLOOR, PATTERNS, TEXT_FLOOR, Cmd, Rule
 from seam.plugins.guardrail.shell import (
+    Clock,
     OverBudget,
     Redirect,
     Simple,
@@ -278,7 +278,7 @@ class _Walk:
 
     def __init__(self, classifier: CommandClassifier) -> None:
         self.classifier = classifier
-        self.deadline = time.thread_time() + classifier.cpu_budget
+        self.deadline = Clock.after(classifier.cpu_budget)
         self.expanded = 0  # characters produced by expansion so far
         self.kind: Kind = "read"  # the widest thing a proven command does
         self.malformed = False  # the command itself could not be parsed
@@ -316,7 +316,7 @@ class _Walk:
         return "safe", f"proof:{self.kind}", proofs or "nothing runs"
 
     def spend(self) -> None:
-        if time.thread_time() > self.deadline:
+        if self.deadline.past():
             raise OverBudget(f"more than {self.classifier.cpu_budget * 1000:g} ms of analysis")
 
     def script(self, text: str, *, depth: int, bulk: bool) -> str:
@@ -696,7 +696,7 @@ class _Walk:
         return word
 
 
-def _fold_echo(match: re.Match[str], deadline: float) -> str:
+def _fold_echo(match: re.Match[str], deadline: Clock) -> str:
     inner = match.group(1) if match.group(1) is not None else match.group(2)
     parsed = parse(inner, deadline=deadline)
     if parsed.problem or parsed.substitutions or len(parsed.pipelines) != 1:

@@ -159,6 +159,34 @@ class OverBudget(Exception):
     """The analysis would cost more than its budget: the command needs approval."""
 
 
+class Clock:
+    """A deadline in the thread's CPU time, checked cheaply. Reading the CPU clock is a
+    system call (several microseconds, often more than the rest of a check); the wall
+    clock is not, and CPU time cannot pass faster than wall time, so the CPU clock is
+    read only once the wall clock says the deadline could have been reached."""
+
+    __slots__ = ("deadline", "wall")
+
+    def __init__(self, deadline: float, now: float | None = None) -> None:
+        self.deadline = deadline  # a `time.thread_time()` value
+        cpu_now = time.thread_time() if now is None else now
+        self.wall = time.perf_counter() + max(0.0, deadline - cpu_now)
+
+    @classmethod
+    def after(cls, budget: float) -> Clock:
+        now = time.thread_time()
+        return cls(now + budget, now)
+
+    def past(self) -> bool:
+        if time.perf_counter() <= self.wall:
+            return False
+        now = time.thread_time()
+        if now > self.deadline:
+            return True
+        self.wall = time.perf_counter() + (self.deadline - now)
+        return False
+
+
 @cache
 def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
@@ -167,7 +195,7 @@ def _parser() -> Parser:
 class _Reader:
     """One walk over a parse tree: simple commands and separators, in order."""
 
-    def __init__(self, source: bytes, deadline: float) -> None:
+    def __init__(self, source: bytes, deadline: Clock) -> None:
         self.source = source
         self.items: list[Simple | str] = []
         self.problem = ""
@@ -177,7 +205,7 @@ class _Reader:
 
     def spend(self) -> None:
         self.walked += 1
-        if self.walked % _CHECK_EVERY == 0 and time.thread_time() > self.deadline:
+        if self.walked % _CHECK_EVERY == 0 and self.deadline.past():
             raise OverBudget("the command is too large to read in time")
 
     def text(self, node: Node) -> str:
@@ -533,12 +561,12 @@ def _skipped(reader: _Reader, root: Node) -> str:
     return ""
 
 
-def _parse(source: bytes, deadline: float) -> Tree:
+def _parse(source: bytes, deadline: Clock) -> Tree:
     """Parse within the deadline: the source is handed over in chunks, and running out of
     time ends it (some inputs make the grammar's scanner very slow)."""
 
     def read(offset: int, _point: object) -> bytes:
-        if time.thread_time() > deadline:
+        if deadline.past():
             raise OverBudget("the command takes too long to parse")
         return source[offset : offset + _CHUNK]
 
@@ -563,12 +591,14 @@ def _parse(source: bytes, deadline: float) -> Tree:
     return tree
 
 
-def parse(text: str, *, deadline: float | None = None) -> Script:
+def parse(text: str, *, deadline: float | Clock | None = None) -> Script:
     """The script's pipelines of simple commands, the substitutions it runs, and what (if
-    anything) made it unreadable. `deadline` (a `time.thread_time()` value) bounds the
-    work; past it, `OverBudget` is raised."""
+    anything) made it unreadable. `deadline` (a `time.thread_time()` value, or a `Clock`)
+    bounds the work; past it, `OverBudget` is raised."""
     if deadline is None:
-        deadline = time.thread_time() + PARSE_BUDGET
+        deadline = Clock.after(PARSE_BUDGET)
+    elif not isinstance(deadline, Clock):
+        deadline = Clock(deadline)
     source = text.encode("utf-8", "surrogatepass")
     tree = _parse(source, deadline)
     if tree.root_node.has_error and _BRACE_WORD.search(text):
