@@ -351,6 +351,10 @@ def test_reads_that_could_reach_a_secret_are_never_read_only(command: str) -> No
         "cat /proc/self/environ",
         "rev ~/.ssh/id_rsa",
         "cut -c1-9 ~/.aws/credentials",
+        "cat .env",
+        "grep API_KEY .env.local",
+        "tr -d ' ' < .env",
+        "cat config/master.key",
     ],
 )
 def test_credential_files_and_environments_ask(command: str) -> None:

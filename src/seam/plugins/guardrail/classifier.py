@@ -172,6 +172,9 @@ _SECRET_READ = re.compile(
     r"|\.cargo/credentials|\.azure/|\.password-store|\.local/share/keyrings|\.mozilla/"
     r"|\.config/(?:gh/|gcloud/|google-chrome/|chromium/|hub\b))"
     r"|/etc/shadow|(?:^|[\s/'\"=:])environ(?:$|[\s'\"])|/proc/[^\s]*/(?:mem|maps)\b"
+    # Secret files wherever they are, the project included (its `.env` holds API keys).
+    r"|(?:^|[\s/'\"=:])(?:\.env(?:\.(?!example|sample|template|dist)[\w.-]+)?|id_(?:rsa|ed25519"
+    r"|ecdsa|dsa)|[\w.-]+\.key|credentials(?:\.json)?|\.netrc|\.pgpass)(?=$|[\s'\"])"
 )
 # Programs that go through whole trees, and the options that make them (empty: always).
 _RECURSIVE: dict[str, frozenset[str]] = {
@@ -571,7 +574,7 @@ class _Walk:
             self.note("needs_approval", "allow:runs-output", reason)
             return
         if _SECRET_READ.search(" ".join((*_not_logins(cmd), *(r.target for r in cmd.redirects)))):
-            reason = "reads credentials (ssh keys, cloud or password files)"
+            reason = "reads credentials (ssh keys, .env, cloud or password files)"
             self.note("needs_approval", "pattern:secret-read", reason)
             return
         if not self.unconfined:
