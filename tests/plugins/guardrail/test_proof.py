@@ -93,7 +93,7 @@ def test_code_evaluating_builtins_and_expansions_are_never_safe(command: str) ->
         "x=$((1 + 2)); echo $x",
         "echo ${HOME:-/tmp} ${#x} ${x%.py} ${x//a/b} ${x^^} ${x:1:2} ${a[0]} ${a[@]}",
         "read -r line < README.md",
-        "printf '%s\\n' a b",
+        "printf '%s\\n' a b 'a[1]'",
         "[[ -f README.md && 1 -eq 1 ]]",
         "test -f README.md",
         "export X=1",

@@ -35,7 +35,7 @@ from seam.plugins.guardrail.allowlist import (
     widest,
 )
 from seam.plugins.guardrail.confine import outside
-from seam.plugins.guardrail.grammar import evaluates, prints_environment
+from seam.plugins.guardrail.grammar import evaluates, prints_environment, prints_variables
 from seam.plugins.guardrail.normalize import (
     SHELLS,
     canonical_path,
@@ -548,6 +548,10 @@ class _Walk:
         doubt, a write or an evaluating builtin asks; a proof is recorded (and whether
         what it reads stays inside the working directory)."""
         name = cmd.argv0 or cmd.name or "redirection"
+        if prints_variables(cmd):
+            reason = f"{name}: prints every variable of the shell, API keys among them"
+            self.note("needs_approval", "allow:prints-environment", reason)
+            return
         evaluating = evaluates(cmd)
         if evaluating is not None:
             self.note("needs_approval", "allow:evaluates", f"{name}: {evaluating}")

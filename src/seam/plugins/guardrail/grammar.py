@@ -84,7 +84,7 @@ _DECLARERS = frozenset({"declare", "typeset", "local", "readonly", "export"})
 _DECLARE_EVAL = frozenset("niaAf")
 # Builtins whose operands are variable names: a subscript in one is arithmetic, and
 # arithmetic runs the command substitutions it meets (`read 'a[$(id)]'`).
-_NAME_TAKERS = frozenset({"read", "unset", "getopts", "wait", "printf", "test", "[", "[["})
+_NAME_TAKERS = frozenset({"read", "unset", "getopts", "wait"})
 _SUBSCRIPT = re.compile(r"[A-Za-z_]\w*\[")
 
 
@@ -102,8 +102,6 @@ def evaluates(cmd: Cmd) -> str | None:
         return "runs a completion command or function"
     if name == "printf" and any(a.startswith("-v") for a in args):
         return "printf -v assigns to a computed name (a subscript runs code)"
-    if name in _PRINTS_WITHOUT_OPERANDS and prints_environment(cmd):
-        return "prints every variable of the shell, API keys among them"
     if name in _DECLARERS:
         return _declaring(args)
     if name in _NAME_TAKERS and any(_SUBSCRIPT.match(a) for a in args):
@@ -127,6 +125,12 @@ def _declaring(args: tuple[str, ...]) -> str | None:
 # Printing the environment shows whatever keys the process was given.
 _ENV_PRINTERS = frozenset({"env", "printenv", "envsubst"})
 _PRINTS_WITHOUT_OPERANDS = frozenset({"set", "export", "declare", "typeset", "readonly", "local"})
+
+
+def prints_variables(cmd: Cmd) -> bool:
+    """`set`, `declare`, `export -p`...: every variable and function of the shell, which
+    the agent has no need to see whole (API keys are among them)."""
+    return cmd.name in _PRINTS_WITHOUT_OPERANDS and prints_environment(cmd)
 
 
 def prints_environment(cmd: Cmd) -> bool:
