@@ -4,7 +4,9 @@ Classifies every command of `tests/plugins/guardrail/corpus_*.txt` (dangerous, e
 everyday changes) and prints, per corpus and per classifier: how many dangerous commands
 were rated `safe`, how many everyday ones were held (needed approval), how many changes
 ran unasked, and the time one classification takes (p50, p99 and max over the commands,
-each command's time being the best of `--repeat` runs, in microseconds of wall time).
+each command's time being the best of `--repeat` runs, in microseconds of the thread's CPU
+time less the cost of reading that clock: on a shared machine, wall time mostly measures
+the other processes).
 
 "after" is this tree's classifier. "before" is the classifier of another checkout (by
 default `/work/main`, when it exists), run in a subprocess with that checkout's `src` first
@@ -55,13 +57,15 @@ def measure(repeat: int) -> dict[str, dict[str, float]]:
         commands = corpus(path.name)
         times: list[float] = []
         verdicts: list[str] = []
+        clock = time.thread_time_ns
+        overhead = min(-clock() + clock() for _ in range(200))
         for command in commands:
-            best = float("inf")
+            best = 10**12
             for _ in range(repeat):
-                start = time.perf_counter()
+                start = clock()
                 found = guard.classify(command, cwd=CWD)
-                best = min(best, time.perf_counter() - start)
-            times.append(best * 1e6)
+                best = min(best, clock() - start - overhead)
+            times.append(best / 1000)
             verdicts.append(found.verdict)
         times.sort()
         figures[name] = {
