@@ -64,7 +64,7 @@ class FakeGate:
         if "rm -rf x" in command:
             verdict = Classification("needs_approval", "pattern:rm-recursive", "deletes", command)
             return GateDecision(False, verdict, "recursive delete denied by the person", "deny")
-        return GateDecision(True, Classification("safe", "default:safe", "ok", command), "safe")
+        return GateDecision(True, Classification("safe", "proof:read", "ok", command), "safe")
 
 
 class Approvals:

@@ -19,12 +19,16 @@ APPROVING: frozenset[str] = frozenset({"once", "session", "always"})
 @dataclass(frozen=True, slots=True)
 class Classification:
     verdict: Verdict
-    rule: str  # the name of the rule that decided, e.g. "floor:rm-root" or "default:safe"
-    reason: str  # one line a person can read
+    # The name of the rule that decided: "floor:rm-root", "allow:changes-files" (the first
+    # part that could not be proven), or "proof:read" / "proof:run" when every part was.
+    rule: str
+    reason: str  # one line a person can read; for a proof, each command's ("ls: read")
     normalized: str  # the command as the classifier saw it
     # True only when the guard proved that every simple command in it only reads (ls, cat,
-    # git status, ...): no writing redirections, no protected paths. Where commands run
-    # without isolation, only these run without the person's approval.
+    # grep, ...), and reads nothing that could be secret: no path outside the working
+    # directory but harmless system ones, no home directory, no other process's /proc, no
+    # environment (env, ps e). Where commands run without isolation, only these run
+    # without the person's approval.
     read_only: bool = False
 
 

@@ -169,7 +169,6 @@ def test_never_safe(command: str) -> None:
         "jq .name package.json",
         "echo hi",
         "cd src && ls",
-        "env",
         "command -v node",
         "rg -l TODO",
         "sqlite3 app.db 'SELECT count(*) FROM t'",
@@ -192,20 +191,35 @@ def test_read_only_commands_are_proven_read_only(command: str) -> None:
         "sed -i s/a/b/ f",
         "git commit -m x",
         "git branch new-feature",
+        "tee out.txt < in.txt",
+        "sort -o out.txt in.txt",
+    ],
+)
+def test_commands_that_change_files_ask(command: str) -> None:
+    """Issue #22: writing is not proven harmless (it can truncate, overwrite or remove
+    what the person keeps), so it needs approval; it used to be `safe`."""
+    found = GUARD.classify(command)
+    assert (found.verdict, found.rule) == ("needs_approval", "allow:changes-files"), found
+    assert not found.read_only
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env",
+        "printenv",
         "python main.py",
         "pytest -q",
         "make test",
         "curl -s https://example.com",
         "cat files | xargs grep x",
-        "tee out.txt < in.txt",
-        "sort -o out.txt in.txt",
         "uv run pytest -q",
         "poetry run python main.py",
         "cargo test",
         "gcc -O2 -o app main.c",
     ],
 )
-def test_commands_that_write_or_run_code_are_safe_but_not_read_only(command: str) -> None:
+def test_commands_that_run_code_or_show_secrets_are_safe_but_not_read_only(command: str) -> None:
     found = GUARD.classify(command)
     assert (found.verdict, found.read_only) == ("safe", False), found
 

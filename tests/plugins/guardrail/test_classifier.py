@@ -30,7 +30,11 @@ def test_the_reported_rule_names_what_decided() -> None:
     assert (found.verdict, found.rule) == ("needs_approval", "pattern:curl-pipe-shell")
     assert found.reason == "runs a script downloaded from the network without showing it"
     found = guard.classify("ls -la")
-    assert (found.verdict, found.rule, found.normalized) == ("safe", "default:safe", "ls -la")
+    assert (found.verdict, found.rule, found.normalized) == ("safe", "proof:read", "ls -la")
+    assert found.reason == "ls: read"
+    found = guard.classify("truncate -s0 main.py")
+    assert (found.verdict, found.rule) == ("needs_approval", "allow:changes-files")
+    assert found.reason == "truncate: changes files"
 
 
 def test_a_deny_glob_forbids_the_command_and_any_part_of_it() -> None:
@@ -46,14 +50,14 @@ def test_a_deny_glob_forbids_the_command_and_any_part_of_it() -> None:
         assert found.verdict == "forbidden", command
         assert found.rule in ("user:deny:git push*", "user:deny:*terraform apply*")
         assert found.reason == "matches a deny rule in your config"
-    assert guard.classify("git pull").verdict == "safe"
+    assert guard.classify("git log").verdict == "safe"
 
 
 def test_an_allow_glob_makes_a_command_safe() -> None:
-    guard = CommandClassifier(allow=["git push --force-with-lease*", "sudo apt-get update"])
+    guard = CommandClassifier(allow=["git push --force-with-lease*", "*apt-get update"])
     found = guard.classify("git push --force-with-lease origin feature")
     assert (found.verdict, found.rule) == ("safe", "user:allow:git push --force-with-lease*")
-    assert guard.classify("sudo apt-get update").verdict == "safe"
+    assert guard.classify("sudo apt-get update").verdict == "safe"  # the person said so
     assert guard.classify("sudo apt-get install x").verdict == "needs_approval"
 
 
@@ -130,8 +134,11 @@ def test_the_home_directory_is_recognised_by_its_path() -> None:
     ],
 )
 def test_patterns_tell_dangerous_from_everyday_forms(command: str, rule: str | None) -> None:
+    """None: no dangerous pattern fires (the command may still ask, as a change of files
+    or an unproven part, but it is never forbidden)."""
     found = CommandClassifier().classify(command)
     if rule is None:
-        assert found.verdict == "safe", found
+        assert not found.rule.startswith(("pattern:", "floor:")), found
+        assert found.verdict != "forbidden", found
     else:
         assert found.rule == rule, found

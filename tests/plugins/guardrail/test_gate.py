@@ -86,7 +86,7 @@ async def test_forbidden_is_refused_without_asking_in_every_mode(tmp_path: Path)
 async def test_safe_runs_without_asking(tmp_path: Path) -> None:
     approver = ScriptedApprover()
     decision = await check(make_gate(tmp_path), "ls -la", approver)
-    assert decision.allowed and decision.classification.rule == "default:safe"
+    assert decision.allowed and decision.classification.rule == "proof:read"
     assert approver.asked == []
 
 
@@ -256,9 +256,10 @@ async def test_without_isolation_only_read_only_commands_run_unasked(tmp_path: P
     for mode in ("manual", "smart", "off"):
         read = await unisolated(gate, "pwd && ls -la | grep x", None, mode)
         assert read.allowed and read.classification.read_only, mode
-        # Harmless, but it writes: safe inside a sandbox, a person's call without one.
-        assert (await check(gate, "touch notes.txt", None, mode=mode)).allowed
-        refused = await unisolated(gate, "touch notes.txt", None, mode)
+        # Proven, but it runs the project's code: safe inside a sandbox, a person's call
+        # without one.
+        assert (await check(gate, "pytest -q", None, mode=mode)).allowed
+        refused = await unisolated(gate, "pytest -q", None, mode)
         assert not refused.allowed, mode
         assert refused.classification.rule == "policy:not-isolated"
         assert "no one was available to approve" in refused.reason

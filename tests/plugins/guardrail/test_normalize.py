@@ -93,7 +93,10 @@ def test_substitutions_are_commands_too(guard: CommandClassifier, command: str) 
     ],
 )
 def test_quoted_text_is_not_run(guard: CommandClassifier, command: str) -> None:
-    assert guard.classify(command).verdict == "safe"
+    """Quoted text is data: no rule fires on it. The commands that write a file ask, as
+    every change of files does (issue #22), and for that reason only."""
+    found = guard.classify(command)
+    assert found.verdict == "safe" or found.rule == "allow:changes-files", found
 
 
 @pytest.mark.parametrize(
@@ -154,7 +157,7 @@ def test_a_script_written_earlier_is_checked_when_run(guard: CommandClassifier) 
         "floor:rm-root"
     )
     assert guard.classify("cat > x.sh <<EOF\nrm -rf /\nEOF\nbash x.sh").rule == "floor:rm-root"
-    assert guard.classify("echo 'ls -la' > x.sh; sh x.sh").verdict == "safe"
+    assert guard.classify("echo 'ls -la' > x.sh; sh x.sh").rule == "allow:changes-files"
 
 
 def test_text_fed_to_a_shell_is_classified(guard: CommandClassifier) -> None:
@@ -255,16 +258,21 @@ def test_a_redirection_after_a_list_belongs_to_its_last_command() -> None:
 
 
 @pytest.mark.parametrize(
-    ("command", "hidden"),
+    ("command", "hidden", "verdict"),
     [
-        ("((i++))", "((i += $(rm -rf ~)))"),
+        ("((i++))", "((i += $(rm -rf ~)))", "needs_approval"),
         (
             "for ((i = 0; i < 3; i++)); do echo $i; done",
             "for ((i = 0; i < $(rm -rf ~); i++)); do echo $i; done",
+            "needs_approval",
         ),
-        ("x=$((1 + 2)); echo $x", "x=$((1 + $(rm -rf ~))); echo $x"),
+        ("x=$((1 + 2)); echo $x", "x=$((1 + $(rm -rf ~))); echo $x", "safe"),
     ],
 )
-def test_arithmetic_is_not_a_command(guard: CommandClassifier, command: str, hidden: str) -> None:
-    assert guard.classify(command).verdict == "safe"
+def test_arithmetic_is_not_a_command(
+    guard: CommandClassifier, command: str, hidden: str, verdict: str
+) -> None:
+    """Arithmetic on names evaluates what the names hold (`a[$(cmd)]` runs cmd), so only
+    arithmetic on literal numbers is proven (issue #22); a substitution inside is judged."""
+    assert guard.classify(command).verdict == verdict
     assert guard.classify(hidden).verdict == "forbidden"

@@ -20,11 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from seam.plugins.guardrail.grammar import (
+    given,
+    long_matches,
+    ps_shows_environment,
+    unknown_long,
+)
 from seam.plugins.guardrail.normalize import SHELLS, shell_script
+from seam.plugins.guardrail.options import LONG_OPTIONS, NEGATABLE
 from seam.plugins.guardrail.rules import Cmd
 
-Kind = Literal["read", "write", "run"]
-_RANK: dict[Kind, int] = {"read": 0, "write": 1, "run": 2}
+# read: only reads. add: creates something new and overwrites nothing (`mkdir -p`).
+# run: runs the project's own tests, linters and builds (the sandbox contains them).
+# write: changes, truncates, moves, removes or overwrites files: a person approves it.
+Kind = Literal["read", "add", "run", "write"]
+_RANK: dict[Kind, int] = {"read": 0, "add": 1, "run": 2, "write": 3}
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +89,10 @@ def _has(cmd: Cmd, *options: str) -> bool:
     letters, longs, _ = _flags(cmd.args)
     for option in options:
         if option.startswith("--"):
-            if option in longs or any(a.startswith(option + "=") for a in cmd.args):
+            # `--compress-prog=sh` is `--compress-program`: any prefix counts.
+            if any(long_matches(name, option) for name in longs):
                 return True
-        elif option[1:] in letters:
+        elif option[1:] in letters or (len(option) > 2 and option[1:] in longs):
             return True
     return False
 
@@ -120,7 +131,10 @@ def _no_prefix(kind: Kind, *prefixes: str) -> Check:
     to their value (`--plugin=x`)."""
 
     def check(cmd: Cmd) -> Judgement:
-        return _EXECUTES if any(a.startswith(prefixes) for a in cmd.args) else kind
+        for arg in cmd.args:
+            if arg.startswith(prefixes) or any(long_matches(arg, p) for p in prefixes):
+                return _EXECUTES
+        return kind
 
     return check
 
@@ -155,7 +169,15 @@ def _js_package_manager(cmd: Cmd) -> Judgement:
         return _doubt("inline-code", "runs node with arguments the guard cannot read")
     if sub == "publish":
         return _doubt("publish", "publishes a package")
+    if sub in _JS_INSTALLS:
+        return "write"  # node_modules, the lockfile, and install scripts that run
     return "run"
+
+
+_JS_INSTALLS = frozenset(
+    {"", "install", "i", "add", "remove", "rm", "up", "upgrade", "update", "import", "link"}
+    | {"unlink", "dedupe", "prune", "patch-commit", "set", "config", "init", "create", "dlx"}
+)
 
 
 def _env(cmd: Cmd) -> Judgement:
@@ -172,6 +194,32 @@ def _env(cmd: Cmd) -> Judgement:
 def _no_operands(cmd: Cmd) -> Judgement:
     """`hostname`, `date`: reading is harmless, an operand would set something."""
     return "read" if not _flags(cmd.args)[2] else _doubt("sets-system", "changes system state")
+
+
+def _ps(cmd: Cmd) -> Judgement:
+    if ps_shows_environment(cmd.args):
+        return _doubt("prints-environment", "shows every process's environment (API keys)")
+    return "read"
+
+
+def _formatter(check_flags: tuple[str, ...], write_flags: tuple[str, ...] = ()) -> Check:
+    """A formatter rewrites files unless told only to check (`black --check`); one that
+    only checks unless told to write (`prettier --write`) is given its `write_flags`."""
+
+    def check(cmd: Cmd) -> Judgement:
+        if write_flags:
+            return "write" if _has(cmd, *write_flags) else "run"
+        return "run" if _has(cmd, *check_flags) else "write"
+
+    return check
+
+
+def _ruff(cmd: Cmd) -> Judgement:
+    start = _subcommand(cmd.args)
+    sub = cmd.args[start] if start < len(cmd.args) else ""
+    if sub == "format":
+        return "run" if _has(cmd, "--check", "--diff") else "write"
+    return "write" if _has(cmd, "--fix", "--unsafe-fixes", "--add-noqa") else "run"
 
 
 def _date(cmd: Cmd) -> Judgement:
@@ -196,6 +244,13 @@ _RISKY_VARIABLE = re.compile(
     r"|GIT_\w+|SSH_ASKPASS|SUDO_ASKPASS|\w*_COMMAND|PYTHON(?:STARTUP|PATH|HOME|INSPECT)"
     r"|NODE_OPTIONS|NODE_PATH|PERL5?OPT|PERL5LIB|PERLLIB|RUBYOPT|RUBYLIB|MAKEFLAGS|MFLAGS"
     r"|MAKEFILES|RUSTC_WRAPPER|RUSTC|CARGO_\w+|CC|CXX|LD|SHELL|TERMINFO|SEAM_\w+"
+    r"|IFS|HOME|ZDOTDIR|INPUTRC|GCONV_PATH|GO(?!OS$|ARCH$|MAXPROCS$|DEBUG$)\w+|RUSTC\w*"
+    r"|RUSTFLAGS|RUSTDOCFLAGS|RUSTUP_\w+|RUBY\w+"
+    r"|PYTHON(?!UNBUFFERED$|DONTWRITEBYTECODE$|HASHSEED$|UTF8$|IOENCODING$)\w+"
+    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|CLASSPATH|TAR_OPTIONS|LESS\w*"
+    r"|MANOPT|XDG_\w+|OPENSSL_\w+|NPM_CONFIG_\w+|npm_config_\w+|PIP_\w+|UV_\w+|VIMINIT"
+    r"|EXINIT|RIPGREP_CONFIG_PATH|GZIP|BZIP2?|XZ_OPT|ZSTD_\w+|C(?:XX|PP)?FLAGS|LDFLAGS"
+    r"|\w+_(?:OPTS|OPTIONS|FLAGS|PATH|CMD|COMMAND|PROGRAM|PROG|HOOK|HOOKS|SHELL|EXEC|WRAPPER)"
 )
 
 
@@ -226,6 +281,11 @@ def _command(cmd: Cmd) -> Judgement:
 
 
 # --- files ---------------------------------------------------------------------------------
+
+
+def _mkdir(cmd: Cmd) -> Judgement:
+    """Creating a directory overwrites nothing (an existing one is left as it is)."""
+    return "write" if _has(cmd, "-Z", "--context") else "add"
 
 
 def _rm(cmd: Cmd) -> Judgement:
@@ -274,18 +334,60 @@ def _yq(cmd: Cmd) -> Judgement:
 
 def _less(cmd: Cmd) -> Judgement:
     # `+cmd` runs less commands at start (`+!cmd` runs a shell); -k reads key bindings.
-    if any(a.startswith("+") for a in cmd.args) or _has(cmd, "-k", "--lesskey-file"):
+    lesskey = ("-k", "--lesskey-file", "--lesskey-src", "--lesskey-content")
+    if any(a.startswith("+") for a in cmd.args) or _has(cmd, *lesskey):
         return _EXECUTES
-    return "read"
+    return "write" if _has(cmd, "-o", "-O", "--log-file", "--LOG-FILE") else "read"
+
+
+def _npx(cmd: Cmd) -> Judgement:
+    """`npx TOOL ...` runs a package's tool; a formatter's or fixer's write flag writes."""
+    if any(a.startswith(("-c", "--call")) or long_matches(a, "--call") for a in cmd.args):
+        return _EXECUTES
+    return "write" if _has(cmd, "--write", "-w", "--fix") else "run"
+
+
+_FIND_WITH_VALUE = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"}
+    | {"-regextype", "-type", "-xtype", "-size", "-newer", "-anewer", "-cnewer", "-mtime"}
+    | {"-mmin", "-atime", "-amin", "-ctime", "-cmin", "-user", "-group", "-uid", "-gid"}
+    | {"-perm", "-links", "-inum", "-samefile", "-lname", "-ilname", "-maxdepth", "-used"}
+    | {"-mindepth", "-fstype", "-context", "-printf", "-files0-from", "-D", "-O"}
+)
+_FIND_FLAGS = frozenset(
+    {"-empty", "-nouser", "-nogroup", "-readable", "-writable", "-executable", "-true"}
+    | {"-false", "-not", "!", "-a", "-and", "-o", "-or", ",", "(", ")", "-print", "-print0"}
+    | {"-ls", "-prune", "-quit", "-depth", "-d", "-mount", "-xdev", "-noleaf", "-follow"}
+    | {"-ignore_readdir_race", "-noignore_readdir_race", "-daystart", "-warn", "-nowarn"}
+    | {"-help", "--help", "-version", "--version", "-P", "-L", "-H", "+", ";"}
+)
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
 def _find(cmd: Cmd) -> Judgement:
-    writes = ("-fprint", "-fprint0", "-fprintf", "-fls")
-    if any(a in writes for a in cmd.args):
-        return "write"
-    if "-delete" in cmd.args:
-        return _doubt("find-delete", "deletes every file that matches")
-    return "read"  # what -exec runs is judged on its own
+    """Every predicate must be one find knows to only test or print; what -exec runs is
+    judged on its own (once per file found), anything else is unproven."""
+    args = cmd.args
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in _FIND_RUNS:
+            end = i + 1
+            while end < len(args) and args[end] not in (";", "+"):
+                end += 1
+            i = end + 1
+            continue
+        if arg in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+            return "write"
+        if arg == "-delete":
+            return _doubt("find-delete", "deletes every file that matches")
+        if arg in _FIND_WITH_VALUE or re.fullmatch(r"-newer[aBcmt][aBcmt]", arg):
+            i += 2
+            continue
+        if arg.startswith("-") and arg not in _FIND_FLAGS and len(arg) > 1:
+            return _doubt("find-predicate", f"find {arg} is not known to be harmless")
+        i += 1
+    return "read"
 
 
 def _fd(cmd: Cmd) -> Judgement:
@@ -411,29 +513,58 @@ def _sed(cmd: Cmd) -> Judgement:
     return "write" if in_place else "read"
 
 
-_AWK_RISK = re.compile(r"\bsystem\b|\bgetline\b|\||\bprintf?\b[^;{}]*>|\bclose\b|\bfflush\b")
+_AWK_RISK = re.compile(
+    r"\bsystem\b|\bgetline\b|\||\bprintf?\b[^;{}]*>|\bclose\b|\bfflush\b|@|\bENVIRON\b"
+    r"|\bPROCINFO\b"
+)
+# gawk's long options: the ones that only tune how it reads (any prefix of another one is
+# judged as that one, so `--s` could be `--source`, program text).
+_AWK_HARMLESS_LONG = frozenset(
+    {"--field-separator", "--assign", "--posix", "--traditional", "--re-interval"}
+    | {"--characters-as-bytes", "--use-lc-numeric", "--non-decimal-data", "--sandbox"}
+    | {"--version", "--help", "--copyright", "--lint", "--bignum", "--no-optimize"}
+)
+_AWK_ALL_LONG = _AWK_HARMLESS_LONG | {
+    "--dump-variables", "--exec", "--file", "--gen-pot", "--include", "--load", "--optimize",
+    "--pretty-print", "--profile", "--source", "--debug",
+}  # fmt: skip
 
 
 def _awk(cmd: Cmd) -> Judgement:
+    """The program text is judged (no system(), pipes, redirection, getline, @load); only
+    options known to tune reading are accepted, long ones by any prefix."""
     args = cmd.args
     i = 0
     while i < len(args):
         arg = args[i]
-        if arg in ("-f", "--file") or arg.startswith(("-f", "--file=", "-E", "--exec")):
-            return "run"  # a program file in the project
-        if arg.startswith(("-i", "--include", "-l", "--load")):  # gawk -i inplace, extensions
-            return _EXECUTES
-        if arg in ("-v", "-F", "--assign", "--field-separator") and i + 1 < len(args):
-            i += 2
+        if arg == "--":
+            i += 1
+            break
+        if arg.startswith("--"):
+            meant = [o for o in _AWK_ALL_LONG if long_matches(arg, o)]
+            if not meant or not set(meant) <= _AWK_HARMLESS_LONG:
+                if meant == ["--file"] or arg.startswith("--file="):
+                    return "run"  # a program file in the project
+                return _doubt("awk-option", f"awk {arg} runs, loads or writes something")
+            takes_value = meant[0] in ("--assign", "--field-separator") and len(meant) == 1
+            i += 2 if takes_value and "=" not in arg else 1
             continue
         if arg.startswith("-") and arg != "-":
+            if arg[1] in "vF":
+                i += 2 if len(arg) == 2 else 1
+                continue
+            if arg.startswith("-f"):
+                return "run"  # a program file in the project
+            if not set(arg[1:]) <= set("PcrbnSNV"):
+                return _doubt("awk-option", f"awk {arg} runs, loads or writes something")
             i += 1
             continue
-        program = arg
-        if _AWK_RISK.search(program):
-            return _doubt("awk-executes", "an awk program that runs commands or writes files")
-        return "read"
-    return _doubt("awk-no-program", "no awk program to judge")
+        break
+    if i >= len(args):
+        return _doubt("awk-no-program", "no awk program to judge")
+    if _AWK_RISK.search(args[i]):
+        return _doubt("awk-executes", "an awk program that runs commands or writes files")
+    return "read"
 
 
 # --- interpreters --------------------------------------------------------------------------
@@ -539,8 +670,17 @@ def _make(cmd: Cmd) -> Judgement:
             return _EXECUTES
         if "=" in arg:
             return _doubt("make-variable", "a make variable can change the commands it runs")
+        if arg in _MAKE_WRITES:
+            return "write"
         i += 1
     return "run"
+
+
+# Targets whose names say they remove, install or publish.
+_MAKE_WRITES = frozenset(
+    {"clean", "distclean", "mrproper", "realclean", "clobber", "install", "uninstall"}
+    | {"deploy", "release", "publish", "upload", "push", "purge", "reset", "nuke"}
+)
 
 
 def _cmake(cmd: Cmd) -> Judgement:
@@ -574,8 +714,9 @@ def _all(kind: Kind, *names: str) -> dict[str, Kind]:
 _RUNS: Check = plain("run")
 _CARGO_SUBCOMMANDS = _subcommands(
     {
-        **_all(_RUN, "build", "b", "test", "t", "run", "r", "check", "c", "fmt", "clippy", "doc"),
-        **_all(_RUN, "bench", "add", "remove", "update", "new", "init", "install", "fix"),
+        **_all(_RUN, "build", "b", "test", "t", "run", "r", "check", "c", "clippy", "doc"),
+        **_all(_RUN, "bench", "tree", "nextest"),
+        **_all("write", "add", "remove", "update", "new", "init", "install", "fix", "fmt"),
         **_all(_READ, "metadata", "search", "--version", "version", "help", ""),
         "clean": "write",
     },
@@ -587,31 +728,34 @@ def _cargo(cmd: Cmd) -> Judgement:
     # --config can set a runner (`target.x.runner`) that `cargo run` and `test` execute.
     if _has(cmd, "--config", "-Z"):
         return _EXECUTES
+    if "fmt" in cmd.args and _has(cmd, "--check"):
+        return "run"
     return _CARGO_SUBCOMMANDS(cmd)
 
 
 _GO = _subcommands(
     {
-        **_all(_RUN, "build", "test", "run", "vet", "fmt", "mod", "get", "install", "generate"),
+        **_all(_RUN, "build", "test", "run", "vet", "generate"),
+        **_all("write", "fmt", "mod", "get", "install", "work"),
         **_all(_READ, "version", "env", "list", "doc", "help"),
         "clean": "write",
     }
 )
 _NPM = _subcommands(
     {
-        **_all(_RUN, "install", "i", "ci", "test", "t", "run", "run-script", "start", "build"),
-        **_all(_RUN, "add", "uninstall", "remove", "rm", "update", "up", "exec", "init", "link"),
-        **_all(_RUN, "rebuild", "prune", "dedupe", "audit", "pack", "create", "dlx", "why"),
+        **_all(_RUN, "test", "t", "run", "run-script", "start", "build", "exec", "why"),
+        **_all("write", "install", "i", "ci", "add", "uninstall", "remove", "rm", "update"),
+        **_all("write", "up", "init", "link", "rebuild", "prune", "dedupe", "pack", "create"),
+        **_all("write", "dlx", "audit"),
         **_all(_READ, "ls", "list", "version", "--version", "-v", "help", "root", "bin"),
         **_all(_RUN, "outdated", "view", "info", "doctor", "whoami", "search", "prefix"),
         **_all(_RUN, "dev", "lint", "format", "serve", "preview", "typecheck", "check"),
-        "": _RUN,
     },
     values=frozenset({"--prefix", "-C", "--dir", "-w", "--workspace", "--filter", "--cwd"}),
 )
 _PIP = _subcommands(
     {
-        **_all(_RUN, "install", "uninstall", "download", "wheel"),
+        **_all("write", "install", "uninstall", "download", "wheel"),
         **_all(_READ, "list", "show", "freeze", "check", "help", "--version"),
         **_all(_READ, "inspect", "debug", "hash", "-V", "cache"),
         **_all(_RUN, "search", "index"),
@@ -620,15 +764,17 @@ _PIP = _subcommands(
 )
 _UV = _subcommands(
     {
-        **_all(_RUN, "sync", "run", "pip", "add", "remove", "lock", "venv", "build", "init"),
-        **_all(_RUN, "tool", "python", "export", "tree", "version"),
+        **_all(_RUN, "run", "build", "export", "tree"),
+        **_all("write", "sync", "pip", "add", "remove", "lock", "venv", "init", "tool"),
+        **_all("write", "python", "version", "self", "cache"),
         **_all(_READ, "--version", "help"),
     },
     values=frozenset({"--directory", "--project", "--python", "-p", "--with", "--package"}),
 )
 _POETRY = _subcommands(
     {
-        **_all(_RUN, "install", "add", "remove", "lock", "update", "run", "build", "shell"),
+        **_all(_RUN, "run", "build"),
+        **_all("write", "install", "add", "remove", "lock", "update", "shell", "sync"),
         **_all(_READ, "show", "check", "env", "version", "--version", "about", "search"),
         "init": "write",
         "new": "write",
@@ -637,21 +783,22 @@ _POETRY = _subcommands(
 )
 _BREW = _subcommands(
     {
-        **_all(_RUN, "install", "reinstall", "upgrade", "update", "uninstall", "remove"),
+        **_all("write", "install", "reinstall", "upgrade", "update", "uninstall", "remove"),
         **_all(_READ, "list", "ls", "deps", "--version", "config", "leaves", "--prefix"),
         **_all(_RUN, "info", "search", "outdated", "doctor", "home", "desc"),
     }
 )
 _APT = _subcommands(
     {
-        **_all(_RUN, "install", "update", "upgrade", "remove", "purge", "autoremove"),
+        **_all("write", "install", "update", "upgrade", "remove", "purge", "autoremove"),
         **_all(_READ, "list", "search", "show", "policy", "depends", "rdepends", "madison"),
     },
     values=frozenset({"-o", "-c", "-t"}),
 )
 _TERRAFORM = _subcommands(
     {
-        **_all(_RUN, "plan", "init", "validate", "fmt", "get", "providers", "graph", "test"),
+        **_all(_RUN, "plan", "validate", "providers", "graph", "test"),
+        **_all("write", "init", "fmt", "get"),
         **_all(_READ, "show", "output", "version", "-version", "--version", "state", "help"),
     },
     values=frozenset({"-chdir"}),
@@ -661,7 +808,8 @@ _KUBECTL = _subcommands(
     {
         # They ask a cluster over the network: never read-only.
         **_all(_RUN, *_KUBECTL_READ, "config", "cluster-info", "api-versions", "events"),
-        **_all(_RUN, "apply", "rollout", "port-forward", "exec", "diff", "wait", "kustomize"),
+        **_all(_RUN, "port-forward", "exec", "diff", "wait", "kustomize"),
+        **_all("write", "apply", "rollout"),
     },
     values=frozenset({"-n", "--namespace", "--context", "--kubeconfig", "-l", "--selector"}),
 )
@@ -669,15 +817,19 @@ _HELM = _subcommands(
     {
         **_all(_RUN, "list", "ls", "status", "template", "lint", "show", "search", "version"),
         **_all(_RUN, "history", "get", "env"),
-        **_all(_RUN, "install", "upgrade", "repo", "dependency", "pull", "package"),
+        **_all("write", "install", "upgrade", "repo", "dependency", "pull", "package"),
     },
     values=frozenset({"-n", "--namespace", "--kube-context", "--kubeconfig"}),
 )
 _GEM = _subcommands(
-    {**_all(_RUN, "install", "update", "uninstall", "build"), **_all(_READ, "list", "info")}
+    {**_all("write", "install", "update", "uninstall", "build"), **_all(_READ, "list", "info")}
 )
 _BUNDLE = _subcommands(
-    {**_all(_RUN, "install", "exec", "update", "add", "lock"), **_all(_READ, "list", "info")}
+    {
+        **_all("write", "install", "update", "add", "lock"),
+        **_all(_RUN, "exec"),
+        **_all(_READ, "list", "info"),
+    }
 )
 _SYSTEMCTL = _subcommands(
     {
@@ -687,15 +839,24 @@ _SYSTEMCTL = _subcommands(
     },
     values=frozenset({"-H", "--host", "-M", "--machine", "-t", "--type", "-p", "--property"}),
 )
-_GH = _subcommands(
-    {
-        **_all(_RUN, "pr", "issue", "repo", "run", "release", "workflow", "search", "label"),
-        **_all(_RUN, "browse", "gist", "cache", "project", "codespace", "ruleset"),
-        **_all(_RUN, "status"),
-        **_all(_READ, "--version", "version", "help"),
-    },
-    values=frozenset({"-R", "--repo"}),
-)
+_GH_GROUP_READS = frozenset({"list", "view", "status", "diff", "checks", "ls", "watch"})
+_GH_TOP_READS = frozenset({"search", "status", "browse", "--version", "version", "help"})
+
+
+def _gh(cmd: Cmd) -> Judgement:
+    """GitHub's CLI: listing and viewing ask the network; anything else (create, merge,
+    delete, edit, comment, api) changes what others see."""
+    start = _subcommand(cmd.args, frozenset({"-R", "--repo"}))
+    if start >= len(cmd.args):
+        return _READ
+    group, rest = cmd.args[start], cmd.args[start + 1 :]
+    if group in _GH_TOP_READS:
+        return _RUN if group != "help" else _READ
+    action_at = _subcommand(rest, frozenset({"-R", "--repo"}))
+    action = rest[action_at] if action_at < len(rest) else ""
+    if action in _GH_GROUP_READS and not _has(cmd, "--web", "-w"):
+        return _RUN
+    return "write"
 
 
 def _journalctl(cmd: Cmd) -> Judgement:
@@ -818,6 +979,13 @@ _GIT_LISTING = {
     "stash": frozenset({"list", "show"}),
     "worktree": frozenset({"list"}),
 }
+# Actions whose operands only pick what to show.
+_GIT_SHOWING = {
+    "remote": ("show", "get-url"),
+    "stash": ("list", "show"),
+    "worktree": ("list",),
+    "notes": ("list", "show"),
+}
 _GIT_RUNS = {
     # Options that make git run a program of the caller's choosing.
     "rebase": ("-x", "--exec"),
@@ -835,40 +1003,86 @@ _GIT_RUNS = {
 
 
 _REPO_READ: Kind = "run"
+_GIT_GLOBAL = frozenset(
+    {"--git-dir", "--work-tree", "--namespace", "--bare", "--no-pager", "-P", "-p"}
+    | {"--paginate", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs"}
+    | {"--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--version"}
+    | {"--help", "-v", "-h", "--no-advice", "--no-lazy-fetch"}
+)
+# Options of any subcommand that name a program to run or a template that installs hooks.
+_GIT_ANY_RUNS = ("--upload-pack", "--receive-pack", "--exec", "--template", "--config")
+_GIT_CONFIG_READS = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--show-origin"}
+    | {"--show-scope", "--global", "--system", "--local", "--worktree", "--file", "-f"}
+    | {"--name-only", "--null", "-z", "--type", "--bool", "--int", "--path", "--includes"}
+    | {"--no-includes", "--blob", "--default", "get", "list"}
+)
+_GIT_CONFIG_LOOKUPS = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "get", "list"}
+)
+
+
+def _git_runs(sub: str, rest: tuple[str, ...]) -> bool:
+    """Whether an option of `git sub` (any accepted abbreviation, any `-xVALUE` cluster)
+    names a program for git to run."""
+    for arg in rest:
+        if arg == "--":
+            return False
+        if not arg.startswith("-"):
+            continue
+        if arg.startswith("--"):
+            if any(long_matches(arg, o) for o in _GIT_ANY_RUNS):
+                return True
+            if any(long_matches(arg, o) for o in _GIT_RUNS.get(sub, ()) if o.startswith("--")):
+                return True
+        elif any(len(o) == 2 and o[1] in arg[1:] for o in _GIT_RUNS.get(sub, ())):
+            return True
+    return ("run" in _GIT_RUNS.get(sub, ()) and "run" in rest) or (
+        sub == "submodule" and "foreach" in rest
+    )
+
+
+def _git_config(rest: tuple[str, ...]) -> Judgement:
+    """Reading a value is harmless; setting one (core.fsmonitor, core.hooksPath, aliases,
+    pagers) makes git run commands later, on the person's host."""
+    options = [a.partition("=")[0] for a in rest if a.startswith("-")]
+    values = [a for a in rest if not a.startswith("-")]
+    lookup = any(o in _GIT_CONFIG_LOOKUPS for o in options) or (values[:1] in (["get"], ["list"]))
+    setting = bool(values) and values[0] in ("set", "unset", "edit", "rename-section")
+    known = all(o in _GIT_CONFIG_READS for o in options)
+    if known and (lookup or len(values) <= 1) and not setting:
+        return "read"
+    reason = "changes git configuration (aliases, hooks and pagers run commands)"
+    return _doubt("git-config", reason)
 
 
 def _git(cmd: Cmd) -> Judgement:
     args = cmd.args
     i = 0
-    while i < len(args):  # git's own options
+    while i < len(args):  # git's own options: only the known ones (no -c, --exec-path)
         arg = args[i]
-        if arg in ("-c", "--config-env") or arg.startswith(("-c", "--config-env", "--exec-path")):
-            return _doubt("git-config", "git -c can set aliases and hooks that run commands")
+        if not arg.startswith("-"):
+            break
         if arg in _GIT_VALUES:
             i += 2
             continue
-        if not arg.startswith("-"):
-            break
+        if arg.partition("=")[0] not in _GIT_GLOBAL and not arg.startswith("-C"):
+            return _doubt("git-config", f"git {arg} can set aliases and hooks that run commands")
         i += 1
     if i >= len(args):
         return "read"
     sub, rest = args[i], args[i + 1 :]
-    if any(a in _GIT_RUNS.get(sub, ()) or a.startswith("--exec=") for a in rest):
+    if _git_runs(sub, rest):
         return _EXECUTES
     if sub in ("difftool", "mergetool", "filter-branch", "filter-repo", "hook", "instaweb"):
         return _EXECUTES
     if sub == "config":
-        reading = {"--get", "--get-all", "--list", "-l", "--get-regexp", "--show-origin"}
-        return (
-            "read"
-            if reading & set(rest) or len(rest) <= 1
-            else _doubt(
-                "git-config", "changes git configuration (aliases, hooks and pagers run commands)"
-            )
-        )
-    if sub == "grep" and any(a.startswith(("-O", "--open-files-in-pager")) for a in rest):
+        return _git_config(rest)
+    if sub == "grep" and any(
+        a.startswith("-O") or long_matches(a, "--open-files-in-pager") for a in rest
+    ):
         return _EXECUTES
-    if any(a.startswith("--output") for a in rest):
+    if given(rest, "--output"):
         return "write"  # git log/diff/show --output=FILE
     if sub in ("help", "version"):
         return "read"
@@ -879,7 +1093,13 @@ def _git(cmd: Cmd) -> Judgement:
         return _REPO_READ
     if sub == "ls-remote":
         return "run"  # the network
+    if rest and rest[0] in _GIT_SHOWING.get(sub, ()):
+        return _REPO_READ  # `git remote show origin`, `git stash show -p`
+    if sub == "clean" and set(rest) & {"-n", "--dry-run"} and not _has(cmd, "-f", "--force"):
+        return _REPO_READ
     listing = _GIT_LISTING.get(sub)
+    if sub == "stash" and not rest:
+        return "write"  # `git stash` is `git stash push`: it reverts the working tree
     if listing is not None:
         return (
             _REPO_READ if all(a in listing or a.startswith("--format") for a in rest) else "write"
@@ -990,24 +1210,24 @@ _READERS = (
     "comm", "fold", "fmt", "expand", "unexpand", "rev", "strings", "od", "hexdump", "diff",
     "cmp", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum",
     "cksum", "sum", "basename", "dirname", "realpath", "readlink", "true", "false", ":",
-    "sleep", "test", "[", "[[", "seq", "expr", "nproc", "free", "ps", "pgrep", "top",
+    "sleep", "test", "[", "[[", "seq", "expr", "nproc", "free", "pgrep", "top",
     "htop", "jobs", "lsof", "netstat", "ss", "getent", "locale", "tty", "arch", "jq",
     "base32", "zcat", "bzcat", "xzcat", "zless", "cal", "factor", "numfmt", "look", "w",
     "who", "last", "lscpu", "lsblk", "lsusb", "lspci", "vmstat", "iostat", "pstree",
     "envsubst", "dos2unix", "unix2dos", "read", "wait", "shift", "return", "exit", "break",
     "continue", "getopts", "umask", "ulimit", "times", "caller", "disown", "bg", "fg",
-    "shopt", "mapfile", "readarray", "let", "tput", "clear", "reset", "stty", "nm",
-    "objdump", "readelf", "size", "python3-config", "pkg-config", "help", "cowsay",
-    "uuidgen", "tsort", "ptx", "pr", "csvlook", "exa", "eza", "lsd", "dust", "duf", "watch",
-    "xargs", "timeout", "nice", "nohup", "time", "stdbuf", "setsid", "ionice", "env",
-    "exec", "builtin", "busybox", "toybox", "unbuffer", "flock", "pv", "systemd-analyze",
+    "shopt", "tput", "clear", "reset", "stty", "nm",
+    "objdump", "readelf", "size", "python3-config", "pkg-config", "help",
+    "uuidgen", "tsort", "pr", "csvlook", "exa", "eza", "lsd", "dust", "duf", "watch",
+    "xargs", "timeout", "nice", "nohup", "stdbuf", "ionice", "env", "builtin", "busybox",
+    "toybox", "unbuffer", "flock", "pv", "systemd-analyze",
     "lsmod", "fc-list", "sqlite3_analyzer", "wl-paste", "pbpaste", "say", "notify-send",
 )  # fmt: skip
 _WRITERS = (
     "touch", "mkdir", "rmdir", "cp", "mv", "ln", "chmod", "chown", "chgrp", "tee",
     "truncate", "csplit", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd",
     "unzstd", "lz4", "7z", "7za", "unrar", "install", "mkfifo", "dd", "unlink", "cpio",
-    "wl-copy", "pbcopy", "dos2unix", "mktemp",
+    "wl-copy", "pbcopy", "dos2unix",
 )  # fmt: skip
 # Programs that reach the network: harmless inside a sandbox, never read-only (a lookup of
 # `$(cat .env).example.com` sends what it reads).
@@ -1031,6 +1251,19 @@ _RUNNERS = (
     "autoconf", "libtool", "corepack",
 )  # fmt: skip
 
+_MAN_RUNS = (
+    "-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-l", "-C", "--config-file",
+    "--browser", "-X", "--gxditview", "-T", "--troff-device",
+)  # fmt: skip
+# Readers whose every option and operand only selects what to read: a word nobody has
+# seen yet (`xargs grep -l x`, `find -exec cat {} +`) cannot make them do anything else.
+ANY_ARGUMENTS = frozenset(
+    {"cat", "tac", "nl", "head", "tail", "wc", "grep", "egrep", "fgrep", "ls", "stat", "du"}
+    | {"md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "basename", "echo"}
+    | {"dirname", "readlink", "realpath", "true", "false", "strings", "od", "hexdump", "diff"}
+    | {"cmp", "cut", "tr", "jq", "column", "fold", "rev", "paste", "comm", "join", "expand"}
+)
+
 PROGRAMS: dict[str, Check] = {
     **dict.fromkeys(_READERS, plain("read")),
     **dict.fromkeys(_WRITERS, plain("write")),
@@ -1038,12 +1271,29 @@ PROGRAMS: dict[str, Check] = {
     **dict.fromkeys(_NETWORK, plain("run")),
     **dict.fromkeys(("nc", "ncat", "netcat"), plain("run", "-e", "-c", "--exec", "--sh-exec")),
     "uniq": lambda c: "write" if len(_flags(c.args)[2]) >= 2 else "read",
+    "ps": _ps,
+    "mkdir": _mkdir,
+    "mktemp": plain("add"),
+    "time": _writes_if("read", "-o", "--output", "-a", "--append"),
+    "file": _writes_if("read", "-C", "--compile"),
+    "ss": plain("read", "-K", "--kill"),
+    "ruff": _ruff,
+    "black": _formatter(("--check", "--diff")),
+    "isort": _formatter(("--check", "--check-only", "--diff", "-c")),
+    "rustfmt": _formatter(("--check",)),
+    "gofmt": _formatter((), ("-w",)),
+    "clang-format": _formatter((), ("-i",)),
+    "shfmt": _formatter((), ("-w", "--write")),
+    "prettier": _formatter((), ("--write", "-w")),
+    "eslint": _formatter((), ("--fix",)),
+    "autopep8": _formatter((), ("-i", "--in-place")),
+    "yapf": _formatter((), ("-i", "--in-place")),
     "iconv": _writes_if("read", "-o", "--output"),
     "shuf": _writes_if("read", "-o", "--output"),
     "tree": _writes_if("read", "-o"),
-    "man": plain("read", "-P", "--pager", "-H", "--html", "-p", "--preprocessor", "-l"),
+    "man": plain("read", *_MAN_RUNS),
     "info": plain("read", "-o", "--output"),
-    "rg": plain("read", "--pre", "--pre-glob"),
+    "rg": plain("read", "--pre", "--pre-glob", "--hostname-bin", "-z", "--search-zip"),
     "ag": plain("read", "--pager"),
     "ack": plain("read", "--pager"),
     "bat": plain("read", "--pager"),
@@ -1061,7 +1311,7 @@ PROGRAMS: dict[str, Check] = {
     "xelatex": _no_prefix("run", "-shell-escape", "--shell-escape", "-enable-write18"),
     "protoc": _no_prefix("run", "--plugin"),
     "django-admin": _no_prefix("run", "-c", "--command"),
-    "npx": _no_prefix("run", "-c", "--call"),
+    "npx": _npx,
     "nodemon": _no_prefix("run", "--exec", "-x"),
     "elixir": _script_language("e", ("--eval",)),
     "mix": _no_prefix("run", "-e", "--eval"),
@@ -1149,7 +1399,7 @@ PROGRAMS: dict[str, Check] = {
     "scp": _scp,
     "rsync": _rsync,
     "git": _git,
-    "gh": _GH,
+    "gh": _gh,
     "docker": _docker,
     "podman": _docker,
     "docker-compose": _docker,
@@ -1202,4 +1452,7 @@ def prove(cmd: Cmd) -> Judgement:
     check = PROGRAMS.get(name)
     if check is None:
         return _UNKNOWN
+    known = LONG_OPTIONS.get(name)
+    if known is not None and (unknown := unknown_long(cmd.args, known, name in NEGATABLE)):
+        return _doubt("unknown-option", f"{unknown} is not an option of {name} the guard knows")
     return check(cmd)

@@ -22,12 +22,20 @@ import base64
 import binascii
 import posixpath
 import re
-import time
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 
 from seam.contracts.guardrail import Classification, Verdict
-from seam.plugins.guardrail.allowlist import Doubt, Kind, prove, risky_assignment, widest
+from seam.plugins.guardrail.allowlist import (
+    ANY_ARGUMENTS,
+    Doubt,
+    Kind,
+    prove,
+    risky_assignment,
+    widest,
+)
+from seam.plugins.guardrail.confine import outside
+from seam.plugins.guardrail.grammar import evaluates, prints_environment, prints_variables
 from seam.plugins.guardrail.normalize import (
     SHELLS,
     canonical_path,
@@ -40,6 +48,7 @@ from seam.plugins.guardrail.normalize import (
 )
 from seam.plugins.guardrail.rules import DOWNLOADERS, FLOOR, PATTERNS, TEXT_FLOOR, Cmd, Rule
 from seam.plugins.guardrail.shell import (
+    Clock,
     OverBudget,
     Redirect,
     Simple,
@@ -114,7 +123,7 @@ class CommandClassifier:
         text = strip_ansi(command)
         walk = _Walk(self)
         if cwd:
-            walk.cwd = canonical_path(cwd, home=self.home, cwd=None)
+            walk.cwd = walk.root = canonical_path(cwd, home=self.home, cwd=None)
         try:
             normalized = walk.script(text, depth=0, bulk=False)
         except OverBudget as exc:
@@ -138,10 +147,19 @@ class CommandClassifier:
             normalized = text
         verdict, rule, reason = walk.result()
         read_only = verdict == "safe" and walk.kind == "read" and not walk.allowed_by
+        read_only = read_only and not walk.unconfined
         return Classification(verdict, rule, reason, normalized, read_only)
 
 
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+CHANGES_FILES = "allow:changes-files"
+# Decoders: text that reaches a command's words or a wrapper through one was hidden on
+# purpose (`cat $(echo fi9z... | base64 -d)`), so what it names cannot be seen.
+_DECODER = re.compile(
+    r"\b(?:base(?:64|32)|basenc)\b[^|;&]*\s(?:-\w*d|--decode|-D)\b|\bxxd\b[^|;&]*\s-\w*r"
+    r"|\brev\b|\buudecode\b|\bopenssl\b[^|;&]*\s-d\b|\bgzip\s+-d|\bgunzip\b|\bzcat\b"
+    r"|\btr\s+['\"]?(?:a-z|A-Z|a-zA-Z)['\"]?\s+['\"]?[n-zN-Z]"
+)
 PROTECTED_RULE = "floor:seam-home"
 PROTECTED_REASON = "touches Seam's own files (approvals, config, personalities, transcripts)"
 _HOME_VARS = re.compile(r"\$\{?(HOME|SEAM_HOME)\}?(?![\w])")
@@ -154,6 +172,9 @@ _SECRET_READ = re.compile(
     r"|\.cargo/credentials|\.azure/|\.password-store|\.local/share/keyrings|\.mozilla/"
     r"|\.config/(?:gh/|gcloud/|google-chrome/|chromium/|hub\b))"
     r"|/etc/shadow|(?:^|[\s/'\"=:])environ(?:$|[\s'\"])|/proc/[^\s]*/(?:mem|maps)\b"
+    # Secret files wherever they are, the project included (its `.env` holds API keys).
+    r"|(?:^|[\s/'\"=:])(?:\.env(?:\.(?!example|sample|template|dist)[\w.-]+)?|id_(?:rsa|ed25519"
+    r"|ecdsa|dsa)|[\w.-]+\.key|credentials(?:\.json)?|\.netrc|\.pgpass)(?=$|[\s'\"])"
 )
 # Programs that go through whole trees, and the options that make them (empty: always).
 _RECURSIVE: dict[str, frozenset[str]] = {
@@ -251,13 +272,16 @@ class _Walk:
         "finding",
         "kind",
         "malformed",
+        "proofs",
+        "root",
+        "unconfined",
         "variables",
         "written",
     )
 
     def __init__(self, classifier: CommandClassifier) -> None:
         self.classifier = classifier
-        self.deadline = time.thread_time() + classifier.cpu_budget
+        self.deadline = Clock.after(classifier.cpu_budget)
         self.expanded = 0  # characters produced by expansion so far
         self.kind: Kind = "read"  # the widest thing a proven command does
         self.malformed = False  # the command itself could not be parsed
@@ -265,11 +289,24 @@ class _Walk:
         self.allowed_by = ""
         self.variables: dict[str, str] = {}
         self.cwd: str | None = None
+        self.root: str | None = None  # where the command starts, canonical, when known
+        self.proofs: dict[str, Kind] = {}  # each simple command's proof, by program
+        self.unconfined = ""  # the first word that reads outside the working directory
         self.downloads: set[str] = set()  # files a downloader wrote earlier in the script
         self.written: dict[str, str] = {}  # scripts written earlier (`echo .. > x.sh`), by path
 
     def note(self, verdict: Verdict, rule: str, reason: str) -> None:
-        if self.finding is None or _SEVERITY[verdict] > _SEVERITY[self.finding[0]]:
+        """Keep the most severe finding, the first of its severity; a plain change of
+        files gives way to a more specific reason to ask (`curl -o x && sh x`)."""
+        found = self.finding
+        worse = found is None or _SEVERITY[verdict] > _SEVERITY[found[0]]
+        sharper = (
+            found is not None
+            and found[1] == CHANGES_FILES
+            and verdict == found[0]
+            and rule != CHANGES_FILES
+        )
+        if worse or sharper:
             self.finding = (verdict, rule, reason)
 
     def result(self) -> tuple[Verdict, str, str]:
@@ -277,10 +314,12 @@ class _Walk:
             return self.finding
         if self.allowed_by:
             return "safe", f"user:allow:{self.allowed_by}", "matches an allow rule in your config"
-        return "safe", "default:safe", "no rule matched"
+        # Nothing doubted: every simple command was proven, and the rule says how.
+        proofs = " · ".join(f"{name}: {kind}" for name, kind in self.proofs.items())
+        return "safe", f"proof:{self.kind}", proofs or "nothing runs"
 
     def spend(self) -> None:
-        if time.thread_time() > self.deadline:
+        if self.deadline.past():
             raise OverBudget(f"more than {self.classifier.cpu_budget * 1000:g} ms of analysis")
 
     def script(self, text: str, *, depth: int, bulk: bool) -> str:
@@ -293,6 +332,8 @@ class _Walk:
             if rule.pattern.search(text):
                 self.note("forbidden", rule.name, rule.reason)
         parsed = parse(text, deadline=self.deadline)
+        if parsed.evaluates:
+            self.note("needs_approval", "allow:evaluates", parsed.evaluates)
         if depth == 0 and parsed.compound:
             self.malformed = True  # shown as written: the flat form would lose the loop
         if parsed.problem:
@@ -331,11 +372,21 @@ class _Walk:
                 out.append("\n" if bodies and joiner == "; " else joiner)
             elif pipeline.separator == "&":
                 out.append(" &")
-        for substitution in dict.fromkeys(parsed.substitutions):  # each distinct one once
-            self.script(substitution, depth=depth + 1, bulk=bulk)
+            if pipeline.separator == "&" and not self.unconfined:
+                self.unconfined = "&"  # it outlives the call: not for an unisolated run
+        self.substitutions(parsed.substitutions, depth=depth, bulk=bulk)
         if saved is not None:
             self.cwd, self.variables = saved
         return "".join(out)
+
+    def substitutions(self, bodies: tuple[str, ...], *, depth: int, bulk: bool) -> None:
+        """Each distinct `$(...)`, backtick or `<(...)` body, judged once; one that decodes
+        hidden text (`$(echo fi9z.. | base64 -d)`) asks, whatever it decodes to."""
+        for body in dict.fromkeys(bodies):
+            if _DECODER.search(body):
+                reason = "a word is decoded from a hidden form at run time"
+                self.note("needs_approval", "allow:encoded", reason)
+            self.script(body, depth=depth + 1, bulk=bulk)
 
     def simple(
         self,
@@ -352,11 +403,7 @@ class _Walk:
             self.note("needs_approval", "parse:too-deep", "commands nested too deeply to check")
             return "", None
         self.spend()
-        for assignment in simple.assignments:
-            if risky_assignment(assignment):
-                name = assignment.partition("=")[0]
-                reason = f"sets {name}, a variable that makes programs run other code"
-                self.note("needs_approval", "allow:risky-variable", reason)
+        self.risky_assignments(simple.assignments)
         expanded = tuple(self.expand(w) for w in simple.words)
         words = self.split(simple.words, expanded)
         shown = simple.shown or render(words)
@@ -400,8 +447,23 @@ class _Walk:
             if whole is not None:
                 for script in whole.scripts:
                     self.script(script, depth=depth + 1, bulk=bulk or whole.bulk)
-        self.check(cmd, shown, resolved)
+        self.check(cmd, shown, resolved, self.dynamic(simple))
         return shown, innermost or cmd
+
+    def risky_assignments(self, assignments: tuple[str, ...]) -> None:
+        for assignment in assignments:
+            if risky_assignment(assignment):
+                name = assignment.partition("=")[0]
+                reason = f"sets {name}, a variable that makes programs run other code"
+                self.note("needs_approval", "allow:risky-variable", reason)
+
+    def dynamic(self, simple: Simple) -> frozenset[str] | None:
+        """The words of `simple` the shell will still expand at run time (what `expand`
+        could not resolve); None when the parser did not say which words expand."""
+        if simple.expanding is None:
+            return None
+        expanded = (self.expand(w) for w in simple.expanding)
+        return frozenset(w for w in expanded if "$" in w or "`" in w)
 
     def cmd(
         self,
@@ -448,7 +510,10 @@ class _Walk:
         if text is not None:
             self.script(text, depth=depth + 1, bulk=bulk)
 
-    def check(self, cmd: Cmd, shown: str, resolved: str) -> None:
+    def check(
+        self, cmd: Cmd, shown: str, resolved: str, dynamic: frozenset[str] | None = None
+    ) -> None:
+        """`dynamic`: the words the shell will expand at run time (None: unknown)."""
         if self.finding is not None and self.finding[0] == "forbidden":
             return  # nothing can make it worse
         classifier = self.classifier
@@ -476,17 +541,52 @@ class _Walk:
             if rule.test(cmd):
                 self.note("needs_approval", rule.name, rule.reason)
                 return
+        self.judge(cmd, dynamic)
+
+    def judge(self, cmd: Cmd, dynamic: frozenset[str] | None = None) -> None:
+        """The allowlist's judgement of one command, turned into the walk's findings: a
+        doubt, a write or an evaluating builtin asks; a proof is recorded (and whether
+        what it reads stays inside the working directory)."""
+        name = cmd.argv0 or cmd.name or "redirection"
+        if prints_variables(cmd):
+            reason = f"{name}: prints every variable of the shell, API keys among them"
+            self.note("needs_approval", "allow:prints-environment", reason)
+            return
+        evaluating = evaluates(cmd)
+        if evaluating is not None:
+            self.note("needs_approval", "allow:evaluates", f"{name}: {evaluating}")
+            return
         judged = prove(cmd)
         if isinstance(judged, Doubt):
-            name = cmd.argv0 or cmd.name
             self.note("needs_approval", judged.rule, f"{name}: {judged.reason}")
             return
-        if any(p not in _DEVICES for p in cmd.writes) or cmd.bulk:
-            # A write, or arguments nobody has seen yet (xargs, find -exec).
-            judged = widest(judged, "write")
+        written = [p for p in cmd.writes if p not in _DEVICES]
+        if judged == "write" or written:
+            what = "changes files" if judged == "write" else f"writes {written[0]}"
+            self.note("needs_approval", CHANGES_FILES, f"{name}: {what}")
+            return
+        if cmd.bulk and any(_DECODER.search(render((u.name, *u.args))) for u in cmd.upstream):
+            reason = f"{name}: runs on text decoded from a hidden form"
+            self.note("needs_approval", "allow:encoded", reason)
+            return
+        if cmd.bulk and (judged != "read" or cmd.name not in ANY_ARGUMENTS):
+            reason = f"{name}: runs once per input item, with arguments nobody has seen"
+            self.note("needs_approval", "allow:unseen-arguments", reason)
+            return
+        if judged == "run" and any(a.startswith(("<(", ">(")) for a in cmd.args):
+            reason = f"{name}: runs what another command prints"
+            self.note("needs_approval", "allow:runs-output", reason)
+            return
         if _SECRET_READ.search(" ".join((*_not_logins(cmd), *(r.target for r in cmd.redirects)))):
-            reason = "reads credentials (ssh keys, cloud or password files)"
+            reason = "reads credentials (ssh keys, .env, cloud or password files)"
             self.note("needs_approval", "pattern:secret-read", reason)
+            return
+        if not self.unconfined:
+            if cmd.bulk or prints_environment(cmd):
+                self.unconfined = cmd.name
+            else:
+                self.unconfined = outside(cmd, self.root, dynamic)
+        self.proofs.setdefault(cmd.name or name, judged)
         self.kind = widest(self.kind, judged)
 
     def protected(self, cmd: Cmd) -> str:
@@ -603,7 +703,7 @@ class _Walk:
         return word
 
 
-def _fold_echo(match: re.Match[str], deadline: float) -> str:
+def _fold_echo(match: re.Match[str], deadline: Clock) -> str:
     inner = match.group(1) if match.group(1) is not None else match.group(2)
     parsed = parse(inner, deadline=deadline)
     if parsed.problem or parsed.substitutions or len(parsed.pipelines) != 1:

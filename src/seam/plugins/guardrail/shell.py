@@ -20,6 +20,8 @@ from itertools import pairwise
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser, Tree
 
+from seam.plugins.guardrail.evaluation import EVALUATING, evaluation
+
 REDIRECTS = frozenset({"&>>", "<<<", "<<-", "&>", "<<", "<>", "<&", ">>", ">&", ">|", "<", ">"})
 _PIPES = frozenset({"|", "|&"})
 _C_ESCAPES = {
@@ -47,6 +49,9 @@ class Simple:
     # The command as written, minus here-document bodies, with quoting normalised: literal
     # text single-quoted (or bare), expansions as written. Empty when built by hand.
     shown: str = ""
+    # The words holding an expansion the shell performs (`$x`, `$(...)`, not `'$1'`).
+    # None when unknown (built by hand): then every word with a `$` counts.
+    expanding: frozenset[str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,9 @@ class Script:
     problem: str = ""  # why the text is not valid shell (e.g. an unclosed quote)
     # It has loops, conditionals, groups or functions, which the pipelines do not show.
     compound: bool = False
+    # The first construct that evaluates text as code (arithmetic on names, `${x@P}`,
+    # a function definition, `[[ -v ]]`), as a reason; "" when there is none.
+    evaluates: str = ""
 
 
 def decode_c_escapes(text: str) -> str:
@@ -151,6 +159,34 @@ class OverBudget(Exception):
     """The analysis would cost more than its budget: the command needs approval."""
 
 
+class Clock:
+    """A deadline in the thread's CPU time, checked cheaply. Reading the CPU clock is a
+    system call (several microseconds, often more than the rest of a check); the wall
+    clock is not, and CPU time cannot pass faster than wall time, so the CPU clock is
+    read only once the wall clock says the deadline could have been reached."""
+
+    __slots__ = ("deadline", "wall")
+
+    def __init__(self, deadline: float, now: float | None = None) -> None:
+        self.deadline = deadline  # a `time.thread_time()` value
+        cpu_now = time.thread_time() if now is None else now
+        self.wall = time.perf_counter() + max(0.0, deadline - cpu_now)
+
+    @classmethod
+    def after(cls, budget: float) -> Clock:
+        now = time.thread_time()
+        return cls(now + budget, now)
+
+    def past(self) -> bool:
+        if time.perf_counter() <= self.wall:
+            return False
+        now = time.thread_time()
+        if now > self.deadline:
+            return True
+        self.wall = time.perf_counter() + (self.deadline - now)
+        return False
+
+
 @cache
 def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
@@ -159,7 +195,7 @@ def _parser() -> Parser:
 class _Reader:
     """One walk over a parse tree: simple commands and separators, in order."""
 
-    def __init__(self, source: bytes, deadline: float) -> None:
+    def __init__(self, source: bytes, deadline: Clock) -> None:
         self.source = source
         self.items: list[Simple | str] = []
         self.problem = ""
@@ -169,7 +205,7 @@ class _Reader:
 
     def spend(self) -> None:
         self.walked += 1
-        if self.walked % _CHECK_EVERY == 0 and time.thread_time() > self.deadline:
+        if self.walked % _CHECK_EVERY == 0 and self.deadline.past():
             raise OverBudget("the command is too large to read in time")
 
     def text(self, node: Node) -> str:
@@ -304,7 +340,9 @@ class _Reader:
             [*(quote_literal(a) for a in assignments), *(_show(w) for w in words)]
             + [r.shown for r in all_redirects]
         )
-        self.items.append(Simple(tuple(words), tuple(assignments), all_redirects, shown))
+        expanding = frozenset(self.expanding(parts))
+        simple = Simple(tuple(words), tuple(assignments), all_redirects, shown, expanding)
+        self.items.append(simple)
         self.tail(tail)
 
     def assignment(self, node: Node) -> str:
@@ -328,6 +366,19 @@ class _Reader:
             group.append(part)
         if group:
             out.extend(self.joined(group))
+        return out
+
+    def expanding(self, parts: list[Node]) -> list[str]:
+        """The words (as `words` gives them) in which the shell expands something."""
+        out: list[str] = []
+        group: list[Node] = []
+        for part in [*parts, None]:
+            if part is None or (group and part.start_byte != group[-1].end_byte):
+                if any(_expands(n) for n in group):
+                    out.extend(self.joined(group))
+                group = []
+            if part is not None:
+                group.append(part)
         return out
 
     def joined(self, group: list[Node]) -> list[str]:
@@ -416,6 +467,20 @@ class _Reader:
         return [Redirect(op, delimiter, body, shown), *found]
 
 
+_EXPANSIONS = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "process_substitution"}
+    | {"arithmetic_expansion"}
+)
+
+
+def _expands(node: Node) -> bool:
+    if node.type in _EXPANSIONS:
+        return True
+    if node.type in ("raw_string", "ansi_c_string", "word"):
+        return False
+    return any(_expands(child) for child in node.children)
+
+
 def _string_text(reader: _Reader, node: Node, pieces: list[str]) -> str:
     """A double-quoted string's contents: its children, with the text between them."""
     out: list[str] = []
@@ -440,9 +505,11 @@ def _show(word: str) -> str:
     return quote(word)
 
 
-def _substitutions(reader: _Reader, root: Node) -> list[str]:
-    """The bodies of the outermost `$(...)`, backticks and `<(...)`/`>(...)`: they run."""
+def _substitutions(reader: _Reader, root: Node) -> tuple[list[str], str]:
+    """The bodies of the outermost `$(...)`, backticks and `<(...)`/`>(...)` (they run),
+    and the first construct outside them that evaluates code (see `_evaluation`)."""
     found: list[str] = []
+    evaluates = ""
     stack = [root]
     while stack:
         reader.spend()
@@ -454,8 +521,11 @@ def _substitutions(reader: _Reader, root: Node) -> list[str]:
                 inner = inner.replace("\\`", "`").replace("\\$", "$").replace("\\\\", "\\")
             found.append(inner)
             continue
+        if not evaluates and node.type in EVALUATING:
+            head = node.children[0].type if node.children else ""
+            evaluates = evaluation(node.type, reader.text(node), head)
         stack.extend(reversed(node.children))
-    return found
+    return found, evaluates
 
 
 # Nodes whose children do not cover their text (the rest is their content, not syntax).
@@ -491,12 +561,12 @@ def _skipped(reader: _Reader, root: Node) -> str:
     return ""
 
 
-def _parse(source: bytes, deadline: float) -> Tree:
+def _parse(source: bytes, deadline: Clock) -> Tree:
     """Parse within the deadline: the source is handed over in chunks, and running out of
     time ends it (some inputs make the grammar's scanner very slow)."""
 
     def read(offset: int, _point: object) -> bytes:
-        if time.thread_time() > deadline:
+        if deadline.past():
             raise OverBudget("the command takes too long to parse")
         return source[offset : offset + _CHUNK]
 
@@ -521,12 +591,14 @@ def _parse(source: bytes, deadline: float) -> Tree:
     return tree
 
 
-def parse(text: str, *, deadline: float | None = None) -> Script:
+def parse(text: str, *, deadline: float | Clock | None = None) -> Script:
     """The script's pipelines of simple commands, the substitutions it runs, and what (if
-    anything) made it unreadable. `deadline` (a `time.thread_time()` value) bounds the
-    work; past it, `OverBudget` is raised."""
+    anything) made it unreadable. `deadline` (a `time.thread_time()` value, or a `Clock`)
+    bounds the work; past it, `OverBudget` is raised."""
     if deadline is None:
-        deadline = time.thread_time() + PARSE_BUDGET
+        deadline = Clock.after(PARSE_BUDGET)
+    elif not isinstance(deadline, Clock):
+        deadline = Clock(deadline)
     source = text.encode("utf-8", "surrogatepass")
     tree = _parse(source, deadline)
     if tree.root_node.has_error and _BRACE_WORD.search(text):
@@ -546,8 +618,8 @@ def parse(text: str, *, deadline: float | None = None) -> Script:
     if not reader.problem and (lost := _skipped(reader, root)):
         reader.fail(f"the parser skipped {lost[:40]!r}")
     pipelines = _pipelines(reader.items)
-    substitutions = tuple(_substitutions(reader, root))
-    return Script(pipelines, substitutions, reader.problem, reader.compound)
+    found, evaluates = _substitutions(reader, root)
+    return Script(pipelines, tuple(found), reader.problem, reader.compound, evaluates)
 
 
 def _pipelines(items: list[Simple | str]) -> tuple[Pipeline, ...]:
