@@ -17,6 +17,7 @@ the agent can never edit its own controls through a shell.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -93,6 +94,12 @@ def build_gate(
 
 def _classifier(section: GuardSection, protected: tuple[str, ...]) -> CommandClassifier:
     # The person's home, so /home/me/.bashrc is recognised as ~/.bashrc.
+    # realpath: a read through a symlink that leaves the working directory is not proven
+    # read-only (on the local backend it asks).
     return CommandClassifier(
-        deny=section.deny, allow=section.allow, home=str(Path.home()), protected=protected
+        deny=section.deny,
+        allow=section.allow,
+        home=str(Path.home()),
+        protected=protected,
+        realpath=os.path.realpath,
     )

@@ -22,7 +22,7 @@ import base64
 import binascii
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fnmatch import fnmatchcase
 
 from seam.contracts.guardrail import Classification, Verdict
@@ -81,7 +81,9 @@ class CommandClassifier:
     each normalised command (shown by `seam guard check`). `protected`: paths no command
     may name (Seam's own home and store: its approvals, config and transcripts), forbidden
     whatever the user's rules say. `cpu_budget`: seconds of CPU one classification may
-    spend before it gives up and asks."""
+    spend before it gives up and asks. `realpath`: where a path really leads on disk
+    (`os.path.realpath`, handed in by wiring), so a read through a symlink that leaves the
+    working directory is not proven read-only; without it paths are judged as written."""
 
     def __init__(
         self,
@@ -91,8 +93,10 @@ class CommandClassifier:
         home: str = "",
         protected: Iterable[str] = (),
         cpu_budget: float = CPU_BUDGET,
+        realpath: Callable[[str], str] | None = None,
     ) -> None:
         self.deny = tuple(deny)
+        self._realpath = realpath
         self.allow = tuple(allow)
         self.cpu_budget = cpu_budget
         for glob in (*self.deny, *self.allow):
@@ -109,6 +113,20 @@ class CommandClassifier:
         )
         self._floor, self._floor_any = _index(FLOOR)
         self._patterns, self._patterns_any = _index(PATTERNS)
+
+    def resolve(self, full: str) -> str | None:
+        """`full` (canonical) followed through its symlinks, canonical again; None when
+        there is no `realpath` or the path cannot be read."""
+        if self._realpath is None:
+            return None
+        path = self.home + full[1:] if full.startswith("~") and self.home else full
+        if not path.startswith("/"):
+            return None
+        try:
+            real = self._realpath(path)
+        except (OSError, ValueError):
+            return None
+        return canonical_path(real, home=self.home, cwd=None)
 
     def floor_for(self, program: str) -> tuple[Rule, ...]:
         return self._floor.get(program, self._floor_any)
@@ -585,7 +603,7 @@ class _Walk:
             if cmd.bulk or prints_environment(cmd):
                 self.unconfined = cmd.name
             else:
-                self.unconfined = outside(cmd, self.root, dynamic)
+                self.unconfined = outside(cmd, self.root, dynamic, self.classifier.resolve)
         self.proofs.setdefault(cmd.name or name, judged)
         self.kind = widest(self.kind, judged)
 

@@ -13,8 +13,13 @@ working directory, globs that reach outside, and words computed at run time
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from seam.plugins.guardrail.rules import Cmd
+
+# Where a canonical path really leads on disk (symlinks followed), canonical again, or None
+# when that cannot be known. Handed in by wiring; without it confinement reads text only.
+Resolve = Callable[[str], str | None]
 
 # System locations that hold no secrets (their secret files are listed below).
 _SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt", "/var/log")
@@ -34,11 +39,18 @@ _DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "
 _PATHLIKE = re.compile(r"^(?:-[-\w]*=)?([~/.].*|[^-].*/.*)$")
 
 
-def outside(cmd: Cmd, root: str | None, dynamic: frozenset[str] | None = None) -> str:
+def outside(
+    cmd: Cmd,
+    root: str | None,
+    dynamic: frozenset[str] | None = None,
+    resolve: Resolve | None = None,
+) -> str:
     """The first word of `cmd` that reaches outside `root` (the canonical directory the
     command starts in, None when unknown) and outside the harmless system locations, or
     "" when every word stays in. `dynamic`: the words the shell expands at run time (None
-    when unknown: then any word with a `$` is taken to be one)."""
+    when unknown: then any word with a `$` is taken to be one). `resolve`: where a path
+    really leads, so a symlink in the project that points out (`cat link_to_home/x`, a
+    cloned repository may ship one) is outside too."""
     words = list(cmd.args)
     words += [r.target for r in cmd.redirects if r.op in ("<", "<>")]
     if cmd.name in ("cd", "pushd", "popd") and not [a for a in cmd.args if a != "--"]:
@@ -49,6 +61,13 @@ def outside(cmd: Cmd, root: str | None, dynamic: frozenset[str] | None = None) -
             return word  # a path computed at run time
         match = _PATHLIKE.match(word)
         if match is not None and not _confined(cmd, match.group(1), root):
+            return word
+        if (
+            resolve is not None
+            and root is not None
+            and not word.startswith("-")
+            and not _really_confined(cmd.path(word), root, resolve)
+        ):
             return word
         if cmd.name in ("cd", "pushd") and word == "-":
             return word
@@ -62,6 +81,20 @@ def _confined(cmd: Cmd, path: str, root: str | None) -> bool:
             return True
         return not full.startswith("~") and _system(full)
     return not (full == ".." or full.startswith("../"))
+
+
+def _really_confined(full: str, root: str, resolve: Resolve) -> bool:
+    """Whether `full` (canonical), followed through its symlinks, stays in `root` or in a
+    system location. Unknown (relative while the start is unknown, unresolvable) is left to
+    the textual check."""
+    if not full.startswith(("/", "~")):
+        return True
+    real, real_root = resolve(full), resolve(root) or root
+    if real is None or real == full:
+        return True
+    if real == real_root or real.startswith(real_root.rstrip("/") + "/"):
+        return True
+    return not real.startswith("~") and _system(real)
 
 
 def _system(path: str) -> bool:

@@ -146,7 +146,9 @@ def prints_environment(cmd: Cmd) -> bool:
         return not args
     if name in _PRINTS_WITHOUT_OPERANDS:
         return not [a for a in args if not a.startswith(("-", "+"))]
-    return False
+    # `git config --list` / `--get`, `git var -l`: the person's global git configuration,
+    # where credential helpers and tokens live.
+    return name == "git" and any(a in ("config", "var") for a in args)
 
 
 def ps_shows_environment(args: tuple[str, ...]) -> bool:
