@@ -61,6 +61,9 @@ class GateDecision:
     classification: Classification
     reason: str  # why it was allowed or refused, one line for the model and the person
     decision: ApprovalDecision | None = None  # what the person answered, when asked
+    # A person approved this very command: now, or earlier with a remembered answer (not
+    # the approval mode, not the judge). Only then may a command change git's controls.
+    by_person: bool = False
 
 
 @runtime_checkable

@@ -63,9 +63,18 @@ class Sandbox(Protocol):
         timeout: float | None = None,  # noqa: ASYNC109
         env: Mapping[str, str] | None = None,
         spill: SpillWriter | None = None,
+        # Git's hooks and config are read-only in a sandbox (code planted there runs on the
+        # host later); True only for a command a person approved that is about them.
+        allow_git_control_writes: bool = False,
     ) -> CommandResult: ...
 
-    async def start(self, command: str, *, env: Mapping[str, str] | None = None) -> ProcessInfo:
+    async def start(
+        self,
+        command: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        allow_git_control_writes: bool = False,
+    ) -> ProcessInfo:
         """Start a background process; its output is kept for `poll`."""
         ...
 

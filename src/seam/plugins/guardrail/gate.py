@@ -125,7 +125,8 @@ class GuardedCommandGate:
         if found.verdict == "safe":
             return GateDecision(True, found, f"allowed: {why}")
         if remembered is not None:
-            return GateDecision(True, found, f"allowed: {_REMEMBERED[remembered]}")
+            reason = f"allowed: {_REMEMBERED[remembered]}"
+            return GateDecision(True, found, reason, by_person=True)
         if mode == "off" and self._allow_off and isolated:
             return GateDecision(True, found, f"allowed without asking (approval mode off): {why}")
         if mode == "smart":
@@ -177,7 +178,8 @@ class GuardedCommandGate:
             return GateDecision(False, found, _nobody(why), answer)
         note = self._remember(session_key, found.normalized, answer)
         if answer in APPROVING:
-            return GateDecision(True, found, f"allowed: {_ANSWERED[answer]}{note}", answer)
+            reason = f"allowed: {_ANSWERED[answer]}{note}"
+            return GateDecision(True, found, reason, answer, by_person=True)
         denied = "always denies it" if answer == "always_deny" else "denied it"
         return GateDecision(False, found, f"refused: the person {denied}{note}", answer)
 

@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from seam.contracts.git_controls import names_git_controls
 from seam.contracts.sandbox import CommandResult, Sandbox, SandboxError
 from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
 
@@ -53,10 +54,12 @@ def _sandbox(ctx: ToolContext) -> Sandbox:
     return ctx.sandbox
 
 
-async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> None:
+async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> bool:
+    """Refuses what the gate refuses; returns whether the command may write git's hooks and
+    config (a person approved this very command, and it is about them)."""
     gate = ctx.gate
     if gate is None:
-        return
+        return False
     decision = await gate.check(
         command,
         session_key=ctx.session_key,
@@ -71,6 +74,7 @@ async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> 
     )
     if not decision.allowed:
         raise ToolError(f"refused: {decision.reason}")
+    return decision.by_person and names_git_controls(command)
 
 
 def _spiller(ctx: ToolContext, sandbox: Sandbox) -> Callable[[str, str], Awaitable[str]]:
@@ -85,11 +89,15 @@ def _spiller(ctx: ToolContext, sandbox: Sandbox) -> Callable[[str, str], Awaitab
 
 
 async def _run(
-    ctx: ToolContext, sandbox: Sandbox, command: str, seconds: float | None
+    ctx: ToolContext, sandbox: Sandbox, command: str, seconds: float | None, git_writes: bool
 ) -> CommandResult:
     try:
-        # `spill` is an extension of our sandboxes over the contract (see sandbox/process.py).
-        return await sandbox.run(command, timeout=seconds, spill=_spiller(ctx, sandbox))
+        return await sandbox.run(
+            command,
+            timeout=seconds,
+            spill=_spiller(ctx, sandbox),
+            allow_git_control_writes=git_writes,
+        )
     except SandboxError as exc:
         raise ToolError(str(exc)) from None
 
@@ -126,11 +134,11 @@ class Terminal:
         timeout = _timeout(args)
         background = bool(args.get("background", False))
         sandbox = _sandbox(ctx)
-        await _gate(ctx, sandbox, command, self.name)
+        git_writes = await _gate(ctx, sandbox, command, self.name)
         if not background:
-            return _report(await _run(ctx, sandbox, command, timeout))
+            return _report(await _run(ctx, sandbox, command, timeout, git_writes))
         try:
-            info = await sandbox.start(command)
+            info = await sandbox.start(command, allow_git_control_writes=git_writes)
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
         return (
@@ -215,13 +223,13 @@ class ExecuteCode:
         timeout = _timeout(args)
         sandbox = _sandbox(ctx)
         # The gate (and a person asked to approve) sees the code itself, not a file name.
-        await _gate(ctx, sandbox, f"python3 -c {shlex.quote(code)}", self.name)
+        git_writes = await _gate(ctx, sandbox, f"python3 -c {shlex.quote(code)}", self.name)
         # The snippet goes to Python on stdin (a quoted here-document, so the shell
         # expands nothing in it), never as a file in the person's project: the shell keeps
         # a large one in the system temp dir (the sandbox's private /tmp under bwrap).
         marker = f"SEAM_SNIPPET_{secrets.token_hex(8)}"
         command = f"python3 - <<'{marker}'\n{code.rstrip(chr(10))}\n{marker}"
-        return _report(await _run(ctx, sandbox, command, timeout))
+        return _report(await _run(ctx, sandbox, command, timeout, git_writes))
 
 
 SHELL_TOOLS: tuple[Tool, ...] = (Terminal(), Process(), ExecuteCode())
