@@ -248,12 +248,15 @@ def test_options_by_prefix_value_or_cluster_are_judged_as_what_they_could_mean(
         "cargo fmt",
         "make clean",
         "gh pr create --fill",
-        "kill 123",
     ],
 )
 def test_every_change_of_files_asks(command: str) -> None:
     verdict, rule, _ = classify(command)
     assert (verdict, rule) == ("needs_approval", "allow:changes-files"), command
+
+
+def test_a_signal_asks_and_says_so() -> None:
+    assert classify("kill 123")[:2] == ("needs_approval", "allow:signals")
 
 
 def test_a_git_config_write_asks_and_a_read_does_not() -> None:

@@ -875,7 +875,8 @@ def _crontab(cmd: Cmd) -> Judgement:
 
 
 def _kill(cmd: Cmd) -> Judgement:
-    return "write"  # a signal to a process; kill -9 and kill -1 have their own rules
+    """A signal to a process (kill -9 and kill -1 have their own rules): never harmless."""
+    return _doubt("signals", "sends a signal that can stop a running process")
 
 
 def _partitions(cmd: Cmd) -> Judgement:
