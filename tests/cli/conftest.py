@@ -89,9 +89,7 @@ class Cli:
         return path
 
 
-def make_cli(
-    tmp_path: Path, provider_env: Mapping[str, str], *, in_process: bool = False
-) -> Cli:
+def make_cli(tmp_path: Path, provider_env: Mapping[str, str], *, in_process: bool = False) -> Cli:
     project = tmp_path / "project"
     project.mkdir()
     user_home = tmp_path / "user"
