@@ -11,7 +11,8 @@ afterwards, so nothing leaks from one call to the next:
   stdout and stderr captured as bytes with the encodings and error handlers Python gives
   a process on a UTF-8 locale (stdout strict, stderr backslashreplace);
 - Python's default warning filters (a warning the command emits lands on its stderr);
-- the root logger's handlers and level, and the signal handlers, as they were;
+- the root logger without the handlers `seam` installs (it installs its own on this
+  call's stderr), then its handlers and level as they were; the signal handlers too;
 - the per-process memos of `seam` itself reset (`_PROCESS_MEMOS`).
 
 The exit code is what the process would have exited with: `SystemExit`'s code, 1 with a
@@ -102,8 +103,14 @@ def _fed_pipe(data: bytes) -> Iterator[io.TextIOWrapper]:
     read_fd, write_fd = os.pipe()
 
     def feed() -> None:
-        with open(write_fd, "wb") as pipe, contextlib.suppress(BrokenPipeError):
-            pipe.write(data)
+        left = memoryview(data)
+        try:
+            while left:
+                left = left[os.write(write_fd, left) :]
+        except BrokenPipeError:
+            pass  # the command finished without reading it all, as a process may
+        finally:
+            os.close(write_fd)
 
     feeder = threading.Thread(target=feed, name="seam-stdin", daemon=True)
     feeder.start()
@@ -131,6 +138,10 @@ def _as_a_process(
     saved_signals = {sig: signal.getsignal(sig) for sig in _SIGNALS}
     for reset in _PROCESS_MEMOS:
         reset()
+    # A new process starts without the handlers `seam` adds (an earlier in-process call
+    # or test may have left some): its own are added to its own stderr.
+    root.handlers[:] = [h for h in saved_handlers if not getattr(h, "_seam", False)]
+    root.setLevel(logging.WARNING)
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
