@@ -162,8 +162,8 @@ def _as_a_process(
                 handler.close()
         root.handlers[:] = saved_handlers
         root.setLevel(saved_level)
-        for sig, handler in saved_signals.items():
-            if handler is not None:
-                signal.signal(sig, handler)
+        for sig, previous in saved_signals.items():
+            if previous is not None:
+                signal.signal(sig, previous)
         for reset in _PROCESS_MEMOS:
             reset()
