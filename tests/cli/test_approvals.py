@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.conftest import Cli, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.in_process
 
 DELETE = json.dumps({"command": "rm -r build"})
 

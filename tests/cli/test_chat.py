@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.cli.conftest import Cli, sent_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.in_process
 
 
 def test_help_answer_tools_and_exit(cli: Cli, openai_server: OpenAIServer) -> None:

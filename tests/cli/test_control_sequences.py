@@ -16,6 +16,8 @@ from seam.apps.cli.render import Style, terminal_safe
 from tests.cli.conftest import Cli
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
+pytestmark = pytest.mark.in_process
+
 # Any control character a terminal acts on, but newline and tab.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 

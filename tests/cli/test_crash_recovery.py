@@ -24,6 +24,8 @@ from seam.core.coordinator import CUT_OFF_NOTE, UNKNOWN_OUTCOME
 from tests.cli.conftest import Cli, sent_messages
 from tests.support.openai_server import OpenAIServer, Reply, text_reply, tool_call_reply
 
+pytestmark = pytest.mark.in_process
+
 SESSION = "crashy"
 PROMPT = "What does note.txt say?"
 ANSWER = "The note says hello."

@@ -10,6 +10,8 @@ import pytest
 from tests.cli.conftest import Cli
 from tests.support.openai_server import OpenAIServer, text_reply
 
+pytestmark = pytest.mark.in_process
+
 
 def add(cli: Cli, *args: str) -> str:
     result = cli("cron", "add", *args)

@@ -28,6 +28,8 @@ from seam.wiring.settings import load_settings
 from tests.cli.conftest import Cli, make_cli
 from tests.support.openai_server import OpenAIServer, text_reply
 
+pytestmark = pytest.mark.in_process
+
 JOBS = 100
 WAIT_LIMIT = 120.0
 MARKER = re.compile(r"<!-- seam-delivery: (cron:[^ ]+) -->")
@@ -159,7 +161,9 @@ def test_two_sqlite_workers_run_100_slots_once_each_with_one_killed(
     tmp_path: Path, openai_server: OpenAIServer
 ) -> None:
     cli = make_cli(
-        tmp_path, {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test-key"}
+        tmp_path,
+        {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test-key"},
+        in_process=True,
     )
     cli.write_config("[store]\nlease_seconds = 2\n")
     run_two_workers_with_a_kill(cli, openai_server, sqlite_ledger(cli.home / "sessions.db"))
@@ -175,6 +179,7 @@ def test_two_postgres_workers_run_100_slots_once_each_with_one_killed(
             "OPENAI_API_KEY": "test-key",
             "SEAM_STORE_URL": store_url,
         },
+        in_process=True,
     )
     cli.write_config("[store]\nlease_seconds = 2\n")
     run_two_workers_with_a_kill(cli, openai_server, postgres_ledger(store_url))
@@ -186,7 +191,9 @@ def test_an_every_minute_job_is_delivered_by_a_worker_within_the_minute(
 ) -> None:
     """Real time, no injected clock: `--every` jobs are first due when added."""
     cli = make_cli(
-        tmp_path, {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test-key"}
+        tmp_path,
+        {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": "test-key"},
+        in_process=True,
     )
     openai_server.push(text_reply("Nothing new in the inbox."))
     added = cli("cron", "add", "--every", "1m", "check my inbox", "--deliver", "file:out.md")

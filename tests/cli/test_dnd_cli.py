@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.conftest import Cli
 from tests.support.openai_server import OpenAIServer
+
+pytestmark = pytest.mark.in_process
 
 
 def test_on_status_off_round_trip(cli: Cli) -> None:

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 from tests.cli.conftest import Cli, make_cli
 from tests.support.openai_server import OpenAIServer, error_reply
+
+pytestmark = pytest.mark.in_process
 
 
 def lines_by_check(stdout: str) -> dict[str, str]:
@@ -53,7 +57,7 @@ def test_doctor_names_a_broken_config_file(cli: Cli) -> None:
 
 
 def test_doctor_without_a_provider_checks_the_local_model(tmp_path) -> None:
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
 
     result = cli("doctor")
 

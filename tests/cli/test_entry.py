@@ -5,8 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from seam import __version__
 from tests.cli.conftest import Cli
+
+pytestmark = pytest.mark.in_process
 
 HEAVY = ("typer", "click", "rich", "pydantic", "httpx", "prompt_toolkit", "seam.wiring")
 

@@ -8,14 +8,23 @@ time it took, the exit code, the stderr line and what the session store kept.
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from seam.apps.cli.exits import EXIT_CODES
 from tests.cli.conftest import Cli, json_lines, make_cli, tool_messages
-from tests.support.openai_server import OpenAIServer, error_reply, text_reply, tool_call_reply
+from tests.support.openai_server import (
+    OpenAIServer,
+    closed_port,
+    error_reply,
+    text_reply,
+    tool_call_reply,
+)
+
+pytestmark = pytest.mark.in_process
 
 DELETE = ("terminal", json.dumps({"command": "rm -r build"}))
 # Each case must end well inside this (no retries, no waiting for an answer).
@@ -151,11 +160,11 @@ def test_provider_auth_failure_is_3(cli: Cli, openai_server: OpenAIServer) -> No
 
 def test_unreachable_provider_is_3(tmp_path: Path) -> None:
     # A port nothing listens on: the connection is refused at once.
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
+    port = closed_port()
     cli = make_cli(
-        tmp_path, {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"}
+        tmp_path,
+        {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"},
+        in_process=True,
     )
     cli.write_config(NO_RETRIES)
     result, took = timed(cli, "run", "--session", "down", "hi")

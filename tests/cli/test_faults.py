@@ -16,6 +16,8 @@ import subprocess
 import time
 from typing import Any
 
+import pytest
+
 from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.cli.test_terminal import Terminal
 from tests.support.anthropic_server import AnthropicServer, keep_alive_reply
@@ -28,6 +30,8 @@ from tests.support.openai_server import (
     text_reply,
     unanswered_port,
 )
+
+pytestmark = pytest.mark.in_process
 
 SESSION = "faults"
 RETRY_LINE = re.compile(r"retrying in \d+(\.\d)? s \(attempt (\d) of (\d)\): (.+)")
@@ -80,6 +84,7 @@ def test_unreachable_endpoint_fails_within_seconds_showing_each_retry(tmp_path: 
     cli = make_cli(
         tmp_path,
         {"OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "OPENAI_API_KEY": "k"},
+        in_process=True,
     )
 
     result, elapsed = run(cli, "hi")
@@ -103,7 +108,9 @@ def test_a_host_that_never_answers_the_connect_fails_within_the_connect_timeouts
 ) -> None:
     with unanswered_port() as port:
         cli = make_cli(
-            tmp_path, {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"}
+            tmp_path,
+            {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "k"},
+            in_process=True,
         )
         cli.write_config("[model]\nconnect_timeout = 1\nmax_retries = 1\n")
 
@@ -152,7 +159,7 @@ def test_anthropic_pings_without_an_answer_fail_within_the_idle_timeout(
     tmp_path: Any,
 ) -> None:
     with AnthropicServer() as server:
-        cli = make_cli(tmp_path, {"ANTHROPIC_API_KEY": "sk-ant-test"})
+        cli = make_cli(tmp_path, {"ANTHROPIC_API_KEY": "sk-ant-test"}, in_process=True)
         cli.write_config(f'[anthropic]\nbase_url = "{server.base_url}"\nidle_timeout = 1.5\n')
         server.push(keep_alive_reply(pings=100, interval=0.2))
 
@@ -257,6 +264,7 @@ def test_an_unreachable_endpoint_ends_the_json_stream_as_a_provider_error(
     cli = make_cli(
         tmp_path,
         {"OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "OPENAI_API_KEY": "k"},
+        in_process=True,
     )
     cli.write_config("[model]\nmax_retries = 0\n")
 

@@ -25,6 +25,8 @@ from seam.apps.cli.runner import execute
 from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.support.openai_server import OpenAIServer, text_reply
 
+pytestmark = pytest.mark.in_process
+
 QUICK = 15.0
 
 
@@ -208,7 +210,11 @@ def tmpfs(tmp_path: Path) -> Iterator[Path]:
 
 
 def cli_on(tmp_path: Path, home: Path, server: OpenAIServer) -> Cli:
-    cli = make_cli(tmp_path, {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"})
+    cli = make_cli(
+        tmp_path,
+        {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"},
+        in_process=True,
+    )
     cli.env["SEAM_HOME"] = str(home)
     cli.home = home
     return cli

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.conftest import Cli
 from tests.support.openai_server import OpenAIServer, text_reply, usage
+
+pytestmark = pytest.mark.in_process
 
 
 def setup(cli: Cli) -> None:

@@ -17,10 +17,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import load_settings
 from tests.cli.conftest import SEAM, Cli
 from tests.support.openai_server import OpenAIServer, error_reply, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.in_process
 
 WAIT_LIMIT = 20.0
 # A stopped turn must be gone this soon after the signal (the grace is 1 s).

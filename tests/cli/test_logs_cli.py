@@ -10,7 +10,11 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import Cli
+
+pytestmark = pytest.mark.in_process
 
 KEY_S = 'agent-session:["local","default","s"]'
 KEY_T = 'agent-session:["local","default","t"]'

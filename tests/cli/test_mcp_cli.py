@@ -5,8 +5,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.conftest import Cli, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.in_process
 
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 

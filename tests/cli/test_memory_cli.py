@@ -1,4 +1,4 @@
-"""`seam memory show|edit|add|remove` as a person runs them: a real subprocess with its
+"""`seam memory show|edit|add|remove` as a person runs them: the real command with its
 own HOME and SEAM_HOME, and a scripted editor standing in for vi."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import RUN_TIMEOUT, Cli, make_cli
+from tests.cli.conftest import Cli, make_cli
 
-SEAM = str(Path(sys.executable).with_name("seam"))
+pytestmark = pytest.mark.in_process
+
 # An editor that appends an entry, or fails when asked to.
 _EDITOR = (
     "import sys\n"
@@ -23,18 +24,11 @@ _EDITOR = (
 
 @pytest.fixture
 def cli(tmp_path: Path) -> Cli:
-    return make_cli(tmp_path, {})
+    return make_cli(tmp_path, {}, in_process=True)
 
 
 def seam(cli: Cli, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [SEAM, "memory", *args],
-        cwd=cli.project,
-        env=cli.env,
-        capture_output=True,
-        encoding="utf-8",
-        timeout=RUN_TIMEOUT,
-    )
+    return cli("memory", *args)
 
 
 def test_add_show_and_remove(cli: Cli) -> None:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import socket
+import pytest
 
 from tests.cli.conftest import Cli
-from tests.support.openai_server import OpenAIServer, error_reply
+from tests.support.openai_server import OpenAIServer, closed_port, error_reply
+
+pytestmark = pytest.mark.in_process
 
 
 def test_models_checks_main_and_fallback(cli: Cli, openai_server: OpenAIServer) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        dead = sock.getsockname()[1]
+    dead = closed_port()
     cli.write_config(
         '[model]\nfallback = ["anthropic:claude-haiku-4-5"]\n'
         f'[anthropic]\nbase_url = "http://127.0.0.1:{dead}"\nmax_retries = 0\n'

@@ -8,11 +8,13 @@ import pytest
 
 from tests.cli.conftest import make_cli
 
+pytestmark = pytest.mark.in_process
+
 
 @pytest.mark.local_model
 @pytest.mark.timeout(180)
 def test_run_answers_offline_from_the_local_model(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
 
     result = cli("run", "Say hello", timeout=120)
 
@@ -22,7 +24,7 @@ def test_run_answers_offline_from_the_local_model(tmp_path: Path) -> None:
 
 @pytest.mark.local_model
 def test_chat_banner_says_the_local_model_is_a_small_demo(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
 
     result = cli("chat", stdin="/exit\n")
 

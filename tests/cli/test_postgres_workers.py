@@ -24,6 +24,8 @@ from seam.wiring.settings import load_settings
 from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.support.openai_server import OpenAIServer, text_reply
 
+pytestmark = pytest.mark.in_process
+
 LEASE = 2.0
 WAIT_LIMIT = 60.0
 
@@ -54,6 +56,7 @@ def workers_cli(tmp_path: Path, openai_server: OpenAIServer, store_url: str) -> 
             "OPENAI_API_KEY": "test-key",
             "SEAM_STORE_URL": store_url,
         },
+        in_process=True,
     )
     cli.write_config(f"[store]\nlease_seconds = {LEASE}\n")
     return cli

@@ -6,8 +6,12 @@ import itertools
 import json
 import signal
 
+import pytest
+
 from tests.cli.conftest import Cli, json_lines, sent_messages, tool_messages
 from tests.support.openai_server import OpenAIServer, error_reply, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.in_process
 
 NOTE = "The meeting is at 3pm."
 ANSWER = "The note says the meeting is at 3pm."

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.cli.conftest import Cli
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+
+pytestmark = pytest.mark.in_process
 
 
 def test_list_show_and_search_find_a_run(cli: Cli, openai_server: OpenAIServer) -> None:

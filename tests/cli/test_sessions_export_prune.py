@@ -15,6 +15,8 @@ from seam.services.sessions.sqlite import SQLiteSessionStore
 from tests.cli.conftest import Cli
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
+pytestmark = pytest.mark.in_process
+
 DAY = 86_400.0
 
 

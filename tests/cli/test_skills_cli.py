@@ -3,9 +3,13 @@ real console script against the loopback OpenAI server."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.cli.conftest import Cli, sent_messages
 from tests.plugins.test_skills import write_skill
 from tests.support.openai_server import OpenAIServer, text_reply
+
+pytestmark = pytest.mark.in_process
 
 
 def test_list_show_and_trust(cli: Cli) -> None:

@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tests.cli.conftest import Cli
 from tests.cli.test_sessions_export_prune import DAY, key, listed, seed
 from tests.support.openai_server import OpenAIServer, text_reply
+
+pytestmark = pytest.mark.in_process
 
 
 def test_leaving_a_chat_and_new_end_sessions_so_prune_deletes_them(

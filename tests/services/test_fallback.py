@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -22,7 +21,7 @@ from seam.core import AgentLoop
 from seam.services.llm.fallback import FallbackProvider
 from seam.services.llm.openai_compat import OpenAICompatProvider
 from seam.services.llm.pool import PooledProvider
-from tests.support.openai_server import OpenAIServer, error_reply, text_reply
+from tests.support.openai_server import OpenAIServer, closed_port, error_reply, text_reply
 
 REQUEST = ModelRequest(system="Be brief.", messages=(Message("user", "Hi"),), model="big-model")
 CONTEXT_OVERFLOW = {
@@ -35,12 +34,10 @@ CONTEXT_OVERFLOW = {
 Make = Callable[..., OpenAICompatProvider]
 
 
-@pytest.fixture
-def closed_port() -> int:
+@pytest.fixture(name="closed_port")
+def closed_port_fixture() -> int:
     """A loopback port nothing listens on: connecting to it is refused at once."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return closed_port()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from email.utils import formatdate
@@ -31,6 +30,7 @@ from seam.services.llm.openai_compat import OpenAICompatProvider
 from tests.support.openai_server import (
     OpenAIServer,
     chunk,
+    closed_port,
     error_reply,
     openai_server_fixture,  # noqa: F401  (registers the `openai_server` fixture)
     raw_reply,
@@ -560,9 +560,7 @@ async def test_a_stream_cut_short_is_an_error_not_a_silently_short_answer(
 async def test_unreachable_server_is_a_retryable_connect_error(
     make: Make, delays: list[float]
 ) -> None:
-    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = closed_port()  # nothing listens there
 
     with pytest.raises(ModelError) as caught:
         await collect(make(base_url=f"http://127.0.0.1:{port}/v1", max_retries=1), ask())

@@ -270,11 +270,19 @@ def unanswered_port() -> Iterator[int]:
         yield port
 
 
+# The sockets behind `closed_port()`, kept bound for the life of the test process.
+_HELD_CLOSED: list[socket.socket] = []
+
+
 def closed_port() -> int:
-    """A loopback port nothing listens on (free a moment ago): connecting is refused."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nothing listens on: connecting is refused. The port stays bound
+    (never listening) until the test process ends, so no other test, xdist worker or
+    process can start listening on it meanwhile (a port merely free a moment ago can be
+    handed to the next `bind(0)` anywhere on the machine)."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    _HELD_CLOSED.append(probe)
+    return int(probe.getsockname()[1])
 
 
 def models_reply(model_ids: Iterable[str]) -> Reply:

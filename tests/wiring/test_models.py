@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from seam.services.llm.pool import PooledProvider
 from seam.wiring.models import ModelFactory, parse_ref
 from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import ConfigError, load_settings
-from tests.support.openai_server import OpenAIServer, error_reply, text_reply
+from tests.support.openai_server import OpenAIServer, closed_port, error_reply, text_reply
 
 
 @pytest.mark.parametrize(
@@ -37,12 +36,6 @@ def test_provider_refs(ref: str, expected: tuple[str, str]) -> None:
 def test_an_empty_ref_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="empty provider ref"):
         parse_ref(" ", "openai")
-
-
-def closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_anthropic_key_selects_anthropic(tmp_path: Path) -> None:
