@@ -15,7 +15,6 @@ open modes); after: 0 in both.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,13 +30,13 @@ from seam.services.storage.fs import FsStorage
 from seam.wiring.acp import CURRENT_SESSION, ClientStorage
 from tests.plugins.test_file_tools_race import (  # noqa: F401  (fixtures, used by name)
     ROUNDS,
-    SOUL,
     Outcome,
     _round,
+    assert_nothing_leaked,
     flipper,
     layout,
 )
-from tests.plugins.test_fs_beneath import SwappingFs, _link_over
+from tests.plugins.test_fs_beneath import SwappingFs, _link_over, make_tree
 
 RACE = pytest.mark.skipif(
     not Path(DEFAULT_BWRAP).exists() or not bwrap_available(),
@@ -77,17 +76,10 @@ def acp_turn(session: str | None = "acp-1") -> Iterator[None]:
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
-    root = Path(os.path.realpath(tmp_path))
-    work, outside = root / "work", root / "outside"
-    (work / "d").mkdir(parents=True)
-    outside.mkdir()
-    (work / "f.txt").write_text("inside")
-    (work / "SOUL.md").write_text("mine")
-    (work / "d" / "x.txt").write_text("inside d")
-    (outside / "secret.txt").write_text("top secret")
-    (outside / "x.txt").write_text("top secret")
-    (outside / "SOUL.md").write_text("soul")
-    return {"root": root, "work": work, "outside": outside}
+    """The storage tests' tree (`tests/plugins/test_fs_beneath.py`), plus a SOUL.md inside."""
+    found = make_tree(tmp_path)
+    (found["work"] / "SOUL.md").write_text("mine")
+    return found
 
 
 def bridge(inner: FsStorage, editor: str) -> tuple[ClientStorage, Editor]:
@@ -183,13 +175,4 @@ async def test_symlink_swaps_from_the_sandbox_reach_nothing_outside_an_acp_sessi
         for _ in range(ROUNDS):
             await _round(ctx, home, outcome)
     assert flipper.poll() is None, "the flipper stopped: the race did not run"
-    crashes = [r for r in outcome.results if r.startswith("crash:")]
-    assert outcome.leaked_rounds == 0, (
-        f"{outcome.leaked_rounds}/{ROUNDS} rounds leaked: {outcome.reads_leaked} canary reads, "
-        f"{outcome.writes_leaked} outside writes"
-    )
-    assert not crashes, f"{len(crashes)} tool calls crashed, e.g. {crashes[0]}"
-    assert (home / "SOUL.md").read_text() == SOUL
-    assert sorted(p.name for p in home.iterdir()) == outside_before
-    assert sum(r == "1|harmless" for r in outcome.results) >= ROUNDS // 10
-    assert sum(r.startswith("wrote ") for r in outcome.results) >= ROUNDS // 10
+    assert_nothing_leaked(outcome, home, outside_before)

@@ -191,6 +191,13 @@ async def test_symlink_swaps_from_the_sandbox_reach_nothing_outside(
         f"{sum(r.startswith('crash:') for r in outcome.results)} crashes "
         f"({outcome.reads_leaked} reads, {outcome.writes_leaked} writes) in {elapsed:.1f}s"
     )
+    assert_nothing_leaked(outcome, home, outside_before)
+    assert sum(" refused: " in r for r in outcome.results) >= ROUNDS // 10
+
+
+def assert_nothing_leaked(outcome: Outcome, home: Path, outside_before: list[str]) -> None:
+    """No round read the canary or wrote outside, no call crashed, the outside is as it
+    was, and the race ran both ways (in-reach files read and written between refusals)."""
     crashes = [r for r in outcome.results if r.startswith("crash:")]
     assert outcome.leaked_rounds == 0, (
         f"{outcome.leaked_rounds}/{ROUNDS} rounds leaked: {outcome.reads_leaked} canary reads, "
@@ -199,7 +206,5 @@ async def test_symlink_swaps_from_the_sandbox_reach_nothing_outside(
     assert not crashes, f"{len(crashes)} tool calls crashed, e.g. {crashes[0]}"
     assert (home / "SOUL.md").read_text() == SOUL
     assert sorted(p.name for p in home.iterdir()) == outside_before
-    # The race ran both ways: the in-reach files were read and written between refusals.
     assert sum(r == "1|harmless" for r in outcome.results) >= ROUNDS // 10
     assert sum(r.startswith("wrote ") for r in outcome.results) >= ROUNDS // 10
-    assert sum(" refused: " in r for r in outcome.results) >= ROUNDS // 10

@@ -25,6 +25,11 @@ MODES = pytest.mark.parametrize("openat2", [None, False], ids=["openat2", "nofol
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
+    return make_tree(tmp_path)
+
+
+def make_tree(tmp_path: Path) -> dict[str, Path]:
+    """A work dir (`f.txt`, `d/x.txt`) and an outside dir of canaries beside it."""
     root = Path(os.path.realpath(tmp_path))
     work, outside = root / "work", root / "outside"
     (work / "d").mkdir(parents=True)
