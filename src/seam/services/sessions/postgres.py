@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
@@ -28,7 +27,6 @@ from typing import Any, Self
 
 import psycopg
 from psycopg import AsyncConnection, errors
-from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
 from seam.contracts.context import CompactionRecord
@@ -44,11 +42,17 @@ from seam.contracts.sessions import (
     check_limit,
     check_title,
 )
-from seam.services.sessions.postgres_approvals import APPROVALS_CHANNEL, PostgresApprovals
+from seam.services.sessions.postgres_approvals import PostgresApprovals
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_faults import check_pool, is_outage, unavailable
-from seam.services.sessions.postgres_outbox import PostgresOutbox, outbox_note
+from seam.services.sessions.postgres_listen import (
+    CHANNEL,
+    CONNECT_TIMEOUT,
+    PostgresListener,
+    describe_url,
+)
+from seam.services.sessions.postgres_outbox import PostgresOutbox
 from seam.services.sessions.postgres_rows import (
     Params,
     insert_messages,
@@ -62,11 +66,9 @@ from seam.services.sessions.postgres_upkeep import PostgresUpkeep
 from seam.services.sessions.postgres_working_dir import PostgresWorkingDirs
 from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, compaction_from_row
 
-log = logging.getLogger(__name__)
-
-# One channel for every Seam schema; the payload names the schema the work is in.
-CHANNEL = "seam_submissions"
-CONNECT_TIMEOUT = 10.0
+# Re-exported: the channel, the timeout and `describe_url` lived here, and callers import
+# them from here.
+__all__ = ["CHANNEL", "COMPACTION_COLUMNS", "CONNECT_TIMEOUT", "PostgresStore", "describe_url"]
 
 
 class PostgresStore(
@@ -76,6 +78,7 @@ class PostgresStore(
     PostgresSubmissions,
     PostgresOutbox,
     PostgresWorkingDirs,
+    PostgresListener,
 ):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
@@ -232,75 +235,6 @@ class PostgresStore(
             cur = await conn.execute(query, params)
             rows: list[Any] = await cur.fetchall()
             return rows
-
-    async def _notify(self, conn: AsyncConnection[Any]) -> None:
-        """Wake idle workers everywhere (delivered when the transaction commits) and here."""
-        await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self._schema))
-        self._wake.set()
-
-    async def _ensure_listening(self) -> None:
-        """Start the LISTEN connection once; returns when it is listening.
-
-        Started by the first `claim` or `wait_for_work`, before either looks at the queue,
-        so a notification sent after a worker found nothing is never missed.
-        """
-        if self._listener is None or self._listener.done():
-            self._listening = asyncio.get_running_loop().create_future()
-            self._listener = asyncio.create_task(self._listen(self._listening))
-        assert self._listening is not None
-        await asyncio.shield(self._listening)
-
-    async def _listen(self, listening: asyncio.Future[None]) -> None:
-        backoff = 0.1
-        while True:
-            try:
-                conn = await AsyncConnection.connect(
-                    self._url, autocommit=True, connect_timeout=int(CONNECT_TIMEOUT)
-                )
-                async with conn:
-                    await conn.execute(f"LISTEN {CHANNEL}")
-                    await conn.execute(f"LISTEN {APPROVALS_CHANNEL}")
-                    if listening.done():
-                        # Reconnected: whatever was sent meanwhile is lost, so look again.
-                        self._wake.set()
-                        self._outbox_wake.set()
-                        self._approvals_noted()
-                    else:
-                        listening.set_result(None)
-                    backoff = 0.1
-                    async for note in conn.notifies():
-                        if note.payload == outbox_note(self._schema):
-                            self._outbox_wake.set()
-                        elif note.payload != self._schema:
-                            continue
-                        elif note.channel == APPROVALS_CHANNEL:
-                            self._approvals_noted()
-                        else:
-                            self._wake.set()
-            except asyncio.CancelledError:
-                if not listening.done():
-                    listening.cancel()
-                raise
-            except Exception as exc:
-                if not listening.done():
-                    listening.set_exception(
-                        ConnectionError(
-                            f"cannot listen on PostgreSQL at {describe_url(self._url)}: {exc}"
-                        )
-                    )
-                    return
-                log.warning("PostgreSQL listener lost its connection (%s); reconnecting", exc)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 5.0)
-
-    async def wait_for_work(self, seconds: float) -> None:
-        await self._ensure_listening()
-        try:
-            async with asyncio.timeout(seconds):
-                await self._wake.wait()
-        except TimeoutError:
-            pass
-        self._wake.clear()
 
     # Sessions
 
@@ -509,16 +443,3 @@ COMPACTION_COLUMNS = (
     "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
     " duration_ms, reason, summarised, created_at"
 )
-
-
-def describe_url(url: str) -> str:
-    """The URL without its password, for error messages."""
-    try:
-        parts = conninfo_to_dict(url)
-    except psycopg.ProgrammingError:
-        return "<unparsable URL>"
-    host = parts.get("host", "localhost")
-    port = parts.get("port", "5432")
-    user = parts.get("user", "")
-    dbname = parts.get("dbname", "")
-    return f"postgresql://{user}{'@' if user else ''}{host}:{port}/{dbname}"

@@ -5,6 +5,10 @@ in user and assistant messages only (tool output and system prompts are bulky an
 would drown the conversation a user is looking for); hits come newest first.
 `seam.core.sessions.InMemorySessionStore` keeps the same rules; the conformance suite
 holds both to them.
+
+The store's parts live beside it, one concern each: the schema (`sqlite_schema`), the
+session lists and usage (`sqlite_summaries`), upkeep (`sqlite_upkeep`), the reads they
+share (`sqlite_queries`), and the queue, outbox, cron and approvals (as before).
 """
 
 from __future__ import annotations
@@ -15,27 +19,19 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
 
 from seam.contracts.context import CompactionRecord
-from seam.contracts.messages import Message, Usage
+from seam.contracts.messages import Message
 from seam.contracts.search import snippet, terms, words
 from seam.contracts.sessions import (
-    DuplicateTitle,
     LoadedSession,
     SearchHit,
     SessionInfo,
     SessionNotFound,
-    SessionSummary,
-    UsageRecord,
-    UsageTotals,
-    check_idle,
     check_limit,
     check_title,
     lineage_base,
     next_lineage_title,
-    preview_line,
-    session_to_dict,
 )
 from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
@@ -46,193 +42,18 @@ from seam.services.sessions.rows import (
     session_from_row,
 )
 from seam.services.sessions.sqlite_approvals import SQLiteApprovals
-from seam.services.sessions.sqlite_cron import CRON_MIGRATION, SQLiteCron
+from seam.services.sessions.sqlite_cron import SQLiteCron
 from seam.services.sessions.sqlite_db import SQLiteDb
-from seam.services.sessions.sqlite_execution import SQLiteSubmissions, insert_usage
-from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION, SQLiteOutbox
+from seam.services.sessions.sqlite_execution import SQLiteSubmissions
+from seam.services.sessions.sqlite_outbox import SQLiteOutbox
+from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from seam.services.sessions.sqlite_summaries import SQLiteSummaries
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
+from seam.services.sessions.sqlite_upkeep import SECONDS_PER_DAY, SQLiteUpkeep
 from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
 
-# Each migration is a list of statements run in one transaction; PRAGMA user_version
-# counts how many have been applied. Append new ones, never edit a shipped one.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
-    (
-        """CREATE TABLE sessions (
-            key TEXT PRIMARY KEY,
-            title TEXT UNIQUE,
-            personality TEXT,
-            parent_key TEXT,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            ended INTEGER NOT NULL DEFAULT 0,
-            message_count INTEGER NOT NULL DEFAULT 0
-        )""",
-        "CREATE INDEX sessions_recent ON sessions (updated_at DESC, key)",
-        # Append-only: rows are inserted and deleted, never updated, so the search index
-        # needs no UPDATE trigger.
-        """CREATE TABLE messages (
-            id INTEGER PRIMARY KEY,
-            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
-            idx INTEGER NOT NULL,
-            role TEXT NOT NULL,
-            content TEXT NOT NULL,
-            tool_calls TEXT,
-            tool_call_id TEXT,
-            name TEXT,
-            interrupted INTEGER NOT NULL DEFAULT 0,
-            UNIQUE (session_key, idx)
-        )""",
-        # The rows the search index covers; FTS5 reads it as its external content table.
-        """CREATE VIEW searchable_messages AS
-            SELECT id, content FROM messages
-            WHERE role IN ('user', 'assistant') AND content <> ''""",
-        """CREATE VIRTUAL TABLE messages_fts USING fts5 (
-            content,
-            content = 'searchable_messages',
-            content_rowid = 'id',
-            tokenize = 'unicode61 remove_diacritics 2'
-        )""",
-        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
-            WHEN new.role IN ('user', 'assistant') AND new.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
-            END""",
-        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-            WHEN old.role IN ('user', 'assistant') AND old.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (messages_fts, rowid, content)
-                VALUES ('delete', old.id, old.content);
-            END""",
-    ),
-    # 2: per-call usage and cost.
-    (
-        """CREATE TABLE usage (
-            id INTEGER PRIMARY KEY,
-            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
-            turn_id TEXT NOT NULL,
-            provider TEXT NOT NULL,
-            model TEXT NOT NULL,
-            input_tokens INTEGER NOT NULL,
-            output_tokens INTEGER NOT NULL,
-            cache_read_tokens INTEGER NOT NULL,
-            cache_write_tokens INTEGER NOT NULL,
-            reasoning_tokens INTEGER NOT NULL,
-            cost_usd REAL,
-            created_at REAL NOT NULL
-        )""",
-        "CREATE INDEX usage_session ON usage (session_key)",
-    ),
-    # 3: durable execution: session specs, submissions, tagged transcript rows, events.
-    (
-        "ALTER TABLE sessions ADD COLUMN tenant TEXT",
-        "ALTER TABLE sessions ADD COLUMN tools TEXT",
-        "ALTER TABLE sessions ADD COLUMN model TEXT",
-        "ALTER TABLE messages ADD COLUMN submission_id TEXT",
-        "CREATE INDEX messages_submission ON messages (submission_id)"
-        " WHERE submission_id IS NOT NULL",
-        """CREATE TABLE submissions (
-            seq INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
-            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
-            input TEXT NOT NULL,
-            personality TEXT,
-            state TEXT NOT NULL,
-            outcome TEXT,
-            attempts INTEGER NOT NULL DEFAULT 0,
-            max_attempts INTEGER NOT NULL,
-            lease_owner TEXT,
-            lease_expires_at REAL,
-            not_before REAL NOT NULL DEFAULT 0,
-            abort_requested INTEGER NOT NULL DEFAULT 0,
-            steps INTEGER NOT NULL DEFAULT 0,
-            result TEXT,
-            error TEXT,
-            finish_reason TEXT,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL,
-            settled_at REAL
-        )""",
-        "CREATE INDEX submissions_open ON submissions (state, seq) WHERE state <> 'settled'",
-        "CREATE INDEX submissions_session ON submissions (session_key, seq)",
-        """CREATE TABLE events (
-            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
-            seq INTEGER NOT NULL,
-            first_seq INTEGER NOT NULL,
-            type TEXT NOT NULL,
-            payload TEXT NOT NULL,
-            submission_id TEXT,
-            PRIMARY KEY (session_key, seq)
-        ) WITHOUT ROWID""",
-    ),
-    # 4: when a session ended (prune goes by it). Sessions ended before it was recorded
-    # count as ended at their last activity.
-    (
-        "ALTER TABLE sessions ADD COLUMN ended_at REAL",
-        "UPDATE sessions SET ended_at = updated_at WHERE ended <> 0",
-        "CREATE INDEX sessions_ended ON sessions (ended_at) WHERE ended <> 0",
-    ),
-    # 5: context compactions (the summary itself is a marker message in the transcript).
-    (
-        """CREATE TABLE compactions (
-            id INTEGER PRIMARY KEY,
-            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
-            marker_index INTEGER NOT NULL,
-            tail_start INTEGER NOT NULL,
-            messages_before INTEGER NOT NULL,
-            messages_after INTEGER NOT NULL,
-            tokens_before INTEGER NOT NULL,
-            tokens_after INTEGER NOT NULL,
-            duration_ms REAL NOT NULL,
-            reason TEXT NOT NULL,
-            summarised INTEGER NOT NULL,
-            created_at REAL NOT NULL
-        )""",
-        "CREATE INDEX compactions_session ON compactions (session_key, id)",
-    ),
-    # 6: search matches word stems ("banana" finds "bananas"): the index is rebuilt with
-    # the porter tokenizer from the messages themselves (nothing else is lost or moved).
-    (
-        "DROP TRIGGER messages_fts_insert",
-        "DROP TRIGGER messages_fts_delete",
-        "DROP TABLE messages_fts",
-        """CREATE VIRTUAL TABLE messages_fts USING fts5 (
-            content,
-            content = 'searchable_messages',
-            content_rowid = 'id',
-            tokenize = 'porter unicode61 remove_diacritics 2'
-        )""",
-        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
-            WHEN new.role IN ('user', 'assistant') AND new.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
-            END""",
-        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-            WHEN old.role IN ('user', 'assistant') AND old.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (messages_fts, rowid, content)
-                VALUES ('delete', old.id, old.content);
-            END""",
-        "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
-    ),
-    # outbox: outgoing messages (chat replies, cron deliveries), see sqlite_outbox.
-    OUTBOX_MIGRATION,
-    # approval answers: relayed between processes, the first answer to a call wins.
-    (
-        """CREATE TABLE IF NOT EXISTS approval_answers (
-            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
-            call_id TEXT NOT NULL,
-            decision TEXT NOT NULL,
-            answered_at REAL NOT NULL,
-            PRIMARY KEY (session_key, call_id)
-        ) WITHOUT ROWID""",
-    ),
-    # session working_dir: where a session's turns run, part of its spec.
-    ("ALTER TABLE sessions ADD COLUMN working_dir TEXT",),
-    # cron: jobs and the run ledger (services/sessions/sqlite_cron.py).
-    CRON_MIGRATION,
-)
-SCHEMA_VERSION = len(MIGRATIONS)
-SECONDS_PER_DAY = 86_400.0
+# Re-exported: the schema and the day length lived here, and callers import them from here.
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
 
 _COMPACTION_COLUMNS = (
     "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
@@ -241,7 +62,13 @@ _COMPACTION_COLUMNS = (
 
 
 class SQLiteSessionStore(
-    SQLiteCron, SQLiteApprovals, SQLiteSubmissions, SQLiteOutbox, SQLiteWorkingDirs
+    SQLiteSummaries,
+    SQLiteUpkeep,
+    SQLiteCron,
+    SQLiteApprovals,
+    SQLiteSubmissions,
+    SQLiteOutbox,
+    SQLiteWorkingDirs,
 ):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
@@ -328,21 +155,6 @@ class SQLiteSessionStore(
             return info
 
         return await self._threads.write(write)
-
-    async def record_usage(self, key: str, record: UsageRecord) -> None:
-        def write(db: sqlite3.Connection) -> None:
-            self._must_exist(db, key)
-            insert_usage(db, key, record, self._clock())
-
-        await self._threads.write(write)
-
-    async def usage_totals(self, key: str) -> UsageTotals:
-        def read(db: sqlite3.Connection) -> UsageTotals:
-            with snapshot(db):
-                self._must_exist(db, key)
-                return self._totals_of(db, key)
-
-        return await self._threads.read(read)
 
     async def get(self, key: str) -> SessionInfo | None:
         return await self._threads.read(partial(self._info_in, key))
@@ -563,97 +375,6 @@ class SQLiteSessionStore(
 
         await self._threads.write(write)
 
-    async def end_idle(self, idle_seconds: float) -> int:
-        check_idle(idle_seconds)
-        cutoff = self._clock() - idle_seconds
-
-        def write(db: sqlite3.Connection) -> int:
-            cursor = db.execute(
-                "UPDATE sessions SET ended = 1, ended_at = updated_at + ?1"
-                " WHERE ended = 0 AND updated_at < ?2",
-                (idle_seconds, cutoff),
-            )
-            return cursor.rowcount
-
-        return await self._threads.write(write)
-
-    async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
-        check_limit(limit)
-        return await self._threads.read(partial(self._list_rich, limit))
-
-    def _list_rich(self, limit: int, db: sqlite3.Connection) -> list[SessionSummary]:
-        with snapshot(db):
-            infos = [
-                session_from_row(row)
-                for row in db.execute(
-                    f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY updated_at DESC, key LIMIT ?",
-                    (limit,),
-                )
-            ]
-            # The listed keys travel as one JSON parameter, however many there are.
-            keys = json.dumps([info.key for info in infos])
-            counts: dict[tuple[str, str], int] = {
-                (key, role): n
-                for key, role, n in db.execute(
-                    "SELECT session_key, role, count(*) FROM messages"
-                    " WHERE session_key IN (SELECT value FROM json_each(?))"
-                    " GROUP BY session_key, role",
-                    (keys,),
-                )
-            }
-            usage = {
-                row[0]: _totals(row[1:])
-                for row in db.execute(
-                    f"SELECT session_key, {_USAGE_TOTALS} FROM usage"
-                    " WHERE session_key IN (SELECT value FROM json_each(?))"
-                    " GROUP BY session_key",
-                    (keys,),
-                )
-            }
-            firsts = dict(
-                db.execute(
-                    "SELECT j.value, (SELECT m.content FROM messages AS m"
-                    " WHERE m.session_key = j.value AND m.role = 'user' ORDER BY m.idx LIMIT 1)"
-                    " FROM json_each(?) AS j",
-                    (keys,),
-                ).fetchall()
-            )
-        return [
-            SessionSummary(
-                info,
-                counts.get((info.key, "user"), 0),
-                counts.get((info.key, "assistant"), 0),
-                counts.get((info.key, "tool"), 0),
-                usage.get(info.key, UsageTotals()),
-                preview_line(firsts.get(info.key) or ""),
-            )
-            for info in infos
-        ]
-
-    async def list_recently_active(self, since: float, limit: int = 50) -> list[SessionInfo]:
-        check_limit(limit)
-
-        def read(db: sqlite3.Connection) -> list[SessionInfo]:
-            rows = db.execute(
-                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE updated_at >= ?"
-                " ORDER BY updated_at DESC, key LIMIT ?",
-                (since, limit),
-            ).fetchall()
-            return [session_from_row(row) for row in rows]
-
-        return await self._threads.read(read)
-
-    async def session_for_message(self, message_id: int) -> SessionInfo | None:
-        def read(db: sqlite3.Connection) -> SessionInfo | None:
-            row = db.execute(
-                f"SELECT {SESSION_COLUMNS} FROM sessions"
-                " WHERE key = (SELECT session_key FROM messages WHERE id = ?)",
-                (message_id,),
-            ).fetchone()
-            return None if row is None else session_from_row(row)
-
-        return await self._threads.read(read)
-
     async def resolve_root(self, key: str) -> SessionInfo:
         def read(db: sqlite3.Connection) -> SessionInfo:
             with snapshot(db):
@@ -671,107 +392,10 @@ class SQLiteSessionStore(
 
         return await self._threads.read(read)
 
-    async def export(self, key: str) -> dict[str, Any]:
-        def read(db: sqlite3.Connection) -> dict[str, Any]:
-            with snapshot(db):
-                info = self._info_of(db, key)
-                if info is None:
-                    raise SessionNotFound(f"no session {key!r}")
-                return self._export_one(db, info)
-
-        return await self._threads.read(read)
-
-    async def export_all(self) -> list[dict[str, Any]]:
-        return await self._threads.read(self._export_all)
-
-    def _export_all(self, db: sqlite3.Connection) -> list[dict[str, Any]]:
-        with snapshot(db):
-            infos = [
-                session_from_row(row)
-                for row in db.execute(
-                    f"SELECT {SESSION_COLUMNS} FROM sessions ORDER BY created_at, key"
-                ).fetchall()
-            ]
-            return [self._export_one(db, info) for info in infos]
-
-    def _export_one(self, db: sqlite3.Connection, info: SessionInfo) -> dict[str, Any]:
-        return session_to_dict(info, self._messages_of(db, info.key), self._totals_of(db, info.key))
-
-    async def prune(self, older_than_days: float) -> int:
-        cutoff = self._clock() - _days(older_than_days) * SECONDS_PER_DAY
-
-        def write(db: sqlite3.Connection) -> int:
-            # Messages, usage, submissions and events go by cascade; the messages' delete
-            # trigger keeps the search index in step.
-            cursor = db.execute(
-                "DELETE FROM sessions WHERE ended <> 0"
-                " AND max(updated_at, coalesce(ended_at, updated_at)) < ?",
-                (cutoff,),
-            )
-            return cursor.rowcount
-
-        return await self._threads.write(write)
-
-    async def undo(self, key: str, turns: int = 1) -> int:
-        if turns < 0:
-            raise ValueError(f"turns must be >= 0, got {turns}")
-        return await self._threads.write(partial(self._undo, key, turns))
-
-    def _undo(self, key: str, turns: int, db: sqlite3.Connection) -> int:
-        self._must_exist(db, key)
-        if turns == 0:
-            return 0
-        # The turns'-th user message from the end, or the first one when there are fewer.
-        row = db.execute(
-            "SELECT coalesce((SELECT idx FROM messages WHERE session_key = ?1 AND role = 'user'"
-            " ORDER BY idx DESC LIMIT 1 OFFSET ?2), (SELECT min(idx) FROM messages"
-            " WHERE session_key = ?1 AND role = 'user'))",
-            (key, turns - 1),
-        ).fetchone()
-        cut = row[0]
-        if cut is None:
-            return 0
-        # Only transcript rows: their delete trigger updates the search index.
-        removed: int = db.execute(
-            "DELETE FROM messages WHERE session_key = ? AND idx >= ?", (key, cut)
-        ).rowcount
-        db.execute(
-            "UPDATE sessions SET message_count = ?, updated_at = ? WHERE key = ?",
-            (cut, self._clock(), key),
-        )
-        return removed
-
     async def aclose(self) -> None:
         """Let queued work finish, stop the threads and close the file."""
         await self._threads.aclose()
         self.connector.close()
-
-    # Statements shared by several calls; each runs on the caller's connection.
-
-    def _info_of(self, db: sqlite3.Connection, key: str) -> SessionInfo | None:
-        row = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)).fetchone()
-        return None if row is None else session_from_row(row)
-
-    def _messages_of(self, db: sqlite3.Connection, key: str) -> list[Message]:
-        rows = db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
-        ).fetchall()
-        return [message_from_row(row) for row in rows]
-
-    def _totals_of(self, db: sqlite3.Connection, key: str) -> UsageTotals:
-        row = db.execute(
-            f"SELECT {_USAGE_TOTALS} FROM usage WHERE session_key = ?", (key,)
-        ).fetchone()
-        return _totals(row)
-
-    def _must_exist(self, db: sqlite3.Connection, key: str) -> None:
-        if db.execute("SELECT 1 FROM sessions WHERE key = ?", (key,)).fetchone() is None:
-            raise SessionNotFound(f"no session {key!r}")
-
-    def _duplicate(self, db: sqlite3.Connection, title: str | None) -> DuplicateTitle:
-        row = db.execute("SELECT key FROM sessions WHERE title = ?", (title,)).fetchone()
-        other = "another session" if row is None else f"session {row[0]!r}"
-        return DuplicateTitle(f"title {title!r} is already used by {other}")
 
     # Defined last: once the class body binds `list`, later annotations would name this method.
     async def list(self, limit: int = 50) -> list[SessionInfo]:
@@ -785,25 +409,3 @@ class SQLiteSessionStore(
             return [session_from_row(row) for row in rows]
 
         return await self._threads.read(read)
-
-
-_USAGE_TOTALS = (
-    "count(*), total(input_tokens), total(output_tokens), total(cache_read_tokens),"
-    " total(cache_write_tokens), total(reasoning_tokens), total(cost_usd),"
-    " count(*) - count(cost_usd)"
-)
-
-
-def _totals(row: Sequence[Any]) -> UsageTotals:
-    return UsageTotals(
-        calls=row[0],
-        usage=Usage(*(int(n) for n in row[1:6])),
-        cost_usd=float(row[6]),
-        unpriced_calls=row[7],
-    )
-
-
-def _days(days: float) -> float:
-    if not days >= 0:  # also refuses NaN
-        raise ValueError(f"older_than_days must be >= 0, got {days}")
-    return days

@@ -1,0 +1,118 @@
+"""Repair on resume: what a claim of a submission does, read from what it already wrote.
+
+A mixin of `Coordinator`, apart because it is the one place that reads a transcript
+cut short (by a crash, an outage, a lost lease) and decides where the turn starts again:
+the input never saved, a final reply already stored, streamed text the crash cut off,
+tool calls without results (idempotent ones run again, the others answered "outcome
+unknown"). It writes nothing itself; the claim writes the plan's repairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from seam.contracts.events import TextDelta
+from seam.contracts.execution import ExecutionStore, Submission
+from seam.contracts.messages import Message, ToolCall
+from seam.core.event_log import decode
+from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
+from seam.core.tool_step import RunTools
+from seam.core.turn import TurnStep
+
+if TYPE_CHECKING:
+    from seam.core.session_factory import Session
+
+UNKNOWN_OUTCOME = (
+    "outcome unknown: the process running this tool stopped before its result was saved, "
+    "and the tool was not run again because running it twice may not be safe. Check its "
+    "effects before relying on them or trying again."
+)
+CUT_OFF_NOTE = (
+    "Note: your previous reply was cut off before it finished (the process running it "
+    "stopped). Its text is kept above, marked as interrupted. Continue from where it "
+    "stopped; do not repeat what was already said."
+)
+# Event types that end a model call's streamed text (text after them is a new call's).
+_TEXT_BOUNDARIES = frozenset({"run_start", "tool_start", "tool_end", "done", "error", "halt"})
+
+
+@dataclass(slots=True)
+class RepairPlan:
+    """What a claim does: write the repairs, then settle at once or run the turn from
+    its starting step."""
+
+    # The step the turn starts from: `UserPrompt(input)` on a first run, `RunTools` for
+    # idempotent calls to run again, `CallModel` (with a cut-off note) to go on.
+    start: TurnStep | None = None
+    # Settle at once with this final reply.
+    settle_with: str | None = None
+    # Written before the turn continues: cut-off text, "outcome unknown" results.
+    repairs: list[Message] = field(default_factory=list)
+
+
+class Repairs:
+    """`plan`: the repairs and the starting step of a claim."""
+
+    store: ExecutionStore
+
+    async def plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> RepairPlan:
+        """What claiming `sub` does, from what it already wrote (nothing: a first run)."""
+        # `steps` counts what it wrote: a first run needs no look at the transcript.
+        written = await self.store.submission_messages(sub.id) if sub.steps else []
+        if not written:
+            return RepairPlan(start=UserPrompt(sub.input))
+        last = written[-1]
+        if last.role == "assistant" and not last.tool_calls and not last.interrupted:
+            return RepairPlan(settle_with=last.content)
+        plan = RepairPlan()
+        # A retry of a call already cut off keeps that first cut-off text only (the
+        # model step stores no second one either): one interrupted message per call.
+        cut_off = "" if continues_cut_off(written) else await self._unsaved_text(sub, last)
+        if cut_off:
+            plan.repairs.append(Message("assistant", cut_off, interrupted=True))
+        model_step = CallModel(CUT_OFF_NOTE) if cut_off or last.interrupted else CallModel()
+        again: list[ToolCall] = []
+        asked = _last_calls(written)
+        if asked is not None:
+            calls, answered = asked
+            for call in calls:
+                if call.id in answered:
+                    continue
+                if rerun and session.is_idempotent(call.name):
+                    again.append(call)
+                else:
+                    plan.repairs.append(
+                        Message("tool", UNKNOWN_OUTCOME, tool_call_id=call.id, name=call.name)
+                    )
+        plan.start = RunTools(tuple(again), then=model_step) if again else model_step
+        return plan
+
+    async def _unsaved_text(self, sub: Submission, last: Message) -> str:
+        """Text the model streamed in this submission's last model call that never made
+        it into the transcript (the event log has it; the crash came first)."""
+        pieces: list[str] = []
+        for record in await self.store.events(sub.session_key, submission_id=sub.id):
+            if record.type in _TEXT_BOUNDARIES:
+                pieces = []
+            elif record.type == "text_delta":
+                pieces.extend(e.text for e in decode(record) if isinstance(e, TextDelta))
+        text = "".join(pieces)
+        if not text:
+            return ""
+        if last.role == "assistant" and last.content.startswith(text):
+            return ""  # stored after all: the crash came between storing and the next event
+        return text
+
+
+def _last_calls(written: Sequence[Message]) -> tuple[tuple[ToolCall, ...], set[str]] | None:
+    """The last assistant message's tool calls and the ids already answered after it."""
+    for index in range(len(written) - 1, -1, -1):
+        message = written[index]
+        if message.role == "assistant":
+            if not message.tool_calls:
+                return None
+            answered = {m.tool_call_id for m in written[index + 1 :] if m.tool_call_id}
+            return message.tool_calls, {a for a in answered if a is not None}
+    return None

@@ -1,0 +1,121 @@
+"""Settling a claimed submission: completed, aborted, failed, or handed back for a retry.
+
+A mixin of `Coordinator`, apart because it holds the decisions about how a turn ended:
+a transient provider error backs off and retries, a context overflow compresses and
+retries, a crash settles failed after answering the tool calls it left open (so the
+session's next turn is valid), and a reply stored before a crash closes the event log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from seam.contracts.events import Done, ErrorEvent
+from seam.contracts.execution import LeaseLost, Submission
+from seam.contracts.model import RETRYABLE_KINDS
+from seam.contracts.tools import CancelToken
+from seam.core.coordinator_leases import Leases
+from seam.core.coordinator_repair import Repairs
+from seam.core.event_log import encode
+
+if TYPE_CHECKING:
+    from seam.core.session_factory import Session
+
+log = logging.getLogger("seam.coordinator")
+
+# Error kinds worth another attempt after a pause (the provider classified them).
+TRANSIENT_ERRORS = RETRYABLE_KINDS | {"timeout"}
+CONTEXT_OVERFLOW = "context_overflow"
+
+
+class Settling(Repairs, Leases):
+    """How a claim ends, written to the store."""
+
+    rerun_transient: bool
+    backoff: tuple[float, ...]
+    compress: Callable[[str], Awaitable[bool]] | None
+
+    async def _conclude(
+        self, sub: Submission, done: Done | None, error: ErrorEvent | None
+    ) -> Submission:
+        store = self.store
+        owner = self.owner
+        if done is not None and done.finish_reason not in ("cancelled", "error", "timeout"):
+            # The usual end: the settle itself turns it aborted if one was requested.
+            return await store.settle(
+                sub.id,
+                owner,
+                "completed",
+                result=done.text,
+                finish_reason=done.finish_reason,
+                unless_aborted=True,
+            )
+        current = await self._current(sub)
+        if current.abort_requested or (done is not None and done.finish_reason == "cancelled"):
+            return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
+        if done is None:
+            return await store.settle(sub.id, owner, "failed", error="the turn ended early")
+        finish = done.finish_reason
+        if finish == "error" or finish == "timeout":
+            kind = error.kind if error is not None else finish
+            message = f"{kind}: {error.message}" if error is not None else finish
+            compress = self.compress
+            if (
+                kind == CONTEXT_OVERFLOW
+                and compress is not None
+                # A summary can take longer than the lease: keep renewing it meanwhile.
+                and await self._leased(sub.id, compress(sub.session_key), CancelToken())
+            ):
+                return await store.release(sub.id, owner, not_before=self._clock(), error=message)
+            if (
+                (kind in TRANSIENT_ERRORS or finish == "timeout")
+                and current.attempts < current.max_attempts
+                and self.rerun_transient
+            ):
+                pause = self.backoff[min(current.attempts, len(self.backoff)) - 1]
+                return await store.release(
+                    sub.id, owner, not_before=self._clock() + pause, error=message
+                )
+            return await store.settle(sub.id, owner, "failed", error=message, finish_reason=finish)
+        raise AssertionError(f"unhandled finish reason {finish!r}")  # pragma: no cover
+
+    async def _close_log(self, sub: Submission, session: Session, reply: str) -> None:
+        """A reply stored before a crash settles without its turn running again: when the
+        process died before the turn's `done` event reached the log, write one, so every
+        follower of the session (a page, a gateway, `--follow`) sees the turn end and a
+        replay shows exactly one `done` per answer."""
+        records = await self.store.events(sub.session_key, submission_id=sub.id)
+        if any(record.type == "done" for record in records):
+            return
+        seq = await self.store.last_seq(sub.session_key) + 1
+        done = Done(sub.session_key, "", seq, reply, "stop")
+        await self.store.append_events([encode(done, sub.id, session.loop.redact)])
+        session.loop.sequences.continue_after(sub.session_key, seq)
+
+    async def _crashed(
+        self, sub: Submission, exc: Exception, session: Session | None = None
+    ) -> Submission:
+        log.exception("submission %s crashed", sub.id, exc_info=exc)
+        try:
+            if session is not None:
+                await self._answer_open_calls(sub, session)
+            return await self.store.settle(
+                sub.id, self.owner, "failed", error=f"crashed: {exc!r}", finish_reason="error"
+            )
+        except LeaseLost:
+            return await self._current(sub)
+
+    async def _answer_open_calls(self, sub: Submission, session: Session) -> None:
+        """Before a crashed submission is settled failed, give each tool call it left
+        unanswered its unknown-outcome result (and keep its cut-off text), as a resume
+        would: a transcript with a call and no result is one no provider accepts, so the
+        session's next turn would fail too. (Found by the chaos suite: the disk filled
+        between a tool call and its stored result.) If even that cannot be written, the
+        error goes up and the submission stays claimed, to be repaired by whoever
+        claims it next."""
+        current = await self.store.submission(sub.id) or sub
+        plan = await self.plan(current, session, rerun=False)
+        if plan.repairs:
+            await self.store.append_for(sub.id, self.owner, plan.repairs)
