@@ -5,8 +5,8 @@ goes through `WebBackend` (wiring), which holds the Runtime.
 """
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -110,9 +110,49 @@ class AuthGate:
         await self.app(scope, receive, send)
 
 
+async def principal(request: Request) -> Principal:
+    """Set by `AuthGate` before any route runs (so a bad body never hides a 401).
+    Async, so FastAPI does not hand it to a worker thread on every request."""
+    who: Principal = request.state.principal
+    return who
+
+
+Who = Annotated[Principal, Depends(principal)]
+
+
 def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
-    config = backend.config
-    limiter = RateLimiter(config.rate_limit)
+    """The whole app, composed in the order FastAPI matches routes: meta, the native API,
+    the OpenAI-compatible API, then the page (its catch-all last); middleware around it."""
+    limiter = RateLimiter(backend.config.rate_limit)
+    app = FastAPI(
+        title="Seam",
+        version="1",
+        lifespan=backend_lifespan(backend),
+        docs_url=None,
+        redoc_url=None,
+        description="The HTTP API of `seam serve`.",
+    )
+    install(app)
+    add_meta_routes(app, backend)
+    api = APIRouter(prefix="/api")
+    add_session_routes(api, backend)
+    add_event_routes(api, backend)
+    add_approval_routes(api, backend)
+    add_settings_routes(api, backend)
+    app.include_router(api)
+
+    from seam.apps.web.openai_compat import router as openai_router
+
+    app.include_router(openai_router(backend, principal))
+    add_page_routes(app, auth)
+    add_middleware(app, backend, auth, limiter)
+    return app
+
+
+def backend_lifespan(
+    backend: WebBackend,
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """The backend starts with the app and closes with it, whatever stopped the server."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -122,23 +162,11 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
         finally:
             await backend.aclose()
 
-    app = FastAPI(
-        title="Seam",
-        version="1",
-        lifespan=lifespan,
-        docs_url=None,
-        redoc_url=None,
-        description="The HTTP API of `seam serve`.",
-    )
-    install(app)
+    return lifespan
 
-    async def principal(request: Request) -> Principal:
-        """Set by `AuthGate` before any route runs (so a bad body never hides a 401).
-        Async, so FastAPI does not hand it to a worker thread on every request."""
-        who: Principal = request.state.principal
-        return who
 
-    Who = Annotated[Principal, Depends(principal)]
+def add_meta_routes(app: FastAPI, backend: WebBackend) -> None:
+    """`/healthz` (open, for probes) and `/metrics` (behind auth: it names sessions' load)."""
 
     @app.get("/healthz", tags=["meta"])
     async def healthz() -> dict[str, str]:
@@ -148,7 +176,9 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     async def metrics(_: Who) -> PlainTextResponse:
         return PlainTextResponse(backend.metrics.render(), media_type="text/plain; version=0.0.4")
 
-    api = APIRouter(prefix="/api")
+
+def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
+    """Sessions and their messages, each scoped to the caller's tenant."""
 
     @api.get("/sessions")
     async def list_sessions(who: Who, q: str | None = None) -> dict[str, Any]:
@@ -180,6 +210,10 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             personality=body.personality,
         )
         return submission_body(backend, sub)
+
+
+def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
+    """A session's events as Server-Sent Events, resumable from `Last-Event-ID`."""
 
     @api.get(
         "/sessions/{name}/events",
@@ -215,6 +249,10 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
+
+def add_approval_routes(api: APIRouter, backend: WebBackend) -> None:
+    """Answering a waiting approval and cancelling a session's turns: the person's brakes."""
+
     @api.post("/sessions/{name}/approvals/{call_id}")
     async def approve(who: Who, name: str, call_id: str, body: ApprovalAnswer) -> dict[str, Any]:
         await backend.respond(who.tenant, name, call_id, body.decision)
@@ -224,6 +262,10 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     async def cancel(who: Who, name: str) -> dict[str, Any]:
         subs = await backend.cancel(who.tenant, name)
         return {"cancelled": [submission_body(backend, s) for s in subs]}
+
+
+def add_settings_routes(api: APIRouter, backend: WebBackend) -> None:
+    """Personalities and memory files: what the page edits besides sessions."""
 
     @api.get("/personalities")
     async def personalities(_: Who) -> dict[str, Any]:
@@ -250,11 +292,10 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             given["user"] = body.user
         return backend.put_memory(given)
 
-    app.include_router(api)
 
-    from seam.apps.web.openai_compat import router as openai_router
-
-    app.include_router(openai_router(backend, principal))
+def add_page_routes(app: FastAPI, auth: Authenticator) -> None:
+    """The page: `/` (a login token becomes a cookie) and its static files. Registered
+    last, since `/{path:path}` matches anything the API did not."""
 
     @app.get("/", include_in_schema=False)
     async def index(request: Request, token: str | None = None) -> Response:
@@ -274,6 +315,13 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             raise ApiError(404, f"no such route or file: /{path}")
         return FileResponse(target)
 
+
+def add_middleware(
+    app: FastAPI, backend: WebBackend, auth: Authenticator, limiter: RateLimiter
+) -> None:
+    """Auth and rate limits, then CORS (only for configured origins), then the body cap,
+    added in this order so the body cap runs outermost (Starlette wraps the last added)."""
+    config = backend.config
     app.add_middleware(AuthGate, auth=auth, limiter=limiter, metrics=backend.metrics)
     if config.cors_origins:
         app.add_middleware(
@@ -284,4 +332,3 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
             allow_credentials=True,
         )
     app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
-    return app

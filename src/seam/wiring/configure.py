@@ -1,0 +1,437 @@
+"""The configuration half of the composition root: `create_runtime(settings=None,
+**overrides)` builds whatever was not handed in from the settings (`$SEAM_HOME/config.toml`
+and the environment, loaded only when something is missing): the SQLite or PostgreSQL
+store, the file personalities, the real filesystem, the sandbox, the command gate and the
+configured model; then it assembles (`wiring/assembly.py`).
+
+It is a short composition of named builders that pass typed values: `Overrides` (what was
+handed in), `Configured` (each collaborator the settings fill in), `Extras` (the hooks,
+MCP servers and skills a configured runtime adds), then the assembly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from seam.contracts.execution import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS, ExecutionStore
+from seam.contracts.guardrail import CommandGate
+from seam.contracts.hooks import HookRegistry
+from seam.contracts.memory import MemoryProvider
+from seam.contracts.model import ModelProvider, OnRetry
+from seam.contracts.personality import PersonalityRegistry
+from seam.contracts.sandbox import SandboxProvider
+from seam.contracts.sessions import SessionStore
+from seam.contracts.storage import Storage
+from seam.contracts.tools import ToolRegistry
+from seam.contracts.tracing import NOOP_TRACER, Tracer
+from seam.core.coordinator import Coordinator
+from seam.core.loop import LoopOptions, ModelResolver, Pricing
+from seam.core.workflows import WorkflowRegistry
+from seam.plugins.hooks.reflection import ReflectionHook
+from seam.plugins.hooks.titles import TitleHook
+from seam.plugins.mcp.servers import McpServers
+from seam.plugins.skills.catalog import SkillCatalog
+from seam.wiring.assembly import assemble_runtime, default_hooks, one_store
+from seam.wiring.context import (
+    build_compressor,
+    build_context_builder,
+    build_reflection,
+    build_titles,
+    context_options,
+)
+from seam.wiring.secrets import secret_redactor
+from seam.wiring.settings import Settings, load_settings
+from seam.wiring.telemetry import build_tracer, noting_retries
+
+if TYPE_CHECKING:
+    from seam.wiring.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """`create_runtime`'s parameters as one typed value: the collaborators handed in
+    instead of the settings' ones. Its fields are exactly that function's parameters."""
+
+    settings: Settings | None
+    model: ModelProvider | None
+    tools: ToolRegistry | None
+    hooks: HookRegistry | None
+    personalities: PersonalityRegistry | None
+    memory: MemoryProvider | None
+    sessions: SessionStore | None
+    storage: Storage | None
+    sandboxes: SandboxProvider | None
+    gate: CommandGate | None
+    gateway: bool
+    working_dir: str | None
+    options: LoopOptions | None
+    pricing: Pricing | None
+    tenant_id: str
+    store: ExecutionStore | None
+    workflows: WorkflowRegistry | None
+    coordinator: Coordinator | None
+    on_retry: OnRetry | None
+    interactive: bool
+
+
+@dataclass(frozen=True)
+class Configured:
+    """Each collaborator as handed in, or as the settings describe it (None only when
+    there are no settings and it was not handed in: assembly's empty stack then)."""
+
+    model: ModelProvider | None
+    personalities: PersonalityRegistry | None
+    store: ExecutionStore | None
+    storage: Storage | None
+    memory: MemoryProvider | None
+    working_dir: str | None
+    sandboxes: SandboxProvider | None
+    gate: CommandGate | None
+    pricing: Pricing | None
+    options: LoopOptions | None
+    models: ModelResolver | None = None
+    fs_deny: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What a configured runtime adds to its collaborators: the memory review and title
+    hooks (registered on the hooks here, so assembly only closes them), MCP servers and
+    skills, and the personalities that name them."""
+
+    personalities: PersonalityRegistry | None
+    reflection: ReflectionHook | None = None
+    titles: TitleHook | None = None
+    mcp: McpServers | None = None
+    skills: SkillCatalog | None = None
+
+
+def create_runtime(
+    settings: Settings | None = None,
+    *,
+    model: ModelProvider | None = None,
+    tools: ToolRegistry | None = None,
+    hooks: HookRegistry | None = None,
+    personalities: PersonalityRegistry | None = None,
+    memory: MemoryProvider | None = None,
+    sessions: SessionStore | None = None,
+    storage: Storage | None = None,
+    sandboxes: SandboxProvider | None = None,
+    gate: CommandGate | None = None,
+    gateway: bool = False,
+    working_dir: str | None = None,
+    options: LoopOptions | None = None,
+    pricing: Pricing | None = None,
+    tenant_id: str = "local",
+    store: ExecutionStore | None = None,
+    workflows: WorkflowRegistry | None = None,
+    coordinator: Coordinator | None = None,
+    on_retry: OnRetry | None = None,
+    interactive: bool = False,
+) -> Runtime:
+    """The runtime the settings describe, with the collaborators handed in instead of
+    theirs; `settings` are loaded (`load_settings()`) only when something is missing.
+
+    Without settings to read this needs every one of `model`, `personalities`, `store`,
+    `storage`, `memory`, `sandboxes`, `gate`, `pricing`, `options` and `working_dir`; a
+    test that wants none of them read wants `assemble_runtime`.
+
+    `on_retry` hears of each retry the configured model makes. `interactive` (a person
+    waits on each turn: `seam run`, `seam chat`) settles a turn that failed transiently
+    as failed: the model's own retries, shown through `on_retry`, are all the retrying
+    there is, instead of minutes of silent re-runs with back-off (a crashed turn is
+    still resumed).
+    """
+    given = Overrides(**locals())
+    store = one_store(given.store, given.sessions)
+    settings = settings_for(given, store)
+    tracer = build_tracer(settings)
+    parts = configured(given, store, settings, tracer)
+    hooks = given.hooks if given.hooks is not None else default_hooks()
+    extras = build_extras(given, settings, parts, hooks)
+    runtime = assemble_configured(given, settings, parts, hooks, extras, tracer)
+    finish(runtime, given, settings, extras.titles)
+    return runtime
+
+
+def settings_for(given: Overrides, store: ExecutionStore | None) -> Settings | None:
+    """The settings handed in, or loaded when a collaborator is missing (never otherwise:
+    a runtime of handed-in parts reads no file)."""
+    wanted = (
+        given.model,
+        given.personalities,
+        store,
+        given.storage,
+        given.memory,
+        given.sandboxes,
+        given.gate,
+        given.pricing,
+        given.options,
+    )
+    if given.settings is None and (
+        given.working_dir is None or any(item is None for item in wanted)
+    ):
+        return load_settings()
+    return given.settings
+
+
+def configured(
+    given: Overrides, store: ExecutionStore | None, settings: Settings | None, tracer: Tracer
+) -> Configured:
+    """The collaborators handed in, with the settings filling in the rest (the store's
+    home is created first: every file collaborator lives under it)."""
+    parts = Configured(
+        model=given.model,
+        personalities=given.personalities,
+        store=store,
+        storage=given.storage,
+        memory=given.memory,
+        working_dir=given.working_dir,
+        sandboxes=given.sandboxes,
+        gate=given.gate,
+        pricing=given.pricing,
+        options=given.options,
+    )
+    if settings is not None:
+        settings.home.mkdir(parents=True, exist_ok=True)
+        parts = fill_places(parts, settings)
+        parts = fill_model(parts, settings, given, tracer)
+    assert parts.model is not None  # settings were loaded whenever it was missing
+    return parts
+
+
+def fill_places(parts: Configured, settings: Settings) -> Configured:
+    """The personalities, store, storage, memory, working directory and sandbox the
+    settings describe, each only where none was handed in (in this order)."""
+    personalities = parts.personalities
+    if personalities is None:
+        personalities = file_personalities(settings)
+    store = parts.store if parts.store is not None else _open_store(settings)
+    storage = parts.storage
+    if storage is None:
+        from seam.services.storage.fs import FsStorage
+
+        storage = FsStorage()
+    memory = parts.memory
+    if memory is None:
+        from seam.wiring.memory import build_memory
+
+        memory = build_memory(settings)
+    working_dir = parts.working_dir
+    if working_dir is None:
+        working_dir = str(settings.working_dir)
+    sandboxes = parts.sandboxes
+    if sandboxes is None:
+        from seam.wiring.sandbox import LazySandboxes
+
+        sandboxes = LazySandboxes(settings)
+    return replace(
+        parts,
+        personalities=personalities,
+        store=store,
+        storage=storage,
+        memory=memory,
+        working_dir=working_dir,
+        sandboxes=sandboxes,
+    )
+
+
+def fill_model(
+    parts: Configured, settings: Settings, given: Overrides, tracer: Tracer
+) -> Configured:
+    """The model (and the per-personality resolver), gate, prices and loop options the
+    settings describe where none was handed in, and the paths no tool may touch."""
+    model, models = parts.model, None
+    if model is None:
+        from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
+
+        factory = ModelFactory(settings, on_retry=noting_retries(tracer, given.on_retry))
+        model = LazyModel(factory)
+        models = PersonalityModels(factory, model)
+    gate = parts.gate
+    if gate is None:
+        from seam.wiring.guard import build_gate
+        from seam.wiring.judge import lazy_judge
+
+        # Approval mode "off" only where a person drives the agent, never a gateway.
+        gate = build_gate(settings, judge=lazy_judge(settings), allow_off=not given.gateway)
+    pricing = parts.pricing
+    if pricing is None:
+        from seam.wiring.pricing import price_table
+
+        pricing = price_table(settings.config.prices, where=str(settings.config_path))
+    options = parts.options or loop_options(settings)
+    # The agent must not edit its own controls (approvals, config, personalities, the
+    # store) nor the person's secrets and start-up files: one list, see wiring/reach.py.
+    from seam.wiring.reach import fs_deny as reach_deny
+
+    fs_deny = [*parts.fs_deny, *reach_deny(settings)]
+    return replace(
+        parts,
+        model=model,
+        models=models,
+        gate=gate,
+        pricing=pricing,
+        options=options,
+        fs_deny=fs_deny,
+    )
+
+
+def file_personalities(settings: Settings) -> PersonalityRegistry:
+    """The personalities in `$SEAM_HOME/personalities`, the default one written first
+    if it is missing."""
+    from seam.plugins.personalities.files import (
+        FilePersonalityRegistry,
+        write_default_personality,
+    )
+
+    write_default_personality(str(settings.personalities_dir))
+    return FilePersonalityRegistry(
+        str(settings.personalities_dir), default_id=settings.config.agent.personality
+    )
+
+
+def loop_options(settings: Settings) -> LoopOptions:
+    """The loop's limits from `[agent]`, its approval timeout from the guard's section,
+    and its context handling (`context_options`)."""
+    from seam.wiring.guard import guard_section
+
+    agent = settings.config.agent
+    return context_options(
+        settings,
+        LoopOptions(
+            result_budget_chars=agent.result_budget_chars,
+            streaming_timeout=agent.streaming_timeout,
+            max_iterations=agent.max_iterations,
+            approval_timeout=guard_section(settings).approval_timeout,
+        ),
+    )
+
+
+def build_extras(
+    given: Overrides, settings: Settings | None, parts: Configured, hooks: HookRegistry
+) -> Extras:
+    """The memory review and titles (registered on `hooks`), then MCP servers and skills
+    when the built-in tools are used, then the heartbeat personality; none without
+    settings."""
+    if settings is None:
+        return Extras(personalities=parts.personalities)
+    # Both built from the settings when missing.
+    assert parts.memory is not None and parts.store is not None and parts.model is not None
+    reflection = build_reflection(settings, parts.memory, hooks, parts.model)
+    titles = build_titles(settings, parts.store, hooks)
+    personalities = parts.personalities
+    mcp = skills = None
+    if given.tools is None:
+        mcp, personalities = with_mcp(settings, personalities)
+        skills, personalities = with_skills(settings, personalities)
+    if personalities is not None:
+        from seam.wiring.heartbeat import with_heartbeat
+
+        # The lean `heartbeat` personality, in every runtime so any worker runs a beat.
+        personalities = with_heartbeat(personalities, settings)
+    return Extras(
+        personalities=personalities,
+        reflection=reflection,
+        titles=titles,
+        mcp=mcp,
+        skills=skills,
+    )
+
+
+def with_mcp(
+    settings: Settings, personalities: PersonalityRegistry | None
+) -> tuple[McpServers, PersonalityRegistry | None]:
+    """The configured MCP servers, and the personalities with the default one offered
+    their tools (only when there are servers)."""
+    from seam.wiring.mcp import build_mcp, default_gets_mcp
+
+    mcp = build_mcp(settings)
+    if mcp.names() and personalities is not None:
+        personalities = default_gets_mcp(personalities)
+    return mcp, personalities
+
+
+def with_skills(
+    settings: Settings, personalities: PersonalityRegistry | None
+) -> tuple[SkillCatalog, PersonalityRegistry | None]:
+    """The Agent Skills catalog, and the personalities with the default one naming its
+    tools: each session gets them only where a skill is offered (the tools' factories
+    ask), so sessions elsewhere stay lean."""
+    from seam.wiring.skills import build_skills, default_gets_skills
+
+    skills = build_skills(settings)
+    if personalities is not None:
+        personalities = default_gets_skills(personalities)
+    return skills, personalities
+
+
+def assemble_configured(
+    given: Overrides,
+    settings: Settings | None,
+    parts: Configured,
+    hooks: HookRegistry,
+    extras: Extras,
+    tracer: Tracer,
+) -> Runtime:
+    """`assemble_runtime` of the configured collaborators, with the store's lease and
+    attempts, this process as the owner, and the settings' redaction, context and
+    telemetry."""
+    from seam.wiring.owners import dead_owners, owner_id
+
+    assert parts.model is not None  # `configured` checked it
+    section = settings.config.store if settings is not None else None
+    return assemble_runtime(
+        model=parts.model,
+        tools=given.tools,
+        hooks=hooks,
+        personalities=extras.personalities,
+        memory=parts.memory,
+        store=parts.store,
+        storage=parts.storage,
+        sandboxes=parts.sandboxes,
+        gate=parts.gate,
+        working_dir=parts.working_dir or "/",
+        fs_deny=parts.fs_deny,
+        options=parts.options,
+        pricing=parts.pricing,
+        models=parts.models,
+        redact=secret_redactor(settings),
+        context=build_context_builder(settings),
+        compressor=build_compressor(settings),
+        reflection=extras.reflection,
+        tenant_id=given.tenant_id,
+        workflows=given.workflows,
+        coordinator=given.coordinator,
+        owner=owner_id(),
+        dead_owners=dead_owners,
+        lease=section.lease_seconds if section is not None else DEFAULT_LEASE_SECONDS,
+        max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
+        settings=settings,
+        mcp=extras.mcp,
+        skills=extras.skills,
+        tracer=None if tracer is NOOP_TRACER else tracer,
+        slow_store_ms=settings.config.telemetry.slow_store_ms if settings else 50.0,
+    )
+
+
+def finish(
+    runtime: Runtime, given: Overrides, settings: Settings | None, titles: TitleHook | None
+) -> None:
+    """What the runtime learns after assembly: its title hook, when idle sessions end, and
+    (with its own Coordinator) whether a transient failure is re-run or, where a person
+    waits on the turn, settled failed."""
+    runtime.titles = titles
+    if settings is not None:
+        runtime.idle_end = settings.config.sessions.idle_end_seconds
+    if given.coordinator is None:
+        runtime.coordinator.rerun_transient = not given.interactive
+
+
+def _open_store(settings: Settings) -> ExecutionStore:
+    """The store the settings name, from the registered backend its URL selects (opened
+    by `Runtime.open()`)."""
+    from seam.wiring.store_backends import open_store, store_location
+
+    return open_store(store_location(settings))
