@@ -145,120 +145,132 @@ async def run_job(job_id: str) -> int:
     return 0 if run.outcome == "completed" and run.delivery != "failed" else FAILURE
 
 
+PromptArgument = Annotated[str, typer.Argument(help="What to ask the agent at each run.")]
+EveryOption = Annotated[
+    str | None,
+    typer.Option("--every", help="An interval: 30m, 2h, 1d (first run: now)."),
+]
+CronOption = Annotated[
+    str | None,
+    typer.Option("--cron", help='A 5-field cron expression, e.g. "0 9 * * 1-5".'),
+]
+AtOption = Annotated[
+    str | None,
+    typer.Option("--at", help="Once, at an ISO time: 2026-12-24T18:00 (in --tz)."),
+]
+TzOption = Annotated[str, typer.Option("--tz", help="Time zone of --cron and a naive --at.")]
+DeliverOption = Annotated[
+    str,
+    typer.Option(
+        "--deliver",
+        help="owner, telegram:<chat>, file:<path under deliveries/>, a webhook URL, or none.",
+    ),
+]
+PersonalityOption = Annotated[str | None, typer.Option("--personality", help="Personality id.")]
+MissedOption = Annotated[
+    str,
+    typer.Option(
+        "--missed",
+        help="After downtime: skip (record missed slots, run nothing late) or"
+        " catch_up_once (run the latest missed slot once).",
+    ),
+]
+ContinueOption = Annotated[
+    bool,
+    typer.Option("--continue", help="Run in the job's own session, not a fresh one."),
+]
+UrgentOption = Annotated[bool, typer.Option("--urgent", help="Deliver even in quiet hours.")]
+LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
+
+
+def add_command(
+    prompt: PromptArgument,
+    every: EveryOption = None,
+    cron: CronOption = None,
+    at: AtOption = None,
+    tz: TzOption = "UTC",
+    deliver: DeliverOption = "owner",
+    personality: PersonalityOption = None,
+    missed: MissedOption = "skip",
+    continue_: ContinueOption = False,
+    urgent: UrgentOption = False,
+) -> None:
+    """Add a job; prints its id."""
+    from seam.apps.cli.runner import execute
+
+    execute(
+        add_job(
+            prompt,
+            every=every,
+            cron=cron,
+            at=at,
+            tz=tz,
+            deliver=deliver,
+            personality=personality,
+            missed=missed,
+            continue_session=continue_,
+            urgent=urgent,
+        )
+    )
+
+
+def list_command(json_: JsonOption = False) -> None:
+    """Every job: schedule, next run, delivery target, failures."""
+    from seam.apps.cli.runner import execute
+
+    execute(list_jobs(json_))
+
+
+def runs_command(job: JobArgument, limit: LimitOption = 20, json_: JsonOption = False) -> None:
+    """A job's run ledger, newest first: due, outcome, delivery, notes."""
+    from seam.apps.cli.runner import execute
+
+    execute(list_runs(job, limit, json_))
+
+
+def pause_command(job: JobArgument) -> None:
+    """Pause a job (nothing runs until it is resumed)."""
+    from seam.apps.cli.runner import execute
+
+    execute(change_job(job, "pause"))
+
+
+def resume_command(job: JobArgument) -> None:
+    """Resume a paused job (its failure count starts again at 0)."""
+    from seam.apps.cli.runner import execute
+
+    execute(change_job(job, "resume"))
+
+
+def rm_command(job: JobArgument) -> None:
+    """Remove a job and its run ledger."""
+    from seam.apps.cli.runner import execute
+
+    execute(change_job(job, "rm"))
+
+
+def run_command(job: JobArgument) -> None:
+    """Run a job now, once, here (its reply is delivered as a scheduled run's)."""
+    from seam.apps.cli.runner import execute
+
+    execute(run_job(job))
+
+
 def register(app: typer.Typer) -> None:
-    """Add the `cron` command group to the `seam` app."""
+    """Add the `cron` command group to the `seam` app.
+
+    The commands are module-level functions (the options are the aliases above), so
+    this only lists them in the order `seam cron --help` shows them.
+    """
     cron_app = typer.Typer(
         help="Jobs the agent runs on its own time (in seam worker, gateway or serve).",
         no_args_is_help=True,
     )
-
-    @cron_app.command("add")
-    def add_command(
-        prompt: Annotated[str, typer.Argument(help="What to ask the agent at each run.")],
-        every: Annotated[
-            str | None,
-            typer.Option("--every", help="An interval: 30m, 2h, 1d (first run: now)."),
-        ] = None,
-        cron: Annotated[
-            str | None,
-            typer.Option("--cron", help='A 5-field cron expression, e.g. "0 9 * * 1-5".'),
-        ] = None,
-        at: Annotated[
-            str | None,
-            typer.Option("--at", help="Once, at an ISO time: 2026-12-24T18:00 (in --tz)."),
-        ] = None,
-        tz: Annotated[
-            str, typer.Option("--tz", help="Time zone of --cron and a naive --at.")
-        ] = "UTC",
-        deliver: Annotated[
-            str,
-            typer.Option(
-                "--deliver",
-                help="owner, telegram:<chat>, file:<path under deliveries/>, a webhook URL,"
-                " or none.",
-            ),
-        ] = "owner",
-        personality: Annotated[
-            str | None, typer.Option("--personality", help="Personality id.")
-        ] = None,
-        missed: Annotated[
-            str,
-            typer.Option(
-                "--missed",
-                help="After downtime: skip (record missed slots, run nothing late) or"
-                " catch_up_once (run the latest missed slot once).",
-            ),
-        ] = "skip",
-        continue_: Annotated[
-            bool,
-            typer.Option("--continue", help="Run in the job's own session, not a fresh one."),
-        ] = False,
-        urgent: Annotated[
-            bool, typer.Option("--urgent", help="Deliver even in quiet hours.")
-        ] = False,
-    ) -> None:
-        """Add a job; prints its id."""
-        from seam.apps.cli.runner import execute
-
-        execute(
-            add_job(
-                prompt,
-                every=every,
-                cron=cron,
-                at=at,
-                tz=tz,
-                deliver=deliver,
-                personality=personality,
-                missed=missed,
-                continue_session=continue_,
-                urgent=urgent,
-            )
-        )
-
-    @cron_app.command("list")
-    def list_command(json_: JsonOption = False) -> None:
-        """Every job: schedule, next run, delivery target, failures."""
-        from seam.apps.cli.runner import execute
-
-        execute(list_jobs(json_))
-
-    @cron_app.command("runs")
-    def runs_command(
-        job: JobArgument,
-        limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 20,
-        json_: JsonOption = False,
-    ) -> None:
-        """A job's run ledger, newest first: due, outcome, delivery, notes."""
-        from seam.apps.cli.runner import execute
-
-        execute(list_runs(job, limit, json_))
-
-    @cron_app.command("pause")
-    def pause_command(job: JobArgument) -> None:
-        """Pause a job (nothing runs until it is resumed)."""
-        from seam.apps.cli.runner import execute
-
-        execute(change_job(job, "pause"))
-
-    @cron_app.command("resume")
-    def resume_command(job: JobArgument) -> None:
-        """Resume a paused job (its failure count starts again at 0)."""
-        from seam.apps.cli.runner import execute
-
-        execute(change_job(job, "resume"))
-
-    @cron_app.command("rm")
-    def rm_command(job: JobArgument) -> None:
-        """Remove a job and its run ledger."""
-        from seam.apps.cli.runner import execute
-
-        execute(change_job(job, "rm"))
-
-    @cron_app.command("run")
-    def run_command(job: JobArgument) -> None:
-        """Run a job now, once, here (its reply is delivered as a scheduled run's)."""
-        from seam.apps.cli.runner import execute
-
-        execute(run_job(job))
-
+    cron_app.command("add")(add_command)
+    cron_app.command("list")(list_command)
+    cron_app.command("runs")(runs_command)
+    cron_app.command("pause")(pause_command)
+    cron_app.command("resume")(resume_command)
+    cron_app.command("rm")(rm_command)
+    cron_app.command("run")(run_command)
     app.add_typer(cron_app, name="cron")

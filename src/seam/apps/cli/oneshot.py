@@ -11,7 +11,8 @@ import asyncio
 import json
 import sys
 import threading
-from typing import TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 from seam.apps.cli.exits import USAGE, TurnReport, judge
 from seam.apps.cli.faults import stored_failure
@@ -20,6 +21,7 @@ from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     APPROVAL_PROMPT,
     CliError,
+    TurnResult,
     approval_request_text,
     check_personality,
     check_toolset,
@@ -35,6 +37,9 @@ from seam.apps.cli.runner import (
 from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import AgentEvent, ToolApprovalRequired, event_to_dict
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
+
+if TYPE_CHECKING:
+    from seam.contracts.execution import Submission
 
 WARNINGS = {
     "length": "warning: the answer was cut off at the model's output limit",
@@ -125,6 +130,8 @@ async def run_once(
     time_limit: float | None = None,
     yes: bool = False,
 ) -> int:
+    """`seam run`: one turn in a session (a fresh one unless --session), its answer on
+    stdout and its exit code the turn's outcome."""
     confirm_working_dir(yes)
     text = read_prompt(prompt)
     if session is not None:
@@ -139,12 +146,7 @@ async def run_once(
         if personality:
             check_personality(runtime, personality)
         await check_toolset(runtime, name, personality)
-        if as_json:
-            show = _json_lines
-        elif sys.stderr.isatty():
-            show = TurnView(sys.stderr, Style(True), text=False)
-        else:
-            show = None
+        show = _event_view(as_json)
 
         def on_event(event: AgentEvent) -> None:
             retries.stop()
@@ -165,6 +167,28 @@ async def run_once(
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"
 
+    report = _report(result, key_env)
+    sub = result.submission
+    _print_answer(sub, as_json)
+    report = _with_warning(report, sub)
+    if as_json:
+        _json_lines_raw(report.exit_line(result.submission_id))
+    return report.code
+
+
+def _event_view(as_json: bool) -> Callable[[AgentEvent], None] | None:
+    """How the turn's events are shown: JSON lines on stdout with --json, the live view
+    on a terminal's stderr, nothing otherwise (stdout stays the bare answer)."""
+    if as_json:
+        return _json_lines
+    if sys.stderr.isatty():
+        return TurnView(sys.stderr, Style(True), text=False)
+    return None
+
+
+def _report(result: TurnResult, key_env: str) -> TurnReport:
+    """The exit code and one-line message for the turn; a failure the environment caused
+    (disk full, store gone) is said as such instead of as the model's error."""
     error = result.error
     hint = ERROR_HINTS.get(error.kind, "").format(key_env=key_env) if error else ""
     report = judge(
@@ -180,11 +204,22 @@ async def run_once(
     environment = stored_failure(sub.error if sub is not None else None)
     if environment is not None:
         report = TurnReport(report.code, environment)
+    return report
+
+
+def _print_answer(sub: Submission | None, as_json: bool) -> None:
+    """A completed turn's answer on stdout, made safe for the terminal (with --json the
+    events already carried it, escaped)."""
     answer = sub.result if sub is not None and sub.outcome == "completed" else ""
     if not as_json and answer:
         answer = terminal_safe(answer)  # shown, never obeyed (--json escapes it itself)
         sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         sys.stdout.flush()
+
+
+def _with_warning(report: TurnReport, sub: Submission | None) -> TurnReport:
+    """Say the report's error on stderr; a successful turn that stopped short (its finish
+    reason has a warning, e.g. the length limit) says the warning and keeps exit 0."""
     finish = sub.finish_reason if sub is not None else None
     warning = WARNINGS.get(finish or "") if report.code == 0 else None
     if report.message:
@@ -192,9 +227,7 @@ async def run_once(
     elif warning:
         say_error(warning)
         report = TurnReport(0, warning)
-    if as_json:
-        _json_lines_raw(report.exit_line(result.submission_id))
-    return report.code
+    return report
 
 
 def _json_lines_raw(payload: dict[str, object]) -> None:

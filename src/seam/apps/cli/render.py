@@ -155,32 +155,52 @@ class TurnView:
         self._thinking = False
 
     def __call__(self, event: AgentEvent) -> None:
-        style = self._style
+        """Show one event: streamed text, a tool's activity, or (with text) how the turn
+        ended; anything else is not shown."""
+        if isinstance(event, TextDelta | ThinkingDelta):
+            self._show_delta(event)
+            return
+        line = self._activity_line(event)
+        if line is not None:
+            self._line(line)
+        elif self._text:
+            self._show_end(event)
+
+    def _show_delta(self, event: TextDelta | ThinkingDelta) -> None:
+        """Streamed text, only with `text`; reasoning is shown only on a terminal (a
+        script reading the chat wants answers)."""
+        if not self._text:
+            return
         if isinstance(event, TextDelta):
-            if self._text:
-                self._write_text(event.text)
-        elif isinstance(event, ThinkingDelta):
-            # Reasoning is shown only on a terminal: a script reading the chat wants answers.
-            if self._text and style.enabled:
-                self._write_text(event.text, thinking=True)
-        elif isinstance(event, ToolStart):
-            self._line(style.dim(tool_start_line(event)))
-        elif isinstance(event, ToolProgress):
-            self._line(style.dim(f"  … {event.name}: {event.message}"))
-        elif isinstance(event, ToolEnd):
+            self._write_text(event.text)
+        elif self._style.enabled:
+            self._write_text(event.text, thinking=True)
+
+    def _activity_line(self, event: AgentEvent) -> str | None:
+        """The line for a tool's activity or a notice (shown even without `text`), or
+        None for any other event."""
+        style = self._style
+        if isinstance(event, ToolStart):
+            return style.dim(tool_start_line(event))
+        if isinstance(event, ToolProgress):
+            return style.dim(f"  … {event.name}: {event.message}")
+        if isinstance(event, ToolEnd):
             line = tool_end_line(event)
-            self._line(style.red(line) if event.is_error else style.dim(line))
-        elif isinstance(event, ToolApprovalResponse):
+            return style.red(line) if event.is_error else style.dim(line)
+        if isinstance(event, ToolApprovalResponse):
             approved = event.decision in ("once", "session", "always")
             line = f"  {'approved' if approved else 'denied'} ({event.decision.replace('_', ' ')})"
             if event.decision == "unavailable":
                 line = "  not run (no one was available to approve it)"
-            self._line(style.dim(line) if approved else style.yellow(line))
-        elif isinstance(event, Notice):
-            self._line(style.yellow(f"note ({event.kind}): {event.message}"))
-        elif not self._text:
-            return
-        elif isinstance(event, ErrorEvent):
+            return style.dim(line) if approved else style.yellow(line)
+        if isinstance(event, Notice):
+            return style.yellow(f"note ({event.kind}): {event.message}")
+        return None
+
+    def _show_end(self, event: AgentEvent) -> None:
+        """How the turn ended: an error, a halt (a cancel says so elsewhere), or done."""
+        style = self._style
+        if isinstance(event, ErrorEvent):
             self._line(style.red(f"error: {event.message}"))
         elif isinstance(event, Halt) and event.reason != "cancelled":
             self._line(style.yellow(f"halted: {event.message}"))

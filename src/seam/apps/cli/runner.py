@@ -301,81 +301,122 @@ async def run_turn(
     """
     cancel = CancelToken()
     result = TurnResult(secrets.token_hex(8))
-    answering: dict[asyncio.Task[None], ToolApprovalRequired] = {}
-
-    async def answer(event: ToolApprovalRequired) -> None:
-        decision = await approve(event) if approve is not None else UNAVAILABLE
-        if decision == UNAVAILABLE and result.waited is None:
-            result.waited = event
-        runtime.respond_to(event.session_key, event.call_id, decision)
-
-    def watch(event: AgentEvent) -> None:
-        on_event(event)
-        if isinstance(event, Done):
-            result.done = event
-        elif isinstance(event, ErrorEvent):
-            result.error = event
-        elif isinstance(event, Halt):
-            result.halt = event
-        elif isinstance(event, ToolApprovalRequired):
-            task = asyncio.ensure_future(answer(event))
-            answering[task] = event
-            task.add_done_callback(lambda t: answering.pop(t, None))
-
-    def stop_asking() -> None:
-        # A prompt the turn no longer waits for must not stay up to compete with the next
-        # one; a request still open when the person stops the turn is refused.
-        for pending, event in list(answering.items()):
-            pending.cancel()
-            runtime.respond_to(event.session_key, event.call_id, "deny")
-
-    async def abort() -> None:
-        # Not admitted yet (KeyError): the cancelled token stops it at its start.
-        with contextlib.suppress(KeyError):
-            await runtime.abort(result.submission_id)
-
-    aborting: list[asyncio.Task[None]] = []
-
-    def on_stop() -> None:
-        result.interrupted = True
-        stop_asking()
-        aborting.append(asyncio.ensure_future(abort()))
-
+    control = _TurnControl(runtime, result, cancel, on_event, approve)
     task = asyncio.ensure_future(
         runtime.ask(
             session,
             text,
             personality=personality,
             submission_id=result.submission_id,
-            on_event=watch,
+            on_event=control.watch,
             cancel=cancel,
         )
     )
     loop = asyncio.get_running_loop()
+    deadline = loop.call_later(time_limit, control.expire, task, time_limit) if time_limit else None
+    try:
+        with _ctrl_c_cancels(cancel, task, control.on_stop):
+            await asyncio.wait((task,))
+            await asyncio.gather(*control.aborting, return_exceptions=True)
+    finally:
+        await control.wind_down(task, deadline)
+    return await _settled(runtime, result, task)
 
-    def expire() -> None:
-        # The deadline stops the turn as Ctrl-C does (a Ctrl-C already stopping it wins).
-        if cancel.cancelled or task.done():
+
+class _TurnControl:
+    """The state one CLI turn shares between its event callback, Ctrl-C, the deadline and
+    the approval prompts, kept in one object so `run_turn` reads as the turn's steps."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        result: TurnResult,
+        cancel: CancelToken,
+        on_event: Callable[[AgentEvent], None],
+        approve: Approve | None,
+    ) -> None:
+        self.runtime = runtime
+        self.result = result
+        self.cancel = cancel
+        self.on_event = on_event
+        self.approve = approve
+        # Approval prompts still open, and the abort requests sent when the turn stopped.
+        self.answering: dict[asyncio.Task[None], ToolApprovalRequired] = {}
+        self.aborting: list[asyncio.Task[None]] = []
+
+    async def answer(self, event: ToolApprovalRequired) -> None:
+        """Ask `approve` (or answer unavailable without one), remembering the first
+        request nobody could answer so the CLI can say the turn waited on it."""
+        decision = await self.approve(event) if self.approve is not None else UNAVAILABLE
+        if decision == UNAVAILABLE and self.result.waited is None:
+            self.result.waited = event
+        self.runtime.respond_to(event.session_key, event.call_id, decision)
+
+    def watch(self, event: AgentEvent) -> None:
+        """Hand each event on, keep what the result reports, and answer approval
+        requests in their own task so the turn's event stream is never blocked."""
+        self.on_event(event)
+        if isinstance(event, Done):
+            self.result.done = event
+        elif isinstance(event, ErrorEvent):
+            self.result.error = event
+        elif isinstance(event, Halt):
+            self.result.halt = event
+        elif isinstance(event, ToolApprovalRequired):
+            task = asyncio.ensure_future(self.answer(event))
+            self.answering[task] = event
+            task.add_done_callback(lambda t: self.answering.pop(t, None))
+
+    def stop_asking(self) -> None:
+        """A prompt the turn no longer waits for must not stay up to compete with the next
+        one; a request still open when the person stops the turn is refused."""
+        for pending, event in list(self.answering.items()):
+            pending.cancel()
+            self.runtime.respond_to(event.session_key, event.call_id, "deny")
+
+    async def abort(self) -> None:
+        """Ask the coordinator to abort the submission; one not admitted yet (KeyError)
+        is stopped at its start by the cancelled token."""
+        with contextlib.suppress(KeyError):
+            await self.runtime.abort(self.result.submission_id)
+
+    def on_stop(self) -> None:
+        """Ctrl-C: mark the turn interrupted, refuse open prompts, abort the submission."""
+        self.result.interrupted = True
+        self.stop_asking()
+        self.aborting.append(asyncio.ensure_future(self.abort()))
+
+    def expire(self, task: asyncio.Future[Submission], time_limit: float) -> None:
+        """The deadline stops the turn as Ctrl-C does (a Ctrl-C already stopping it wins),
+        and abandons it if it has not stopped within `CANCEL_GRACE`."""
+        if self.cancel.cancelled or task.done():
             return
-        result.timed_out = time_limit
-        cancel.cancel(f"timed out after {time_limit:g} s")
-        stop_asking()
-        aborting.append(asyncio.ensure_future(abort()))
+        self.result.timed_out = time_limit
+        self.cancel.cancel(f"timed out after {time_limit:g} s")
+        self.stop_asking()
+        self.aborting.append(asyncio.ensure_future(self.abort()))
+        loop = asyncio.get_running_loop()
         loop.call_later(CANCEL_GRACE, lambda: task.done() or task.cancel())
 
-    deadline = loop.call_later(time_limit, expire) if time_limit else None
-    try:
-        with _ctrl_c_cancels(cancel, task, on_stop):
-            await asyncio.wait((task,))
-            await asyncio.gather(*aborting, return_exceptions=True)
-    finally:
+    async def wind_down(
+        self, task: asyncio.Future[Submission], deadline: asyncio.TimerHandle | None
+    ) -> None:
+        """However the turn ended (even by an exception here), nothing it started is left
+        running: the deadline, the turn's task and every approval prompt."""
         if deadline is not None:
             deadline.cancel()
         if not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-        stop_asking()
-        await asyncio.gather(*answering, return_exceptions=True)
+        self.stop_asking()
+        await asyncio.gather(*self.answering, return_exceptions=True)
+
+
+async def _settled(
+    runtime: Runtime, result: TurnResult, task: asyncio.Future[Submission]
+) -> TurnResult:
+    """Fill in the submission as it settled, or re-raise the turn's crash (noting a full
+    disk first, so the next command settles it failed instead of running it again)."""
     if task.cancelled():
         # Abandoned: the coordinator settled it aborted as it let go; read it back.
         result.submission = await _read_back(runtime, result.submission_id)

