@@ -10,6 +10,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -77,7 +78,13 @@ def test_a_leftover_process_is_found_by_its_marker() -> None:
     code = f"import time; time.sleep({marker})"
     child = subprocess.Popen([sys.executable, "-c", code])
     try:
-        assert child.pid in processes_holding([marker])
+        # Right after exec the kernel may not have laid out the new argv yet (the cmdline
+        # reads empty for a moment): wait for it to appear, bounded.
+        deadline = time.monotonic() + 10
+        while child.pid not in processes_holding([marker]):
+            assert child.poll() is None, "the marked process ended on its own"
+            assert time.monotonic() < deadline, "the marked process was never found"
+            os.sched_yield()
     finally:
         child.kill()
         child.wait()
