@@ -3,4 +3,4 @@
 Kept import-free so `seam --version` and `import seam` stay fast.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
