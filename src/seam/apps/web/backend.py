@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from seam.apps.web import approvals, editing, sessions
 from seam.apps.web.metrics import Metrics
@@ -43,6 +43,14 @@ from seam.wiring.web_keys import WebSection
 # The API's answers to the gate's decisions (kept here for callers of the old name).
 DECISIONS = approvals.DECISIONS
 _UNSETTLED: tuple[SubmissionState, ...] = ("queued", "running")
+
+
+class MessageOptions(TypedDict, total=False):
+    """`post_message`'s keyword arguments: the caller's submission id (an idempotency
+    key) and the personality the turn runs as."""
+
+    submission_id: str | None
+    personality: str | None
 
 
 class WebBackend:
@@ -155,14 +163,11 @@ class WebBackend:
     # Turns
 
     async def post_message(
-        self,
-        tenant: str,
-        name: str,
-        text: str,
-        *,
-        submission_id: str | None = None,
-        personality: str | None = None,
+        self, tenant: str, name: str, text: str, **options: Unpack[MessageOptions]
     ) -> Submission:
+        """Admit `text` to the session (created on first use) and drive its turn here."""
+        submission_id = options.get("submission_id")
+        personality = options.get("personality")
         if not text.strip():
             raise Invalid("text is empty")
         key = self.key_for(tenant, name)

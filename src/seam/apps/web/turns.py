@@ -25,16 +25,16 @@ RESCUE_SECONDS = 2.0
 # Seconds the server waits, when it stops, for cancelled turns to settle.
 STOP_SECONDS = 2.0
 
+# Each event of a turn driven here; each turn's outcome once it settles.
+OnEvent = Callable[[AgentEvent], None]
+OnSettled = Callable[[str | None], None]
+
 
 class TurnDrivers:
     """One background task per submission driven here, each with its cancel token."""
 
     def __init__(
-        self,
-        runtime: Runtime,
-        on_event: Callable[[AgentEvent], None],
-        on_settled: Callable[[str | None], None],
-        rescue_seconds: float = RESCUE_SECONDS,
+        self, runtime: Runtime, on_event: OnEvent, on_settled: OnSettled, rescue_seconds: float
     ) -> None:
         self.runtime = runtime
         self._on_event = on_event
