@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from seam.core.approval_log import ApprovalState, approval_state
-from seam.core.session_stream import Batch, EventHub, follow_session
+from seam.core.approval_log import approval_state
+from seam.core.session_stream import EventHub, follow_session
 from seam.core.tenants import session_name, tenant_session_key, tenant_session_name
 from seam.plugins.personalities.check import personality_problem
 from seam.wiring.runtime import Runtime
@@ -39,8 +39,6 @@ def build_web_deps(settings: Settings) -> WebDeps:
 
 
 __all__ = [
-    "ApprovalState",
-    "Batch",
     "EventHub",
     "WebDeps",
     "approval_state",

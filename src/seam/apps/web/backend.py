@@ -40,8 +40,6 @@ from seam.wiring.web import (
 )
 from seam.wiring.web_keys import WebSection
 
-# The API's answers to the gate's decisions (kept here for callers of the old name).
-DECISIONS = approvals.DECISIONS
 _UNSETTLED: tuple[SubmissionState, ...] = ("queued", "running")
 
 
@@ -268,4 +266,4 @@ class WebBackend:
         return editing.put_memory(self.runtime, body)
 
 
-__all__ = ["DECISIONS", "WebBackend"]
+__all__ = ["MessageOptions", "WebBackend"]
