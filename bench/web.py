@@ -36,8 +36,9 @@ from seam.contracts.messages import Usage
 from seam.contracts.model import DoneChunk, ModelCapabilities, TextChunk, UsageChunk
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.wiring.runtime import assemble_runtime
-from seam.wiring.web import WebBackend
-from seam.wiring.web_keys import KeyStore, WebSection
+from seam.apps.web.backend import WebBackend
+from seam.apps.web.keys import KeyStore
+from seam.wiring.web_keys import WebSection
 
 
 class SlowModel:

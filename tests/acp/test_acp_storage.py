@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
+from seam.apps.acp.storage import CURRENT_SESSION, ClientStorage
 from seam.contracts.storage import AccessDenied, BeneathStorage
 from seam.contracts.tools import ToolContext
 from seam.core.storage import ScopedStorage
 from seam.services.sandbox.bwrap import DEFAULT_BWRAP, bwrap_available
 from seam.services.storage.fs import FsStorage
-from seam.wiring.acp import CURRENT_SESSION, ClientStorage
 from tests.plugins.test_file_tools_race import (  # noqa: F401  (fixtures, used by name)
     ROUNDS,
     Outcome,

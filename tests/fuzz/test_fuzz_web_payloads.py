@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from seam.apps.web.app import ApprovalAnswer, MemoryFiles, NewMessage, NewSession, PersonalityFiles
 from seam.apps.web.openai_compat import ChatRequest
-from seam.wiring.web import transcript_messages
+from seam.apps.web.transcript import transcript_messages
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),

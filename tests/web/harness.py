@@ -20,13 +20,14 @@ import uvicorn
 
 from seam.apps.web.app import create_app
 from seam.apps.web.auth import Authenticator
+from seam.apps.web.backend import WebBackend
+from seam.apps.web.keys import KeyStore
 from seam.contracts import ToolContext
 from seam.contracts.model import ModelProvider
 from seam.core import DefaultToolRegistry, LoopOptions
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.wiring.runtime import assemble_runtime
-from seam.wiring.web import WebBackend
-from seam.wiring.web_keys import KeyStore, WebSection
+from seam.wiring.web_keys import WebSection
 
 LOGIN = "login-token-for-tests"
 

@@ -36,11 +36,19 @@ from seam import __version__
 from seam.apps.acp.mapping import (
     PERMISSION_OPTIONS,
     decision_for,
+    plan_from_todo,
     prompt_text,
     stop_reason,
     tool_kind,
     tool_title,
 )
+from seam.apps.acp.sessions import (
+    set_working_dir,
+    skill_commands,
+    skill_prompt,
+    stored_messages,
+)
+from seam.apps.acp.storage import CURRENT_SESSION, ClientStorage
 from seam.contracts.events import (
     AgentEvent,
     Done,
@@ -54,17 +62,7 @@ from seam.contracts.events import (
 )
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.tools import CancelToken
-from seam.wiring.acp import (
-    CURRENT_SESSION,
-    ClientStorage,
-    EditorServer,
-    add_mcp_servers,
-    plan_from_todo,
-    set_working_dir,
-    skill_commands,
-    skill_prompt,
-    stored_messages,
-)
+from seam.wiring.acp import EditorServer, add_mcp_servers
 from seam.wiring.runtime import Runtime
 
 log = logging.getLogger("seam.acp")

@@ -1,9 +1,11 @@
-"""Seam's names onto ACP's: tool kinds, permission options, stop reasons, prompt text.
+"""Seam's names onto ACP's: tool kinds, permission options, stop reasons, prompt text,
+plan entries.
 
 Pure functions and tables, so the protocol's vocabulary lives in one place."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -102,3 +104,24 @@ def prompt_text(blocks: Sequence[Any]) -> str:
         elif kind == "resource_link":
             parts.append(f"[{block.name}]({block.uri})")
     return "\n\n".join(part for part in parts if part)
+
+
+_TODO_LINE = re.compile(r"^\d+\. \[(?P<mark>[ x>])\] (?P<text>.*)$")
+# ACP's plan entry statuses (`acp.schema.PlanEntryStatus`), by the todo tool's marks.
+PlanStatus = Literal["pending", "in_progress", "completed"]
+_TODO_STATUS: dict[str, PlanStatus] = {" ": "pending", ">": "in_progress", "x": "completed"}
+
+
+def plan_from_todo(result: str) -> list[tuple[str, PlanStatus]] | None:
+    """(text, ACP status) per item of a `todo` tool result, or None if it is not a list."""
+    if result.strip() == "todo list is empty":
+        return []
+    lines = result.strip().splitlines()
+    if not lines or not lines[0].startswith("todo ("):
+        return None
+    entries: list[tuple[str, PlanStatus]] = []
+    for line in lines[1:]:
+        match = _TODO_LINE.match(line)
+        if match:
+            entries.append((match["text"], _TODO_STATUS[match["mark"]]))
+    return entries

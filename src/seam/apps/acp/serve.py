@@ -15,7 +15,8 @@ from typing import cast
 import acp
 
 from seam.apps.acp.agent import SeamAgent
-from seam.wiring.acp import open_acp_runtime
+from seam.apps.acp.storage import ClientStorage
+from seam.wiring.acp import create_acp_runtime, file_storage
 
 
 async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -32,7 +33,9 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
 
 async def serve_acp(model: str | None = None) -> int:
     reader, writer = await _protocol_streams()
-    runtime, storage = open_acp_runtime(model)
+    # The real filesystem until the client says it offers its own.
+    storage = ClientStorage(file_storage())
+    runtime = create_acp_runtime(storage, model)
     async with runtime:
         # SeamAgent implements the methods it supports; the SDK answers the optional rest
         # (list/fork/resume sessions, config options) with "method not found".

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from seam.wiring.web_keys import KeyStore
+    from seam.apps.web.keys import KeyStore
 
 keys_app = typer.Typer(help="API keys for seam serve.", no_args_is_help=True)
 
@@ -29,8 +29,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _store() -> KeyStore:
+    from seam.apps.web.keys import KeyStore
     from seam.wiring.settings import load_settings
-    from seam.wiring.web_keys import KeyStore
 
     return KeyStore.for_settings(load_settings())
 

@@ -1,7 +1,7 @@
 """The FastAPI app of `seam serve`: the native API, its event streams, the page's files.
 
 Every route but `GET /healthz` needs a principal (see `auth.py`); everything a route does
-goes through `WebBackend` (wiring), which holds the Runtime.
+goes through `WebBackend` (`backend.py`), which holds the Runtime.
 """
 
 import json
@@ -17,12 +17,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from seam.apps.cli.durable import submission_dict
 from seam.apps.web.auth import COOKIE, Authenticator, Principal, RateLimiter
+from seam.apps.web.backend import WebBackend
 from seam.apps.web.errors import ApiError, error_response, install
 from seam.apps.web.limits import BodyLimit
 from seam.contracts.events import AgentEvent, event_to_dict
 from seam.contracts.execution import Submission
 from seam.contracts.memory import MemoryTarget
-from seam.wiring.web import WebBackend
 
 STATIC = Path(__file__).parent / "static"
 

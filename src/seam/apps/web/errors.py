@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from seam.wiring.web import Conflict, Invalid, NotFound
+from seam.apps.web.problems import Conflict, Invalid, NotFound
 
 log = logging.getLogger("seam.web")
 

@@ -31,9 +31,10 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from seam.apps.web.auth import Principal
+from seam.apps.web.backend import WebBackend
 from seam.apps.web.errors import ApiError
+from seam.apps.web.transcript import transcript_messages
 from seam.contracts.events import AgentEvent, Done, TextDelta, ToolApprovalRequired
-from seam.wiring.web import WebBackend, transcript_messages
 
 FINISH = {"stop": "stop", "length": "length", "max_iterations": "length"}
 

@@ -43,9 +43,11 @@ async def serve(host: str, port: int) -> int:
     from seam.apps.cli.runner import CliError
     from seam.apps.web.app import create_app
     from seam.apps.web.auth import Authenticator
+    from seam.apps.web.backend import WebBackend
+    from seam.apps.web.keys import KeyStore
     from seam.wiring.settings import load_settings
-    from seam.wiring.web import build_web_backend
-    from seam.wiring.web_keys import DEFAULT_TENANT, KeyStore, web_secret
+    from seam.wiring.web import build_web_deps
+    from seam.wiring.web_keys import DEFAULT_TENANT, web_secret
 
     settings = load_settings()
     keys = KeyStore.for_settings(settings)
@@ -55,7 +57,7 @@ async def serve(host: str, port: int) -> int:
             "key exists. Create one first (seam keys create NAME), or bind 127.0.0.1.",
             USAGE,
         )
-    backend = build_web_backend(settings)
+    backend = WebBackend.from_deps(build_web_deps(settings))
     token = secrets.token_urlsafe(24)
     auth = Authenticator(keys, web_secret(settings), token, DEFAULT_TENANT)
     app = create_app(backend, auth)

@@ -1,0 +1,269 @@
+"""What `seam serve` drives: one Runtime seen through tenants, turns run in the background,
+and their events fanned out to every stream that follows a session.
+
+Tenants: a key belongs to a tenant, and a tenant's sessions are those whose durable key
+(`agent-session:["<tenant>","<harness>","<name>"]`) names it. One Runtime serves them all
+(the runtime runs any stored submission, whatever its key); only naming and listing are
+tenant-aware (`sessions.py`), so a key never sees, or even learns of, another tenant's
+sessions.
+
+Streams: a turn driven here (`turns.py`) hands each event to `EventHub.publish` as it
+happens; a stream follows the store's log, then the hub (`follow_session`). Turns another
+process runs are followed from the store and reach the hub the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, Mapping
+from pathlib import Path
+from typing import Any, TypedDict, Unpack
+
+from seam.apps.web import approvals, editing, sessions
+from seam.apps.web.metrics import Metrics
+from seam.apps.web.problems import Conflict, Invalid, NotFound
+from seam.apps.web.turns import RESCUE_SECONDS, TurnDrivers
+from seam.contracts.events import AgentEvent
+from seam.contracts.execution import Submission, SubmissionConflict, SubmissionState
+from seam.contracts.guardrail import UNAVAILABLE
+from seam.contracts.memory import MemoryTarget
+from seam.contracts.messages import Message
+from seam.wiring.cron import Background, maybe_start_scheduler, stop_scheduler
+from seam.wiring.runtime import Runtime
+from seam.wiring.web import (
+    EventHub,
+    WebDeps,
+    follow_session,
+    session_name,
+    tenant_session_key,
+    tenant_session_name,
+)
+from seam.wiring.web_keys import WebSection
+
+_UNSETTLED: tuple[SubmissionState, ...] = ("queued", "running")
+
+
+class MessageOptions(TypedDict, total=False):
+    """`post_message`'s keyword arguments: the caller's submission id (an idempotency
+    key) and the personality the turn runs as."""
+
+    submission_id: str | None
+    personality: str | None
+
+
+class WebBackend:
+    """The Runtime as the web app uses it (see the module docstring)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        config: WebSection | None = None,
+        *,
+        personalities_dir: Path | None = None,
+        rescue_seconds: float = RESCUE_SECONDS,
+    ) -> None:
+        self.runtime = runtime
+        self.config = config or WebSection()
+        self.hub = EventHub()
+        self.metrics = Metrics()
+        self.personalities_dir = personalities_dir
+        self.turns = TurnDrivers(runtime, self._on_event, self.metrics.settled, rescue_seconds)
+        self._cron: Background | None = None
+
+    @classmethod
+    def from_deps(cls, deps: WebDeps) -> WebBackend:
+        return cls(deps.runtime, deps.config, personalities_dir=deps.personalities_dir)
+
+    async def start(self) -> None:
+        await self.runtime.open()
+        self.turns.start()
+        self._cron = await maybe_start_scheduler(self.runtime)  # runs: see the rescuer
+
+    async def aclose(self) -> None:
+        await stop_scheduler(self._cron)
+        await self.turns.stop()
+        await self.runtime.aclose()
+
+    def _on_event(self, event: AgentEvent) -> None:
+        self.metrics.observe(event)
+        self.hub.publish(event)
+
+    # Names and tenants
+
+    def key_for(self, tenant: str, name: str) -> str:
+        try:
+            return tenant_session_key(tenant, self.runtime.harness, name)
+        except ValueError as exc:
+            raise Invalid(str(exc)) from None
+
+    @staticmethod
+    def owned(tenant: str, key: str) -> str | None:
+        """The public name of `key` when it is one of `tenant`'s root sessions."""
+        return tenant_session_name(tenant, key)
+
+    def owned_name(self, key: str) -> str | None:
+        return session_name(key)
+
+    async def existing_key(self, tenant: str, name: str) -> str:
+        key = self.key_for(tenant, name)
+        if await self.runtime.sessions.get(key) is None:
+            raise NotFound(f"no session named {name!r}")
+        return key
+
+    # Sessions
+
+    async def list_sessions(self, tenant: str, query: str | None = None) -> list[dict[str, Any]]:
+        return await sessions.list_sessions(self.runtime, tenant, query)
+
+    async def create_session(
+        self, tenant: str, name: str | None, personality: str | None
+    ) -> dict[str, Any]:
+        name = name or sessions.new_session_name()
+        key = self.key_for(tenant, name)
+        if personality is not None:
+            self.check_personality(personality)
+        if await self.runtime.sessions.get(key) is not None:
+            raise Conflict(f"a session named {name!r} exists")
+        await self.runtime.get_session(key, personality=personality)
+        info = await self.runtime.sessions.get(key)
+        assert info is not None
+        return sessions.session_info(name, info)
+
+    async def session_detail(self, tenant: str, name: str) -> dict[str, Any]:
+        """The parts of `seam sessions show --json` (submissions as `Submission`s)."""
+        return await sessions.session_detail(
+            self.runtime, await self.existing_key(tenant, name), name
+        )
+
+    async def delete_session(self, tenant: str, name: str) -> None:
+        key = await self.existing_key(tenant, name)
+        await self._abort_all(key)
+        self.runtime.drop_session(key)
+        await self.runtime.sessions.delete(key)
+
+    async def load_history(self, tenant: str, name: str, messages: list[Message]) -> None:
+        """Seed a new session's transcript (an OpenAI request's earlier messages)."""
+        if messages:
+            await self.runtime.sessions.append(self.key_for(tenant, name), messages)
+
+    async def last_seq(self, tenant: str, name: str) -> int:
+        return await self.runtime.store.last_seq(self.key_for(tenant, name))
+
+    async def submission(self, submission_id: str) -> Submission | None:
+        return await self.runtime.store.submission(submission_id)
+
+    async def settled(self, submission_id: str) -> bool:
+        """Whether a `done` just seen ends this submission's turn: it is running or settled
+        (still queued: the `done` was of the turn ahead of it)."""
+        sub = await self.runtime.store.submission(submission_id)
+        return sub is None or sub.state != "queued"
+
+    # Turns
+
+    async def post_message(
+        self, tenant: str, name: str, text: str, **options: Unpack[MessageOptions]
+    ) -> Submission:
+        """Admit `text` to the session (created on first use) and drive its turn here."""
+        submission_id = options.get("submission_id")
+        personality = options.get("personality")
+        if not text.strip():
+            raise Invalid("text is empty")
+        key = self.key_for(tenant, name)
+        if personality is not None:
+            self.check_personality(personality)
+        if submission_id is not None:
+            await self._check_id_free(tenant, submission_id)
+        session = await self.runtime.get_session(key, personality=personality)
+        try:
+            sub = await session.submit(text, submission_id=submission_id, personality=personality)
+        except SubmissionConflict as exc:
+            raise Conflict(str(exc)) from None
+        if sub.state != "settled" and sub.id not in self.turns:
+            self.metrics.admit(key)
+            self.turns.drive(sub.id, admitted=sub)
+        return sub
+
+    async def _check_id_free(self, tenant: str, submission_id: str) -> None:
+        existing = await self.runtime.store.submission(submission_id)
+        if existing is not None and self.owned(tenant, existing.session_key) is None:
+            # Another tenant's id: say nothing about it.
+            raise Conflict(f"submission id {submission_id!r} is taken")
+
+    def drive(self, submission_id: str, *, admitted: Submission | None = None) -> None:
+        """Run (or follow, while another process runs it) a submission in the background."""
+        self.turns.drive(submission_id, admitted=admitted)
+
+    async def cancel(self, tenant: str, name: str) -> list[Submission]:
+        return await self._abort_all(await self.existing_key(tenant, name))
+
+    async def _abort_all(self, key: str) -> list[Submission]:
+        out = []
+        for sub in await self.runtime.store.submissions(key, states=_UNSETTLED):
+            out.append(await self.turns.abort(sub, "cancelled through the API"))
+        return out
+
+    async def respond(self, tenant: str, name: str, call_id: str, decision: str) -> None:
+        """Answer an approval request of a turn in `name`, whichever process runs it
+        (see `approvals.py`)."""
+        chosen = approvals.chosen_decision(decision)
+        key = await self.existing_key(tenant, name)
+        await approvals.answer(self.runtime, key, name, call_id, chosen)
+
+    async def respond_unattended(self, tenant: str, name: str, call_id: str) -> None:
+        """Answer that nobody is there to approve (a stateless OpenAI request): the gate
+        refuses the command without counting it as the person's denial."""
+        with contextlib.suppress(Conflict):
+            key = self.key_for(tenant, name)
+            await approvals.answer(self.runtime, key, name, call_id, UNAVAILABLE)
+
+    # Streams
+
+    async def events(
+        self, tenant: str, name: str, after: int = 0
+    ) -> AsyncGenerator[AgentEvent | None, None]:
+        """The session's events after `after`, then live ones; None is a heartbeat."""
+        batches = self.event_batches(tenant, name, after)
+        try:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+        finally:
+            await batches.aclose()
+
+    async def event_batches(
+        self, tenant: str, name: str, after: int = 0
+    ) -> AsyncGenerator[list[AgentEvent | None], None]:
+        """`events` in batches: whatever is ready at once comes as one list."""
+        key = await self.existing_key(tenant, name)
+        heartbeat = self.config.heartbeat_seconds
+        stream = follow_session(self.runtime.store, self.hub, key, after, heartbeat)
+        self.metrics.open_streams += 1
+        try:
+            async for batch in stream:
+                yield batch
+        finally:
+            self.metrics.open_streams -= 1
+            await stream.aclose()
+
+    # Personalities and memory
+
+    def check_personality(self, personality: str) -> None:
+        editing.check_personality(self.runtime, personality)
+
+    def personalities(self) -> list[dict[str, Any]]:
+        return editing.personalities(self.runtime)
+
+    def personality(self, pid: str) -> dict[str, Any]:
+        return editing.personality(self.runtime, self.personalities_dir, pid)
+
+    def put_personality(self, pid: str, soul: str, config: str) -> dict[str, Any]:
+        return editing.put_personality(self.runtime, self.personalities_dir, pid, soul, config)
+
+    def memory(self) -> dict[str, list[str]]:
+        return editing.memory(self.runtime)
+
+    def put_memory(self, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
+        return editing.put_memory(self.runtime, body)
+
+
+__all__ = ["MessageOptions", "WebBackend"]

@@ -1,0 +1,140 @@
+"""What the page edits besides sessions: personalities' files and the memory files.
+
+Every write is checked first exactly as the files are checked when loaded or written by
+the agent, so a rejected write changes nothing; accepted files are replaced atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from seam.apps.web.problems import Conflict, Invalid, NotFound
+from seam.contracts.memory import MemoryTarget
+from seam.wiring.runtime import Runtime
+from seam.wiring.web import personality_problem
+
+
+def check_personality(runtime: Runtime, personality: str) -> None:
+    try:
+        runtime.personalities.get(personality)
+    except KeyError as exc:
+        raise NotFound(str(exc.args[0] if exc.args else exc)) from None
+
+
+def personalities(runtime: Runtime) -> list[dict[str, Any]]:
+    registry = runtime.personalities
+    default = getattr(registry, "default_id", None)
+    return [
+        {
+            "id": p.id,
+            "name": p.name,
+            "description": p.description,
+            "model": p.model,
+            "approval_mode": p.approval_mode,
+            "default": p.id == default,
+        }
+        for p in registry.list()
+    ]
+
+
+def personality(runtime: Runtime, folders: Path | None, pid: str) -> dict[str, Any]:
+    """A personality's SOUL.md and config.toml, as stored (its soul when not in files)."""
+    check_personality(runtime, pid)
+    soul = runtime.personalities.get(pid).soul
+    config = ""
+    if folders is not None:
+        folder = folders / pid
+        with contextlib.suppress(FileNotFoundError):
+            soul = (folder / "SOUL.md").read_text(encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            config = (folder / "config.toml").read_text(encoding="utf-8")
+    return {"id": pid, "soul": soul, "config": config}
+
+
+def put_personality(
+    runtime: Runtime, folders: Path | None, pid: str, soul: str, config: str
+) -> dict[str, Any]:
+    """Write SOUL.md and config.toml after checking them exactly as the files are
+    checked when loaded (a rejected write changes nothing)."""
+    if folders is None:
+        raise Conflict("personalities are not stored in files here")
+    problem = personality_problem(pid, soul, config)
+    if problem is not None:
+        raise Invalid(problem)
+    folder = folders / pid
+    folder.mkdir(parents=True, exist_ok=True)
+    _atomic(folder / "SOUL.md", soul)
+    if config.strip():
+        _atomic(folder / "config.toml", config)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            (folder / "config.toml").unlink()
+    return personality(runtime, folders, pid)
+
+
+def memory(runtime: Runtime) -> dict[str, list[str]]:
+    store: Any = runtime.memory
+    if not hasattr(store, "entries"):
+        return {"memory": [], "user": []}
+    return {t: store.entries(t) for t in ("memory", "user")}
+
+
+def put_memory(runtime: Runtime, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
+    """Replace the entries of the targets given. Each list is first built in a scratch
+    copy through the memory's own `add` (the checks the memory tool applies: no
+    injections, no secrets, no duplicates, the size limit), so a rejected write
+    changes nothing."""
+    from seam.wiring.memory import MarkdownMemory
+
+    store = runtime.memory
+    if not isinstance(store, MarkdownMemory):
+        raise Conflict("this server has no editable memory")
+    for target, text in _staged(store, body).items():
+        real = store.path(target)
+        real.parent.mkdir(parents=True, exist_ok=True)
+        _atomic(real, text)
+    return memory(runtime)
+
+
+def _staged(store: Any, body: Mapping[MemoryTarget, list[str]]) -> dict[MemoryTarget, str]:
+    """Each target's file text as `store` would write it, built in a scratch copy."""
+    from seam.wiring.memory import MarkdownMemory, MemoryEntryError
+
+    staged: dict[MemoryTarget, str] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        trial = MarkdownMemory(
+            scratch,
+            memory_limit=store.limits["memory"],
+            user_limit=store.limits["user"],
+            scanner=store.scanner,
+            redactor=store.redactor,
+        )
+        for target, entries in body.items():
+            try:
+                for entry in entries:
+                    trial.add(target, entry)
+            except (MemoryEntryError, ValueError, KeyError) as exc:
+                raise Invalid(f"{target}: {exc.args[0] if exc.args else exc}") from None
+            path = trial.path(target)
+            staged[target] = path.read_text(encoding="utf-8") if path.exists() else ""
+    return staged
+
+
+def _atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+__all__ = [
+    "check_personality",
+    "memory",
+    "personalities",
+    "personality",
+    "put_memory",
+    "put_personality",
+]

@@ -1,0 +1,74 @@
+"""A tenant's sessions as the API shows them: listed (or found by a search), created,
+shown. Only sessions whose key names the tenant are ever listed, so a key never sees,
+or even learns of, another tenant's sessions."""
+
+from __future__ import annotations
+
+import secrets
+import time
+from typing import Any
+
+from seam.contracts.sessions import SessionInfo, message_to_dict, usage_to_dict
+from seam.wiring.runtime import Runtime
+from seam.wiring.web import tenant_session_name
+
+# Most sessions a listing reads, and search hits a search reads.
+LIST_LIMIT = 500
+SEARCH_LIMIT = 100
+
+
+def session_info(name: str, info: SessionInfo) -> dict[str, Any]:
+    return {
+        "name": name,
+        "title": info.title,
+        "personality": info.personality,
+        "message_count": info.message_count,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+    }
+
+
+def new_session_name() -> str:
+    """A name for a session the caller did not name."""
+    return f"web-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+async def list_sessions(runtime: Runtime, tenant: str, query: str | None) -> list[dict[str, Any]]:
+    if query and query.strip():
+        return await _search(runtime, tenant, query)
+    out = []
+    for info in await runtime.sessions.list(LIST_LIMIT):
+        name = tenant_session_name(tenant, info.key)
+        if name is not None:
+            out.append(session_info(name, info))
+    return out
+
+
+async def _search(runtime: Runtime, tenant: str, query: str) -> list[dict[str, Any]]:
+    """Sessions with a hit, once each (their first hit's snippet), best first."""
+    store = runtime.sessions
+    seen: dict[str, dict[str, Any]] = {}
+    for hit in await store.search(query, SEARCH_LIMIT):
+        name = tenant_session_name(tenant, hit.session_key)
+        if name is None or name in seen:
+            continue
+        info = await store.get(hit.session_key)
+        if info is not None:
+            seen[name] = {**session_info(name, info), "snippet": hit.snippet}
+    return list(seen.values())
+
+
+async def session_detail(runtime: Runtime, key: str, name: str) -> dict[str, Any]:
+    """The parts of `seam sessions show --json` (submissions as `Submission`s)."""
+    store = runtime.store
+    messages = await store.messages(key)
+    return {
+        "key": key,
+        "name": name,
+        "messages": [message_to_dict(m) for m in messages],
+        "submissions": await store.submissions(key),
+        "usage": usage_to_dict(await store.usage_totals(key)),
+    }
+
+
+__all__ = ["list_sessions", "new_session_name", "session_detail", "session_info"]

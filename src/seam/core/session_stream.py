@@ -1,0 +1,125 @@
+"""A session's events as one stream: the store's event log after a point, then the
+running turn's events not stored yet, then live ones, each sequence number once, in order.
+
+A process that drives turns hands each event to `EventHub.publish` as it happens (no
+store round trip on the hot path); the hub keeps the running turn's events so far, since
+its text deltas reach the store in batches. `follow_session` replays the log first, then
+the hub's copy, then what the hub publishes, skipping every number it already gave out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, Iterator
+
+from seam.contracts.events import AgentEvent, Done
+from seam.contracts.execution import ExecutionStore
+from seam.core.event_log import replay
+
+Batch = list[AgentEvent | None]
+
+
+class EventHub:
+    """Live events by session key, plus the running turn's events so far (its text deltas
+    may not have reached the store yet)."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[str, set[asyncio.Queue[AgentEvent]]] = {}
+        self._current: dict[str, list[AgentEvent]] = {}
+
+    def publish(self, event: AgentEvent) -> None:
+        key = event.session_key
+        current = self._current.setdefault(key, [])
+        if current and event.seq <= current[-1].seq:
+            return  # a follower's replay of what was already published
+        if isinstance(event, Done):
+            # Everything up to `done` is in the store once `done` is published.
+            del self._current[key]
+        else:
+            current.append(event)
+        for queue in self._subscribers.get(key, ()):
+            queue.put_nowait(event)
+
+    def current(self, key: str) -> list[AgentEvent]:
+        return list(self._current.get(key, ()))
+
+    @contextlib.contextmanager
+    def subscribe(self, key: str) -> Iterator[asyncio.Queue[AgentEvent]]:
+        queue: asyncio.Queue[AgentEvent] = asyncio.Queue()
+        self._subscribers.setdefault(key, set()).add(queue)
+        try:
+            yield queue
+        finally:
+            queues = self._subscribers.get(key)
+            if queues is not None:
+                queues.discard(queue)
+                if not queues:
+                    del self._subscribers[key]
+
+
+async def follow_session(
+    store: ExecutionStore, hub: EventHub, key: str, after: int, heartbeat: float
+) -> AsyncGenerator[Batch, None]:
+    """The session's events after `after`, in batches: whatever is ready at once comes as
+    one list (a stream writes it with one send: on a busy server a burst of events costs
+    one syscall). `[None]` is a heartbeat, after `heartbeat` idle seconds."""
+    last = after
+    with hub.subscribe(key) as queue:
+        while True:
+            batch, last = await _catch_up(store, hub, key, last)
+            if batch:
+                yield batch
+            while True:
+                ready = await _ready(queue, heartbeat)
+                if ready is None:
+                    yield [None]
+                    break  # look at the store again: a safety net, cheap when idle
+                batch, last = await _live(store, key, last, ready)
+                if batch:
+                    yield batch
+
+
+async def _catch_up(store: ExecutionStore, hub: EventHub, key: str, last: int) -> tuple[Batch, int]:
+    """What the log holds after `last`, then the hub's copy of the running turn."""
+    batch: Batch = []
+    for event in [*await replay(store, key, last), *hub.current(key)]:
+        if event.seq > last:
+            last = event.seq
+            batch.append(event)
+    return batch, last
+
+
+async def _ready(queue: asyncio.Queue[AgentEvent], heartbeat: float) -> list[AgentEvent] | None:
+    """Every event queued once one arrives; None when none came within `heartbeat`."""
+    try:
+        async with asyncio.timeout(heartbeat):
+            ready = [await queue.get()]
+    except TimeoutError:
+        return None
+    while not queue.empty():
+        ready.append(queue.get_nowait())
+    return ready
+
+
+async def _live(
+    store: ExecutionStore, key: str, last: int, ready: list[AgentEvent]
+) -> tuple[Batch, int]:
+    """The live events after `last`, with any gap before one filled from the log."""
+    batch: Batch = []
+    for event in ready:
+        if event.seq <= last:
+            continue
+        if event.seq > last + 1:
+            # Published before this stream subscribed and stored after its replay read
+            # the log: the log has them now.
+            for missed in await replay(store, key, last):
+                if last < missed.seq < event.seq:
+                    last = missed.seq
+                    batch.append(missed)
+        last = event.seq
+        batch.append(event)
+    return batch, last
+
+
+__all__ = ["Batch", "EventHub", "follow_session"]
