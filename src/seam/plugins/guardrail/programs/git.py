@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from seam.plugins.guardrail.grammar import given, long_matches
-from seam.plugins.guardrail.programs.base import EXECUTES, Judgement, Kind, doubt, has_option
+from seam.plugins.guardrail.programs.base import (
+    EXECUTES,
+    Doubt,
+    Judgement,
+    Kind,
+    doubt,
+    has_option,
+)
 from seam.plugins.guardrail.rules import Cmd
 
 _GIT_VALUES = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
@@ -59,6 +66,10 @@ _GIT_GLOBAL = frozenset(
     | {"--help", "-v", "-h", "--no-advice", "--no-lazy-fetch"}
 )
 # Options of any subcommand that name a program to run or a template that installs hooks.
+# Subcommands that run a tool or a hook of the repository's choosing.
+_GIT_TOOLS = frozenset(
+    {"difftool", "mergetool", "filter-branch", "filter-repo", "hook", "instaweb"}
+)
 _GIT_ANY_RUNS = ("--upload-pack", "--receive-pack", "--exec", "--template", "--config")
 _GIT_CONFIG_READS = frozenset(
     {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l", "--show-origin"}
@@ -107,8 +118,26 @@ def _git_config(rest: tuple[str, ...]) -> Judgement:
 
 def git(cmd: Cmd) -> Judgement:
     args = cmd.args
+    start = _git_subcommand_at(args)
+    if isinstance(start, Doubt):
+        return start
+    if start >= len(args):
+        return "read"
+    sub, rest = args[start], args[start + 1 :]
+    if _git_executes(sub, rest):
+        return EXECUTES
+    if sub == "config":
+        return _git_config(rest)
+    if given(rest, "--output"):
+        return "write"  # git log/diff/show --output=FILE
+    return _git_reads(cmd, sub, rest) or _git_changes(sub, rest)
+
+
+def _git_subcommand_at(args: tuple[str, ...]) -> int | Doubt:
+    """Where the subcommand is, after git's own options: only the known ones (no -c,
+    --exec-path), which set nothing that runs commands."""
     i = 0
-    while i < len(args):  # git's own options: only the known ones (no -c, --exec-path)
+    while i < len(args):
         arg = args[i]
         if not arg.startswith("-"):
             break
@@ -118,21 +147,21 @@ def git(cmd: Cmd) -> Judgement:
         if arg.partition("=")[0] not in _GIT_GLOBAL and not arg.startswith("-C"):
             return doubt("git-config", f"git {arg} can set aliases and hooks that run commands")
         i += 1
-    if i >= len(args):
-        return "read"
-    sub, rest = args[i], args[i + 1 :]
-    if _git_runs(sub, rest):
-        return EXECUTES
-    if sub in ("difftool", "mergetool", "filter-branch", "filter-repo", "hook", "instaweb"):
-        return EXECUTES
-    if sub == "config":
-        return _git_config(rest)
-    if sub == "grep" and any(
+    return i
+
+
+def _git_executes(sub: str, rest: tuple[str, ...]) -> bool:
+    """Whether `git sub rest...` runs a program of the caller's choosing."""
+    if _git_runs(sub, rest) or sub in _GIT_TOOLS:
+        return True
+    return sub == "grep" and any(
         a.startswith("-O") or long_matches(a, "--open-files-in-pager") for a in rest
-    ):
-        return EXECUTES
-    if given(rest, "--output"):
-        return "write"  # git log/diff/show --output=FILE
+    )
+
+
+def _git_reads(cmd: Cmd, sub: str, rest: tuple[str, ...]) -> Kind | None:
+    """What a subcommand that only looks (at the repository or the network) does, or None
+    when it may change something."""
     if sub in ("help", "version"):
         return "read"
     if sub in _GIT_READ:
@@ -144,15 +173,20 @@ def git(cmd: Cmd) -> Judgement:
         return "run"  # the network
     if rest and rest[0] in _GIT_SHOWING.get(sub, ()):
         return _REPO_READ  # `git remote show origin`, `git stash show -p`
-    if sub == "clean" and set(rest) & {"-n", "--dry-run"} and not has_option(cmd, "-f", "--force"):
+    dry = bool(set(rest) & {"-n", "--dry-run"})
+    if sub == "clean" and dry and not has_option(cmd, "-f", "--force"):
         return _REPO_READ
+    return None
+
+
+def _git_changes(sub: str, rest: tuple[str, ...]) -> Judgement:
+    """The other subcommands: listing ones read unless given something to change."""
     listing = _GIT_LISTING.get(sub)
     if sub == "stash" and not rest:
         return "write"  # `git stash` is `git stash push`: it reverts the working tree
     if listing is not None:
-        return (
-            _REPO_READ if all(a in listing or a.startswith("--format") for a in rest) else "write"
-        )
+        listed = all(a in listing or a.startswith("--format") for a in rest)
+        return _REPO_READ if listed else "write"
     if sub == "submodule":
         return "run"
     if sub in _GIT_WRITE:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from seam.plugins.guardrail.grammar import long_matches
-from seam.plugins.guardrail.programs.base import EXECUTES, Judgement, doubt
+from seam.plugins.guardrail.programs.base import EXECUTES, Doubt, Judgement, doubt
 from seam.plugins.guardrail.rules import Cmd
 
 # sed: the commands that write files (w, W) or run them (e, and the s///e flag).
@@ -15,56 +15,59 @@ _SED_COMMAND = re.compile(r"[{}=!aicdDgGhHlnNpPqQrRsTtbxyzF:#wWeEvu]")
 
 def sed_script_harmless(script: str) -> bool:
     """A sed script that neither runs commands nor writes files (an s///e or a `w`)."""
-    i, n = 0, len(script)
-    while i < n:
-        c = script[i]
-        if c in " \t\n;!}{" or c.isdigit() or c in "$,~+":
-            i += 1
-            continue
-        if c in "/\\":  # an address: /re/ or \cREc
-            delimiter = script[i + 1] if c == "\\" and i + 1 < n else "/"
-            i = _skip_delimited(script, i + (2 if c == "\\" else 1), delimiter)
-            if i < 0:
-                return False
-            if i < n and script[i] in "IM":
-                i += 1
-            continue
-        if c in "ewW":
+    i = 0
+    while i < len(script):
+        i = _sed_step(script, i)
+        if i < 0:
             return False
-        if c in "aic":  # text to the end of the line
-            end = script.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        if c in "rRbtT:#":  # a file name or label to the end of the command
-            if c in "#:":
-                line_end = script.find("\n", i)
-                i = n if line_end < 0 else line_end
-            else:
-                stop = re.search(r"[;\n}]", script[i:])
-                i = n if stop is None else i + stop.start()
-            continue
-        if c in "sy":
-            if i + 1 >= n:
-                return False
-            delimiter = script[i + 1]
-            if delimiter in "\\\n":
-                return False
-            i = _skip_delimited(script, i + 2, delimiter)
-            if i < 0:
-                return False
-            i = _skip_delimited(script, i, delimiter)
-            if i < 0:
-                return False
-            if c == "s":
-                flags = re.match(r"[gpiImM0-9]*", script[i:])
-                i += flags.end() if flags else 0
-                if i < n and script[i] in "ewW":
-                    return False
-            continue
-        if _SED_COMMAND.fullmatch(c) is None:
-            return False
-        i += 1
     return True
+
+
+def _sed_step(script: str, i: int) -> int:
+    """The index after the piece of `script` at `i` (an address, a command with its text),
+    or -1 when that piece runs a command or writes a file."""
+    c = script[i]
+    if c in " \t\n;!}{$,~+" or c.isdigit():
+        return i + 1
+    if c in "/\\":  # an address: /re/ or \cREc
+        return _sed_address(script, i)
+    if c in "ewW":
+        return -1
+    if c in "aic#:":  # text, a comment or a label to the end of the line
+        end = script.find("\n", i)
+        return len(script) if end < 0 else end
+    if c in "rRbtT":  # a file name or label to the end of the command
+        stop = re.search(r"[;\n}]", script[i:])
+        return len(script) if stop is None else i + stop.start()
+    if c in "sy":
+        return _sed_substitution(script, i)
+    return i + 1 if _SED_COMMAND.fullmatch(c) is not None else -1
+
+
+def _sed_address(script: str, i: int) -> int:
+    """After `/re/` or `\\cREc` (and its I or M flag), or -1 when it never ends."""
+    c, n = script[i], len(script)
+    delimiter = script[i + 1] if c == "\\" and i + 1 < n else "/"
+    i = _skip_delimited(script, i + (2 if c == "\\" else 1), delimiter)
+    if 0 <= i < n and script[i] in "IM":
+        i += 1
+    return i
+
+
+def _sed_substitution(script: str, i: int) -> int:
+    """After `s/re/text/flags` or `y/abc/xyz/`, or -1 when it is malformed or its flags run
+    (e) or write (w, W) something."""
+    n = len(script)
+    if i + 1 >= n or script[i + 1] in "\\\n":
+        return -1
+    delimiter = script[i + 1]
+    end = _skip_delimited(script, i + 2, delimiter)
+    end = -1 if end < 0 else _skip_delimited(script, end, delimiter)
+    if end < 0 or script[i] == "y":
+        return end
+    flags = re.match(r"[gpiImM0-9]*", script[end:])
+    end += flags.end() if flags else 0
+    return -1 if end < n and script[end] in "ewW" else end
 
 
 def _skip_delimited(text: str, i: int, delimiter: str) -> int:
@@ -86,39 +89,10 @@ _SED_LONG = frozenset(
 
 
 def sed(cmd: Cmd) -> Judgement:
-    args = cmd.args
-    scripts: list[str] = []
-    operands: list[str] = []
-    in_place = False
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in ("-e", "--expression") and i + 1 < len(args):
-            scripts.append(args[i + 1])
-            i += 2
-            continue
-        if arg.startswith("--expression="):
-            scripts.append(arg.partition("=")[2])
-        elif arg in ("-f", "--file") or arg.startswith("--file="):
-            return doubt("sed-script-file", "runs a sed script from a file")
-        elif arg.startswith("-i") or arg.startswith("--in-place"):
-            in_place = True
-        elif arg.startswith("--"):
-            if arg not in _SED_LONG:
-                return EXECUTES
-        elif arg.startswith("-") and arg != "-":
-            letters = arg[1:]
-            if "e" in letters or "f" in letters:
-                if letters.endswith("e") and i + 1 < len(args):
-                    scripts.append(args[i + 1])
-                    i += 2
-                    continue
-                return EXECUTES
-            if not set(letters) <= set("nrEsuzl0123456789"):
-                return EXECUTES
-        else:
-            operands.append(arg)
-        i += 1
+    words = _sed_words(cmd.args)
+    if isinstance(words, Doubt):
+        return words
+    scripts, operands, in_place = words
     if not scripts:
         if not operands:
             return doubt("sed-no-script", "no sed script to judge")
@@ -126,6 +100,48 @@ def sed(cmd: Cmd) -> Judgement:
     if not all(sed_script_harmless(s) for s in scripts):
         return doubt("sed-executes", "a sed script that runs commands or writes files")
     return "write" if in_place else "read"
+
+
+def _sed_words(args: tuple[str, ...]) -> tuple[list[str], list[str], bool] | Doubt:
+    """(the scripts, the operands, whether it edits in place), or why not to judge them."""
+    scripts: list[str] = []
+    operands: list[str] = []
+    in_place = False
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        has_value = i + 1 < len(args)
+        if arg in ("-e", "--expression") and has_value:
+            scripts.append(args[i + 1])
+            i += 1
+        elif arg.startswith("--expression="):
+            scripts.append(arg.partition("=")[2])
+        elif arg.startswith(("-i", "--in-place")):
+            in_place = True
+        elif arg.startswith("-") and arg != "-":
+            takes = _sed_option(arg, has_value)
+            if isinstance(takes, Doubt):
+                return takes
+            if takes:  # `-ne SCRIPT`
+                scripts.append(args[i + 1])
+                i += 1
+        else:
+            operands.append(arg)
+        i += 1
+    return scripts, operands, in_place
+
+
+def _sed_option(arg: str, has_value: bool) -> bool | Doubt:
+    """Whether option `arg` takes the next word as a script; a doubt when it reads a script
+    file or is not known to be harmless."""
+    if arg in ("-f", "--file") or arg.startswith("--file="):
+        return doubt("sed-script-file", "runs a sed script from a file")
+    if arg.startswith("--"):
+        return False if arg in _SED_LONG else EXECUTES
+    letters = arg[1:]
+    if "e" in letters or "f" in letters:
+        return True if letters.endswith("e") and has_value else EXECUTES
+    return False if set(letters) <= set("nrEsuzl0123456789") else EXECUTES
 
 
 _AWK_RISK = re.compile(
