@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from seam.plugins.guardrail.allowlist_data import ANY_ARGUMENTS, ESCAPES, PROGRAMS
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.grammar import unknown_long
 from seam.plugins.guardrail.options import LONG_OPTIONS, NEGATABLE
 from seam.plugins.guardrail.programs.base import (
@@ -37,7 +38,6 @@ from seam.plugins.guardrail.programs.base import (
 from seam.plugins.guardrail.programs.interpreters import PYTHON, python
 from seam.plugins.guardrail.programs.shell_builtins import risky_assignment
 from seam.plugins.guardrail.programs.text import sed_script_harmless
-from seam.plugins.guardrail.rules import Cmd
 
 __all__ = [
     "ANY_ARGUMENTS",

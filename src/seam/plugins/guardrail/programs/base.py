@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.grammar import long_matches
-from seam.plugins.guardrail.rules import Cmd
 
 # read: only reads. add: creates something new and overwrites nothing (`mkdir -p`).
 # run: runs the project's own tests, linters and builds (the sandbox contains them).
@@ -46,27 +46,9 @@ HISTORY = doubt("history", "changes or erases the shell history")
 # --- reading arguments ---------------------------------------------------------------------
 
 
-def split_options(args: tuple[str, ...]) -> tuple[set[str], set[str], list[str]]:
-    """(short letters, long option names, operands): GNU style, options anywhere."""
-    letters: set[str] = set()
-    longs: set[str] = set()
-    operands: list[str] = []
-    done = False
-    for arg in args:
-        if done or arg == "-" or not arg.startswith("-"):
-            operands.append(arg)
-        elif arg == "--":
-            done = True
-        elif arg.startswith("--"):
-            longs.add(arg.partition("=")[0])
-        else:
-            letters.update(arg[1:])
-    return letters, longs, operands
-
-
 def has_option(cmd: Cmd, *options: str) -> bool:
     """Whether any of `options` (`-x` letters or `--long` names) is given."""
-    letters, longs, _ = split_options(cmd.args)
+    letters, longs, _ = cmd.options
     for option in options:
         if option.startswith("--"):
             # `--compress-prog=sh` is `--compress-program`: any prefix counts.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.programs.base import (
     EXECUTES,
     READ,
@@ -15,7 +16,6 @@ from seam.plugins.guardrail.programs.base import (
     subcommand_index,
     subcommands,
 )
-from seam.plugins.guardrail.rules import Cmd
 
 
 def ruff(cmd: Cmd) -> Judgement:

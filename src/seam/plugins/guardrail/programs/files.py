@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.grammar import ps_shows_environment
 from seam.plugins.guardrail.programs.base import (
     EXECUTES,
     Judgement,
     doubt,
     has_option,
-    split_options,
 )
-from seam.plugins.guardrail.rules import Cmd
 
 
 def no_operands(cmd: Cmd) -> Judgement:
     """`hostname`, `date`: reading is harmless, an operand would set something."""
-    return (
-        "read" if not split_options(cmd.args)[2] else doubt("sets-system", "changes system state")
-    )
+    return "read" if not cmd.options[2] else doubt("sets-system", "changes system state")
 
 
 def ps(cmd: Cmd) -> Judgement:
@@ -75,11 +72,11 @@ def unzip(cmd: Cmd) -> Judgement:
 
 def uniq(cmd: Cmd) -> Judgement:
     """`uniq IN OUT` writes OUT."""
-    return "write" if len(split_options(cmd.args)[2]) >= 2 else "read"
+    return "write" if len(cmd.options[2]) >= 2 else "read"
 
 
 def xxd(cmd: Cmd) -> Judgement:
-    return "write" if len(split_options(cmd.args)[2]) >= 2 else "read"
+    return "write" if len(cmd.options[2]) >= 2 else "read"
 
 
 def yq(cmd: Cmd) -> Judgement:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.grammar import given, long_matches
 from seam.plugins.guardrail.programs.base import (
     EXECUTES,
@@ -11,7 +12,6 @@ from seam.plugins.guardrail.programs.base import (
     doubt,
     has_option,
 )
-from seam.plugins.guardrail.rules import Cmd
 
 _GIT_VALUES = frozenset({"-C", "--git-dir", "--work-tree", "--namespace"})
 _GIT_READ = frozenset(

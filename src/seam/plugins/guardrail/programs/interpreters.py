@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.grammar import long_matches
 from seam.plugins.guardrail.programs.base import (
     EXECUTES,
@@ -16,7 +17,6 @@ from seam.plugins.guardrail.programs.base import (
     has_option,
     subcommand_index,
 )
-from seam.plugins.guardrail.rules import Cmd
 
 
 def compiler(cmd: Cmd) -> Judgement:

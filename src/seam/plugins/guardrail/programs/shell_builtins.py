@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.normalize import shell_script
 from seam.plugins.guardrail.programs.base import (
     EXECUTES,
@@ -12,9 +13,7 @@ from seam.plugins.guardrail.programs.base import (
     Judgement,
     doubt,
     has_option,
-    split_options,
 )
-from seam.plugins.guardrail.rules import Cmd
 
 
 def env(cmd: Cmd) -> Judgement:
@@ -29,7 +28,7 @@ def env(cmd: Cmd) -> Judgement:
 
 
 def history(cmd: Cmd) -> Judgement:
-    letters, _, operands = split_options(cmd.args)
+    letters, _, operands = cmd.options
     return "read" if not letters and all(o.isdigit() for o in operands) else HISTORY
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.programs.base import (
     ESCAPE,
     EXECUTES,
@@ -15,10 +16,8 @@ from seam.plugins.guardrail.programs.base import (
     Judgement,
     doubt,
     has_option,
-    split_options,
     subcommand_index,
 )
-from seam.plugins.guardrail.rules import Cmd
 
 _GH_GROUP_READS = frozenset({"list", "view", "status", "diff", "checks", "ls", "watch"})
 _GH_TOP_READS = frozenset({"search", "status", "browse", "--version", "version", "help"})
@@ -49,7 +48,7 @@ def journalctl(cmd: Cmd) -> Judgement:
 
 
 def crontab(cmd: Cmd) -> Judgement:
-    letters, _, operands = split_options(cmd.args)
+    letters, _, operands = cmd.options
     if letters <= {"l", "u"} and "l" in letters and len(operands) <= 1:
         return "read"
     return doubt("crontab", "changes the user's scheduled jobs (they run later, unasked)")

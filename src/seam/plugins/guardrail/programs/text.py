@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.grammar import long_matches
 from seam.plugins.guardrail.programs.base import EXECUTES, Doubt, Judgement, doubt
-from seam.plugins.guardrail.rules import Cmd
 
 # sed: the commands that write files (w, W) or run them (e, and the s///e flag).
 _SED_COMMAND = re.compile(r"[{}=!aicdDgGhHlnNpPqQrRsTtbxyzF:#wWeEvu]")
