@@ -17,10 +17,9 @@ from seam.plugins.guardrail.programs.base import (
     subcommands,
     writes_if,
 )
-from seam.plugins.guardrail.programs.build import cargo, cmake, make, ruff
+from seam.plugins.guardrail.programs.build import cargo, make, ruff
 from seam.plugins.guardrail.programs.files import (
     date,
-    fd,
     find,
     less,
     mkdir,
@@ -33,7 +32,6 @@ from seam.plugins.guardrail.programs.files import (
     unzip,
     xxd,
     yq,
-    zip_archive,
 )
 from seam.plugins.guardrail.programs.git import git
 from seam.plugins.guardrail.programs.interpreters import (
@@ -50,7 +48,6 @@ from seam.plugins.guardrail.programs.shell_builtins import (
     fc,
     history,
     shell_command,
-    shell_hash,
     shell_program,
     shell_set,
     source,
@@ -66,11 +63,8 @@ from seam.plugins.guardrail.programs.system import (
     kill,
     openssl,
     partitions,
-    rsync,
-    scp,
     sql_client,
     ssh,
-    wget,
 )
 from seam.plugins.guardrail.programs.text import awk, sed
 
@@ -308,8 +302,8 @@ PROGRAMS: dict[str, Check] = {
     "rustup": subcommands({**all_of(RUN, "update", "show", "target", "component", "default")}),
     "eval": plain("read"),  # what it runs is judged on its own
     "env": env,
-    "fd": fd,
-    "fdfind": fd,
+    "fd": plain("read", "-x", "--exec", "-X", "--exec-batch"),
+    "fdfind": plain("read", "-x", "--exec", "-X", "--exec-batch"),
     "find": find,
     "sort": sort,
     "less": less,
@@ -326,12 +320,12 @@ PROGRAMS: dict[str, Check] = {
     "local": declare,
     "readonly": declare,
     "unset": unset,
-    "hash": shell_hash,
+    "hash": plain("read", "-p"),
     "command": shell_command,
     "rm": rm,
     "tar": tar,
     "bsdtar": tar,
-    "zip": zip_archive,
+    "zip": plain("write", "-TT", "--unzip-command", "-T", "--test"),
     "unzip": unzip,
     "sed": sed,
     "gsed": sed,
@@ -343,7 +337,7 @@ PROGRAMS: dict[str, Check] = {
     ".": source,
     "make": make,
     "gmake": make,
-    "cmake": cmake,
+    "cmake": plain("run", "-P", "-E"),
     "cargo": cargo,
     "go": _GO,
     "npm": _NPM,
@@ -374,10 +368,12 @@ PROGRAMS: dict[str, Check] = {
     "blkid": plain("read"),
     "openssl": openssl,
     "curl": curl,
-    "wget": wget,
+    "wget": plain(
+        "write", "-e", "--execute", "--post-file", "--body-file", "--config", "--use-askpass"
+    ),
     "ssh": ssh,
-    "scp": scp,
-    "rsync": rsync,
+    "scp": plain("run", "-o", "-F", "-S"),
+    "rsync": plain("write", "-e", "--rsh", "--rsync-path", "--config"),
     "git": git,
     "gh": gh,
     "docker": docker,

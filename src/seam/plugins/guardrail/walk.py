@@ -29,6 +29,10 @@ from seam.plugins.guardrail.shell import Pipeline, Redirect, Script, Simple, par
 MAX_DEPTH = 8  # wrappers and substitutions nested deeper than this need approval
 MAX_STAGES = 64  # a longer pipeline needs approval (each stage sees the ones before it)
 
+# The earlier stages of a pipeline (None where a stage ran nothing that can be named), and
+# the redirections a command reads its input from.
+Upstream = tuple[Cmd | None, ...]
+Stdin = tuple[Redirect, ...]
 _JOINERS = {"&&": " && ", "||": " || ", "&": " & "}
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 # Decoders: text that reaches a command's words or a wrapper through one was hidden on
@@ -145,13 +149,7 @@ class Walk(Scope):
             self.script(body, depth=depth + 1, bulk=bulk)
 
     def simple(
-        self,
-        simple: Simple,
-        upstream: tuple[Cmd | None, ...],
-        *,
-        depth: int,
-        bulk: bool,
-        stdin: tuple[Redirect, ...],
+        self, simple: Simple, upstream: Upstream, *, depth: int, bulk: bool, stdin: Stdin
     ) -> tuple[str, Cmd | None]:
         """Check one simple command and what it runs; returns its text and its innermost
         command (`curl` for `sudo curl`), which is what a later pipeline stage reads."""
@@ -181,13 +179,7 @@ class Walk(Scope):
         return shown, innermost or cmd
 
     def runs(
-        self,
-        cmd: Cmd,
-        upstream: tuple[Cmd | None, ...],
-        stdin: tuple[Redirect, ...],
-        *,
-        depth: int,
-        bulk: bool,
+        self, cmd: Cmd, upstream: Upstream, stdin: Stdin, *, depth: int, bulk: bool
     ) -> Cmd | None:
         """Check what `cmd` runs besides itself: a wrapper's command or script, a script it
         reads from its input or one written earlier. What a wrapper runs is checked before
@@ -252,13 +244,7 @@ class Walk(Scope):
         return Cmd(name, args, redirects, upstream, bulk, self.cwd, home, argv0, downloaded)
 
     def stdin_scripts(
-        self,
-        cmd: Cmd,
-        upstream: tuple[Cmd | None, ...],
-        stdin: tuple[Redirect, ...],
-        *,
-        depth: int,
-        bulk: bool,
+        self, cmd: Cmd, upstream: Upstream, stdin: Stdin, *, depth: int, bulk: bool
     ) -> None:
         """A shell reading its program from stdin runs here-documents and echoed text (other
         languages' programs on stdin are not shell: the allowlist asks for those)."""

@@ -63,10 +63,6 @@ _MAKE_WRITES = frozenset(
 )
 
 
-def cmake(cmd: Cmd) -> Judgement:
-    return EXECUTES if has_option(cmd, "-P", "-E") else "run"
-
-
 _CARGO_SUBCOMMANDS = subcommands(
     {
         **all_of(RUN, "build", "b", "test", "t", "run", "r", "check", "c", "clippy", "doc"),

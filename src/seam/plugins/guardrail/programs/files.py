@@ -62,10 +62,6 @@ def tar(cmd: Cmd) -> Judgement:
     return "read" if listing else "write"
 
 
-def zip_archive(cmd: Cmd) -> Judgement:
-    return EXECUTES if has_option(cmd, "-TT", "--unzip-command", "-T", "--test") else "write"
-
-
 def unzip(cmd: Cmd) -> Judgement:
     return "read" if has_option(cmd, "-l", "-t", "-v", "-p", "-Z") else "write"
 
@@ -132,7 +128,3 @@ def find(cmd: Cmd) -> Judgement:
             return doubt("find-predicate", f"find {arg} is not known to be harmless")
         i += 1
     return "read"
-
-
-def fd(cmd: Cmd) -> Judgement:
-    return EXECUTES if has_option(cmd, "-x", "--exec", "-X", "--exec-batch") else "read"

@@ -75,10 +75,6 @@ def unset(cmd: Cmd) -> Judgement:
     return HISTORY if any(a.startswith("HIST") for a in cmd.args) else "read"
 
 
-def shell_hash(cmd: Cmd) -> Judgement:
-    return EXECUTES if has_option(cmd, "-p") else "read"
-
-
 def shell_command(cmd: Cmd) -> Judgement:
     return "read"  # `command -v x` asks; `command x` runs x, which is judged on its own
 

@@ -105,14 +105,6 @@ def curl(cmd: Cmd) -> Judgement:
     return "write" if writes else "run"
 
 
-def wget(cmd: Cmd) -> Judgement:
-    if has_option(
-        cmd, "-e", "--execute", "--post-file", "--body-file", "--config", "--use-askpass"
-    ):
-        return EXECUTES
-    return "write"
-
-
 _SSH_OK_VALUES = frozenset({"-p", "-i", "-l", "-L", "-R", "-D", "-J", "-W", "-E", "-c", "-m"})
 
 
@@ -124,18 +116,6 @@ def ssh(cmd: Cmd) -> Judgement:
         if arg in ("-o", "-F", "-S") or arg.startswith(("-o", "-F")):
             return EXECUTES
     return "run"
-
-
-def scp(cmd: Cmd) -> Judgement:
-    if has_option(cmd, "-o", "-F", "-S"):
-        return EXECUTES
-    return "run"
-
-
-def rsync(cmd: Cmd) -> Judgement:
-    if has_option(cmd, "-e", "--rsh", "--rsync-path", "--config"):
-        return EXECUTES
-    return "write"
 
 
 # --- containers ----------------------------------------------------------------------------
