@@ -59,7 +59,7 @@ def _parser() -> Parser:
 
 def _substitutions(reader: Reader, root: Node) -> tuple[list[str], str]:
     """The bodies of the outermost `$(...)`, backticks and `<(...)`/`>(...)` (they run),
-    and the first construct outside them that evaluates code (see `_evaluation`)."""
+    and the first construct outside them that evaluates code (see `evaluation.py`)."""
     found: list[str] = []
     evaluates = ""
     stack = [root]
