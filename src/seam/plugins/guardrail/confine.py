@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from seam.plugins.guardrail.rules import Cmd
+from seam.plugins.guardrail.command import Cmd
 
 # Where a canonical path really leads on disk (symlinks followed), canonical again, or None
 # when that cannot be known. Handed in by wiring; without it confinement reads text only.

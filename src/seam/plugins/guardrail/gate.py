@@ -100,18 +100,39 @@ class GuardedCommandGate:
         isolated: bool = True,
         working_dir: str | None = None,
     ) -> GateDecision:
+        found = self._classify(command, isolated, working_dir)
+        if found.verdict == "forbidden":
+            why = f"{found.reason} ({found.rule})"
+            return GateDecision(False, found, f"refused: {why}; this is never allowed")
+        known = self._known(found, session_key)
+        if known is not None:
+            return known
+        why = f"{found.reason} ({found.rule})"
+        if mode == "off" and self._allow_off and isolated:
+            return GateDecision(True, found, f"allowed without asking (approval mode off): {why}")
+        if mode == "smart":
+            verdict = await self._ask_judge(command, found)
+            if verdict == "approve" and isolated:
+                return GateDecision(True, found, f"allowed by the approval judge: {why}")
+            if verdict == "deny":
+                return GateDecision(False, found, f"refused by the approval judge: {why}")
+        return await self._ask_person(found, session_key, tool, call_id, approver)
+
+    def _classify(self, command: str, isolated: bool, working_dir: str | None) -> Classification:
+        """The guard's classification; without isolation, only a read-only proof is safe."""
         if working_dir:
             found = self._guardrail.classify(command, cwd=working_dir)
         else:
             found = self._guardrail.classify(command)
-        if found.verdict == "forbidden":
-            why = f"{found.reason} ({found.rule})"
-            return GateDecision(False, found, f"refused: {why}; this is never allowed")
         if not isolated and found.verdict == "safe" and not found.read_only:
             found = replace(
                 found, verdict="needs_approval", rule=NOT_ISOLATED_RULE, reason=NOT_ISOLATED_REASON
             )
-        why = f"{found.reason} ({found.rule})"
+        return found
+
+    def _known(self, found: Classification, session_key: str) -> GateDecision | None:
+        """The decision already known without asking: a persisted deny, a safe command, a
+        remembered approval (or saved approvals that cannot be read); None when not."""
         key = found.normalized
         try:
             if found.verdict == "safe":
@@ -123,19 +144,11 @@ class GuardedCommandGate:
         if remembered == "always_deny":
             return GateDecision(False, found, "refused: the person chose to always deny this")
         if found.verdict == "safe":
-            return GateDecision(True, found, f"allowed: {why}")
+            return GateDecision(True, found, f"allowed: {found.reason} ({found.rule})")
         if remembered is not None:
             reason = f"allowed: {_REMEMBERED[remembered]}"
             return GateDecision(True, found, reason, by_person=True)
-        if mode == "off" and self._allow_off and isolated:
-            return GateDecision(True, found, f"allowed without asking (approval mode off): {why}")
-        if mode == "smart":
-            verdict = await self._ask_judge(command, found)
-            if verdict == "approve" and isolated:
-                return GateDecision(True, found, f"allowed by the approval judge: {why}")
-            if verdict == "deny":
-                return GateDecision(False, found, f"refused by the approval judge: {why}")
-        return await self._ask_person(found, session_key, tool, call_id, approver)
+        return None
 
     async def _ask_judge(self, command: str, found: Classification) -> JudgeVerdict:
         """The judge's verdict; no judge, an error, a timeout or nonsense mean "ask"."""

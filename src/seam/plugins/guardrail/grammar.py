@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.normalize import unwrap
-from seam.plugins.guardrail.rules import Cmd
 
 
 def long_name(arg: str) -> str:

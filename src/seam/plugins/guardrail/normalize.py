@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes.
@@ -242,38 +243,55 @@ def unwrap(name: str, args: tuple[str, ...]) -> Inner | None:
     if name in SHELLS:
         script = shell_script(args)
         return None if script is None else Inner(scripts=(script,))
-    if name == "eval":
-        return Inner(scripts=(" ".join(args),))
-    if name == "xargs":
-        start = skip_options(args, _XARGS_VALUES)
-        return Inner(commands=(args[start:] or ("echo",),), bulk=True)
-    if name == "env":
-        return _env(args)
-    if name in ("su", "runuser", "script"):
-        return _dash_c(args)
-    if name == "flock":
-        inner = _dash_c(args)
-        start = skip_options(args, _FLOCK_VALUES, operands=1)  # the lock file
-        return inner or Inner(commands=(args[start:],))
-    if name == "parallel":
-        start = skip_options(args, _PARALLEL_VALUES)
-        words = args[start:]
-        end = next((i for i, w in enumerate(words) if w.startswith(":::")), len(words))
-        return Inner(commands=(words[:end],), bulk=True)
-    if name == "ssh":
-        start = skip_options(args, _SSH_VALUES, operands=1)  # the host
-        rest = args[start:]
-        return Inner(scripts=(" ".join(rest),)) if rest else None
-    if name == "watch":
-        start = skip_options(args, _WATCH_VALUES)
-        return Inner(scripts=(" ".join(args[start:]),))
-    if name == "find":
-        return _find_exec(args)
-    if name in ("docker", "podman") and "exec" in args:
-        rest = args[args.index("exec") + 1 :]
-        start = skip_options(rest, _DOCKER_EXEC_VALUES, operands=1)  # the container
-        return Inner(commands=(rest[start:],))
-    if name == "kubectl" and "exec" in args and "--" in args:
+    runs = _UNWRAPPERS.get(name)
+    return None if runs is None else runs(args)
+
+
+def _eval(args: tuple[str, ...]) -> Inner:
+    return Inner(scripts=(" ".join(args),))
+
+
+def _xargs(args: tuple[str, ...]) -> Inner:
+    start = skip_options(args, _XARGS_VALUES)
+    return Inner(commands=(args[start:] or ("echo",),), bulk=True)
+
+
+def _flock(args: tuple[str, ...]) -> Inner:
+    inner = _dash_c(args)
+    start = skip_options(args, _FLOCK_VALUES, operands=1)  # the lock file
+    return inner or Inner(commands=(args[start:],))
+
+
+def _parallel(args: tuple[str, ...]) -> Inner:
+    start = skip_options(args, _PARALLEL_VALUES)
+    words = args[start:]
+    end = next((i for i, w in enumerate(words) if w.startswith(":::")), len(words))
+    return Inner(commands=(words[:end],), bulk=True)
+
+
+def _ssh(args: tuple[str, ...]) -> Inner | None:
+    start = skip_options(args, _SSH_VALUES, operands=1)  # the host
+    rest = args[start:]
+    return Inner(scripts=(" ".join(rest),)) if rest else None
+
+
+def _watch(args: tuple[str, ...]) -> Inner:
+    start = skip_options(args, _WATCH_VALUES)
+    return Inner(scripts=(" ".join(args[start:]),))
+
+
+def _container_exec(args: tuple[str, ...]) -> Inner | None:
+    """`docker exec [options] CONTAINER CMD...`."""
+    if "exec" not in args:
+        return None
+    rest = args[args.index("exec") + 1 :]
+    start = skip_options(rest, _DOCKER_EXEC_VALUES, operands=1)  # the container
+    return Inner(commands=(rest[start:],))
+
+
+def _kubectl_exec(args: tuple[str, ...]) -> Inner | None:
+    """`kubectl exec POD -- CMD...`."""
+    if "exec" in args and "--" in args:
         return Inner(commands=(args[args.index("--") + 1 :],))
     return None
 
@@ -346,6 +364,24 @@ def _find_exec(args: tuple[str, ...]) -> Inner | None:
         i += 1
     return Inner(commands=tuple(commands), bulk=True) if commands else None
 
+
+# What the other wrappers run, by program (after `_RUNS_COMMAND`, `_WRAPPERS` and shells).
+_UNWRAPPERS: dict[str, Callable[[tuple[str, ...]], Inner | None]] = {
+    "eval": _eval,
+    "xargs": _xargs,
+    "env": _env,
+    "su": _dash_c,
+    "runuser": _dash_c,
+    "script": _dash_c,
+    "flock": _flock,
+    "parallel": _parallel,
+    "ssh": _ssh,
+    "watch": _watch,
+    "find": _find_exec,
+    "docker": _container_exec,
+    "podman": _container_exec,
+    "kubectl": _kubectl_exec,
+}
 
 _SCRIPT_LANGUAGES = re.compile(
     r"(?:python|pypy)[\d.]*|perl[\d.]*|ruby[\d.]*|node(?:js)?|deno|bun|php[\d.]*|lua(?:jit)?[\d.]*"

@@ -3,7 +3,7 @@
 With a program's whole list, an option nobody listed (a typo, or an option a newer version
 added: ripgrep's `--hostname-bin` runs a program) is unproven rather than assumed
 harmless, and an abbreviation is resolved against everything it could mean. Which of
-these options are dangerous is said in `allowlist.py`; this file only says which exist.
+these options are dangerous is said in `programs/`; this file only says which exist.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""The tests the floor and the dangerous patterns of `rules.py` apply to a command."""

@@ -1,0 +1,1 @@
+"""The allowlist's checks, one module per family of programs."""
