@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from seam.contracts.model import OnRetry, RetryNotice
 from seam.contracts.tracing import NOOP_TRACER, Tracer
-
-if TYPE_CHECKING:
-    from seam.wiring.settings import Settings
 
 log = logging.getLogger("seam.telemetry")
 
@@ -38,13 +35,29 @@ class TelemetrySection(BaseModel):
         return value
 
 
+class _HasTelemetry(Protocol):
+    @property
+    def telemetry(self) -> TelemetrySection: ...
+
+
+class TelemetrySettings(Protocol):
+    """What the tracer is built from (`wiring.settings.Settings` is one; named here so
+    this module, whose section the settings import, does not import them back)."""
+
+    @property
+    def config(self) -> _HasTelemetry: ...
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
+
+
 def otlp_endpoint(section: TelemetrySection, env: Mapping[str, str]) -> str | None:
     """The collector's URL: the config key, else the standard environment variable."""
     endpoint = section.otlp_endpoint or env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None
     return endpoint.strip() or None if endpoint else None
 
 
-def build_tracer(settings: Settings | None) -> Tracer:
+def build_tracer(settings: TelemetrySettings | None) -> Tracer:
     """The OTLP tracer `[telemetry]` asks for, else the no-op tracer (also when the SDK
     is not installed: a warning says so, the runtime still runs)."""
     if settings is None:
