@@ -9,7 +9,7 @@ from typing import Any
 
 from seam.contracts.cron import slot_key
 from seam.core.scripted_model import error_step, text_step
-from seam.wiring.cron import ScheduleSpec
+from seam.plugins.cron.admin import ScheduleSpec
 
 from .helpers import T0, rig
 
