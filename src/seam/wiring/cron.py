@@ -27,7 +27,7 @@ from seam.contracts.outbox import Outbox
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.cron import InMemoryCronStore
 from seam.core.session_factory import SessionFactory
-from seam.plugins.cron.admin import Clock, CronAdmin, CronInputError, ScheduleSpec
+from seam.plugins.cron.admin import Clock, CronAdmin, CronInputError, JobOptions, ScheduleSpec
 from seam.plugins.cron.background import Background, stop_background
 from seam.plugins.cron.scheduler import CronScheduler
 from seam.plugins.cron.text import job_dict, job_line, job_lines, run_dict, run_line
@@ -44,6 +44,7 @@ __all__ = [
     "CronAdmin",
     "CronInputError",
     "CronRuntime",
+    "JobOptions",
     "ScheduleSpec",
     "admin_for",
     "build_scheduler",
@@ -71,13 +72,9 @@ class CronRuntime(HeartbeatRuntime, Protocol):
     @property
     def factory(self) -> SessionFactory: ...
 
+    # As the scheduler admits a run's turn (`Runtime.submit` also takes fewer arguments).
     async def submit(
-        self,
-        session: str,
-        text: str,
-        *,
-        personality: str | None = None,
-        submission_id: str | None = None,
+        self, session: str, text: str, *, personality: str | None, submission_id: str
     ) -> Submission: ...
 
 

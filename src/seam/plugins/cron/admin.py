@@ -14,7 +14,7 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict, Unpack
 
 from seam.contracts.cron import (
     MISSED_POLICIES,
@@ -61,6 +61,20 @@ class ScheduleSpec:
         return text.strip(), kind
 
 
+class JobOptions(TypedDict, total=False):
+    """What a job says besides its prompt and schedule, as `seam cron add` takes it
+    (defaults: deliver to the owner, the default personality, missed slots skipped, a
+    fresh session per run, quiet hours respected, a "prompt" job, a new id)."""
+
+    deliver: str
+    personality: str | None
+    missed: str
+    continue_session: bool
+    urgent: bool
+    kind: JobKind
+    job_id: str | None
+
+
 class CronAdmin:
     """Adding, listing, pausing, resuming, removing and running jobs, with the checks a
     person gets at once (schedule, zone, delivery target) rather than at the first run."""
@@ -76,25 +90,17 @@ class CronAdmin:
         self.check_target = check_target
         self.clock = clock
 
-    async def add(self, prompt: str, spec: ScheduleSpec, **options: Any) -> CronJob:
+    async def add(self, prompt: str, spec: ScheduleSpec, **options: Unpack[JobOptions]) -> CronJob:
         """Check and store a new job; raises CronInputError."""
         return await self.store.upsert(await self.prepare(prompt, spec, **options))
 
     async def prepare(
-        self,
-        prompt: str,
-        spec: ScheduleSpec,
-        *,
-        deliver: str = "owner",
-        personality: str | None = None,
-        missed: str = "skip",
-        continue_session: bool = False,
-        urgent: bool = False,
-        kind: JobKind = "prompt",
-        job_id: str | None = None,
+        self, prompt: str, spec: ScheduleSpec, **options: Unpack[JobOptions]
     ) -> CronJob:
+        """The job as it would be stored, checked; raises CronInputError."""
         if not prompt.strip():
             raise CronInputError("the prompt is empty")
+        missed = options.get("missed", "skip")
         if missed not in MISSED_POLICIES:
             raise CronInputError(f"--missed must be skip or catch_up_once, not {missed!r}")
         text, schedule_kind = spec.text_and_kind()
@@ -103,27 +109,31 @@ class CronAdmin:
             schedule = parse_schedule(text, schedule_kind, spec.tz, now)
         except ScheduleError as exc:
             raise CronInputError(str(exc)) from None
-        target = deliver.strip()
-        if self.check_target is not None:
-            try:
-                target = self.check_target(target)
-            except DeliveryError as exc:
-                raise CronInputError(str(exc)) from None
+        target = self._target(options.get("deliver", "owner"))
         return CronJob(
-            id=job_id or uuid.uuid4().hex[:8],
+            id=options.get("job_id") or uuid.uuid4().hex[:8],
             prompt=prompt.strip(),
             schedule=text,
             schedule_kind=schedule_kind,
             created_at=now,
             next_due_at=first_due(schedule, now),
-            personality=personality,
+            personality=options.get("personality"),
             tz=spec.tz,
             deliver=target,
             missed=missed,
-            continue_session=continue_session,
-            urgent=urgent,
-            kind=kind,
+            continue_session=options.get("continue_session", False),
+            urgent=options.get("urgent", False),
+            kind=options.get("kind", "prompt"),
         )
+
+    def _target(self, deliver: str) -> str:
+        target = deliver.strip()
+        if self.check_target is None:
+            return target
+        try:
+            return self.check_target(target)
+        except DeliveryError as exc:
+            raise CronInputError(str(exc)) from None
 
     # What the `cron` tool uses (plugins/tools/cron.py: CronJobs).
 
