@@ -1,37 +1,58 @@
-"""Delivery and quiet hours as the settings describe them, and what `seam dnd` /
-`/dnd` do.
+"""Delivery and quiet hours as the settings describe them.
 
 The `Delivery` router (plugins/delivery/router.py) is built over the runtime's store,
 which is also the outbox; `owner` is `[gateway] owner` (its section is the gateway's: read
 here, handed in), `file:` targets live under `$SEAM_HOME/deliveries/`. The `DndChecker`
 reads `[dnd] rules` and keeps the toggle in `$SEAM_HOME/dnd.json`, which the agent cannot
-reach (`wiring/reach.py` denies all of `$SEAM_HOME`).
+reach (`wiring/reach.py` denies all of `$SEAM_HOME`). What `seam dnd` / `/dnd` do is
+plugins/delivery/dnd_command.py (re-exported here for the surfaces).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Protocol
 
 from seam.contracts.dnd import DndChecker
+from seam.contracts.execution import ExecutionStore
 from seam.contracts.outbox import Outbox
-from seam.plugins.delivery.quiet import held_count, hold_queued, release_held
+from seam.plugins.delivery.dnd_command import DndAction, clock_text, dnd_command, dnd_status
 from seam.plugins.delivery.router import DeliveryRouter
 from seam.plugins.dnd.checker import FileDndChecker
-from seam.plugins.dnd.rules import describe, next_start
 from seam.wiring.chat_platforms import platform_names
 from seam.wiring.outbox import deliveries_root
 from seam.wiring.settings import ConfigError, Settings
 
-if TYPE_CHECKING:
-    from seam.wiring.runtime import Runtime
-
 Clock = Callable[[], float]
-DndAction = Literal["on", "off", "status"]
+
+__all__ = [
+    "DeliveryRuntime",
+    "DndAction",
+    "build_delivery",
+    "build_dnd",
+    "clock_text",
+    "deliveries_dir",
+    "delivery_for",
+    "dnd_command",
+    "dnd_path",
+    "dnd_status",
+    "gateway_owner",
+    "runtime_outbox",
+    "runtime_settings",
+]
+
+
+class DeliveryRuntime(Protocol):
+    """What delivery needs of a runtime (`wiring.runtime.Runtime` is one): its store,
+    which is also the outbox, and the settings it was built from."""
+
+    @property
+    def store(self) -> ExecutionStore: ...
+
+    @property
+    def settings(self) -> Settings | None: ...
 
 
 def deliveries_dir(settings: Settings) -> Path:
@@ -75,86 +96,21 @@ def build_delivery(
     )
 
 
-def runtime_outbox(runtime: Runtime) -> Outbox:
+def runtime_outbox(runtime: DeliveryRuntime) -> Outbox:
     store = runtime.store
     if not isinstance(store, Outbox):
         raise ConfigError(f"the store ({type(store).__name__}) has no outbox to deliver through")
     return store
 
 
-def runtime_settings(runtime: Runtime) -> Settings:
+def runtime_settings(runtime: DeliveryRuntime) -> Settings:
     if runtime.settings is None:
         raise ConfigError("delivery needs the runtime's settings (SEAM_HOME, [gateway] owner)")
     return runtime.settings
 
 
 def delivery_for(
-    runtime: Runtime, *, dnd: DndChecker | None = None, clock: Clock = time.time
+    runtime: DeliveryRuntime, *, dnd: DndChecker | None = None, clock: Clock = time.time
 ) -> DeliveryRouter:
     """The `Delivery` of a runtime built from settings (`create_runtime`)."""
     return build_delivery(runtime_settings(runtime), runtime_outbox(runtime), dnd=dnd, clock=clock)
-
-
-async def dnd_command(
-    action: DndAction,
-    dnd: FileDndChecker,
-    outbox: Outbox | None,
-    *,
-    now: float | None = None,
-) -> list[str]:
-    """`seam dnd on|off|status` and `/dnd`: change the toggle and say where things stand.
-    `off` releases the deliveries the toggle held; `on` holds the queued ones."""
-    now = time.time() if now is None else now
-    lines: list[str] = []
-    if action == "on":
-        await dnd.toggle_indefinite(True)
-        held = await hold_queued(outbox, now) if outbox is not None else 0
-        lines.append("do not disturb is on: deliveries wait until seam dnd off (urgent ones go)")
-        if held:
-            lines.append(f"holding {held} queued deliver{'y' if held == 1 else 'ies'}")
-        return lines
-    if action == "off":
-        await dnd.toggle_indefinite(False)
-        released = await release_held(outbox, dnd, now) if outbox is not None else 0
-        lines.append("do not disturb is off")
-        until = await dnd.quiet_until(now)
-        if released:
-            when = "now" if until is None else f"at {clock_text(until)} (quiet hours)"
-            lines.append(
-                f"releasing {released} held deliver{'y' if released == 1 else 'ies'} {when}"
-            )
-        elif until is not None:
-            lines.append(f"a quiet-hours rule holds deliveries until {clock_text(until)}")
-        return lines
-    return await dnd_status(dnd, outbox, now)
-
-
-async def dnd_status(dnd: FileDndChecker, outbox: Outbox | None, now: float) -> list[str]:
-    state = await dnd.state()
-    rules = await dnd.rules()
-    if state.indefinite:
-        since = f" since {clock_text(state.since)}" if state.since is not None else ""
-        lines = [f"do not disturb: on{since} (seam dnd off ends it)"]
-    else:
-        lines = ["do not disturb: off"]
-    until = await dnd.quiet_until(now)
-    if until is not None and not math.isinf(until):
-        lines.append(f"quiet now, until {clock_text(until)}")
-    elif until is None:
-        upcoming = next_start(rules, now)
-        lines.append(
-            "not quiet now"
-            + (f"; next quiet hours from {clock_text(upcoming)}" if upcoming else "")
-        )
-    if rules:
-        lines.append("rules: " + "; ".join(describe(rule) for rule in rules))
-    else:
-        lines.append("rules: none ([dnd] rules in config.toml)")
-    if outbox is not None:
-        lines.append(f"held deliveries: {await held_count(outbox, now)}")
-    return lines
-
-
-def clock_text(at: float) -> str:
-    """A timestamp in this machine's local time, e.g. `2026-12-01 07:00 CET`."""
-    return datetime.fromtimestamp(at).astimezone().strftime("%Y-%m-%d %H:%M %Z")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from seam.contracts.dnd import DndRule
 from seam.plugins.dnd.rules import WEEKDAYS, RuleError, make_rule
+from seam.wiring.durations import parse_duration
 
 
 class _Section(BaseModel):
@@ -57,8 +58,6 @@ class HeartbeatSection(_Section):
     @field_validator("every")
     @classmethod
     def _duration(cls, value: str) -> str:
-        from seam.wiring.settings import parse_duration
-
         seconds = parse_duration(value)
         if 0 < seconds < 60:
             raise ValueError(f"must be at least 1m (a heartbeat is a model call), got {value!r}")
@@ -66,6 +65,4 @@ class HeartbeatSection(_Section):
 
     @property
     def every_seconds(self) -> float:
-        from seam.wiring.settings import parse_duration
-
         return parse_duration(self.every)

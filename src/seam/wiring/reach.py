@@ -12,15 +12,13 @@ file tools check this list and the bubblewrap sandbox masks it, so both agree.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from seam.contracts.storage import Storage
 from seam.core.storage import ScopedStorage
 from seam.wiring.settings import Settings
-
-if TYPE_CHECKING:
-    from seam.wiring.runtime import Runtime
 
 # Under the person's real home, denied in full (beyond the `*/...` patterns of ALWAYS_DENY).
 HOME_DENY: tuple[str, ...] = (".config", ".local")
@@ -50,7 +48,23 @@ def fs_deny(settings: Settings) -> list[str]:
     return list(dict.fromkeys(deny))
 
 
-def working_dir_storage(runtime: Runtime, working_dir: str) -> ScopedStorage:
+class _Denying(Protocol):
+    @property
+    def fs_deny(self) -> Sequence[str]: ...
+
+
+class StorageRuntime(Protocol):
+    """What `working_dir_storage` needs of a runtime (`wiring.runtime.Runtime` is one):
+    its storage and the deny list its loop applies."""
+
+    @property
+    def storage(self) -> Storage: ...
+
+    @property
+    def loop(self) -> _Denying: ...
+
+
+def working_dir_storage(runtime: StorageRuntime, working_dir: str) -> ScopedStorage:
     """The runtime's storage confined to `working_dir` and kept off the deny list, for
     what a surface writes there on a person's behalf (documents sent in a chat). A
     sandboxed command can plant links in the working directory; through this storage a

@@ -8,7 +8,6 @@ and a bad file is reported with the file, the key and what was wrong, never igno
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from seam.wiring.delivery_settings import DndSection, HeartbeatSection
+from seam.wiring.durations import parse_duration as parse_duration  # re-exported
 from seam.wiring.telemetry import TelemetrySection
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -140,21 +140,6 @@ class StoreSection(_Section):
     @classmethod
     def _postgres_only(cls, url: str | None) -> str | None:
         return check_store_url(url) if url else None
-
-
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
-_SECONDS_PER_UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-
-
-def parse_duration(text: str) -> float:
-    """`90s`, `30m`, `24h`, `7d`, `2w` as seconds; "" or "0" is 0 (off)."""
-    text = text.strip().lower()
-    if text in ("", "0"):
-        return 0.0
-    match = _DURATION.fullmatch(text)
-    if match is None:
-        raise ValueError(f"must be a duration like 30m, 24h or 7d, got {text!r}")
-    return float(match.group(1)) * _SECONDS_PER_UNIT[match.group(2)]
 
 
 class SessionsSection(_Section):

@@ -12,8 +12,9 @@ from seam.contracts.tools import ToolContext
 from seam.core.cron import InMemoryCronStore
 from seam.core.scripted_model import ScriptedModel, call, text_step
 from seam.core.tool_registry import DefaultToolRegistry
+from seam.plugins.cron.admin import CronAdmin, ScheduleSpec
 from seam.plugins.cron.scheduler import CronScheduler
-from seam.wiring.cron import CronAdmin, RuntimeSubmitter, ScheduleSpec
+from seam.wiring.cron import RuntimeSubmitter
 from seam.wiring.runtime import assemble_runtime
 
 from .helpers import Clock, RecordingDelivery

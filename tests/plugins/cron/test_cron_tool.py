@@ -10,8 +10,8 @@ import pytest
 from seam.contracts.tools import ToolContext, ToolError
 from seam.core.cron import InMemoryCronStore
 from seam.core.storage import InMemoryStorage
+from seam.plugins.cron.admin import CronAdmin
 from seam.plugins.tools.cron import CronTool
-from seam.wiring.cron import CronAdmin
 
 from .helpers import T0, Clock, RecordingDelivery
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from seam.contracts.cron import slot_key
 from seam.core.scripted_model import error_step, text_step
-from seam.wiring.cron import ScheduleSpec
+from seam.plugins.cron.admin import ScheduleSpec
 
 from .helpers import T0, rig
 
@@ -235,6 +235,23 @@ async def test_manual_run_claims_a_slot_of_its_own() -> None:
     await r.runtime.drain_runnable()
     await r.scheduler.tick()
     assert r.delivery.to("owner") == ["scheduled", "by hand"]
+
+
+async def test_run_once_drives_the_turn_it_is_handed_and_delivers_at_once() -> None:
+    r = rig(text_step("by hand"))
+    job = await r.admin.add("poll", ScheduleSpec(every="1h"), deliver="owner")
+    driven: list[str] = []
+
+    async def drive(submission_id: str) -> object:
+        driven.append(submission_id)
+        return await r.runtime.drain_runnable()
+
+    run = await r.scheduler.run_once(job, drive)
+    assert run is not None and driven == [run.submission_id]
+    assert (run.outcome, run.delivery, run.note) == ("completed", "queued", "manual")
+    assert r.delivery.to("owner") == ["by hand"]
+    assert await r.scheduler.run_once(job, drive) is None  # the same second: claimed already
+    assert len(driven) == 1
 
 
 class QuietKind:

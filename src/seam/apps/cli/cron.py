@@ -10,11 +10,14 @@ not at the first run.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from seam.apps.cli.exits import USAGE
+
+if TYPE_CHECKING:
+    from seam.wiring.cron import JobOptions, ScheduleSpec
 
 JsonOption = Annotated[bool, typer.Option("--json", help="JSON instead of text.")]
 JobArgument = Annotated[str, typer.Argument(help="The job's id (see: seam cron list).")]
@@ -26,37 +29,18 @@ def _write(line: str) -> None:
     sys.stdout.write(terminal_safe(line) + "\n")
 
 
-async def add_job(
-    prompt: str,
-    *,
-    every: str | None,
-    cron: str | None,
-    at: str | None,
-    tz: str,
-    deliver: str,
-    personality: str | None,
-    missed: str,
-    continue_session: bool,
-    urgent: bool,
-) -> int:
+async def add_job(prompt: str, spec: ScheduleSpec, options: JobOptions) -> int:
     from seam.apps.cli.runner import CliError, open_runtime
-    from seam.wiring.cron import CronInputError, ScheduleSpec, admin_for
+    from seam.wiring.cron import CronInputError, admin_for
 
     async with open_runtime() as runtime:
+        personality = options.get("personality")
         if personality is not None:
             known = {p.id for p in runtime.personalities.list()}
             if personality not in known:
                 raise CliError(f"no personality {personality!r} (known: {sorted(known)})", USAGE)
         try:
-            job = await admin_for(runtime).add(
-                prompt,
-                ScheduleSpec(every=every, cron=cron, at=at, tz=tz),
-                deliver=deliver,
-                personality=personality,
-                missed=missed,
-                continue_session=continue_session,
-                urgent=urgent,
-            )
+            job = await admin_for(runtime).add(prompt, spec, **options)
         except CronInputError as exc:
             raise CliError(str(exc), USAGE) from None
     sys.stdout.write(job.id + "\n")
@@ -197,19 +181,19 @@ def add_command(
 ) -> None:
     """Add a job; prints its id."""
     from seam.apps.cli.runner import execute
+    from seam.wiring.cron import JobOptions, ScheduleSpec
 
     execute(
         add_job(
             prompt,
-            every=every,
-            cron=cron,
-            at=at,
-            tz=tz,
-            deliver=deliver,
-            personality=personality,
-            missed=missed,
-            continue_session=continue_,
-            urgent=urgent,
+            ScheduleSpec(every=every, cron=cron, at=at, tz=tz),
+            JobOptions(
+                deliver=deliver,
+                personality=personality,
+                missed=missed,
+                continue_session=continue_,
+                urgent=urgent,
+            ),
         )
     )
 

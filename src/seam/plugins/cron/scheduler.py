@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Protocol, cast
 
 from seam.contracts.cron import (
@@ -181,6 +181,22 @@ class CronScheduler:
         run = await self._claim(job, float(int(self.clock())), "manual")
         if run is not None:
             await self._submit(job, run)
+        return run
+
+    async def run_once(
+        self, job: CronJob, drive: Callable[[str], Awaitable[object]]
+    ) -> CronRun | None:
+        """`seam cron run JOB`: one run now, its turn driven by `drive(submission_id)` in
+        this process and its reply delivered as a scheduled run's would be; returns its
+        ledger row (None: a run of this job was already claimed this very second)."""
+        run = await self.run_now(job)
+        if run is None:
+            return None
+        await drive(run.submission_id)
+        await self.look_after([run])
+        for stored in await self.store.runs(job.id, limit=5):
+            if stored.slot_key == run.slot_key:
+                return stored
         return run
 
     async def _submit(self, job: CronJob, run: CronRun) -> Submission | None:

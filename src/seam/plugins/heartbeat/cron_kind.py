@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from seam.contracts.delivery import Delivery
@@ -60,27 +61,17 @@ class BeatRun(Protocol):
     def started_at(self) -> float: ...
 
 
+@dataclass
 class HeartbeatKind:
     """The `heartbeat` job kind's two hooks (see the module doc)."""
 
-    def __init__(
-        self,
-        store: SessionStore,
-        session_key_for: Callable[[str], str],
-        delivery: Delivery,
-        dnd: DndChecker | None,
-        ledger: HeartbeatLedger,
-        checklist: Callable[[], str],
-        *,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.store = store
-        self.session_key_for = session_key_for
-        self.delivery = delivery
-        self.dnd = dnd
-        self.ledger = ledger
-        self.checklist = checklist
-        self.clock = clock
+    store: SessionStore
+    session_key_for: Callable[[str], str]
+    delivery: Delivery
+    dnd: DndChecker | None
+    ledger: HeartbeatLedger
+    checklist: Callable[[], str]
+    clock: Callable[[], float] = field(default=time.time, kw_only=True)
 
     async def skip_reason(self, job: BeatJob, now: float) -> str | None:
         return await skip_reason(self.dnd, self.checklist(), now)

@@ -42,13 +42,9 @@ class BeatRuntime(Protocol):
 
     sessions: SessionStore
 
+    # As a beat asks (`Runtime.ask` also takes fewer arguments, and more).
     async def ask(
-        self,
-        session: str,
-        text: str,
-        *,
-        personality: str | None = None,
-        submission_id: str | None = None,
+        self, session: str, text: str, *, personality: str, submission_id: str
     ) -> Submission: ...
 
     def session_key_for(self, name: str) -> str: ...

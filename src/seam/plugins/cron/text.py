@@ -1,0 +1,44 @@
+"""Cron jobs and runs as people read them: one line a job or run (`seam cron list`,
+`seam cron runs`, `/cron` in a chat) and the plain dicts `--json` prints."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from seam.contracts.cron import CronJob, CronRun
+from seam.plugins.cron.schedule import describe
+
+NO_JOBS = 'no cron jobs (add one: seam cron add --every 2h "...", or ask the agent)'
+
+
+def job_lines(jobs: Sequence[CronJob]) -> list[str]:
+    """`/cron` in chat: one line per job, or how to add one."""
+    return [job_line(job) for job in jobs] if jobs else [NO_JOBS]
+
+
+def job_line(job: CronJob) -> str:
+    state = "paused" if job.paused else ("on" if job.enabled else "off")
+    when = describe(job.next_due_at, job.tz)
+    failures = f" · {job.consecutive_failures} failures" if job.consecutive_failures else ""
+    return (
+        f"{job.id}  {state:6}  {job.schedule} ({job.tz})  next {when}  -> {job.deliver}"
+        f"{failures}  {job.prompt[:60]!r}"
+    )
+
+
+def run_line(run: CronRun, tz: str) -> str:
+    outcome = run.outcome or ("skipped" if run.delivery == "none" else "running")
+    note = f"  ({run.note})" if run.note else ""
+    return (
+        f"{describe(run.due_at, tz)}  {outcome:9}  delivery {run.delivery:7}  {run.session}{note}"
+    )
+
+
+def job_dict(job: CronJob) -> dict[str, Any]:
+    return dataclasses.asdict(job)
+
+
+def run_dict(run: CronRun) -> dict[str, Any]:
+    return dataclasses.asdict(run)

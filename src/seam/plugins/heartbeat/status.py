@@ -1,0 +1,77 @@
+"""`seam heartbeat status` as text: the setting, the next beat, the last runs and what
+they cost; and one beat as a line (`seam heartbeat run` prints it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun, totals
+from seam.plugins.heartbeat.schedule import next_due
+
+STATUS_RUNS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatSetting:
+    """`[heartbeat]` as the status shows it (wiring/heartbeat.py reads it)."""
+
+    every: str  # as written, e.g. "30m"; "" is off
+    every_seconds: float
+    personality: str  # the base personality whose checklist a beat reads
+    deliver: str
+    checklist: Path
+    config_path: Path
+
+
+def status_lines(
+    setting: HeartbeatSetting, ledger: HeartbeatLedger, now: float, due: float | None = None
+) -> list[str]:
+    """The setting, the next beat (`due`, else worked out from the ledger), the
+    checklist, the last runs and their tokens and cost."""
+    if setting.every_seconds <= 0:
+        lines = [f'heartbeat: off (set [heartbeat] every = "30m" in {setting.config_path})']
+    else:
+        lines = [
+            f"heartbeat: every {setting.every} as {setting.personality}, delivers to"
+            f" {setting.deliver}",
+        ]
+        due = due if due is not None else next_due(ledger, setting.every_seconds, now)
+        if due is not None:
+            lines.append(f"next due: {_when(due)}")
+    path = setting.checklist
+    lines.append(f"checklist: {path}" + ("" if path.is_file() else " (missing: beats skip)"))
+    return lines + runs_lines(ledger.recent(STATUS_RUNS))
+
+
+def runs_lines(runs: list[HeartbeatRun]) -> list[str]:
+    if not runs:
+        return ["last runs: none yet"]
+    lines = ["last runs:", *("  " + run_line(run) for run in reversed(runs))]
+    tokens, cost = totals(runs)
+    spent = f", ${cost:.4f}" if cost is not None else ""
+    lines.append(f"last {len(runs)} runs: {tokens:,} tokens{spent}")
+    return lines
+
+
+def run_line(run: HeartbeatRun) -> str:
+    tokens = run.input_tokens + run.output_tokens
+    parts = [run.slot, run.status.ljust(9)]
+    if run.status == "skipped":
+        parts.append(run.reason)
+    else:
+        parts.append(f"{tokens:,} tokens ({run.input_tokens:,} in)")
+        if run.cost is not None:
+            parts.append(f"${run.cost:.4f}")
+        if run.delivery:
+            parts.append(run.delivery)
+        if run.status == "failed":
+            parts.append(run.reason)
+        elif run.status == "delivered" and run.reply:
+            parts.append(repr(run.reply[:60]))
+    return "  ".join(parts)
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
