@@ -20,7 +20,15 @@ from seam.services.sandbox.process import SandboxOptions
 from seam.services.sandbox.unavailable import UnavailableSandboxProvider
 from seam.wiring.settings import SandboxSection, Settings
 
-__all__ = ["UNAVAILABLE", "LazySandboxes", "SandboxSection", "build_sandboxes", "sandbox_limits"]
+__all__ = [
+    "UNAVAILABLE",
+    "LazySandboxes",
+    "SandboxSection",
+    "build_sandboxes",
+    "runtime_sandbox_facts",
+    "sandbox_backend",
+    "sandbox_limits",
+]
 
 UNAVAILABLE = "bubblewrap is not installed or cannot create namespaces here"
 
@@ -106,3 +114,30 @@ class _Deferred:
     def __getattr__(self, attribute: str) -> Any:
         # run, start, processes, poll, kill, aclose: all belong to the real sandbox.
         return getattr(self._real(), attribute)
+
+
+def sandbox_backend(sandboxes: object) -> str | None:
+    """The backend name of a runtime's sandbox provider, or None when it has none."""
+    if sandboxes is None:
+        return None
+    backend = getattr(sandboxes, "backend", None) or getattr(sandboxes, "name", None)
+    return str(backend) if backend else "custom"
+
+
+def _default_network(runtime: Any) -> bool | None:
+    """Whether the runtime's default personality lets commands use the network."""
+    try:
+        personality = runtime.personalities.get(runtime.settings.config.agent.personality)
+        return bool(personality.network)
+    except Exception:  # a broken personality file: `seam doctor` names it separately
+        return None
+
+
+def runtime_sandbox_facts(runtime: Any) -> tuple[str | None, SandboxSection, bool | None]:
+    """A runtime's sandbox backend (picked now if no command has yet), its `[sandbox]`
+    section, and whether its default personality lets commands use the network (None:
+    not known): what the chat banner describes (apps/cli/sandbox_line.py)."""
+    backend = sandbox_backend(runtime.loop.sandboxes)
+    settings = runtime.settings
+    section = settings.config.sandbox if settings is not None else SandboxSection.model_validate({})
+    return backend, section, _default_network(runtime)

@@ -8,14 +8,6 @@ from typing import Any
 from seam.wiring.sandbox import UNAVAILABLE, SandboxSection, sandbox_limits
 
 
-def sandbox_backend(sandboxes: object) -> str | None:
-    """The backend name of a runtime's sandbox provider, or None when it has none."""
-    if sandboxes is None:
-        return None
-    backend = getattr(sandboxes, "backend", None) or getattr(sandboxes, "name", None)
-    return str(backend) if backend else "custom"
-
-
 def describe_backend(backend: str | None, section: SandboxSection, network: bool | None) -> str:
     """One line for the chat banner and `seam doctor`: the backend, its limits, and what
     it means. `network`: the default personality's setting (None: not known)."""
@@ -34,20 +26,10 @@ def describe_backend(backend: str | None, section: SandboxSection, network: bool
     return f"bwrap ({sandbox_limits(section).describe()}, {net})"
 
 
-def _default_network(runtime: Any) -> bool | None:
-    """Whether the runtime's default personality lets commands use the network."""
-    try:
-        personality = runtime.personalities.get(runtime.settings.config.agent.personality)
-        return bool(personality.network)
-    except Exception:  # a broken personality file: `seam doctor` names it separately
-        return None
-
-
 def runtime_sandbox(runtime: Any) -> tuple[str, bool]:
     """What a surface shows about a runtime's sandbox: the `describe_backend` line, and
     whether commands are isolated. Picks the backend now if no command has yet."""
-    backend = sandbox_backend(runtime.loop.sandboxes)
-    settings = runtime.settings
-    section = settings.config.sandbox if settings is not None else SandboxSection.model_validate({})
-    line = describe_backend(backend, section, _default_network(runtime))
-    return line, backend == "bwrap"
+    from seam.wiring.sandbox import runtime_sandbox_facts
+
+    backend, section, network = runtime_sandbox_facts(runtime)
+    return describe_backend(backend, section, network), backend == "bwrap"

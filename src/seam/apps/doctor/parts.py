@@ -24,10 +24,10 @@ async def store_check(settings: Settings) -> Check:
 
 def sandbox_check(settings: Settings) -> Check:
     """Which sandbox backend commands run under, exactly as the runtime will pick it."""
-    from seam.apps.cli.sandbox_line import describe_backend, sandbox_backend
+    from seam.apps.cli.sandbox_line import describe_backend
     from seam.wiring import sandbox
 
-    backend = sandbox_backend(sandbox.build_sandboxes(settings))
+    backend = sandbox.sandbox_backend(sandbox.build_sandboxes(settings))
     detail = describe_backend(backend, settings.config.sandbox, None)
     if backend == "unavailable":
         return Check("sandbox", False, detail, BWRAP_HINT)
