@@ -49,6 +49,9 @@ async def end_idle_sessions(runtime: Runtime) -> None:
 async def serve_gateway(
     *, stall_after: float | None = None, check_every: float | None = None
 ) -> int:
+    """Run every adapter `[gateway]` configures until SIGINT or SIGTERM (0), or until one
+    supervisor fails (its error is raised). `stall_after`, `check_every`: tests shorten
+    the watchdog."""
     from seam.apps.gateway.book import CHATS_FILE, ChatBook
     from seam.apps.gateway.pairing import PairingStore
     from seam.apps.gateway.runner import Gateway
@@ -94,10 +97,7 @@ async def serve_gateway(
         try:
             await _until_stopped(tasks, f"running {names} (pid {runtime.owner})")
         finally:
-            for task in (*tasks, upkeep):
-                task.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.gather(*tasks, upkeep, return_exceptions=True)
+            await _cancel(*tasks, upkeep)
             await stop_scheduler(background)
             await gateway.aclose()
         log.info("stopped")
@@ -157,6 +157,12 @@ async def _until_stopped(tasks: Sequence[asyncio.Future[Any]], started: str) -> 
     finally:
         for signum in STOP_SIGNALS:
             loop.remove_signal_handler(signum)
-        waiter.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.gather(waiter, return_exceptions=True)
+        await _cancel(waiter)
+
+
+async def _cancel(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel `tasks` and wait for them to end (what they raise then is theirs)."""
+    for task in tasks:
+        task.cancel()
+    with contextlib.suppress(Exception):
+        await asyncio.gather(*tasks, return_exceptions=True)
