@@ -101,7 +101,7 @@ async def test_without_bubblewrap_commands_are_refused_with_the_fix(
 def test_doctor_fails_the_sandbox_check_without_bubblewrap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from seam.wiring.doctor import _sandbox
+    from seam.apps.doctor.parts import sandbox_check as _sandbox
 
     monkeypatch.setattr(wiring_sandbox, "bwrap_available", lambda: False)
     settings = load_settings({"SEAM_HOME": str(tmp_path)}, working_dir=tmp_path)

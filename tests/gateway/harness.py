@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from seam.apps.gateway.pairing import PairingStore
 from seam.apps.gateway.runner import Gateway
 from seam.apps.gateway.supervisor import Supervisor, WatchOptions
 from seam.contracts import ToolContext
@@ -21,7 +22,6 @@ from seam.core.execution import InMemoryExecutionStore
 from seam.core.storage import InMemoryStorage
 from seam.wiring.gateway import AdapterSpec
 from seam.wiring.gateway_settings import GatewaySection, gateway_model
-from seam.wiring.pairing import PairingStore
 from seam.wiring.runtime import Runtime, assemble_runtime
 from tests.gateway.fake_chat import FakeAdapter, FakePlatform
 
@@ -106,7 +106,7 @@ async def gateway_running(
     options: WatchOptions | None = None,
     working_dir: str = WORKDIR,
 ) -> AsyncIterator[Running]:
-    from seam.wiring.gateway_chats import ChatBook
+    from seam.apps.gateway.book import ChatBook
 
     adapters: list[FakeAdapter] = []
 

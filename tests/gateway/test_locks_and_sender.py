@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from seam.apps.gateway.sender import AdapterSlot, ChatSender
 from seam.contracts.chat import ChatLimits, ChatRef
 from seam.contracts.outbox import OutboxItem
 from seam.plugins.delivery.senders import DeliveryFailed
-from seam.wiring.gateway import AdapterSlot, ChatSender, FileLock, PostgresLock
+from seam.wiring.gateway import FileLock, PostgresLock
 from tests.gateway.fake_chat import FakeAdapter, FakePlatform
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from seam.wiring.pairing import ALPHABET, CODE_TTL, LOCKOUT, PairingError, PairingStore
+from seam.apps.gateway.pairing import ALPHABET, CODE_TTL, LOCKOUT, PairingError, PairingStore
 
 SEAM = Path(sys.executable).with_name("seam")
 

@@ -9,12 +9,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from seam.apps.gateway.chats import message_key
+from seam.apps.gateway.pairing import PairingStore
 from seam.contracts.chat import Attachment, ChatRef
 from seam.contracts.model import ModelChunk, ModelRequest, TextChunk
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, Step, call, text_step, tool_step
 from seam.core.storage import InMemoryStorage
-from seam.wiring.pairing import PairingStore
 from tests.gateway.fake_chat import FakeAdapter, FakePlatform
 from tests.gateway.harness import (
     WORKDIR,

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from seam.wiring.gateway import adapter_specs, advisory_key, parse_target
-from seam.wiring.gateway_doctor import gateway_checks
+from seam.apps.doctor.gateway import gateway_checks
+from seam.apps.gateway.sender import parse_target
+from seam.wiring.gateway import adapter_specs, advisory_key
 from seam.wiring.gateway_settings import gateway_section
 from seam.wiring.settings import ConfigError, load_settings
 

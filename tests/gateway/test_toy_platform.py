@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 
+from seam.apps.doctor.gateway import gateway_checks
+from seam.apps.gateway.book import ChatBook
+from seam.apps.gateway.pairing import PairingStore
 from seam.apps.gateway.runner import Gateway
+from seam.apps.gateway.status import status_path
 from seam.apps.gateway.supervisor import Supervisor, WatchOptions
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.wiring import chat_platforms
 from seam.wiring.delivery import build_delivery
-from seam.wiring.gateway import adapter_specs, status_path
-from seam.wiring.gateway_chats import ChatBook
-from seam.wiring.gateway_doctor import gateway_checks
+from seam.wiring.gateway import adapter_specs
 from seam.wiring.gateway_settings import gateway_section
-from seam.wiring.pairing import PairingStore
 from seam.wiring.settings import ConfigError, Settings, load_settings
 from tests.gateway.harness import WAIT_LIMIT, WORKDIR, FreeLock, eventually, make_runtime
 from tests.gateway.toy_platform import ROOMS, TOY, ToyRoom

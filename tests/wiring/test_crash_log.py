@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from seam.wiring.logs import write_crash_log
+from seam.apps.cli.log_setup import write_crash_log
 
 STAMP = "20260101-000000"
 

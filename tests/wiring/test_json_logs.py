@@ -12,10 +12,11 @@ import pytest
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from seam.apps.cli.json_log import JsonLinesHandler
 from seam.core.log_fields import LOG_FIELDS
 from seam.plugins.safety.redact import RedactingFilter, redact
 from seam.services.telemetry.otel import OtelTracer
-from seam.wiring.logs import JsonLinesHandler, json_log_file
+from seam.wiring.logs import json_log_file
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from seam.apps.cli.skills import trust_paths
 from seam.contracts.events import ToolApprovalRequired, ToolEnd
 from seam.contracts.tools import ToolContext, ToolError
 from seam.core import ScriptedModel, call, text_step, tool_step
@@ -16,7 +17,7 @@ from seam.core.storage import InMemoryStorage
 from seam.plugins.skills.tools import SkillWriteTool
 from seam.wiring.runtime import Runtime, create_runtime
 from seam.wiring.settings import load_settings
-from seam.wiring.skills import build_skills, trust_paths
+from seam.wiring.skills import build_skills
 from tests.plugins.test_skills import write_skill
 
 

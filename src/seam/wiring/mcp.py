@@ -3,7 +3,7 @@
 `$VAR` and `${VAR}` in `env` and `headers` are expanded from Seam's environment here (the
 only layer that reads it); a variable that is not set makes that server report the
 problem instead of starting with an empty secret. Surfaces (`seam mcp list`, `/mcp`) use
-`mcp_report` and `reload_mcp`, never the plugin.
+the builders here and `reload_mcp`, never the plugin; what they print is apps/cli/mcp.py.
 """
 
 from __future__ import annotations
@@ -21,6 +21,17 @@ from seam.plugins.mcp.spec import ServerSpec
 from seam.wiring.default_tools import DefaultGets
 from seam.wiring.guard import APPROVALS_FILE
 from seam.wiring.settings import ConfigError, McpServerSection, Settings, load_settings
+
+__all__ = [
+    "MCP_TOOLS",
+    "McpServers",
+    "ServerStatus",
+    "build_mcp",
+    "default_gets_mcp",
+    "reload_mcp",
+    "runtime_servers",
+    "server_specs",
+]
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
@@ -107,36 +118,15 @@ class SavedAnswers:
         self._open().cache(session_key, command, decision)
 
 
-def _servers(runtime: Any) -> McpServers | None:
+def runtime_servers(runtime: Any) -> McpServers | None:
+    """The MCP servers a runtime was built with; None when it was built without."""
     servers = getattr(runtime, "mcp", None)
     return servers if isinstance(servers, McpServers) else None
 
 
-async def mcp_report(runtime: Any, *, connect: bool = True) -> list[str]:
-    """Lines for `seam mcp list` and `/mcp`: each server, its state and its tools."""
-    servers = _servers(runtime)
-    if servers is None or not servers.names():
-        return ["no MCP servers configured ([mcp.servers.NAME] in config.toml)"]
-    return format_status(await servers.status(connect=connect))
-
-
-def format_status(found: list[ServerStatus]) -> list[str]:
-    lines: list[str] = []
-    for server in found:
-        head = f"{server.name}  {server.state}  {server.transport}  {server.target}"
-        lines.append(head)
-        if server.error:
-            lines.append(f"  error: {server.error}")
-        for tool in server.tools:
-            lines.append(f"  {tool}" + ("  (asks for approval)" if tool in server.asks else ""))
-        if server.hidden:
-            lines.append(f"  not offered (tools allow/deny): {', '.join(server.hidden)}")
-    return lines
-
-
 async def reload_mcp(runtime: Any) -> list[str]:
     """`/mcp reload`: read the config again and apply its `[mcp]` section."""
-    servers = _servers(runtime)
+    servers = runtime_servers(runtime)
     if servers is None:
         return ["this runtime was built without MCP servers; start it from the config"]
     settings = runtime.settings
@@ -150,18 +140,6 @@ async def reload_mcp(runtime: Any) -> list[str]:
         return [f"not reloaded: {exc}"]
     changes = await servers.reload(server_specs(fresh))
     return changes or ["no changes"]
-
-
-async def list_configured(settings: Settings | None = None) -> list[str]:
-    """`seam mcp list`: start every configured server, report it, and stop it again."""
-    settings = settings or load_settings()
-    servers = build_mcp(settings)
-    try:
-        if not servers.names():
-            return ["no MCP servers configured ([mcp.servers.NAME] in config.toml)"]
-        return format_status(await servers.status(connect=True))
-    finally:
-        await servers.aclose()
 
 
 MCP_TOOLS = "mcp__*"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 from seam.contracts.model import (
     ModelCapabilities,
@@ -23,7 +24,9 @@ from seam.contracts.personality import Personality
 from seam.wiring.settings import (
     DEFAULT_OPENAI_BASE_URL,
     DEFAULT_OPENAI_MODEL,
+    AnthropicSection,
     ConfigError,
+    ModelSection,
     ProviderKind,
     Settings,
 )
@@ -151,6 +154,19 @@ class ModelFactory:
             on_retry=self.on_retry,
         )
 
+    def _link(self, section: ModelSection | AnthropicSection, retries: int) -> dict[str, Any]:
+        """What a remote provider takes from its section: the window, the timeouts and the
+        retries (in a pool the pool decides retries and rotation: `retries` 0 per key;
+        -1 outside one)."""
+        return {
+            "max_context_tokens": section.max_context_tokens,
+            "timeout": section.timeout,
+            "connect_timeout": section.connect_timeout,
+            "idle_timeout": section.idle_timeout,
+            "max_retries": section.max_retries if retries < 0 else retries,
+            "on_retry": self.on_retry,
+        }
+
     def _openai(self, model: str) -> ModelProvider:
         from seam.services.llm.openai_compat import OpenAICompatProvider
 
@@ -165,17 +181,8 @@ class ModelFactory:
             )
 
         def make(key: str, retries: int) -> ModelProvider:
-            # In a pool the pool decides retries and rotation (retries=0 per key).
             return OpenAICompatProvider(
-                base_url=base_url,
-                api_key=key or None,
-                model=model,
-                max_context_tokens=section.max_context_tokens,
-                timeout=section.timeout,
-                connect_timeout=section.connect_timeout,
-                idle_timeout=section.idle_timeout,
-                max_retries=section.max_retries if retries < 0 else retries,
-                on_retry=self.on_retry,
+                base_url=base_url, api_key=key or None, model=model, **self._link(section, retries)
             )
 
         return self._pooled("openai", keys, make)
@@ -195,12 +202,7 @@ class ModelFactory:
                 base_url=section.base_url,
                 max_tokens=section.max_tokens,
                 thinking_budget=section.thinking_budget or None,
-                max_context_tokens=section.max_context_tokens,
-                timeout=section.timeout,
-                connect_timeout=section.connect_timeout,
-                idle_timeout=section.idle_timeout,
-                max_retries=section.max_retries if retries < 0 else retries,
-                on_retry=self.on_retry,
+                **self._link(section, retries),
             )
 
         return self._pooled("anthropic", keys, make)

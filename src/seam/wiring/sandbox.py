@@ -3,7 +3,8 @@
 `auto` (the default) and `bwrap` pick bubblewrap when `bwrap_available()`; where it cannot
 run, commands are refused with the fix (services/sandbox/unavailable.py), never run on
 the host unasked. Only `backend = "local"`, chosen explicitly, runs them unisolated, and
-the banner and `seam doctor` say so. The `[sandbox]` limits apply to both.
+the banner and `seam doctor` say so (apps/cli/sandbox_line.py). The `[sandbox]` limits
+apply to both.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ from seam.services.sandbox.local import LocalSandboxProvider
 from seam.services.sandbox.process import SandboxOptions
 from seam.services.sandbox.unavailable import UnavailableSandboxProvider
 from seam.wiring.settings import SandboxSection, Settings
+
+__all__ = [
+    "UNAVAILABLE",
+    "LazySandboxes",
+    "SandboxSection",
+    "build_sandboxes",
+    "runtime_sandbox_facts",
+    "sandbox_backend",
+    "sandbox_limits",
+]
 
 UNAVAILABLE = "bubblewrap is not installed or cannot create namespaces here"
 
@@ -113,24 +124,6 @@ def sandbox_backend(sandboxes: object) -> str | None:
     return str(backend) if backend else "custom"
 
 
-def describe_backend(backend: str | None, section: SandboxSection, network: bool | None) -> str:
-    """One line for the chat banner and `seam doctor`: the backend, its limits, and what
-    it means. `network`: the default personality's setting (None: not known)."""
-    if backend is None:
-        return "none: commands cannot run"
-    if backend == "local":
-        return "local — no isolation; every command not proven read-only asks"
-    if backend == "unavailable":
-        return f"unavailable: {UNAVAILABLE}, so every command is refused"
-    if backend != "bwrap":
-        return backend
-    if network is None:
-        net = "network per personality"
-    else:
-        net = "network on (public addresses only)" if network else "network off"
-    return f"bwrap ({sandbox_limits(section).describe()}, {net})"
-
-
 def _default_network(runtime: Any) -> bool | None:
     """Whether the runtime's default personality lets commands use the network."""
     try:
@@ -140,11 +133,11 @@ def _default_network(runtime: Any) -> bool | None:
         return None
 
 
-def runtime_sandbox(runtime: Any) -> tuple[str, bool]:
-    """What a surface shows about a runtime's sandbox: the `describe_backend` line, and
-    whether commands are isolated. Picks the backend now if no command has yet."""
+def runtime_sandbox_facts(runtime: Any) -> tuple[str | None, SandboxSection, bool | None]:
+    """A runtime's sandbox backend (picked now if no command has yet), its `[sandbox]`
+    section, and whether its default personality lets commands use the network (None:
+    not known): what the chat banner describes (apps/cli/sandbox_line.py)."""
     backend = sandbox_backend(runtime.loop.sandboxes)
     settings = runtime.settings
     section = settings.config.sandbox if settings is not None else SandboxSection.model_validate({})
-    line = describe_backend(backend, section, _default_network(runtime))
-    return line, backend == "bwrap"
+    return backend, section, _default_network(runtime)

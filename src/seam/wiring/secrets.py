@@ -8,80 +8,22 @@ even when they look like nothing in particular (a self-hosted endpoint's key, a 
 A value counts as a secret when the settings name it (the model's and Anthropic's
 `api_key_env` and `api_keys_env`, pool keys one by one, the store URL's password) or when
 its variable's name says it holds one (`*_TOKEN`, `*_SECRET`, `*_API_KEY`, `*PASSWORD*`,
-`*_KEY`, ...: TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN, AWS_SECRET_ACCESS_KEY).
+`*_KEY`, ...: TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN, AWS_SECRET_ACCESS_KEY;
+the rule is plugins/safety/secret_names.py).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from urllib.parse import urlsplit
+from collections.abc import Callable, Mapping
 
 from seam.plugins.safety.redact import redact
-from seam.plugins.safety.secrets import MIN_SECRET_CHARS, Secret, SecretRedactor
+from seam.plugins.safety.secret_names import is_secret_name, is_secret_variable, secrets_in
+from seam.plugins.safety.secrets import Secret, SecretRedactor
 from seam.wiring.settings import Settings
 
 Redact = Callable[[str], str]
 
-# Words (between `_`, `-` or `.`) that make a variable's value a secret.
-SECRET_WORDS = frozenset(
-    {
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "APIKEY",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "DSN",
-        "PAT",
-    }
-)
-# Names whose value is a URL that may carry a password (postgresql://user:pw@host/db).
-URL_NAMES = frozenset({"DATABASE_URL", "SEAM_STORE_URL", "REDIS_URL"})
-_WORD_SPLIT = re.compile(r"[^A-Z0-9]+")
-
-
-def is_secret_name(name: str) -> bool:
-    """Whether a variable called `name` holds a secret, by what its name says."""
-    upper = name.upper()
-    words = [w for w in _WORD_SPLIT.split(upper) if w]
-    if not words:
-        return False
-    if SECRET_WORDS.intersection(words):
-        return True
-    # API_KEY, ACCESS_KEY, PRIVATE_KEY, STRIPE_KEY, OPENAI_API_KEYS; not KEYBOARD_LAYOUT.
-    return len(words) > 1 and words[-1] in ("KEY", "KEYS")
-
-
-def _looks_like_a_value(value: str) -> bool:
-    """Leaves out what redacting everywhere would only damage: short values, numbers,
-    booleans, paths and plain lower-case words (`SECRET_BACKEND=keyring`)."""
-    if len(value) < MIN_SECRET_CHARS or value.isdigit():
-        return False
-    if value.startswith(("/", "~", "./")) and " " not in value:
-        return False
-    return not (value.isalpha() and value.islower() and len(value) < 16)
-
-
-def _pieces(name: str, value: str) -> Iterator[Secret]:
-    """The value, and each part a command could print on its own: the keys of a
-    comma-separated pool, the lines of a multi-line value (a PEM key), a URL's password."""
-    value = value.strip()
-    if "://" in value:
-        try:
-            password = urlsplit(value).password
-        except ValueError:
-            password = None
-        if password:
-            yield Secret(name, password)
-        return
-    yield Secret(name, value)
-    for separator in (",", "\n"):
-        if separator in value:
-            for part in value.split(separator):
-                yield Secret(name, part.strip())
+__all__ = ["configured_secrets", "is_secret_name", "redactor_for_env", "secret_redactor"]
 
 
 def configured_secrets(settings: Settings) -> list[Secret]:
@@ -95,18 +37,8 @@ def configured_secrets(settings: Settings) -> list[Secret]:
         candidates.append((model.api_key_env, settings.api_key))
     if settings.store_url:
         candidates.append(("SEAM_STORE_URL", settings.store_url))
-    candidates += [(n, v) for n, v in env.items() if is_secret_name(n) or n.upper() in URL_NAMES]
-    return _unique(s for name, value in candidates if value for s in _pieces(name, value))
-
-
-def _unique(secrets: Iterable[Secret]) -> list[Secret]:
-    seen: set[str] = set()
-    out: list[Secret] = []
-    for secret in secrets:
-        if secret.value not in seen and _looks_like_a_value(secret.value):
-            seen.add(secret.value)
-            out.append(secret)
-    return out
+    candidates += [(n, v) for n, v in env.items() if is_secret_variable(n)]
+    return secrets_in(candidates)
 
 
 def secret_redactor(settings: Settings | None) -> Redact:

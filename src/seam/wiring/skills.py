@@ -1,10 +1,9 @@
 """Agent Skills as the settings describe them: where skills are looked for, the trust
-file, the injection scanner, and what surfaces show (`seam skills`, `/skills`,
-`/<skill-name>`).
+file, the injection scanner, and the text of a `/<skill-name>` turn.
 
 Precedence: `<working dir>/.agents/skills` (untrusted until `seam skills trust PATH`),
 `$SEAM_HOME/skills` (where `skill_write` drafts), then each of `[skills] dirs`. Surfaces
-use the functions here, never the plugin.
+use the functions here, never the plugin; what `seam skills` prints is apps/cli/skills.py.
 """
 
 from __future__ import annotations
@@ -26,7 +25,17 @@ from seam.wiring.settings import Settings
 
 PROJECT_SKILLS = Path(".agents") / "skills"
 TRUST_FILE = "skills-trust.json"
-__all__ = ["SkillError", "UnknownSkill", "build_skills", "list_lines", "show_text", "trust_paths"]
+__all__ = [
+    "SKILL_FILE",
+    "Entry",
+    "SkillError",
+    "UnknownSkill",
+    "build_skills",
+    "catalog_for",
+    "render_body",
+    "skill_turn_text",
+    "trust_store",
+]
 SKILL_TOOLS = ("skill_view", "skill_write")
 
 
@@ -46,7 +55,7 @@ def skill_dirs(settings: Settings, working_dir: Path | None = None) -> list[Skil
 def build_skills(settings: Settings, working_dir: Path | None = None) -> SkillCatalog:
     return SkillCatalog(
         skill_dirs(settings, working_dir),
-        TrustStore(settings.home / TRUST_FILE),
+        trust_store(settings),
         scanner=injection_kinds,
         index_chars=settings.config.skills.index_chars,
         home_dir=settings.home / "skills",
@@ -85,10 +94,11 @@ async def offer_skills_in(runtime: Any, working_dir: str) -> None:
         await asyncio.to_thread(catalog.at(working_dir).offered)
 
 
-# -- what surfaces show --
+# -- what surfaces use --
 
 
-def _catalog(settings: Settings | None) -> SkillCatalog:
+def catalog_for(settings: Settings | None) -> SkillCatalog:
+    """The skills the settings describe (None: the environment's settings)."""
     if settings is None:
         from seam.wiring.settings import load_settings
 
@@ -96,69 +106,9 @@ def _catalog(settings: Settings | None) -> SkillCatalog:
     return build_skills(settings)
 
 
-def list_lines(settings: Settings | None = None) -> list[str]:
-    """`seam skills list` and `/skills`: every skill found, offered or why not."""
-    catalog = _catalog(settings)
-    entries = catalog.entries()
-    if not entries:
-        where = ", ".join(str(d.path) for d in catalog.dirs)
-        return [f"no skills found (looked in {where})"]
-    return [_entry_line(entry) for entry in entries]
-
-
-def _entry_line(entry: Entry) -> str:
-    description = entry.skill.description if entry.skill else ""
-    if len(description) > 80:
-        description = description[:79] + "…"
-    head = f"{entry.name}  [{entry.origin}]  {entry.folder}"
-    if entry.offered:
-        return f"{head}\n  {description}"
-    return f"{head}\n  not offered: {entry.problem}"
-
-
-def show_text(name: str, settings: Settings | None = None) -> str:
-    """`seam skills show NAME`: the front matter's fields and the body; raises SkillError.
-
-    A skill that is not offered (untrusted, flagged) is shown too, with the reason, so the
-    person can review it before `seam skills trust`."""
-    catalog = _catalog(settings)
-    problem = ""
-    try:
-        skill = catalog.get(name)
-    except SkillError:
-        found = [e for e in catalog.entries() if e.name == name and e.skill is not None]
-        if not found or found[0].skill is None:
-            raise
-        skill, problem = found[0].skill, found[0].problem
-    lines = [f"name: {skill.name}", f"description: {skill.description}", f"path: {skill.path}"]
-    if problem:
-        lines.insert(0, f"NOT OFFERED: {problem}")
-    for label, value in (("license", skill.license), ("compatibility", skill.compatibility)):
-        if value:
-            lines.append(f"{label}: {value}")
-    if skill.allowed_tools:
-        lines.append("allowed-tools: " + " ".join(skill.allowed_tools))
-    return "\n".join(lines) + "\n\n" + render_body(skill)
-
-
-def trust_paths(path: Path, settings: Settings | None = None) -> list[str]:
-    """`seam skills trust PATH`: PATH is a skill folder, or a folder of skills (each is
-    trusted). Returns a line per skill trusted; raises SkillError when there is none."""
-    if settings is None:
-        from seam.wiring.settings import load_settings
-
-        settings = load_settings()
-    path = path.expanduser().resolve()
-    if (path / SKILL_FILE).is_file():
-        folders = [path]
-    elif path.is_dir():
-        folders = sorted(child for child in path.iterdir() if (child / SKILL_FILE).is_file())
-    else:
-        raise SkillError(f"{path} is not a folder")
-    if not folders:
-        raise SkillError(f"no SKILL.md in {path} or its subfolders")
-    store = TrustStore(settings.home / TRUST_FILE)
-    return [f"trusted {folder} (sha256 {store.trust(folder)[:12]})" for folder in folders]
+def trust_store(settings: Settings) -> TrustStore:
+    """`$SEAM_HOME/skills-trust.json`: the working-directory skills trusted, by content."""
+    return TrustStore(settings.home / TRUST_FILE)
 
 
 def skill_turn_text(
@@ -167,7 +117,9 @@ def skill_turn_text(
     """The message of a `/<skill-name> ...` turn: the skill's body, then the person's
     text; raises SkillError when that skill is not offered (in `working_dir`, default the
     settings' own)."""
-    catalog = _catalog(settings) if working_dir is None else _catalog(settings).at(working_dir)
+    catalog = (
+        catalog_for(settings) if working_dir is None else catalog_for(settings).at(working_dir)
+    )
     skill = catalog.get(name)
     ask = text.strip() or f"Follow the {skill.name} skill."
     return f'<skill name="{skill.name}">\n{render_body(skill)}\n</skill>\n\n{ask}'
@@ -176,4 +128,4 @@ def skill_turn_text(
 def skill_commands(settings: Settings | None, working_dir: Path) -> list[tuple[str, str]]:
     """(name, description) of each skill offered in `working_dir`: the `/<skill-name>`
     commands an editor lists (ACP's available commands)."""
-    return [(s.name, s.description) for s in _catalog(settings).at(working_dir).offered()]
+    return [(s.name, s.description) for s in catalog_for(settings).at(working_dir).offered()]

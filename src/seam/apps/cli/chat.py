@@ -422,7 +422,7 @@ class Chat:
         self._say("\n".join(lines))
 
     async def _skills(self, arg: str) -> None:
-        from seam.wiring.skills import list_lines
+        from seam.apps.cli.skills import list_lines
 
         self._say("\n".join(list_lines(self.runtime.settings)))
 
@@ -445,7 +445,8 @@ class Chat:
         await self._turn(text)
 
     async def _mcp(self, arg: str) -> None:
-        from seam.wiring.mcp import mcp_report, reload_mcp
+        from seam.apps.cli.mcp import mcp_report
+        from seam.wiring.mcp import reload_mcp
 
         if arg == "reload":
             self._say("\n".join(await reload_mcp(self.runtime)))

@@ -9,7 +9,7 @@ from seam.apps.cli.render import Style
 
 
 async def run_doctor(deep: bool) -> int:
-    from seam.wiring.doctor import diagnose
+    from seam.apps.doctor.diagnose import diagnose
 
     diagnosis = await diagnose(deep=deep)
     style = Style.for_stream(sys.stdout)

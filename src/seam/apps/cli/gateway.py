@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from seam.wiring.pairing import PairingStore
+    from seam.apps.gateway.pairing import PairingStore
 
 pairing_app = typer.Typer(
     help="Approve people who asked to talk to the agent.", no_args_is_help=True
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _store() -> PairingStore:
-    from seam.wiring.pairing import PairingStore
+    from seam.apps.gateway.pairing import PairingStore
     from seam.wiring.settings import load_settings
 
     return PairingStore.for_settings(load_settings())
@@ -65,7 +65,7 @@ def pairing_approve(
     """Let the person who was given CODE talk to the agent."""
     import getpass
 
-    from seam.wiring.pairing import PairingError
+    from seam.apps.gateway.pairing import PairingError
 
     try:
         user = _store().approve(code, by=f"cli:{getpass.getuser()}")

@@ -7,13 +7,56 @@ again; a server that cannot start is shown with its error, and the command still
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+if TYPE_CHECKING:
+    from seam.wiring.mcp import ServerStatus
+    from seam.wiring.settings import Settings
+
+NONE_CONFIGURED = "no MCP servers configured ([mcp.servers.NAME] in config.toml)"
+
+
+async def mcp_report(runtime: Any, *, connect: bool = True) -> list[str]:
+    """Lines for `/mcp`: each of the runtime's servers, its state and its tools."""
+    from seam.wiring.mcp import runtime_servers
+
+    servers = runtime_servers(runtime)
+    if servers is None or not servers.names():
+        return [NONE_CONFIGURED]
+    return format_status(await servers.status(connect=connect))
+
+
+def format_status(found: list[ServerStatus]) -> list[str]:
+    lines: list[str] = []
+    for server in found:
+        head = f"{server.name}  {server.state}  {server.transport}  {server.target}"
+        lines.append(head)
+        if server.error:
+            lines.append(f"  error: {server.error}")
+        for tool in server.tools:
+            lines.append(f"  {tool}" + ("  (asks for approval)" if tool in server.asks else ""))
+        if server.hidden:
+            lines.append(f"  not offered (tools allow/deny): {', '.join(server.hidden)}")
+    return lines
+
+
+async def list_configured(settings: Settings | None = None) -> list[str]:
+    """`seam mcp list`: start every configured server, report it, and stop it again."""
+    from seam.wiring.mcp import build_mcp
+    from seam.wiring.settings import load_settings
+
+    servers = build_mcp(settings or load_settings())
+    try:
+        if not servers.names():
+            return [NONE_CONFIGURED]
+        return format_status(await servers.status(connect=True))
+    finally:
+        await servers.aclose()
+
 
 async def list_servers() -> int:
-    from seam.wiring.mcp import list_configured
-
     for line in await list_configured():
         sys.stdout.write(line + "\n")
     return 0

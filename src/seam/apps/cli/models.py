@@ -8,7 +8,7 @@ from seam.apps.cli.render import Style
 
 
 async def run_models(seconds: float) -> int:
-    from seam.wiring.model_check import check_models
+    from seam.apps.doctor.providers import check_models
     from seam.wiring.settings import load_settings
 
     entries = await check_models(load_settings(), seconds=seconds)

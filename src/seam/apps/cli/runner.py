@@ -61,7 +61,7 @@ def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
     import typer
 
     from seam.apps.cli.faults import describe
-    from seam.wiring.logs import configure_logging, write_crash_log
+    from seam.apps.cli.log_setup import configure_logging, write_crash_log
     from seam.wiring.settings import ConfigError
 
     configure_logging()

@@ -5,14 +5,86 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+if TYPE_CHECKING:
+    from seam.wiring.settings import Settings
+    from seam.wiring.skills import Entry
+
+
+def list_lines(settings: Settings | None = None) -> list[str]:
+    """`seam skills list` and `/skills`: every skill found, offered or why not."""
+    from seam.wiring.skills import catalog_for
+
+    catalog = catalog_for(settings)
+    entries = catalog.entries()
+    if not entries:
+        where = ", ".join(str(d.path) for d in catalog.dirs)
+        return [f"no skills found (looked in {where})"]
+    return [_entry_line(entry) for entry in entries]
+
+
+def _entry_line(entry: Entry) -> str:
+    description = entry.skill.description if entry.skill else ""
+    if len(description) > 80:
+        description = description[:79] + "…"
+    head = f"{entry.name}  [{entry.origin}]  {entry.folder}"
+    if entry.offered:
+        return f"{head}\n  {description}"
+    return f"{head}\n  not offered: {entry.problem}"
+
+
+def show_text(name: str, settings: Settings | None = None) -> str:
+    """`seam skills show NAME`: the front matter's fields and the body; raises SkillError.
+
+    A skill that is not offered (untrusted, flagged) is shown too, with the reason, so the
+    person can review it before `seam skills trust`."""
+    from seam.wiring.skills import SkillError, catalog_for, render_body
+
+    catalog = catalog_for(settings)
+    problem = ""
+    try:
+        skill = catalog.get(name)
+    except SkillError:
+        found = [e for e in catalog.entries() if e.name == name and e.skill is not None]
+        if not found or found[0].skill is None:
+            raise
+        skill, problem = found[0].skill, found[0].problem
+    lines = [f"name: {skill.name}", f"description: {skill.description}", f"path: {skill.path}"]
+    if problem:
+        lines.insert(0, f"NOT OFFERED: {problem}")
+    for label, value in (("license", skill.license), ("compatibility", skill.compatibility)):
+        if value:
+            lines.append(f"{label}: {value}")
+    if skill.allowed_tools:
+        lines.append("allowed-tools: " + " ".join(skill.allowed_tools))
+    return "\n".join(lines) + "\n\n" + render_body(skill)
+
+
+def trust_paths(path: Path, settings: Settings | None = None) -> list[str]:
+    """`seam skills trust PATH`: PATH is a skill folder, or a folder of skills (each is
+    trusted). Returns a line per skill trusted; raises SkillError when there is none."""
+    from seam.wiring.settings import load_settings
+    from seam.wiring.skills import SKILL_FILE, SkillError, trust_store
+
+    if settings is None:
+        settings = load_settings()
+    path = path.expanduser().resolve()
+    if (path / SKILL_FILE).is_file():
+        folders = [path]
+    elif path.is_dir():
+        folders = sorted(child for child in path.iterdir() if (child / SKILL_FILE).is_file())
+    else:
+        raise SkillError(f"{path} is not a folder")
+    if not folders:
+        raise SkillError(f"no SKILL.md in {path} or its subfolders")
+    store = trust_store(settings)
+    return [f"trusted {folder} (sha256 {store.trust(folder)[:12]})" for folder in folders]
+
 
 async def list_skills() -> int:
-    from seam.wiring.skills import list_lines
-
     for line in list_lines():
         sys.stdout.write(line + "\n")
     return 0
@@ -20,7 +92,7 @@ async def list_skills() -> int:
 
 async def show_skill(name: str) -> int:
     from seam.apps.cli.runner import CliError
-    from seam.wiring.skills import SkillError, show_text
+    from seam.wiring.skills import SkillError
 
     try:
         sys.stdout.write(show_text(name) + "\n")
@@ -31,7 +103,7 @@ async def show_skill(name: str) -> int:
 
 async def trust_skill(path: Path) -> int:
     from seam.apps.cli.runner import CliError
-    from seam.wiring.skills import SkillError, trust_paths
+    from seam.wiring.skills import SkillError
 
     try:
         lines = trust_paths(path)

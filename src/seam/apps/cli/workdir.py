@@ -45,6 +45,6 @@ def confirm_working_dir(yes: bool) -> None:
 
 def sandbox_banner(runtime: Runtime) -> tuple[str, bool]:
     """The chat banner's sandbox line, and whether commands are isolated."""
-    from seam.wiring.sandbox import runtime_sandbox
+    from seam.apps.cli.sandbox_line import runtime_sandbox
 
     return runtime_sandbox(runtime)

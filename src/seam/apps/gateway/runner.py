@@ -31,9 +31,12 @@ from typing import Any
 
 from seam.apps.gateway.approvals import LABELS, Approvals, prompt_text
 from seam.apps.gateway.attachments import describe, receive
+from seam.apps.gateway.book import ChatBook
 from seam.apps.gateway.chats import ChatSessions, id_prefix, message_key, parse_ref
 from seam.apps.gateway.commands import HELP, command_argument, parse_command, usage_text
+from seam.apps.gateway.pairing import PairingStore
 from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
+from seam.apps.gateway.sender import AdapterSlot
 from seam.apps.gateway.stream import TurnView
 from seam.contracts.chat import (
     Button,
@@ -47,10 +50,7 @@ from seam.contracts.events import ToolApprovalRequired
 from seam.contracts.execution import Submission
 from seam.contracts.outbox import Outbox
 from seam.contracts.tools import CancelToken
-from seam.wiring.gateway import AdapterSlot
-from seam.wiring.gateway_chats import ChatBook
 from seam.wiring.gateway_settings import GatewaySection
-from seam.wiring.pairing import PairingStore
 from seam.wiring.reach import working_dir_storage
 from seam.wiring.runtime import Runtime
 

@@ -9,12 +9,17 @@ import contextlib
 import logging
 import signal
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from seam.apps.gateway.supervisor import WatchOptions
+    from seam.wiring.gateway import AdapterSpec
     from seam.wiring.runtime import Runtime
+    from seam.wiring.settings import Settings
 
 log = logging.getLogger("seam.gateway")
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class _BelowWarning(logging.Filter):
@@ -44,37 +49,25 @@ async def end_idle_sessions(runtime: Runtime) -> None:
 async def serve_gateway(
     *, stall_after: float | None = None, check_every: float | None = None
 ) -> int:
-    from seam.apps.cli.exits import USAGE
-    from seam.apps.cli.runner import CliError
+    """Run every adapter `[gateway]` configures until SIGINT or SIGTERM (0), or until one
+    supervisor fails (its error is raised). `stall_after`, `check_every`: tests shorten
+    the watchdog."""
+    from seam.apps.gateway.book import CHATS_FILE, ChatBook
+    from seam.apps.gateway.pairing import PairingStore
     from seam.apps.gateway.runner import Gateway
-    from seam.apps.gateway.supervisor import Supervisor, WatchOptions
-    from seam.wiring.chat_platforms import platform_names
+    from seam.apps.gateway.status import status_path
+    from seam.apps.gateway.supervisor import Supervisor
     from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
-    from seam.wiring.gateway import adapter_lock, adapter_specs, status_path
-    from seam.wiring.gateway_chats import CHATS_FILE, ChatBook
+    from seam.wiring.gateway import adapter_lock
     from seam.wiring.gateway_settings import gateway_section
-    from seam.wiring.pairing import PairingStore
     from seam.wiring.runtime import create_runtime
     from seam.wiring.settings import load_settings
 
     settings = load_settings()
     section = gateway_section(settings)
-    specs = adapter_specs(settings)
-    if not specs:
-        first, *others = platform_names()
-        raise CliError(
-            f"no chat platform is configured: add [gateway.{first}] (or {', '.join(others)}) "
-            "to config.toml",
-            USAGE,
-        )
+    specs = _configured_specs(settings)
     show_gateway_log()
-    options = WatchOptions(alert_after=section.alert_after_seconds)
-    if stall_after is not None:
-        options = WatchOptions(
-            stall_after=stall_after,
-            check_every=check_every or options.check_every,
-            alert_after=options.alert_after,
-        )
+    options = _watch_options(section.alert_after_seconds, stall_after, check_every)
     async with create_runtime(settings=settings, gateway=True) as runtime:
         gateway = Gateway(
             runtime,
@@ -100,27 +93,76 @@ async def serve_gateway(
         # Cron jobs and the heartbeat run here too (each slot once, whichever process
         # claims it), with a deliverer for file: and webhook targets beside the chats'.
         background = await maybe_start_scheduler(runtime)
-        loop = asyncio.get_running_loop()
-        stopping = asyncio.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, stopping.set)
         names = ", ".join(spec.name for spec in specs)
-        log.info("running %s (pid %s)", names, runtime.owner)
-        waiter = asyncio.ensure_future(stopping.wait())
         try:
-            done, _ = await asyncio.wait({waiter, *tasks}, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                failure = None if task is waiter or task.cancelled() else task.exception()
-                if failure is not None:
-                    raise failure
+            await _until_stopped(tasks, f"running {names} (pid {runtime.owner})")
         finally:
-            for signum in (signal.SIGINT, signal.SIGTERM):
-                loop.remove_signal_handler(signum)
-            for task in (*tasks, upkeep, waiter):
-                task.cancel()
-            with contextlib.suppress(Exception):
-                await asyncio.gather(*tasks, upkeep, waiter, return_exceptions=True)
+            await _cancel(*tasks, upkeep)
             await stop_scheduler(background)
             await gateway.aclose()
         log.info("stopped")
     return 0
+
+
+def _configured_specs(settings: Settings) -> list[AdapterSpec]:
+    """The adapters `[gateway]` configures; a usage error when it configures none."""
+    from seam.apps.cli.exits import USAGE
+    from seam.apps.cli.runner import CliError
+    from seam.wiring.chat_platforms import platform_names
+    from seam.wiring.gateway import adapter_specs
+
+    specs = adapter_specs(settings)
+    if not specs:
+        first, *others = platform_names()
+        raise CliError(
+            f"no chat platform is configured: add [gateway.{first}] (or {', '.join(others)}) "
+            "to config.toml",
+            USAGE,
+        )
+    return specs
+
+
+def _watch_options(
+    alert_after: float, stall_after: float | None, check_every: float | None
+) -> WatchOptions:
+    """The watchdog's options: `[gateway] alert_after_seconds`, and the stall timing
+    tests shorten."""
+    from seam.apps.gateway.supervisor import WatchOptions
+
+    options = WatchOptions(alert_after=alert_after)
+    if stall_after is None:
+        return options
+    return WatchOptions(
+        stall_after=stall_after,
+        check_every=check_every or options.check_every,
+        alert_after=options.alert_after,
+    )
+
+
+async def _until_stopped(tasks: Sequence[asyncio.Future[Any]], started: str) -> None:
+    """Wait for SIGINT or SIGTERM, or for a supervisor to fail (its error is raised);
+    `started` is logged once the signals are caught."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stopping.set)
+    log.info("%s", started)
+    waiter: asyncio.Future[Any] = asyncio.ensure_future(stopping.wait())
+    try:
+        done, _ = await asyncio.wait({waiter, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            failure = None if task is waiter or task.cancelled() else task.exception()
+            if failure is not None:
+                raise failure
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+        await _cancel(waiter)
+
+
+async def _cancel(*tasks: asyncio.Future[Any]) -> None:
+    """Cancel `tasks` and wait for them to end (what they raise then is theirs)."""
+    for task in tasks:
+        task.cancel()
+    with contextlib.suppress(Exception):
+        await asyncio.gather(*tasks, return_exceptions=True)

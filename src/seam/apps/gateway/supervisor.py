@@ -27,14 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from seam.apps.gateway.runner import Gateway
+from seam.apps.gateway.sender import ChatSender
+from seam.apps.gateway.status import write_status
 from seam.contracts.chat import AdapterHealth, ChatAdapter
-from seam.wiring.gateway import (
-    AdapterLock,
-    AdapterSpec,
-    ChatSender,
-    deliver_forever,
-    write_status,
-)
+from seam.wiring.gateway import AdapterLock, AdapterSpec, deliver_forever
 
 log = logging.getLogger("seam.gateway")
 

@@ -25,6 +25,13 @@ class ModelEntry:
     keys: list[str] = field(default_factory=list)
 
 
+async def one_token(provider: ModelProvider) -> None:
+    """Have `provider` generate one token (and drop it)."""
+    request = ModelRequest(system="", messages=(Message("user", "Hi"),), max_tokens=1)
+    async for _ in provider.stream(request):
+        pass
+
+
 async def check_provider(provider: ModelProvider, seconds: float) -> tuple[bool, str]:
     try:
         list_models = getattr(provider, "list_models", None)
@@ -33,24 +40,12 @@ async def check_provider(provider: ModelProvider, seconds: float) -> tuple[bool,
             note = "" if provider.model in models else f"; {provider.model!r} is not listed"
             return True, f"answers ({len(models)} models{note})"
         started = time.perf_counter()
-        request = ModelRequest(system="", messages=(Message("user", "Hi"),), max_tokens=1)
-
-        async def one_token() -> None:
-            async for _ in provider.stream(request):
-                pass
-
-        await asyncio.wait_for(one_token(), seconds)
+        await asyncio.wait_for(one_token(provider), seconds)
         return True, f"answers (1 token in {time.perf_counter() - started:.1f} s)"
     except TimeoutError:
         return False, f"no answer within {seconds:g} s"
     except ModelError as exc:
         return False, str(exc)
-
-
-def _entries(provider: ModelProvider) -> list[ModelProvider]:
-    """A chain's entries, else the provider itself."""
-    chain = getattr(provider, "chain", None)
-    return list(chain) if chain else [provider]
 
 
 def _keys(provider: ModelProvider) -> list[str]:
@@ -67,18 +62,26 @@ def _keys(provider: ModelProvider) -> list[str]:
     return lines
 
 
-async def check_models(settings: Settings, *, seconds: float = 10.0) -> list[ModelEntry]:
-    factory = ModelFactory(settings)
-    entries: list[ModelEntry] = []
+def _roles(settings: Settings) -> list[tuple[str, str]]:
+    """(role, ref) of the main model, each fallback and each side model set."""
     roles: list[tuple[str, str]] = [("main", settings.provider)]
     roles += [(f"fallback {i}", ref) for i, ref in enumerate(settings.config.model.fallback, 1)]
     side = settings.config.side_models
-    roles += [(f"side: {task}", getattr(side, task) or side.default) for task in SIDE_TASKS]
+    for task in SIDE_TASKS:
+        ref = getattr(side, task) or side.default
+        if ref:
+            roles.append((f"side: {task}", ref))
+    return roles
+
+
+async def check_models(settings: Settings, *, seconds: float = 10.0) -> list[ModelEntry]:
+    """An entry per configured model, each provider checked once (a model named again
+    is "same as above")."""
+    factory = ModelFactory(settings)
+    entries: list[ModelEntry] = []
     seen: set[int] = set()
     try:
-        for role, ref in roles:
-            if role.startswith("side") and not ref:
-                continue
+        for role, ref in _roles(settings):
             try:
                 provider = (
                     factory.ref(ref) if role != "main" else factory.provider(settings.provider)

@@ -1,0 +1,90 @@
+"""The structured log, `$SEAM_HOME/logs/seam.jsonl`: one JSON object per record, rotated
+by size. `seam logs` reads it back (logs.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from pathlib import Path
+
+from seam.wiring.logs import JSON_LOG_KEEP, JSON_LOG_MAX_BYTES, json_log_file, log_fields
+
+
+def _trace_ids() -> tuple[str, str] | None:
+    """The current OpenTelemetry span's trace and span ids, when tracing is on."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return f"{context.trace_id:032x}", f"{context.span_id:016x}"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: time, level, logger, message, the trace and span id
+    when in a span, the session and submission when in a turn, and the traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "ts": round(record.created, 6),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        ids = _trace_ids()
+        if ids is not None:
+            line["trace_id"], line["span_id"] = ids
+        for key, value in log_fields().items():
+            line.setdefault(key, value)
+        for key in ("session", "submission"):
+            given = record.__dict__.get(key)
+            if isinstance(given, str):
+                line[key] = given
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            line["exc"] = record.exc_text
+        return json.dumps(line, ensure_ascii=False)
+
+
+class JsonLinesHandler(logging.Handler):
+    """Appends JSON lines to `json_log_file()`, rotating by size (`keep` older files).
+    The path is resolved per record (SEAM_HOME may change under a test); a log that
+    cannot be written (a read-only or full SEAM_HOME) is skipped silently."""
+
+    def __init__(self, *, max_bytes: int = JSON_LOG_MAX_BYTES, keep: int = JSON_LOG_KEEP):
+        super().__init__()
+        self.max_bytes = max_bytes
+        self.keep = keep
+        self._file: logging.Handler | None = None
+        self._path: Path | None = None
+        self.setFormatter(JsonFormatter())
+
+    def _target(self) -> logging.Handler:
+        from logging.handlers import RotatingFileHandler
+
+        path = json_log_file()
+        if self._file is None or path != self._path:
+            if self._file is not None:
+                self._file.close()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler = RotatingFileHandler(
+                path, maxBytes=self.max_bytes, backupCount=self.keep, encoding="utf-8"
+            )
+            handler.handleError = lambda record: None  # type: ignore[method-assign]
+            handler.setFormatter(self.formatter)
+            self._file, self._path = handler, path
+        return self._file
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            self._target().emit(record)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        super().close()
