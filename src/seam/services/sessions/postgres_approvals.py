@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from psycopg import AsyncConnection
 
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.postgres_channels import APPROVALS_CHANNEL
 from seam.services.sessions.postgres_rows import Params
 
-APPROVALS_CHANNEL = "seam_approvals"
 # A safety net under the notifications.
 RECHECK_SECONDS = 5.0
 

@@ -17,15 +17,15 @@ import psycopg
 from psycopg import AsyncConnection, Notify
 from psycopg.conninfo import conninfo_to_dict
 
-from seam.services.sessions.postgres_approvals import APPROVALS_CHANNEL
-from seam.services.sessions.postgres_outbox import outbox_note
+from seam.services.sessions.postgres_channels import (
+    APPROVALS_CHANNEL,
+    CHANNEL,
+    CONNECT_TIMEOUT,
+    outbox_note,
+)
 
 # The store's logger: the listener's warnings read as the store's, as they always have.
 log = logging.getLogger("seam.services.sessions.postgres")
-
-# One channel for every Seam schema; the payload names the schema the work is in.
-CHANNEL = "seam_submissions"
-CONNECT_TIMEOUT = 10.0
 
 
 class PostgresListener:

@@ -20,6 +20,7 @@ from psycopg import AsyncConnection, sql
 
 from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import OUTBOX_COLUMNS, outbox_from_row
+from seam.services.sessions.postgres_channels import CHANNEL, outbox_note
 from seam.services.sessions.postgres_rows import Params, encode
 
 # The migration `postgres_schema` appends: one row per outgoing message. Idempotent, so a
@@ -44,11 +45,6 @@ OUTBOX_MIGRATION: tuple[str, ...] = (
 )
 
 _COLUMNS = ", ".join(f"o.{name.strip()}" for name in OUTBOX_COLUMNS.split(","))
-
-
-def outbox_note(schema: str) -> str:
-    """The NOTIFY payload on the store's channel that means "an item was enqueued"."""
-    return f"{schema}:outbox"
 
 
 class PostgresOutbox:
@@ -77,9 +73,6 @@ class PostgresOutbox:
         source: str | None = None,
         not_before: float | None = None,
     ) -> OutboxItem:
-        # The store module imports this one (the mixin), so its channel name is read here.
-        from seam.services.sessions.postgres import CHANNEL
-
         now = self._clock()
         async with self._tx() as conn:
             cur = await conn.execute(
