@@ -2,8 +2,10 @@
 backend (docs/stores.md: writing a store backend).
 
 A suite is a class of pytest tests. A backend's test module subclasses it and provides
-its fixtures (each suite's docstring names them: usually `clock`, a `ManualClock` from
-`seam.testing.clock`, and `store`, a fresh, empty store built with that clock):
+its fixtures (each suite's docstring names them): usually `clock`, a `ManualClock` from
+`seam.testing.clock`, and `store`, a fresh, empty store built with that clock. The
+session suites' `store` is a whole `SessionStore` (a test needs sessions to exist
+before it can check its protocol's part); the execution suites' an `ExecutionStore`.
 
 | protocol (seam.contracts)      | suite                                           |
 |--------------------------------|-------------------------------------------------|

@@ -1,8 +1,7 @@
 """The `ExecutionStore` conformance suite beyond the conversation store: every execution
 protocol's suite in one class (run `SessionStoreSuite` too for the sessions part).
 
-Every test takes two fixtures: `clock` (a `ManualClock`) and `store` (a fresh, empty
-`ExecutionStore` built with that clock: submissions belong to sessions).
+Fixtures: `clock` and `store`, an `ExecutionStore` (see the package docstring).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The `TurnJournal` and `EventLog` conformance suites: a turn's messages, usage and events
 written with its lease held, and the event log replayed from any sequence number.
 
-Every test takes two fixtures: `clock` (a `ManualClock`) and `store` (a fresh, empty
-`ExecutionStore` built with that clock: submissions belong to sessions).
+Fixtures: `clock` and `store`, an `ExecutionStore` (see the package docstring).
 """
 
 from __future__ import annotations

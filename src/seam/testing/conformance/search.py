@@ -1,9 +1,7 @@
 """The `SessionCatalogue` conformance suite, its full-text search half: any text a person
 types is a valid query (hostile ones included), hits and snippets are alike everywhere.
 
-Every test takes two fixtures: `clock` (a `ManualClock`) and `store` (a fresh, empty
-store built with that clock; a whole `SessionStore`, since a test needs sessions to
-exist before it can check this protocol's part).
+Fixtures: `clock` and `store`, a whole `SessionStore` (see the package docstring).
 """
 
 from __future__ import annotations

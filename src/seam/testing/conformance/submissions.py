@@ -1,8 +1,7 @@
 """The `SubmissionQueue` and `SubmissionLeases` conformance suites: admission (idempotent by
 id), listing and aborting; claims, leases, attempts, release and settling exactly once.
 
-Every test takes two fixtures: `clock` (a `ManualClock`) and `store` (a fresh, empty
-`ExecutionStore` built with that clock: submissions belong to sessions).
+Fixtures: `clock` and `store`, an `ExecutionStore` (see the package docstring).
 """
 
 from __future__ import annotations

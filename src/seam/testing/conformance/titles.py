@@ -1,8 +1,6 @@
 """The `SessionTitles` conformance suite: unique titles and the next title of a lineage.
 
-Every test takes two fixtures: `clock` (a `ManualClock`) and `store` (a fresh, empty
-store built with that clock; a whole `SessionStore`, since a test needs sessions to
-exist before it can check this protocol's part).
+Fixtures: `clock` and `store`, a whole `SessionStore` (see the package docstring).
 """
 
 from __future__ import annotations

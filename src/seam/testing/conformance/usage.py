@@ -1,9 +1,7 @@
 """The `UsageLedger` conformance suite: one model call's usage recorded, summed per
 session, kept by undo and gone with its session.
 
-Every test takes two fixtures: `clock` (a `ManualClock`) and `store` (a fresh, empty
-store built with that clock; a whole `SessionStore`, since a test needs sessions to
-exist before it can check this protocol's part).
+Fixtures: `clock` and `store`, a whole `SessionStore` (see the package docstring).
 """
 
 from __future__ import annotations
