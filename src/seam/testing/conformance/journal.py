@@ -8,11 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from seam.contracts.execution import (
-    EventRecord,
-    ExecutionStore,
-    LeaseLost,
-)
+from seam.contracts.execution import EventRecord, ExecutionStore, LeaseLost
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import UsageRecord
 from seam.testing.conformance.support import KEY, OTHER

@@ -9,9 +9,7 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import (
-    SessionStore,
-)
+from seam.contracts.sessions import SessionStore
 from seam.testing.conformance.support import assistant, user
 
 # Texts that would be FTS5 syntax errors (or silently mean something else) if passed

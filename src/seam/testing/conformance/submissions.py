@@ -10,12 +10,7 @@ import asyncio
 
 import pytest
 
-from seam.contracts.execution import (
-    ExecutionStore,
-    LeaseLost,
-    NewSubmission,
-    SubmissionConflict,
-)
+from seam.contracts.execution import ExecutionStore, LeaseLost, NewSubmission, SubmissionConflict
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.testing.clock import ManualClock

@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from seam.contracts.sessions import (
-    DuplicateTitle,
-    SessionNotFound,
-    SessionStore,
-)
+from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
 from seam.testing.clock import ManualClock
 
 

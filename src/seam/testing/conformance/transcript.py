@@ -9,11 +9,7 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import (
-    DuplicateTitle,
-    SessionNotFound,
-    SessionStore,
-)
+from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
 from seam.testing.clock import ManualClock
 from seam.testing.conformance.support import assistant, user
 

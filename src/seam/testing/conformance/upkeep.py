@@ -11,13 +11,56 @@ import json
 import pytest
 
 from seam.contracts.messages import Message, ToolCall, Usage
-from seam.contracts.sessions import (
-    SessionNotFound,
-    SessionStore,
-    UsageRecord,
-)
+from seam.contracts.sessions import SessionNotFound, SessionStore, UsageRecord
 from seam.testing.clock import ManualClock
 from seam.testing.conformance.support import assistant, user
+
+# What `export` gives for the transcript and usage `test_export_is_json_ready_and_complete`
+# stores, on every backend.
+EXPORTED_MESSAGES = [
+    {
+        "role": "user",
+        "content": "Größe? 🙂",
+        "tool_calls": [],
+        "tool_call_id": None,
+        "name": None,
+        "interrupted": False,
+    },
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "c1", "name": "read_file", "arguments": '{"path":"a"}'}],
+        "tool_call_id": None,
+        "name": None,
+        "interrupted": False,
+    },
+    {
+        "role": "tool",
+        "content": "body",
+        "tool_calls": [],
+        "tool_call_id": "c1",
+        "name": "read_file",
+        "interrupted": False,
+    },
+    {
+        "role": "assistant",
+        "content": "cut",
+        "tool_calls": [],
+        "tool_call_id": None,
+        "name": None,
+        "interrupted": True,
+    },
+]
+EXPORTED_USAGE = {
+    "calls": 1,
+    "input_tokens": 10,
+    "output_tokens": 2,
+    "cache_read_tokens": 1,
+    "cache_write_tokens": 0,
+    "reasoning_tokens": 0,
+    "cost_usd": 0.125,
+    "unpriced_calls": 0,
+}
 
 
 class SessionUpkeepSuite:
@@ -101,50 +144,8 @@ class SessionUpkeepSuite:
         assert exported["ended"] is True
         assert exported["ended_at"] == clock.now
         assert exported["message_count"] == 4
-        assert exported["messages"] == [
-            {
-                "role": "user",
-                "content": "Größe? 🙂",
-                "tool_calls": [],
-                "tool_call_id": None,
-                "name": None,
-                "interrupted": False,
-            },
-            {
-                "role": "assistant",
-                "content": "",
-                "tool_calls": [{"id": "c1", "name": "read_file", "arguments": '{"path":"a"}'}],
-                "tool_call_id": None,
-                "name": None,
-                "interrupted": False,
-            },
-            {
-                "role": "tool",
-                "content": "body",
-                "tool_calls": [],
-                "tool_call_id": "c1",
-                "name": "read_file",
-                "interrupted": False,
-            },
-            {
-                "role": "assistant",
-                "content": "cut",
-                "tool_calls": [],
-                "tool_call_id": None,
-                "name": None,
-                "interrupted": True,
-            },
-        ]
-        assert exported["usage"] == {
-            "calls": 1,
-            "input_tokens": 10,
-            "output_tokens": 2,
-            "cache_read_tokens": 1,
-            "cache_write_tokens": 0,
-            "reasoning_tokens": 0,
-            "cost_usd": 0.125,
-            "unpriced_calls": 0,
-        }
+        assert exported["messages"] == EXPORTED_MESSAGES
+        assert exported["usage"] == EXPORTED_USAGE
 
     async def test_export_unknown_names_it(self, store: SessionStore) -> None:
         with pytest.raises(SessionNotFound, match="ghost-key"):
