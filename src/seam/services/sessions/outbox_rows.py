@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from seam.contracts.outbox import OutboxItem
+from seam.contracts.outbox import OutboxItem, OutboxStatus
 
 OUTBOX_COLUMNS = (
     "key, target, payload, status, created_at, updated_at, attempts, next_attempt_at,"
@@ -40,6 +40,39 @@ def outbox_from_row(row: Sequence[Any]) -> OutboxItem:
         delivered_id=delivered_id,
         source=source,
     )
+
+
+def items_query(
+    *,
+    source: str | None,
+    target_prefix: str | None,
+    status: OutboxStatus | None,
+    named: Callable[[str], str],
+    starts_with: str,
+    tie_break: str,
+) -> str:
+    """`outbox_items`' query, filtered by what is given, over `items_params`.
+
+    The backends differ only in spelling: `named(n)` is a named parameter (`:n` on SQLite,
+    `%(n)s` for psycopg), `starts_with` the literal test of `target` against the `prefix`
+    parameter, `tie_break` the insertion order after `created_at` (rowid, seq)."""
+    where = ["1 = 1"]
+    if source is not None:
+        where.append(f"source = {named('source')}")
+    if target_prefix is not None:
+        where.append(starts_with)
+    if status is not None:
+        where.append(f"status = {named('status')}")
+    return (
+        f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE {' AND '.join(where)}"
+        f" ORDER BY created_at, {tie_break} LIMIT {named('limit')}"
+    )
+
+
+def items_params(
+    source: str | None, target_prefix: str | None, status: OutboxStatus | None, limit: int
+) -> dict[str, Any]:
+    return {"source": source, "prefix": target_prefix, "status": status, "limit": max(limit, 0)}
 
 
 def _text(value: str | bytes | memoryview) -> str:

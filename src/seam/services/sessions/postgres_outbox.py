@@ -16,10 +16,15 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from psycopg import AsyncConnection, sql
+from psycopg import AsyncConnection
 
 from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
-from seam.services.sessions.outbox_rows import OUTBOX_COLUMNS, outbox_from_row
+from seam.services.sessions.outbox_rows import (
+    OUTBOX_COLUMNS,
+    items_params,
+    items_query,
+    outbox_from_row,
+)
 from seam.services.sessions.postgres_channels import CHANNEL, outbox_note
 from seam.services.sessions.postgres_rows import Params, encode
 
@@ -153,25 +158,15 @@ class PostgresOutbox:
         status: OutboxStatus | None = None,
         limit: int = 100,
     ) -> Sequence[OutboxItem]:
-        where = [sql.SQL("true")]
-        if source is not None:
-            where.append(sql.SQL("source = %(source)s"))
-        if target_prefix is not None:
-            where.append(sql.SQL("starts_with(target, %(prefix)s)"))
-        if status is not None:
-            where.append(sql.SQL("status = %(status)s"))
-        query = sql.SQL(
-            "SELECT {columns} FROM outbox WHERE {where} ORDER BY created_at, seq LIMIT %(limit)s"
-        ).format(columns=sql.SQL(OUTBOX_COLUMNS), where=sql.SQL(" AND ").join(where))
-        rows = await self._all(
-            query,
-            {
-                "source": source,
-                "prefix": target_prefix,
-                "status": status,
-                "limit": max(limit, 0),
-            },
+        query = items_query(
+            source=source,
+            target_prefix=target_prefix,
+            status=status,
+            named=lambda name: f"%({name})s",
+            starts_with="starts_with(target, %(prefix)s)",
+            tie_break="seq",
         )
+        rows = await self._all(query, items_params(source, target_prefix, status, limit))
         return [outbox_from_row(row) for row in rows]
 
     async def wait_for_outbox(self, seconds: float) -> None:
