@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from seam.contracts.outbox import OutboxItem, OutboxStatus
@@ -42,30 +43,35 @@ def outbox_from_row(row: Sequence[Any]) -> OutboxItem:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class ItemsDialect:
+    """How a backend spells `outbox_items`' query: `named(n)` is a named parameter (`:n`
+    on SQLite, `%(n)s` for psycopg), `starts_with` the literal test of `target` against
+    the `prefix` parameter, `tie_break` the insertion order after `created_at`."""
+
+    named: Callable[[str], str]
+    starts_with: str
+    tie_break: str
+
+
 def items_query(
-    *,
+    dialect: ItemsDialect,
     source: str | None,
     target_prefix: str | None,
     status: OutboxStatus | None,
-    named: Callable[[str], str],
-    starts_with: str,
-    tie_break: str,
 ) -> str:
-    """`outbox_items`' query, filtered by what is given, over `items_params`.
-
-    The backends differ only in spelling: `named(n)` is a named parameter (`:n` on SQLite,
-    `%(n)s` for psycopg), `starts_with` the literal test of `target` against the `prefix`
-    parameter, `tie_break` the insertion order after `created_at` (rowid, seq)."""
+    """`outbox_items`' query, filtered by what is given, over `items_params`."""
+    named = dialect.named
     where = ["1 = 1"]
     if source is not None:
         where.append(f"source = {named('source')}")
     if target_prefix is not None:
-        where.append(starts_with)
+        where.append(dialect.starts_with)
     if status is not None:
         where.append(f"status = {named('status')}")
     return (
         f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE {' AND '.join(where)}"
-        f" ORDER BY created_at, {tie_break} LIMIT {named('limit')}"
+        f" ORDER BY created_at, {dialect.tie_break} LIMIT {named('limit')}"
     )
 
 

@@ -1,4 +1,5 @@
-"""The PostgreSQL store's NOTIFY channels and their payloads, in one leaf module.
+"""The PostgreSQL store's NOTIFY channels, their payloads and the local wake-up they
+set, in one leaf module.
 
 The store, its listener and its mixins (outbox, approvals) all send or listen on these;
 naming them here, below every one of them, keeps those modules from importing each other
@@ -6,6 +7,9 @@ for a constant (they used to, which made an import circle).
 """
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
 
 # One channel for every Seam schema; the payload names the schema the work is in.
 CHANNEL = "seam_submissions"
@@ -20,4 +24,13 @@ def outbox_note(schema: str) -> str:
     return f"{schema}:outbox"
 
 
-__all__ = ["APPROVALS_CHANNEL", "CHANNEL", "CONNECT_TIMEOUT", "outbox_note"]
+async def wait_and_clear(event: asyncio.Event, seconds: float) -> None:
+    """Wait up to `seconds` for the local wake-up a notification sets (work admitted, an
+    item enqueued), then clear it for the next wait."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    event.clear()
+
+
+__all__ = ["APPROVALS_CHANNEL", "CHANNEL", "CONNECT_TIMEOUT", "outbox_note", "wait_and_clear"]

@@ -22,6 +22,7 @@ from seam.services.sessions.postgres_channels import (
     CHANNEL,
     CONNECT_TIMEOUT,
     outbox_note,
+    wait_and_clear,
 )
 
 # The store's logger: the listener's warnings read as the store's, as they always have.
@@ -108,12 +109,7 @@ class PostgresListener:
 
     async def wait_for_work(self, seconds: float) -> None:
         await self._ensure_listening()
-        try:
-            async with asyncio.timeout(seconds):
-                await self._wake.wait()
-        except TimeoutError:
-            pass
-        self._wake.clear()
+        await wait_and_clear(self._wake, seconds)
 
 
 def describe_url(url: str) -> str:

@@ -21,11 +21,12 @@ from psycopg import AsyncConnection
 from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
+    ItemsDialect,
     items_params,
     items_query,
     outbox_from_row,
 )
-from seam.services.sessions.postgres_channels import CHANNEL, outbox_note
+from seam.services.sessions.postgres_channels import CHANNEL, outbox_note, wait_and_clear
 from seam.services.sessions.postgres_rows import Params, encode
 
 # The migration `postgres_schema` appends: one row per outgoing message. Idempotent, so a
@@ -49,6 +50,9 @@ OUTBOX_MIGRATION: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS outbox_source ON outbox (source) WHERE source IS NOT NULL",
 )
 
+_ITEMS = ItemsDialect(
+    named=lambda name: f"%({name})s", starts_with="starts_with(target, %(prefix)s)", tie_break="seq"
+)
 _COLUMNS = ", ".join(f"o.{name.strip()}" for name in OUTBOX_COLUMNS.split(","))
 
 
@@ -158,26 +162,14 @@ class PostgresOutbox:
         status: OutboxStatus | None = None,
         limit: int = 100,
     ) -> Sequence[OutboxItem]:
-        query = items_query(
-            source=source,
-            target_prefix=target_prefix,
-            status=status,
-            named=lambda name: f"%({name})s",
-            starts_with="starts_with(target, %(prefix)s)",
-            tie_break="seq",
-        )
+        query = items_query(_ITEMS, source, target_prefix, status)
         rows = await self._all(query, items_params(source, target_prefix, status, limit))
         return [outbox_from_row(row) for row in rows]
 
     async def wait_for_outbox(self, seconds: float) -> None:
         """Until an item is enqueued anywhere (the NOTIFY) or `seconds` pass."""
         await self._ensure_listening()
-        try:
-            async with asyncio.timeout(seconds):
-                await self._outbox_wake.wait()
-        except TimeoutError:
-            pass
-        self._outbox_wake.clear()
+        await wait_and_clear(self._outbox_wake, seconds)
 
     async def _must(self, key: str) -> OutboxItem:
         item = await self.outbox_item(key)

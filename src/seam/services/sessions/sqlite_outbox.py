@@ -20,6 +20,7 @@ from functools import partial
 from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
+    ItemsDialect,
     items_params,
     items_query,
     outbox_from_row,
@@ -51,6 +52,7 @@ POLL_SECONDS = 0.5
 
 # A literal prefix match (LIKE would treat `_` and `%` in a path as patterns).
 _PREFIX = "substr(target, 1, length(:prefix)) = :prefix"
+_ITEMS = ItemsDialect(named=lambda name: f":{name}", starts_with=_PREFIX, tie_break="rowid")
 
 
 class SQLiteOutbox:
@@ -151,14 +153,7 @@ class SQLiteOutbox:
         status: OutboxStatus | None = None,
         limit: int = 100,
     ) -> Sequence[OutboxItem]:
-        sql = items_query(
-            source=source,
-            target_prefix=target_prefix,
-            status=status,
-            named=lambda name: f":{name}",
-            starts_with=_PREFIX,
-            tie_break="rowid",
-        )
+        sql = items_query(_ITEMS, source, target_prefix, status)
         params = items_params(source, target_prefix, status, limit)
 
         def read(db: sqlite3.Connection) -> list[OutboxItem]:
