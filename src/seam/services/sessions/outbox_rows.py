@@ -59,8 +59,9 @@ def items_query(
     source: str | None,
     target_prefix: str | None,
     status: OutboxStatus | None,
-) -> str:
-    """`outbox_items`' query, filtered by what is given, over `items_params`."""
+    limit: int,
+) -> tuple[str, dict[str, Any]]:
+    """`outbox_items`' query, filtered by what is given, and its named parameters."""
     named = dialect.named
     where = ["1 = 1"]
     if source is not None:
@@ -69,16 +70,12 @@ def items_query(
         where.append(dialect.starts_with)
     if status is not None:
         where.append(f"status = {named('status')}")
-    return (
+    query = (
         f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE {' AND '.join(where)}"
         f" ORDER BY created_at, {dialect.tie_break} LIMIT {named('limit')}"
     )
-
-
-def items_params(
-    source: str | None, target_prefix: str | None, status: OutboxStatus | None, limit: int
-) -> dict[str, Any]:
-    return {"source": source, "prefix": target_prefix, "status": status, "limit": max(limit, 0)}
+    params = {"source": source, "prefix": target_prefix, "status": status, "limit": max(limit, 0)}
+    return query, params
 
 
 def _text(value: str | bytes | memoryview) -> str:

@@ -22,7 +22,6 @@ from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
-    items_params,
     items_query,
     outbox_from_row,
 )
@@ -162,8 +161,7 @@ class PostgresOutbox:
         status: OutboxStatus | None = None,
         limit: int = 100,
     ) -> Sequence[OutboxItem]:
-        query = items_query(_ITEMS, source, target_prefix, status)
-        rows = await self._all(query, items_params(source, target_prefix, status, limit))
+        rows = await self._all(*items_query(_ITEMS, source, target_prefix, status, limit))
         return [outbox_from_row(row) for row in rows]
 
     async def wait_for_outbox(self, seconds: float) -> None:

@@ -21,7 +21,6 @@ from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
-    items_params,
     items_query,
     outbox_from_row,
 )
@@ -153,8 +152,7 @@ class SQLiteOutbox:
         status: OutboxStatus | None = None,
         limit: int = 100,
     ) -> Sequence[OutboxItem]:
-        sql = items_query(_ITEMS, source, target_prefix, status)
-        params = items_params(source, target_prefix, status, limit)
+        sql, params = items_query(_ITEMS, source, target_prefix, status, limit)
 
         def read(db: sqlite3.Connection) -> list[OutboxItem]:
             return [outbox_from_row(row) for row in db.execute(sql, params).fetchall()]
