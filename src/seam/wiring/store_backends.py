@@ -9,11 +9,13 @@ line in `STORE_BACKENDS`.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Protocol
+
 from seam.contracts.execution import ExecutionStore
 from seam.contracts.store_backend import StoreBackend, StoreLocation
 from seam.services.sessions.postgres_backend import POSTGRES
 from seam.services.sessions.sqlite_backend import SQLITE
-from seam.wiring.settings import Settings
 
 STORE_BACKENDS: tuple[StoreBackend, ...] = (
     SQLITE,
@@ -32,7 +34,18 @@ def backend_for(url: str | None) -> StoreBackend:
     raise ValueError(f"must be a {' or '.join(schemes)} URL, got {shown!r}")
 
 
-def store_location(settings: Settings) -> StoreLocation:
+class StoreSettings(Protocol):
+    """What `store_location` reads of `Settings` (typed here, not imported: the settings
+    check a store URL against this registry, so importing them back made a circle)."""
+
+    @property
+    def store_url(self) -> str | None: ...
+
+    @property
+    def store_path(self) -> Path: ...
+
+
+def store_location(settings: StoreSettings) -> StoreLocation:
     return StoreLocation(url=settings.store_url, path=str(settings.store_path))
 
 
