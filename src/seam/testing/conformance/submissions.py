@@ -14,7 +14,7 @@ from seam.contracts.execution import ExecutionStore, LeaseLost, NewSubmission, S
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.testing.clock import ManualClock
-from seam.testing.conformance.support import KEY, OTHER
+from seam.testing.conformance.support import KEY, OTHER, admit_two
 from seam.testing.conformance.support import admit as _admit
 
 
@@ -106,11 +106,7 @@ class SubmissionLeasesSuite:
     async def test_claim_leases_the_oldest_and_counts_an_attempt(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await store.create(OTHER)
-        await _admit(store, "a", KEY)
-        clock.advance()
-        await _admit(store, "b", OTHER)
+        await admit_two(store, clock, OTHER)
         sub = await store.claim("w1", lease=30)
         assert sub is not None and sub.id == "a"
         assert (sub.state, sub.lease_owner, sub.attempts) == ("running", "w1", 1)
@@ -122,10 +118,7 @@ class SubmissionLeasesSuite:
     async def test_one_running_submission_per_session(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        clock.advance()
-        await _admit(store, "b")
+        await admit_two(store, clock)
         first = await store.claim("w1")
         assert first is not None and first.id == "a"
         # b queues behind a: messages of one session never interleave.
@@ -137,10 +130,7 @@ class SubmissionLeasesSuite:
     async def test_a_queued_submission_waits_behind_a_reclaimable_one(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        clock.advance()
-        await _admit(store, "b")
+        await admit_two(store, clock)
         await store.claim("w1", lease=10)
         # w1 died or stalled: a is unsettled, so b must not start on top of its transcript.
         assert await store.claim("w2", submission_id="b", dead_owners=["w1"]) is None
@@ -152,11 +142,7 @@ class SubmissionLeasesSuite:
     async def test_claim_a_given_submission(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await store.create(OTHER)
-        await _admit(store, "a", KEY)
-        clock.advance()
-        await _admit(store, "b", OTHER)
+        await admit_two(store, clock, OTHER)
         sub = await store.claim("w1", submission_id="b")
         assert sub is not None and sub.id == "b"
         assert await store.claim("w2", submission_id="b") is None
