@@ -1,4 +1,4 @@
-"""The `ApprovalAnswers` contract (answers relayed between processes), on every backend.
+"""The `ApprovalAnswers` protocol (answers relayed between processes), on every backend.
 
 `twin` is a second store over the same data (the same object in memory, a second
 connection to the same SQLite file or PostgreSQL schema): what another process sees.
@@ -6,117 +6,35 @@ connection to the same SQLite file or PostgreSQL schema): what another process s
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from seam.contracts.approval_answers import ApprovalAnswers
-from seam.contracts.sessions import SessionNotFound
 from seam.core.execution import InMemoryExecutionStore
-from seam.services.sessions.postgres import PostgresStore
-from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.testing.clock import ManualClock
+from seam.testing.conformance.approval_relay import ApprovalRelaySuite
 
-from .backends import BACKENDS, open_backend
-from .session_store_suite import ManualClock
-
-KEY = 'agent-session:["t","default","main"]'
+from .backends import open_backend, twin_of
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=BACKENDS)
 async def store(
-    request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
+    backend: str, request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[Any]:
-    backend = await open_backend(request, clock, tmp_path, InMemoryExecutionStore)
-    yield backend
-    await backend.aclose()
+    opened = await open_backend(backend, request, clock, tmp_path, InMemoryExecutionStore)
+    yield opened
+    await opened.aclose()
 
 
 @pytest.fixture
 async def twin(
-    request: pytest.FixtureRequest, store: Any, clock: ManualClock, tmp_path: Path
+    store: Any, backend: str, request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[Any]:
-    if isinstance(store, SQLiteSessionStore):
-        other: Any = SQLiteSessionStore(str(tmp_path / "sessions.db"), clock=clock)
-    elif isinstance(store, PostgresStore):
-        other = await PostgresStore.connect(
-            request.getfixturevalue("postgres_url"),
-            clock=clock,
-            schema=request.getfixturevalue("postgres_schema"),
-        )
-    else:
-        yield store
-        return
-    yield other
-    await other.aclose()
+    async for other in twin_of(store, backend, request, clock, tmp_path):
+        yield other
 
 
-async def test_every_store_carries_approval_answers(store: Any) -> None:
-    assert isinstance(store, ApprovalAnswers)
-
-
-async def test_the_first_answer_wins(store: Any, twin: Any) -> None:
-    await store.create(KEY)
-    assert await store.approval_answer(KEY, "c1") is None
-    assert await twin.answer_approval(KEY, "c1", "once") is True
-    assert await store.answer_approval(KEY, "c1", "deny") is False
-    assert await twin.answer_approval(KEY, "c1", "once") is False
-    assert await store.approval_answer(KEY, "c1") == "once"
-    assert await twin.approval_answer(KEY, "c1") == "once"
-    # Another call of the same session is its own question.
-    assert await store.answer_approval(KEY, "c2", "always_deny") is True
-    assert await twin.approval_answer(KEY, "c2") == "always_deny"
-
-
-async def test_an_unknown_session_is_refused(store: Any) -> None:
-    with pytest.raises(SessionNotFound):
-        await store.answer_approval(KEY, "c1", "once")
-
-
-async def test_a_waiter_gets_an_answer_stored_elsewhere(store: Any, twin: Any) -> None:
-    await store.create(KEY)
-    waiting = asyncio.ensure_future(store.wait_for_approval_answer(KEY, "c1", 30.0))
-    await asyncio.sleep(0)  # let it start (and read nothing)
-    assert not waiting.done()
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    assert await twin.answer_approval(KEY, "c1", "session") is True
-    assert await asyncio.wait_for(waiting, 10.0) == "session"
-    # Well within the store's safety re-check: the relay woke the waiter.
-    assert loop.time() - started < 2.0
-
-
-async def test_a_stored_answer_is_returned_at_once(store: Any) -> None:
-    await store.create(KEY)
-    await store.answer_approval(KEY, "c1", "deny")
-    assert await store.wait_for_approval_answer(KEY, "c1", 30.0) == "deny"
-
-
-async def test_no_answer_within_the_time_is_none(store: Any) -> None:
-    await store.create(KEY)
-    assert await store.wait_for_approval_answer(KEY, "c1", 0.2) is None
-
-
-async def test_deleting_the_session_deletes_its_answers(store: Any) -> None:
-    await store.create(KEY)
-    await store.answer_approval(KEY, "c1", "once")
-    await store.delete(KEY)
-    await store.create(KEY)
-    assert await store.approval_answer(KEY, "c1") is None
-    assert await store.answer_approval(KEY, "c1", "deny") is True
-
-
-async def test_clearing_lets_a_repeated_call_id_be_asked_again(store: Any, twin: Any) -> None:
-    await store.create(KEY)
-    await store.answer_approval(KEY, "call_0", "once")
-    await store.clear_approval(KEY, "call_0")
-    assert await twin.approval_answer(KEY, "call_0") is None
-    assert await twin.answer_approval(KEY, "call_0", "deny") is True
-    await store.clear_approval(KEY, "never-asked")  # nothing to clear is fine
+class TestApprovalAnswers(ApprovalRelaySuite):
+    pass

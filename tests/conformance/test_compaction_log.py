@@ -1,52 +1,33 @@
-"""Every built-in session store keeps compaction records (`CompactionLog`), per session,
-oldest first, gone with their session; SQLite keeps them across a reopen."""
+"""Every store backend keeps compaction records (`CompactionLogSuite`: per session, oldest
+first, gone with their session); SQLite keeps them across a reopen."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from seam.contracts import SessionNotFound
-from seam.contracts.context import CompactionLog, CompactionRecord
 from seam.core import InMemorySessionStore
 from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.testing.clock import ManualClock
+from seam.testing.conformance.compaction_log import FIRST, CompactionLogSuite
 
-FIRST = CompactionRecord(40, 25, 45, 24, 3_100, 1_400, 12.5, "threshold", True, 1_000.0)
-SECOND = CompactionRecord(70, 60, 30, 22, 3_050, 2_000, 0.4, "overflow", False, 2_000.0)
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> CompactionLog:
-    if request.param == "memory":
-        return InMemorySessionStore()
-    if request.param == "postgres":
-        from seam.services.sessions.postgres import PostgresStore
-
-        url = request.getfixturevalue("postgres_url")
-        return PostgresStore(url, schema=request.getfixturevalue("postgres_schema"))
-    return SQLiteSessionStore(str(tmp_path / "sessions.db"))
+from .backends import open_backend
 
 
-async def test_records_are_kept_per_session_in_order(store: CompactionLog) -> None:
-    sessions = store
-    assert isinstance(sessions, CompactionLog)
-    await sessions.create("a")  # type: ignore[attr-defined]
-    await sessions.create("b")  # type: ignore[attr-defined]
-    assert await sessions.compactions("a") == []
-    await sessions.record_compaction("a", FIRST)
-    await sessions.record_compaction("b", SECOND)
-    await sessions.record_compaction("a", SECOND)
-    assert await sessions.compactions("a") == [FIRST, SECOND]
-    assert await sessions.compactions("b") == [SECOND]
-    with pytest.raises(SessionNotFound):
-        await sessions.record_compaction("nobody", FIRST)
-    with pytest.raises(SessionNotFound):
-        await sessions.compactions("nobody")
-    assert await sessions.delete("a")  # type: ignore[attr-defined]
-    await sessions.create("a")  # type: ignore[attr-defined]
-    assert await sessions.compactions("a") == []
-    await sessions.aclose()  # type: ignore[attr-defined]
+@pytest.fixture
+async def store(
+    backend: str, request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
+) -> AsyncIterator[Any]:
+    opened = await open_backend(backend, request, clock, tmp_path, InMemorySessionStore)
+    yield opened
+    await opened.aclose()
+
+
+class TestCompactionLog(CompactionLogSuite):
+    pass
 
 
 async def test_sqlite_keeps_records_across_a_reopen(tmp_path: Path) -> None:

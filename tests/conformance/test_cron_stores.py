@@ -1,4 +1,5 @@
-"""The cron store contract, run against every backend."""
+"""The cron protocols (`CronStoreSuite`: CronJobBook, CronRunLedger), run against every
+backend."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import pytest
 
 from seam.contracts.cron import CronStore
 from seam.core.cron import InMemoryCronStore
+from seam.testing.clock import ManualClock
+from seam.testing.conformance.cron import CronStoreSuite, claim, job
 
-from .backends import BACKENDS, open_backend
-from .cron_suite import CronStoreSuite
-from .session_store_suite import ManualClock
+from .backends import open_backend
 
 
 class _Holder:
@@ -28,36 +29,29 @@ class _Holder:
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=BACKENDS)
 async def cron(
-    request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
+    backend: str, request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[CronStore]:
-    backend: Any = await open_backend(request, clock, tmp_path, _Holder)
-    assert isinstance(backend.cron, CronStore)
-    yield backend.cron
-    await backend.aclose()
+    opened: Any = await open_backend(backend, request, clock, tmp_path, _Holder)
+    assert isinstance(opened.cron, CronStore)
+    yield opened.cron
+    await opened.aclose()
 
 
 class TestCronStore(CronStoreSuite):
     pass
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
 async def test_two_store_objects_claim_each_slot_once(
-    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """Two processes' stores over one database, claiming the same 20 slots at once."""
     from seam.services.sessions.postgres import PostgresStore
     from seam.services.sessions.sqlite import SQLiteSessionStore
 
-    from .cron_suite import claim, job
-
     stores: list[Any]
-    if backend == "sqlite":
+    if kind == "sqlite":
         path = str(tmp_path / "shared.db")
         stores = [SQLiteSessionStore(path), SQLiteSessionStore(path)]
     else:

@@ -1,4 +1,5 @@
-"""The execution store contract, run against every backend."""
+"""The execution protocols (`ExecutionStoreSuite`: SubmissionQueue, SubmissionLeases,
+TurnJournal, EventLog), run against every backend."""
 
 from __future__ import annotations
 
@@ -9,24 +10,21 @@ import pytest
 
 from seam.contracts.execution import ExecutionStore
 from seam.core.execution import InMemoryExecutionStore
+from seam.testing.clock import ManualClock
+from seam.testing.conformance.execution_store import ExecutionStoreSuite
 
-from .backends import BACKENDS, open_backend
-from .execution_store_suite import ExecutionStoreSuite
-from .session_store_suite import ManualClock
+from .backends import open_backend
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=BACKENDS)
 async def store(
-    request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
+    backend: str, request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[ExecutionStore]:
-    backend: ExecutionStore = await open_backend(request, clock, tmp_path, InMemoryExecutionStore)
-    yield backend
-    await backend.aclose()
+    opened: ExecutionStore = await open_backend(
+        backend, request, clock, tmp_path, InMemoryExecutionStore
+    )
+    yield opened
+    await opened.aclose()
 
 
 class TestExecutionStore(ExecutionStoreSuite):

@@ -1,4 +1,5 @@
-"""The session store contract, run against every backend."""
+"""The conversation store's protocols (`SessionStoreSuite`: Transcript, SessionTitles,
+SessionCatalogue, SessionUpkeep, UsageLedger), run against every backend."""
 
 from __future__ import annotations
 
@@ -9,23 +10,21 @@ import pytest
 
 from seam.contracts.sessions import SessionStore
 from seam.core.sessions import InMemorySessionStore
+from seam.testing.clock import ManualClock
+from seam.testing.conformance.session_store import SessionStoreSuite
 
-from .backends import BACKENDS, open_backend
-from .session_store_suite import ManualClock, SessionStoreSuite
+from .backends import open_backend
 
 
 @pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
-
-
-@pytest.fixture(params=BACKENDS)
 async def store(
-    request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
+    backend: str, request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
 ) -> AsyncIterator[SessionStore]:
-    backend: SessionStore = await open_backend(request, clock, tmp_path, InMemorySessionStore)
-    yield backend
-    await backend.aclose()
+    opened: SessionStore = await open_backend(
+        backend, request, clock, tmp_path, InMemorySessionStore
+    )
+    yield opened
+    await opened.aclose()
 
 
 class TestSessionStore(SessionStoreSuite):

@@ -13,9 +13,8 @@ import pytest
 
 from seam.services.sessions.postgres import PostgresStore
 from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.testing.conformance.faults import FaultSuite, Faulty
 from tests.chaos.infra import pg_available, throwaway_postgres
-
-from .fault_suite import FaultSuite, Faulty
 
 
 async def _sqlite(tmp_path: Path) -> AsyncIterator[Faulty]:

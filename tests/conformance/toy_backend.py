@@ -1,9 +1,12 @@
-"""A store backend from one file: what a new backend's author writes to have the
-conformance suites run against it (then one line in `backends.TEST_BACKENDS`, or in
-`wiring/store_backends.py` for a backend the runtime can pick).
+"""A store backend from one file: what a new backend's author writes to have every
+store protocol's conformance suite (`seam.testing.conformance`) run against it, then one
+line in `backends.TEST_BACKENDS` (or in `wiring/store_backends.py` for a backend the
+runtime can pick). See docs/stores.md.
 
 The toy keeps everything in memory, as the in-memory stores do, behind a `toy://` URL:
-each URL names one store for the life of the process.
+each URL names one store for the life of the process, and the conformance hook keeps one
+store per location, so opening it twice gives two handles on the same data (the suites'
+`twin`, as a second process would see it).
 """
 
 from __future__ import annotations
@@ -38,8 +41,12 @@ async def check(where: StoreLocation) -> StoreCheck:
     return StoreCheck(True, f"toy store {where.url} ({sessions} sessions)")
 
 
+_CONFORMANCE: dict[str, ToyStore] = {}
+
+
 async def conformance(fixture: Callable[[str], Any], where: StoreLocation) -> ExecutionStore:
-    return ToyStore(where.clock)
+    """A fresh store per test (each test's location is its own folder)."""
+    return _CONFORMANCE.setdefault(where.path, ToyStore(where.clock))
 
 
 TOY_STORE = StoreBackend(

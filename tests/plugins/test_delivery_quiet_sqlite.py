@@ -10,8 +10,8 @@ from seam.plugins.delivery.router import DeliveryRouter
 from seam.plugins.delivery.senders import FileSender
 from seam.plugins.dnd.checker import FileDndChecker
 from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.testing.clock import ManualClock
 from seam.wiring.delivery import dnd_command
-from tests.conformance.session_store_suite import ManualClock
 
 NOON = 1_781_092_800.0
 

@@ -14,7 +14,7 @@ from seam.plugins.delivery.quiet import held_count, hold_queued, release_held
 from seam.plugins.delivery.router import HELD_FOREVER, DeliveryRouter
 from seam.plugins.dnd.checker import FileDndChecker
 from seam.plugins.dnd.rules import make_rule
-from tests.conformance.session_store_suite import ManualClock
+from seam.testing.clock import ManualClock
 
 NOON = 1_781_092_800.0  # 2026-06-10 12:00 UTC, a Wednesday
 HOUR = 3600.0

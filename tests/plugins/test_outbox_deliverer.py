@@ -16,7 +16,7 @@ from seam.plugins.delivery.outbox_worker import STOPPED, OutboxDeliverer
 from seam.plugins.delivery.senders import DeliveryFailed, FileSender, WebhookSender
 from seam.services.sessions.postgres import PostgresStore
 from seam.services.sessions.sqlite import SQLiteSessionStore
-from tests.conformance.session_store_suite import ManualClock
+from seam.testing.clock import ManualClock
 from tests.support.webhook_server import webhook_receiver
 
 Outcome = BaseException | str | None

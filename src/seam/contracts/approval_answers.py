@@ -21,6 +21,9 @@ from typing import Protocol, runtime_checkable
 
 @runtime_checkable
 class ApprovalAnswers(Protocol):
+    """The approval relay: the process running a turn waits here for an answer given in
+    another process (the web API, the gateway), and records the one it acted on."""
+
     async def answer_approval(self, session_key: str, call_id: str, decision: str) -> bool:
         """Store the answer to `call_id`'s approval request; False (and nothing changes)
         when it already has one. Raises `SessionNotFound` for an unknown session."""

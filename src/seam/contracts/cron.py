@@ -108,7 +108,12 @@ def is_failure(outcome: RunOutcome | None, delivery: DeliveryStatus) -> bool | N
 
 
 @runtime_checkable
-class CronStore(Protocol):
+class CronJobBook(Protocol):
+    """The jobs themselves: what to run and when it is next due.
+
+    For `seam cron` and the cron tool (add, list, pause, remove) and the scheduler (the
+    enabled jobs, and moving each one's next due time on)."""
+
     async def upsert(self, job: CronJob) -> CronJob:
         """Create the job, or replace the stored one with the same id."""
         ...
@@ -134,6 +139,14 @@ class CronStore(Protocol):
     async def set_paused(self, job_id: str, paused: bool) -> CronJob:
         """Pause or resume; resuming also clears the failure streak. Raises CronJobNotFound."""
         ...
+
+
+@runtime_checkable
+class CronRunLedger(Protocol):
+    """The run ledger: one row per due slot, claimed once by whichever scheduler is first.
+
+    For the scheduler (claim a slot, record how its run ended and what became of its
+    reply) and `seam cron runs` / the web API (a job's history)."""
 
     async def claim_slot(
         self,
@@ -176,6 +189,12 @@ class CronStore(Protocol):
         """Runs whose delivery is still pending or on its way (`pending`, `queued`,
         `held`), oldest first: what a scheduler looks after on start and every tick."""
         ...
+
+
+@runtime_checkable
+class CronStore(CronJobBook, CronRunLedger, Protocol):
+    """Jobs and their run ledger together, as every backend keeps them (a store's
+    `cron` view)."""
 
 
 class CronKind(Protocol):

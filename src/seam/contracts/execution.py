@@ -128,7 +128,12 @@ def lease_lost_message(sub: Submission, owner: str) -> str:
 
 
 @runtime_checkable
-class ExecutionStore(SessionStore, Protocol):
+class SubmissionQueue(Protocol):
+    """Turns asked for and watched: queue a user message, see how it is going, stop it.
+
+    For the surfaces that start turns (`Session.submit`, the web API, the gateway, cron)
+    and show or abort them (`seam sessions`, `/stop`, the unsettled-turns check)."""
+
     async def admit(self, submission: NewSubmission) -> Submission:
         """Queue a submission. The same id with the same payload returns the stored one
         unchanged; the same id with another payload raises SubmissionConflict. Raises
@@ -146,6 +151,19 @@ class ExecutionStore(SessionStore, Protocol):
     ) -> list[Submission]:
         """Oldest first."""
         ...
+
+    async def request_abort(self, submission_id: str) -> Submission:
+        """A queued submission settles `aborted` at once; a running one is flagged and its
+        owner settles it. Settled submissions are returned unchanged."""
+        ...
+
+
+@runtime_checkable
+class SubmissionLeases(Protocol):
+    """Running queued turns: lease one, keep the lease, settle it or hand it back.
+
+    For the `Coordinator` (and so every worker, `seam serve` and the gateway): one owner
+    at a time runs a submission, and a dead owner's lease runs out for another."""
 
     async def claim(
         self,
@@ -167,27 +185,6 @@ class ExecutionStore(SessionStore, Protocol):
 
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
         """Extend the lease. Raises LeaseLost when `owner` no longer holds it."""
-        ...
-
-    async def append_for(
-        self,
-        submission_id: str,
-        owner: str,
-        messages: Sequence[Message],
-        *,
-        usage: Sequence[UsageRecord] = (),
-        events: Sequence[EventRecord] = (),
-    ) -> None:
-        """Append to the submission's session, tagged with its id, and advance its
-        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it.
-
-        In the same transaction, so a turn pays one write, not three: `usage`, the
-        model calls these messages came from (as `record_usage` would record them), and
-        `events`, event records of the session (as `append_events` would store them)."""
-        ...
-
-    async def submission_messages(self, submission_id: str) -> list[Message]:
-        """The transcript messages this submission wrote, in order."""
         ...
 
     async def settle(
@@ -215,10 +212,46 @@ class ExecutionStore(SessionStore, Protocol):
         """Give a running submission back to the queue (a retry after `not_before`)."""
         ...
 
-    async def request_abort(self, submission_id: str) -> Submission:
-        """A queued submission settles `aborted` at once; a running one is flagged and its
-        owner settles it. Settled submissions are returned unchanged."""
+    async def wait_for_work(self, seconds: float) -> None:
+        """Return when a submission may have become runnable, or after `seconds`."""
         ...
+
+
+@runtime_checkable
+class TurnJournal(Protocol):
+    """A running turn's progress, written with its lease held, read back on resume.
+
+    For the turn the `Coordinator` drives (each step's messages, usage and events in one
+    transaction) and its repair after a crash (what the crashed attempt wrote)."""
+
+    async def append_for(
+        self,
+        submission_id: str,
+        owner: str,
+        messages: Sequence[Message],
+        *,
+        usage: Sequence[UsageRecord] = (),
+        events: Sequence[EventRecord] = (),
+    ) -> None:
+        """Append to the submission's session, tagged with its id, and advance its
+        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it.
+
+        In the same transaction, so a turn pays one write, not three: `usage`, the
+        model calls these messages came from (as `record_usage` would record them), and
+        `events`, event records of the session (as `append_events` would store them)."""
+        ...
+
+    async def submission_messages(self, submission_id: str) -> list[Message]:
+        """The transcript messages this submission wrote, in order."""
+        ...
+
+
+@runtime_checkable
+class EventLog(Protocol):
+    """A session's stored events, so a stream can be resumed from any sequence number.
+
+    For the event log (`seam.core.event_log`: replay), the web API's SSE streams (a
+    reconnect with `Last-Event-ID`) and the Coordinator (numbering new events)."""
 
     async def append_events(self, records: Sequence[EventRecord]) -> None: ...
 
@@ -239,6 +272,11 @@ class ExecutionStore(SessionStore, Protocol):
         """The highest stored event sequence number of the session (0 when none)."""
         ...
 
-    async def wait_for_work(self, seconds: float) -> None:
-        """Return when a submission may have become runnable, or after `seconds`."""
-        ...
+
+@runtime_checkable
+class ExecutionStore(
+    SessionStore, SubmissionQueue, SubmissionLeases, TurnJournal, EventLog, Protocol
+):
+    """The durable store wiring hands out: the conversation store plus every protocol
+    above, so any worker can finish what another began. Code that needs only part of it
+    can ask for that part."""

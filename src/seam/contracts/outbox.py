@@ -39,6 +39,10 @@ class OutboxItem:
 
 @runtime_checkable
 class Outbox(Protocol):
+    """Outgoing messages, each delivered once: producers (a turn's reply, a cron run's
+    delivery, an alert) `enqueue`; a deliverer per platform claims, sends and marks them;
+    the delivery ledger and `seam doctor` read them back."""
+
     async def enqueue(
         self,
         key: str,

@@ -200,7 +200,12 @@ def check_title(title: str) -> None:
 
 
 @runtime_checkable
-class SessionStore(Protocol):
+class Transcript(Protocol):
+    """One conversation: its row and its messages, read and written.
+
+    For `SessionFactory` and the agent loop's turns (create, load, append), and ACP and
+    the runtime, which keep where a session's turns run (`set_working_dir`)."""
+
     async def create(
         self,
         key: str,
@@ -231,16 +236,28 @@ class SessionStore(Protocol):
         """Messages `start`.. in order (negative start counts from the end)."""
         ...
 
-    async def set_title(self, key: str, title: str) -> None:
-        """Titles are unique across sessions: raises DuplicateTitle."""
+    async def touch(self, key: str) -> None:
+        """Mark activity without a message (`updated_at` = now). Raises SessionNotFound."""
         ...
-
-    async def find_by_title(self, title: str) -> SessionInfo | None: ...
 
     async def set_working_dir(self, key: str, path: str | None) -> None:
         """Store where the session's turns run (None: the runtime's own directory), so a
         process resuming it works there too. Raises SessionNotFound."""
         ...
+
+
+@runtime_checkable
+class SessionTitles(Protocol):
+    """Unique session titles, so a person can name a session and find it by name.
+
+    For the titles hook (names a session, proposes the next title of a lineage) and
+    `seam sessions` (finds a session by its title)."""
+
+    async def set_title(self, key: str, title: str) -> None:
+        """Titles are unique across sessions: raises DuplicateTitle."""
+        ...
+
+    async def find_by_title(self, title: str) -> SessionInfo | None: ...
 
     async def next_title(self, title: str) -> str:
         """A free title for the next session of a lineage named `title`: `title` itself
@@ -250,20 +267,13 @@ class SessionStore(Protocol):
         another writer may take it before `set_title`, which then raises DuplicateTitle."""
         ...
 
-    async def touch(self, key: str) -> None:
-        """Mark activity without a message (`updated_at` = now). Raises SessionNotFound."""
-        ...
 
-    async def end(self, key: str) -> None:
-        """Mark the session ended; `ended_at` keeps the first time. Not activity, and the
-        session still accepts messages. Raises SessionNotFound."""
-        ...
+@runtime_checkable
+class SessionCatalogue(Protocol):
+    """Finding past sessions among all of them: recent lists and full-text search.
 
-    async def end_idle(self, idle_seconds: float) -> int:
-        """End every open session with no activity for `idle_seconds`; returns how many.
-        Each is marked ended as of when it went idle (last activity + `idle_seconds`), so
-        `prune` ages it from then, not from whenever this ran."""
-        ...
+    For the surfaces that list sessions (`seam sessions`, the web API) and the
+    session-search tool (a hit's message leads back to its session)."""
 
     async def list(self, limit: int = 50) -> list[SessionInfo]:
         """Most recently updated first."""
@@ -303,6 +313,32 @@ class SessionStore(Protocol):
         exists (a missing parent or a loop ends the walk). Raises SessionNotFound."""
         ...
 
+
+@runtime_checkable
+class SessionUpkeep(Protocol):
+    """Looking after the store rather than one conversation's turn.
+
+    For `seam sessions` (export, prune, delete), the runtime's idle sweep (`end_idle`)
+    and taking turns back (`undo`)."""
+
+    async def end(self, key: str) -> None:
+        """Mark the session ended; `ended_at` keeps the first time. Not activity, and the
+        session still accepts messages. Raises SessionNotFound."""
+        ...
+
+    async def end_idle(self, idle_seconds: float) -> int:
+        """End every open session with no activity for `idle_seconds`; returns how many.
+        Each is marked ended as of when it went idle (last activity + `idle_seconds`), so
+        `prune` ages it from then, not from whenever this ran."""
+        ...
+
+    async def undo(self, key: str, turns: int = 1) -> int:
+        """Remove the last `turns` turns (each a user message and everything after it; all
+        of them when there are fewer) and return how many messages went. Messages before
+        the first user message stay; recorded usage stays (it was spent). Counts as
+        activity when something was removed. Raises SessionNotFound."""
+        ...
+
     async def export(self, key: str) -> dict[str, Any]:
         """The session as a JSON-ready dict (`session_to_dict`). Raises SessionNotFound."""
         ...
@@ -316,12 +352,16 @@ class SessionStore(Protocol):
         `older_than_days` days; returns how many. Sessions not ended are never touched."""
         ...
 
-    async def undo(self, key: str, turns: int = 1) -> int:
-        """Remove the last `turns` turns (each a user message and everything after it; all
-        of them when there are fewer) and return how many messages went. Messages before
-        the first user message stay; recorded usage stays (it was spent). Counts as
-        activity when something was removed. Raises SessionNotFound."""
-        ...
+    async def delete(self, key: str) -> bool: ...
+
+
+@runtime_checkable
+class UsageLedger(Protocol):
+    """Tokens (and cost) of each model call, summed per session.
+
+    The turn records each call (alone here, or with its messages through
+    `ExecutionStore.append_for`); `/usage`, `seam sessions`, the web API and the
+    heartbeat read the totals."""
 
     async def record_usage(self, key: str, record: UsageRecord) -> None:
         """Add one model call's usage to the session. Raises SessionNotFound."""
@@ -331,6 +371,13 @@ class SessionStore(Protocol):
         """Summed over every recorded call of the session. Raises SessionNotFound."""
         ...
 
-    async def delete(self, key: str) -> bool: ...
+
+@runtime_checkable
+class SessionStore(
+    Transcript, SessionTitles, SessionCatalogue, SessionUpkeep, UsageLedger, Protocol
+):
+    """The whole conversation store, as backends implement it and wiring hands it out:
+    every consumer's protocol above, plus closing. Code that needs only part of it can
+    ask for that part (`Transcript`, `SessionCatalogue`, ...)."""
 
     async def aclose(self) -> None: ...

@@ -61,8 +61,10 @@ class StoreBackend:
       when no URL is set (the file at `[store] path`);
     - `create`: the store for a runtime, not yet opened (`Runtime.open()` opens it);
     - `check`: `seam doctor`'s line (opens the store, reads a little, closes it);
-    - `conformance`: opens an empty store for the conformance suites, taking what it
-      needs (a server URL) from pytest fixtures; the suites skip when those skip;
+    - `conformance`: opens an empty store for the conformance suites
+      (`seam.testing.conformance`), taking what it needs (a server URL) from pytest
+      fixtures; opened again at the same location it is a second handle on the same data
+      (the suites' "another process");
     - `lock`: a `ProcessLock` named `name` shared by every process on this store (None: a
       file lock under $SEAM_HOME, which holds among processes on one machine).
     """

@@ -30,7 +30,7 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.core.approval_answers import InMemoryApprovalAnswers
-from seam.core.outbox import InMemoryOutbox
+from seam.core.outbox import InMemoryOutbox, wait_and_clear
 from seam.core.sessions import InMemorySessionStore
 
 
@@ -254,12 +254,7 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
         return log[-1].seq if log else 0
 
     async def wait_for_work(self, seconds: float) -> None:
-        try:
-            async with asyncio.timeout(seconds):
-                await self._wake.wait()
-        except TimeoutError:
-            pass
-        self._wake.clear()
+        await wait_and_clear(self._wake, seconds)
 
     async def delete(self, key: str) -> bool:
         deleted = await super().delete(key)

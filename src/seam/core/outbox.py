@@ -9,6 +9,7 @@ on an `asyncio.Event` set by `enqueue`, the in-process stand-in for PostgreSQL's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -108,12 +109,7 @@ class InMemoryOutbox:
         return found[: max(limit, 0)]
 
     async def wait_for_outbox(self, seconds: float) -> None:
-        try:
-            async with asyncio.timeout(seconds):
-                await self._outbox_wake.wait()
-        except TimeoutError:
-            pass
-        self._outbox_wake.clear()
+        await wait_and_clear(self._outbox_wake, seconds)
 
     def _outbox_row(self, key: str) -> OutboxItem:
         try:
@@ -125,3 +121,12 @@ class InMemoryOutbox:
         updated = replace(item, updated_at=self._clock(), **changes)  # type: ignore[arg-type]
         self._outbox[item.key] = updated
         return updated
+
+
+async def wait_and_clear(event: asyncio.Event, seconds: float) -> None:
+    """Wait up to `seconds` for `event`, then clear it for the next wait: an in-process
+    wake-up (work admitted, an item enqueued) that a waiter consumes."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    event.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
 from typing import Any
 
 from seam.contracts.cron import CronJob, CronRun
@@ -64,3 +65,47 @@ def job_from_row(row: Sequence[Any]) -> CronJob:
 def run_from_row(row: Sequence[Any]) -> CronRun:
     job_id, due_at, key, sid, session, started, settled, outcome, delivery, note = row
     return CronRun(job_id, due_at, key, sid, session, started, settled, outcome, delivery, note)
+
+
+@dataclass(frozen=True, slots=True)
+class CronSQL:
+    """The statements both cron stores run, written once; `in_style` spells their
+    placeholders for a driver (`?` for sqlite3, `%s` for psycopg). Where the dialects
+    differ (upserts, claiming a slot, returning rows) each store keeps its own."""
+
+    job_by_id: str = f"SELECT {JOB_COLUMNS} FROM cron_jobs WHERE id = ?"
+    jobs: str = f"SELECT {JOB_COLUMNS} FROM cron_jobs ORDER BY created_at, id"
+    enabled_jobs: str = f"SELECT {JOB_COLUMNS} FROM cron_jobs WHERE enabled ORDER BY created_at, id"
+    delete_runs: str = "DELETE FROM cron_runs WHERE job_id = ?"
+    delete_job: str = "DELETE FROM cron_jobs WHERE id = ?"
+    touch: str = "UPDATE cron_jobs SET next_due_at = ? WHERE id = ?"
+    # Pausing keeps the failure streak; resuming clears it.
+    pause: str = (
+        "UPDATE cron_jobs SET paused = ?,"
+        " consecutive_failures = CASE WHEN ? THEN consecutive_failures ELSE 0 END"
+        " WHERE id = ?"
+    )
+    count_failure: str = (
+        "UPDATE cron_jobs SET consecutive_failures ="
+        " CASE WHEN ? THEN consecutive_failures + 1 ELSE 0 END WHERE id = ?"
+    )
+    new_run: str = (
+        f"INSERT INTO cron_runs ({RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, 'pending', ?)"
+        " ON CONFLICT (slot_key) DO NOTHING"
+    )
+    settle_run: str = (
+        "UPDATE cron_runs SET outcome = ?, delivery = ?, settled_at = ?"
+        " WHERE slot_key = ? AND delivery = 'pending'"
+    )
+    set_delivery: str = "UPDATE cron_runs SET delivery = ? WHERE slot_key = ? AND delivery <> ?"
+    run_by_slot: str = f"SELECT {RUN_COLUMNS} FROM cron_runs WHERE slot_key = ?"
+    runs: str = f"SELECT {RUN_COLUMNS} FROM cron_runs WHERE job_id = ? ORDER BY due_at DESC LIMIT ?"
+    open_runs: str = (
+        f"SELECT {RUN_COLUMNS} FROM cron_runs WHERE delivery IN ('pending', 'queued', 'held')"
+        " ORDER BY started_at, slot_key LIMIT ?"
+    )
+
+    @classmethod
+    def in_style(cls, mark: str) -> CronSQL:
+        """The statements with `?` spelled `mark` (none of them holds a literal `?`)."""
+        return cls(**{f.name: getattr(cls(), f.name).replace("?", mark) for f in fields(cls)})

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from seam.contracts.outbox import OutboxItem
+from seam.contracts.outbox import OutboxItem, OutboxStatus
 
 OUTBOX_COLUMNS = (
     "key, target, payload, status, created_at, updated_at, attempts, next_attempt_at,"
@@ -40,6 +41,41 @@ def outbox_from_row(row: Sequence[Any]) -> OutboxItem:
         delivered_id=delivered_id,
         source=source,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ItemsDialect:
+    """How a backend spells `outbox_items`' query: `named(n)` is a named parameter (`:n`
+    on SQLite, `%(n)s` for psycopg), `starts_with` the literal test of `target` against
+    the `prefix` parameter, `tie_break` the insertion order after `created_at`."""
+
+    named: Callable[[str], str]
+    starts_with: str
+    tie_break: str
+
+
+def items_query(
+    dialect: ItemsDialect,
+    source: str | None,
+    target_prefix: str | None,
+    status: OutboxStatus | None,
+    limit: int,
+) -> tuple[str, dict[str, Any]]:
+    """`outbox_items`' query, filtered by what is given, and its named parameters."""
+    named = dialect.named
+    where = ["1 = 1"]
+    if source is not None:
+        where.append(f"source = {named('source')}")
+    if target_prefix is not None:
+        where.append(dialect.starts_with)
+    if status is not None:
+        where.append(f"status = {named('status')}")
+    query = (
+        f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE {' AND '.join(where)}"
+        f" ORDER BY created_at, {dialect.tie_break} LIMIT {named('limit')}"
+    )
+    params = {"source": source, "prefix": target_prefix, "status": status, "limit": max(limit, 0)}
+    return query, params
 
 
 def _text(value: str | bytes | memoryview) -> str:

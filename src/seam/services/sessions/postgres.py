@@ -43,15 +43,11 @@ from seam.contracts.sessions import (
     check_title,
 )
 from seam.services.sessions.postgres_approvals import PostgresApprovals
+from seam.services.sessions.postgres_channels import CHANNEL, CONNECT_TIMEOUT
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_faults import check_pool, is_outage, unavailable
-from seam.services.sessions.postgres_listen import (
-    CHANNEL,
-    CONNECT_TIMEOUT,
-    PostgresListener,
-    describe_url,
-)
+from seam.services.sessions.postgres_listen import PostgresListener, describe_url
 from seam.services.sessions.postgres_outbox import PostgresOutbox
 from seam.services.sessions.postgres_rows import (
     Params,

@@ -12,25 +12,25 @@ one, whichever process wrote it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
 
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.approval_waiters import ApprovalWaiters
+from seam.services.sessions.postgres_channels import APPROVALS_CHANNEL
 from seam.services.sessions.postgres_rows import Params
 
-APPROVALS_CHANNEL = "seam_approvals"
 # A safety net under the notifications.
 RECHECK_SECONDS = 5.0
 
 
-class PostgresApprovals:
+class PostgresApprovals(ApprovalWaiters):
     _clock: Callable[[], float]
     _schema: str
+    _approval_recheck = RECHECK_SECONDS
 
     if TYPE_CHECKING:
 
@@ -40,19 +40,8 @@ class PostgresApprovals:
 
         async def _ensure_listening(self) -> None: ...
 
-    def _approval_waiters(self) -> set[asyncio.Future[None]]:
-        waiters: set[asyncio.Future[None]] | None = getattr(self, "_approvals_waiting", None)
-        if waiters is None:
-            waiters = set()
-            self._approvals_waiting = waiters
-        return waiters
-
-    def _approvals_noted(self) -> None:
-        """An answer was stored somewhere (or notifications may have been lost): every
-        waiter looks at its row again."""
-        for waiter in self._approval_waiters():
-            if not waiter.done():
-                waiter.set_result(None)
+    async def _before_waiting(self) -> None:
+        await self._ensure_listening()
 
     async def answer_approval(self, session_key: str, call_id: str, decision: str) -> bool:
         async with self._tx() as conn:
@@ -86,25 +75,6 @@ class PostgresApprovals:
             (session_key, call_id),
         )
         return None if row is None else str(row[0])
-
-    async def wait_for_approval_answer(
-        self, session_key: str, call_id: str, seconds: float
-    ) -> str | None:
-        await self._ensure_listening()
-        deadline = time.monotonic() + seconds
-        waiters = self._approval_waiters()
-        while True:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            waiters.add(waiter)  # before the read: an answer stored meanwhile wakes it
-            try:
-                answer = await self.approval_answer(session_key, call_id)
-                left = deadline - time.monotonic()
-                if answer is not None or left <= 0:
-                    return answer
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter, min(left, RECHECK_SECONDS))
-            finally:
-                waiters.discard(waiter)
 
 
 __all__ = ["APPROVALS_CHANNEL", "PostgresApprovals"]

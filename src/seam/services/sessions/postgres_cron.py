@@ -26,6 +26,7 @@ from seam.contracts.cron import (
 from seam.services.sessions.cron_rows import (
     JOB_COLUMNS,
     RUN_COLUMNS,
+    CronSQL,
     job_from_row,
     job_params,
     run_from_row,
@@ -72,6 +73,9 @@ _JOB_MARKS = ", ".join(["%s"] * len(JOB_COLUMNS.split(",")))
 _UPDATE_JOB = ", ".join(f"{c.strip()} = EXCLUDED.{c.strip()}" for c in JOB_COLUMNS.split(",")[1:])
 
 
+_SQL = CronSQL.in_style("%s")
+
+
 class _Pool(Protocol):
     """What the view needs of `PostgresStore`."""
 
@@ -97,23 +101,21 @@ class PostgresCronStore:
         return job
 
     async def get_job(self, job_id: str) -> CronJob | None:
-        row = await self._pool._one(f"SELECT {JOB_COLUMNS} FROM cron_jobs WHERE id = %s", (job_id,))
+        row = await self._pool._one(_SQL.job_by_id, (job_id,))
         return None if row is None else job_from_row(row)
 
     async def list_all(self) -> list[CronJob]:
-        rows = await self._pool._all(f"SELECT {JOB_COLUMNS} FROM cron_jobs ORDER BY created_at, id")
+        rows = await self._pool._all(_SQL.jobs)
         return [job_from_row(r) for r in rows]
 
     async def list_enabled(self) -> list[CronJob]:
-        rows = await self._pool._all(
-            f"SELECT {JOB_COLUMNS} FROM cron_jobs WHERE enabled ORDER BY created_at, id"
-        )
+        rows = await self._pool._all(_SQL.enabled_jobs)
         return [job_from_row(r) for r in rows]
 
     async def delete(self, job_id: str) -> bool:
         async with self._pool._tx() as conn:
-            await conn.execute("DELETE FROM cron_runs WHERE job_id = %s", (job_id,))
-            cur = await conn.execute("DELETE FROM cron_jobs WHERE id = %s", (job_id,))
+            await conn.execute(_SQL.delete_runs, (job_id,))
+            cur = await conn.execute(_SQL.delete_job, (job_id,))
             return cur.rowcount > 0
 
     async def _update_job(self, query: str, params: Sequence[Any], job_id: str) -> CronJob:
@@ -123,18 +125,10 @@ class PostgresCronStore:
         return job_from_row(row)
 
     async def touch(self, job_id: str, next_due_at: float | None) -> CronJob:
-        return await self._update_job(
-            "UPDATE cron_jobs SET next_due_at = %s WHERE id = %s", (next_due_at, job_id), job_id
-        )
+        return await self._update_job(_SQL.touch, (next_due_at, job_id), job_id)
 
     async def set_paused(self, job_id: str, paused: bool) -> CronJob:
-        return await self._update_job(
-            "UPDATE cron_jobs SET paused = %s,"
-            " consecutive_failures = CASE WHEN %s THEN consecutive_failures ELSE 0 END"
-            " WHERE id = %s",
-            (paused, paused, job_id),
-            job_id,
-        )
+        return await self._update_job(_SQL.pause, (paused, paused, job_id), job_id)
 
     async def claim_slot(
         self,
@@ -152,10 +146,7 @@ class PostgresCronStore:
             if await cur.fetchone() is None:
                 raise CronJobNotFound(f"no cron job {job_id!r}")
             cur = await conn.execute(
-                f"INSERT INTO cron_runs ({RUN_COLUMNS})"
-                " VALUES (%s, %s, %s, %s, %s, %s, NULL, NULL, 'pending', %s)"
-                " ON CONFLICT (slot_key) DO NOTHING",
-                (job_id, due_at, key, submission_id, session, started, note),
+                _SQL.new_run, (job_id, due_at, key, submission_id, session, started, note)
             )
             if cur.rowcount == 0:
                 return None
@@ -165,19 +156,14 @@ class PostgresCronStore:
     async def _count(conn: AsyncConnection[Any], job_id: str, failed: bool | None) -> None:
         if failed is None:
             return
-        await conn.execute(
-            "UPDATE cron_jobs SET consecutive_failures ="
-            " CASE WHEN %s THEN consecutive_failures + 1 ELSE 0 END WHERE id = %s",
-            (failed, job_id),
-        )
+        await conn.execute(_SQL.count_failure, (failed, job_id))
 
     async def settle_run(
         self, slot: str, *, outcome: RunOutcome | None, delivery: DeliveryStatus
     ) -> CronRun | None:
         async with self._pool._tx() as conn:
             cur = await conn.execute(
-                "UPDATE cron_runs SET outcome = %s, delivery = %s, settled_at = %s"
-                f" WHERE slot_key = %s AND delivery = 'pending' RETURNING {RUN_COLUMNS}",
+                f"{_SQL.settle_run} RETURNING {RUN_COLUMNS}",
                 (outcome, delivery, self._pool._clock(), slot),
             )
             row = await cur.fetchone()
@@ -190,9 +176,7 @@ class PostgresCronStore:
     async def set_delivery(self, slot: str, delivery: DeliveryStatus) -> CronRun | None:
         async with self._pool._tx() as conn:
             cur = await conn.execute(
-                "UPDATE cron_runs SET delivery = %s WHERE slot_key = %s AND delivery <> %s"
-                f" RETURNING {RUN_COLUMNS}",
-                (delivery, slot, delivery),
+                f"{_SQL.set_delivery} RETURNING {RUN_COLUMNS}", (delivery, slot, delivery)
             )
             row = await cur.fetchone()
             if row is None:
@@ -203,18 +187,11 @@ class PostgresCronStore:
             return run
 
     async def runs(self, job_id: str, *, limit: int = 50) -> list[CronRun]:
-        rows = await self._pool._all(
-            f"SELECT {RUN_COLUMNS} FROM cron_runs WHERE job_id = %s ORDER BY due_at DESC LIMIT %s",
-            (job_id, limit),
-        )
+        rows = await self._pool._all(_SQL.runs, (job_id, limit))
         return [run_from_row(r) for r in rows]
 
     async def open_runs(self, *, limit: int = 500) -> Sequence[CronRun]:
-        rows = await self._pool._all(
-            f"SELECT {RUN_COLUMNS} FROM cron_runs WHERE delivery IN ('pending', 'queued', 'held')"
-            " ORDER BY started_at, slot_key LIMIT %s",
-            (limit,),
-        )
+        rows = await self._pool._all(_SQL.open_runs, (limit,))
         return [run_from_row(r) for r in rows]
 
 

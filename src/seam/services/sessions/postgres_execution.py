@@ -47,7 +47,6 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.postgres_rows import (
-    EVENT_COLUMNS,
     Params,
     encode,
     event_from_row,
@@ -57,7 +56,13 @@ from seam.services.sessions.postgres_rows import (
     returned,
     submission_from_row,
 )
-from seam.services.sessions.rows import MESSAGE_COLUMNS, SUBMISSION_COLUMNS
+from seam.services.sessions.rows import (
+    EVENT_COLUMNS,
+    MESSAGE_COLUMNS,
+    SUBMISSION_COLUMNS,
+    event_params,
+    insert_sql,
+)
 
 # Runnable, as the contract says; `%(now)s` and `%(dead)s` are bound per claim.
 _RUNNABLE = """(
@@ -436,8 +441,8 @@ async def _still_runnable(
     return False
 
 
+_INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "%s")
+
+
 async def _insert_events(cur: AsyncCursor[Any], records: Sequence[EventRecord]) -> None:
-    await cur.executemany(
-        f"INSERT INTO events ({EVENT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
-        [(r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records],
-    )
+    await cur.executemany(_INSERT_EVENTS, [event_params(r) for r in records])

@@ -17,15 +17,16 @@ import psycopg
 from psycopg import AsyncConnection, Notify
 from psycopg.conninfo import conninfo_to_dict
 
-from seam.services.sessions.postgres_approvals import APPROVALS_CHANNEL
-from seam.services.sessions.postgres_outbox import outbox_note
+from seam.services.sessions.postgres_channels import (
+    APPROVALS_CHANNEL,
+    CHANNEL,
+    CONNECT_TIMEOUT,
+    outbox_note,
+    wait_and_clear,
+)
 
 # The store's logger: the listener's warnings read as the store's, as they always have.
 log = logging.getLogger("seam.services.sessions.postgres")
-
-# One channel for every Seam schema; the payload names the schema the work is in.
-CHANNEL = "seam_submissions"
-CONNECT_TIMEOUT = 10.0
 
 
 class PostgresListener:
@@ -108,12 +109,7 @@ class PostgresListener:
 
     async def wait_for_work(self, seconds: float) -> None:
         await self._ensure_listening()
-        try:
-            async with asyncio.timeout(seconds):
-                await self._wake.wait()
-        except TimeoutError:
-            pass
-        self._wake.clear()
+        await wait_and_clear(self._wake, seconds)
 
 
 def describe_url(url: str) -> str:

@@ -16,10 +16,16 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from psycopg import AsyncConnection, sql
+from psycopg import AsyncConnection
 
 from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
-from seam.services.sessions.outbox_rows import OUTBOX_COLUMNS, outbox_from_row
+from seam.services.sessions.outbox_rows import (
+    OUTBOX_COLUMNS,
+    ItemsDialect,
+    items_query,
+    outbox_from_row,
+)
+from seam.services.sessions.postgres_channels import CHANNEL, outbox_note, wait_and_clear
 from seam.services.sessions.postgres_rows import Params, encode
 
 # The migration `postgres_schema` appends: one row per outgoing message. Idempotent, so a
@@ -43,12 +49,10 @@ OUTBOX_MIGRATION: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS outbox_source ON outbox (source) WHERE source IS NOT NULL",
 )
 
+_ITEMS = ItemsDialect(
+    named=lambda name: f"%({name})s", starts_with="starts_with(target, %(prefix)s)", tie_break="seq"
+)
 _COLUMNS = ", ".join(f"o.{name.strip()}" for name in OUTBOX_COLUMNS.split(","))
-
-
-def outbox_note(schema: str) -> str:
-    """The NOTIFY payload on the store's channel that means "an item was enqueued"."""
-    return f"{schema}:outbox"
 
 
 class PostgresOutbox:
@@ -77,9 +81,6 @@ class PostgresOutbox:
         source: str | None = None,
         not_before: float | None = None,
     ) -> OutboxItem:
-        # The store module imports this one (the mixin), so its channel name is read here.
-        from seam.services.sessions.postgres import CHANNEL
-
         now = self._clock()
         async with self._tx() as conn:
             cur = await conn.execute(
@@ -160,36 +161,13 @@ class PostgresOutbox:
         status: OutboxStatus | None = None,
         limit: int = 100,
     ) -> Sequence[OutboxItem]:
-        where = [sql.SQL("true")]
-        if source is not None:
-            where.append(sql.SQL("source = %(source)s"))
-        if target_prefix is not None:
-            where.append(sql.SQL("starts_with(target, %(prefix)s)"))
-        if status is not None:
-            where.append(sql.SQL("status = %(status)s"))
-        query = sql.SQL(
-            "SELECT {columns} FROM outbox WHERE {where} ORDER BY created_at, seq LIMIT %(limit)s"
-        ).format(columns=sql.SQL(OUTBOX_COLUMNS), where=sql.SQL(" AND ").join(where))
-        rows = await self._all(
-            query,
-            {
-                "source": source,
-                "prefix": target_prefix,
-                "status": status,
-                "limit": max(limit, 0),
-            },
-        )
+        rows = await self._all(*items_query(_ITEMS, source, target_prefix, status, limit))
         return [outbox_from_row(row) for row in rows]
 
     async def wait_for_outbox(self, seconds: float) -> None:
         """Until an item is enqueued anywhere (the NOTIFY) or `seconds` pass."""
         await self._ensure_listening()
-        try:
-            async with asyncio.timeout(seconds):
-                await self._outbox_wake.wait()
-        except TimeoutError:
-            pass
-        self._outbox_wake.clear()
+        await wait_and_clear(self._outbox_wake, seconds)
 
     async def _must(self, key: str) -> OutboxItem:
         item = await self.outbox_item(key)

@@ -13,9 +13,13 @@ from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionInfo, SessionNotFound, UsageRecord
 from seam.services.sessions import rows
 from seam.services.sessions.postgres_text import message_words
-from seam.services.sessions.rows import MESSAGE_COLUMNS, dump_calls
-
-EVENT_COLUMNS = "session_key, seq, first_seq, type, payload, submission_id"
+from seam.services.sessions.rows import (
+    MESSAGE_COLUMNS,
+    USAGE_COLUMNS,
+    dump_calls,
+    insert_sql,
+    usage_params,
+)
 
 # Query parameters: positional (%s) or named (%(name)s).
 Params = Sequence[Any] | Mapping[str, Any] | None
@@ -51,29 +55,14 @@ def event_from_row(row: Sequence[Any]) -> EventRecord:
     return EventRecord(key, int(seq), int(first_seq), type_, payload, submission_id)
 
 
+_INSERT_USAGE = insert_sql("usage", USAGE_COLUMNS, "%s")
+
+
 async def insert_usage(
     conn: AsyncConnection[Any], key: str, record: UsageRecord, now: float
 ) -> None:
     """One model call's usage row, inside the caller's transaction."""
-    u = record.usage
-    await conn.execute(
-        "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
-        " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
-        " cost_usd, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            key,
-            record.turn_id,
-            record.provider,
-            record.model,
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_read_tokens,
-            u.cache_write_tokens,
-            u.reasoning_tokens,
-            record.cost_usd,
-            now,
-        ),
-    )
+    await conn.execute(_INSERT_USAGE, usage_params(key, record, now))
 
 
 async def insert_messages(

@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
-from seam.contracts.execution import Submission
+from seam.contracts.execution import EventRecord, Submission
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import SessionInfo
+from seam.contracts.sessions import SessionInfo, UsageRecord
 
 SESSION_COLUMNS = (
     "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
@@ -26,6 +26,47 @@ SUBMISSION_COLUMNS = (
     " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
     " error, finish_reason, settled_at"
 )
+
+USAGE_COLUMNS = (
+    "session_key, turn_id, provider, model, input_tokens, output_tokens, cache_read_tokens,"
+    " cache_write_tokens, reasoning_tokens, cost_usd, created_at"
+)
+EVENT_COLUMNS = "session_key, seq, first_seq, type, payload, submission_id"
+
+
+def marks(columns: str, mark: str) -> str:
+    """One placeholder per column of `columns`: `mark` is `?` (SQLite) or `%s` (psycopg)."""
+    return ", ".join([mark] * len(columns.split(",")))
+
+
+def insert_sql(table: str, columns: str, mark: str) -> str:
+    """`INSERT INTO table (columns) VALUES (...)`, one `mark` per column."""
+    return f"INSERT INTO {table} ({columns}) VALUES ({marks(columns, mark)})"
+
+
+def usage_params(key: str, record: UsageRecord, now: float) -> tuple[Any, ...]:
+    """A `USAGE_COLUMNS` row for one model call's usage."""
+    u = record.usage
+    return (
+        key,
+        record.turn_id,
+        record.provider,
+        record.model,
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.reasoning_tokens,
+        record.cost_usd,
+        now,
+    )
+
+
+def event_params(record: EventRecord) -> tuple[Any, ...]:
+    """An `EVENT_COLUMNS` row."""
+    r = record
+    return (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id)
+
 
 # Turns a stored text column into `str` (None stays None).
 Text = Callable[[Any], Any]

@@ -9,29 +9,21 @@ first answer the only one, whichever process wrote it.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import sqlite3
-import time
 from collections.abc import Callable
 
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.approval_waiters import ApprovalWaiters
 from seam.services.sessions.sqlite_threads import SQLiteThreads
 
 # How often a waiter looks for an answer another process stored.
 POLL_SECONDS = 0.1
 
 
-class SQLiteApprovals:
+class SQLiteApprovals(ApprovalWaiters):
     _clock: Callable[[], float]
     _threads: SQLiteThreads
-
-    def _approval_waiters(self) -> set[asyncio.Future[None]]:
-        waiters: set[asyncio.Future[None]] | None = getattr(self, "_approvals_waiting", None)
-        if waiters is None:
-            waiters = set()
-            self._approvals_waiting = waiters
-        return waiters
+    _approval_recheck = POLL_SECONDS
 
     async def answer_approval(self, session_key: str, call_id: str, decision: str) -> bool:
         now = self._clock()
@@ -49,9 +41,7 @@ class SQLiteApprovals:
 
         stored = await self._threads.write(write)
         if stored:
-            for waiter in self._approval_waiters():
-                if not waiter.done():
-                    waiter.set_result(None)
+            self._approvals_noted()
         return stored
 
     async def clear_approval(self, session_key: str, call_id: str) -> None:
@@ -72,24 +62,6 @@ class SQLiteApprovals:
             return None if row is None else str(row[0])
 
         return await self._threads.read(read)
-
-    async def wait_for_approval_answer(
-        self, session_key: str, call_id: str, seconds: float
-    ) -> str | None:
-        deadline = time.monotonic() + seconds
-        waiters = self._approval_waiters()
-        while True:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            waiters.add(waiter)  # before the read: an answer stored meanwhile wakes it
-            try:
-                answer = await self.approval_answer(session_key, call_id)
-                left = deadline - time.monotonic()
-                if answer is not None or left <= 0:
-                    return answer
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter, min(left, POLL_SECONDS))
-            finally:
-                waiters.discard(waiter)
 
 
 __all__ = ["SQLiteApprovals"]

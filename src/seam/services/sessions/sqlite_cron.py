@@ -23,7 +23,7 @@ from seam.contracts.cron import (
 )
 from seam.services.sessions.cron_rows import (
     JOB_COLUMNS,
-    RUN_COLUMNS,
+    CronSQL,
     job_from_row,
     job_params,
     run_from_row,
@@ -68,6 +68,9 @@ CRON_MIGRATION: tuple[str, ...] = (
 )
 
 
+_SQL = CronSQL.in_style("?")
+
+
 class SQLiteCronStore:
     def __init__(self, threads: SQLiteThreads, clock: Callable[[], float]) -> None:
         self._threads = threads
@@ -86,7 +89,7 @@ class SQLiteCronStore:
 
     @staticmethod
     def _job_in(db: sqlite3.Connection, job_id: str) -> CronJob | None:
-        row = db.execute(f"SELECT {JOB_COLUMNS} FROM cron_jobs WHERE id = ?", (job_id,)).fetchone()
+        row = db.execute(_SQL.job_by_id, (job_id,)).fetchone()
         return None if row is None else job_from_row(row)
 
     def _must(self, db: sqlite3.Connection, job_id: str) -> CronJob:
@@ -99,42 +102,35 @@ class SQLiteCronStore:
         return await self._threads.read(partial(self._job_in, job_id=job_id))
 
     async def list_all(self) -> list[CronJob]:
-        return await self._jobs("")
+        return await self._jobs(_SQL.jobs)
 
     async def list_enabled(self) -> list[CronJob]:
-        return await self._jobs("WHERE enabled <> 0")
+        return await self._jobs(_SQL.enabled_jobs)
 
-    async def _jobs(self, where: str) -> list[CronJob]:
+    async def _jobs(self, query: str) -> list[CronJob]:
         def read(db: sqlite3.Connection) -> list[CronJob]:
-            rows = db.execute(
-                f"SELECT {JOB_COLUMNS} FROM cron_jobs {where} ORDER BY created_at, id"
-            ).fetchall()
+            rows = db.execute(query).fetchall()
             return [job_from_row(r) for r in rows]
 
         return await self._threads.read(read)
 
     async def delete(self, job_id: str) -> bool:
         def write(db: sqlite3.Connection) -> bool:
-            db.execute("DELETE FROM cron_runs WHERE job_id = ?", (job_id,))
-            return db.execute("DELETE FROM cron_jobs WHERE id = ?", (job_id,)).rowcount > 0
+            db.execute(_SQL.delete_runs, (job_id,))
+            return db.execute(_SQL.delete_job, (job_id,)).rowcount > 0
 
         return await self._threads.write(write)
 
     async def touch(self, job_id: str, next_due_at: float | None) -> CronJob:
         def write(db: sqlite3.Connection) -> CronJob:
-            db.execute("UPDATE cron_jobs SET next_due_at = ? WHERE id = ?", (next_due_at, job_id))
+            db.execute(_SQL.touch, (next_due_at, job_id))
             return self._must(db, job_id)
 
         return await self._threads.write(write)
 
     async def set_paused(self, job_id: str, paused: bool) -> CronJob:
         def write(db: sqlite3.Connection) -> CronJob:
-            db.execute(
-                "UPDATE cron_jobs SET paused = ?,"
-                " consecutive_failures = CASE WHEN ? THEN consecutive_failures ELSE 0 END"
-                " WHERE id = ?",
-                (paused, paused, job_id),
-            )
+            db.execute(_SQL.pause, (paused, paused, job_id))
             return self._must(db, job_id)
 
         return await self._threads.write(write)
@@ -154,9 +150,7 @@ class SQLiteCronStore:
             self._must(db, job_id)
             run = CronRun(job_id, due_at, key, submission_id, session, self._clock(), note=note)
             inserted = db.execute(
-                f"INSERT OR IGNORE INTO cron_runs ({RUN_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, 'pending', ?)",
-                (job_id, due_at, key, submission_id, session, run.started_at, note),
+                _SQL.new_run, (job_id, due_at, key, submission_id, session, run.started_at, note)
             ).rowcount
             return run if inserted else None
 
@@ -164,30 +158,20 @@ class SQLiteCronStore:
 
     @staticmethod
     def _run_in(db: sqlite3.Connection, slot: str) -> CronRun | None:
-        row = db.execute(
-            f"SELECT {RUN_COLUMNS} FROM cron_runs WHERE slot_key = ?", (slot,)
-        ).fetchone()
+        row = db.execute(_SQL.run_by_slot, (slot,)).fetchone()
         return None if row is None else run_from_row(row)
 
     @staticmethod
     def _count(db: sqlite3.Connection, job_id: str, failed: bool | None) -> None:
         if failed is None:
             return
-        db.execute(
-            "UPDATE cron_jobs SET consecutive_failures ="
-            " CASE WHEN ? THEN consecutive_failures + 1 ELSE 0 END WHERE id = ?",
-            (failed, job_id),
-        )
+        db.execute(_SQL.count_failure, (failed, job_id))
 
     async def settle_run(
         self, slot: str, *, outcome: RunOutcome | None, delivery: DeliveryStatus
     ) -> CronRun | None:
         def write(db: sqlite3.Connection) -> CronRun | None:
-            changed = db.execute(
-                "UPDATE cron_runs SET outcome = ?, delivery = ?, settled_at = ?"
-                " WHERE slot_key = ? AND delivery = 'pending'",
-                (outcome, delivery, self._clock(), slot),
-            ).rowcount
+            changed = db.execute(_SQL.settle_run, (outcome, delivery, self._clock(), slot)).rowcount
             run = self._run_in(db, slot)
             if not changed or run is None:
                 return None
@@ -198,10 +182,7 @@ class SQLiteCronStore:
 
     async def set_delivery(self, slot: str, delivery: DeliveryStatus) -> CronRun | None:
         def write(db: sqlite3.Connection) -> CronRun | None:
-            changed = db.execute(
-                "UPDATE cron_runs SET delivery = ? WHERE slot_key = ? AND delivery <> ?",
-                (delivery, slot, delivery),
-            ).rowcount
+            changed = db.execute(_SQL.set_delivery, (delivery, slot, delivery)).rowcount
             run = self._run_in(db, slot)
             if not changed or run is None:
                 return None
@@ -213,23 +194,14 @@ class SQLiteCronStore:
 
     async def runs(self, job_id: str, *, limit: int = 50) -> list[CronRun]:
         def read(db: sqlite3.Connection) -> list[CronRun]:
-            rows = db.execute(
-                f"SELECT {RUN_COLUMNS} FROM cron_runs WHERE job_id = ?"
-                " ORDER BY due_at DESC LIMIT ?",
-                (job_id, limit),
-            ).fetchall()
+            rows = db.execute(_SQL.runs, (job_id, limit)).fetchall()
             return [run_from_row(r) for r in rows]
 
         return await self._threads.read(read)
 
     async def open_runs(self, *, limit: int = 500) -> Sequence[CronRun]:
         def read(db: sqlite3.Connection) -> list[CronRun]:
-            rows = db.execute(
-                f"SELECT {RUN_COLUMNS} FROM cron_runs"
-                " WHERE delivery IN ('pending', 'queued', 'held')"
-                " ORDER BY started_at, slot_key LIMIT ?",
-                (limit,),
-            ).fetchall()
+            rows = db.execute(_SQL.open_runs, (limit,)).fetchall()
             return [run_from_row(r) for r in rows]
 
         return await self._threads.read(read)

@@ -37,11 +37,16 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.rows import (
+    EVENT_COLUMNS,
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
+    USAGE_COLUMNS,
     dump_calls,
+    event_params,
+    insert_sql,
     message_from_row,
     submission_from_row,
+    usage_params,
 )
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 
@@ -421,39 +426,19 @@ class SQLiteSubmissions:
         return row is not None
 
 
+_INSERT_USAGE = insert_sql("usage", USAGE_COLUMNS, "?")
+_INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "?")
+
+
 def insert_usage(db: sqlite3.Connection, key: str, record: UsageRecord, now: float) -> None:
     """One model call's usage row (the session is known to exist)."""
-    u = record.usage
-    db.execute(
-        "INSERT INTO usage (session_key, turn_id, provider, model, input_tokens,"
-        " output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens,"
-        " cost_usd, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            key,
-            record.turn_id,
-            record.provider,
-            record.model,
-            u.input_tokens,
-            u.output_tokens,
-            u.cache_read_tokens,
-            u.cache_write_tokens,
-            u.reasoning_tokens,
-            record.cost_usd,
-            now,
-        ),
-    )
+    db.execute(_INSERT_USAGE, usage_params(key, record, now))
 
 
 def _insert_events(db: sqlite3.Connection, records: Sequence[EventRecord]) -> None:
-    rows = [
-        (r.session_key, r.seq, r.first_seq, r.type, r.payload, r.submission_id) for r in records
-    ]
+    rows = [event_params(r) for r in records]
     try:
-        db.executemany(
-            "INSERT INTO events (session_key, seq, first_seq, type, payload,"
-            " submission_id) VALUES (?, ?, ?, ?, ?, ?)",
-            rows,
-        )
+        db.executemany(_INSERT_EVENTS, rows)
     except sqlite3.IntegrityError as exc:
         if "FOREIGN KEY" in str(exc):
             raise SessionNotFound(f"no session {records[0].session_key!r}") from None

@@ -16,10 +16,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
 
 from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
-from seam.services.sessions.outbox_rows import OUTBOX_COLUMNS, outbox_from_row
+from seam.services.sessions.outbox_rows import (
+    OUTBOX_COLUMNS,
+    ItemsDialect,
+    items_query,
+    outbox_from_row,
+)
 from seam.services.sessions.sqlite_threads import SQLiteThreads
 
 # The migration `SQLiteSessionStore` appends: one row per outgoing message. Idempotent, so a
@@ -47,6 +51,7 @@ POLL_SECONDS = 0.5
 
 # A literal prefix match (LIKE would treat `_` and `%` in a path as patterns).
 _PREFIX = "substr(target, 1, length(:prefix)) = :prefix"
+_ITEMS = ItemsDialect(named=lambda name: f":{name}", starts_with=_PREFIX, tie_break="rowid")
 
 
 class SQLiteOutbox:
@@ -147,18 +152,7 @@ class SQLiteOutbox:
         status: OutboxStatus | None = None,
         limit: int = 100,
     ) -> Sequence[OutboxItem]:
-        sql = f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE 1"
-        params: dict[str, Any] = {"limit": max(limit, 0)}
-        if source is not None:
-            sql += " AND source = :source"
-            params["source"] = source
-        if target_prefix is not None:
-            sql += f" AND {_PREFIX}"
-            params["prefix"] = target_prefix
-        if status is not None:
-            sql += " AND status = :status"
-            params["status"] = status
-        sql += " ORDER BY created_at, rowid LIMIT :limit"
+        sql, params = items_query(_ITEMS, source, target_prefix, status, limit)
 
         def read(db: sqlite3.Connection) -> list[OutboxItem]:
             return [outbox_from_row(row) for row in db.execute(sql, params).fetchall()]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from seam.contracts.events import Done
 from seam.contracts.execution import ExecutionStore
 from seam.contracts.model import ModelChunk, ModelRequest
 from seam.core.coordinator import Coordinator
@@ -89,5 +90,5 @@ class FaultSuite:
         assert [s.id for s in await store.submissions()] == [sub.id]
         messages = [(m.role, m.content) for m in await store.messages(KEY)]
         assert messages == [("user", "the question"), ("assistant", ANSWER)]
-        dones = [e for e in await replay(store, KEY) if e.type == "done"]
+        dones = [e for e in await replay(store, KEY) if isinstance(e, Done)]
         assert [(d.text, d.finish_reason) for d in dones] == [(ANSWER, "stop")]

@@ -1,8 +1,8 @@
-"""The `CronStore` contract (jobs, the run ledger, one claim per slot), written once and
-run against every backend.
+"""The `CronJobBook` and `CronRunLedger` conformance suites (jobs, the run ledger, one claim
+per slot), and `CronStoreSuite`, both at once.
 
-A backend's test module subclasses `CronStoreSuite` and provides two fixtures: `clock`
-(a `ManualClock`) and `cron` (a fresh, empty `CronStore` built with that clock).
+Every test takes two fixtures: `clock` (a `ManualClock`) and `cron` (a fresh, empty
+`CronStore` built with that clock: a store's `cron` view).
 """
 
 from __future__ import annotations
@@ -12,9 +12,16 @@ import dataclasses
 
 import pytest
 
-from seam.contracts.cron import CronJob, CronJobNotFound, CronStore, slot_key
-
-from .session_store_suite import ManualClock
+from seam.contracts.cron import (
+    CronJob,
+    CronJobBook,
+    CronJobNotFound,
+    CronRun,
+    CronRunLedger,
+    CronStore,
+    slot_key,
+)
+from seam.testing.clock import ManualClock
 
 T0 = 1_700_000_000.0
 
@@ -37,15 +44,17 @@ def job(job_id: str = "j1", **changes: object) -> CronJob:
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
-async def claim(cron: CronStore, job_id: str = "j1", due: float = T0, note: str | None = None):  # type: ignore[no-untyped-def]
+async def claim(
+    cron: CronRunLedger, job_id: str = "j1", due: float = T0, note: str | None = None
+) -> CronRun | None:
     key = slot_key(job_id, due)
     return await cron.claim_slot(
         job_id, due, submission_id=f"cron:{key}", session=f"cron:{job_id}", note=note
     )
 
 
-class CronStoreSuite:
-    # Jobs
+class CronJobBookSuite:
+    """What `seam cron`, the cron tool and the scheduler rely on for the jobs."""
 
     async def test_upsert_round_trips_every_field(self, cron: CronStore) -> None:
         stored = job(kind="heartbeat", paused=True, consecutive_failures=3)
@@ -86,7 +95,9 @@ class CronStoreSuite:
         assert await cron.runs("j1") == []
         assert list(await cron.open_runs()) == []
 
-    # The ledger
+
+class CronRunLedgerSuite:
+    """What schedulers rely on to claim each slot once and record its run."""
 
     async def test_a_slot_is_claimed_once(self, cron: CronStore, clock: ManualClock) -> None:
         await cron.upsert(job())
@@ -165,3 +176,10 @@ class CronStoreSuite:
         assert failed is not None and failed.outcome == "completed"
         assert (await cron.get_job("j1")).consecutive_failures == 1  # type: ignore[union-attr]
         assert await cron.set_delivery("j1@nope", "sent") is None
+
+
+class CronStoreSuite(CronJobBookSuite, CronRunLedgerSuite):
+    """Both cron suites, plus: the view is both protocols."""
+
+    async def test_is_both_cron_protocols(self, cron: CronStore) -> None:
+        assert isinstance(cron, CronJobBook) and isinstance(cron, CronRunLedger)

@@ -14,8 +14,7 @@ import asyncio
 import pytest
 
 from seam.contracts.outbox import Outbox, OutboxItemNotFound, OutboxWaker
-
-from .session_store_suite import ManualClock
+from seam.testing.clock import ManualClock
 
 LEASE = 30.0
 

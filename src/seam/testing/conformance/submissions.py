@@ -1,8 +1,7 @@
-"""The `ExecutionStore` contract (submissions, leases, the event log), written once and
-run against every backend.
+"""The `SubmissionQueue` and `SubmissionLeases` conformance suites: admission (idempotent by
+id), listing and aborting; claims, leases, attempts, release and settling exactly once.
 
-A backend's test module subclasses `ExecutionStoreSuite` and provides two fixtures:
-`clock` (a `ManualClock`) and `store` (a fresh, empty store built with that clock).
+Fixtures: `clock` and `store`, an `ExecutionStore` (see the package docstring).
 """
 
 from __future__ import annotations
@@ -11,28 +10,16 @@ import asyncio
 
 import pytest
 
-from seam.contracts.execution import (
-    EventRecord,
-    ExecutionStore,
-    LeaseLost,
-    NewSubmission,
-    SubmissionConflict,
-)
-from seam.contracts.messages import Message, ToolCall, Usage
-from seam.contracts.sessions import SessionNotFound, UsageRecord
-
-from .session_store_suite import ManualClock
-
-KEY = 'agent-session:["t","default","main"]'
-OTHER = 'agent-session:["t","default","other"]'
+from seam.contracts.execution import ExecutionStore, LeaseLost, NewSubmission, SubmissionConflict
+from seam.contracts.messages import Message
+from seam.contracts.sessions import SessionNotFound
+from seam.testing.clock import ManualClock
+from seam.testing.conformance.support import KEY, OTHER, admit_two
+from seam.testing.conformance.support import admit as _admit
 
 
-async def _admit(store: ExecutionStore, sid: str, key: str = KEY, text: str = "hi") -> None:
-    await store.admit(NewSubmission(sid, key, text))
-
-
-class ExecutionStoreSuite:
-    # Admission
+class SubmissionQueueSuite:
+    """What a surface that starts and watches turns relies on."""
 
     async def test_admit_queues_a_submission(self, store: ExecutionStore) -> None:
         await store.create(KEY)
@@ -88,16 +75,38 @@ class ExecutionStoreSuite:
         assert [s.id for s in await store.submissions(states=["running"])] == ["a"]
         assert [s.id for s in await store.submissions(limit=1)] == ["a"]
 
-    # Claims and leases
+    async def test_abort_a_queued_submission(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        sub = await store.request_abort("a")
+        assert (sub.state, sub.outcome) == ("settled", "aborted")
+        assert await store.claim("w1") is None
+
+    async def test_abort_a_running_submission_flags_it(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        sub = await store.request_abort("a")
+        assert (sub.state, sub.abort_requested) == ("running", True)
+        settled = await store.settle("a", "w1", "aborted")
+        assert settled.outcome == "aborted"
+        assert await store.request_abort("a") == settled
+
+    async def test_settle_queued_without_owner(self, store: ExecutionStore) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        with pytest.raises(LeaseLost):
+            await store.settle("a", None, "aborted")
+
+
+class SubmissionLeasesSuite:
+    """What the Coordinator relies on: one owner at a time, a dead one's lease runs out."""
 
     async def test_claim_leases_the_oldest_and_counts_an_attempt(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await store.create(OTHER)
-        await _admit(store, "a", KEY)
-        clock.advance()
-        await _admit(store, "b", OTHER)
+        await admit_two(store, clock, OTHER)
         sub = await store.claim("w1", lease=30)
         assert sub is not None and sub.id == "a"
         assert (sub.state, sub.lease_owner, sub.attempts) == ("running", "w1", 1)
@@ -109,10 +118,7 @@ class ExecutionStoreSuite:
     async def test_one_running_submission_per_session(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        clock.advance()
-        await _admit(store, "b")
+        await admit_two(store, clock)
         first = await store.claim("w1")
         assert first is not None and first.id == "a"
         # b queues behind a: messages of one session never interleave.
@@ -124,10 +130,7 @@ class ExecutionStoreSuite:
     async def test_a_queued_submission_waits_behind_a_reclaimable_one(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        clock.advance()
-        await _admit(store, "b")
+        await admit_two(store, clock)
         await store.claim("w1", lease=10)
         # w1 died or stalled: a is unsettled, so b must not start on top of its transcript.
         assert await store.claim("w2", submission_id="b", dead_owners=["w1"]) is None
@@ -139,11 +142,7 @@ class ExecutionStoreSuite:
     async def test_claim_a_given_submission(
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
-        await store.create(KEY)
-        await store.create(OTHER)
-        await _admit(store, "a", KEY)
-        clock.advance()
-        await _admit(store, "b", OTHER)
+        await admit_two(store, clock, OTHER)
         sub = await store.claim("w1", submission_id="b")
         assert sub is not None and sub.id == "b"
         assert await store.claim("w2", submission_id="b") is None
@@ -214,66 +213,6 @@ class ExecutionStoreSuite:
         again = await store.claim("w1")
         assert again is not None and again.attempts == 2
 
-    # The transcript, written with the submission's progress
-
-    async def test_append_for_tags_messages_and_advances(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await store.append(KEY, [Message("user", "earlier")])
-        await _admit(store, "a")
-        await store.claim("w1")
-        call = ToolCall("c1", "read", "{}")
-        await store.append_for("a", "w1", [Message("user", "hi")])
-        await store.append_for(
-            "a", "w1", [Message("assistant", "", (call,)), Message("tool", "x", tool_call_id="c1")]
-        )
-        assert [m.content for m in await store.submission_messages("a")] == ["hi", "", "x"]
-        assert [m.content for m in await store.messages(KEY)] == ["earlier", "hi", "", "x"]
-        sub = await store.submission("a")
-        assert sub is not None and sub.steps == 3
-
-    async def test_append_for_records_usage_with_the_messages(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        await store.claim("w1")
-        first = UsageRecord("p", "m", Usage(100, 20), 0.5, "t1")
-        await store.append_for("a", "w1", [Message("assistant", "ok")], usage=[first])
-        await store.append_for("a", "w1", [], usage=[UsageRecord("p", "m", Usage(10, 2))])
-        totals = await store.usage_totals(KEY)
-        assert (totals.calls, totals.usage, totals.cost_usd) == (2, Usage(110, 22), 0.5)
-        assert totals.unpriced_calls == 1
-        sub = await store.submission("a")
-        assert sub is not None and sub.steps == 1
-        with pytest.raises(LeaseLost):
-            await store.append_for("a", "w2", [], usage=[first])
-        assert (await store.usage_totals(KEY)).calls == 2
-
-    async def test_append_for_stores_events_with_the_messages(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        await store.claim("w1")
-        records = [EventRecord(KEY, n, n, "tool_start", "{}", "a") for n in (1, 2)]
-        await store.append_for("a", "w1", [Message("user", "hi")], events=records)
-        assert await store.events(KEY) == records
-        assert await store.last_seq(KEY) == 2
-        late = EventRecord(KEY, 3, 3, "done", "{}", "a")
-        with pytest.raises(LeaseLost):
-            await store.append_for("a", "w2", [Message("user", "x")], events=[late])
-        assert await store.events(KEY) == records
-        assert [m.content for m in await store.messages(KEY)] == ["hi"]
-
-    async def test_append_for_needs_the_lease(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        with pytest.raises(LeaseLost):
-            await store.append_for("a", "w1", [Message("user", "hi")])
-        await store.claim("w1")
-        with pytest.raises(LeaseLost):
-            await store.append_for("a", "w2", [Message("user", "hi")])
-        assert await store.messages(KEY) == []
-        assert await store.submission_messages("a") == []
-
-    # Settlement
-
     async def test_settle_unless_aborted(self, store: ExecutionStore) -> None:
         await store.create(KEY)
         await _admit(store, "a")
@@ -308,68 +247,6 @@ class ExecutionStoreSuite:
         assert (await store.submission("a")).outcome == "completed"  # type: ignore[union-attr]
         assert await store.claim("w1") is None
 
-    async def test_abort_a_queued_submission(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        sub = await store.request_abort("a")
-        assert (sub.state, sub.outcome) == ("settled", "aborted")
-        assert await store.claim("w1") is None
-
-    async def test_abort_a_running_submission_flags_it(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        await store.claim("w1")
-        sub = await store.request_abort("a")
-        assert (sub.state, sub.abort_requested) == ("running", True)
-        settled = await store.settle("a", "w1", "aborted")
-        assert settled.outcome == "aborted"
-        assert await store.request_abort("a") == settled
-
-    async def test_settle_queued_without_owner(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        await store.claim("w1")
-        with pytest.raises(LeaseLost):
-            await store.settle("a", None, "aborted")
-
-    # The event log
-
-    async def test_events_replay_in_order_after_a_sequence_number(
-        self, store: ExecutionStore
-    ) -> None:
-        await store.create(KEY)
-        await store.create(OTHER)
-        records = [
-            EventRecord(KEY, 1, 1, "run_start", '{"type":"run_start"}', "a"),
-            EventRecord(KEY, 4, 2, "text_delta", '{"pieces":[1,1,1]}', "a"),
-            EventRecord(KEY, 5, 5, "done", '{"type":"done"}', "a"),
-        ]
-        await store.append_events(records[:2])
-        await store.append_events(records[2:])
-        await store.append_events([EventRecord(OTHER, 1, 1, "run_start", "{}")])
-        assert await store.events(KEY) == records
-        assert await store.events(KEY, after_seq=1) == records[1:]
-        # A coalesced record reaching past after_seq comes back whole.
-        assert await store.events(KEY, after_seq=3) == records[1:]
-        assert await store.events(KEY, after_seq=4) == records[2:]
-        assert await store.events(KEY, after_seq=5) == []
-        assert await store.events(KEY, limit=1) == records[:1]
-        assert await store.last_seq(KEY) == 5
-        assert await store.last_seq(OTHER) == 1
-        assert await store.last_seq('agent-session:["t","default","none"]') == 0
-
-    async def test_deleting_a_session_removes_its_submissions_and_events(
-        self, store: ExecutionStore
-    ) -> None:
-        await store.create(KEY)
-        await _admit(store, "a")
-        await store.append_events([EventRecord(KEY, 1, 1, "run_start", "{}", "a")])
-        assert await store.delete(KEY)
-        assert await store.submission("a") is None
-        assert await store.events(KEY) == []
-
-    # Wake-ups
-
     async def test_wait_for_work_wakes_on_admission(self, store: ExecutionStore) -> None:
         await store.create(KEY)
         waiter = asyncio.create_task(store.wait_for_work(30))
@@ -381,17 +258,3 @@ class ExecutionStoreSuite:
     async def test_wait_for_work_times_out(self, store: ExecutionStore) -> None:
         async with asyncio.timeout(10):
             await store.wait_for_work(0.01)
-
-    async def test_events_of_one_submission(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        records = [
-            EventRecord(KEY, 1, 1, "run_start", "{}", "a"),
-            EventRecord(KEY, 2, 2, "run_start", "{}", "b"),
-            EventRecord(KEY, 5, 3, "text_delta", "{}", "a"),
-            EventRecord(KEY, 6, 6, "done", "{}", None),
-        ]
-        await store.append_events(records)
-        assert await store.events(KEY, submission_id="a") == [records[0], records[2]]
-        assert await store.events(KEY, submission_id="a", after_seq=1) == [records[2]]
-        assert await store.events(KEY, submission_id="a", limit=1) == [records[0]]
-        assert await store.events(KEY, submission_id="none") == []

@@ -1,0 +1,106 @@
+"""The `SessionTitles` conformance suite: unique titles and the next title of a lineage.
+
+Fixtures: `clock` and `store`, a whole `SessionStore` (see the package docstring).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
+from seam.testing.clock import ManualClock
+
+
+class SessionTitlesSuite:
+    async def test_set_title_and_find_by_title(self, store: SessionStore) -> None:
+        await store.create("s")
+        await store.set_title("s", "Trip to Lisbon")
+        found = await store.find_by_title("Trip to Lisbon")
+        assert found is not None
+        assert found.key == "s"
+        assert found.title == "Trip to Lisbon"
+        assert await store.find_by_title("trip to lisbon") is None
+        assert await store.find_by_title("Nothing") is None
+
+    async def test_retitling_frees_the_old_title(self, store: SessionStore) -> None:
+        await store.create("a", title="Old")
+        await store.set_title("a", "New")
+        assert await store.find_by_title("Old") is None
+        await store.create("b", title="Old")
+        found = await store.find_by_title("Old")
+        assert found is not None
+        assert found.key == "b"
+
+    async def test_setting_a_session_its_own_title_again_is_fine(self, store: SessionStore) -> None:
+        await store.create("a", title="Same")
+        await store.set_title("a", "Same")
+        info = await store.get("a")
+        assert info is not None
+        assert info.title == "Same"
+
+    async def test_duplicate_title_names_the_other_session(self, store: SessionStore) -> None:
+        await store.create("owner-key", title="Taken")
+        await store.create("b", title="Mine")
+        with pytest.raises(DuplicateTitle, match="owner-key"):
+            await store.set_title("b", "Taken")
+        b = await store.get("b")
+        assert b is not None
+        assert b.title == "Mine"
+        owner = await store.find_by_title("Taken")
+        assert owner is not None
+        assert owner.key == "owner-key"
+
+    async def test_set_title_on_unknown_session_names_it(self, store: SessionStore) -> None:
+        with pytest.raises(SessionNotFound, match="ghost-key"):
+            await store.set_title("ghost-key", "T")
+
+    async def test_set_title_rejects_a_blank_title(self, store: SessionStore) -> None:
+        await store.create("s", title="Kept")
+        with pytest.raises(ValueError, match="title"):
+            await store.set_title("s", "")
+        assert await store.find_by_title("Kept") is not None
+
+    async def test_retitling_is_not_activity(self, store: SessionStore, clock: ManualClock) -> None:
+        created = await store.create("s")
+        clock.advance()
+        await store.set_title("s", "T")
+        info = await store.get("s")
+        assert info is not None
+        assert info.updated_at == created.updated_at
+
+    async def test_next_title_numbers_a_lineage(self, store: SessionStore) -> None:
+        assert await store.next_title("Trip") == "Trip"
+        await store.create("1", title="Trip")
+        assert await store.next_title("Trip") == "Trip #2"
+        await store.create("2", title=await store.next_title("Trip"))
+        assert await store.next_title("Trip") == "Trip #3"
+        # Continuing a numbered session continues the numbering.
+        assert await store.next_title("Trip #2") == "Trip #3"
+
+    async def test_next_title_goes_past_the_highest_number(self, store: SessionStore) -> None:
+        await store.create("a", title="Trip #5")
+        assert await store.next_title("Trip") == "Trip #6"
+        await store.create("b", title="Trip")
+        await store.delete("a")
+        assert await store.next_title("Trip") == "Trip #2"
+
+    async def test_next_title_ignores_titles_that_only_look_alike(
+        self, store: SessionStore
+    ) -> None:
+        for key, title in enumerate(
+            ["Trip #2 draft", "Trips", "trip", "Trip#2", "Trip #0", "Trip "]
+        ):
+            await store.create(str(key), title=title)
+        assert await store.next_title("Trip") == "Trip"
+
+    async def test_next_title_is_always_free(self, store: SessionStore) -> None:
+        for n, title in enumerate(["A", "A #2", "A #3", "B #2", "C #1"]):
+            await store.create(str(n), title=title)
+        for base in ("A", "A #3", "B", "C", "D"):
+            proposed = await store.next_title(base)
+            assert await store.find_by_title(proposed) is None, base
+        assert await store.next_title("C") == "C #2"
+
+    async def test_next_title_rejects_a_blank_title(self, store: SessionStore) -> None:
+        with pytest.raises(ValueError, match="title"):
+            await store.next_title(" ")
