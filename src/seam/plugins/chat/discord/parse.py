@@ -126,3 +126,10 @@ def components(buttons: Sequence[Sequence[Button]], custom_id: Any) -> list[dict
         if elements:
             rows.append({"type": 1, "components": elements})
     return rows
+
+
+def guild_id_of(message: discord.Message) -> int | None:
+    """The guild of a message whose `guild` discord.py has not cached (read off its channel)."""
+    channel = message.channel
+    guild_id = getattr(channel, "guild_id", None)
+    return int(guild_id) if guild_id else None

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from seam.contracts.chat import ChatAdapter, ChatPlatform
+from seam.plugins.chat.common import setting
 from seam.plugins.chat.section import ChatSection, ids_as_text
 
 
@@ -31,8 +32,8 @@ def build_slack(section: Any, env: Mapping[str, str], clock: Callable[[], float]
     environment wiring read, so the tokens are looked up here and nothing else is read."""
     from seam.plugins.chat.slack.adapter import SlackAdapter
 
-    bot_env = str(_get(section, "bot_token_env", "SLACK_BOT_TOKEN"))
-    app_env = str(_get(section, "app_token_env", "SLACK_APP_TOKEN"))
+    bot_env = str(setting(section, "bot_token_env", "SLACK_BOT_TOKEN"))
+    app_env = str(setting(section, "app_token_env", "SLACK_APP_TOKEN"))
     bot_token, app_token = env.get(bot_env), env.get(app_env)
     if not bot_token or not app_token:
         missing = [
@@ -42,15 +43,9 @@ def build_slack(section: Any, env: Mapping[str, str], clock: Callable[[], float]
     return SlackAdapter(
         bot_token=bot_token,
         app_token=app_token,
-        base_url=str(_get(section, "base_url", "") or "") or None,
+        base_url=str(setting(section, "base_url", "") or "") or None,
         clock=clock,
     )
-
-
-def _get(section: Any, key: str, default: object) -> object:
-    if isinstance(section, Mapping):
-        return section.get(key, default)
-    return getattr(section, key, default)
 
 
 SLACK = ChatPlatform(
