@@ -260,32 +260,16 @@ class AnthropicProvider(HttpProvider):
         Only data events other than `ping` count as progress for the idle limit: a server
         that keeps pinging but never answers is stalled.
         """
-        url = self._messages_url
-        watch = self._watch(deadline)
         state = MessageState()
-        try:
-            async with (
-                watch,
-                self._client.stream(
-                    "POST",
-                    url,
-                    content=payload,
-                    headers=self._stream_headers,
-                    timeout=self._timeout,
-                ) as response,
-            ):
-                if not response.is_success:
-                    body = await response.aread()
-                    raise self._status_error(response.status_code, body, response.headers)
-                async with aclosing(self._events(response, watch, state)) as chunks:
-                    async for chunk in chunks:
-                        yield chunk
-        except TimeoutError:
-            if watch.cause is None:
-                raise
-            raise self._watch_error(watch) from None
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, url) from exc
+        chunks = self._post_stream(
+            self._messages_url,
+            payload,
+            deadline,
+            lambda response, watch: self._events(response, watch, state),
+        )
+        async with aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk
         yield UsageChunk(usage_of(state.counts))
         yield DoneChunk(finish_reason(state.stop_reason, bool(state.tool_uses)))
 

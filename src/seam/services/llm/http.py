@@ -17,6 +17,7 @@ import json
 import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any, ClassVar, TypeVar
 
 import httpx
@@ -24,6 +25,7 @@ import httpx
 from seam.contracts.model import (
     RETRYABLE_KINDS,
     ModelCapabilities,
+    ModelChunk,
     ModelError,
     OnRetry,
     ToolDefinition,
@@ -41,6 +43,8 @@ from seam.services.llm.retry import (
 from seam.services.llm.watch import StreamWatch
 
 T = TypeVar("T")
+# What turns a successful response's event stream into chunks (a provider's `_events`).
+EventReader = Callable[[httpx.Response, StreamWatch], AsyncGenerator[ModelChunk, None]]
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_CONNECT_TIMEOUT = 5.0
 DEFAULT_IDLE_TIMEOUT = 60.0
@@ -175,6 +179,37 @@ class HttpProvider:
 
     def _watch(self, deadline: float) -> StreamWatch:
         return StreamWatch(self._idle_timeout, deadline)
+
+    async def _post_stream(
+        self, url: str, payload: bytes, deadline: float, events: EventReader
+    ) -> AsyncGenerator[ModelChunk, None]:
+        """POST `payload` to `url` and yield what `events(response, watch)` makes of a
+        successful answer's stream; a refusal, a stall or a passed deadline, and a
+        transport failure all come out as ModelErrors."""
+        watch = self._watch(deadline)
+        try:
+            async with (
+                watch,
+                self._client.stream(
+                    "POST",
+                    url,
+                    content=payload,
+                    headers=self._stream_headers,
+                    timeout=self._timeout,
+                ) as response,
+            ):
+                if not response.is_success:
+                    body = await response.aread()
+                    raise self._status_error(response.status_code, body, response.headers)
+                async with aclosing(events(response, watch)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+        except TimeoutError:
+            if watch.cause is None:
+                raise
+            raise self._watch_error(watch) from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from exc
 
     def _watch_error(self, watch: StreamWatch) -> ModelError:
         """What a watch that fired means (see `StreamWatch.cause`)."""

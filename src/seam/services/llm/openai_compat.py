@@ -223,32 +223,16 @@ class OpenAICompatProvider(HttpProvider):
         With `tools`, text that opens like a tool call is held back until the stream
         ends, when it is either recovered into calls or shown after all.
         """
-        url = self._chat_url
         state = StreamState(HeldText() if tools else None)
-        watch = self._watch(deadline)
-        try:
-            async with (
-                watch,
-                self._client.stream(
-                    "POST",
-                    url,
-                    content=payload,
-                    headers=self._stream_headers,
-                    timeout=self._timeout,
-                ) as response,
-            ):
-                if not response.is_success:
-                    body = await response.aread()
-                    raise self._status_error(response.status_code, body, response.headers)
-                async with aclosing(self._events(response, watch, state)) as chunks:
-                    async for chunk in chunks:
-                        yield chunk
-        except TimeoutError:
-            if watch.cause is None:
-                raise
-            raise self._watch_error(watch) from None
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, url) from exc
+        chunks = self._post_stream(
+            self._chat_url,
+            payload,
+            deadline,
+            lambda response, watch: self._events(response, watch, state),
+        )
+        async with aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk
         for chunk in self._closing_chunks(state, tools):
             yield chunk
 
