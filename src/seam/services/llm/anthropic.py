@@ -72,7 +72,7 @@ class AnthropicProvider(HttpProvider):
     `_thinking_allowed`); temperature is then not sent, as the API requires.
     """
 
-    _capabilities = ModelCapabilities(tools=True, streaming=True, thinking=True)
+    capabilities = ModelCapabilities(tools=True, streaming=True, thinking=True)
     _models_params: ClassVar[Mapping[str, Any]] = {"limit": 1000}
 
     def __init__(
@@ -144,7 +144,7 @@ class AnthropicProvider(HttpProvider):
     def _payload(self, request: ModelRequest) -> bytes:
         system, messages = self._transcript(request)
         max_tokens = request.max_tokens or self._max_tokens
-        body: dict[str, Any] = {"model": request.model or self._model, "max_tokens": max_tokens}
+        body: dict[str, Any] = {"model": request.model or self.model, "max_tokens": max_tokens}
         if system:
             body["system"] = system
         body["messages"] = messages
@@ -329,7 +329,7 @@ class AnthropicProvider(HttpProvider):
 
     def _stream_error(self, data: str) -> ModelError:
         """An `error` event inside a 200 stream: its `error.type` decides the kind."""
-        return classify_http_error(None, data, {}, provider=self._name, now=self._clock())
+        return classify_http_error(None, data, {}, provider=self.name, now=self._clock())
 
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
         return self._stream_error(line) if payload.get("type") == "error" else None

@@ -150,7 +150,7 @@ class OpenAICompatProvider(HttpProvider):
             messages.append({"role": "system", "content": request.system})
         for position, message in enumerate(request.messages):
             messages.append(self._wire_message(position, message))
-        model = request.model or self._model
+        model = request.model or self.model
         body: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -287,7 +287,7 @@ class OpenAICompatProvider(HttpProvider):
     ) -> Iterator[ModelChunk]:
         """After the stream: held-back text (or the calls recovered from it), the tool
         calls, usage, and the finish reason ("tool_calls" whenever calls were made)."""
-        ends = state.calls.ends(self._name)
+        ends = state.calls.ends(self.name)
         if state.text is not None:
             if ends:
                 held = state.text.held_text()
@@ -338,7 +338,7 @@ class OpenAICompatProvider(HttpProvider):
         code = error.get("code") if isinstance(error, dict) else None
         status = code if isinstance(code, int) and 400 <= code <= 599 else None
         return classify_http_error(
-            status, json.dumps({"error": error}), {}, provider=self._name, now=self._clock()
+            status, json.dumps({"error": error}), {}, provider=self.name, now=self._clock()
         )
 
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
