@@ -11,8 +11,11 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from seam.contracts.chat import AttachmentKind
+
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+_KINDS: dict[str, AttachmentKind] = {"image": "image", "video": "video", "audio": "audio"}
 
 
 def setting(section: object, key: str, default: Any) -> Any:
@@ -52,3 +55,10 @@ def remember(book: OrderedDict[_K, _V], key: _K, value: _V, keep: int) -> None:
     book.move_to_end(key)
     while len(book) > keep:
         book.popitem(last=False)
+
+
+def kind_of(mime: str | None, *, unknown: AttachmentKind) -> AttachmentKind:
+    """An attachment's kind by its MIME type's major part (`unknown` without a type)."""
+    if not mime:
+        return unknown
+    return _KINDS.get(mime.split("/", 1)[0], "document")
