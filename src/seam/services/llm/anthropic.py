@@ -16,7 +16,6 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import aclosing
 from functools import partial
 from typing import Any, ClassVar
 
@@ -254,24 +253,25 @@ class AnthropicProvider(HttpProvider):
 
     # -- response ----------------------------------------------------------------------
 
-    async def _attempt(self, payload: bytes, deadline: float) -> AsyncGenerator[ModelChunk, None]:
+    def _attempt(self, payload: bytes, deadline: float) -> AsyncGenerator[ModelChunk, None]:
         """One HTTP request, decoded event by event; every failure becomes a ModelError.
 
         Only data events other than `ping` count as progress for the idle limit: a server
         that keeps pinging but never answers is stalled.
         """
         state = MessageState()
-        chunks = self._post_stream(
+
+        def ending() -> Iterator[ModelChunk]:
+            yield UsageChunk(usage_of(state.counts))
+            yield DoneChunk(finish_reason(state.stop_reason, bool(state.tool_uses)))
+
+        return self._post_stream(
             self._messages_url,
             payload,
             deadline,
             lambda response, watch: self._events(response, watch, state),
+            ending,
         )
-        async with aclosing(chunks):
-            async for chunk in chunks:
-                yield chunk
-        yield UsageChunk(usage_of(state.counts))
-        yield DoneChunk(finish_reason(state.stop_reason, bool(state.tool_uses)))
 
     async def _events(
         self, response: httpx.Response, watch: StreamWatch, state: MessageState

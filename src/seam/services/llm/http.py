@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, ClassVar, TypeVar
 
@@ -165,11 +165,17 @@ class HttpProvider:
         return StreamWatch(self._idle_timeout, deadline)
 
     async def _post_stream(
-        self, url: str, payload: bytes, deadline: float, events: EventReader
+        self,
+        url: str,
+        payload: bytes,
+        deadline: float,
+        events: EventReader,
+        ending: Callable[[], Iterable[ModelChunk]],
     ) -> AsyncGenerator[ModelChunk, None]:
         """POST `payload` to `url` and yield what `events(response, watch)` makes of a
-        successful answer's stream; a refusal, a stall or a passed deadline, and a
-        transport failure all come out as ModelErrors."""
+        successful answer's stream, then what `ending()` adds once it is read whole; a
+        refusal, a stall or a passed deadline, and a transport failure all come out as
+        ModelErrors."""
         watch = self._watch(deadline)
         try:
             async with (
@@ -194,6 +200,8 @@ class HttpProvider:
             raise self._watch_error(watch) from None
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, url) from exc
+        for chunk in ending():
+            yield chunk
 
     def _watch_error(self, watch: StreamWatch) -> ModelError:
         """What a watch that fired means (see `StreamWatch.cause`)."""

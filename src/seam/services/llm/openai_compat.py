@@ -20,7 +20,6 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import aclosing
 from functools import partial
 from typing import Any, Literal
 
@@ -215,7 +214,7 @@ class OpenAICompatProvider(HttpProvider):
 
     # -- response ----------------------------------------------------------------------
 
-    async def _attempt(
+    def _attempt(
         self, payload: bytes, tools: Sequence[ToolDefinition], deadline: float
     ) -> AsyncGenerator[ModelChunk, None]:
         """One HTTP request, decoded chunk by chunk; every failure becomes a ModelError.
@@ -224,17 +223,13 @@ class OpenAICompatProvider(HttpProvider):
         ends, when it is either recovered into calls or shown after all.
         """
         state = StreamState(HeldText() if tools else None)
-        chunks = self._post_stream(
+        return self._post_stream(
             self._chat_url,
             payload,
             deadline,
             lambda response, watch: self._events(response, watch, state),
+            lambda: self._closing_chunks(state, tools),
         )
-        async with aclosing(chunks):
-            async for chunk in chunks:
-                yield chunk
-        for chunk in self._closing_chunks(state, tools):
-            yield chunk
 
     async def _events(
         self, response: httpx.Response, watch: StreamWatch, state: StreamState
