@@ -7,24 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import Field, field_validator
-
 from seam.contracts.chat import ChatAdapter, ChatPlatform
 from seam.plugins.chat.common import setting
-from seam.plugins.chat.section import ChatSection, ids_as_text
+from seam.plugins.chat.section import AllowList, ChatSection
 
 
 class DiscordSection(ChatSection):
     token_env: str = "DISCORD_BOT_TOKEN"
-    allow: list[str] = Field(default_factory=list)
+    allow: AllowList
     # A REST base and gateway URL of another server (tests, self-hosting); "" = Discord's.
     base_url: str = ""
     gateway_url: str = ""
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return ids_as_text(value)
 
 
 def build_discord(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:

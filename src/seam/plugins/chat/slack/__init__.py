@@ -7,23 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import Field, field_validator
-
 from seam.contracts.chat import ChatAdapter, ChatPlatform
 from seam.plugins.chat.common import setting
-from seam.plugins.chat.section import ChatSection, ids_as_text
+from seam.plugins.chat.section import AllowList, ChatSection
 
 
 class SlackSection(ChatSection):
     bot_token_env: str = "SLACK_BOT_TOKEN"
     app_token_env: str = "SLACK_APP_TOKEN"  # Socket Mode
     base_url: str = ""  # the Web API's base URL ("" = slack.com/api/)
-    allow: list[str] = Field(default_factory=list)
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return ids_as_text(value)
+    allow: AllowList
 
 
 def build_slack(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:

@@ -12,11 +12,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, field_validator
-
 from seam.contracts.chat import ChatPlatform
 from seam.plugins.chat.common import setting
-from seam.plugins.chat.section import ChatSection, ids_as_text
+from seam.plugins.chat.section import AllowList, ChatSection
 
 if TYPE_CHECKING:
     from seam.plugins.chat.telegram.adapter import TelegramAdapter
@@ -28,13 +26,7 @@ class TelegramSection(ChatSection):
     token_env: str = "TELEGRAM_BOT_TOKEN"
     # A self-hosted Bot API server ("" = api.telegram.org).
     base_url: str = ""
-    # User ids that may talk to the agent without pairing.
-    allow: list[str] = Field(default_factory=list)
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return ids_as_text(value)
+    allow: AllowList
 
 
 def build_telegram(
