@@ -115,12 +115,8 @@ class FallbackProvider:
         reasons = "; ".join(
             f"{provider.name}/{provider.model}: {_reason(error)}" for provider, error in failures
         )
-        return ModelError(
-            chosen.kind,
-            f"every provider in the chain failed: {reasons}",
-            status=chosen.status,
-            retry_after=chosen.retry_after,
-            provider=self._name,
+        return chosen.restated(
+            f"every provider in the chain failed: {reasons}", provider=self._name
         )
 
 

@@ -343,13 +343,7 @@ class PooledProvider:
             )
         last = failed[-1][1]
         reasons = "; ".join(f"{key.label}: {_describe(error, key)}" for key, error in failed)
-        return ModelError(
-            last.kind,
-            f"every available key failed: {reasons}",
-            status=last.status,
-            retry_after=last.retry_after,
-            provider=self.name,
-        )
+        return last.restated(f"every available key failed: {reasons}", provider=self.name)
 
     def _provider(self, key: _Key) -> ModelProvider:
         """Built on first use: a key that is never needed never opens a client."""
@@ -449,13 +443,7 @@ def _describe(error: ModelError, key: _Key) -> str:
 
 
 def _scrubbed(error: ModelError, key: _Key) -> ModelError:
-    return ModelError(
-        error.kind,
-        error.message.replace(key.secret, key.label),
-        status=error.status,
-        retry_after=error.retry_after,
-        provider=error.provider,
-    )
+    return error.restated(error.message.replace(key.secret, key.label))
 
 
 def _uses(key: _Key) -> int:
