@@ -11,7 +11,7 @@ from telegram import MessageEntity
 from seam.apps.gateway.chats import parse_ref
 from seam.apps.gateway.commands import parse_command
 from seam.plugins.chat.markdown_telegram import TELEGRAM_LIMIT, format_telegram, utf16_len
-from seam.plugins.chat.telegram.adapter import _entity_text
+from seam.plugins.chat.telegram.parse import entity_text as _entity_text
 
 markdownish = st.lists(
     st.sampled_from(

@@ -68,18 +68,23 @@ class PromptChange:
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeLLMCall:
+class _AtStep:
+    """Where in a turn a model or tool call happens; the payloads about one start so."""
+
     session_key: str
     turn_id: str
+    # The turn's model call (1-based); for a tool call, the one that asked for it (0 for
+    # calls a resumed turn re-runs before its first model call).
     iteration: int
+
+
+@dataclass(frozen=True, slots=True)
+class BeforeLLMCall(_AtStep):
     request: ModelRequest
 
 
 @dataclass(frozen=True, slots=True)
-class AfterLLMCall:
-    session_key: str
-    turn_id: str
-    iteration: int
+class AfterLLMCall(_AtStep):
     # The assistant message as stored (its text and tool calls).
     message: Message
     # The turn's usage so far.
@@ -95,12 +100,7 @@ class HookNotice:
 
 
 @dataclass(frozen=True, slots=True)
-class BeforeToolCall:
-    session_key: str
-    turn_id: str
-    # The model call of the turn that asked for this tool call (1-based; 0 for calls a
-    # resumed turn re-runs before its first model call).
-    iteration: int
+class BeforeToolCall(_AtStep):
     call_id: str
     name: str
     arguments: Mapping[str, Any]
@@ -118,12 +118,9 @@ class ToolCallChange:
 
 
 @dataclass(frozen=True, slots=True)
-class AfterToolCall:
+class AfterToolCall(_AtStep):
     """A tool call's result (after the result budget), before the model reads it."""
 
-    session_key: str
-    turn_id: str
-    iteration: int
     call_id: str
     name: str
     # The parsed arguments; the raw text when they were not a JSON object.

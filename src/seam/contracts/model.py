@@ -50,6 +50,17 @@ class ModelError(Exception):
     def retryable(self) -> bool:
         return self.kind in RETRYABLE_KINDS
 
+    def restated(self, message: str, *, provider: str | None = None) -> ModelError:
+        """The same failure (kind, status, retry_after) in other words, or said by another
+        provider: how a chain or a pool sums up the failures behind it."""
+        return ModelError(
+            self.kind,
+            message,
+            status=self.status,
+            retry_after=self.retry_after,
+            provider=self.provider if provider is None else provider,
+        )
+
     def __str__(self) -> str:
         where = f"{self.provider}: " if self.provider else ""
         code = f" (HTTP {self.status})" if self.status else ""

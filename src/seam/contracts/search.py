@@ -125,65 +125,33 @@ def _has_vowel(z: bytes) -> bool:
 
 
 _Rule = tuple[bytes, Callable[[bytes], bool] | None, bytes]
-_STEP2: tuple[_Rule, ...] = (
-    (b"ational", _m_gt0, b"ate"),
-    (b"tional", _m_gt0, b"tion"),
-    (b"enci", _m_gt0, b"ence"),
-    (b"anci", _m_gt0, b"ance"),
-    (b"izer", _m_gt0, b"ize"),
-    (b"logi", _m_gt0, b"log"),
-    (b"bli", _m_gt0, b"ble"),
-    (b"alli", _m_gt0, b"al"),
-    (b"entli", _m_gt0, b"ent"),
-    (b"eli", _m_gt0, b"e"),
-    (b"ousli", _m_gt0, b"ous"),
-    (b"ization", _m_gt0, b"ize"),
-    (b"ation", _m_gt0, b"ate"),
-    (b"ator", _m_gt0, b"ate"),
-    (b"alism", _m_gt0, b"al"),
-    (b"iveness", _m_gt0, b"ive"),
-    (b"fulness", _m_gt0, b"ful"),
-    (b"ousness", _m_gt0, b"ous"),
-    (b"aliti", _m_gt0, b"al"),
-    (b"iviti", _m_gt0, b"ive"),
-    (b"biliti", _m_gt0, b"ble"),
+
+
+def _rules(condition: Callable[[bytes], bool] | None, table: str) -> tuple[_Rule, ...]:
+    """Porter's rules written as he lists them, `suffix:replacement` in order, one
+    condition on the stem for the whole step."""
+    pairs = (item.partition(":") for item in table.split())
+    return tuple((suffix.encode(), condition, new.encode()) for suffix, _, new in pairs)
+
+
+_STEP2 = _rules(
+    _m_gt0,
+    "ational:ate tional:tion enci:ence anci:ance izer:ize logi:log bli:ble alli:al entli:ent "
+    "eli:e ousli:ous ization:ize ation:ate ator:ate alism:al iveness:ive fulness:ful "
+    "ousness:ous aliti:al iviti:ive biliti:ble",
 )
-_STEP3: tuple[_Rule, ...] = (
-    (b"ical", _m_gt0, b"ic"),
-    (b"ness", _m_gt0, b""),
-    (b"icate", _m_gt0, b"ic"),
-    (b"iciti", _m_gt0, b"ic"),
-    (b"ful", _m_gt0, b""),
-    (b"ative", _m_gt0, b""),
-    (b"alize", _m_gt0, b"al"),
+_STEP3 = _rules(_m_gt0, "ical:ic ness: icate:ic iciti:ic ful: ative: alize:al")
+# "ion" goes only after an s or a t.
+_STEP4 = tuple(
+    (suffix, _m_gt1_s_or_t if suffix == b"ion" else _m_gt1, replacement)
+    for suffix, _, replacement in _rules(
+        None,
+        "al: ance: ence: er: ic: able: ible: ant: ement: ment: ent: ion: ou: ism: ate: "
+        "iti: ous: ive: ize:",
+    )
 )
-_STEP4: tuple[_Rule, ...] = (
-    (b"al", _m_gt1, b""),
-    (b"ance", _m_gt1, b""),
-    (b"ence", _m_gt1, b""),
-    (b"er", _m_gt1, b""),
-    (b"ic", _m_gt1, b""),
-    (b"able", _m_gt1, b""),
-    (b"ible", _m_gt1, b""),
-    (b"ant", _m_gt1, b""),
-    (b"ement", _m_gt1, b""),
-    (b"ment", _m_gt1, b""),
-    (b"ent", _m_gt1, b""),
-    (b"ion", _m_gt1_s_or_t, b""),
-    (b"ou", _m_gt1, b""),
-    (b"ism", _m_gt1, b""),
-    (b"ate", _m_gt1, b""),
-    (b"iti", _m_gt1, b""),
-    (b"ous", _m_gt1, b""),
-    (b"ive", _m_gt1, b""),
-    (b"ize", _m_gt1, b""),
-)
-_STEP1B: tuple[_Rule, ...] = (
-    (b"eed", _m_gt0, b"ee"),
-    (b"ed", _has_vowel, b""),
-    (b"ing", _has_vowel, b""),
-)
-_STEP1B2: tuple[_Rule, ...] = ((b"at", None, b"ate"), (b"bl", None, b"ble"), (b"iz", None, b"ize"))
+_STEP1B = (*_rules(_m_gt0, "eed:ee"), *_rules(_has_vowel, "ed: ing:"))
+_STEP1B2 = _rules(None, "at:ate bl:ble iz:ize")
 
 
 def _apply(word: bytes, rules: tuple[_Rule, ...]) -> tuple[bytes, bool]:
@@ -203,27 +171,7 @@ def stem(word: str) -> str:
     raw = word.encode()
     if not _STEM_MIN <= len(raw) <= _STEM_MAX:
         return word
-    z = raw
-    # Step 1a.
-    if z[-1:] == b"s":
-        if z[-2:-1] == b"e":
-            if (len(z) > 4 and z[-4:-2] == b"ss") or (len(z) > 3 and z[-3:-2] == b"i"):
-                z = z[:-2]
-            else:
-                z = z[:-1]
-        elif z[-2:-1] != b"s":
-            z = z[:-1]
-    # Step 1b: "eed" -> "ee"; "ed" and "ing" go, and then the stem may be mended.
-    before = z
-    z, fired = _apply(z, _STEP1B)
-    if fired and not before.endswith(b"eed"):
-        z, mended = _apply(z, _STEP1B2)
-        if not mended:
-            c = z[-1]
-            if len(z) > 1 and not _is_vowel(c, False) and c not in b"lsz" and c == z[-2]:
-                z = z[:-1]
-            elif _m_eq1(z) and _o_star(z):
-                z += b"e"
+    z = _step1b(_step1a(raw))
     # Step 1c.
     if z[-1:] == b"y" and _has_vowel(z[:-1]):
         z = z[:-1] + b"i"
@@ -231,12 +179,43 @@ def stem(word: str) -> str:
     z = _apply(z, _STEP2)[0]
     z = _apply(z, _STEP3)[0]
     z = _apply(z, _STEP4)[0]
-    # Step 5a.
+    return _step5(z).decode(errors="replace")
+
+
+def _step1a(z: bytes) -> bytes:
+    """Plurals: "sses" -> "ss", "ies" -> "i", a last "s" goes (not from "ss")."""
+    if z[-1:] != b"s":
+        return z
+    if z[-2:-1] == b"e":
+        if (len(z) > 4 and z[-4:-2] == b"ss") or (len(z) > 3 and z[-3:-2] == b"i"):
+            return z[:-2]
+        return z[:-1]
+    return z[:-1] if z[-2:-1] != b"s" else z
+
+
+def _step1b(z: bytes) -> bytes:
+    """ "eed" -> "ee"; "ed" and "ing" go, and then the stem may be mended."""
+    before = z
+    z, fired = _apply(z, _STEP1B)
+    if not fired or before.endswith(b"eed"):
+        return z
+    z, mended = _apply(z, _STEP1B2)
+    if mended:
+        return z
+    c = z[-1]
+    if len(z) > 1 and not _is_vowel(c, False) and c not in b"lsz" and c == z[-2]:
+        return z[:-1]
+    if _m_eq1(z) and _o_star(z):
+        return z + b"e"
+    return z
+
+
+def _step5(z: bytes) -> bytes:
+    """A last "e" goes from a long enough stem; "ll" becomes "l" in one."""
     if z[-1:] == b"e":
         base = z[:-1]
         if _m_gt1(base) or (_m_eq1(base) and not _o_star(base)):
             z = base
-    # Step 5b.
     if len(z) > 1 and z.endswith(b"ll") and _m_gt1(z[:-1]):
         z = z[:-1]
-    return z.decode(errors="replace")
+    return z

@@ -97,26 +97,11 @@ class ScriptedModel:
         max_context_tokens: int = 128_000,
     ) -> None:
         self._steps: list[ScriptItem] = list(steps)
-        self._name = name
-        self._model = model
-        self._max_context_tokens = max_context_tokens
+        self.name = name
+        self.model = model
+        self.max_context_tokens = max_context_tokens
+        self.capabilities = ModelCapabilities()
         self.requests: list[ModelRequest] = []
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def max_context_tokens(self) -> int:
-        return self._max_context_tokens
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return ModelCapabilities()
 
     @property
     def remaining(self) -> int:
@@ -134,7 +119,7 @@ class ScriptedModel:
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         self.requests.append(request)
         if not self._steps:
-            raise ModelError("fatal", "the scripted model ran out of steps", provider=self._name)
+            raise ModelError("fatal", "the scripted model ran out of steps", provider=self.name)
         item = self._steps.pop(0)
         step = item if isinstance(item, Step) else item(request)
         if step.delay:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -22,50 +23,62 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length":
-                try:
-                    size = int(value)
-                except ValueError:
-                    size = 0
-                if size > self.max_bytes:
-                    if size <= DRAIN_AT_MOST:
-                        # Read it to the end first: a client still sending when the answer
-                        # comes and the connection closes sees a reset, not the 413.
-                        more = True
-                        while more:
-                            message = await receive()
-                            more = message.get("more_body", False)
-                    await _too_large(send, self.max_bytes)
-                    return
-        seen = 0
-        refused = False
-        started = False
+        size = _declared_size(scope)
+        if size > self.max_bytes:
+            if size <= DRAIN_AT_MOST:
+                # Read it to the end first: a client still sending when the answer comes
+                # and the connection closes sees a reset, not the 413.
+                more = True
+                while more:
+                    message = await receive()
+                    more = message.get("more_body", False)
+            await _too_large(send, self.max_bytes)
+            return
+        counted = _CountedBody(receive, send, self.max_bytes)
+        await self.app(scope, counted.receive, counted.send)
 
-        async def counted() -> Any:
-            # Over the limit: answer 413 here, and tell the app the client went away.
-            nonlocal seen, refused
-            if refused:
+
+def _declared_size(scope: Scope) -> int:
+    """The largest Content-Length the request declares (0 if none, or unreadable)."""
+    sizes = [0]
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            with contextlib.suppress(ValueError):
+                sizes.append(int(value))
+    return max(sizes)
+
+
+class _CountedBody:
+    """A body with no (or a false) Content-Length, counted as it comes: over the limit,
+    the 413 is answered here and the app is told the client went away."""
+
+    def __init__(self, receive: Any, send: Any, max_bytes: int) -> None:
+        self._receive = receive
+        self._send = send
+        self._max_bytes = max_bytes
+        self._seen = 0
+        self._refused = False
+        self._started = False
+
+    async def receive(self) -> Any:
+        if self._refused:
+            return {"type": "http.disconnect"}
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self._seen += len(message.get("body", b""))
+            if self._seen > self._max_bytes:
+                self._refused = True
+                if not self._started:
+                    await _too_large(self._send, self._max_bytes)
                 return {"type": "http.disconnect"}
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    refused = True
-                    if not started:
-                        await _too_large(send, self.max_bytes)
-                    return {"type": "http.disconnect"}
-            return message
+        return message
 
-        async def guarded_send(message: Any) -> None:
-            nonlocal started
-            if refused:
-                return  # the 413 was the answer
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        await self.app(scope, counted, guarded_send)
+    async def send(self, message: Any) -> None:
+        if self._refused:
+            return  # the 413 was the answer
+        if message["type"] == "http.response.start":
+            self._started = True
+        await self._send(message)
 
 
 async def _too_large(send: Any, limit: int) -> None:

@@ -23,7 +23,8 @@ in a named session. In a named session it waits, as in the page, for
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Request
@@ -71,7 +72,38 @@ def router(
         body: ChatRequest,
         x_seam_session: Annotated[str | None, Header()] = None,
     ) -> JSONResponse | StreamingResponse:
-        tenant = principal.tenant
+        turn = await _Turn.start(backend, principal.tenant, body, x_seam_session)
+        if body.stream:
+            usage_wanted = bool((body.stream_options or {}).get("include_usage"))
+            return StreamingResponse(
+                _chunks(turn.events(), turn.frame, usage_wanted, turn.note),
+                media_type="text/event-stream",
+            )
+        return JSONResponse(await turn.answer())
+
+    return api
+
+
+@dataclass
+class _Turn:
+    """One completion request's turn: the session it runs in (a throwaway one for a
+    stateless request, deleted when the turn ends), its submission and its events."""
+
+    backend: WebBackend
+    tenant: str
+    name: str
+    stateless: bool
+    submission_id: str
+    model: str
+    stream: AsyncGenerator[AgentEvent | None, None]
+    created: int = field(default_factory=lambda: int(time.time()))
+    unattended: list[str] = field(default_factory=list)  # refused: nobody to approve them
+
+    @classmethod
+    async def start(
+        cls, backend: WebBackend, tenant: str, body: ChatRequest, session: str | None
+    ) -> "_Turn":
+        """Check the request, load its history (stateless) and post its last message."""
         try:
             backend.check_personality(body.model)
         except LookupError:
@@ -85,71 +117,64 @@ def router(
         history = transcript_messages(body.messages)
         if not history or history[-1].role != "user" or not history[-1].content.strip():
             raise ApiError(400, "the last message must be a user message with text")
-        stateless = x_seam_session is None
-        name = x_seam_session or f"openai-{secrets.token_hex(6)}"
-        if stateless:
+        name = session or f"openai-{secrets.token_hex(6)}"
+        if session is None:
             await backend.create_session(tenant, name, body.model)
             await backend.load_history(tenant, name, history[:-1])
         after = await backend.last_seq(tenant, name)
         sub = await backend.post_message(tenant, name, history[-1].content, personality=body.model)
-        completion_id = f"chatcmpl-{sub.id}"
-        created = int(time.time())
         stream = backend.events(tenant, name, after)
-        unattended: list[str] = []  # commands refused for want of someone to approve them
+        return cls(backend, tenant, name, session is None, sub.id, body.model, stream)
 
-        def note() -> str:
-            return _unattended_note(unattended)
+    def note(self) -> str:
+        return _unattended_note(self.unattended)
 
-        async def turn() -> AsyncIterator[AgentEvent]:
-            """This submission's events, ending with its `done`."""
-            try:
-                async for event in stream:
-                    if event is None:
-                        continue
-                    if stateless and isinstance(event, ToolApprovalRequired):
-                        unattended.append(event.command)
-                        await backend.respond_unattended(tenant, name, event.call_id)
-                    yield event
-                    if isinstance(event, Done) and await backend.settled(sub.id):
-                        return
-            finally:
-                await stream.aclose()
-                if stateless:
-                    await backend.delete_session(tenant, name)
+    def frame(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        """A `chat.completion.chunk` of this completion."""
+        return {
+            "id": f"chatcmpl-{self.submission_id}",
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+            **extra,
+        }
 
-        if body.stream:
-            usage_wanted = bool((body.stream_options or {}).get("include_usage"))
-            return StreamingResponse(
-                _chunks(turn(), completion_id, created, body.model, usage_wanted, note),
-                media_type="text/event-stream",
-            )
+    async def events(self) -> AsyncIterator[AgentEvent]:
+        """This submission's events, ending with its `done`."""
+        backend, stream = self.backend, self.stream
+        try:
+            async for event in stream:
+                if event is None:
+                    continue
+                if self.stateless and isinstance(event, ToolApprovalRequired):
+                    self.unattended.append(event.command)
+                    await backend.respond_unattended(self.tenant, self.name, event.call_id)
+                yield event
+                if isinstance(event, Done) and await backend.settled(self.submission_id):
+                    return
+        finally:
+            await stream.aclose()
+            if self.stateless:
+                await backend.delete_session(self.tenant, self.name)
+
+    async def answer(self) -> dict[str, Any]:
+        """The whole turn as one `chat.completion` (a 502 if it failed)."""
         done: Done | None = None
-        async for event in turn():
+        async for event in self.events():
             if isinstance(event, Done):
                 done = event
-        settled = await backend.submission(sub.id)
+        settled = await self.backend.submission(self.submission_id)
         if done is None or (settled is not None and settled.outcome == "failed"):
             message = (settled.error if settled else None) or "the turn failed"
             raise ApiError(502, message, "upstream_error")
-        return JSONResponse(
-            {
-                "id": completion_id,
-                "object": "chat.completion",
-                "created": created,
-                "model": body.model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": done.text + note()},
-                        "finish_reason": FINISH.get(done.finish_reason, "stop"),
-                        "logprobs": None,
-                    }
-                ],
-                "usage": _usage(done),
-            }
-        )
-
-    return api
+        choice = {
+            "index": 0,
+            "message": {"role": "assistant", "content": done.text + self.note()},
+            "finish_reason": FINISH.get(done.finish_reason, "stop"),
+            "logprobs": None,
+        }
+        return self.frame([choice], object="chat.completion", usage=_usage(done))
 
 
 def _refuse_client_tools(body: ChatRequest) -> None:
@@ -194,22 +219,13 @@ def _usage(done: Done) -> dict[str, int]:
 
 async def _chunks(
     events: AsyncIterator[AgentEvent],
-    cid: str,
-    created: int,
-    model: str,
+    frame: Callable[..., dict[str, Any]],
     usage_wanted: bool,
     note: Callable[[], str],
 ) -> AsyncIterator[bytes]:
-    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> bytes:
-        body = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-            **extra,
-        }
-        return b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return _sse(frame([choice]))
 
     yield chunk({"role": "assistant", "content": ""})
     done: Done | None = None
@@ -223,13 +239,9 @@ async def _chunks(
     finish = FINISH.get(done.finish_reason, "stop") if done is not None else "stop"
     yield chunk({}, finish)
     if usage_wanted and done is not None:
-        body = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [],
-            "usage": _usage(done),
-        }
-        yield b"data: " + json.dumps(body).encode() + b"\n\n"
+        yield _sse(frame([], usage=_usage(done)))
     yield b"data: [DONE]\n\n"
+
+
+def _sse(body: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(body, ensure_ascii=False).encode() + b"\n\n"

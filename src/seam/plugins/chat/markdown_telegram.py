@@ -129,60 +129,60 @@ def inline(text: str) -> str:
     a matched pair, so tags nest properly whatever the input; unmatched markers are text."""
     out: list[str] = []
     i = 0
-    n = len(text)
-    while i < n:
+    while i < len(text):
         special = _SPECIAL.search(text, i)
         if special is None:
             out.append(escape(text[i:]))
             break
         if special.start() > i:
             out.append(escape(text[i : special.start()]))
-            i = special.start()
-        ch = text[i]
-        if ch == "\\" and i + 1 < n and text[i + 1] in _ESCAPABLE:
-            out.append(escape(text[i + 1]))
-            i += 2
-            continue
-        if ch == "`":
-            i = _code_span(text, i, out)
-            continue
-        if ch == "[":
-            link = _LINK.match(text, i)
-            if link:
-                out.append(_link(inline(link.group(1)), link.group(2)))
-                i = link.end()
-                continue
-        if ch == "<":
-            auto = _AUTOLINK.match(text, i)
-            if auto:
-                out.append(_link(escape(auto.group(1)), auto.group(1)))
-                i = auto.end()
-                continue
-        matched = False
-        for marker, tags in _MARKERS:
-            if text.startswith(marker, i):
-                end = _closing(text, i, marker)
-                if end is not None:
-                    inside = inline(text[i + len(marker) : end])
-                    opening = "".join(f"<{tag}>" for tag in tags)
-                    closing = "".join(f"</{tag}>" for tag in reversed(tags))
-                    out.append(f"{opening}{inside}{closing}")
-                    i = end + len(marker)
-                    matched = True
-                break
-        if matched:
-            continue
-        if ch in "*_~|":
-            # An unmatched run of markers is text as a whole ("**" alone stays "**").
-            run = i
-            while run < n and text[run] == ch:
-                run += 1
-            out.append(escape(text[i:run]))
-            i = run
-            continue
-        out.append(escape(ch))
-        i += 1
+        i = _special(text, special.start(), out)
     return "".join(out)
+
+
+def _special(text: str, i: int, out: list[str]) -> int:
+    """Convert what starts at `text[i]` (a character of `_SPECIAL`) onto `out`; return
+    where the text goes on."""
+    ch = text[i]
+    if ch == "\\" and i + 1 < len(text) and text[i + 1] in _ESCAPABLE:
+        out.append(escape(text[i + 1]))
+        return i + 2
+    if ch == "`":
+        return _code_span(text, i, out)
+    link = _LINK.match(text, i) if ch == "[" else None
+    if link:
+        out.append(_link(inline(link.group(1)), link.group(2)))
+        return link.end()
+    auto = _AUTOLINK.match(text, i) if ch == "<" else None
+    if auto:
+        out.append(_link(escape(auto.group(1)), auto.group(1)))
+        return auto.end()
+    end = _emphasis(text, i, out)
+    if end is not None:
+        return end
+    run = i + 1
+    if ch in "*_~|":
+        # An unmatched run of markers is text as a whole ("**" alone stays "**").
+        while run < len(text) and text[run] == ch:
+            run += 1
+    out.append(escape(text[i:run]))
+    return run
+
+
+def _emphasis(text: str, i: int, out: list[str]) -> int | None:
+    """The longest marker at `i` with its closer, converted onto `out` (where the text
+    goes on), or None when it is not closed."""
+    for marker, tags in _MARKERS:
+        if text.startswith(marker, i):
+            end = _closing(text, i, marker)
+            if end is None:
+                return None
+            inside = inline(text[i + len(marker) : end])
+            opening = "".join(f"<{tag}>" for tag in tags)
+            closing = "".join(f"</{tag}>" for tag in reversed(tags))
+            out.append(f"{opening}{inside}{closing}")
+            return end + len(marker)
+    return None
 
 
 def _code_span(text: str, i: int, out: list[str]) -> int:

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
 class ChatSection(BaseModel):
-    """A platform's table; subclasses declare their keys (and an `allow` list, validated
-    with `ids_as_text`)."""
+    """A platform's table; subclasses declare their keys (and `allow: AllowList`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -20,3 +19,7 @@ def ids_as_text(value: Any) -> Any:
     if isinstance(value, list):
         return [str(item) if isinstance(item, int) else item for item in value]
     return value
+
+
+# The user ids that may talk to the agent without pairing, as text.
+AllowList = Annotated[list[str], BeforeValidator(ids_as_text), Field(default_factory=list)]

@@ -133,26 +133,12 @@ def describe(exc: fastjsonschema.JsonSchemaValueException) -> str:
     """One sentence: which argument, which rule, and what was sent."""
     rule = exc.rule
     limit = exc.rule_definition
-    value = exc.value
     where = _where(exc.path)
     subject = f"{where!r}" if where else "the arguments"
-    got = _shown(value)
-    if rule == "required" and isinstance(value, Mapping):
-        missing = [name for name in limit if name not in value]
-        names = ", ".join(repr(name) for name in missing) or repr(limit)
-        noun = "argument" if len(missing) == 1 else "arguments"
-        return f"missing required {noun} {names}" + (f" in {where!r}" if where else "")
-    if rule == "additionalProperties" and isinstance(value, Mapping):
-        known = (exc.definition or {}).get("properties") or {}
-        extra = [name for name in value if name not in known]
-        allowed = ", ".join(known) or "none"
-        noun = "argument" if len(extra) == 1 else "arguments"
-        names = ", ".join(repr(name) for name in extra)
-        return (
-            f"unknown {noun} {names}"
-            + (f" in {where!r}" if where else "")
-            + (f" (expected: {allowed})")
-        )
+    got = _shown(exc.value)
+    named = _names_wrong(exc, where)
+    if named is not None:
+        return named
     if rule == "type":
         wanted = [limit] if isinstance(limit, str) else list(limit)
         return f"{subject} must be {' or '.join(_TYPES.get(t, t) for t in wanted)} (got {got})"
@@ -163,6 +149,40 @@ def describe(exc: fastjsonschema.JsonSchemaValueException) -> str:
         return f"{subject} must be {_shown(limit)} (got {got})"
     if rule in _BOUNDS:
         return f"{subject} must be {_BOUNDS[rule]} {limit:g} (got {got})"
+    if rule == "pattern":
+        return f"{subject} must match the pattern {limit!r} (got {got})"
+    sized = _size_wrong(rule, subject, limit, exc.value)
+    if sized is not None:
+        return sized
+    # Anything rarer: fastjsonschema's own words, with our name for the argument.
+    message = str(exc.message)
+    name = str(exc.name)
+    return message.replace(name, subject, 1) if message.startswith(name) else message
+
+
+def _names_wrong(exc: fastjsonschema.JsonSchemaValueException, where: str) -> str | None:
+    """A missing or an unknown argument, named; None for any other rule."""
+    value, limit = exc.value, exc.rule_definition
+    if not isinstance(value, Mapping):
+        return None
+    inside = f" in {where!r}" if where else ""
+    if exc.rule == "required":
+        missing = [name for name in limit if name not in value]
+        names = ", ".join(repr(name) for name in missing) or repr(limit)
+        noun = "argument" if len(missing) == 1 else "arguments"
+        return f"missing required {noun} {names}{inside}"
+    if exc.rule == "additionalProperties":
+        known = (exc.definition or {}).get("properties") or {}
+        extra = [name for name in value if name not in known]
+        allowed = ", ".join(known) or "none"
+        noun = "argument" if len(extra) == 1 else "arguments"
+        names = ", ".join(repr(name) for name in extra)
+        return f"unknown {noun} {names}{inside} (expected: {allowed})"
+    return None
+
+
+def _size_wrong(rule: str | None, subject: str, limit: Any, value: Any) -> str | None:
+    """A text or a list too short or too long; None for any other rule."""
     if rule == "minLength":
         if limit == 1:
             return f"{subject} must not be empty"
@@ -175,12 +195,7 @@ def describe(exc: fastjsonschema.JsonSchemaValueException) -> str:
         return f"{subject} must have at least {limit} items (got {len(value)})"
     if rule == "maxItems":
         return f"{subject} must have at most {limit} items (got {len(value)})"
-    if rule == "pattern":
-        return f"{subject} must match the pattern {limit!r} (got {got})"
-    # Anything rarer: fastjsonschema's own words, with our name for the argument.
-    message = str(exc.message)
-    name = str(exc.name)
-    return message.replace(name, subject, 1) if message.startswith(name) else message
+    return None
 
 
 _BOUNDS = {

@@ -42,6 +42,23 @@ class _Hunk:
     def name(self) -> str:
         return f"hunk {self.number} ({self.header})"
 
+    def take(self, line: str) -> bool:
+        """Add one body line ("+", "-", " " or a blank context line the model left bare);
+        False if the line is none of those and so ends the hunk."""
+        if line.startswith("+"):
+            self.new.append(line[1:])
+            self.added += 1
+        elif line.startswith("-"):
+            self.old.append(line[1:])
+            self.removed += 1
+        elif line.startswith(" ") or not line:
+            self.old.append(line[1:])
+            self.new.append(line[1:])
+        else:
+            # "\ No newline at end of file": the file keeps its own ending.
+            return line.startswith("\\")
+        return True
+
 
 class Patch:
     name = "patch"
@@ -243,21 +260,9 @@ def _parse_diff(diff: str) -> list[_Hunk]:
         elif line.startswith("+++ ") and current is None:
             name = line[4:].split("\t")[0].strip()
             files.append(name[2:] if name[:2] in ("a/", "b/") else name)
-        elif current is None:
-            continue  # "diff --git", "index ...", prose around the diff
-        elif line.startswith("+"):
-            current.new.append(line[1:])
-            current.added += 1
-        elif line.startswith("-"):
-            current.old.append(line[1:])
-            current.removed += 1
-        elif line.startswith(" ") or not line:
-            current.old.append(line[1:])
-            current.new.append(line[1:])
-        elif line.startswith("\\"):
-            continue  # "\ No newline at end of file": the file keeps its own ending
-        else:
-            current = None  # anything else ends the hunk
+        elif current is not None and not current.take(line):
+            current = None  # anything else ends the hunk; outside one, "diff --git",
+            # "index ..." and prose around the diff are passed over
     if len(set(files)) > 1:
         raise ToolError(
             f"the diff touches {len(set(files))} files ({', '.join(sorted(set(files)))}); "

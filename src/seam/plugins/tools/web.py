@@ -369,17 +369,21 @@ class _TextExtractor(HTMLParser):
         elif tag == "title":
             self._title = []
         elif tag in _BLOCK:
-            self._flush()
-            if tag[0] == "h" and tag[1:].isdigit():
-                self._prefix = "#" * int(tag[1]) + " "
-            elif tag == "li":
-                self._prefix = "- "
-            elif tag == "pre":
-                self._pre += 1
+            self._open_block(tag)
         elif tag in ("td", "th") and self._parts:
             self._parts.append(" | ")
         elif tag == "a":
             self._links.append((len(self._parts), dict(attrs).get("href") or ""))
+
+    def _open_block(self, tag: str) -> None:
+        """A block starts a line: a heading's with its #s, a list item's with "- "."""
+        self._flush()
+        if tag[0] == "h" and tag[1:].isdigit():
+            self._prefix = "#" * int(tag[1]) + " "
+        elif tag == "li":
+            self._prefix = "- "
+        elif tag == "pre":
+            self._pre += 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag in self._stack:  # a stray end tag closes nothing

@@ -16,7 +16,6 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import aclosing
 from functools import partial
 from typing import Any, ClassVar
 
@@ -72,7 +71,7 @@ class AnthropicProvider(HttpProvider):
     `_thinking_allowed`); temperature is then not sent, as the API requires.
     """
 
-    _capabilities = ModelCapabilities(tools=True, streaming=True, thinking=True)
+    capabilities = ModelCapabilities(tools=True, streaming=True, thinking=True)
     _models_params: ClassVar[Mapping[str, Any]] = {"limit": 1000}
 
     def __init__(
@@ -144,7 +143,7 @@ class AnthropicProvider(HttpProvider):
     def _payload(self, request: ModelRequest) -> bytes:
         system, messages = self._transcript(request)
         max_tokens = request.max_tokens or self._max_tokens
-        body: dict[str, Any] = {"model": request.model or self._model, "max_tokens": max_tokens}
+        body: dict[str, Any] = {"model": request.model or self.model, "max_tokens": max_tokens}
         if system:
             body["system"] = system
         body["messages"] = messages
@@ -254,40 +253,25 @@ class AnthropicProvider(HttpProvider):
 
     # -- response ----------------------------------------------------------------------
 
-    async def _attempt(self, payload: bytes, deadline: float) -> AsyncGenerator[ModelChunk, None]:
+    def _attempt(self, payload: bytes, deadline: float) -> AsyncGenerator[ModelChunk, None]:
         """One HTTP request, decoded event by event; every failure becomes a ModelError.
 
         Only data events other than `ping` count as progress for the idle limit: a server
         that keeps pinging but never answers is stalled.
         """
-        url = self._messages_url
-        watch = self._watch(deadline)
         state = MessageState()
-        try:
-            async with (
-                watch,
-                self._client.stream(
-                    "POST",
-                    url,
-                    content=payload,
-                    headers=self._stream_headers,
-                    timeout=self._timeout,
-                ) as response,
-            ):
-                if not response.is_success:
-                    body = await response.aread()
-                    raise self._status_error(response.status_code, body, response.headers)
-                async with aclosing(self._events(response, watch, state)) as chunks:
-                    async for chunk in chunks:
-                        yield chunk
-        except TimeoutError:
-            if watch.cause is None:
-                raise
-            raise self._watch_error(watch) from None
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, url) from exc
-        yield UsageChunk(usage_of(state.counts))
-        yield DoneChunk(finish_reason(state.stop_reason, bool(state.tool_uses)))
+
+        def ending() -> Iterator[ModelChunk]:
+            yield UsageChunk(usage_of(state.counts))
+            yield DoneChunk(finish_reason(state.stop_reason, bool(state.tool_uses)))
+
+        return self._post_stream(
+            self._messages_url,
+            payload,
+            deadline,
+            lambda response, watch: self._events(response, watch, state),
+            ending,
+        )
 
     async def _events(
         self, response: httpx.Response, watch: StreamWatch, state: MessageState
@@ -345,7 +329,7 @@ class AnthropicProvider(HttpProvider):
 
     def _stream_error(self, data: str) -> ModelError:
         """An `error` event inside a 200 stream: its `error.type` decides the kind."""
-        return classify_http_error(None, data, {}, provider=self._name, now=self._clock())
+        return classify_http_error(None, data, {}, provider=self.name, now=self._clock())
 
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
         return self._stream_error(line) if payload.get("type") == "error" else None

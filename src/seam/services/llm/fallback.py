@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, aclosing
 from dataclasses import replace
 
 from seam.contracts.model import (
@@ -22,7 +22,7 @@ from seam.contracts.model import (
     ModelProvider,
     ModelRequest,
 )
-from seam.services.llm.pool import close_stream, first_chunk
+from seam.services.llm.relay import Relay
 
 _log = logging.getLogger(__name__)
 _FALL_BACK_ON: frozenset[str] = frozenset({"retryable", "rate_limited", "auth", "billing"})
@@ -81,22 +81,14 @@ class FallbackProvider:
         for position, provider in enumerate(self._chain):
             if position == 1 and request.model is not None:
                 entry_request = replace(request, model=None)
-            produced = False
+            relay = Relay(provider, entry_request)
             try:
-                chunks = provider.stream(entry_request)
-                try:
-                    route, first = await first_chunk(provider, chunks)
-                    produced = True
-                    yield route
-                    if first is not None:
-                        yield first
-                        async for chunk in chunks:
-                            yield chunk
-                finally:
-                    await close_stream(chunks)
+                async with aclosing(relay.chunks()) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
                 return
             except ModelError as error:
-                if produced or error.kind not in _FALL_BACK_ON:
+                if relay.produced or error.kind not in _FALL_BACK_ON:
                     raise
                 failures.append((provider, error))
                 if position < last:
@@ -123,12 +115,8 @@ class FallbackProvider:
         reasons = "; ".join(
             f"{provider.name}/{provider.model}: {_reason(error)}" for provider, error in failures
         )
-        return ModelError(
-            chosen.kind,
-            f"every provider in the chain failed: {reasons}",
-            status=chosen.status,
-            retry_after=chosen.retry_after,
-            provider=self._name,
+        return chosen.restated(
+            f"every provider in the chain failed: {reasons}", provider=self._name
         )
 
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import re
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any, ClassVar, TypeVar
 
 import httpx
@@ -24,6 +25,7 @@ import httpx
 from seam.contracts.model import (
     RETRYABLE_KINDS,
     ModelCapabilities,
+    ModelChunk,
     ModelError,
     OnRetry,
     ToolDefinition,
@@ -41,6 +43,8 @@ from seam.services.llm.retry import (
 from seam.services.llm.watch import StreamWatch
 
 T = TypeVar("T")
+# What turns a successful response's event stream into chunks (a provider's `_events`).
+EventReader = Callable[[httpx.Response, StreamWatch], AsyncGenerator[ModelChunk, None]]
 DEFAULT_TIMEOUT = 600.0
 DEFAULT_CONNECT_TIMEOUT = 5.0
 DEFAULT_IDLE_TIMEOUT = 60.0
@@ -59,7 +63,7 @@ class HttpProvider:
     so a bad one is reported before a client, and its CA bundle, is made.
     """
 
-    _capabilities: ClassVar[ModelCapabilities] = ModelCapabilities(tools=True, streaming=True)
+    capabilities: ClassVar[ModelCapabilities] = ModelCapabilities(tools=True, streaming=True)
     # Query parameters for the model list (Anthropic pages it; OpenAI-style servers don't).
     _models_params: ClassVar[Mapping[str, Any] | None] = None
 
@@ -87,9 +91,9 @@ class HttpProvider:
         every request (authentication, API version). `connect_timeout` and
         `idle_timeout` (None: their defaults) never exceed `timeout`."""
         self._models_url = models_url
-        self._name = name
-        self._model = model
-        self._max_context_tokens = max_context_tokens
+        self.name = name
+        self.model = model
+        self.max_context_tokens = max_context_tokens
         self._request_timeout = timeout
         self._connect_timeout = min(_positive(connect_timeout, DEFAULT_CONNECT_TIMEOUT), timeout)
         self._idle_timeout = min(_positive(idle_timeout, DEFAULT_IDLE_TIMEOUT), timeout)
@@ -114,22 +118,6 @@ class HttpProvider:
         self._owns_client = client is None
         self._client = client or _default_client(base_url, self._timeout)
 
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def max_context_tokens(self) -> int:
-        return self._max_context_tokens
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self._capabilities
-
     def count_tokens(self, text: str) -> int:
         """A cheap estimate (about four characters a token): good enough for budgeting."""
         return (len(text) + 3) // 4
@@ -153,7 +141,7 @@ class HttpProvider:
                 "retryable",
                 f"malformed model list from {url}: {response.text[:200]!r}",
                 status=response.status_code,
-                provider=self._name,
+                provider=self.name,
             ) from None
 
     async def aclose(self) -> None:
@@ -170,17 +158,56 @@ class HttpProvider:
             self._sleep,
             timeout=self._request_timeout,
             on_retry=self._on_retry,
-            provider=self._name,
+            provider=self.name,
         )
 
     def _watch(self, deadline: float) -> StreamWatch:
         return StreamWatch(self._idle_timeout, deadline)
 
+    async def _post_stream(
+        self,
+        url: str,
+        payload: bytes,
+        deadline: float,
+        events: EventReader,
+        ending: Callable[[], Iterable[ModelChunk]],
+    ) -> AsyncGenerator[ModelChunk, None]:
+        """POST `payload` to `url` and yield what `events(response, watch)` makes of a
+        successful answer's stream, then what `ending()` adds once it is read whole; a
+        refusal, a stall or a passed deadline, and a transport failure all come out as
+        ModelErrors."""
+        watch = self._watch(deadline)
+        try:
+            async with (
+                watch,
+                self._client.stream(
+                    "POST",
+                    url,
+                    content=payload,
+                    headers=self._stream_headers,
+                    timeout=self._timeout,
+                ) as response,
+            ):
+                if not response.is_success:
+                    body = await response.aread()
+                    raise self._status_error(response.status_code, body, response.headers)
+                async with aclosing(events(response, watch)) as chunks:
+                    async for chunk in chunks:
+                        yield chunk
+        except TimeoutError:
+            if watch.cause is None:
+                raise
+            raise self._watch_error(watch) from None
+        except httpx.HTTPError as exc:
+            raise self._transport_error(exc, url) from exc
+        for chunk in ending():
+            yield chunk
+
     def _watch_error(self, watch: StreamWatch) -> ModelError:
         """What a watch that fired means (see `StreamWatch.cause`)."""
         if watch.cause == "deadline":
-            return out_of_time(self._request_timeout, self._name)
-        return stalled(self._idle_timeout, self._name)
+            return out_of_time(self._request_timeout, self.name)
+        return stalled(self._idle_timeout, self.name)
 
     # -- errors ------------------------------------------------------------------------
 
@@ -189,12 +216,12 @@ class HttpProvider:
             status,
             body.decode("utf-8", "replace"),
             headers,
-            provider=self._name,
+            provider=self.name,
             now=self._clock(),
         )
 
     def _fatal(self, message: str) -> ModelError:
-        return ModelError("fatal", message, provider=self._name)
+        return ModelError("fatal", message, provider=self.name)
 
     def _check_offered(self, choice: str, tools: Sequence[ToolDefinition]) -> None:
         """A tool choice naming one tool must name an offered one: said here, plainly,
@@ -249,11 +276,11 @@ class HttpProvider:
             f"the server answered HTTP {response.status_code} but {reason}",
             reason=reason,
             status=response.status_code,
-            provider=self._name,
+            provider=self.name,
         )
 
     def _malformed(self, detail: str) -> ModelError:
-        return ModelError("retryable", f"malformed stream: {detail}", provider=self._name)
+        return ModelError("retryable", f"malformed stream: {detail}", provider=self.name)
 
     def _transport_error(self, exc: httpx.HTTPError, url: str) -> ModelError:
         return classify_transport_error(
@@ -261,7 +288,7 @@ class HttpProvider:
             url,
             connect_timeout=self._connect_timeout,
             idle_timeout=self._idle_timeout,
-            provider=self._name,
+            provider=self.name,
         )
 
 

@@ -167,8 +167,10 @@ class LlamaCppProvider:
         self._temperature = temperature
         self._max_tokens = max_tokens
         self._max_tool_rounds = max_tool_rounds
-        self._name = name
-        self._model = _QUANT_SUFFIX.sub("", Path(model_path).name.removesuffix(".gguf"))
+        self.name = name
+        self.max_context_tokens = n_ctx
+        self.capabilities = _CAPABILITIES
+        self.model = _QUANT_SUFFIX.sub("", Path(model_path).name.removesuffix(".gguf"))
         # Serialises loading, every generation and unloading: the llama.cpp context
         # is not thread-safe, and a model must never be freed under a running decode.
         self._lock = threading.Lock()
@@ -176,22 +178,6 @@ class LlamaCppProvider:
         self._job: _Job | None = None
         self._closed = False
         self._grammars: dict[str, LlamaGrammar] = {}
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def model(self) -> str:
-        return self._model
-
-    @property
-    def max_context_tokens(self) -> int:
-        return self._n_ctx
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return _CAPABILITIES
 
     def count_tokens(self, text: str) -> int:
         loaded = self._loaded
@@ -433,7 +419,7 @@ class LlamaCppProvider:
         if len(prompt) >= self._n_ctx:
             raise self._error(
                 "context_overflow",
-                f"the prompt is {len(prompt)} tokens; {self._model} holds {self._n_ctx}",
+                f"the prompt is {len(prompt)} tokens; {self.model} holds {self._n_ctx}",
             )
         is_end = loaded.is_end
         limit = min(limit, self._n_ctx - len(prompt))
@@ -480,4 +466,4 @@ class LlamaCppProvider:
         return grammar
 
     def _error(self, kind: ErrorKind, message: str) -> ModelError:
-        return ModelError(kind, message, provider=self._name)
+        return ModelError(kind, message, provider=self.name)

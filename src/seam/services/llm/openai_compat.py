@@ -20,7 +20,6 @@ import json
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import aclosing
 from functools import partial
 from typing import Any, Literal
 
@@ -150,7 +149,7 @@ class OpenAICompatProvider(HttpProvider):
             messages.append({"role": "system", "content": request.system})
         for position, message in enumerate(request.messages):
             messages.append(self._wire_message(position, message))
-        model = request.model or self._model
+        model = request.model or self.model
         body: dict[str, Any] = {
             "model": model,
             "messages": messages,
@@ -215,7 +214,7 @@ class OpenAICompatProvider(HttpProvider):
 
     # -- response ----------------------------------------------------------------------
 
-    async def _attempt(
+    def _attempt(
         self, payload: bytes, tools: Sequence[ToolDefinition], deadline: float
     ) -> AsyncGenerator[ModelChunk, None]:
         """One HTTP request, decoded chunk by chunk; every failure becomes a ModelError.
@@ -223,34 +222,14 @@ class OpenAICompatProvider(HttpProvider):
         With `tools`, text that opens like a tool call is held back until the stream
         ends, when it is either recovered into calls or shown after all.
         """
-        url = self._chat_url
         state = StreamState(HeldText() if tools else None)
-        watch = self._watch(deadline)
-        try:
-            async with (
-                watch,
-                self._client.stream(
-                    "POST",
-                    url,
-                    content=payload,
-                    headers=self._stream_headers,
-                    timeout=self._timeout,
-                ) as response,
-            ):
-                if not response.is_success:
-                    body = await response.aread()
-                    raise self._status_error(response.status_code, body, response.headers)
-                async with aclosing(self._events(response, watch, state)) as chunks:
-                    async for chunk in chunks:
-                        yield chunk
-        except TimeoutError:
-            if watch.cause is None:
-                raise
-            raise self._watch_error(watch) from None
-        except httpx.HTTPError as exc:
-            raise self._transport_error(exc, url) from exc
-        for chunk in self._closing_chunks(state, tools):
-            yield chunk
+        return self._post_stream(
+            self._chat_url,
+            payload,
+            deadline,
+            lambda response, watch: self._events(response, watch, state),
+            lambda: self._closing_chunks(state, tools),
+        )
 
     async def _events(
         self, response: httpx.Response, watch: StreamWatch, state: StreamState
@@ -303,7 +282,7 @@ class OpenAICompatProvider(HttpProvider):
     ) -> Iterator[ModelChunk]:
         """After the stream: held-back text (or the calls recovered from it), the tool
         calls, usage, and the finish reason ("tool_calls" whenever calls were made)."""
-        ends = state.calls.ends(self._name)
+        ends = state.calls.ends(self.name)
         if state.text is not None:
             if ends:
                 held = state.text.held_text()
@@ -354,7 +333,7 @@ class OpenAICompatProvider(HttpProvider):
         code = error.get("code") if isinstance(error, dict) else None
         status = code if isinstance(code, int) and 400 <= code <= 599 else None
         return classify_http_error(
-            status, json.dumps({"error": error}), {}, provider=self._name, now=self._clock()
+            status, json.dumps({"error": error}), {}, provider=self.name, now=self._clock()
         )
 
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:

@@ -41,7 +41,7 @@ import os
 import tempfile
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -55,8 +55,8 @@ from seam.contracts.model import (
     ModelRequest,
     OnRetry,
     RetryNotice,
-    RouteChunk,
 )
+from seam.services.llm.relay import Relay
 from seam.services.llm.retry import RetryPolicy, Sleep, Stalled, retry_reason
 
 Strategy = Literal["fill_first", "round_robin", "least_used"]
@@ -229,25 +229,21 @@ class PooledProvider:
                 rate_limits = retries = 0
                 while True:
                     key.uses += 1
-                    produced = False
+                    relay = Relay(provider, request)
                     try:
-                        chunks = provider.stream(request)
-                        try:
-                            route, first = await first_chunk(provider, chunks)
-                            produced = True
-                            yield route
-                            if first is not None:
-                                yield first
-                                async for chunk in chunks:
-                                    yield chunk
-                        finally:
-                            await close_stream(chunks)
+                        async with aclosing(relay.chunks()) as chunks:
+                            async for chunk in chunks:
+                                yield chunk
                         key.last_error = None
                         return
                     except ModelError as error:
                         key.failures += 1
                         key.last_error = error.kind
-                        if produced or error.kind not in _ROTATE_ON or isinstance(error, Stalled):
+                        if (
+                            relay.produced
+                            or error.kind not in _ROTATE_ON
+                            or isinstance(error, Stalled)
+                        ):
                             if key.secret in error.message:
                                 raise _scrubbed(error, key) from None
                             raise
@@ -347,13 +343,7 @@ class PooledProvider:
             )
         last = failed[-1][1]
         reasons = "; ".join(f"{key.label}: {_describe(error, key)}" for key, error in failed)
-        return ModelError(
-            last.kind,
-            f"every available key failed: {reasons}",
-            status=last.status,
-            retry_after=last.retry_after,
-            provider=self.name,
-        )
+        return last.restated(f"every available key failed: {reasons}", provider=self.name)
 
     def _provider(self, key: _Key) -> ModelProvider:
         """Built on first use: a key that is never needed never opens a client."""
@@ -443,33 +433,6 @@ def _parse_state(text: str) -> dict[str, dict[str, Any]]:
     return entries
 
 
-async def first_chunk(
-    provider: ModelProvider, chunks: AsyncIterator[ModelChunk]
-) -> tuple[RouteChunk, ModelChunk | None]:
-    """The `RouteChunk` naming who answers, and the first real chunk (None if there is none).
-
-    The route waits for the first real chunk, so a provider that fails before output never
-    names itself to the caller; an empty answer still says who gave it. A route from a
-    provider nested inside (a pool names its key) knows better and replaces this one.
-    """
-    route = RouteChunk(provider.name, provider.model)
-    async for chunk in chunks:
-        if not isinstance(chunk, RouteChunk):
-            return route, chunk
-        route = chunk
-    return route, None
-
-
-async def close_stream(chunks: AsyncIterator[ModelChunk]) -> None:
-    """Close a provider's stream (and its HTTP response) now, not when it is collected.
-
-    The contract types `stream` as any async iterator; only generators have `aclose`.
-    """
-    close = getattr(chunks, "aclose", None)
-    if close is not None:
-        await close()
-
-
 def _count(value: object) -> bool:
     return type(value) is int and value >= 0
 
@@ -480,13 +443,7 @@ def _describe(error: ModelError, key: _Key) -> str:
 
 
 def _scrubbed(error: ModelError, key: _Key) -> ModelError:
-    return ModelError(
-        error.kind,
-        error.message.replace(key.secret, key.label),
-        status=error.status,
-        retry_after=error.retry_after,
-        provider=error.provider,
-    )
+    return error.restated(error.message.replace(key.secret, key.label))
 
 
 def _uses(key: _Key) -> int:

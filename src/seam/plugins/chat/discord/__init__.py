@@ -7,23 +7,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import Field, field_validator
-
 from seam.contracts.chat import ChatAdapter, ChatPlatform
-from seam.plugins.chat.section import ChatSection, ids_as_text
+from seam.plugins.chat.common import setting
+from seam.plugins.chat.section import AllowList, ChatSection
 
 
 class DiscordSection(ChatSection):
     token_env: str = "DISCORD_BOT_TOKEN"
-    allow: list[str] = Field(default_factory=list)
+    allow: AllowList
     # A REST base and gateway URL of another server (tests, self-hosting); "" = Discord's.
     base_url: str = ""
     gateway_url: str = ""
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return ids_as_text(value)
 
 
 def build_discord(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:
@@ -32,22 +26,16 @@ def build_discord(section: Any, env: Mapping[str, str], clock: Callable[[], floa
     `/api/v10`) and `gateway_url` (the websocket); `env`: the environment wiring read."""
     from seam.plugins.chat.discord.adapter import DiscordAdapter
 
-    token_env = str(_get(section, "token_env", "DISCORD_BOT_TOKEN"))
+    token_env = str(setting(section, "token_env", "DISCORD_BOT_TOKEN"))
     token = env.get(token_env)
     if not token:
         raise ValueError(f"[gateway.discord] needs {token_env} set in the environment")
     return DiscordAdapter(
         token=token,
-        base_url=str(_get(section, "base_url", "") or "") or None,
-        gateway_url=str(_get(section, "gateway_url", "") or "") or None,
+        base_url=str(setting(section, "base_url", "") or "") or None,
+        gateway_url=str(setting(section, "gateway_url", "") or "") or None,
         clock=clock,
     )
-
-
-def _get(section: Any, key: str, default: object) -> object:
-    if isinstance(section, Mapping):
-        return section.get(key, default)
-    return getattr(section, key, default)
 
 
 DISCORD = ChatPlatform(

@@ -27,7 +27,6 @@ and `gateway_url` (`ws://127.0.0.1:P/gw`) replace discord.py's `Route.BASE` and
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 import time
@@ -51,12 +50,15 @@ from seam.contracts.chat import (
     ChatRef,
     Inbound,
 )
+from seam.plugins.chat.common import reconnect_forever, remember, wait_closed
+from seam.plugins.chat.discord.client import GatewayClient, quietly_close
 from seam.plugins.chat.discord.parse import (
     CUSTOM_ID_MAX,
     PLATFORM,
     ChannelInfo,
     channel_info,
     components,
+    guild_id_of,
     inbound_message,
     is_answerable,
 )
@@ -126,59 +128,51 @@ class DiscordAdapter:
     # -- inbound
 
     async def run(self, deliver: Deliver) -> None:
-        attempt = 0
         watcher = asyncio.create_task(self._watch_heartbeats())
         try:
-            while not self._closed.is_set():
-                client = _Client(
-                    self,
-                    deliver,
-                    guild_ready_timeout=self._guild_ready_timeout,
-                    identify_delay=self._identify_delay,
-                )
-                self._client = client
-                try:
-                    await client.login(self._token)
-                    self._logged_in.set()
-                    await client.connect(reconnect=True)
-                    attempt = 0
-                except discord.LoginFailure as exc:
-                    self._book.set_state("down", f"Discord refused the token ({exc})")
-                except discord.PrivilegedIntentsRequired:
-                    self._book.set_state(
-                        "down",
-                        "Discord refused the Message Content intent: enable it for the bot "
-                        "in the developer portal",
-                    )
-                except discord.ConnectionClosed as exc:
-                    # 4004: authentication failed; 4013: invalid intents.
-                    state: AdapterState = "down" if exc.code in (4004, 4013) else "reconnecting"
-                    self._book.set_state(
-                        state, f"the gateway closed the connection ({exc.code}: {exc})"
-                    )
-                except (
-                    discord.DiscordException,
-                    aiohttp.ClientError,
-                    OSError,
-                    TimeoutError,
-                ) as exc:
-                    self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
-                except Exception as exc:  # anything else: still reconnect, never give up
-                    _log.exception("discord: the connection failed")
-                    self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
-                finally:
-                    self._logged_in.clear()
-                    await _quietly_close(client)
-                if self._closed.is_set():
-                    break
-                low, high = self._backoff
-                await self._wait_closed(min(high, low * 2**attempt))
-                attempt += 1
+            await reconnect_forever(self._closed, self._backoff, lambda: self._connect(deliver))
         finally:
             watcher.cancel()
             for task in list(self._tasks):
                 task.cancel()
             self._book.set_state("stopped")
+
+    async def _connect(self, deliver: Deliver) -> bool:
+        """One gateway connection, from login to its end; True if it ended cleanly."""
+        client = GatewayClient(
+            self,
+            self._book,
+            deliver,
+            guild_ready_timeout=self._guild_ready_timeout,
+            identify_delay=self._identify_delay,
+        )
+        self._client = client
+        try:
+            await client.login(self._token)
+            self._logged_in.set()
+            await client.connect(reconnect=True)
+            return True
+        except discord.LoginFailure as exc:
+            self._book.set_state("down", f"Discord refused the token ({exc})")
+        except discord.PrivilegedIntentsRequired:
+            self._book.set_state(
+                "down",
+                "Discord refused the Message Content intent: enable it for the bot "
+                "in the developer portal",
+            )
+        except discord.ConnectionClosed as exc:
+            # 4004: authentication failed; 4013: invalid intents.
+            state: AdapterState = "down" if exc.code in (4004, 4013) else "reconnecting"
+            self._book.set_state(state, f"the gateway closed the connection ({exc.code}: {exc})")
+        except (discord.DiscordException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # anything else: still reconnect, never give up
+            _log.exception("discord: the connection failed")
+            self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
+        finally:
+            self._logged_in.clear()
+            await quietly_close(client)
+        return False
 
     def catch_up_from(self, chat: ChatRef, message_id: str, *, is_dm: bool | None = None) -> None:
         """Read `chat`'s history after `message_id` on the next (re)connect: how a restarted
@@ -195,13 +189,13 @@ class DiscordAdapter:
         info.last_seen = max(info.last_seen, int(message_id))
         self._delivered[message_id] = None
 
-    async def _on_connected(self, client: discord.Client, deliver: Deliver) -> None:
+    async def on_connected(self, client: discord.Client, deliver: Deliver) -> None:
         self._book.set_state("connected")
         self._book.progress()
         for info in list(self._channels.values()):
             await self._catch_up(client, info, deliver)
 
-    async def _on_message(
+    async def on_message(
         self, client: discord.Client, message: discord.Message, deliver: Deliver
     ) -> None:
         self._book.progress()
@@ -211,7 +205,7 @@ class DiscordAdapter:
         info = self._channels.get(key)
         if info is None:
             info = channel_info(
-                message.channel, message.guild.id if message.guild else _guild_id(message)
+                message.channel, message.guild.id if message.guild else guild_id_of(message)
             )
             info.last_seen = message.id - 1
             self._channels[key] = info
@@ -238,9 +232,7 @@ class DiscordAdapter:
             self._retry_later(client, info, deliver)
             raise
         info.last_seen = max(info.last_seen, message.id)
-        self._delivered[str(message.id)] = None
-        while len(self._delivered) > _REMEMBERED:
-            self._delivered.popitem(last=False)
+        remember(self._delivered, str(message.id), None, _REMEMBERED)
 
     async def _catch_up(self, client: discord.Client, info: ChannelInfo, deliver: Deliver) -> None:
         async with self._lock(info.channel_id):
@@ -293,13 +285,13 @@ class DiscordAdapter:
         async def retry() -> None:
             delay = self._backoff[0]
             while info.behind and not self._closed.is_set() and not client.is_closed():
-                await self._wait_closed(delay)
+                await wait_closed(self._closed, delay)
                 await self._catch_up(client, info, deliver)
                 delay = min(self._backoff[1], delay * 2)
 
         self._spawn(retry())
 
-    async def _on_interaction(self, interaction: discord.Interaction, deliver: Deliver) -> None:
+    async def on_interaction(self, interaction: discord.Interaction, deliver: Deliver) -> None:
         self._book.progress()
         data: dict[str, Any] = dict(interaction.data or {})
         if interaction.type != discord.InteractionType.component or data.get("component_type") != 2:
@@ -317,9 +309,9 @@ class DiscordAdapter:
             data=self._long_data.get(custom_id, custom_id),
             press_id=str(interaction.id),
         )
-        self._presses[press.press_id] = _Press(interaction.id, interaction.token)
-        while len(self._presses) > _REMEMBERED:
-            self._presses.popitem(last=False)
+        remember(
+            self._presses, press.press_id, _Press(interaction.id, interaction.token), _REMEMBERED
+        )
         await deliver(press)
         self._spawn(self._defer_if_unanswered(press.press_id))
 
@@ -430,9 +422,7 @@ class DiscordAdapter:
         if len(data) <= CUSTOM_ID_MAX:
             return data
         short = f"seam#{next(self._ids)}"
-        self._long_data[short] = data
-        while len(self._long_data) > _REMEMBERED:
-            self._long_data.popitem(last=False)
+        remember(self._long_data, short, data, _REMEMBERED)
         return short
 
     async def _http(self) -> discord.http.HTTPClient:
@@ -450,7 +440,7 @@ class DiscordAdapter:
         self._closed.set()
         client = self._client
         if client is not None:
-            await _quietly_close(client)
+            await quietly_close(client)
 
     def _lock(self, channel_id: str) -> asyncio.Lock:
         return self._locks.setdefault(channel_id, asyncio.Lock())
@@ -459,71 +449,3 @@ class DiscordAdapter:
         task: asyncio.Task[None] = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    async def _wait_closed(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closed.wait(), seconds)
-
-
-class _Client(discord.Client):
-    """discord.py's events, forwarded to the adapter."""
-
-    def __init__(
-        self,
-        adapter: DiscordAdapter,
-        deliver: Deliver,
-        *,
-        guild_ready_timeout: float,
-        identify_delay: float,
-    ) -> None:
-        intents = discord.Intents.default()
-        intents.message_content = True
-        super().__init__(
-            intents=intents,
-            guild_ready_timeout=guild_ready_timeout,
-            allowed_mentions=discord.AllowedMentions.none(),
-        )
-        self._adapter = adapter
-        self._deliver = deliver
-        self._identify_delay = identify_delay
-
-    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
-        # Discord allows one IDENTIFY per 5 s; discord.py waits that long before each
-        # identify but the first. Tests against a fake set a shorter wait.
-        if not initial:
-            await asyncio.sleep(self._identify_delay)
-
-    async def on_ready(self) -> None:
-        await self._adapter._on_connected(self, self._deliver)
-
-    async def on_resumed(self) -> None:
-        await self._adapter._on_connected(self, self._deliver)
-
-    async def on_disconnect(self) -> None:
-        if not self.is_closed():
-            self._adapter._book.set_state("reconnecting", "the gateway connection dropped")
-
-    async def on_socket_event_type(self, event_type: str) -> None:
-        self._adapter._book.progress()
-
-    async def on_message(self, message: discord.Message) -> None:
-        await self._adapter._on_message(self, message, self._deliver)
-
-    async def on_interaction(self, interaction: discord.Interaction) -> None:
-        await self._adapter._on_interaction(interaction, self._deliver)
-
-    async def on_error(self, event_method: str, /, *args: Any, **kwargs: Any) -> None:
-        _log.exception("discord: handling %s failed", event_method)
-
-
-def _guild_id(message: discord.Message) -> int | None:
-    channel = message.channel
-    guild_id = getattr(channel, "guild_id", None)
-    return int(guild_id) if guild_id else None
-
-
-async def _quietly_close(client: discord.Client) -> None:
-    try:
-        await client.close()
-    except Exception as exc:  # closing a broken connection may fail; it is gone either way
-        _log.debug("discord: closing the client: %s", exc)

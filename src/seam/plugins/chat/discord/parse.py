@@ -17,6 +17,7 @@ from typing import Any
 import discord
 
 from seam.contracts.chat import Attachment, AttachmentKind, Button, ChatRef, InboundMessage
+from seam.plugins.chat.common import kind_of
 
 PLATFORM = "discord"
 ANSWERABLE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
@@ -101,17 +102,9 @@ def _attachment(a: discord.Attachment) -> Attachment:
 
 
 def _kind(mime: str | None) -> AttachmentKind:
-    if not mime:
-        return "document"
-    major = mime.split("/", 1)[0]
-    if major == "image":
-        return "image"
-    if major == "video":
-        return "video"
-    if major == "audio":
-        # Discord's voice messages are ogg/opus audio attachments.
-        return "voice" if "ogg" in mime else "audio"
-    return "document"
+    kind = kind_of(mime, unknown="document")
+    # Discord's voice messages are ogg/opus audio attachments.
+    return "voice" if kind == "audio" and "ogg" in str(mime) else kind
 
 
 def components(buttons: Sequence[Sequence[Button]], custom_id: Any) -> list[dict[str, Any]]:
@@ -126,3 +119,10 @@ def components(buttons: Sequence[Sequence[Button]], custom_id: Any) -> list[dict
         if elements:
             rows.append({"type": 1, "components": elements})
     return rows
+
+
+def guild_id_of(message: discord.Message) -> int | None:
+    """The guild of a message whose `guild` discord.py has not cached (read off its channel)."""
+    channel = message.channel
+    guild_id = getattr(channel, "guild_id", None)
+    return int(guild_id) if guild_id else None

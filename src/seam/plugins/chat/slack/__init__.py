@@ -7,22 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import Field, field_validator
-
 from seam.contracts.chat import ChatAdapter, ChatPlatform
-from seam.plugins.chat.section import ChatSection, ids_as_text
+from seam.plugins.chat.common import setting
+from seam.plugins.chat.section import AllowList, ChatSection
 
 
 class SlackSection(ChatSection):
     bot_token_env: str = "SLACK_BOT_TOKEN"
     app_token_env: str = "SLACK_APP_TOKEN"  # Socket Mode
     base_url: str = ""  # the Web API's base URL ("" = slack.com/api/)
-    allow: list[str] = Field(default_factory=list)
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return ids_as_text(value)
+    allow: AllowList
 
 
 def build_slack(section: Any, env: Mapping[str, str], clock: Callable[[], float]) -> ChatAdapter:
@@ -31,8 +25,8 @@ def build_slack(section: Any, env: Mapping[str, str], clock: Callable[[], float]
     environment wiring read, so the tokens are looked up here and nothing else is read."""
     from seam.plugins.chat.slack.adapter import SlackAdapter
 
-    bot_env = str(_get(section, "bot_token_env", "SLACK_BOT_TOKEN"))
-    app_env = str(_get(section, "app_token_env", "SLACK_APP_TOKEN"))
+    bot_env = str(setting(section, "bot_token_env", "SLACK_BOT_TOKEN"))
+    app_env = str(setting(section, "app_token_env", "SLACK_APP_TOKEN"))
     bot_token, app_token = env.get(bot_env), env.get(app_env)
     if not bot_token or not app_token:
         missing = [
@@ -42,15 +36,9 @@ def build_slack(section: Any, env: Mapping[str, str], clock: Callable[[], float]
     return SlackAdapter(
         bot_token=bot_token,
         app_token=app_token,
-        base_url=str(_get(section, "base_url", "") or "") or None,
+        base_url=str(setting(section, "base_url", "") or "") or None,
         clock=clock,
     )
-
-
-def _get(section: Any, key: str, default: object) -> object:
-    if isinstance(section, Mapping):
-        return section.get(key, default)
-    return getattr(section, key, default)
 
 
 SLACK = ChatPlatform(

@@ -26,7 +26,6 @@ becomes a no-op for the rest of the run. Outside threads it is a no-op.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import time
@@ -52,6 +51,7 @@ from seam.contracts.chat import (
     ChatRef,
     Inbound,
 )
+from seam.plugins.chat.common import reconnect_forever, remember, wait_closed
 from seam.plugins.chat.health import HealthBook
 from seam.plugins.chat.markdown_slack import SLACK_MAX_TEXT, format_slack
 from seam.plugins.chat.slack.events import (
@@ -133,38 +133,36 @@ class SlackAdapter:
     # -- inbound
 
     async def run(self, deliver: Deliver) -> None:
-        attempt = 0
         try:
-            while not self._closed.is_set():
-                handler = AsyncSocketModeHandler(
-                    self._build_app(deliver),
-                    app_token=self._app_token,
-                    web_client=self._client,
-                    ping_interval=self._ping_interval,
-                )
-                handler.client.on_message_listeners.append(self._on_socket_message)
-                self._handler = handler
-                try:
-                    handler.client.wss_uri = await self._open_connection()
-                    await handler.connect_async()  # type: ignore[no-untyped-call]
-                    self._book.set_state("connected")
-                    if await self._supervise(handler):
-                        attempt = 0
-                except (TimeoutError, SlackApiError, aiohttp.ClientError, OSError) as exc:
-                    self._failed(exc)
-                except Exception as exc:  # anything else: still reconnect, never give up
-                    _log.exception("slack: the connection failed")
-                    self._failed(exc)
-                finally:
-                    self._handler = None
-                    await _quietly_close(handler)
-                if self._closed.is_set():
-                    break
-                low, high = self._backoff
-                await self._wait_closed(min(high, low * 2**attempt))
-                attempt += 1
+            await reconnect_forever(self._closed, self._backoff, lambda: self._connect(deliver))
         finally:
             self._book.set_state("stopped")
+
+    async def _connect(self, deliver: Deliver) -> bool:
+        """One Socket Mode connection, supervised until it is rebuilt or the adapter
+        closes; True if it was up at some point."""
+        handler = AsyncSocketModeHandler(
+            self._build_app(deliver),
+            app_token=self._app_token,
+            web_client=self._client,
+            ping_interval=self._ping_interval,
+        )
+        handler.client.on_message_listeners.append(self._on_socket_message)
+        self._handler = handler
+        try:
+            handler.client.wss_uri = await self._open_connection()
+            await handler.connect_async()  # type: ignore[no-untyped-call]
+            self._book.set_state("connected")
+            return await self._supervise(handler)
+        except (TimeoutError, SlackApiError, aiohttp.ClientError, OSError) as exc:
+            self._failed(exc)
+        except Exception as exc:  # anything else: still reconnect, never give up
+            _log.exception("slack: the connection failed")
+            self._failed(exc)
+        finally:
+            self._handler = None
+            await _quietly_close(handler)
+        return False
 
     def _build_app(self, deliver: Deliver) -> AsyncApp:
         # `signing_secret` is unused in Socket Mode; passing it keeps Bolt from reading
@@ -226,9 +224,7 @@ class SlackAdapter:
             await asyncio.shield(earlier)
             return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._recent[key] = done
-        while len(self._recent) > _RECENT:
-            self._recent.popitem(last=False)
+        remember(self._recent, key, done, _RECENT)
         try:
             await deliver(event)
         except Exception as exc:
@@ -275,7 +271,7 @@ class SlackAdapter:
         down_since: float | None = None
         was_up = False
         while not self._closed.is_set():
-            await self._wait_closed(self._check_interval)
+            await wait_closed(self._closed, self._check_interval)
             pong = client.last_ping_pong_time
             if pong is not None and pong != last_pong:
                 last_pong = pong
@@ -385,10 +381,6 @@ class SlackAdapter:
             self._book.set_state("reconnecting", f"Slack answered {code}")
             return
         self._book.set_state("reconnecting", f"{type(exc).__name__}: {exc}")
-
-    async def _wait_closed(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closed.wait(), seconds)
 
 
 async def _quietly_close(handler: AsyncSocketModeHandler) -> None:

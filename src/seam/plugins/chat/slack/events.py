@@ -16,12 +16,12 @@ from typing import Any
 
 from seam.contracts.chat import (
     Attachment,
-    AttachmentKind,
     Button,
     ButtonPress,
     ChatRef,
     InboundMessage,
 )
+from seam.plugins.chat.common import kind_of
 
 PLATFORM = "slack"
 # Subtypes that carry a person's new message; every other subtype is an edit, a deletion,
@@ -91,7 +91,9 @@ def _attachments(files: Sequence[Mapping[str, Any]], fetcher: Fetcher | None) ->
         out.append(
             Attachment(
                 # A clip recorded in Slack is a file of subtype slack_audio: a voice message.
-                kind="voice" if f.get("subtype") == "slack_audio" else _kind(mime),
+                kind="voice"
+                if f.get("subtype") == "slack_audio"
+                else kind_of(mime, unknown="other"),
                 name=str(f.get("name") or f.get("title") or f.get("id") or "file"),
                 mime_type=mime,
                 size=f.get("size"),
@@ -99,19 +101,6 @@ def _attachments(files: Sequence[Mapping[str, Any]], fetcher: Fetcher | None) ->
             )
         )
     return out
-
-
-def _kind(mime: str | None) -> AttachmentKind:
-    if not mime:
-        return "other"
-    major = mime.split("/", 1)[0]
-    if major == "image":
-        return "image"
-    if major == "video":
-        return "video"
-    if major == "audio":
-        return "audio"
-    return "document"
 
 
 def slash_command(body: Mapping[str, Any], *, received_at: float) -> InboundMessage:

@@ -12,10 +12,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, field_validator
-
 from seam.contracts.chat import ChatPlatform
-from seam.plugins.chat.section import ChatSection, ids_as_text
+from seam.plugins.chat.common import setting
+from seam.plugins.chat.section import AllowList, ChatSection
 
 if TYPE_CHECKING:
     from seam.plugins.chat.telegram.adapter import TelegramAdapter
@@ -27,13 +26,7 @@ class TelegramSection(ChatSection):
     token_env: str = "TELEGRAM_BOT_TOKEN"
     # A self-hosted Bot API server ("" = api.telegram.org).
     base_url: str = ""
-    # User ids that may talk to the agent without pairing.
-    allow: list[str] = Field(default_factory=list)
-
-    @field_validator("allow", mode="before")
-    @classmethod
-    def _ids(cls, value: Any) -> Any:
-        return ids_as_text(value)
+    allow: AllowList
 
 
 def build_telegram(
@@ -43,22 +36,16 @@ def build_telegram(
     token's environment variable is unset, naming the variable (never the token)."""
     from seam.plugins.chat.telegram.adapter import TelegramAdapter
 
-    token_env = str(_get(section, "token_env", None) or DEFAULT_TOKEN_ENV)
+    token_env = str(setting(section, "token_env", None) or DEFAULT_TOKEN_ENV)
     token = env.get(token_env, "").strip()
     if not token:
         raise ValueError(f"Telegram: the bot token variable {token_env} is not set")
     options: dict[str, Any] = {}
-    poll_timeout = _get(section, "poll_timeout", None)
+    poll_timeout = setting(section, "poll_timeout", None)
     if poll_timeout:
         options["poll_timeout"] = float(poll_timeout)
-    base_url = str(_get(section, "base_url", "") or "")
+    base_url = str(setting(section, "base_url", "") or "")
     return TelegramAdapter(token, base_url=base_url, clock=clock, **options)
-
-
-def _get(section: object, key: str, default: Any) -> Any:
-    if isinstance(section, Mapping):
-        return section.get(key, default)
-    return getattr(section, key, default)
 
 
 TELEGRAM = ChatPlatform(

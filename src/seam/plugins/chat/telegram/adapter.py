@@ -44,11 +44,9 @@ from typing import Any, TypeVar
 
 from telegram import (
     Bot,
-    CallbackQuery,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     Message,
-    MessageEntity,
     Update,
     User,
 )
@@ -59,20 +57,18 @@ from telegram.request import HTTPXRequest
 from seam.contracts.chat import (
     AdapterHealth,
     AdapterState,
-    Attachment,
-    AttachmentKind,
     Button,
     ButtonPress,
     ChatLimits,
     ChatRef,
     Inbound,
-    InboundMessage,
 )
+from seam.plugins.chat.common import remember, wait_closed
 from seam.plugins.chat.markdown_telegram import TELEGRAM_LIMIT, format_telegram, html_to_plain
+from seam.plugins.chat.telegram.parse import PLATFORM, button_press, inbound_message
 
 log = logging.getLogger(__name__)
 
-PLATFORM = "telegram"
 ALLOWED_UPDATES = ("message", "callback_query")
 _CALLBACK_DATA_MAX = 64  # bytes, Telegram's limit on an inline button's callback_data
 _LONG_DATA_KEPT = 10_000
@@ -210,111 +206,14 @@ class TelegramAdapter:
     def _event(self, update: Update) -> Inbound | None:
         try:
             if update.callback_query is not None:
-                return self._press(update.callback_query)
+                return button_press(update.callback_query, self._long_data)
             if update.message is not None:
-                return self._message(update.message)
+                return inbound_message(
+                    update.message, self._me, received_at=self._clock(), fetcher=self._fetcher
+                )
         except Exception:
             log.exception("telegram: could not read update %s; skipped", update.update_id)
         return None
-
-    def _message(self, message: Message) -> InboundMessage | None:
-        user = message.from_user
-        if user is None or (self._me is not None and user.id == self._me.id):
-            return None  # a channel's voice in a group, or our own message
-        chat = message.chat
-        text = message.text or message.caption or ""
-        entities = message.entities or message.caption_entities or ()
-        is_group = chat.type in ("group", "supergroup")
-        addressed, text = self._addressing(message, text, entities)
-        attachments = self._attachments(message)
-        if not text and not attachments:
-            return None  # a service message: someone joined, a topic was opened, ...
-        return InboundMessage(
-            chat=_ref(message),
-            message_id=str(message.message_id),
-            user_id=str(user.id),
-            user_name=user.username or user.full_name,
-            text=text,
-            is_group=is_group,
-            addressed=not is_group or addressed,
-            attachments=attachments,
-            received_at=self._clock(),
-        )
-
-    def _addressing(
-        self, message: Message, text: str, entities: Sequence[MessageEntity]
-    ) -> tuple[bool, str]:
-        """Whether a group message is meant for the bot (an @mention, a reply to one of its
-        messages, a command that names it or no bot at all), and the text with the bot's
-        @name taken off commands and off the front."""
-        me = self._me
-        name = f"@{me.username}".lower() if me is not None and me.username else None
-        addressed = False
-        replied = message.reply_to_message
-        if (
-            me is not None
-            and replied is not None
-            and replied.from_user is not None
-            and replied.from_user.id == me.id
-        ):
-            addressed = True
-        for entity in entities:
-            piece = _entity_text(text, entity)
-            if entity.type == MessageEntity.MENTION and name and piece.lower() == name:
-                addressed = True
-            elif entity.type == MessageEntity.TEXT_MENTION and me and entity.user:
-                addressed = addressed or entity.user.id == me.id
-            elif entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
-                command, _, target = piece.partition("@")
-                if not target or (name and f"@{target}".lower() == name):
-                    addressed = True
-                    text = command + text[len(piece) :] if target else text
-        if name and text.lower().startswith(name):
-            text = text[len(name) :].lstrip(" ,:")
-        return addressed, text
-
-    def _attachments(self, message: Message) -> tuple[Attachment, ...]:
-        found: list[Attachment] = []
-
-        def add(
-            kind: AttachmentKind, name: str, mime: str | None, size: int | None, file_id: str
-        ) -> None:
-            found.append(Attachment(kind, name, mime, size, self._fetcher(file_id)))
-
-        if message.document is not None:
-            d = message.document
-            add(
-                "document",
-                d.file_name or f"document_{d.file_unique_id}",
-                d.mime_type,
-                d.file_size,
-                d.file_id,
-            )
-        if message.photo:
-            p = max(message.photo, key=lambda s: s.width * s.height)
-            add("image", f"photo_{p.file_unique_id}.jpg", "image/jpeg", p.file_size, p.file_id)
-        if message.voice is not None:
-            v = message.voice
-            add("voice", "voice.ogg", v.mime_type or "audio/ogg", v.file_size, v.file_id)
-        if message.audio is not None:
-            a = message.audio
-            add(
-                "audio",
-                a.file_name or f"{a.title or 'audio'}.mp3",
-                a.mime_type,
-                a.file_size,
-                a.file_id,
-            )
-        if message.video is not None:
-            m = message.video
-            add("video", m.file_name or "video.mp4", m.mime_type, m.file_size, m.file_id)
-        if message.video_note is not None:
-            n = message.video_note
-            add("video", "video_note.mp4", "video/mp4", n.file_size, n.file_id)
-        if message.sticker is not None:
-            s = message.sticker
-            add("other", "sticker.webp", "image/webp", s.file_size, s.file_id)
-        return tuple(found)
 
     def _fetcher(self, file_id: str) -> Callable[[], Awaitable[bytes]]:
         async def fetch() -> bytes:
@@ -323,19 +222,6 @@ class TelegramAdapter:
             return bytes(await file.download_as_bytearray())
 
         return fetch
-
-    def _press(self, query: CallbackQuery) -> ButtonPress | None:
-        message = query.message
-        if message is None:
-            return None  # a button on an inline-mode message: not ours
-        raw = query.data or ""
-        return ButtonPress(
-            chat=_ref(message),
-            message_id=str(message.message_id),
-            user_id=str(query.from_user.id),
-            data=self._long_data.get(raw, raw),
-            press_id=query.id,
-        )
 
     # ---- sending -------------------------------------------------------------------
 
@@ -502,10 +388,7 @@ class TelegramAdapter:
             return data
         digest = base64.urlsafe_b64encode(hashlib.sha256(data.encode()).digest()).decode()
         short = f"~{digest[:32]}"
-        self._long_data[short] = data
-        self._long_data.move_to_end(short)
-        while len(self._long_data) > _LONG_DATA_KEPT:
-            self._long_data.popitem(last=False)
+        remember(self._long_data, short, data, _LONG_DATA_KEPT)
         return short
 
     async def _race(self, call: Awaitable[_T], *, deadline: float | None = None) -> _T:
@@ -532,8 +415,7 @@ class TelegramAdapter:
         raise TimeoutError(f"no answer from Telegram within {deadline:g}s")
 
     async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closing.wait(), timeout=max(seconds, 0.0))
+        await wait_closed(self._closing, seconds)
 
     def _set_state(self, state: AdapterState, error: str | None = None) -> None:
         if error is not None:
@@ -577,12 +459,6 @@ def _seconds(exc: RetryAfter) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
-def _ref(message: Any) -> ChatRef:
-    thread = getattr(message, "message_thread_id", None)
-    topic = getattr(message, "is_topic_message", False)
-    return ChatRef(PLATFORM, str(message.chat.id), str(thread) if topic and thread else None)
-
-
 def _chat_id(chat: ChatRef) -> int | str:
     try:
         return int(chat.chat_id)
@@ -592,12 +468,3 @@ def _chat_id(chat: ChatRef) -> int | str:
 
 def _thread_id(chat: ChatRef) -> int | None:
     return int(chat.thread_id) if chat.thread_id else None
-
-
-def _entity_text(text: str, entity: MessageEntity) -> str:
-    """An entity's text: Telegram counts offsets in UTF-16 code units. An entity whose
-    edge falls inside a surrogate pair reads that half as U+FFFD: raising here dropped
-    the whole message (found by the fuzz suite)."""
-    encoded = text.encode("utf-16-le")
-    piece = encoded[entity.offset * 2 : (entity.offset + entity.length) * 2]
-    return piece.decode("utf-16-le", "replace")
