@@ -67,37 +67,36 @@ def put_personality(
         raise Invalid(problem)
     folder = folders / pid
     folder.mkdir(parents=True, exist_ok=True)
-    _atomic(folder / "SOUL.md", soul)
+    atomic(folder / "SOUL.md", soul)
     if config.strip():
-        _atomic(folder / "config.toml", config)
+        atomic(folder / "config.toml", config)
     else:
         with contextlib.suppress(FileNotFoundError):
             (folder / "config.toml").unlink()
     return personality(runtime, folders, pid)
 
 
-def memory(runtime: Runtime) -> dict[str, list[str]]:
-    store: Any = runtime.memory
+def memory(store: Any) -> dict[str, list[str]]:
+    """The entries of a memory (the owner's, or a tenant's own)."""
     if not hasattr(store, "entries"):
         return {"memory": [], "user": []}
     return {t: store.entries(t) for t in ("memory", "user")}
 
 
-def put_memory(runtime: Runtime, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
+def put_memory(store: Any, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
     """Replace the entries of the targets given. Each list is first built in a scratch
     copy through the memory's own `add` (the checks the memory tool applies: no
     injections, no secrets, no duplicates, the size limit), so a rejected write
     changes nothing."""
     from seam.wiring.memory import MarkdownMemory
 
-    store = runtime.memory
     if not isinstance(store, MarkdownMemory):
         raise Conflict("this server has no editable memory")
     for target, text in _staged(store, body).items():
         real = store.path(target)
         real.parent.mkdir(parents=True, exist_ok=True)
-        _atomic(real, text)
-    return memory(runtime)
+        atomic(real, text)
+    return memory(store)
 
 
 def _staged(store: Any, body: Mapping[MemoryTarget, list[str]]) -> dict[MemoryTarget, str]:
@@ -124,13 +123,14 @@ def _staged(store: Any, body: Mapping[MemoryTarget, list[str]]) -> dict[MemoryTa
     return staged
 
 
-def _atomic(path: Path, text: str) -> None:
+def atomic(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
 
 
 __all__ = [
+    "atomic",
     "check_personality",
     "memory",
     "personalities",
