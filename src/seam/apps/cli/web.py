@@ -56,8 +56,7 @@ def keys_create(
         raise typer.Exit(2) from None
     sys.stdout.write(key + "\n")
     sys.stderr.write(
-        f"key {name!r} for tenant {tenant!r}, scope {scope}: store it now, "
-        "it is not shown again\n"
+        f"key {name!r} for tenant {tenant!r}, scope {scope}: store it now, it is not shown again\n"
     )
 
 

@@ -219,7 +219,9 @@ class WebBackend:
         chosen = approvals.chosen_decision(decision)
         key = await self.existing_key(who.tenant, name)
         if decision in _LASTING and not who.owner:
-            raise Forbidden(f"{decision!r} changes the rules for everyone: only the owner answers it")
+            raise Forbidden(
+                f"{decision!r} changes the rules for everyone: only the owner answers it"
+            )
         await approvals.answer(self.runtime, key, name, call_id, chosen)
 
     async def respond_unattended(self, tenant: str, name: str, call_id: str) -> None:
@@ -274,9 +276,7 @@ class WebBackend:
 
     def put_personality(self, who: Principal, pid: str, soul: str, config: str) -> dict[str, Any]:
         if who.owner:
-            return editing.put_personality(
-                self.runtime, self.personalities_dir, pid, soul, config
-            )
+            return editing.put_personality(self.runtime, self.personalities_dir, pid, soul, config)
         return tenant_files.put_personality(
             self.runtime, self.tenants_dir, who.tenant, pid, (soul, config)
         )
