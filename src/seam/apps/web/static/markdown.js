@@ -33,7 +33,7 @@ function imagesAsLinks(element) {
     const href = img.getAttribute(REMOTE);
     const link = document.createElement("a");
     link.className = "image-link";
-    link.textContent = `[image: ${img.getAttribute("alt") || href}]`;
+    link.textContent = `[image: ${img.getAttribute("alt") || href || "no address"}]`;
     if (/^https?:/i.test(href)) {
       link.href = href;
       link.target = "_blank";
