@@ -44,15 +44,8 @@ def personalities(runtime: Runtime) -> list[dict[str, Any]]:
 def personality(runtime: Runtime, folders: Path | None, pid: str) -> dict[str, Any]:
     """A personality's SOUL.md and config.toml, as stored (its soul when not in files)."""
     check_personality(runtime, pid)
-    soul = runtime.personalities.get(pid).soul
-    config = ""
-    if folders is not None:
-        folder = folders / pid
-        with contextlib.suppress(FileNotFoundError):
-            soul = (folder / "SOUL.md").read_text(encoding="utf-8")
-        with contextlib.suppress(FileNotFoundError):
-            config = (folder / "config.toml").read_text(encoding="utf-8")
-    return {"id": pid, "soul": soul, "config": config}
+    soul, config = read_files(folders / pid if folders is not None else None)
+    return {"id": pid, "soul": soul or runtime.personalities.get(pid).soul, "config": config}
 
 
 def put_personality(
@@ -62,10 +55,27 @@ def put_personality(
     checked when loaded (a rejected write changes nothing)."""
     if folders is None:
         raise Conflict("personalities are not stored in files here")
+    write_files(folders / pid, pid, soul, config)
+    return personality(runtime, folders, pid)
+
+
+def read_files(folder: Path | None) -> tuple[str, str]:
+    """A personality folder's SOUL.md and config.toml ("" for each one missing)."""
+    soul = config = ""
+    if folder is not None:
+        with contextlib.suppress(FileNotFoundError):
+            soul = (folder / "SOUL.md").read_text(encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            config = (folder / "config.toml").read_text(encoding="utf-8")
+    return soul, config
+
+
+def write_files(folder: Path, pid: str, soul: str, config: str) -> None:
+    """Check the files as loading them as `pid` would, then replace them atomically (no
+    config: the file goes)."""
     problem = personality_problem(pid, soul, config)
     if problem is not None:
         raise Invalid(problem)
-    folder = folders / pid
     folder.mkdir(parents=True, exist_ok=True)
     atomic(folder / "SOUL.md", soul)
     if config.strip():
@@ -73,7 +83,6 @@ def put_personality(
     else:
         with contextlib.suppress(FileNotFoundError):
             (folder / "config.toml").unlink()
-    return personality(runtime, folders, pid)
 
 
 def memory(store: Any) -> dict[str, list[str]]:
@@ -137,4 +146,6 @@ __all__ = [
     "personality",
     "put_memory",
     "put_personality",
+    "read_files",
+    "write_files",
 ]

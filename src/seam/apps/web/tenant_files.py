@@ -10,7 +10,6 @@ is the owner's alone, refused with a 403 naming the key.
 
 from __future__ import annotations
 
-import contextlib
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 from seam.apps.web import editing
 from seam.apps.web.problems import Conflict, Forbidden, Invalid
 from seam.wiring.runtime import Runtime
-from seam.wiring.web import personality_problem, tenant_memory
+from seam.wiring.web import tenant_memory
 
 # What a tenant's personality config.toml may set.
 TENANT_KEYS = ("name", "description", "model", "fallback")
@@ -48,13 +47,8 @@ def owner_only_keys(config: str) -> list[str]:
 def personality(runtime: Runtime, tenants: Path | None, tenant: str, pid: str) -> dict[str, Any]:
     """The tenant's override of `pid` (empty when it has none): never the owner's files."""
     editing.check_personality(runtime, pid)
-    soul = config = ""
-    if tenants is not None:
-        folder = tenant_folder(tenants, tenant) / "personalities" / pid
-        with contextlib.suppress(FileNotFoundError):
-            soul = (folder / "SOUL.md").read_text(encoding="utf-8")
-        with contextlib.suppress(FileNotFoundError):
-            config = (folder / "config.toml").read_text(encoding="utf-8")
+    folder = tenant_folder(tenants, tenant) / "personalities" / pid if tenants else None
+    soul, config = editing.read_files(folder)
     return {"id": pid, "soul": soul, "config": config, "tenant": tenant}
 
 
@@ -71,17 +65,8 @@ def put_personality(
             f"{', '.join(refused)}: only the owner sets this; a tenant's personality may "
             f"set {', '.join(TENANT_KEYS)}"
         )
-    problem = personality_problem(pid, soul, config)
-    if problem is not None:
-        raise Invalid(problem)
     folder = tenant_folder(tenants, tenant) / "personalities" / pid
-    folder.mkdir(parents=True, exist_ok=True)
-    editing.atomic(folder / "SOUL.md", soul)
-    if config.strip():
-        editing.atomic(folder / "config.toml", config)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            (folder / "config.toml").unlink()
+    editing.write_files(folder, pid, soul, config)
     return personality(runtime, tenants, tenant, pid)
 
 
