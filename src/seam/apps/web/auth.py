@@ -3,9 +3,11 @@
 The cookie is `<nonce>.<HMAC of the nonce>` under a secret kept in `$SEAM_HOME`, so every
 `seam serve` process of one home accepts it; it is set by the login token that `seam serve`
 prints (as Jupyter does), and belongs to the default tenant, the machine's owner. Its name
-carries the server's port (`cookie_name`), since browsers send a host's cookies to every
-port of it: another local web app never receives this one. The login token works once: a
-copied or logged link is worthless after the owner opened it.
+carries the server's port (`cookie_name`): browsers keep cookies per host, not per port, so
+two servers on one host (or another local app's own `seam_session`) would otherwise
+overwrite or be handed each other's cookie. It is `HttpOnly` and `SameSite=Strict`, so no
+script and no other site's page can use it. The login token works once: a copied or
+logged link is worthless after the owner opened it.
 """
 
 from __future__ import annotations
