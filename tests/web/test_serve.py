@@ -66,6 +66,19 @@ def test_keys_are_created_once_listed_and_revoked(tmp_path: Path) -> None:
     assert seam(tmp_path, "keys", "revoke", "laptop").returncode == 1
 
 
+def test_keys_have_a_scope_shown_in_the_list(tmp_path: Path) -> None:
+    made = seam(tmp_path, "keys", "create", "phone", "--tenant", "bob", "--scope", "chat")
+    assert made.returncode == 0, made.stderr
+    assert "scope chat" in made.stderr
+    assert seam(tmp_path, "keys", "create", "mine").returncode == 0
+    listed = seam(tmp_path, "keys", "list").stdout
+    assert "phone\ttenant=bob\tscope=chat" in listed
+    assert "mine\ttenant=local\tscope=full" in listed
+    bad = seam(tmp_path, "keys", "create", "x", "--scope", "admin")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "full, chat, read" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 def test_a_public_address_without_any_key_is_refused(tmp_path: Path) -> None:
     refused = seam(tmp_path, "serve", "--host", "0.0.0.0", "--port", "0")
     assert refused.returncode == 2
@@ -83,6 +96,7 @@ def test_serve_prints_a_login_url_and_keys_open_the_api(tmp_path: Path) -> None:
         with httpx.Client(follow_redirects=True) as browser:
             assert browser.get(login).status_code == 200  # redirected to the page
             assert browser.get(f"{url}/api/personalities").status_code == 200
+        assert httpx.get(login).status_code == 401  # the link works once
         seam(tmp_path, "keys", "revoke", "cli")
         gone = httpx.get(f"{url}/api/sessions", headers={"Authorization": f"Bearer {key}"})
         assert gone.status_code == 401

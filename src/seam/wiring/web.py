@@ -3,18 +3,22 @@ personalities' folder (`build_web_deps`); `apps/web/backend.py` drives them.
 
 It also hands the web surface the lower layers' parts it uses (surfaces reach core and
 plugins only through wiring): the event hub and session streams, the approval log, the
-tenant-aware session names, and the personality files' check.
+tenant-aware session names, the personality files' check, and a tenant's own memory
+(`tenant_memory`: the owner's checks and limits over a folder of the tenant's).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from seam.core.approval_log import approval_state
 from seam.core.session_stream import EventHub, follow_session
 from seam.core.tenants import session_name, tenant_session_key, tenant_session_name
+from seam.plugins.memory.markdown import MEMORY_LIMIT, USER_LIMIT, MarkdownMemory
 from seam.plugins.personalities.check import personality_problem
+from seam.plugins.safety import injection, redact
 from seam.wiring.runtime import Runtime
 from seam.wiring.settings import Settings
 from seam.wiring.web_keys import WebSection, web_section
@@ -28,6 +32,8 @@ class WebDeps:
     config: WebSection
     # Where the page's personality edits are written (None: not editable).
     personalities_dir: Path | None
+    # Where each tenant's own personality overrides and memory live, one folder each.
+    tenants_dir: Path | None = None
 
 
 def build_web_deps(settings: Settings) -> WebDeps:
@@ -35,10 +41,28 @@ def build_web_deps(settings: Settings) -> WebDeps:
     from seam.wiring.runtime import create_runtime
 
     runtime = create_runtime(settings)
-    return WebDeps(runtime, web_section(settings), settings.personalities_dir)
+    tenants = settings.home / TENANTS_DIR
+    return WebDeps(runtime, web_section(settings), settings.personalities_dir, tenants)
+
+
+TENANTS_DIR = "tenants"
+
+
+def tenant_memory(folder: Path, like: Any) -> MarkdownMemory:
+    """A tenant's own memory in `folder`, with the owner's memory's limits (when it has
+    any) and always the injection and secret checks the memory tool applies."""
+    limits = getattr(like, "limits", None) or {}
+    return MarkdownMemory(
+        folder,
+        memory_limit=limits.get("memory", MEMORY_LIMIT),
+        user_limit=limits.get("user", USER_LIMIT),
+        scanner=injection,
+        redactor=redact,
+    )
 
 
 __all__ = [
+    "TENANTS_DIR",
     "EventHub",
     "WebDeps",
     "approval_state",
@@ -46,6 +70,7 @@ __all__ = [
     "follow_session",
     "personality_problem",
     "session_name",
+    "tenant_memory",
     "tenant_session_key",
     "tenant_session_name",
 ]

@@ -41,20 +41,28 @@ def keys_create(
     tenant: Annotated[
         str, typer.Option("--tenant", help="Whose sessions the key reaches.")
     ] = "local",
+    scope: Annotated[
+        str,
+        typer.Option(
+            "--scope", help="full, chat (sessions and messages only) or read (GET routes only)."
+        ),
+    ] = "full",
 ) -> None:
     """Create a key; it is printed once and only its hash is stored."""
     try:
-        key = _store().create(name, tenant)
+        key = _store().create(name, tenant, scope)
     except ValueError as exc:
         sys.stderr.write(f"seam: {exc}\n")
         raise typer.Exit(2) from None
     sys.stdout.write(key + "\n")
-    sys.stderr.write(f"key {name!r} for tenant {tenant!r}: store it now, it is not shown again\n")
+    sys.stderr.write(
+        f"key {name!r} for tenant {tenant!r}, scope {scope}: store it now, it is not shown again\n"
+    )
 
 
 @keys_app.command("list")
 def keys_list() -> None:
-    """Every key: name, tenant, first characters, created."""
+    """Every key: name, tenant, scope, first characters, created."""
     import time
 
     keys = _store().list()
@@ -63,7 +71,7 @@ def keys_list() -> None:
         return
     for k in keys:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(k.created_at))
-        sys.stdout.write(f"{k.name}\ttenant={k.tenant}\t{k.prefix}…\t{when}\n")
+        sys.stdout.write(f"{k.name}\ttenant={k.tenant}\tscope={k.scope}\t{k.prefix}…\t{when}\n")
 
 
 @keys_app.command("revoke")

@@ -12,13 +12,21 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, PlainTextResponse, RedirectResponse, StreamingResponse
+from fastapi.responses import (
+    FileResponse,
+    HTMLResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    StreamingResponse,
+)
 from pydantic import BaseModel, ConfigDict, Field
 
 from seam.apps.cli.durable import submission_dict
-from seam.apps.web.auth import COOKIE, Authenticator, Principal, RateLimiter
+from seam.apps.web.access import authorize
+from seam.apps.web.auth import Authenticator, Principal, RateLimiter, cookie_name
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.errors import ApiError, error_response, install
+from seam.apps.web.headers import SecurityHeaders
 from seam.apps.web.limits import BodyLimit
 from seam.contracts.events import AgentEvent, event_to_dict
 from seam.contracts.execution import Submission
@@ -85,8 +93,9 @@ class AuthGate:
             await self.app(scope, receive, send)
             return
         request = Request(scope)
+        port = (scope.get("server") or (None, None))[1]
         who = self.auth.from_headers(
-            request.headers.get("authorization"), request.cookies.get(COOKIE)
+            request.headers.get("authorization"), request.cookies.get(cookie_name(port))
         )
         if who is None:
             response = error_response(
@@ -131,6 +140,7 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
         docs_url=None,
         redoc_url=None,
         description="The HTTP API of `seam serve`.",
+        dependencies=[Depends(authorize)],
     )
     install(app)
     add_meta_routes(app, backend)
@@ -255,7 +265,7 @@ def add_approval_routes(api: APIRouter, backend: WebBackend) -> None:
 
     @api.post("/sessions/{name}/approvals/{call_id}")
     async def approve(who: Who, name: str, call_id: str, body: ApprovalAnswer) -> dict[str, Any]:
-        await backend.respond(who.tenant, name, call_id, body.decision)
+        await backend.respond(who, name, call_id, body.decision)
         return {"call_id": call_id, "decision": body.decision}
 
     @api.post("/sessions/{name}/cancel")
@@ -272,25 +282,34 @@ def add_settings_routes(api: APIRouter, backend: WebBackend) -> None:
         return {"personalities": backend.personalities()}
 
     @api.get("/personalities/{pid}")
-    async def personality(_: Who, pid: str) -> dict[str, Any]:
-        return backend.personality(pid)
+    async def personality(who: Who, pid: str) -> dict[str, Any]:
+        return backend.personality(who, pid)
 
     @api.put("/personalities/{pid}")
-    async def put_personality(_: Who, pid: str, body: PersonalityFiles) -> dict[str, Any]:
-        return backend.put_personality(pid, body.soul, body.config)
+    async def put_personality(who: Who, pid: str, body: PersonalityFiles) -> dict[str, Any]:
+        return backend.put_personality(who, pid, body.soul, body.config)
 
     @api.get("/memory")
-    async def memory(_: Who) -> dict[str, Any]:
-        return backend.memory()
+    async def memory(who: Who) -> dict[str, Any]:
+        return backend.memory(who)
 
     @api.put("/memory")
-    async def put_memory(_: Who, body: MemoryFiles) -> dict[str, Any]:
+    async def put_memory(who: Who, body: MemoryFiles) -> dict[str, Any]:
         given: dict[MemoryTarget, list[str]] = {}
         if body.memory is not None:
             given["memory"] = body.memory
         if body.user is not None:
             given["user"] = body.user
-        return backend.put_memory(given)
+        return backend.put_memory(who, given)
+
+
+LOGIN_REFUSED = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Seam: login link refused</title></head>
+<body><h1>This login link does not work</h1>
+<p>A login link works once, and this one is used up or wrong. Open the link that
+<code>seam serve</code> printed when it started (each start prints a new one), or call the
+API with a key (<code>seam keys create NAME</code>).</p></body></html>
+"""
 
 
 def add_page_routes(app: FastAPI, auth: Authenticator) -> None:
@@ -302,9 +321,10 @@ def add_page_routes(app: FastAPI, auth: Authenticator) -> None:
         if token is not None:
             cookie = auth.login(token)
             if cookie is None:
-                raise ApiError(401, "this login token is not valid (see seam serve's output)")
+                return HTMLResponse(LOGIN_REFUSED, status_code=401)
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(COOKIE, cookie, httponly=True, samesite="strict", path="/")
+            name = cookie_name((request.scope.get("server") or (None, None))[1])
+            response.set_cookie(name, cookie, httponly=True, samesite="strict", path="/")
             return response
         return FileResponse(STATIC / "index.html")
 
@@ -320,7 +340,8 @@ def add_middleware(
     app: FastAPI, backend: WebBackend, auth: Authenticator, limiter: RateLimiter
 ) -> None:
     """Auth and rate limits, then CORS (only for configured origins), then the body cap,
-    added in this order so the body cap runs outermost (Starlette wraps the last added)."""
+    added in this order so the body cap runs outermost (Starlette wraps the last added);
+    the security headers wrap them all, so every response carries them."""
     config = backend.config
     app.add_middleware(AuthGate, auth=auth, limiter=limiter, metrics=backend.metrics)
     if config.cors_origins:
@@ -332,3 +353,4 @@ def add_middleware(
             allow_credentials=True,
         )
     app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    app.add_middleware(SecurityHeaders)

@@ -2,7 +2,12 @@
 
 The cookie is `<nonce>.<HMAC of the nonce>` under a secret kept in `$SEAM_HOME`, so every
 `seam serve` process of one home accepts it; it is set by the login token that `seam serve`
-prints (as Jupyter does), and belongs to the default tenant, the machine's owner.
+prints (as Jupyter does), and belongs to the default tenant, the machine's owner. Its name
+carries the server's port (`cookie_name`): browsers keep cookies per host, not per port, so
+two servers on one host (or another local app's own `seam_session`) would otherwise
+overwrite or be handed each other's cookie. It is `HttpOnly` and `SameSite=Strict`, so no
+script and no other site's page can use it. The login token works once: a copied or
+logged link is worthless after the owner opened it.
 """
 
 from __future__ import annotations
@@ -16,6 +21,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 COOKIE = "seam_session"
+SCOPES = ("full", "chat", "read")
+
+
+def cookie_name(port: int | None) -> str:
+    """The page's cookie for the server on `port` (`seam_session_8420`)."""
+    return f"{COOKIE}_{port or 0}"
 
 
 @dataclass(frozen=True)
@@ -23,6 +34,10 @@ class Principal:
     tenant: str
     # What rate limits count against: a key's name, or the cookie's nonce.
     id: str
+    # What the caller may reach: full, chat (sessions and messages) or read (GET routes).
+    scope: str = "full"
+    # The machine's owner (the default tenant): only it changes how the agent behaves.
+    owner: bool = False
 
 
 class FoundKey(Protocol):
@@ -34,6 +49,9 @@ class FoundKey(Protocol):
     @property
     def tenant(self) -> str: ...
 
+    @property
+    def scope(self) -> str: ...
+
 
 class Keys(Protocol):
     def find(self, key: str) -> FoundKey | None: ...
@@ -44,6 +62,7 @@ class Authenticator:
         self._keys = keys
         self._secret = secret
         self.login_token = login_token
+        self._unused = {login_token}
         self._tenant = tenant
 
     def from_headers(self, authorization: str | None, cookie: str | None) -> Principal | None:
@@ -52,18 +71,21 @@ class Authenticator:
             if scheme.lower() == "bearer" and value.strip() and self._keys is not None:
                 found = self._keys.find(value.strip())
                 if found is not None:
-                    return Principal(found.tenant, f"key:{found.name}")
+                    owner = found.tenant == self._tenant
+                    return Principal(found.tenant, f"key:{found.name}", found.scope, owner)
             return None
         if cookie:
             nonce, _, mac = cookie.partition(".")
             if nonce and hmac.compare_digest(mac, self._sign(nonce)):
-                return Principal(self._tenant, f"cookie:{nonce}")
+                return Principal(self._tenant, f"cookie:{nonce}", owner=True)
         return None
 
     def login(self, token: str) -> str | None:
-        """A new cookie value for the right login token, else None."""
-        if not hmac.compare_digest(token.encode(), self.login_token.encode()):
+        """A new cookie value for an unused login token (which is then spent), else None."""
+        match = [t for t in self._unused if hmac.compare_digest(token.encode(), t.encode())]
+        if not match:
             return None
+        self._unused.discard(match[0])
         nonce = secrets.token_urlsafe(16)
         return f"{nonce}.{self._sign(nonce)}"
 

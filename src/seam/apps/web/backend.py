@@ -19,9 +19,10 @@ from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
-from seam.apps.web import approvals, editing, sessions
+from seam.apps.web import approvals, editing, sessions, tenant_files
+from seam.apps.web.auth import Principal
 from seam.apps.web.metrics import Metrics
-from seam.apps.web.problems import Conflict, Invalid, NotFound
+from seam.apps.web.problems import Conflict, Forbidden, Invalid, NotFound
 from seam.apps.web.turns import RESCUE_SECONDS, TurnDrivers
 from seam.contracts.events import AgentEvent
 from seam.contracts.execution import Submission, SubmissionConflict, SubmissionState
@@ -41,6 +42,8 @@ from seam.wiring.web import (
 from seam.wiring.web_keys import WebSection
 
 _UNSETTLED: tuple[SubmissionState, ...] = ("queued", "running")
+# Approval answers that change the allowlists for everyone: the owner's alone.
+_LASTING = ("always", "never")
 
 
 class MessageOptions(TypedDict, total=False):
@@ -60,6 +63,7 @@ class WebBackend:
         config: WebSection | None = None,
         *,
         personalities_dir: Path | None = None,
+        tenants_dir: Path | None = None,
         rescue_seconds: float = RESCUE_SECONDS,
     ) -> None:
         self.runtime = runtime
@@ -67,12 +71,18 @@ class WebBackend:
         self.hub = EventHub()
         self.metrics = Metrics()
         self.personalities_dir = personalities_dir
+        self.tenants_dir = tenants_dir
         self.turns = TurnDrivers(runtime, self._on_event, self.metrics.settled, rescue_seconds)
         self._cron: Background | None = None
 
     @classmethod
     def from_deps(cls, deps: WebDeps) -> WebBackend:
-        return cls(deps.runtime, deps.config, personalities_dir=deps.personalities_dir)
+        return cls(
+            deps.runtime,
+            deps.config,
+            personalities_dir=deps.personalities_dir,
+            tenants_dir=deps.tenants_dir,
+        )
 
     async def start(self) -> None:
         await self.runtime.open()
@@ -202,11 +212,16 @@ class WebBackend:
             out.append(await self.turns.abort(sub, "cancelled through the API"))
         return out
 
-    async def respond(self, tenant: str, name: str, call_id: str, decision: str) -> None:
+    async def respond(self, who: Principal, name: str, call_id: str, decision: str) -> None:
         """Answer an approval request of a turn in `name`, whichever process runs it
-        (see `approvals.py`)."""
+        (see `approvals.py`). A lasting answer changes the allowlists every session
+        uses, so only the owner gives one."""
         chosen = approvals.chosen_decision(decision)
-        key = await self.existing_key(tenant, name)
+        key = await self.existing_key(who.tenant, name)
+        if decision in _LASTING and not who.owner:
+            raise Forbidden(
+                f"{decision!r} changes the rules for everyone: only the owner answers it"
+            )
         await approvals.answer(self.runtime, key, name, call_id, chosen)
 
     async def respond_unattended(self, tenant: str, name: str, call_id: str) -> None:
@@ -253,17 +268,31 @@ class WebBackend:
     def personalities(self) -> list[dict[str, Any]]:
         return editing.personalities(self.runtime)
 
-    def personality(self, pid: str) -> dict[str, Any]:
-        return editing.personality(self.runtime, self.personalities_dir, pid)
+    def personality(self, who: Principal, pid: str) -> dict[str, Any]:
+        """The owner's files of `pid`; for a tenant, its own override of them."""
+        if who.owner:
+            return editing.personality(self.runtime, self.personalities_dir, pid)
+        return tenant_files.personality(self.runtime, self.tenants_dir, who.tenant, pid)
 
-    def put_personality(self, pid: str, soul: str, config: str) -> dict[str, Any]:
-        return editing.put_personality(self.runtime, self.personalities_dir, pid, soul, config)
+    def put_personality(self, who: Principal, pid: str, soul: str, config: str) -> dict[str, Any]:
+        if who.owner:
+            return editing.put_personality(self.runtime, self.personalities_dir, pid, soul, config)
+        return tenant_files.put_personality(
+            self.runtime, self.tenants_dir, who.tenant, pid, (soul, config)
+        )
 
-    def memory(self) -> dict[str, list[str]]:
-        return editing.memory(self.runtime)
+    def _memory_of(self, who: Principal) -> Any:
+        if who.owner:
+            return self.runtime.memory
+        return tenant_files.memory_store(self.runtime, self.tenants_dir, who.tenant)
 
-    def put_memory(self, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
-        return editing.put_memory(self.runtime, body)
+    def memory(self, who: Principal) -> dict[str, list[str]]:
+        return editing.memory(self._memory_of(who))
+
+    def put_memory(
+        self, who: Principal, body: Mapping[MemoryTarget, list[str]]
+    ) -> dict[str, list[str]]:
+        return editing.put_memory(self._memory_of(who), body)
 
 
 __all__ = ["MessageOptions", "WebBackend"]

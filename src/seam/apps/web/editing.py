@@ -44,15 +44,8 @@ def personalities(runtime: Runtime) -> list[dict[str, Any]]:
 def personality(runtime: Runtime, folders: Path | None, pid: str) -> dict[str, Any]:
     """A personality's SOUL.md and config.toml, as stored (its soul when not in files)."""
     check_personality(runtime, pid)
-    soul = runtime.personalities.get(pid).soul
-    config = ""
-    if folders is not None:
-        folder = folders / pid
-        with contextlib.suppress(FileNotFoundError):
-            soul = (folder / "SOUL.md").read_text(encoding="utf-8")
-        with contextlib.suppress(FileNotFoundError):
-            config = (folder / "config.toml").read_text(encoding="utf-8")
-    return {"id": pid, "soul": soul, "config": config}
+    soul, config = read_files(folders / pid if folders is not None else None)
+    return {"id": pid, "soul": soul or runtime.personalities.get(pid).soul, "config": config}
 
 
 def put_personality(
@@ -62,42 +55,57 @@ def put_personality(
     checked when loaded (a rejected write changes nothing)."""
     if folders is None:
         raise Conflict("personalities are not stored in files here")
-    problem = personality_problem(pid, soul, config)
-    if problem is not None:
-        raise Invalid(problem)
-    folder = folders / pid
-    folder.mkdir(parents=True, exist_ok=True)
-    _atomic(folder / "SOUL.md", soul)
-    if config.strip():
-        _atomic(folder / "config.toml", config)
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            (folder / "config.toml").unlink()
+    write_files(folders / pid, pid, soul, config)
     return personality(runtime, folders, pid)
 
 
-def memory(runtime: Runtime) -> dict[str, list[str]]:
-    store: Any = runtime.memory
+def read_files(folder: Path | None) -> tuple[str, str]:
+    """A personality folder's SOUL.md and config.toml ("" for each one missing)."""
+    soul = config = ""
+    if folder is not None:
+        with contextlib.suppress(FileNotFoundError):
+            soul = (folder / "SOUL.md").read_text(encoding="utf-8")
+        with contextlib.suppress(FileNotFoundError):
+            config = (folder / "config.toml").read_text(encoding="utf-8")
+    return soul, config
+
+
+def write_files(folder: Path, pid: str, soul: str, config: str) -> None:
+    """Check the files as loading them as `pid` would, then replace them atomically (no
+    config: the file goes)."""
+    problem = personality_problem(pid, soul, config)
+    if problem is not None:
+        raise Invalid(problem)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic(folder / "SOUL.md", soul)
+    if config.strip():
+        atomic(folder / "config.toml", config)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            (folder / "config.toml").unlink()
+
+
+def memory(store: Any) -> dict[str, list[str]]:
+    """The entries of a memory (the owner's, or a tenant's own)."""
     if not hasattr(store, "entries"):
         return {"memory": [], "user": []}
     return {t: store.entries(t) for t in ("memory", "user")}
 
 
-def put_memory(runtime: Runtime, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
+def put_memory(store: Any, body: Mapping[MemoryTarget, list[str]]) -> dict[str, list[str]]:
     """Replace the entries of the targets given. Each list is first built in a scratch
     copy through the memory's own `add` (the checks the memory tool applies: no
     injections, no secrets, no duplicates, the size limit), so a rejected write
     changes nothing."""
     from seam.wiring.memory import MarkdownMemory
 
-    store = runtime.memory
     if not isinstance(store, MarkdownMemory):
         raise Conflict("this server has no editable memory")
     for target, text in _staged(store, body).items():
         real = store.path(target)
         real.parent.mkdir(parents=True, exist_ok=True)
-        _atomic(real, text)
-    return memory(runtime)
+        atomic(real, text)
+    return memory(store)
 
 
 def _staged(store: Any, body: Mapping[MemoryTarget, list[str]]) -> dict[MemoryTarget, str]:
@@ -124,17 +132,20 @@ def _staged(store: Any, body: Mapping[MemoryTarget, list[str]]) -> dict[MemoryTa
     return staged
 
 
-def _atomic(path: Path, text: str) -> None:
+def atomic(path: Path, text: str) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
 
 
 __all__ = [
+    "atomic",
     "check_personality",
     "memory",
     "personalities",
     "personality",
     "put_memory",
     "put_personality",
+    "read_files",
+    "write_files",
 ]

@@ -10,7 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from seam.apps.web.problems import Conflict, Invalid, NotFound
+from seam.apps.web.problems import Conflict, Forbidden, Invalid, NotFound
 
 log = logging.getLogger("seam.web")
 
@@ -84,6 +84,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Conflict)
     async def conflict(_: Request, exc: Conflict) -> JSONResponse:
         return error_response(409, str(exc))
+
+    @app.exception_handler(Forbidden)
+    async def forbidden(_: Request, exc: Forbidden) -> JSONResponse:
+        return error_response(403, str(exc))
 
     @app.exception_handler(Invalid)
     async def bad(_: Request, exc: Invalid) -> JSONResponse:

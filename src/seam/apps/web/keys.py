@@ -3,7 +3,8 @@
 Keys live in `$SEAM_HOME/keys.json` as SHA-256 hashes: the key itself is printed once by
 `seam keys create` and never stored, so a copy of the file grants nothing. The file is
 re-read when it changes, so a key created or revoked while the server runs takes effect
-on the next request.
+on the next request. A key's scope (`full`, `chat`, `read`) narrows what it reaches; a key
+stored before scopes existed has none and is read as `full`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from seam.apps.web.auth import SCOPES
 from seam.wiring.settings import ConfigError, Settings
 from seam.wiring.web_keys import DEFAULT_TENANT, keys_path
 
@@ -31,6 +33,8 @@ class ApiKey:
     # The first characters of the key, so a person can tell keys apart in `seam keys list`.
     prefix: str
     created_at: float
+    # full, chat (sessions and messages only) or read (GET routes only).
+    scope: str = "full"
 
 
 def hash_key(key: str) -> str:
@@ -52,17 +56,19 @@ class KeyStore:
     def list(self) -> list[ApiKey]:
         return sorted(self._load().values(), key=lambda k: k.created_at)
 
-    def create(self, name: str, tenant: str = DEFAULT_TENANT) -> str:
+    def create(self, name: str, tenant: str = DEFAULT_TENANT, scope: str = "full") -> str:
         """A new key (returned once; only its hash is written)."""
         if not name.strip() or len(name) > 100:
             raise ValueError("a key needs a name of 1 to 100 characters")
-        if not tenant.strip() or '"' in tenant:
-            raise ValueError("a tenant is a non-empty name without quotes")
+        if not tenant.strip() or '"' in tenant or "/" in tenant or tenant.startswith("."):
+            raise ValueError("a tenant is a non-empty name without quotes or slashes")
+        if scope not in SCOPES:
+            raise ValueError(f"a key's scope is one of {', '.join(SCOPES)}, not {scope!r}")
         keys = dict(self._load())
         if name in keys:
             raise ValueError(f"a key named {name!r} exists; revoke it first")
         key = KEY_PREFIX + secrets.token_urlsafe(32)
-        keys[name] = ApiKey(name, tenant, hash_key(key), key[:9], time.time())
+        keys[name] = ApiKey(name, tenant, hash_key(key), key[:9], time.time(), scope)
         self._save(keys)
         return key
 

@@ -1,5 +1,5 @@
 """What the web backend refuses, by kind: `errors.py` turns each into its HTTP status
-(404, 409, 400), so the backend never speaks HTTP itself."""
+(404, 409, 400, 403), so the backend never speaks HTTP itself."""
 
 from __future__ import annotations
 
@@ -16,4 +16,8 @@ class Invalid(ValueError):
     pass
 
 
-__all__ = ["Conflict", "Invalid", "NotFound"]
+class Forbidden(PermissionError):
+    """The caller may not do this (a tenant touching what is the owner's alone)."""
+
+
+__all__ = ["Conflict", "Forbidden", "Invalid", "NotFound"]

@@ -76,7 +76,7 @@ async def serve(host: str, port: int) -> int:
     shown = f"[{host}]" if ":" in host else host
     sys.stdout.write(
         f"seam serve: listening on http://{shown}:{bound}/\n"
-        f"open the page: http://{shown}:{bound}/?token={token}\n"
+        f"open the page (this link works once): http://{shown}:{bound}/?token={token}\n"
     )
     sys.stdout.flush()
     await task
