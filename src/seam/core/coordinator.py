@@ -34,7 +34,6 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import Done, ErrorEvent
@@ -53,19 +52,16 @@ from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
 from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan
+from seam.core.coordinator_session import ClaimSession, Resolve
 from seam.core.coordinator_settle import CONTEXT_OVERFLOW, TRANSIENT_ERRORS, Settling
 from seam.core.event_log import EventRecorder
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.outage import OutagePolicy
 
-if TYPE_CHECKING:
-    from seam.core.session_factory import Session
-
 log = logging.getLogger("seam.coordinator")
 
 # Seconds before retry n (1-based); the last value repeats.
 DEFAULT_BACKOFF = (2.0, 5.0, 15.0, 30.0, 60.0)
-Resolve = Callable[[str], Awaitable["Session"]]
 
 
 class Coordinator(OutageRetry, Settling):
@@ -305,7 +301,7 @@ class Coordinator(OutageRetry, Settling):
     async def _drive(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         on_event: OnEvent | None,
         cancel: CancelToken | None = None,
     ) -> Submission:
@@ -328,7 +324,7 @@ class Coordinator(OutageRetry, Settling):
     async def _traced_claim(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         on_event: OnEvent | None,
         cancel: CancelToken | None,
         attributes: Attributes,
@@ -346,7 +342,7 @@ class Coordinator(OutageRetry, Settling):
     async def _attempt(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         on_event: OnEvent | None,
         cancel: CancelToken | None,
     ) -> Submission:
@@ -357,7 +353,7 @@ class Coordinator(OutageRetry, Settling):
             return prepared
         return await self._run_turn(sub, session, prepared, on_event, cancel)
 
-    async def _prepare(self, sub: Submission, session: Session) -> Submission | RepairPlan:
+    async def _prepare(self, sub: Submission, session: ClaimSession) -> Submission | RepairPlan:
         """Plan and write the repairs; returns the plan, or `sub` settled when it settles
         without running (aborted, its reply already stored, crashed)."""
         store = self.store
@@ -386,7 +382,7 @@ class Coordinator(OutageRetry, Settling):
     async def _run_turn(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         plan: RepairPlan,
         on_event: OnEvent | None,
         cancel: CancelToken | None,
@@ -420,7 +416,7 @@ class Coordinator(OutageRetry, Settling):
     async def _stream(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         plan: RepairPlan,
         on_event: OnEvent | None,
         cancel: CancelToken,
@@ -475,4 +471,5 @@ __all__ = [
     "DeadOwners",
     "OnEvent",
     "RepairPlan",
+    "Resolve",
 ]

@@ -16,10 +16,8 @@ from seam.contracts.db import StoreUnavailable
 from seam.contracts.execution import LeaseLost, Submission
 from seam.contracts.tools import CancelToken
 from seam.core.coordinator_leases import Leases, OnEvent
+from seam.core.coordinator_session import ClaimSession
 from seam.core.outage import OutagePolicy
-
-if TYPE_CHECKING:
-    from seam.core.session_factory import Session
 
 log = logging.getLogger("seam.coordinator")
 
@@ -34,7 +32,7 @@ class OutageRetry(Leases):
         async def _attempt(
             self,
             sub: Submission,
-            session: Session,
+            session: ClaimSession,
             on_event: OnEvent | None,
             cancel: CancelToken | None,
         ) -> Submission: ...
@@ -42,7 +40,7 @@ class OutageRetry(Leases):
     async def _drive_claim(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         on_event: OnEvent | None,
         cancel: CancelToken | None = None,
     ) -> Submission:

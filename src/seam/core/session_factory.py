@@ -33,7 +33,7 @@ from seam.core.identity import (
 )
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.turn import TranscriptWriter, TurnStep
-from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
+from seam.core.workflows import WorkflowRegistry
 
 if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
@@ -349,6 +349,38 @@ class SessionFactory:
 
     def create_workflow_executor(self, storage_key: str, depth: int = 0) -> WorkflowExecutor:
         return WorkflowExecutor(self, storage_key, depth)
+
+
+class WorkflowExecutor:
+    """Runs registered workflows on behalf of the session stored under `storage_key`:
+    each node a child session's durable turn, the answer of one the next one's
+    `{previous}`."""
+
+    def __init__(self, factory: SessionFactory, storage_key: str, depth: int = 0) -> None:
+        self.factory = factory
+        self.storage_key = storage_key
+        self.depth = depth
+
+    async def run(self, name: str, input: str, *, run_id: str) -> str:
+        try:
+            workflow = self.factory.workflows.get(name)
+        except KeyError as exc:
+            raise ToolError(str(exc.args[0])) from None
+        parent = await self.factory.resolve(self.storage_key)
+        if self.depth > parent.depth:  # the caller knows the session is deeper than its lineage
+            parent.depth = self.depth
+        previous = ""
+        for node in workflow.nodes:
+            child = await self.factory.create_child(
+                parent,
+                f"wf-{name}-{run_id}-{node.name}",
+                personality=node.personality,
+                tools=node.tools,
+            )
+            prompt = node.prompt.format(input=input, previous=previous)
+            sub = await child.ask(prompt, submission_id=submission_id_for(child.key))
+            previous = answer_of(sub)
+        return previous
 
 
 def submission_id_for(child_key: str) -> str:

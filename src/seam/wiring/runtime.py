@@ -44,8 +44,8 @@ from seam.core.identity import (
     parse_session_storage_key,
 )
 from seam.core.loop import AgentLoop
-from seam.core.session_factory import Session, SessionFactory
-from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
+from seam.core.session_factory import Session, SessionFactory, WorkflowExecutor
+from seam.core.workflows import WorkflowRegistry
 from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.mcp.servers import McpServers
