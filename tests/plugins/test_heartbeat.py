@@ -23,7 +23,7 @@ from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY, HeartbeatP
 from seam.plugins.heartbeat.reply import is_heartbeat_ok
 from seam.plugins.heartbeat.runner import run_heartbeat
 from seam.plugins.memory.markdown import MarkdownMemory
-from seam.wiring.runtime import Runtime, assemble_runtime
+from seam.wiring import Runtime, assemble_runtime
 from tests.conformance.session_store_suite import ManualClock
 
 # 2026-06-10 12:00 UTC, a Wednesday.

@@ -10,6 +10,7 @@ from seam.contracts.storage import Reach
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.scripted_model import ScriptedModel, text_step
+from seam.wiring import assemble_runtime
 from seam.wiring.delivery import build_dnd, delivery_for, dnd_command
 from seam.wiring.heartbeat import (
     beat,
@@ -19,7 +20,6 @@ from seam.wiring.heartbeat import (
     with_heartbeat,
 )
 from seam.wiring.reach import fs_deny
-from seam.wiring.runtime import assemble_runtime
 from seam.wiring.settings import Settings, load_settings
 from tests.conformance.session_store_suite import ManualClock
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from seam.contracts.events import ToolEnd
 from seam.core import ScriptedModel, call, text_step, tool_step
+from seam.wiring import Runtime, create_runtime
 from seam.wiring.acp import set_working_dir
-from seam.wiring.runtime import Runtime, create_runtime
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.skills import trust_paths
 from tests.plugins.test_skills import write_skill

@@ -27,7 +27,8 @@ from seam.contracts.storage import (
     StorageEntry,
     StorageError,
 )
-from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring.configure import create_runtime
+from seam.wiring.runtime import Runtime
 from seam.wiring.settings import load_settings
 
 # The ACP session whose turn is running in this task (None outside an ACP turn).

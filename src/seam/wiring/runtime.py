@@ -1,6 +1,7 @@
 """The composition root's product: the `Runtime` every surface holds.
 
-The two halves that build it live beside it and are re-exported here:
+The two halves that build it live beside it and import this module, never the other way
+round (so the three form no import circle); `seam.wiring` exports all three:
 `assemble_runtime(**collaborators)` (`wiring/assembly.py`) wires exactly the collaborators
 it is handed and gives every other one the empty stack (in-memory store and storage, the
 static personality, no memory, no sandbox, no gate). It reads no file, env var or home path
@@ -50,8 +51,6 @@ from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.mcp.servers import McpServers
 from seam.plugins.skills.catalog import SkillCatalog
-from seam.wiring.assembly import assemble_runtime, default_hooks
-from seam.wiring.configure import create_runtime
 from seam.wiring.context import close_side_models, is_subagent_key
 from seam.wiring.settings import Settings
 from seam.wiring.telemetry import shutdown_tracer
@@ -417,4 +416,4 @@ def settled_events(sub: Submission) -> list[AgentEvent]:
     return events
 
 
-__all__ = ["Runtime", "assemble_runtime", "create_runtime", "default_hooks", "settled_events"]
+__all__ = ["Runtime", "settled_events"]

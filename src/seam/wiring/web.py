@@ -709,7 +709,7 @@ def transcript_messages(items: list[dict[str, Any]]) -> list[Message]:
 
 def build_web_backend(settings: Settings) -> WebBackend:
     """The backend `seam serve` runs: the configured runtime and the `[web]` section."""
-    from seam.wiring.runtime import create_runtime
+    from seam.wiring.configure import create_runtime
 
     runtime = create_runtime(settings)
     return WebBackend(runtime, web_section(settings), personalities_dir=settings.personalities_dir)

@@ -13,8 +13,8 @@ from seam.core.cron import InMemoryCronStore
 from seam.core.scripted_model import ScriptedModel, call, text_step
 from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.cron.scheduler import CronScheduler
+from seam.wiring import assemble_runtime
 from seam.wiring.cron import CronAdmin, RuntimeSubmitter, ScheduleSpec
-from seam.wiring.runtime import assemble_runtime
 
 from .helpers import Clock, RecordingDelivery
 

@@ -49,12 +49,12 @@ async def serve_gateway(
     from seam.apps.gateway.runner import Gateway
     from seam.apps.gateway.supervisor import Supervisor, WatchOptions
     from seam.wiring.chat_platforms import platform_names
+    from seam.wiring.configure import create_runtime
     from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
     from seam.wiring.gateway import adapter_lock, adapter_specs, status_path
     from seam.wiring.gateway_chats import CHATS_FILE, ChatBook
     from seam.wiring.gateway_settings import gateway_section
     from seam.wiring.pairing import PairingStore
-    from seam.wiring.runtime import create_runtime
     from seam.wiring.settings import load_settings
 
     settings = load_settings()
