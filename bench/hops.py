@@ -16,7 +16,8 @@ Definitions (a call is a function frame that starts, not one resumed after an `a
 - **row fetches**: calls of a session store's `get` or `load`, per session key (the
   SQLite or in-memory store), counted apart when the store makes them of itself (its
   `create` looks for the row before it writes one);
-- **settings reads**: calls of `load_settings` (each one reads `config.toml`);
+- **settings reads**: calls of `read_config` (each one reads `config.toml`; `load_settings`
+  calls it);
 - **Runtime.open**: calls of `Runtime.open`.
 
 Import cost is kept out: one unprofiled run comes first (in another fresh home), so the
@@ -154,7 +155,7 @@ def main() -> None:
     print(f"session key derivations: {found.count('create_session_storage_key')}")
     print(f"session row fetches: {sum(found.fetched.values())} ({fetches})")
     print(f"  and inside the store's own methods: {found.inside}")
-    print(f"settings reads (load_settings): {found.count('load_settings')}")
+    print(f"settings reads (read_config of config.toml): {found.count('read_config')}")
     print(f"Runtime.open calls: {found.count('Runtime.open')}")
 
 

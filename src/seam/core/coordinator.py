@@ -305,9 +305,10 @@ class Coordinator(OutageRetry, Settling):
         on_event: OnEvent | None,
         cancel: CancelToken | None = None,
     ) -> Submission:
-        """One claim of `sub`, in a `turn` span. Its trace id follows from the
-        submission id, so every attempt (a retry, a resume after a crash, in this process
-        or another) is in the one trace, with nothing stored for it."""
+        """One claim of `sub`, in a `turn` span (with the session and submission in every
+        log line meanwhile). Its trace id follows from the submission id, so every attempt
+        (a retry, a resume after a crash, in this process or another) is in the one trace,
+        with nothing stored for it."""
         attributes: Attributes = {
             "gen_ai.operation.name": "invoke_agent",
             "seam.session": sub.session_key,
@@ -317,27 +318,17 @@ class Coordinator(OutageRetry, Settling):
         }
         fields = LOG_FIELDS.set({"session": sub.session_key, "submission": sub.id})
         try:
-            return await self._traced_claim(sub, session, on_event, cancel, attributes)
+            with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
+                settled = await self._drive_claim(sub, session, on_event, cancel)
+                if settled.state == "settled":
+                    span.set_attribute("seam.outcome", settled.outcome or "")
+                else:
+                    span.set_attribute("seam.outcome", "retry" if settled.error else "released")
+                if settled.error:
+                    span.record_error(settled.error)
+                return settled
         finally:
             LOG_FIELDS.reset(fields)
-
-    async def _traced_claim(
-        self,
-        sub: Submission,
-        session: ClaimSession,
-        on_event: OnEvent | None,
-        cancel: CancelToken | None,
-        attributes: Attributes,
-    ) -> Submission:
-        with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
-            settled = await self._drive_claim(sub, session, on_event, cancel)
-            if settled.state == "settled":
-                span.set_attribute("seam.outcome", settled.outcome or "")
-            else:
-                span.set_attribute("seam.outcome", "retry" if settled.error else "released")
-            if settled.error:
-                span.record_error(settled.error)
-            return settled
 
     async def _attempt(
         self,

@@ -51,6 +51,7 @@ class Session:
 
     def __init__(self, factory: SessionFactory, info: SessionInfo, depth: int) -> None:
         self.factory = factory
+        self.loop: AgentLoop = factory.loop
         self.info = info
         self.key = info.key
         self.depth = depth
@@ -59,10 +60,6 @@ class Session:
     @property
     def name(self) -> str:
         return parse_session_storage_key(self.key)[2]
-
-    @property
-    def loop(self) -> AgentLoop:
-        return self.factory.loop
 
     def run(
         self,
@@ -215,23 +212,30 @@ class SessionFactory:
         tools: Sequence[str] | None = None,
         model: str | None = None,
         title: str | None = None,
+        stored: SessionInfo | None = None,
     ) -> Session:
+        """The root session under `key`: cached, or built from `stored` (its row, as the
+        caller already read it), or read from the store and created there if new."""
         cached = self._cached(key)
         if cached is not None:
             return cached
         _, _, name = parse_session_storage_key(key)
         assert_public_session_name(name)
-        info = await self.store.create(
-            key,
-            # Pinned at creation, as a turn does: later turns keep this personality.
-            personality=personality or self.loop.personalities.default_id,
-            title=title,
-            tenant=self.tenant_id,
-            tools=tools,
-            model=model,
-        )
-        # A directory given before the session existed (`Runtime.set_working_dir`).
-        info = await self._store_working_dir(info, self.loop.working_dirs.get(key))
+        if stored is not None and stored.key == key:
+            info = stored
+        else:
+            info = await self.store.create(
+                key,
+                # Pinned at creation, as a turn does: later turns keep this personality.
+                personality=personality or self.loop.personalities.default_id,
+                title=title,
+                tenant=self.tenant_id,
+                tools=tools,
+                model=model,
+            )
+        early = self.loop.working_dirs.get(key)
+        if early is not None:  # given before the session existed (`set_working_dir`)
+            info = await self._store_working_dir(info, early)
         return self._keep(Session(self, info, 0))
 
     async def set_working_dir(self, key: str, path: str | None) -> None:

@@ -159,12 +159,15 @@ class Runtime:
         title: str | None = None,
         tools: Sequence[str] | None = None,
         model: str | None = None,
+        stored: SessionInfo | None = None,
     ) -> Session:
         """The session stored under `key`, created (as a root session) if new; a new one
-        stores `tools` (names; None: its personality's) and `model` as its spec."""
-        await self.open()
+        stores `tools` (names; None: its personality's) and `model` as its spec.
+        `stored`: its row as the caller already read it (not read again)."""
+        if not self._opened:
+            await self.open()
         return await self.factory.get_or_create_root(
-            key, personality=personality, title=title, tools=tools, model=model
+            key, personality=personality, title=title, tools=tools, model=model, stored=stored
         )
 
     def drop_session(self, key: str) -> None:
@@ -177,7 +180,8 @@ class Runtime:
         stored with the session's spec, so `seam resume` / `seam worker` finish its turns
         there too."""
         key = self.session_key_for(session)
-        await self.open()
+        if not self._opened:
+            await self.open()
         await self.factory.set_working_dir(key, path)
 
     # Turns: every one is a submission, driven by the Coordinator
@@ -206,7 +210,33 @@ class Runtime:
         cancel: CancelToken | None = None,
     ) -> Submission:
         """One durable turn in the named session, driven here; returns it settled."""
-        sub = await self.submit(session, text, personality=personality, submission_id=submission_id)
+        return await self.ask_key(
+            self.session_key_for(session),
+            text,
+            personality=personality,
+            submission_id=submission_id,
+            on_event=on_event,
+            cancel=cancel,
+        )
+
+    async def ask_key(
+        self,
+        key: str,
+        text: str,
+        *,
+        personality: str | None = None,
+        submission_id: str | None = None,
+        on_event: OnEvent | None = None,
+        cancel: CancelToken | None = None,
+        stored: SessionInfo | None = None,
+    ) -> Submission:
+        """`ask` in the session stored under `key`, for a surface that derived the key
+        once where it named the session (`session_key_for`); `stored`: the session's row
+        as that surface already read it, so it is not read again (None: read or create)."""
+        if not self._opened:
+            await self.open()
+        found = await self.factory.get_or_create_root(key, personality=personality, stored=stored)
+        sub = await found.submit(text, submission_id=submission_id, personality=personality)
         return await self.coordinator.run(
             sub.id, self.factory.resolve, on_event, cancel=cancel, admitted=sub
         )
@@ -266,18 +296,21 @@ class Runtime:
     async def abort(self, submission_id: str) -> Submission:
         """Stop a submission: a queued one settles aborted at once, a running one at its
         turn's next step (its worker sees the request when it renews the lease)."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         return await self.coordinator.abort(submission_id)
 
     async def drain_runnable(self, on_event: OnEvent | None = None) -> list[Submission]:
         """Run every submission that is runnable now, here, one after another."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         return await self.coordinator.drain_runnable(self.factory.resolve, on_event)
 
     async def resume_pending(self, on_event: OnEvent | None = None) -> list[Submission]:
         """Settle every unsettled submission (repairing what a crash left); see
         `Coordinator.resume_pending`."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         return await self.coordinator.resume_pending(self.factory.resolve, on_event)
 
     async def work(
@@ -290,7 +323,8 @@ class Runtime:
     ) -> None:
         """Serve the queue as a worker until `stop` is set; see `Coordinator.work`. A
         long-running worker also ends idle sessions now and then (`idle_end`)."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         upkeep = asyncio.ensure_future(self._end_idle_periodically())
         try:
             await self.coordinator.work(
