@@ -10,7 +10,7 @@ next claim to resume.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.execution import LeaseLost, Submission
@@ -26,16 +26,10 @@ class OutageRetry(Leases):
     """`_drive_claim`: the claim's attempts, again after each outage of the store."""
 
     outage: OutagePolicy
-
-    if TYPE_CHECKING:
-
-        async def _attempt(
-            self,
-            sub: Submission,
-            session: ClaimSession,
-            on_event: OnEvent | None,
-            cancel: CancelToken | None,
-        ) -> Submission: ...
+    # One attempt at the claim: plan, repair, run, settle (`Coordinator._attempt`).
+    _attempt: Callable[
+        [Submission, ClaimSession, OnEvent | None, CancelToken | None], Awaitable[Submission]
+    ]
 
     async def _drive_claim(
         self,
