@@ -34,6 +34,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import Done, ErrorEvent
@@ -319,7 +320,8 @@ class Coordinator(OutageRetry, Settling):
         fields = LOG_FIELDS.set({"session": sub.session_key, "submission": sub.id})
         try:
             with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
-                settled = await self._drive_claim(sub, session, on_event, cancel)
+                attempt = partial(self._attempt, session=session, on_event=on_event, cancel=cancel)
+                settled = await self._drive_claim(sub, attempt)
                 if settled.state == "settled":
                     span.set_attribute("seam.outcome", settled.outcome or "")
                 else:

@@ -14,9 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.execution import LeaseLost, Submission
-from seam.contracts.tools import CancelToken
-from seam.core.coordinator_leases import Leases, OnEvent
-from seam.core.coordinator_session import ClaimSession
+from seam.core.coordinator_leases import Leases
 from seam.core.outage import OutagePolicy
 
 log = logging.getLogger("seam.coordinator")
@@ -26,28 +24,21 @@ class OutageRetry(Leases):
     """`_drive_claim`: the claim's attempts, again after each outage of the store."""
 
     outage: OutagePolicy
-    # One attempt at the claim: plan, repair, run, settle (`Coordinator._attempt`).
-    _attempt: Callable[
-        [Submission, ClaimSession, OnEvent | None, CancelToken | None], Awaitable[Submission]
-    ]
 
     async def _drive_claim(
-        self,
-        sub: Submission,
-        session: ClaimSession,
-        on_event: OnEvent | None,
-        cancel: CancelToken | None = None,
+        self, sub: Submission, attempt: Callable[[Submission], Awaitable[Submission]]
     ) -> Submission:
-        """The claim, run again from the store's state after each outage of the store
-        (with the lease renewed first: a worker that lost it meanwhile stops there), until
-        the outage policy gives up and the error goes up."""
+        """`attempt` at the claim (plan, repair, run, settle), run again from the store's
+        state after each outage of the store (with the lease renewed first: a worker that
+        lost it meanwhile stops there), until the outage policy gives up and the error
+        goes up."""
         outages = 0
         while True:
             try:
                 if outages:
                     await self.store.renew(sub.id, self.owner, lease=self.lease)
                     sub = await self._current(sub)  # `steps` moved on: the plan reads it
-                return await self._attempt(sub, session, on_event, cancel)
+                return await attempt(sub)
             except LeaseLost:
                 return await self._current(sub)
             except StoreUnavailable as exc:
