@@ -206,7 +206,7 @@ def unknown_tools(runtime: Runtime) -> dict[str, list[str]]:
 def _checkable(name: str) -> bool:
     """A plain built-in name: a glob pattern matches what it matches, and an MCP tool
     (`mcp__<server>__<tool>`) is known only once its server has started."""
-    return not name.startswith("mcp__") and not any(c in name for c in "*?[")
+    return not name.startswith("mcp__") and {"*", "?", "["}.isdisjoint(name)
 
 
 def warn_unknown_tools(runtime: Runtime) -> None:
