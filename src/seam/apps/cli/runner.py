@@ -61,7 +61,7 @@ def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
     """
     import typer
 
-    from seam.apps.cli.log_secrets import COMMAND_SECRETS, LogSecrets
+    from seam.wiring.log_secrets import COMMAND_SECRETS, LogSecrets
     from seam.wiring.logs import configure_logging
 
     secrets = LogSecrets()
@@ -130,9 +130,9 @@ async def open_runtime(
 
     `interactive`: a person waits on each turn (see `create_runtime`); `on_retry` shows
     them the model's retries."""
-    from seam.apps.cli.log_secrets import COMMAND_SECRETS
     from seam.apps.cli.unsettled import reserve, settle_remembered
     from seam.wiring.configure import create_runtime
+    from seam.wiring.log_secrets import COMMAND_SECRETS
     from seam.wiring.settings import load_settings
 
     settings = load_settings(model=model)
