@@ -23,7 +23,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from seam.contracts.context import ContextUsage
 from seam.contracts.events import AgentEvent, Done, ErrorEvent
@@ -66,6 +66,15 @@ IDLE_CHECK_EVERY = 3600.0
 # Seconds a turn whose reader stopped reading (`Runtime.run`) gets to stop at its next
 # step, settling aborted, before it is abandoned (`seam resume` finishes it then).
 STOP_GRACE = 1.0
+
+
+class AskOptions(TypedDict, total=False):
+    """`Runtime.ask`'s options, as `ask_key` takes them."""
+
+    personality: str | None
+    submission_id: str | None
+    on_event: OnEvent | None
+    cancel: CancelToken | None
 
 
 @dataclass
@@ -224,21 +233,25 @@ class Runtime:
         key: str,
         text: str,
         *,
-        personality: str | None = None,
-        submission_id: str | None = None,
-        on_event: OnEvent | None = None,
-        cancel: CancelToken | None = None,
         stored: SessionInfo | None = None,
+        **options: Unpack[AskOptions],
     ) -> Submission:
         """`ask` in the session stored under `key`, for a surface that derived the key
         once where it named the session (`session_key_for`); `stored`: the session's row
         as that surface already read it, so it is not read again (None: read or create)."""
+        personality = options.get("personality")
         if not self._opened:
             await self.open()
         found = await self.factory.get_or_create_root(key, personality=personality, stored=stored)
-        sub = await found.submit(text, submission_id=submission_id, personality=personality)
+        sub = await found.submit(
+            text, submission_id=options.get("submission_id"), personality=personality
+        )
         return await self.coordinator.run(
-            sub.id, self.factory.resolve, on_event, cancel=cancel, admitted=sub
+            sub.id,
+            self.factory.resolve,
+            options.get("on_event"),
+            cancel=options.get("cancel"),
+            admitted=sub,
         )
 
     def run(
