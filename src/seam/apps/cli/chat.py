@@ -261,7 +261,8 @@ class Chat:
     async def _turn(self, text: str) -> None:
         try:
             key = session_key(self.runtime, self.session)
-            stored = await self.runtime.sessions.get(key)
+            # The session's own personality matters only when none was chosen.
+            stored = None if self.personality else await self.runtime.sessions.get(key)
             check_toolset(self.runtime, stored, self.personality)
         except CliError as exc:
             self._say(self.style.red(f"error: {exc.message}"))
