@@ -49,7 +49,7 @@ from seam.contracts.model import (
 )
 from seam.contracts.personality import Personality
 from seam.core import DefaultToolRegistry, InMemoryExecutionStore, StaticPersonalityRegistry
-from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring import Runtime, create_runtime
 
 SESSIONS = 1000
 DELTAS = 50

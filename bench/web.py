@@ -35,7 +35,7 @@ from seam.apps.web.auth import Authenticator
 from seam.contracts.messages import Usage
 from seam.contracts.model import DoneChunk, ModelCapabilities, TextChunk, UsageChunk
 from seam.services.sessions.sqlite import SQLiteSessionStore
-from seam.wiring.runtime import assemble_runtime
+from seam.wiring import assemble_runtime
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.keys import KeyStore
 from seam.wiring.web_keys import WebSection

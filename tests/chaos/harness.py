@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 
 from seam.core.event_log import replay
-from seam.wiring.runtime import create_runtime
+from seam.wiring import create_runtime
 from seam.wiring.settings import load_settings
 from tests.chaos.infra import SmallDisk, ThrowawayPostgres, Workers
 from tests.chaos.model import ChaosModel

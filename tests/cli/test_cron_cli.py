@@ -97,8 +97,8 @@ def test_cron_run_runs_now_and_delivers(cli: Cli, openai_server: OpenAIServer) -
 def test_chat_lists_cron_jobs(cli: Cli) -> None:
     import asyncio
 
+    from seam.wiring import create_runtime
     from seam.wiring.cron import CronAdmin, ScheduleSpec, cron_store_of
-    from seam.wiring.runtime import create_runtime
     from seam.wiring.settings import load_settings
 
     empty = cli("chat", stdin="/cron\n/exit\n", timeout=60)

@@ -22,8 +22,8 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
+from seam.wiring import create_runtime
 from seam.wiring.cron import ScheduleSpec, admin_for
-from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import load_settings
 from tests.cli.conftest import Cli, make_cli
 from tests.support.openai_server import OpenAIServer, text_reply

@@ -232,7 +232,7 @@ def test_chat_at_end_of_input_tells_the_model_no_one_could_approve(
 def test_resume_tells_the_model_no_one_could_approve(cli: Cli, openai_server: OpenAIServer) -> None:
     import asyncio
 
-    from seam.wiring.runtime import create_runtime
+    from seam.wiring import create_runtime
     from seam.wiring.settings import load_settings
 
     async def queue() -> None:

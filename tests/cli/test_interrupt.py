@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from seam.wiring.runtime import create_runtime
+from seam.wiring import create_runtime
 from seam.wiring.settings import load_settings
 from tests.cli.conftest import SEAM, Cli
 from tests.support.openai_server import OpenAIServer, error_reply, text_reply, tool_call_reply

@@ -19,7 +19,7 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from seam.wiring.runtime import create_runtime
+from seam.wiring import create_runtime
 from seam.wiring.settings import load_settings
 from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.support.openai_server import OpenAIServer, text_reply

@@ -54,7 +54,12 @@ async def test_an_unanswered_approval_prompt_ends_with_its_turn() -> None:
 
     try:
         result = await run_turn(
-            runtime, "main", "clean up", personality=None, on_event=lambda e: None, approve=approve
+            runtime,
+            runtime.session_key_for("main"),
+            "clean up",
+            personality=None,
+            on_event=lambda e: None,
+            approve=approve,
         )
     finally:
         await runtime.aclose()

@@ -20,9 +20,9 @@ from seam.contracts.storage import Storage
 from seam.core import DefaultToolRegistry, LoopOptions
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.storage import InMemoryStorage
+from seam.wiring import Runtime, assemble_runtime
 from seam.wiring.gateway import AdapterSpec
 from seam.wiring.gateway_settings import GatewaySection, gateway_model
-from seam.wiring.runtime import Runtime, assemble_runtime
 from tests.gateway.fake_chat import FakeAdapter, FakePlatform
 
 WAIT_LIMIT = 15.0

@@ -392,8 +392,8 @@ async def test_cron_lists_the_jobs_and_only_the_owner_turns_quiet_hours_on(
 ) -> None:
     import time
 
+    from seam.wiring import assemble_runtime
     from seam.wiring.delivery import build_dnd
-    from seam.wiring.runtime import assemble_runtime
     from seam.wiring.settings import load_settings
 
     home = tmp_path / ".seam"

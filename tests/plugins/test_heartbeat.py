@@ -24,7 +24,7 @@ from seam.plugins.heartbeat.reply import is_heartbeat_ok
 from seam.plugins.heartbeat.runner import run_heartbeat
 from seam.plugins.memory.markdown import MarkdownMemory
 from seam.testing.clock import ManualClock
-from seam.wiring.runtime import Runtime, assemble_runtime
+from seam.wiring import Runtime, assemble_runtime
 
 # 2026-06-10 12:00 UTC, a Wednesday.
 NOON = 1_781_092_800.0

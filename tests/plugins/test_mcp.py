@@ -26,7 +26,7 @@ from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.scripted_model import ScriptedModel, call, text_step, tool_step
 from seam.plugins.mcp.servers import McpServers
 from seam.plugins.mcp.spec import ServerSpec
-from seam.wiring.runtime import Runtime, assemble_runtime
+from seam.wiring import Runtime, assemble_runtime
 from tests.support.mcp_server import build_server
 
 SERVER = str(Path(__file__).resolve().parents[1] / "support" / "mcp_server.py")

@@ -16,7 +16,7 @@ from seam.core.scripted_model import ScriptedModel
 from seam.core.storage import InMemoryStorage
 from seam.plugins.tools.session_search import MAX_LIMIT, SessionSearchTool
 from seam.services.sessions.sqlite import SQLiteSessionStore
-from seam.wiring.runtime import assemble_runtime
+from seam.wiring import assemble_runtime
 from seam.wiring.tools import build_tool_registry
 from tests.support.tools import checked
 

@@ -15,7 +15,7 @@ from seam.core import (
     text_step,
     tool_step,
 )
-from seam.wiring.runtime import Runtime, assemble_runtime
+from seam.wiring import Runtime, assemble_runtime
 
 
 def runtime(steps: list, workflows: WorkflowRegistry | None = None) -> Runtime:  # type: ignore[type-arg]

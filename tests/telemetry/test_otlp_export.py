@@ -8,7 +8,7 @@ import json
 from seam.services.llm.openai_compat import OpenAICompatProvider
 from seam.services.telemetry.otel import otlp_tracer, trace_id_for
 from seam.services.telemetry.spans import noting_retries
-from seam.wiring.runtime import assemble_runtime
+from seam.wiring import assemble_runtime
 from tests.support.openai_server import (
     DEFAULT_MODEL,
     OpenAIServer,

@@ -12,7 +12,7 @@ from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, call, error_step, text_step, tool_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.services.telemetry.otel import OtelTracer, trace_id_for
-from seam.wiring.runtime import assemble_runtime
+from seam.wiring import assemble_runtime
 from tests.telemetry.helpers import Crash, NamedTool, by_name, parent_id, registry
 
 

@@ -26,7 +26,7 @@ from seam.contracts import ToolContext
 from seam.contracts.model import ModelProvider
 from seam.core import DefaultToolRegistry, LoopOptions
 from seam.services.sessions.sqlite import SQLiteSessionStore
-from seam.wiring.runtime import assemble_runtime
+from seam.wiring import assemble_runtime
 from seam.wiring.web_keys import WebSection
 
 LOGIN = "login-token-for-tests"

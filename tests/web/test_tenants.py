@@ -26,7 +26,7 @@ from seam.core.scripted_model import text_step
 from seam.plugins.memory.markdown import MarkdownMemory
 from seam.plugins.personalities.files import FilePersonalityRegistry, write_default_personality
 from seam.plugins.safety import injection, redact
-from seam.wiring.runtime import assemble_runtime
+from seam.wiring import assemble_runtime
 from tests.web.harness import Served, serving, sse_events
 
 

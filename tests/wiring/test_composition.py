@@ -5,9 +5,9 @@ parameter added to one would be lost (or fail) on the way in."""
 import dataclasses
 import inspect
 
+from seam.wiring import assemble_runtime, create_runtime
 from seam.wiring.assembly import Assembly
 from seam.wiring.configure import Overrides
-from seam.wiring.runtime import assemble_runtime, create_runtime
 
 
 def test_assembly_fields_are_assemble_runtimes_parameters() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from seam.core import ScriptedModel, text_step
+from seam.wiring import create_runtime
 from seam.wiring.context import TOOL_GUIDANCE
-from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import ConfigError, load_settings
 
 CONFIG = """\

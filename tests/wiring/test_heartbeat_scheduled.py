@@ -9,10 +9,10 @@ from pathlib import Path
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.plugins.heartbeat.cron_kind import HEARTBEAT_JOB
+from seam.wiring import assemble_runtime
 from seam.wiring.cron import build_scheduler, cron_store_of
 from seam.wiring.heartbeat import ledger, sync_heartbeat_job, with_heartbeat
 from seam.wiring.outbox import running_deliverer
-from seam.wiring.runtime import assemble_runtime
 from tests.wiring.test_heartbeat_wiring import NOON, settings_with
 
 HALF_HOUR = 1800.0

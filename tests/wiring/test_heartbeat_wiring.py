@@ -11,6 +11,7 @@ from seam.core.execution import InMemoryExecutionStore
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.testing.clock import ManualClock
+from seam.wiring import assemble_runtime
 from seam.wiring.delivery import build_dnd, delivery_for, dnd_command
 from seam.wiring.heartbeat import (
     beat,
@@ -20,7 +21,6 @@ from seam.wiring.heartbeat import (
     with_heartbeat,
 )
 from seam.wiring.reach import fs_deny
-from seam.wiring.runtime import assemble_runtime
 from seam.wiring.settings import Settings, load_settings
 
 NOON = 1_781_092_800.0  # 2026-06-10 12:00 UTC

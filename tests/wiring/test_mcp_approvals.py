@@ -12,7 +12,7 @@ from typing import Any
 from seam.contracts.events import ToolApprovalRequired, ToolEnd
 from seam.core import ScriptedModel, call, text_step, tool_step
 from seam.plugins.guardrail.approvals import ApprovalCache
-from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring import Runtime, create_runtime
 from seam.wiring.settings import load_settings
 from tests.cli.test_mcp_cli import SERVER
 

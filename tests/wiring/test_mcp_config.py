@@ -13,8 +13,8 @@ from seam.core.scripted_model import ScriptedModel
 from seam.core.storage import InMemoryStorage
 from seam.core.tool_registry import expand
 from seam.plugins.mcp.tools import lean
+from seam.wiring import create_runtime
 from seam.wiring.mcp import reload_mcp, server_specs
-from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import ConfigError, load_settings
 from seam.wiring.tools import ByOrigin, build_tool_registry
 from tests.cli.test_mcp_cli import SERVER

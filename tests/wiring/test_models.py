@@ -12,8 +12,8 @@ from seam.services.llm.anthropic import AnthropicProvider
 from seam.services.llm.fallback import FallbackProvider
 from seam.services.llm.openai_compat import OpenAICompatProvider
 from seam.services.llm.pool import PooledProvider
+from seam.wiring import create_runtime
 from seam.wiring.models import ModelFactory, parse_ref
-from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import ConfigError, load_settings
 from tests.support.openai_server import OpenAIServer, closed_port, error_reply, text_reply
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from seam.contracts.outbox import Outbox, OutboxItem
 from seam.core import ScriptedModel, text_step
+from seam.wiring import assemble_runtime, create_runtime
 from seam.wiring.outbox import deliveries_root, running_deliverer
-from seam.wiring.runtime import assemble_runtime, create_runtime
 from seam.wiring.settings import load_settings
 
 

@@ -14,8 +14,8 @@ from seam.contracts.storage import AccessDenied, Reach
 from seam.core import ScriptedModel
 from seam.core.storage import ScopedStorage
 from seam.services.storage.fs import FsStorage
+from seam.wiring import create_runtime
 from seam.wiring.reach import broad_working_dir, fs_deny
-from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import load_settings
 
 CONTROLS = (

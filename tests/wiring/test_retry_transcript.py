@@ -7,7 +7,7 @@ from seam.contracts.execution import ExecutionStore
 from seam.core.coordinator import CUT_OFF_NOTE, Coordinator
 from seam.core.execution import InMemoryExecutionStore
 from seam.services.llm.openai_compat import OpenAICompatProvider
-from seam.wiring.runtime import assemble_runtime
+from seam.wiring import assemble_runtime
 from tests.support.openai_server import DEFAULT_MODEL, OpenAIServer, text_reply
 
 

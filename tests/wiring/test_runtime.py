@@ -15,8 +15,8 @@ from seam.core import (
     tool_step,
 )
 from seam.core.identity import InvalidSessionName
+from seam.wiring import assemble_runtime, create_runtime
 from seam.wiring.models import build_model
-from seam.wiring.runtime import assemble_runtime, create_runtime
 from seam.wiring.settings import ConfigError, load_settings
 
 

@@ -11,7 +11,7 @@ from seam.contracts.tools import ToolContext
 from seam.core import ScriptedModel, call, text_step, tool_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.services.storage.fs import FsStorage
-from seam.wiring.runtime import Runtime, assemble_runtime
+from seam.wiring import Runtime, assemble_runtime
 from seam.wiring.tools import build_tool_registry
 
 

@@ -15,7 +15,7 @@ from seam.contracts.tools import ToolContext, ToolError
 from seam.core import ScriptedModel, call, text_step, tool_step
 from seam.core.storage import InMemoryStorage
 from seam.plugins.skills.tools import SkillWriteTool
-from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring import Runtime, create_runtime
 from seam.wiring.settings import load_settings
 from seam.wiring.skills import build_skills
 from tests.plugins.test_skills import write_skill

@@ -11,7 +11,7 @@ from seam.apps.acp.sessions import set_working_dir
 from seam.apps.cli.skills import trust_paths
 from seam.contracts.events import ToolEnd
 from seam.core import ScriptedModel, call, text_step, tool_step
-from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring import Runtime, create_runtime
 from seam.wiring.settings import Settings, load_settings
 from tests.plugins.test_skills import write_skill
 

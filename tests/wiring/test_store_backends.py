@@ -14,9 +14,8 @@ import pytest
 from seam.apps.doctor.diagnose import diagnose
 from seam.contracts.events import Done
 from seam.core.scripted_model import ScriptedModel, text_step
-from seam.wiring import store_backends
+from seam.wiring import create_runtime, store_backends
 from seam.wiring.gateway import FileLock, PostgresLock, adapter_lock
-from seam.wiring.runtime import create_runtime
 from seam.wiring.settings import ConfigError, load_settings
 from tests.conformance.toy_backend import STORES, TOY_STORE, ToyStore
 

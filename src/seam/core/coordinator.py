@@ -34,7 +34,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING
+from functools import partial
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import Done, ErrorEvent
@@ -53,19 +53,16 @@ from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
 from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan
+from seam.core.coordinator_session import ClaimSession, Resolve
 from seam.core.coordinator_settle import CONTEXT_OVERFLOW, TRANSIENT_ERRORS, Settling
 from seam.core.event_log import EventRecorder
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.outage import OutagePolicy
 
-if TYPE_CHECKING:
-    from seam.core.session_factory import Session
-
 log = logging.getLogger("seam.coordinator")
 
 # Seconds before retry n (1-based); the last value repeats.
 DEFAULT_BACKOFF = (2.0, 5.0, 15.0, 30.0, 60.0)
-Resolve = Callable[[str], Awaitable["Session"]]
 
 
 class Coordinator(OutageRetry, Settling):
@@ -305,13 +302,14 @@ class Coordinator(OutageRetry, Settling):
     async def _drive(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         on_event: OnEvent | None,
         cancel: CancelToken | None = None,
     ) -> Submission:
-        """One claim of `sub`, in a `turn` span. Its trace id follows from the
-        submission id, so every attempt (a retry, a resume after a crash, in this process
-        or another) is in the one trace, with nothing stored for it."""
+        """One claim of `sub`, in a `turn` span (with the session and submission in every
+        log line meanwhile). Its trace id follows from the submission id, so every attempt
+        (a retry, a resume after a crash, in this process or another) is in the one trace,
+        with nothing stored for it."""
         attributes: Attributes = {
             "gen_ai.operation.name": "invoke_agent",
             "seam.session": sub.session_key,
@@ -321,32 +319,23 @@ class Coordinator(OutageRetry, Settling):
         }
         fields = LOG_FIELDS.set({"session": sub.session_key, "submission": sub.id})
         try:
-            return await self._traced_claim(sub, session, on_event, cancel, attributes)
+            with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
+                attempt = partial(self._attempt, session=session, on_event=on_event, cancel=cancel)
+                settled = await self._drive_claim(sub, attempt)
+                if settled.state == "settled":
+                    span.set_attribute("seam.outcome", settled.outcome or "")
+                else:
+                    span.set_attribute("seam.outcome", "retry" if settled.error else "released")
+                if settled.error:
+                    span.record_error(settled.error)
+                return settled
         finally:
             LOG_FIELDS.reset(fields)
-
-    async def _traced_claim(
-        self,
-        sub: Submission,
-        session: Session,
-        on_event: OnEvent | None,
-        cancel: CancelToken | None,
-        attributes: Attributes,
-    ) -> Submission:
-        with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
-            settled = await self._drive_claim(sub, session, on_event, cancel)
-            if settled.state == "settled":
-                span.set_attribute("seam.outcome", settled.outcome or "")
-            else:
-                span.set_attribute("seam.outcome", "retry" if settled.error else "released")
-            if settled.error:
-                span.record_error(settled.error)
-            return settled
 
     async def _attempt(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         on_event: OnEvent | None,
         cancel: CancelToken | None,
     ) -> Submission:
@@ -357,7 +346,7 @@ class Coordinator(OutageRetry, Settling):
             return prepared
         return await self._run_turn(sub, session, prepared, on_event, cancel)
 
-    async def _prepare(self, sub: Submission, session: Session) -> Submission | RepairPlan:
+    async def _prepare(self, sub: Submission, session: ClaimSession) -> Submission | RepairPlan:
         """Plan and write the repairs; returns the plan, or `sub` settled when it settles
         without running (aborted, its reply already stored, crashed)."""
         store = self.store
@@ -386,7 +375,7 @@ class Coordinator(OutageRetry, Settling):
     async def _run_turn(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         plan: RepairPlan,
         on_event: OnEvent | None,
         cancel: CancelToken | None,
@@ -420,7 +409,7 @@ class Coordinator(OutageRetry, Settling):
     async def _stream(
         self,
         sub: Submission,
-        session: Session,
+        session: ClaimSession,
         plan: RepairPlan,
         on_event: OnEvent | None,
         cancel: CancelToken,
@@ -475,4 +464,5 @@ __all__ = [
     "DeadOwners",
     "OnEvent",
     "RepairPlan",
+    "Resolve",
 ]

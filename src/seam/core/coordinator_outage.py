@@ -10,16 +10,12 @@ next claim to resume.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.execution import LeaseLost, Submission
-from seam.contracts.tools import CancelToken
-from seam.core.coordinator_leases import Leases, OnEvent
+from seam.core.coordinator_leases import Leases
 from seam.core.outage import OutagePolicy
-
-if TYPE_CHECKING:
-    from seam.core.session_factory import Session
 
 log = logging.getLogger("seam.coordinator")
 
@@ -29,33 +25,20 @@ class OutageRetry(Leases):
 
     outage: OutagePolicy
 
-    if TYPE_CHECKING:
-
-        async def _attempt(
-            self,
-            sub: Submission,
-            session: Session,
-            on_event: OnEvent | None,
-            cancel: CancelToken | None,
-        ) -> Submission: ...
-
     async def _drive_claim(
-        self,
-        sub: Submission,
-        session: Session,
-        on_event: OnEvent | None,
-        cancel: CancelToken | None = None,
+        self, sub: Submission, attempt: Callable[[Submission], Awaitable[Submission]]
     ) -> Submission:
-        """The claim, run again from the store's state after each outage of the store
-        (with the lease renewed first: a worker that lost it meanwhile stops there), until
-        the outage policy gives up and the error goes up."""
+        """`attempt` at the claim (plan, repair, run, settle), run again from the store's
+        state after each outage of the store (with the lease renewed first: a worker that
+        lost it meanwhile stops there), until the outage policy gives up and the error
+        goes up."""
         outages = 0
         while True:
             try:
                 if outages:
                     await self.store.renew(sub.id, self.owner, lease=self.lease)
                     sub = await self._current(sub)  # `steps` moved on: the plan reads it
-                return await self._attempt(sub, session, on_event, cancel)
+                return await attempt(sub)
             except LeaseLost:
                 return await self._current(sub)
             except StoreUnavailable as exc:

@@ -11,18 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from seam.contracts.events import TextDelta
 from seam.contracts.execution import ExecutionStore, Submission
 from seam.contracts.messages import Message, ToolCall
+from seam.core.coordinator_session import ClaimSession
 from seam.core.event_log import decode
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
-
-if TYPE_CHECKING:
-    from seam.core.session_factory import Session
 
 UNKNOWN_OUTCOME = (
     "outcome unknown: the process running this tool stopped before its result was saved, "
@@ -57,7 +54,9 @@ class Repairs:
 
     store: ExecutionStore
 
-    async def plan(self, sub: Submission, session: Session, *, rerun: bool = True) -> RepairPlan:
+    async def plan(
+        self, sub: Submission, session: ClaimSession, *, rerun: bool = True
+    ) -> RepairPlan:
         """What claiming `sub` does, from what it already wrote (nothing: a first run)."""
         # `steps` counts what it wrote: a first run needs no look at the transcript.
         written = await self.store.submission_messages(sub.id) if sub.steps else []

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from seam.contracts.events import Done, ErrorEvent
 from seam.contracts.execution import LeaseLost, Submission
@@ -18,10 +17,8 @@ from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.core.coordinator_leases import Leases
 from seam.core.coordinator_repair import Repairs
+from seam.core.coordinator_session import ClaimSession
 from seam.core.event_log import encode
-
-if TYPE_CHECKING:
-    from seam.core.session_factory import Session
 
 log = logging.getLogger("seam.coordinator")
 
@@ -81,7 +78,7 @@ class Settling(Repairs, Leases):
             return await store.settle(sub.id, owner, "failed", error=message, finish_reason=finish)
         raise AssertionError(f"unhandled finish reason {finish!r}")  # pragma: no cover
 
-    async def _close_log(self, sub: Submission, session: Session, reply: str) -> None:
+    async def _close_log(self, sub: Submission, session: ClaimSession, reply: str) -> None:
         """A reply stored before a crash settles without its turn running again: when the
         process died before the turn's `done` event reached the log, write one, so every
         follower of the session (a page, a gateway, `--follow`) sees the turn end and a
@@ -95,7 +92,7 @@ class Settling(Repairs, Leases):
         session.loop.sequences.continue_after(sub.session_key, seq)
 
     async def _crashed(
-        self, sub: Submission, exc: Exception, session: Session | None = None
+        self, sub: Submission, exc: Exception, session: ClaimSession | None = None
     ) -> Submission:
         log.exception("submission %s crashed", sub.id, exc_info=exc)
         try:
@@ -107,7 +104,7 @@ class Settling(Repairs, Leases):
         except LeaseLost:
             return await self._current(sub)
 
-    async def _answer_open_calls(self, sub: Submission, session: Session) -> None:
+    async def _answer_open_calls(self, sub: Submission, session: ClaimSession) -> None:
         """Before a crashed submission is settled failed, give each tool call it left
         unanswered its unknown-outcome result (and keep its cut-off text), as a resume
         would: a transcript with a call and no result is one no provider accepts, so the

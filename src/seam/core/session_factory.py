@@ -33,7 +33,7 @@ from seam.core.identity import (
 )
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.turn import TranscriptWriter, TurnStep
-from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
+from seam.core.workflows import WorkflowRegistry
 
 if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
@@ -51,6 +51,7 @@ class Session:
 
     def __init__(self, factory: SessionFactory, info: SessionInfo, depth: int) -> None:
         self.factory = factory
+        self.loop: AgentLoop = factory.loop
         self.info = info
         self.key = info.key
         self.depth = depth
@@ -59,10 +60,6 @@ class Session:
     @property
     def name(self) -> str:
         return parse_session_storage_key(self.key)[2]
-
-    @property
-    def loop(self) -> AgentLoop:
-        return self.factory.loop
 
     def run(
         self,
@@ -215,23 +212,30 @@ class SessionFactory:
         tools: Sequence[str] | None = None,
         model: str | None = None,
         title: str | None = None,
+        stored: SessionInfo | None = None,
     ) -> Session:
+        """The root session under `key`: cached, or built from `stored` (its row, as the
+        caller already read it), or read from the store and created there if new."""
         cached = self._cached(key)
         if cached is not None:
             return cached
         _, _, name = parse_session_storage_key(key)
         assert_public_session_name(name)
-        info = await self.store.create(
-            key,
-            # Pinned at creation, as a turn does: later turns keep this personality.
-            personality=personality or self.loop.personalities.default_id,
-            title=title,
-            tenant=self.tenant_id,
-            tools=tools,
-            model=model,
-        )
-        # A directory given before the session existed (`Runtime.set_working_dir`).
-        info = await self._store_working_dir(info, self.loop.working_dirs.get(key))
+        if stored is not None and stored.key == key:
+            info = stored
+        else:
+            info = await self.store.create(
+                key,
+                # Pinned at creation, as a turn does: later turns keep this personality.
+                personality=personality or self.loop.personalities.default_id,
+                title=title,
+                tenant=self.tenant_id,
+                tools=tools,
+                model=model,
+            )
+        early = self.loop.working_dirs.get(key)
+        if early is not None:  # given before the session existed (`set_working_dir`)
+            info = await self._store_working_dir(info, early)
         return self._keep(Session(self, info, 0))
 
     async def set_working_dir(self, key: str, path: str | None) -> None:
@@ -349,6 +353,38 @@ class SessionFactory:
 
     def create_workflow_executor(self, storage_key: str, depth: int = 0) -> WorkflowExecutor:
         return WorkflowExecutor(self, storage_key, depth)
+
+
+class WorkflowExecutor:
+    """Runs registered workflows on behalf of the session stored under `storage_key`:
+    each node a child session's durable turn, the answer of one the next one's
+    `{previous}`."""
+
+    def __init__(self, factory: SessionFactory, storage_key: str, depth: int = 0) -> None:
+        self.factory = factory
+        self.storage_key = storage_key
+        self.depth = depth
+
+    async def run(self, name: str, input: str, *, run_id: str) -> str:
+        try:
+            workflow = self.factory.workflows.get(name)
+        except KeyError as exc:
+            raise ToolError(str(exc.args[0])) from None
+        parent = await self.factory.resolve(self.storage_key)
+        if self.depth > parent.depth:  # the caller knows the session is deeper than its lineage
+            parent.depth = self.depth
+        previous = ""
+        for node in workflow.nodes:
+            child = await self.factory.create_child(
+                parent,
+                f"wf-{name}-{run_id}-{node.name}",
+                personality=node.personality,
+                tools=node.tools,
+            )
+            prompt = node.prompt.format(input=input, previous=previous)
+            sub = await child.ask(prompt, submission_id=submission_id_for(child.key))
+            previous = answer_of(sub)
+        return previous
 
 
 def submission_id_for(child_key: str) -> str:

@@ -4,7 +4,8 @@ A workflow is a fixed sequence of nodes. Each node is a prompt template run in i
 child session (built by the `SessionFactory`, like every session), so each step is a
 durable submission: a resumed workflow finds the steps already answered and goes on from
 the first unfinished one. `{input}` in a template is the workflow's input, `{previous}`
-the previous node's answer.
+the previous node's answer. This module holds the definitions; the factory's
+`WorkflowExecutor` runs them (so this one imports nothing of the factory).
 """
 
 from __future__ import annotations
@@ -12,12 +13,6 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-from seam.contracts.tools import ToolError
-
-if TYPE_CHECKING:
-    from seam.core.session_factory import SessionFactory
 
 _FIELDS = frozenset({"input", "previous"})
 
@@ -68,35 +63,3 @@ class WorkflowRegistry:
 
     def names(self) -> list[str]:
         return sorted(self._workflows)
-
-
-class WorkflowExecutor:
-    """Runs workflows on behalf of the session stored under `storage_key`."""
-
-    def __init__(self, factory: SessionFactory, storage_key: str, depth: int = 0) -> None:
-        self.factory = factory
-        self.storage_key = storage_key
-        self.depth = depth
-
-    async def run(self, name: str, input: str, *, run_id: str) -> str:
-        from seam.core.session_factory import answer_of, submission_id_for
-
-        try:
-            workflow = self.factory.workflows.get(name)
-        except KeyError as exc:
-            raise ToolError(str(exc.args[0])) from None
-        parent = await self.factory.resolve(self.storage_key)
-        if self.depth > parent.depth:  # the caller knows the session is deeper than its lineage
-            parent.depth = self.depth
-        previous = ""
-        for node in workflow.nodes:
-            child = await self.factory.create_child(
-                parent,
-                f"wf-{name}-{run_id}-{node.name}",
-                personality=node.personality,
-                tools=node.tools,
-            )
-            prompt = node.prompt.format(input=input, previous=previous)
-            sub = await child.ask(prompt, submission_id=submission_id_for(child.key))
-            previous = answer_of(sub)
-        return previous

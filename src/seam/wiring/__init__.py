@@ -10,14 +10,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from seam.wiring.runtime import Runtime, assemble_runtime, create_runtime
+    from seam.wiring.assembly import assemble_runtime
+    from seam.wiring.configure import create_runtime
+    from seam.wiring.runtime import Runtime
 
 __all__ = ["Runtime", "assemble_runtime", "create_runtime"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from seam.wiring import runtime
+    if name == "Runtime":
+        from seam.wiring.runtime import Runtime
 
-        return getattr(runtime, name)
+        return Runtime
+    if name == "assemble_runtime":
+        from seam.wiring.assembly import assemble_runtime
+
+        return assemble_runtime
+    if name == "create_runtime":
+        from seam.wiring.configure import create_runtime
+
+        return create_runtime
     raise AttributeError(f"module 'seam.wiring' has no attribute {name!r}")

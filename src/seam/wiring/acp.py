@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from seam.contracts.storage import Storage
-from seam.wiring.runtime import Runtime, create_runtime
+from seam.wiring.configure import create_runtime
+from seam.wiring.runtime import Runtime
 from seam.wiring.settings import load_settings
 
 if TYPE_CHECKING:

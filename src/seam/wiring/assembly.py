@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from seam.contracts.approval_answers import ApprovalAnswers
 from seam.contracts.context import ContextBuilder, ContextCompressor
@@ -52,11 +52,9 @@ from seam.plugins.safety.redact import redact
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.wiring.context import build_context_builder
 from seam.wiring.cron import tool_jobs
+from seam.wiring.runtime import Runtime
 from seam.wiring.settings import Settings
 from seam.wiring.tools import build_tool_registry
-
-if TYPE_CHECKING:
-    from seam.wiring.runtime import Runtime
 
 Redact = Callable[[str], str]
 
@@ -269,8 +267,6 @@ def runtime_of(
     factory: SessionFactory,
 ) -> Runtime:
     """The `Runtime` surfaces hold, over everything built above."""
-    from seam.wiring.runtime import Runtime  # runtime.py re-exports this module's names
-
     return Runtime(
         tenant_id=given.tenant_id,
         model=given.model,

@@ -12,7 +12,6 @@ MCP servers and skills a configured runtime adds), then the assembly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from seam.contracts.execution import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS, ExecutionStore
 from seam.contracts.guardrail import CommandGate
@@ -40,12 +39,10 @@ from seam.wiring.context import (
     build_titles,
     context_options,
 )
+from seam.wiring.runtime import Runtime
 from seam.wiring.secrets import secret_redactor
 from seam.wiring.settings import Settings, load_settings
 from seam.wiring.telemetry import build_tracer, noting_retries
-
-if TYPE_CHECKING:
-    from seam.wiring.runtime import Runtime
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The composition root's product: the `Runtime` every surface holds.
 
-The two halves that build it live beside it and are re-exported here:
+The two halves that build it live beside it and import this module, never the other way
+round (so the three form no import circle); `seam.wiring` exports all three:
 `assemble_runtime(**collaborators)` (`wiring/assembly.py`) wires exactly the collaborators
 it is handed and gives every other one the empty stack (in-memory store and storage, the
 static personality, no memory, no sandbox, no gate). It reads no file, env var or home path
@@ -22,7 +23,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from seam.contracts.context import ContextUsage
 from seam.contracts.events import AgentEvent, Done, ErrorEvent
@@ -44,14 +45,12 @@ from seam.core.identity import (
     parse_session_storage_key,
 )
 from seam.core.loop import AgentLoop
-from seam.core.session_factory import Session, SessionFactory
-from seam.core.workflows import WorkflowExecutor, WorkflowRegistry
+from seam.core.session_factory import Session, SessionFactory, WorkflowExecutor
+from seam.core.workflows import WorkflowRegistry
 from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.mcp.servers import McpServers
 from seam.plugins.skills.catalog import SkillCatalog
-from seam.wiring.assembly import assemble_runtime, default_hooks
-from seam.wiring.configure import create_runtime
 from seam.wiring.context import close_side_models, is_subagent_key
 from seam.wiring.settings import Settings
 from seam.wiring.telemetry import shutdown_tracer
@@ -67,6 +66,15 @@ IDLE_CHECK_EVERY = 3600.0
 # Seconds a turn whose reader stopped reading (`Runtime.run`) gets to stop at its next
 # step, settling aborted, before it is abandoned (`seam resume` finishes it then).
 STOP_GRACE = 1.0
+
+
+class AskOptions(TypedDict, total=False):
+    """`Runtime.ask`'s options, as `ask_key` takes them."""
+
+    personality: str | None
+    submission_id: str | None
+    on_event: OnEvent | None
+    cancel: CancelToken | None
 
 
 @dataclass
@@ -160,12 +168,15 @@ class Runtime:
         title: str | None = None,
         tools: Sequence[str] | None = None,
         model: str | None = None,
+        stored: SessionInfo | None = None,
     ) -> Session:
         """The session stored under `key`, created (as a root session) if new; a new one
-        stores `tools` (names; None: its personality's) and `model` as its spec."""
-        await self.open()
+        stores `tools` (names; None: its personality's) and `model` as its spec.
+        `stored`: its row as the caller already read it (not read again)."""
+        if not self._opened:
+            await self.open()
         return await self.factory.get_or_create_root(
-            key, personality=personality, title=title, tools=tools, model=model
+            key, personality=personality, title=title, tools=tools, model=model, stored=stored
         )
 
     def drop_session(self, key: str) -> None:
@@ -178,7 +189,8 @@ class Runtime:
         stored with the session's spec, so `seam resume` / `seam worker` finish its turns
         there too."""
         key = self.session_key_for(session)
-        await self.open()
+        if not self._opened:
+            await self.open()
         await self.factory.set_working_dir(key, path)
 
     # Turns: every one is a submission, driven by the Coordinator
@@ -207,9 +219,39 @@ class Runtime:
         cancel: CancelToken | None = None,
     ) -> Submission:
         """One durable turn in the named session, driven here; returns it settled."""
-        sub = await self.submit(session, text, personality=personality, submission_id=submission_id)
+        return await self.ask_key(
+            self.session_key_for(session),
+            text,
+            personality=personality,
+            submission_id=submission_id,
+            on_event=on_event,
+            cancel=cancel,
+        )
+
+    async def ask_key(
+        self,
+        key: str,
+        text: str,
+        *,
+        stored: SessionInfo | None = None,
+        **options: Unpack[AskOptions],
+    ) -> Submission:
+        """`ask` in the session stored under `key`, for a surface that derived the key
+        once where it named the session (`session_key_for`); `stored`: the session's row
+        as that surface already read it, so it is not read again (None: read or create)."""
+        personality = options.get("personality")
+        if not self._opened:
+            await self.open()
+        found = await self.factory.get_or_create_root(key, personality=personality, stored=stored)
+        sub = await found.submit(
+            text, submission_id=options.get("submission_id"), personality=personality
+        )
         return await self.coordinator.run(
-            sub.id, self.factory.resolve, on_event, cancel=cancel, admitted=sub
+            sub.id,
+            self.factory.resolve,
+            options.get("on_event"),
+            cancel=options.get("cancel"),
+            admitted=sub,
         )
 
     def run(
@@ -267,18 +309,21 @@ class Runtime:
     async def abort(self, submission_id: str) -> Submission:
         """Stop a submission: a queued one settles aborted at once, a running one at its
         turn's next step (its worker sees the request when it renews the lease)."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         return await self.coordinator.abort(submission_id)
 
     async def drain_runnable(self, on_event: OnEvent | None = None) -> list[Submission]:
         """Run every submission that is runnable now, here, one after another."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         return await self.coordinator.drain_runnable(self.factory.resolve, on_event)
 
     async def resume_pending(self, on_event: OnEvent | None = None) -> list[Submission]:
         """Settle every unsettled submission (repairing what a crash left); see
         `Coordinator.resume_pending`."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         return await self.coordinator.resume_pending(self.factory.resolve, on_event)
 
     async def work(
@@ -291,7 +336,8 @@ class Runtime:
     ) -> None:
         """Serve the queue as a worker until `stop` is set; see `Coordinator.work`. A
         long-running worker also ends idle sessions now and then (`idle_end`)."""
-        await self.open()
+        if not self._opened:
+            await self.open()
         upkeep = asyncio.ensure_future(self._end_idle_periodically())
         try:
             await self.coordinator.work(
@@ -417,4 +463,4 @@ def settled_events(sub: Submission) -> list[AgentEvent]:
     return events
 
 
-__all__ = ["Runtime", "assemble_runtime", "create_runtime", "default_hooks", "settled_events"]
+__all__ = ["Runtime", "settled_events"]

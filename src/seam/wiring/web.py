@@ -38,7 +38,7 @@ class WebDeps:
 
 def build_web_deps(settings: Settings) -> WebDeps:
     """What `seam serve` runs: the configured runtime and the `[web]` section."""
-    from seam.wiring.runtime import create_runtime
+    from seam.wiring.configure import create_runtime
 
     runtime = create_runtime(settings)
     tenants = settings.home / TENANTS_DIR

@@ -10,8 +10,8 @@ from seam.core.cron import InMemoryCronStore
 from seam.core.scripted_model import ScriptedModel, Step
 from seam.plugins.cron.admin import CronAdmin
 from seam.plugins.cron.scheduler import CronScheduler
+from seam.wiring import Runtime, assemble_runtime
 from seam.wiring.cron import RuntimeSubmitter
-from seam.wiring.runtime import Runtime, assemble_runtime
 
 T0 = 1_790_000_000.0  # 2026-09-21, a Monday
 

@@ -14,8 +14,8 @@ from seam.core.scripted_model import ScriptedModel, call, text_step
 from seam.core.tool_registry import DefaultToolRegistry
 from seam.plugins.cron.admin import CronAdmin, ScheduleSpec
 from seam.plugins.cron.scheduler import CronScheduler
+from seam.wiring import assemble_runtime
 from seam.wiring.cron import RuntimeSubmitter
-from seam.wiring.runtime import assemble_runtime
 
 from .helpers import Clock, RecordingDelivery
 

@@ -260,7 +260,10 @@ class Chat:
 
     async def _turn(self, text: str) -> None:
         try:
-            await check_toolset(self.runtime, self.session, self.personality)
+            key = session_key(self.runtime, self.session)
+            # The session's own personality matters only when none was chosen.
+            stored = None if self.personality else await self.runtime.sessions.get(key)
+            check_toolset(self.runtime, stored, self.personality)
         except CliError as exc:
             self._say(self.style.red(f"error: {exc.message}"))
             return
@@ -274,12 +277,13 @@ class Chat:
         try:
             result = await run_turn(
                 self.runtime,
-                self.session,
+                key,
                 text,
                 personality=self.personality,
                 on_event=on_event,
                 approve=self._approve,
                 time_limit=self.time_limit,
+                stored=stored,
             )
         finally:
             self.retries.stop()

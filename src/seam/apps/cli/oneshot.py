@@ -141,11 +141,12 @@ async def run_once(
         RetryView(sys.stderr) as retries,
         open_runtime(model, on_retry=retries, interactive=True) as runtime,
     ):
-        name = session if session is not None else fresh_session_name("run")
-        session_key(runtime, name)
+        # The key is derived once, here; a fresh name has no row to read yet.
+        key = session_key(runtime, session or fresh_session_name("run"))
+        stored = await runtime.sessions.get(key) if session is not None else None
         if personality:
             check_personality(runtime, personality)
-        await check_toolset(runtime, name, personality)
+        check_toolset(runtime, stored, personality)
         show = _event_view(as_json)
 
         def on_event(event: AgentEvent) -> None:
@@ -157,12 +158,13 @@ async def run_once(
         approve = None if prompt == "-" else _ask_on_stdin
         result = await run_turn(
             runtime,
-            name,
+            key,
             text,
             personality=personality,
             on_event=on_event,
             approve=approve,
             time_limit=turn_time_limit(runtime, time_limit),
+            stored=stored,
         )
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"

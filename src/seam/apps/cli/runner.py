@@ -29,6 +29,7 @@ from seam.contracts.tools import CancelToken
 
 if TYPE_CHECKING:
     from seam.contracts.execution import Submission
+    from seam.contracts.sessions import SessionInfo
     from seam.wiring.runtime import Runtime
 
 # After the first Ctrl-C a turn gets this long to stop at its next step (keeping the
@@ -60,34 +61,16 @@ def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
     """
     import typer
 
-    from seam.apps.cli.faults import describe
-    from seam.apps.cli.log_setup import configure_logging, write_crash_log
-    from seam.wiring.settings import ConfigError
+    from seam.apps.cli.log_setup import configure_logging
+    from seam.wiring.log_secrets import COMMAND_SECRETS, LogSecrets
 
-    configure_logging()
-    message = ""
+    secrets = LogSecrets()
+    configure_logging(redact=secrets)
+    token = COMMAND_SECRETS.set(secrets)
     try:
-        code = asyncio.run(main)
-    except CliError as exc:
-        message, code = exc.message, exc.code
-    except ConfigError as exc:
-        message, code = str(exc), USAGE
-    except KeyboardInterrupt:
-        message, code = "interrupted", INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (`seam sessions list | head`): stop quietly, and keep
-        # Python from complaining when it flushes stdout on exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = FAILURE
-    except Exception as exc:
-        found = describe(exc)
-        if found is not None:
-            message, code = found
-        else:
-            where = write_crash_log(exc)
-            details = f"details in {where}" if where else "no crash log could be written"
-            message = f"internal error: {type(exc).__name__}: {exc} ({details})"
-            code = FAILURE
+        code, message = _outcome(main)
+    finally:
+        COMMAND_SECRETS.reset(token)
     if message:
         say_error(message)
         if json_exit:
@@ -96,6 +79,35 @@ def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
             _json_line(TurnReport(code, " ".join(message.split())).exit_line())
     if code:
         raise typer.Exit(code)
+
+
+def _outcome(main: Coroutine[Any, Any, int]) -> tuple[int, str]:
+    """The command's exit code, and the one line that says why it failed (or "")."""
+    from seam.apps.cli.faults import describe
+    from seam.apps.cli.log_setup import write_crash_log
+    from seam.wiring.settings import ConfigError
+
+    try:
+        return asyncio.run(main), ""
+    except CliError as exc:
+        return exc.code, exc.message
+    except ConfigError as exc:
+        return USAGE, str(exc)
+    except KeyboardInterrupt:
+        return INTERRUPTED, "interrupted"
+    except BrokenPipeError:
+        # The reader went away (`seam sessions list | head`): stop quietly, and keep
+        # Python from complaining when it flushes stdout on exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return FAILURE, ""
+    except Exception as exc:
+        found = describe(exc)
+        if found is not None:
+            message, code = found
+            return code, message
+        where = write_crash_log(exc)
+        details = f"details in {where}" if where else "no crash log could be written"
+        return FAILURE, f"internal error: {type(exc).__name__}: {exc} ({details})"
 
 
 def _json_line(payload: dict[str, Any]) -> None:
@@ -119,13 +131,17 @@ async def open_runtime(
     `interactive`: a person waits on each turn (see `create_runtime`); `on_retry` shows
     them the model's retries."""
     from seam.apps.cli.unsettled import reserve, settle_remembered
-    from seam.wiring import create_runtime
+    from seam.wiring.configure import create_runtime
+    from seam.wiring.log_secrets import COMMAND_SECRETS
     from seam.wiring.settings import load_settings
 
     settings = load_settings(model=model)
     async with create_runtime(
         settings=settings, on_retry=on_retry, interactive=interactive
     ) as runtime:
+        secrets = COMMAND_SECRETS.get()
+        if secrets is not None:  # the logs redact as the runtime does: no second read
+            secrets.adopt(runtime.redact)
         reserve(runtime)
         await settle_remembered(runtime)
         yield runtime
@@ -190,7 +206,7 @@ def unknown_tools(runtime: Runtime) -> dict[str, list[str]]:
 def _checkable(name: str) -> bool:
     """A plain built-in name: a glob pattern matches what it matches, and an MCP tool
     (`mcp__<server>__<tool>`) is known only once its server has started."""
-    return not name.startswith("mcp__") and not any(c in name for c in "*?[")
+    return not name.startswith("mcp__") and {"*", "?", "["}.isdisjoint(name)
 
 
 def warn_unknown_tools(runtime: Runtime) -> None:
@@ -201,14 +217,13 @@ def warn_unknown_tools(runtime: Runtime) -> None:
         say_error(f"warning: personality {pid!r} names unknown tools in its toolset: {listed}")
 
 
-async def check_toolset(runtime: Runtime, session: str, personality: str | None) -> None:
+def check_toolset(runtime: Runtime, stored: SessionInfo | None, personality: str | None) -> None:
     """A usage error naming every tool in the personality's `toolset` that no registered
     tool answers to (the registry would skip them, and the agent would silently lack them).
+    The personality is `personality`, else the session's own (`stored`: its row; None for
+    a new session), else the default one.
     """
-    chosen = personality
-    if not chosen:
-        info = await runtime.sessions.get(session_key(runtime, session))
-        chosen = info.personality if info is not None and info.personality else None
+    chosen = personality or (stored.personality if stored is not None else None)
     pid = chosen or runtime.personalities.default_id
     try:
         found = runtime.personalities.get(pid)
@@ -279,15 +294,17 @@ class TurnResult:
 
 async def run_turn(
     runtime: Runtime,
-    session: str,
+    key: str,
     text: str,
     *,
     personality: str | None,
     on_event: Callable[[AgentEvent], None],
     approve: Approve | None = None,
     time_limit: float | None = None,
+    stored: SessionInfo | None = None,
 ) -> TurnResult:
-    """Run one turn as a durable submission, handing each event to `on_event`.
+    """Run one turn in the session stored under `key` (`session_key`; `stored`: its row
+    when the caller read it) as a durable submission, handing each event to `on_event`.
 
     The submission is stored before the model is called, so a crash at any point leaves
     something `seam resume` finishes. Ctrl-C stops the turn, and stopping means stopping:
@@ -303,13 +320,14 @@ async def run_turn(
     result = TurnResult(secrets.token_hex(8))
     control = _TurnControl(runtime, result, cancel, on_event, approve)
     task = asyncio.ensure_future(
-        runtime.ask(
-            session,
+        runtime.ask_key(
+            key,
             text,
             personality=personality,
             submission_id=result.submission_id,
             on_event=control.watch,
             cancel=cancel,
+            stored=stored,
         )
     )
     loop = asyncio.get_running_loop()

@@ -57,10 +57,10 @@ async def serve_gateway(
     from seam.apps.gateway.runner import Gateway
     from seam.apps.gateway.status import status_path
     from seam.apps.gateway.supervisor import Supervisor
+    from seam.wiring.configure import create_runtime
     from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
     from seam.wiring.gateway import adapter_lock
     from seam.wiring.gateway_settings import gateway_section
-    from seam.wiring.runtime import create_runtime
     from seam.wiring.settings import load_settings
 
     settings = load_settings()

@@ -25,7 +25,7 @@ from seam.contracts import hooks
 from seam.contracts.hooks import AgentDone, HookRegistry
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider, ModelRequest
-from seam.contracts.sessions import DuplicateTitle, SessionStore
+from seam.contracts.sessions import DuplicateTitle, SessionInfo, SessionStore
 from seam.plugins.hooks.background import BackgroundTasks, side_model_text
 
 log = logging.getLogger("seam.titles")
@@ -98,7 +98,7 @@ class TitleHook:
             return
         self._titled.add(key)
         if self.model is None:
-            await self.give(key, heuristic_title(first))
+            await self.give(key, heuristic_title(first), info)  # just read: not again
             return
         messages = tuple(payload.messages)
         self._tasks.start(self._from_model(key, first, messages), name=f"title {key}")
@@ -114,13 +114,15 @@ class TitleHook:
             log.warning("the titles model failed; using the first message", exc_info=True)
         return await self.give(key, title or heuristic_title(first))
 
-    async def give(self, key: str, title: str) -> str | None:
-        """Set `title` (numbered when taken) unless the session got one meanwhile."""
+    async def give(self, key: str, title: str, read: SessionInfo | None = None) -> str | None:
+        """Set `title` (numbered when taken) unless the session got one meanwhile.
+        `read`: the session's row as the caller just read it, used for the first try."""
         if not title:
             return None
         for _ in range(3):  # another writer may take the proposed number first
             try:
-                info = await self.sessions.get(key)
+                info = read if read is not None else await self.sessions.get(key)
+                read = None
                 if info is None or info.title:
                     return None
                 free = await self.sessions.next_title(title)

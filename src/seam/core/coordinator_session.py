@@ -1,0 +1,46 @@
+"""What the Coordinator needs of the session a claim runs in.
+
+A protocol rather than the `SessionFactory`'s `Session`, so the Coordinator (and its
+mixins) import nothing of the factory that builds sessions: the factory depends on the
+Coordinator (it submits through it), never the other way round. `Session` is the one
+implementation; a test may hand the Coordinator anything of this shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
+
+from seam.contracts.events import AgentEvent
+from seam.contracts.sessions import SessionInfo
+from seam.contracts.tools import CancelToken
+
+if TYPE_CHECKING:
+    from seam.core.loop import AgentLoop
+    from seam.core.turn import TranscriptWriter, TurnStep
+
+
+class ClaimSession(Protocol):
+    """A session as a claim uses it: its stored spec, the loop its turns run on (for the
+    redaction and the event numbering), its turns, and which of its tools may run again."""
+
+    @property
+    def info(self) -> SessionInfo: ...
+
+    @property
+    def loop(self) -> AgentLoop: ...
+
+    def run_from(
+        self,
+        start: TurnStep,
+        *,
+        personality: str | None = None,
+        cancel: CancelToken | None = None,
+        transcript: TranscriptWriter | None = None,
+    ) -> AsyncIterator[AgentEvent]: ...
+
+    def is_idempotent(self, tool_name: str) -> bool: ...
+
+
+# The session stored under a key (the factory's `resolve`), rebuilt after a restart.
+Resolve = Callable[[str], Awaitable[ClaimSession]]
