@@ -18,7 +18,12 @@ Definitions (a call is a function frame that starts, not one resumed after an `a
   `create` looks for the row before it writes one);
 - **settings reads**: calls of `read_config` (each one reads `config.toml`; `load_settings`
   calls it);
-- **Runtime.open**: calls of `Runtime.open`.
+- **Runtime.open**: calls of `Runtime.open`;
+- **the chain to the model**: the Seam frames on the stack when the model is first asked
+  (`ScriptedModel.stream` is called), from the outermost down: what a reader follows from
+  the entry to the model call, and the files it crosses. A task boundary ends a chain
+  (the Coordinator runs a claimed turn in its own task), so the chain of the task that
+  started it is added: the frames on the stack where that task was created.
 
 Import cost is kept out: one unprofiled run comes first (in another fresh home), so the
 measured run's modules are already imported. Run:
@@ -31,6 +36,7 @@ measured run's modules are already imported. Run:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import dis
 import io
@@ -65,6 +71,26 @@ class Recorder:
         self.fetched: Counter[str] = Counter()
         # Fetches a store makes of itself (SQLite's `create` looks for the row first).
         self.inside = 0
+        self.chain: list[tuple[str, str]] = []
+
+    def _note_chain(self, frame: FrameType) -> None:
+        """The Seam frames on the stack at the first model call, outermost first."""
+        chain = []
+        at: FrameType | None = frame
+        while at is not None:
+            if at.f_code.co_filename.startswith(SRC):
+                chain.append(
+                    (at.f_code.co_filename[len(SRC) - len("seam") :], at.f_code.co_qualname)
+                )
+            at = at.f_back
+        task = asyncio.current_task()
+        stack = task.get_stack() if task is not None else []
+        outer = [
+            (f.f_code.co_filename[len(SRC) - len("seam") :], f.f_code.co_qualname) for f in stack
+        ]
+        seen = set(chain)
+        chain += [hop for hop in reversed(outer) if hop not in seen and hop[0].startswith("seam")]
+        self.chain = list(reversed(chain))
 
     def __call__(self, frame: FrameType, event: str, arg: object) -> None:
         if event != "call":
@@ -77,6 +103,8 @@ class Recorder:
         if at >= 0 and (code.co_code[at] != RESUME or code.co_code[at + 1] != 0):
             return  # a coroutine or generator resumed, not called
         qualname = code.co_qualname
+        if not self.chain and qualname == "ScriptedModel.stream":
+            self._note_chain(frame)
         self.calls[(path[len(SRC) - len("seam") :], qualname)] += 1
         owner = qualname.rpartition(".")[0]
         if code.co_name in ROW_FETCHES and owner.endswith(STORES):
@@ -157,6 +185,11 @@ def main() -> None:
     print(f"  and inside the store's own methods: {found.inside}")
     print(f"settings reads (read_config of config.toml): {found.count('read_config')}")
     print(f"Runtime.open calls: {found.count('Runtime.open')}")
+    chain_files = {path for path, _ in found.chain}
+    print(f"the chain to the model: {len(found.chain)} frames over {len(chain_files)} files")
+    if args.list:
+        for path, qualname in found.chain:
+            print(f"       {path}:{qualname}")
 
 
 if __name__ == "__main__":
