@@ -105,7 +105,8 @@ def test_the_home_directory_comes_from_home(tmp_path: Path) -> None:
 
 
 def test_a_command_can_come_from_stdin(tmp_path: Path) -> None:
-    result = guard_check(make_cli(tmp_path, {}, in_process=True), "-", stdin="bash <<EOF\nrm -rf ~\nEOF\n")
+    cli = make_cli(tmp_path, {}, in_process=True)
+    result = guard_check(cli, "-", stdin="bash <<EOF\nrm -rf ~\nEOF\n")
     assert result.returncode == 3
     assert report(result.stdout)["rule"] == "floor:rm-root"
     assert report(result.stdout)["command"] == "bash <<EOF\nrm -rf ~\nEOF"
