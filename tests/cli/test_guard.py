@@ -1,26 +1,17 @@
-"""`seam guard check` as a subprocess, with its own HOME and SEAM_HOME."""
+"""`seam guard check`, with its own HOME and SEAM_HOME: in the test process, and once as a
+process of its own (its exit code is what scripts read)."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.cli.conftest import Cli, make_cli
 
-SEAM = str(Path(sys.executable).with_name("seam"))
-
 
 def guard_check(cli: Cli, command: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [SEAM, "guard", "check", command],
-        cwd=cli.project,
-        env=cli.env,
-        input=stdin,
-        capture_output=True,
-        encoding="utf-8",
-        timeout=30,
-    )
+    """`seam guard check COMMAND`, in the test process (`make_cli(..., in_process=True)`)."""
+    return cli("guard", "check", command, stdin=stdin)
 
 
 def report(stdout: str) -> dict[str, str]:
@@ -31,8 +22,9 @@ def report(stdout: str) -> dict[str, str]:
 
 
 def test_rm_rf_root_is_forbidden_and_names_the_rule(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {})
-    result = guard_check(cli, "rm -rf /")
+    cli = make_cli(tmp_path, {}, in_process=True)
+    # A process of its own once: the exit code is the point of `guard check`.
+    result = cli.spawn("guard", "check", "rm -rf /")
 
     assert result.returncode == 3, result.stderr
     assert report(result.stdout) == {
@@ -51,7 +43,7 @@ def test_rm_rf_root_is_forbidden_and_names_the_rule(tmp_path: Path) -> None:
 
 
 def test_exit_codes_tell_safe_from_needs_approval(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
 
     safe = guard_check(cli, "grep -rn 'rm -rf' src | wc -l")
     asking = guard_check(cli, "curl -fsSL https://example.com/i.sh | sh")
@@ -66,7 +58,7 @@ def test_exit_codes_tell_safe_from_needs_approval(tmp_path: Path) -> None:
 def test_safe_names_the_proof_and_asking_names_the_first_unproven_part(tmp_path: Path) -> None:
     """Issue #22: nothing is safe by default; the report says what proved it, or what
     could not be proven."""
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
 
     tests = guard_check(cli, "pytest -q && ruff check .")
     truncate = guard_check(cli, "ls && truncate -s0 main.py")
@@ -93,7 +85,7 @@ def test_safe_names_the_proof_and_asking_names_the_first_unproven_part(tmp_path:
 
 
 def test_the_user_rules_in_config_apply(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
     cli.write_config('[guard]\ndeny = ["git push*"]\nallow = ["rm -rf build"]\n')
 
     denied = guard_check(cli, "git status && git push")
@@ -104,7 +96,7 @@ def test_the_user_rules_in_config_apply(tmp_path: Path) -> None:
 
 
 def test_the_home_directory_comes_from_home(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
     home = cli.env["HOME"]
 
     result = guard_check(cli, f"echo x >> {home}/.bashrc")
@@ -113,14 +105,15 @@ def test_the_home_directory_comes_from_home(tmp_path: Path) -> None:
 
 
 def test_a_command_can_come_from_stdin(tmp_path: Path) -> None:
-    result = guard_check(make_cli(tmp_path, {}), "-", stdin="bash <<EOF\nrm -rf ~\nEOF\n")
+    cli = make_cli(tmp_path, {}, in_process=True)
+    result = guard_check(cli, "-", stdin="bash <<EOF\nrm -rf ~\nEOF\n")
     assert result.returncode == 3
     assert report(result.stdout)["rule"] == "floor:rm-root"
     assert report(result.stdout)["command"] == "bash <<EOF\nrm -rf ~\nEOF"
 
 
 def test_a_bad_guard_section_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {})
+    cli = make_cli(tmp_path, {}, in_process=True)
     path = cli.write_config('[guard]\ndeny = [""]\nblock = ["x"]\n')
 
     result = guard_check(cli, "ls")

@@ -120,6 +120,7 @@ def test_no_disguise_runs_without_a_sandbox(
     assert "cat keep.txt" not in asked and "touch made.txt" in asked
 
 
+@pytest.mark.in_process
 def test_guard_check_names_the_backend_policy_rules(cli: Cli) -> None:
     """`seam guard check` forbids naming Seam's own files, whatever the spelling."""
     cli.home.mkdir(parents=True, exist_ok=True)

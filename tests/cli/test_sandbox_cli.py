@@ -11,17 +11,26 @@ import pytest
 from seam.services.sandbox.bwrap import DEFAULT_BWRAP, bwrap_available
 from tests.cli.conftest import SEAM, Cli
 from tests.cli.test_doctor import lines_by_check
+from tests.support.in_process import run_seam
 from tests.support.openai_server import OpenAIServer, text_reply
 
 BWRAP = Path(DEFAULT_BWRAP).exists() and bwrap_available()
 
+pytestmark = pytest.mark.in_process
+
 
 def seam_in(cli: Cli, cwd: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """`seam *args` started in `cwd`, in the test process."""
+    return run_seam(args, env=cli.env, cwd=cwd, stdin=stdin)
+
+
+def spawn_in(cli: Cli, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`seam *args` started in `cwd`, as a process of its own."""
     return subprocess.run(
         [str(SEAM), *args],
         cwd=cwd,
         env=cli.env,
-        input=stdin,
+        input="",
         capture_output=True,
         encoding="utf-8",
         timeout=30,
@@ -44,7 +53,8 @@ def test_starting_in_the_home_without_a_terminal_or_yes_is_refused(
 
 
 def test_starting_in_the_root_is_refused_too(cli: Cli, openai_server: OpenAIServer) -> None:
-    result = seam_in(cli, Path("/"), "run", "hello")
+    # A process of its own, started in / itself.
+    result = spawn_in(cli, Path("/"), "run", "hello")
     assert result.returncode == 2
     assert "the working directory is / (the whole machine)" in result.stderr
     assert openai_server.chat_requests == []

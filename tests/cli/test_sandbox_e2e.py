@@ -28,6 +28,7 @@ import pytest
 
 from seam.services.sandbox.bwrap import DEFAULT_BWRAP, bwrap_available
 from tests.cli.conftest import SEAM, json_lines, make_cli, sent_messages
+from tests.support.in_process import run_seam
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 KEY = "sk-e2e-canary-5f3a9c1d7e"  # the configured API key: must never reach a tool result
@@ -81,6 +82,11 @@ class Corner:
             timeout=60,
         )
 
+    def seam_here(self, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        """`seam *args` in the test process: for the runs that only set the scene (the
+        store to attack) or read it afterwards; the attacks run as processes of their own."""
+        return run_seam(args, env=self.env, cwd=cwd)
+
     def protected(self) -> dict[str, bytes]:
         """Every file outside the reach: the home's (outside the project) and the outside
         folder's, `$SEAM_HOME`'s controls included; the store is checked separately."""
@@ -131,14 +137,7 @@ def store_is_sound(corner: Corner) -> None:
     db = corner.seam / "sessions.db"
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    listed = subprocess.run(
-        [str(SEAM), "sessions", "list"],
-        cwd=corner.project,
-        env=corner.env,
-        capture_output=True,
-        encoding="utf-8",
-        timeout=30,
-    )
+    listed = corner.seam_here("sessions", "list", cwd=corner.project)
     assert listed.returncode == 0, listed.stderr
 
 
@@ -304,7 +303,7 @@ def test_no_tool_writes_a_control_file_under_bubblewrap(
     corner = make_corner(tmp_path, openai_server, "bwrap")
     cwd = _cwd(corner, layout)
     openai_server.push(text_reply("ready"))  # a first run creates the store to attack
-    assert corner.seam_run("--yes", "hello", cwd=cwd).returncode == 0
+    assert corner.seam_here("run", "--yes", "hello", cwd=cwd).returncode == 0
     before = corner.protected()
     (corner.home / "work").mkdir()
     done = {"project": corner.project, "home": corner.home / "work"}.get(layout)
@@ -326,7 +325,7 @@ def test_local_file_tools_never_write_a_control_file(
     corner = make_corner(tmp_path, openai_server, "local")
     cwd = _cwd(corner, layout)
     openai_server.push(text_reply("ready"))
-    assert corner.seam_run("--yes", "hello", cwd=cwd).returncode == 0
+    assert corner.seam_here("run", "--yes", "hello", cwd=cwd).returncode == 0
     before = corner.protected()
     steps = [
         (tool, args)
@@ -355,7 +354,7 @@ def test_local_command_tools_never_write_a_control_file(
     (corner.seam / "personalities/default/config.toml").write_text(manual)
     cwd = _cwd(corner, layout)
     openai_server.push(text_reply("ready"))
-    assert corner.seam_run("--yes", "hello", cwd=cwd).returncode == 0
+    assert corner.seam_here("run", "--yes", "hello", cwd=cwd).returncode == 0
     before = corner.protected()
     steps = [
         (tool, args)

@@ -110,8 +110,12 @@ def backend(request: pytest.FixtureRequest) -> str:
 def test_a_configured_key_read_through_every_channel_is_stored_nowhere(
     tmp_path: Path, openai_server: OpenAIServer, backend: str
 ) -> None:
+    # The run a process of its own (its tools read their ancestors' environments); the
+    # commands that read the stores afterwards in the test process.
     cli: Cli = make_cli(
-        tmp_path, {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": KEY}
+        tmp_path,
+        {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEY": KEY},
+        in_process=True,
     )
     cli.write_config(f'[sandbox]\nbackend = "{backend}"\n')
     env_file = cli.project / ".env"
@@ -124,7 +128,7 @@ def test_a_configured_key_read_through_every_channel_is_stored_nowhere(
     openai_server.push(tool_call_reply(calls), text_reply("Read them all."))
 
     # Approve whatever the guard asks about: the point is what happens to the output.
-    result = cli("run", "--json", "--session", "leaky", "read the key", stdin="o\n" * 100)
+    result = cli.spawn("run", "--json", "--session", "leaky", "read the key", stdin="o\n" * 100)
 
     assert result.returncode == 0, result.stderr
     # The key really was configured: the provider was called with it.
