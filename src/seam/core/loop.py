@@ -144,7 +144,7 @@ class AgentLoop:
         # The steps hold it in their dependencies: a new one rebuilds them.
         self._redact = redact
         self.services = self._services()
-        self._setup = self._setup_deps()
+        self.turn_setup = self._setup_deps()
 
     def _services(self) -> TurnServices:
         """Each step's dependencies, made of this loop's collaborators."""
@@ -264,7 +264,7 @@ class AgentLoop:
         `RunTools(calls, then=CallModel())`, ...). `transcript` writes what the turn
         stores (default: the session store); `subagents` reach the session's children."""
         return run_turn(
-            self._setup,
+            self.turn_setup,
             session_key,
             start,
             personality=personality,
@@ -278,13 +278,13 @@ class AgentLoop:
     ) -> list[AgentEvent]:
         """Compact the session's history now (`/compress`): the `context_compacted` event,
         and notices if it failed; empty when there is nothing to compact."""
-        return await compact_now(self._setup, session_key, personality)
+        return await compact_now(self.turn_setup, session_key, personality)
 
     async def context_usage(
         self, session_key: str, *, personality: str | None = None
     ) -> ContextUsage | None:
         """Estimated size of the session's next request (None: no such session)."""
-        return await measure(self._setup, session_key, personality)
+        return await measure(self.turn_setup, session_key, personality)
 
     async def missing_working_dir(self, session_key: str) -> str | None:
         """Why the session cannot run where its stored spec says (None: it can). Only a
