@@ -63,14 +63,14 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
     if halted is not None:
         yield halted
         return
-    system = step.system(turn)
+    system, iteration = step.system(turn), state.iteration + 1
     state, ready = await _prepare_call(deps, turn, state, system)
     for event in ready:
         yield event
-    request = await _request(deps, turn, state, system)
+    request = await _request(deps, turn, state, system, iteration)
     clock = time.monotonic
-    call = CallRecord(turn, state, clock())
-    stream = OpenStream(deps, turn, state, request)
+    call = CallRecord(turn, state, iteration, clock())
+    stream = OpenStream(deps, turn, iteration, request)
     failure: TimeoutError | ModelError | None = None
     try:
         try:
@@ -130,9 +130,8 @@ def _cancelled(turn: Turn) -> Finish:
 async def _prepare_call(
     deps: ModelDeps, turn: Turn, state: TurnState, system: str
 ) -> tuple[TurnState, list[AgentEvent]]:
-    """Count the call and fit the context; the events that waited, when the turn has
-    started (before it, they wait for `run_start`)."""
-    state = replace(state, iteration=state.iteration + 1)
+    """Fit the context; the events that waited, when the turn has started (before it,
+    they wait for `run_start`)."""
     state, _ = await fit_context(deps.context, turn, state, system)
     if not state.started:
         return state, []
@@ -140,7 +139,9 @@ async def _prepare_call(
     return state, events
 
 
-async def _request(deps: ModelDeps, turn: Turn, state: TurnState, system: str) -> ModelRequest:
+async def _request(
+    deps: ModelDeps, turn: Turn, state: TurnState, system: str, iteration: int
+) -> ModelRequest:
     """The call's request (the state's history is a tuple: the request never sees the
     turn move on); `before_llm_call` sees it first."""
     request = ModelRequest(
@@ -151,7 +152,7 @@ async def _request(deps: ModelDeps, turn: Turn, state: TurnState, system: str) -
         model=None if deps.resolves_models else turn.personality.model,
     )
     if deps.hooks.has(hooks.BEFORE_LLM_CALL):
-        payload = BeforeLLMCall(turn.session_key, turn.turn_id, state.iteration, request)
+        payload = BeforeLLMCall(turn.session_key, turn.turn_id, iteration, request)
         await fire_isolated(deps.hooks, hooks.BEFORE_LLM_CALL, payload)
     return request
 
@@ -210,15 +211,24 @@ async def _answered(step: CallModel, deps: ModelDeps, turn: Turn, call: CallReco
     if turn.cancel.cancelled:
         if text:
             interrupted = Message("assistant", text, interrupted=True)
-            state = await store(deps.store, turn, state, interrupted, usage=used)
+            state = await store(deps.store, turn, state, interrupted, used=used)
         elif used is not None:
             await record_usage(deps.store, turn, used)
         return replace(state, final_text=text, step=_cancelled(turn))
     calls = tuple(call.calls)
     assistant = Message("assistant", text, tool_calls=calls)
-    state = await store(deps.store, turn, state, assistant, usage=used)
     following = RunTools(calls, then=step) if calls else Finish(call.finish, answered=True)
-    state = replace(state, messages=(*state.messages, assistant), final_text=text, step=following)
+    state = await store(
+        deps.store,
+        turn,
+        call.state,
+        assistant,
+        used=used,
+        **call.figures(),
+        messages=(*call.state.messages, assistant),
+        final_text=text,
+        step=following,
+    )
     if deps.hooks.has(hooks.AFTER_LLM_CALL):
         payload = AfterLLMCall(
             turn.session_key, turn.turn_id, state.iteration, assistant, state.usage
@@ -269,5 +279,4 @@ async def user_prompt(
     # failed mid-tool), and providers reject such a history.
     history = answer_dangling(list(state.messages))
     user = Message("user", step.text)
-    state = await store(deps, turn, state, user)
-    yield replace(state, messages=(*history, user), step=CallModel())
+    yield await store(deps, turn, state, user, messages=(*history, user), step=CallModel())

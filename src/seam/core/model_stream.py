@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from typing import Any
 
 from seam.contracts.events import AgentEvent, TextDelta, ThinkingDelta, UsageEvent
 from seam.contracts.messages import EMPTY_USAGE, ToolCall, Usage
@@ -33,6 +34,7 @@ class CallRecord:
         "calls",
         "finish",
         "first_at",
+        "iteration",
         "parts",
         "route",
         "seq",
@@ -42,9 +44,10 @@ class CallRecord:
         "usage",
     )
 
-    def __init__(self, turn: Turn, state: TurnState, began: float) -> None:
+    def __init__(self, turn: Turn, state: TurnState, iteration: int, began: float) -> None:
         self.turn = turn
         self.state = state
+        self.iteration = iteration
         self.seq = state.seq
         self.parts: list[str] = []
         self.calls: list[ToolCall] = []
@@ -86,9 +89,9 @@ class CallRecord:
         return events
 
     def _open(self, chunk: ModelChunk) -> list[AgentEvent]:
+        # Nothing was sent since the call began, so `self.state.seq` is still current.
         route = chunk if chunk.kind == "route" else None
-        state = replace(self.state, seq=self.seq)
-        events, self.state = open_turn(self.turn, state, route)  # type: ignore[arg-type]
+        events, self.state = open_turn(self.turn, self.state, route)  # type: ignore[arg-type]
         self.seq = self.state.seq
         return events
 
@@ -101,9 +104,13 @@ class CallRecord:
     def text(self) -> str:
         return "".join(self.parts)
 
+    def figures(self) -> dict[str, Any]:
+        """What the call changes in the turn's state: numbering, usage, calls made."""
+        return {"seq": self.seq, "usage": self.total, "iteration": self.iteration}
+
     def after(self) -> TurnState:
         """The turn's state once this call's events went out."""
-        return replace(self.state, seq=self.seq, usage=self.total)
+        return replace(self.state, **self.figures())
 
 
 class OpenStream:
@@ -114,13 +121,15 @@ class OpenStream:
 
     __slots__ = ("_block", "_unregister", "chunks", "span", "watchdog")
 
-    def __init__(self, deps: ModelDeps, turn: Turn, state: TurnState, request: ModelRequest):
+    def __init__(self, deps: ModelDeps, turn: Turn, iteration: int, request: ModelRequest):
         self.watchdog = StreamWatchdog(deps.options.streaming_timeout)
         self.chunks: AsyncIterator[ModelChunk] = turn.model.stream(request).__aiter__()
         self._unregister = turn.cancel.on_cancel(self.watchdog.interrupt)
         tracer = deps.tracer
         self._block: AbstractContextManager[Span] = (
-            NOOP_SPAN if tracer is NOOP_TRACER else tracer.span(*_chat_span(turn, state, request))
+            NOOP_SPAN
+            if tracer is NOOP_TRACER
+            else tracer.span(*_chat_span(turn, iteration, request))
         )
         self.span = self._block.__enter__()
 
@@ -145,13 +154,13 @@ class OpenStream:
         self._block.__exit__(None, None, None)
 
 
-def _chat_span(turn: Turn, state: TurnState, request: ModelRequest) -> tuple[str, Attributes]:
+def _chat_span(turn: Turn, iteration: int, request: ModelRequest) -> tuple[str, Attributes]:
     model = request.model or turn.personality.model or turn.model.model
     attributes: Attributes = {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": turn.model.name,
         "gen_ai.request.model": model,
-        "seam.iteration": state.iteration,
+        "seam.iteration": iteration,
     }
     return f"chat {model}", attributes
 

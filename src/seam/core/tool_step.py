@@ -81,10 +81,10 @@ async def run_tools(step: RunTools, deps: ToolDeps, turn: Turn, state: TurnState
     finally:
         unregister()
         await _stop(runner)
-    state = await store(deps.store, turn, replace(state, seq=seq), *results)
     halt = batch.halt()
     following = step.then if halt is None else Finish("halted", halt=("guardrail", halt))
-    yield replace(state, messages=(*state.messages, *results), step=following)
+    messages = (*state.messages, *results)
+    yield await store(deps.store, turn, state, *results, seq=seq, messages=messages, step=following)
 
 
 def _ended(turn: Turn, seq: int, tool_call: ToolCall, outcome: ToolOutcome) -> ToolEnd:

@@ -24,7 +24,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from seam.contracts import hooks
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, Halt, HaltReason, RunStart
@@ -105,10 +105,13 @@ async def store(
     turn: Turn,
     state: TurnState,
     *messages: Message,
-    usage: UsageRecord | None = None,
+    used: UsageRecord | None = None,
+    **changes: Any,
 ) -> TurnState:
-    """Write messages to the transcript (redacted), through the turn's writer; `usage`
-    (the call they came from) goes in the same write when the writer takes it."""
+    """Write messages to the transcript (redacted), through the turn's writer; `used`
+    (the call they came from) goes in the same write when the writer takes it. The state
+    after it, with `changes` too (one new state for the whole step's end)."""
+    usage = used
     redact = deps.redact
     if redact is not None:
         messages = tuple(_redacted(m, redact) for m in messages)
@@ -118,7 +121,7 @@ async def store(
         if usage is not None:
             await _write_usage(deps, turn, usage)
         await deps.sessions.append(turn.session_key, messages)
-    return replace(state, stored=state.stored + messages)
+    return replace(state, stored=state.stored + messages, **changes)
 
 
 async def save_partial(deps: StoreDeps, turn: Turn, state: TurnState, text: str) -> TurnState:

@@ -26,6 +26,7 @@ from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.model_step import UserPrompt
 from seam.core.turn import UnknownPersonality, flush, open_turn
 from seam.core.turn_deps import (
+    Pending,
     SetupDeps,
     TranscriptWriter,
     Turn,
@@ -106,10 +107,11 @@ async def _begin(
             cancel=cancel,
             transcript=transcript,
             subagents=subagents,
+            start=start,
         )
     except UnknownPersonality as exc:
         return _refused(setup, session_key, turn_id, "personality", str(exc))
-    return turn, replace(state, step=start)
+    return turn, state
 
 
 def _refused(
@@ -133,8 +135,9 @@ async def prepare_turn(
     cancel: CancelToken,
     transcript: TranscriptWriter | None,
     subagents: Subagents | None,
+    start: TurnStep | None = None,
 ) -> tuple[Turn, TurnState]:
-    """What a turn is about and where it starts (no step yet); creates the session on
+    """What a turn is about and where it starts (at `start`); creates the session on
     first use."""
     info = await setup.sessions.get(session_key)
     chosen = _personality(setup, info, personality)
@@ -146,10 +149,17 @@ async def prepare_turn(
     ctx = setup.tool_context(
         session_key, chosen, turn_id=turn_id, cancel=cancel, subagents=subagents
     )
-    turn, state = await _resolve(setup, info, chosen, ctx, transcript)
-    system = await _prompt_hook(setup, session_key, turn.system, user_message)
+    turn, notices = await _resolve(
+        setup,
+        info,
+        chosen,
+        ctx,
+        transcript,
+        lambda s: _prompt_hook(setup, session_key, s, user_message),
+    )
     history = await load_history(setup.services.context, session_key)
-    return replace(turn, system=system), replace(state, messages=history)
+    seq = setup.sequences.last(session_key)
+    return turn, TurnState(step=start, messages=history, seq=seq, waiting=notices)
 
 
 async def _prompt_hook(
@@ -174,9 +184,10 @@ async def _resolve(
     chosen: Personality,
     ctx: ToolContext,
     transcript: TranscriptWriter | None = None,
-) -> tuple[Turn, TurnState]:
-    """The session's toolset built over `ctx` and its system prompt, as a `Turn`; the
-    first state holds the prompt builder's notices and the session's numbering."""
+    adjust: Callable[[str], Awaitable[str]] | None = None,
+) -> tuple[Turn, tuple[Pending, ...]]:
+    """The session's toolset built over `ctx` and its system prompt (as `adjust` leaves
+    it), as a `Turn`; and the prompt builder's notices, which wait for `run_start`."""
     key = ctx.session_key
     names = info.tools if info.tools is not None else chosen.toolset
     await _prepare_tools(setup.tools, names)
@@ -184,6 +195,8 @@ async def _resolve(
     system, notices = await build_system(
         setup.services.context, key, ctx.turn_id, chosen, tools, ctx
     )
+    if adjust is not None:
+        system = await adjust(system)
     turn = Turn(
         session_key=key,
         turn_id=ctx.turn_id,
@@ -196,7 +209,7 @@ async def _resolve(
         system=system,
         transcript=transcript,
     )
-    return turn, TurnState(seq=setup.sequences.last(key), waiting=notices)
+    return turn, notices
 
 
 def _personality(setup: SetupDeps, info: SessionInfo | None, chosen: str | None) -> Personality:
@@ -233,7 +246,8 @@ async def prepare_context(
         return None
     chosen = _personality(setup, info, personality)
     ctx = setup.tool_context(session_key, chosen, turn_id=setup.new_id())
-    return await _resolve(setup, info, chosen, ctx)
+    turn, notices = await _resolve(setup, info, chosen, ctx)
+    return turn, TurnState(seq=setup.sequences.last(session_key), waiting=notices)
 
 
 async def compact_now(
