@@ -36,7 +36,7 @@ async def compact(
         return state, False
     state = await _adopt(deps, turn, state, transcript, result)
     tokens, est = estimate(deps, turn, state.estimate, system, state.messages)
-    state = replace(state, estimate=est)
+    state = state.but(estimate=est)
     return _report(deps, turn, state, result, tokens, reason), True
 
 
@@ -96,7 +96,7 @@ async def _adopt(
     deps.builder.invalidate(key)
     deps.counts.pop(key, None)
     counted_afresh = replace(state.estimate, counted=0, tokens=0)
-    return replace(state, messages=messages, estimate=counted_afresh)
+    return state.but(messages=messages, estimate=counted_afresh)
 
 
 def _report(
@@ -131,10 +131,10 @@ def _report(
     )
     if options.context_warn_at and tokens < options.context_warn_at * size:
         deps.warned.discard(key)
-    return replace(state, waiting=(*state.waiting, compacted))
+    return state.but(waiting=(*state.waiting, compacted))
 
 
 def context_notice(turn: Turn, state: TurnState, message: str) -> TurnState:
     """`state` with a `context` notice waiting to be sent."""
     notice = partial(Notice, turn.session_key, turn.turn_id, kind="context", message=message)
-    return replace(state, waiting=(*state.waiting, notice))
+    return state.but(waiting=(*state.waiting, notice))

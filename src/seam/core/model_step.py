@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 from seam.contracts import hooks
@@ -116,10 +116,10 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
 def _halt_before_call(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnState | None:
     """The state that ends the turn before any call (cancelled, or out of model calls)."""
     if turn.cancel.cancelled:
-        return replace(state, step=_cancelled(turn))
+        return state.but(step=_cancelled(turn))
     if state.iteration >= deps.options.max_iterations:
         message = f"stopped after {state.iteration} model calls without a final answer"
-        return replace(state, step=Finish("max_iterations", halt=("max_iterations", message)))
+        return state.but(step=Finish("max_iterations", halt=("max_iterations", message)))
     return None
 
 
@@ -190,31 +190,32 @@ async def _failed(
         state = await _keep_cut_off(deps.store, turn, state, text)
         message = f"the model produced nothing for {deps.options.streaming_timeout:g} s"
         timeout = Finish("timeout", error=("timeout", message), halt=("timeout", message))
-        return replace(state, step=timeout)
+        return state.but(step=timeout)
     if not text:
         state, compacted = await overflow_compacted(deps.context, turn, state, failure, system)
         if compacted:
-            return replace(state, step=step)  # compacted: retry the request once
+            return state.but(step=step)  # compacted: retry the request once
     state = await _keep_cut_off(deps.store, turn, state, text)
-    return replace(state, step=Finish("error", error=(failure.kind, str(failure))))
+    return state.but(step=Finish("error", error=(failure.kind, str(failure))))
 
 
 async def _answered(step: CallModel, deps: ModelDeps, turn: Turn, call: CallRecord) -> TurnState:
     """Store the reply with the call's usage (one write; the usage alone without a
     reply); a cancelled call's text is kept as interrupted and ends the turn."""
-    state, text = call.after(), call.text()
+    text = call.text()
     used = (
         None
         if call.usage is EMPTY_USAGE
         else usage_record(deps.pricing, turn, call.usage, call.route)
     )
     if turn.cancel.cancelled:
+        state = call.after()
         if text:
             interrupted = Message("assistant", text, interrupted=True)
             state = await store(deps.store, turn, state, interrupted, used=used)
         elif used is not None:
             await record_usage(deps.store, turn, used)
-        return replace(state, final_text=text, step=_cancelled(turn))
+        return state.but(final_text=text, step=_cancelled(turn))
     calls = tuple(call.calls)
     assistant = Message("assistant", text, tool_calls=calls)
     following = RunTools(calls, then=step) if calls else Finish(call.finish, answered=True)

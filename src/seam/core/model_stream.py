@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from dataclasses import replace
 from typing import Any
 
 from seam.contracts.events import AgentEvent, TextDelta, ThinkingDelta, UsageEvent
@@ -110,7 +109,7 @@ class CallRecord:
 
     def after(self) -> TurnState:
         """The turn's state once this call's events went out."""
-        return replace(self.state, **self.figures())
+        return self.state.but(**self.figures())
 
 
 class OpenStream:
