@@ -35,7 +35,7 @@ from seam.core.history import NO_RESULT
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.tool_step import RunTools
 from seam.core.turn import Finish, TurnStep
-from seam.core.turn_deps import Turn, TurnState
+from seam.core.turn_deps import Turn, TurnRequest, TurnState
 from seam.core.turn_driver import prepare_turn
 
 KEY = "s1"
@@ -73,16 +73,9 @@ def make_loop(
 async def prepared(
     loop: AgentLoop, *, cancel: CancelToken | None = None, user_message: str | None = "hi"
 ) -> tuple[Turn, TurnState]:
-    return await prepare_turn(
-        loop.turn_setup,
-        KEY,
-        "turn-1",
-        user_message=user_message,
-        personality=None,
-        cancel=cancel or CancelToken(),
-        transcript=None,
-        subagents=None,
-    )
+    start = CallModel() if user_message is None else UserPrompt(user_message)
+    request = TurnRequest(KEY, start, cancel=cancel or CancelToken())
+    return await prepare_turn(loop.turn_setup, request, "turn-1")
 
 
 async def drive(

@@ -59,6 +59,7 @@ from seam.core.turn_deps import (
     StoreDeps,
     ToolDeps,
     TranscriptWriter,
+    TurnRequest,
     TurnServices,
     TurnStep,
 )
@@ -170,6 +171,7 @@ class AgentLoop:
         """What preparing a turn reads: the session store, registries and resolvers."""
         return SetupDeps(
             services=self.services,
+            sequences=self.sequences,
             sessions=self.sessions,
             tools=self.tools,
             new_id=self.new_id,
@@ -263,15 +265,9 @@ class AgentLoop:
         """Run one turn from `start` (`UserPrompt(text)`, `CallModel(note=...)`,
         `RunTools(calls, then=CallModel())`, ...). `transcript` writes what the turn
         stores (default: the session store); `subagents` reach the session's children."""
-        return run_turn(
-            self.turn_setup,
-            session_key,
-            start,
-            personality=personality,
-            cancel=cancel or CancelToken(),
-            transcript=transcript,
-            subagents=subagents,
-        )
+        token = cancel or CancelToken()
+        request = TurnRequest(session_key, start, personality, token, transcript, subagents)
+        return run_turn(self.turn_setup, request)
 
     async def compress(
         self, session_key: str, *, personality: str | None = None

@@ -108,7 +108,7 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
             await stream.close(deps, call, failure)
     except (asyncio.CancelledError, GeneratorExit):
         # Cut off mid-stream: keep what was streamed, marked as interrupted.
-        await save_partial(deps.store, turn, call.after(), call.text())
+        await save_partial(deps.context.store, turn, call.after(), call.text())
         raise
     yield await _settle(step, deps, turn, call, failure, system)
 
@@ -117,7 +117,7 @@ def _halt_before_call(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnStat
     """The state that ends the turn before any call (cancelled, or out of model calls)."""
     if turn.cancel.cancelled:
         return state.but(step=_cancelled(turn))
-    if state.iteration >= deps.options.max_iterations:
+    if state.iteration >= deps.context.options.max_iterations:
         message = f"stopped after {state.iteration} model calls without a final answer"
         return state.but(step=Finish("max_iterations", halt=("max_iterations", message)))
     return None
@@ -187,15 +187,15 @@ async def _failed(
     if isinstance(failure, TimeoutError):
         if turn.cancel.cancelled:
             return None
-        state = await _keep_cut_off(deps.store, turn, state, text)
-        message = f"the model produced nothing for {deps.options.streaming_timeout:g} s"
+        state = await _keep_cut_off(deps.context.store, turn, state, text)
+        message = f"the model produced nothing for {deps.context.options.streaming_timeout:g} s"
         timeout = Finish("timeout", error=("timeout", message), halt=("timeout", message))
         return state.but(step=timeout)
     if not text:
         state, compacted = await overflow_compacted(deps.context, turn, state, failure, system)
         if compacted:
             return state.but(step=step)  # compacted: retry the request once
-    state = await _keep_cut_off(deps.store, turn, state, text)
+    state = await _keep_cut_off(deps.context.store, turn, state, text)
     return state.but(step=Finish("error", error=(failure.kind, str(failure))))
 
 
@@ -212,15 +212,15 @@ async def _answered(step: CallModel, deps: ModelDeps, turn: Turn, call: CallReco
         state = call.after()
         if text:
             interrupted = Message("assistant", text, interrupted=True)
-            state = await store(deps.store, turn, state, interrupted, used=used)
+            state = await store(deps.context.store, turn, state, interrupted, used=used)
         elif used is not None:
-            await record_usage(deps.store, turn, used)
+            await record_usage(deps.context.store, turn, used)
         return state.but(final_text=text, step=_cancelled(turn))
     calls = tuple(call.calls)
     assistant = Message("assistant", text, tool_calls=calls)
     following = RunTools(calls, then=step) if calls else Finish(call.finish, answered=True)
     state = await store(
-        deps.store,
+        deps.context.store,
         turn,
         call.state,
         assistant,
@@ -269,7 +269,7 @@ class UserPrompt:
     opens_turn: ClassVar[bool] = False
 
     def run(self, services: TurnServices, turn: Turn, state: TurnState) -> StepOutput:
-        return user_prompt(self, services.store, turn, state)
+        return user_prompt(self, services.context.store, turn, state)
 
 
 async def user_prompt(

@@ -121,7 +121,7 @@ class OpenStream:
     __slots__ = ("_block", "_unregister", "chunks", "span", "watchdog")
 
     def __init__(self, deps: ModelDeps, turn: Turn, iteration: int, request: ModelRequest):
-        self.watchdog = StreamWatchdog(deps.options.streaming_timeout)
+        self.watchdog = StreamWatchdog(deps.context.options.streaming_timeout)
         self.chunks: AsyncIterator[ModelChunk] = turn.model.stream(request).__aiter__()
         self._unregister = turn.cancel.on_cancel(self.watchdog.interrupt)
         tracer = deps.tracer
@@ -147,7 +147,7 @@ class OpenStream:
             if isinstance(failure, ModelError):
                 span.record_error(failure)
             elif failure is not None and not call.turn.cancel.cancelled:
-                timeout = deps.options.streaming_timeout
+                timeout = deps.context.options.streaming_timeout
                 span.record_error(f"timeout: the model produced nothing for {timeout:g} s")
             _describe_call(span, deps, call)
         self._block.__exit__(None, None, None)

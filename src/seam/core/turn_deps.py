@@ -28,7 +28,7 @@ from seam.contracts.messages import EMPTY_USAGE, Message, Usage
 from seam.contracts.model import ModelProvider, ToolDefinition
 from seam.contracts.personality import Personality
 from seam.contracts.sessions import SessionStore, UsageRecord
-from seam.contracts.tools import CancelToken, Tool, ToolContext, ToolRegistry
+from seam.contracts.tools import CancelToken, Subagents, Tool, ToolContext, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
@@ -103,6 +103,20 @@ class EventSequences:
 
 
 # -- the turn's values --
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """What a turn is asked to do: the session, the step it starts from, and what the
+    caller adds (a personality over the session's, a cancel token, the transcript writer
+    of a durable submission, the session's subagents)."""
+
+    session_key: str
+    start: TurnStep
+    personality: str | None = None
+    cancel: CancelToken = field(default_factory=CancelToken)
+    transcript: TranscriptWriter | None = None
+    subagents: Subagents | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,14 +242,6 @@ class ModelDeps:
     # request names no model of its own.
     resolves_models: bool = False
 
-    @property
-    def store(self) -> StoreDeps:
-        return self.context.store
-
-    @property
-    def options(self) -> LoopOptions:
-        return self.context.options
-
 
 @dataclass(frozen=True, slots=True)
 class ToolDeps:
@@ -268,10 +274,6 @@ class TurnServices:
     tools: ToolDeps
     finish: FinishDeps
 
-    @property
-    def store(self) -> StoreDeps:
-        return self.context.store
-
 
 # Builds a session's tool context (`AgentLoop.tool_context`).
 ToolContexts = Callable[..., ToolContext]
@@ -283,6 +285,7 @@ class SetupDeps:
     model and toolset, and checking the session's working directory."""
 
     services: TurnServices
+    sequences: EventSequences
     sessions: SessionStore
     tools: ToolRegistry
     new_id: Callable[[], str]
@@ -292,7 +295,3 @@ class SetupDeps:
     # Why the session cannot run where its stored spec says (None: it can).
     missing_dir: Callable[[str], Awaitable[str | None]]
     hooks: HookRegistry = field(default_factory=DefaultHookRegistry)
-
-    @property
-    def sequences(self) -> EventSequences:
-        return self.services.finish.sequences

@@ -20,7 +20,7 @@ from seam.contracts.events import AgentEvent, Done, ErrorEvent
 from seam.contracts.hooks import BeforePromptBuild, SessionStart
 from seam.contracts.personality import Personality
 from seam.contracts.sessions import SessionInfo
-from seam.contracts.tools import CancelToken, Subagents, ToolContext, ToolRegistry
+from seam.contracts.tools import ToolContext, ToolRegistry
 from seam.core.context_step import build_system, compact, estimate, load_history, window
 from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.model_step import UserPrompt
@@ -30,30 +30,19 @@ from seam.core.turn_deps import (
     SetupDeps,
     TranscriptWriter,
     Turn,
+    TurnRequest,
     TurnState,
-    TurnStep,
 )
 
 
-async def run_turn(
-    setup: SetupDeps,
-    session_key: str,
-    start: TurnStep,
-    *,
-    personality: str | None,
-    cancel: CancelToken,
-    transcript: TranscriptWriter | None,
-    subagents: Subagents | None,
-) -> AsyncGenerator[AgentEvent, None]:
-    """Prepare the turn, then run its steps from `start`; always ends with `done`.
+async def run_turn(setup: SetupDeps, request: TurnRequest) -> AsyncGenerator[AgentEvent, None]:
+    """Prepare the turn, then run its steps from `request.start`; always ends with `done`.
 
     A step yields its events, then its next state; the driver passes the events on and
     keeps the state (one class check per event). The last event sent is what the
     session's numbering goes on from, also when the consumer stops mid-step."""
     turn_id = setup.new_id()
-    prepared = await _begin(
-        setup, session_key, turn_id, start, personality, cancel, transcript, subagents
-    )
+    prepared = await _begin(setup, request, turn_id)
     if isinstance(prepared, list):  # refused before any step: an error and `done`
         for event in prepared:
             yield event
@@ -80,39 +69,21 @@ async def run_turn(
             finally:
                 await outputs.aclose()  # a consumer that stops early ends the step now
     finally:
-        setup.sequences.record(session_key, max(seq, state.seq))
+        setup.sequences.record(turn.session_key, max(seq, state.seq))
 
 
 async def _begin(
-    setup: SetupDeps,
-    session_key: str,
-    turn_id: str,
-    start: TurnStep,
-    personality: str | None,
-    cancel: CancelToken,
-    transcript: TranscriptWriter | None,
-    subagents: Subagents | None,
+    setup: SetupDeps, request: TurnRequest, turn_id: str
 ) -> tuple[Turn, TurnState] | list[AgentEvent]:
-    """The prepared turn at `start`, or the events of a turn refused before it starts
+    """The prepared turn at its start, or the events of a turn refused before it starts
     (its restored working directory is gone, its personality is unknown)."""
-    missing = await setup.missing_dir(session_key)
+    missing = await setup.missing_dir(request.session_key)
     if missing is not None:
-        return _refused(setup, session_key, turn_id, "working_dir", missing)
+        return _refused(setup, request.session_key, turn_id, "working_dir", missing)
     try:
-        turn, state = await prepare_turn(
-            setup,
-            session_key,
-            turn_id,
-            user_message=start.text if isinstance(start, UserPrompt) else None,
-            personality=personality,
-            cancel=cancel,
-            transcript=transcript,
-            subagents=subagents,
-            start=start,
-        )
+        return await prepare_turn(setup, request, turn_id)
     except UnknownPersonality as exc:
-        return _refused(setup, session_key, turn_id, "personality", str(exc))
-    return turn, state
+        return _refused(setup, request.session_key, turn_id, "personality", str(exc))
 
 
 def _refused(
@@ -127,39 +98,26 @@ def _refused(
 
 
 async def prepare_turn(
-    setup: SetupDeps,
-    session_key: str,
-    turn_id: str,
-    *,
-    user_message: str | None,
-    personality: str | None,
-    cancel: CancelToken,
-    transcript: TranscriptWriter | None,
-    subagents: Subagents | None,
-    start: TurnStep | None = None,
+    setup: SetupDeps, request: TurnRequest, turn_id: str
 ) -> tuple[Turn, TurnState]:
-    """What a turn is about and where it starts (at `start`); creates the session on
-    first use."""
-    info = await setup.sessions.get(session_key)
-    chosen = _personality(setup, info, personality)
+    """What a turn is about and where it starts; creates the session on first use."""
+    key = request.session_key
+    info = await setup.sessions.get(key)
+    chosen = _personality(setup, info, request.personality)
     if info is None:
-        info = await setup.sessions.create(session_key, personality=chosen.id)
+        info = await setup.sessions.create(key, personality=chosen.id)
         if setup.hooks.has(hooks.SESSION_START):
-            payload = SessionStart(session_key, chosen.id)
-            await fire_isolated(setup.hooks, hooks.SESSION_START, payload)
+            await fire_isolated(setup.hooks, hooks.SESSION_START, SessionStart(key, chosen.id))
     ctx = setup.tool_context(
-        session_key, chosen, turn_id=turn_id, cancel=cancel, subagents=subagents
+        key, chosen, turn_id=turn_id, cancel=request.cancel, subagents=request.subagents
     )
+    start = request.start
+    said = start.text if isinstance(start, UserPrompt) else None
     turn, notices = await _resolve(
-        setup,
-        info,
-        chosen,
-        ctx,
-        transcript,
-        lambda s: _prompt_hook(setup, session_key, s, user_message),
+        setup, info, chosen, ctx, request.transcript, lambda s: _prompt_hook(setup, key, s, said)
     )
-    history = await load_history(setup.services.context, session_key)
-    seq = setup.sequences.last(session_key)
+    history = await load_history(setup.services.context, key)
+    seq = setup.sequences.last(key)
     return turn, TurnState(step=start, messages=history, seq=seq, waiting=notices)
 
 
