@@ -78,12 +78,8 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
                 watchdog = stream.watchdog
                 watchdog.start(deadline)
                 next_chunk = stream.chunks.__anext__
-                key, turn_id, cancel, parts = (
-                    turn.session_key,
-                    turn.turn_id,
-                    turn.cancel,
-                    call.parts,
-                )
+                key, turn_id = turn.session_key, turn.turn_id
+                cancel, parts = turn.cancel, call.parts
                 seq, texting = call.seq, False
                 while not cancel.cancelled:
                     watchdog.waiting_since = clock()
