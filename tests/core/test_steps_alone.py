@@ -72,6 +72,10 @@ def a_turn(model: ModelProvider, *tools: Echo, cancel: CancelToken | None = None
     )
 
 
+def fields(state: TurnState) -> dict[str, object]:
+    return {name: getattr(state, name) for name in TurnState.__dataclass_fields__}
+
+
 async def drive(steps: StepOutput) -> tuple[list[AgentEvent], TurnState]:
     """A step's events and the state it ends with."""
     events: list[AgentEvent] = []
@@ -249,3 +253,36 @@ async def test_finish_sends_one_done_and_numbers_the_next_turn_on() -> None:
     [done] = events
     assert isinstance(done, Done) and (done.seq, done.text) == (5, "bye")
     assert after.step is None and sequences.last(KEY) == 5
+
+
+async def test_steps_leave_the_state_they_were_given_as_it_was() -> None:
+    store = await a_store()
+    echo_call = call("echo", text="x")
+    model = ScriptedModel([tool_step(echo_call)])
+    turn = a_turn(model, Echo())
+    given = TurnState(messages=history("hi"), seq=2, iteration=1)
+    snapshot = fields(given)
+
+    await drive(user_prompt(UserPrompt("again"), StoreDeps(store), turn, given))
+    await drive(call_model(CallModel(), ModelDeps(ContextDeps(StoreDeps(store))), turn, given))
+    tools = RunTools((echo_call,), then=CallModel())
+    await drive(run_tools(tools, ToolDeps(StoreDeps(store)), turn, given))
+    await drive(finish(Finish("stop", answered=True), FinishDeps(), turn, given))
+
+    assert fields(given) == snapshot
+
+
+def test_but_copies_every_field() -> None:
+    state = TurnState(
+        step=Finish("stop"),
+        messages=history("a"),
+        seq=3,
+        stored=history("b"),
+        iteration=2,
+        final_text="t",
+        started=True,
+        waiting=(lambda seq: Done(KEY, "t1", seq, "", "stop"),),
+        overflow_retried=True,
+    )
+    assert fields(state.but()) == fields(state)
+    assert fields(state.but(seq=4)) == {**fields(state), "seq": 4}

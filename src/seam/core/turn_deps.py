@@ -148,9 +148,13 @@ class ContextEstimate:
     tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class TurnState:
-    """Where one turn is. Steps return a new one; none is changed in place."""
+    """Where one turn is. Steps never change one: each returns a new one (`but`).
+
+    Not `frozen` only for the cost of the copy: a frozen copy sets every field through
+    `object.__setattr__`, several times the plain stores `but` makes, and a step makes
+    one or two per model call."""
 
     # The step the turn is at (None: the turn is over).
     step: TurnStep | None = None
@@ -174,20 +178,28 @@ class TurnState:
     overflow_retried: bool = False
 
     def but(self, **changes: Any) -> TurnState:
-        """A copy with `changes`: `dataclasses.replace` without its per-call field
-        walk and keyword rebuild (about 2.5 times faster; a step makes a few per model
-        call, so it shows in the bare loop's overhead). Names are checked as set: a
-        slot that does not exist raises AttributeError."""
+        """A new state with `changes`, this one left as it was (a name that is no field
+        raises AttributeError)."""
         new = _new(TurnState)
-        for name in _STATE_FIELDS:
-            _set(new, name, _get(self, name))
+        new.step = self.step
+        new.messages = self.messages
+        new.seq = self.seq
+        new.usage = self.usage
+        new.stored = self.stored
+        new.iteration = self.iteration
+        new.final_text = self.final_text
+        new.started = self.started
+        new.waiting = self.waiting
+        new.estimate = self.estimate
+        new.overflow_retried = self.overflow_retried
         for name, value in changes.items():
-            _set(new, name, value)
+            setattr(new, name, value)
         return new
 
 
-_STATE_FIELDS = tuple(TurnState.__dataclass_fields__)
-_new, _set, _get = object.__new__, object.__setattr__, getattr
+# `but` copies every field by name: a field added above is added there too (a test
+# in tests/core/test_steps_alone.py says when one is missing).
+_new = object.__new__
 
 # What a step yields: its events, then (last) the turn's next state.
 StepOutput = AsyncGenerator[AgentEvent | TurnState, None]
