@@ -59,6 +59,8 @@ def room_problem(fixed: int, tokens: int, size: int, *, compacted: bool = False)
     """What is wrong when the window is too small for the request, with the figures;
     None when it fits. `fixed` is the system prompt and tool schemas, `tokens` the whole
     request. Shared with `seam doctor`, which asks with `tokens == fixed`."""
+    if tokens < size and fixed < FIXED_SHARE * size:
+        return None  # checked before every request: no text is built when it fits
     share = fixed * 100 // max(size, 1)
     fixed_part = (
         f"the system prompt and tool schemas take ~{fixed:,} of the {size:,}-token "
@@ -70,6 +72,4 @@ def room_problem(fixed: int, tokens: int, size: int, *, compacted: bool = False)
             f"{after}the request is ~{tokens:,} tokens, over the {size:,}-token context "
             f"window; {fixed_part}. Raise [context] window or give the personality fewer tools"
         )
-    if fixed >= FIXED_SHARE * size:
-        return f"{fixed_part}. Raise [context] window or give the personality fewer tools"
-    return None
+    return f"{fixed_part}. Raise [context] window or give the personality fewer tools"
