@@ -2,7 +2,7 @@
 and `Finish`, the last step of every turn.
 
 The values are in `core/turn_deps.py`: `Turn` (what the turn is about), `TurnState`
-(where it is, frozen) and each step's dependencies. A step is a small frozen value whose
+(where it is; a step returns a new one) and each step's dependencies. A step is a small frozen value whose
 `run(services, turn, state)` takes its own dependencies from `services`, yields the
 events of that step, then the next `TurnState` (whose `step` is the one that follows;
 None: the turn is over). The steps are `UserPrompt` and `CallModel`

@@ -3,9 +3,9 @@
 - `Turn`, frozen: what one turn is about (session key, turn id, cancel token, and what
   preparing the turn resolved: personality, model, built tools, tool context, system
   prompt, transcript writer).
-- `TurnState`, frozen: where the turn is (the step it is at, the request history,
-  sequence number, usage, ...). A step never changes it: it yields its events, then
-  the next state, made with `dataclasses.replace` (a few per step, none per event).
+- `TurnState`: where the turn is (the step it is at, the request history, sequence
+  number, usage, ...). A step never changes it: it yields its events, then the next
+  state, made with `TurnState.but` (one or two per step, none per event).
 - Per-step dependencies (`StoreDeps`, `ContextDeps`, `ModelDeps`, `ToolDeps`,
   `FinishDeps`), each holding exactly what its step uses. `AgentLoop` builds them once,
   gathered in `TurnServices`; a test builds one with two or three fakes.
