@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from seam.contracts import (
@@ -35,7 +34,7 @@ from seam.core.history import NO_RESULT
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.tool_step import RunTools
 from seam.core.turn import Finish, TurnStep
-from seam.core.turn_deps import Turn, TurnRequest, TurnState
+from seam.core.turn_deps import StepEnd, Turn, TurnRequest, TurnState
 from seam.core.turn_driver import prepare_turn
 
 KEY = "s1"
@@ -83,16 +82,16 @@ async def drive(
 ) -> tuple[list[AgentEvent], TurnState]:
     """Run one step; its events and the state it leads to (`state.step`: what follows)."""
     events: list[AgentEvent] = []
-    async for item in step.run(loop.services, turn, state):
-        if isinstance(item, TurnState):
-            state = item
-        else:
-            events.append(item)
-    return events, state
+    try:
+        async for event in step.run(loop.services, turn, state):
+            events.append(event)
+    except StepEnd as end:
+        return events, end.state
+    raise AssertionError("a step always ends with the next state")
 
 
 def said(state: TurnState, text: str) -> TurnState:
-    return replace(state, messages=(*state.messages, Message("user", text)))
+    return state._replace(messages=(*state.messages, Message("user", text)))
 
 
 async def test_user_prompt_stores_the_input_and_leads_to_the_model() -> None:
@@ -164,7 +163,7 @@ async def test_call_model_cancelled_calls_nothing_and_finishes_cancelled() -> No
 async def test_call_model_stops_at_the_iteration_limit() -> None:
     loop, model, _, _ = make_loop([text_step("never")], max_iterations=2)
     turn, state = await prepared(loop)
-    _, state = await drive(loop, CallModel(), turn, replace(state, iteration=2))
+    _, state = await drive(loop, CallModel(), turn, state._replace(iteration=2))
     assert isinstance(state.step, Finish) and state.step.finish_reason == "max_iterations"
     assert not model.requests
 
@@ -204,7 +203,7 @@ async def test_run_tools_halts_when_a_hook_says_so() -> None:
 async def test_finish_sends_error_halt_and_one_done() -> None:
     loop, _, _, _ = make_loop([])
     turn, state = await prepared(loop)
-    state = replace(state, seq=7, final_text="partial answer", iteration=3)
+    state = state._replace(seq=7, final_text="partial answer", iteration=3)
     step = Finish("timeout", error=("timeout", "silent"), halt=("timeout", "silent"))
 
     events, state = await drive(loop, step, turn, state)
@@ -233,7 +232,7 @@ async def test_an_answered_finish_fires_agent_done_with_what_was_stored() -> Non
     loop, _, _, _ = make_loop([], hooks=hooks)
     turn, state = await prepared(loop)
     _, state = await drive(loop, UserPrompt("hi"), turn, state)
-    state = replace(state, final_text="bye")
+    state = state._replace(final_text="bye")
 
     await drive(loop, Finish("stop", answered=True), turn, state)
     await drive(loop, Finish("error", error=("fatal", "x")), turn, state)

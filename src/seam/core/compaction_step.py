@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from functools import partial
 
 from seam.contracts.context import Compaction, CompactionLog, CompactionReason
@@ -36,7 +35,7 @@ async def compact(
         return state, False
     state = await _adopt(deps, turn, state, transcript, result)
     tokens, est = estimate(deps, turn, state.estimate, system, state.messages)
-    state = state.but(estimate=est)
+    state = state._replace(estimate=est)
     return _report(deps, turn, state, result, tokens, reason), True
 
 
@@ -95,8 +94,8 @@ async def _adopt(
             log.exception("could not record the compaction of %s", key)
     deps.builder.invalidate(key)
     deps.counts.pop(key, None)
-    counted_afresh = replace(state.estimate, counted=0, tokens=0)
-    return state.but(messages=messages, estimate=counted_afresh)
+    counted_afresh = state.estimate._replace(counted=0, tokens=0)
+    return state._replace(messages=messages, estimate=counted_afresh)
 
 
 def _report(
@@ -131,10 +130,10 @@ def _report(
     )
     if options.context_warn_at and tokens < options.context_warn_at * size:
         deps.warned.discard(key)
-    return state.but(waiting=(*state.waiting, compacted))
+    return state._replace(waiting=(*state.waiting, compacted))
 
 
 def context_notice(turn: Turn, state: TurnState, message: str) -> TurnState:
     """`state` with a `context` notice waiting to be sent."""
     notice = partial(Notice, turn.session_key, turn.turn_id, kind="context", message=message)
-    return state.but(waiting=(*state.waiting, notice))
+    return state._replace(waiting=(*state.waiting, notice))

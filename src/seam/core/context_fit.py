@@ -50,9 +50,7 @@ def estimate(
         tokens += estimator.messages(messages[counted:])
         counted = len(messages)
         deps.counts[key] = (counted, messages[-1], tokens)
-    if (system, overhead, counted, tokens) != (est.system, est.overhead, est.counted, est.tokens):
-        est = ContextEstimate(system, overhead, counted, tokens)
-    return overhead + tokens, est
+    return overhead + tokens, ContextEstimate(system, overhead, counted, tokens)
 
 
 def room_problem(fixed: int, tokens: int, size: int, *, compacted: bool = False) -> str | None:

@@ -101,7 +101,7 @@ async def fit_context(
     options = deps.options
     size = window(options, turn.model)
     tokens, est = estimate(deps, turn, state.estimate, system, state.messages)
-    state = state.but(estimate=est)
+    state = state._replace(estimate=est)
     if options.context_warn_at:
         state = _check_warning(deps, turn, state, tokens, size, options.context_warn_at)
     compacted = False
@@ -113,7 +113,7 @@ async def fit_context(
         state, compacted = await compact(deps, turn, state, system, reason)
         if compacted:
             tokens, est = estimate(deps, turn, state.estimate, system, state.messages)
-            state = state.but(estimate=est)
+            state = state._replace(estimate=est)
     return _check_room(deps, turn, state, tokens, size, compacted), compacted
 
 
@@ -123,7 +123,7 @@ async def overflow_compacted(
     """After a context-overflow error: compact, and say whether to retry (once a turn)."""
     if error.kind != "context_overflow" or state.overflow_retried:
         return state, False
-    state = state.but(overflow_retried=True)
+    state = state._replace(overflow_retried=True)
     return await fit_context(deps, turn, state, system, reason="overflow")
 
 
@@ -163,4 +163,4 @@ def _check_warning(
         window=size,
         percent=percent,
     )
-    return state.but(waiting=(*state.waiting, warning))
+    return state._replace(waiting=(*state.waiting, warning))

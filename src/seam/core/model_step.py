@@ -28,6 +28,7 @@ from seam.core.tool_step import RunTools
 from seam.core.turn import Finish, flush, record_usage, save_partial, store, usage_record
 from seam.core.turn_deps import (
     ModelDeps,
+    StepEnd,
     StepOutput,
     StoreDeps,
     Turn,
@@ -61,8 +62,7 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
     leads to the tools, to the end of the turn, or (after an overflow) to this step again."""
     halted = _halt_before_call(deps, turn, state)
     if halted is not None:
-        yield halted
-        return
+        raise StepEnd(halted)
     system, iteration = step.system(turn), state.iteration + 1
     state, ready = await _prepare_call(deps, turn, state, system)
     for event in ready:
@@ -72,6 +72,9 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
     call = CallRecord(turn, state, iteration, clock())
     stream = OpenStream(deps, turn, iteration, request)
     failure: TimeoutError | ModelError | None = None
+    # The sequence number is a local in the loop, written back to `call` only around
+    # `take` and when the stream ends (the finally below), not per delta.
+    seq, texting = call.seq, False
     try:
         try:
             async with asyncio.timeout(None) as deadline:
@@ -80,7 +83,6 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
                 next_chunk = stream.chunks.__anext__
                 key, turn_id = turn.session_key, turn.turn_id
                 cancel, parts = turn.cancel, call.parts
-                seq, texting = call.seq, False
                 while not cancel.cancelled:
                     watchdog.waiting_since = clock()
                     try:
@@ -91,9 +93,10 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
                     if texting and chunk.kind == "text":
                         text: str = chunk.text  # type: ignore[union-attr]
                         parts.append(text)
-                        call.seq = seq = seq + 1
+                        seq += 1
                         yield TextDelta(key, turn_id, seq, text)
                         continue
+                    call.seq = seq
                     for event in call.take(chunk, clock):
                         yield event
                     seq, texting = call.seq, call.first_at is not None
@@ -101,21 +104,22 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
             # A cancel cuts the wait short the same way; `_settle` tells them apart.
             failure = exc
         finally:
+            call.seq = seq
             await stream.close(deps, call, failure)
     except (asyncio.CancelledError, GeneratorExit):
         # Cut off mid-stream: keep what was streamed, marked as interrupted.
         await save_partial(deps.context.store, turn, call.after(), call.text())
         raise
-    yield await _settle(step, deps, turn, call, failure, system)
+    raise StepEnd(await _settle(step, deps, turn, call, failure, system))
 
 
 def _halt_before_call(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnState | None:
     """The state that ends the turn before any call (cancelled, or out of model calls)."""
     if turn.cancel.cancelled:
-        return state.but(step=_cancelled(turn))
+        return state._replace(step=_cancelled(turn))
     if state.iteration >= deps.context.options.max_iterations:
         message = f"stopped after {state.iteration} model calls without a final answer"
-        return state.but(step=Finish("max_iterations", halt=("max_iterations", message)))
+        return state._replace(step=Finish("max_iterations", halt=("max_iterations", message)))
     return None
 
 
@@ -186,13 +190,13 @@ async def _failed(
         state = await _keep_cut_off(deps.context.store, turn, state, text)
         message = f"the model produced nothing for {deps.context.options.streaming_timeout:g} s"
         timeout = Finish("timeout", error=("timeout", message), halt=("timeout", message))
-        return state.but(step=timeout)
+        return state._replace(step=timeout)
     if not text:
         state, compacted = await overflow_compacted(deps.context, turn, state, failure, system)
         if compacted:
-            return state.but(step=step)  # compacted: retry the request once
+            return state._replace(step=step)  # compacted: retry the request once
     state = await _keep_cut_off(deps.context.store, turn, state, text)
-    return state.but(step=Finish("error", error=(failure.kind, str(failure))))
+    return state._replace(step=Finish("error", error=(failure.kind, str(failure))))
 
 
 async def _answered(step: CallModel, deps: ModelDeps, turn: Turn, call: CallRecord) -> TurnState:
@@ -211,7 +215,7 @@ async def _answered(step: CallModel, deps: ModelDeps, turn: Turn, call: CallReco
             state = await store(deps.context.store, turn, state, interrupted, used=used)
         elif used is not None:
             await record_usage(deps.context.store, turn, used)
-        return state.but(final_text=text, step=_cancelled(turn))
+        return state._replace(final_text=text, step=_cancelled(turn))
     calls = tuple(call.calls)
     assistant = Message("assistant", text, tool_calls=calls)
     following = RunTools(calls, then=step) if calls else Finish(call.finish, answered=True)
@@ -221,7 +225,9 @@ async def _answered(step: CallModel, deps: ModelDeps, turn: Turn, call: CallReco
         call.state,
         assistant,
         used=used,
-        **call.figures(),
+        seq=call.seq,
+        usage=call.total,
+        iteration=call.iteration,
         messages=(*call.state.messages, assistant),
         final_text=text,
         step=following,
@@ -276,4 +282,5 @@ async def user_prompt(
     # failed mid-tool), and providers reject such a history.
     history = answer_dangling(list(state.messages))
     user = Message("user", step.text)
-    yield await store(deps, turn, state, user, messages=(*history, user), step=CallModel())
+    raise StepEnd(await store(deps, turn, state, user, messages=(*history, user), step=CallModel()))
+    yield  # an async generator that sends nothing

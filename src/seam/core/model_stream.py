@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractContextManager
-from typing import Any
 
 from seam.contracts.events import AgentEvent, TextDelta, ThinkingDelta, UsageEvent
 from seam.contracts.messages import EMPTY_USAGE, ToolCall, Usage
@@ -62,6 +61,8 @@ class CallRecord:
         for speed); `run_start` and what waited for it come first on the first chunk."""
         events = self._open(chunk) if not self.state.started else []
         kind = chunk.kind
+        if kind == "tool_call_start" or kind == "tool_call_delta":
+            return events  # the whole call comes with its end
         if kind == "text":
             if self.first_at is None:
                 self.first_at = clock()
@@ -103,13 +104,9 @@ class CallRecord:
     def text(self) -> str:
         return "".join(self.parts)
 
-    def figures(self) -> dict[str, Any]:
-        """What the call changes in the turn's state: numbering, usage, calls made."""
-        return {"seq": self.seq, "usage": self.total, "iteration": self.iteration}
-
     def after(self) -> TurnState:
         """The turn's state once this call's events went out."""
-        return self.state.but(**self.figures())
+        return self.state._replace(seq=self.seq, usage=self.total, iteration=self.iteration)
 
 
 class OpenStream:

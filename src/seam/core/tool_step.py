@@ -29,6 +29,7 @@ from seam.core.tool_call import CANCELLED, CallSite, ToolOutcome, run_one
 from seam.core.turn import Finish, store
 from seam.core.turn_deps import (
     Pending,
+    StepEnd,
     StepOutput,
     ToolDeps,
     Turn,
@@ -84,7 +85,9 @@ async def run_tools(step: RunTools, deps: ToolDeps, turn: Turn, state: TurnState
     halt = batch.halt()
     following = step.then if halt is None else Finish("halted", halt=("guardrail", halt))
     messages = (*state.messages, *results)
-    yield await store(deps.store, turn, state, *results, seq=seq, messages=messages, step=following)
+    raise StepEnd(
+        await store(deps.store, turn, state, *results, seq=seq, messages=messages, step=following)
+    )
 
 
 def _ended(turn: Turn, seq: int, tool_call: ToolCall, outcome: ToolOutcome) -> ToolEnd:

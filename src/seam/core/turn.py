@@ -2,11 +2,12 @@
 and `Finish`, the last step of every turn.
 
 The values are in `core/turn_deps.py`: `Turn` (what the turn is about), `TurnState`
-(where it is; a step returns a new one) and each step's dependencies. A step is a small frozen value whose
-`run(services, turn, state)` takes its own dependencies from `services`, yields the
-events of that step, then the next `TurnState` (whose `step` is the one that follows;
-None: the turn is over). The steps are `UserPrompt` and `CallModel`
-(`core/model_step.py`), `RunTools` (`core/tool_step.py`) and `Finish` (here).
+(where it is; a step returns a new one) and each step's dependencies. A step is a small
+frozen value whose `run(services, turn, state)` takes its own dependencies from
+`services`, yields the events of that step, then returns the next `TurnState` by
+raising `StepEnd` (its `step` is the one that follows; None: the turn is over). The
+steps are `UserPrompt` and `CallModel` (`core/model_step.py`), `RunTools`
+(`core/tool_step.py`) and `Finish` (here).
 
 `core/turn_driver.py` prepares the turn and drives the steps. Resuming a turn is only a
 matter of which step it starts from (the Coordinator's repair plan picks it).
@@ -36,6 +37,7 @@ from seam.core.hook_registry import fire_isolated
 from seam.core.turn_deps import (
     FinishDeps,
     Pricing,
+    StepEnd,
     StepOutput,
     StoreDeps,
     TranscriptWriter,
@@ -88,7 +90,7 @@ def open_turn(
     for make in state.waiting:
         seq += 1
         events.append(make(seq))
-    return events, state.but(seq=seq, waiting=(), started=True)
+    return events, state._replace(seq=seq, waiting=(), started=True)
 
 
 def flush(state: TurnState) -> tuple[list[AgentEvent], TurnState]:
@@ -97,7 +99,7 @@ def flush(state: TurnState) -> tuple[list[AgentEvent], TurnState]:
         return [], state
     seq = state.seq
     events = [make(seq + i) for i, make in enumerate(state.waiting, 1)]
-    return events, state.but(seq=seq + len(events), waiting=())
+    return events, state._replace(seq=seq + len(events), waiting=())
 
 
 async def store(
@@ -121,7 +123,7 @@ async def store(
         if usage is not None:
             await _write_usage(deps, turn, usage)
         await deps.sessions.append(turn.session_key, messages)
-    return state.but(stored=state.stored + messages, **changes)
+    return state._replace(stored=state.stored + messages, **changes)
 
 
 async def save_partial(deps: StoreDeps, turn: Turn, state: TurnState, text: str) -> TurnState:
@@ -221,7 +223,7 @@ async def finish(step: Finish, deps: FinishDeps, turn: Turn, state: TurnState) -
     # Recorded now: a consumer may stop at `done` without closing the stream.
     deps.sequences.record(key, seq)
     yield Done(key, turn_id, seq, text, step.finish_reason, state.usage, state.iteration)
-    yield state.but(step=None, seq=seq)
+    raise StepEnd(state._replace(step=None, seq=seq))
 
 
 async def _answered(deps: FinishDeps, turn: Turn, state: TurnState) -> None:

@@ -5,7 +5,7 @@
   prompt, transcript writer).
 - `TurnState`: where the turn is (the step it is at, the request history, sequence
   number, usage, ...). A step never changes it: it yields its events, then the next
-  state, made with `TurnState.but` (one or two per step, none per event).
+  state, made with `TurnState._replace` (one or two per step, none per event).
 - Per-step dependencies (`StoreDeps`, `ContextDeps`, `ModelDeps`, `ToolDeps`,
   `FinishDeps`), each holding exactly what its step uses. `AgentLoop` builds them once,
   gathered in `TurnServices`; a test builds one with two or three fakes.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, NamedTuple, Protocol
 
 from seam.contracts.context import ContextBuilder, ContextCompressor, TokenEstimator
 from seam.contracts.events import AgentEvent
@@ -136,11 +136,11 @@ class Turn:
     transcript: TranscriptWriter | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ContextEstimate:
+class ContextEstimate(NamedTuple):
     """The incremental estimate of the request size: the system prompt and tools it was
     made for, their overhead, and how many history messages were counted (and their
-    tokens), so each request counts only messages added since the last one."""
+    tokens), so each request counts only messages added since the last one. A tuple: a
+    new one is made before every request."""
 
     system: str | None = None
     overhead: int = 0
@@ -148,13 +148,11 @@ class ContextEstimate:
     tokens: int = 0
 
 
-@dataclass(slots=True, eq=False)
-class TurnState:
-    """Where one turn is. Steps never change one: each returns a new one (`but`).
-
-    Not `frozen` only for the cost of the copy: a frozen copy sets every field through
-    `object.__setattr__`, several times the plain stores `but` makes, and a step makes
-    one or two per model call."""
+class TurnState(NamedTuple):
+    """Where one turn is. Immutable: a step returns a new one (`_replace`, one or two per
+    step, none per event). A named tuple rather than a frozen dataclass for the cost of
+    that copy: `_replace` builds the tuple in C, a frozen dataclass sets every field
+    through `object.__setattr__`."""
 
     # The step the turn is at (None: the turn is over).
     step: TurnStep | None = None
@@ -177,32 +175,21 @@ class TurnState:
     # A context-overflow error is answered with one compaction and retry per turn.
     overflow_retried: bool = False
 
-    def but(self, **changes: Any) -> TurnState:
-        """A new state with `changes`, this one left as it was (a name that is no field
-        raises AttributeError)."""
-        new = _new(TurnState)
-        new.step = self.step
-        new.messages = self.messages
-        new.seq = self.seq
-        new.usage = self.usage
-        new.stored = self.stored
-        new.iteration = self.iteration
-        new.final_text = self.final_text
-        new.started = self.started
-        new.waiting = self.waiting
-        new.estimate = self.estimate
-        new.overflow_retried = self.overflow_retried
-        for name, value in changes.items():
-            setattr(new, name, value)
-        return new
+
+# What a step yields: its events; it ends by raising `StepEnd(next_state)`.
+StepOutput = AsyncGenerator[AgentEvent, None]
 
 
-# `but` copies every field by name: a field added above is added there too (a test
-# in tests/core/test_steps_alone.py says when one is missing).
-_new = object.__new__
+class StepEnd(Exception):
+    """How a step returns the turn's next state. An async generator cannot `return` a
+    value (PEP 525), so a step ends the way a generator's return value travels in
+    `StopIteration`: after its last event it raises `StepEnd(state)`, which the driver
+    catches. One raise per step and nothing per event (a state yielded among the events
+    would cost a type check on every text delta)."""
 
-# What a step yields: its events, then (last) the turn's next state.
-StepOutput = AsyncGenerator[AgentEvent | TurnState, None]
+    def __init__(self, state: TurnState) -> None:
+        super().__init__()
+        self.state = state
 
 
 class TurnStep(Protocol):
@@ -211,7 +198,8 @@ class TurnStep(Protocol):
     opens_turn: ClassVar[bool]
 
     def run(self, services: TurnServices, turn: Turn, state: TurnState) -> StepOutput:
-        """The step's events, then the next state (its `step`: what follows)."""
+        """The step's events; ends with `StepEnd(next_state)` (its `step`: what
+        follows)."""
         ...
 
 

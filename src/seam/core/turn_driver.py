@@ -28,6 +28,7 @@ from seam.core.turn import UnknownPersonality, flush, open_turn
 from seam.core.turn_deps import (
     Pending,
     SetupDeps,
+    StepEnd,
     TranscriptWriter,
     Turn,
     TurnRequest,
@@ -38,8 +39,8 @@ from seam.core.turn_deps import (
 async def run_turn(setup: SetupDeps, request: TurnRequest) -> AsyncGenerator[AgentEvent, None]:
     """Prepare the turn, then run its steps from `request.start`; always ends with `done`.
 
-    A step yields its events, then its next state; the driver passes the events on and
-    keeps the state (one class check per event). The last event sent is what the
+    A step yields its events and ends by raising `StepEnd(next_state)`: the driver
+    passes the events on untouched and keeps the state. The last event sent is what the
     session's numbering goes on from, also when the consumer stops mid-step."""
     turn_id = setup.new_id()
     prepared = await _begin(setup, request, turn_id)
@@ -49,27 +50,26 @@ async def run_turn(setup: SetupDeps, request: TurnRequest) -> AsyncGenerator[Age
         return
     turn, state = prepared
     services = setup.services
-    seq = state.seq
+    last: AgentEvent | None = None  # the last event sent: numbering goes on after it
     try:
         while (step := state.step) is not None:
             if step.opens_turn and not state.started:
                 events, state = open_turn(turn, state, None)
-                for event in events:
-                    yield event
-                seq = state.seq
+                for last in events:
+                    yield last
             outputs = step.run(services, turn, state)
             try:
-                async for item in outputs:
-                    # Per event: a class check (cheaper than isinstance), then pass it on.
-                    if item.__class__ is TurnState:
-                        state = item
-                    else:
-                        seq = item.seq
-                        yield item  # type: ignore[misc]
+                async for last in outputs:
+                    yield last
+            except StepEnd as end:
+                state = end.state
+            else:
+                raise RuntimeError(f"{step!r} ended without the turn's next state")
             finally:
                 await outputs.aclose()  # a consumer that stops early ends the step now
     finally:
-        setup.sequences.record(turn.session_key, max(seq, state.seq))
+        seq = state.seq if last is None else max(state.seq, last.seq)
+        setup.sequences.record(turn.session_key, seq)
 
 
 async def _begin(
