@@ -33,7 +33,8 @@ from seam.core import (
 from seam.core.history import NO_RESULT
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.tool_step import RunTools
-from seam.core.turn import Finish, TurnDeps, TurnState, TurnStep
+from seam.core.turn import Finish, TurnStep
+from seam.core.turn_deps import StepEnd, Turn, TurnRequest, TurnState
 from seam.core.turn_driver import prepare_turn
 
 KEY = "s1"
@@ -70,25 +71,27 @@ def make_loop(
 
 async def prepared(
     loop: AgentLoop, *, cancel: CancelToken | None = None, user_message: str | None = "hi"
-) -> tuple[TurnDeps, TurnState]:
-    return await prepare_turn(
-        loop,
-        KEY,
-        "turn-1",
-        user_message=user_message,
-        personality=None,
-        cancel=cancel or CancelToken(),
-        transcript=None,
-        subagents=None,
-    )
+) -> tuple[Turn, TurnState]:
+    start = CallModel() if user_message is None else UserPrompt(user_message)
+    request = TurnRequest(KEY, start, cancel=cancel or CancelToken())
+    return await prepare_turn(loop.turn_setup, request, "turn-1")
 
 
 async def drive(
-    step: TurnStep, deps: TurnDeps, state: TurnState
-) -> tuple[list[AgentEvent], TurnStep | None]:
-    """Run one step; its events and the step it leads to."""
-    events = [event async for event in step.run(deps, state)]
-    return events, state.next
+    loop: AgentLoop, step: TurnStep, turn: Turn, state: TurnState
+) -> tuple[list[AgentEvent], TurnState]:
+    """Run one step; its events and the state it leads to (`state.step`: what follows)."""
+    events: list[AgentEvent] = []
+    try:
+        async for event in step.run(loop.services, turn, state):
+            events.append(event)
+    except StepEnd as end:
+        return events, end.state
+    raise AssertionError("a step always ends with the next state")
+
+
+def said(state: TurnState, text: str) -> TurnState:
+    return state._replace(messages=(*state.messages, Message("user", text)))
 
 
 async def test_user_prompt_stores_the_input_and_leads_to_the_model() -> None:
@@ -96,11 +99,11 @@ async def test_user_prompt_stores_the_input_and_leads_to_the_model() -> None:
     dangling = call("echo", text="lost")
     await store.create(KEY)
     await store.append(KEY, [Message("user", "earlier"), Message("assistant", "", (dangling,))])
-    deps, state = await prepared(loop)
+    turn, state = await prepared(loop)
 
-    events, after = await drive(UserPrompt("hello"), deps, state)
+    events, state = await drive(loop, UserPrompt("hello"), turn, state)
 
-    assert events == [] and after == CallModel()
+    assert events == [] and state.step == CallModel()
     assert [m.content for m in await store.messages(KEY)][-1] == "hello"
     # The request history answers the call a failed turn left open; the store does not.
     assert [(m.role, m.content) for m in state.messages[-2:]] == [
@@ -112,15 +115,14 @@ async def test_user_prompt_stores_the_input_and_leads_to_the_model() -> None:
 
 async def test_call_model_streams_opens_the_turn_and_leads_to_finish() -> None:
     loop, model, _, store = make_loop([text_step("Hello there", chunk=4)])
-    deps, state = await prepared(loop)
-    state.messages.append(Message("user", "hi"))
+    turn, state = await prepared(loop)
 
-    events, after = await drive(CallModel(), deps, state)
+    events, state = await drive(loop, CallModel(), turn, said(state, "hi"))
 
     assert isinstance(events[0], RunStart) and events[0].seq == 1
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there"
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
-    assert after == Finish("stop", answered=True)
+    assert state.step == Finish("stop", answered=True)
     assert (state.iteration, state.final_text, state.started) == (1, "Hello there", True)
     assert [m.content for m in await store.messages(KEY)] == ["Hello there"]
     assert model.requests[0].messages[-1].content == "hi"
@@ -129,61 +131,58 @@ async def test_call_model_streams_opens_the_turn_and_leads_to_finish() -> None:
 async def test_call_model_with_tool_calls_leads_to_run_tools_and_back() -> None:
     echo_call = call("echo", text="x")
     loop, _, echo, _ = make_loop([tool_step(echo_call)])
-    deps, state = await prepared(loop)
-    state.messages.append(Message("user", "hi"))
+    turn, state = await prepared(loop)
     step = CallModel(note="you were cut off")
 
-    _, after = await drive(step, deps, state)
+    _, state = await drive(loop, step, turn, said(state, "hi"))
 
     # The same model step (with its note) follows the tools.
-    assert after == RunTools((echo_call,), then=step)
+    assert state.step == RunTools((echo_call,), then=step)
     assert echo.runs == []  # the tools run in their own step
 
 
 async def test_a_note_is_said_in_the_system_prompt_of_each_call() -> None:
     loop, model, _, _ = make_loop([text_step("ok")])
-    deps, state = await prepared(loop)
-    state.messages.append(Message("user", "hi"))
-    await drive(CallModel(note="NOTE: go on"), deps, state)
-    assert model.requests[0].system == f"{deps.system}\n\nNOTE: go on"
+    turn, state = await prepared(loop)
+    await drive(loop, CallModel(note="NOTE: go on"), turn, said(state, "hi"))
+    assert model.requests[0].system == f"{turn.system}\n\nNOTE: go on"
 
 
 async def test_call_model_cancelled_calls_nothing_and_finishes_cancelled() -> None:
     loop, model, _, _ = make_loop([text_step("never")])
     token = CancelToken()
     token.cancel("stop now")
-    deps, state = await prepared(loop, cancel=token)
+    turn, state = await prepared(loop, cancel=token)
 
-    events, after = await drive(CallModel(), deps, state)
+    events, state = await drive(loop, CallModel(), turn, state)
 
     assert events == [] and not model.requests
-    assert after == Finish("cancelled", halt=("cancelled", "stop now"))
+    assert state.step == Finish("cancelled", halt=("cancelled", "stop now"))
 
 
 async def test_call_model_stops_at_the_iteration_limit() -> None:
     loop, model, _, _ = make_loop([text_step("never")], max_iterations=2)
-    deps, state = await prepared(loop)
-    state.iteration = 2
-    _, after = await drive(CallModel(), deps, state)
-    assert isinstance(after, Finish) and after.finish_reason == "max_iterations"
+    turn, state = await prepared(loop)
+    _, state = await drive(loop, CallModel(), turn, state._replace(iteration=2))
+    assert isinstance(state.step, Finish) and state.step.finish_reason == "max_iterations"
     assert not model.requests
 
 
 async def test_run_tools_runs_stores_and_goes_on() -> None:
     loop, _, echo, store = make_loop([])
-    deps, state = await prepared(loop)
+    turn, state = await prepared(loop)
     calls = (call("echo", text="a"), call("echo", text="b"), call("nope"))
 
-    events, after = await drive(RunTools(calls, then=CallModel()), deps, state)
+    events, state = await drive(loop, RunTools(calls, then=CallModel()), turn, state)
 
     assert [type(e) for e in events] == [ToolStart] * 3 + [ToolEnd] * 3
     ends = [e for e in events if isinstance(e, ToolEnd)]
     assert [e.result for e in ends[:2]] == ["echo: a", "echo: b"]
     assert ends[2].is_error and "unknown tool" in ends[2].result
-    assert echo.runs == ["a", "b"] and after == CallModel()
+    assert echo.runs == ["a", "b"] and state.step == CallModel()
     stored = await store.messages(KEY)
     assert [m.tool_call_id for m in stored] == [c.id for c in calls]
-    assert state.messages[-3:] == stored
+    assert list(state.messages[-3:]) == stored
 
 
 async def test_run_tools_halts_when_a_hook_says_so() -> None:
@@ -194,20 +193,20 @@ async def test_run_tools_halts_when_a_hook_says_so() -> None:
 
     hooks.on_modifying(hook_points.AFTER_TOOL_RESULT, halt)
     loop, _, _, _ = make_loop([], hooks=hooks)
-    deps, state = await prepared(loop)
+    turn, state = await prepared(loop)
 
-    _, after = await drive(RunTools((call("echo"),), then=CallModel()), deps, state)
+    _, state = await drive(loop, RunTools((call("echo"),), then=CallModel()), turn, state)
 
-    assert after == Finish("halted", halt=("guardrail", "echo must stop"))
+    assert state.step == Finish("halted", halt=("guardrail", "echo must stop"))
 
 
 async def test_finish_sends_error_halt_and_one_done() -> None:
     loop, _, _, _ = make_loop([])
-    deps, state = await prepared(loop)
-    state.seq, state.final_text, state.iteration = 7, "partial answer", 3
+    turn, state = await prepared(loop)
+    state = state._replace(seq=7, final_text="partial answer", iteration=3)
     step = Finish("timeout", error=("timeout", "silent"), halt=("timeout", "silent"))
 
-    events, after = await drive(step, deps, state)
+    events, state = await drive(loop, step, turn, state)
 
     assert [type(e) for e in events] == [ErrorEvent, Halt, Done]
     done = events[-1]
@@ -218,7 +217,7 @@ async def test_finish_sends_error_halt_and_one_done() -> None:
         "timeout",
         3,
     )
-    assert after is None
+    assert state.step is None
     assert loop.sequences.last(KEY) == 10  # the next turn numbers on from here
 
 
@@ -231,12 +230,12 @@ async def test_an_answered_finish_fires_agent_done_with_what_was_stored() -> Non
 
     hooks.on_void(hook_points.AGENT_DONE, record)
     loop, _, _, _ = make_loop([], hooks=hooks)
-    deps, state = await prepared(loop)
-    await drive(UserPrompt("hi"), deps, state)
-    state.final_text = "bye"
+    turn, state = await prepared(loop)
+    _, state = await drive(loop, UserPrompt("hi"), turn, state)
+    state = state._replace(final_text="bye")
 
-    await drive(Finish("stop", answered=True), deps, state)
-    await drive(Finish("error", error=("fatal", "x")), deps, state)
+    await drive(loop, Finish("stop", answered=True), turn, state)
+    await drive(loop, Finish("error", error=("fatal", "x")), turn, state)
 
     assert len(seen) == 1
     assert (seen[0].text, [m.content for m in seen[0].messages]) == ("bye", ["hi"])

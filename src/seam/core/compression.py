@@ -19,6 +19,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from seam.contracts.context import (
     Compaction,
@@ -62,6 +63,53 @@ MAX_TRACKED_SESSIONS = 4096
 
 class CompressionFailed(Exception):
     """The summary could not be written; the conversation goes on uncompressed."""
+
+
+class _Candidate(NamedTuple):
+    """A compacted history: its marker, the view after it, and the request's tokens."""
+
+    marker: Message
+    view: HistoryView
+    tokens: int
+
+
+class _Start:
+    """What one compaction starts from: the transcript, its view and the request's
+    tokens before; `with_marker` measures the history a marker would leave."""
+
+    __slots__ = (
+        "_estimate",
+        "before",
+        "overhead",
+        "protect_first",
+        "reason",
+        "started",
+        "transcript",
+        "view",
+    )
+
+    def __init__(
+        self,
+        transcript: Sequence[Message],
+        view: HistoryView,
+        overhead: int,
+        protect_first: int,
+        estimator: TokenEstimator,
+        started: float,
+        reason: CompactionReason,
+    ) -> None:
+        self.transcript = transcript
+        self.view = view
+        self.overhead = overhead
+        self.protect_first = protect_first
+        self._estimate = estimator.messages
+        self.before = overhead + self._estimate(view.messages)
+        self.started = started
+        self.reason = reason
+
+    def with_marker(self, marker: Message) -> _Candidate:
+        view = history_view([*self.transcript, marker], self.protect_first)
+        return _Candidate(marker, view, self.overhead + self._estimate(view.messages))
 
 
 class HistoryCompressor:
@@ -134,25 +182,18 @@ class HistoryCompressor:
         everything is protected (nothing to compact). Raises CompressionFailed when the
         summary fails and clearing freed nothing; the back-off is started either way.
         """
-        started = self._clock()
-        estimate = self.estimator.messages
         view = history_view(transcript, protect_first)
-        before = overhead + estimate(view.messages)
         cut = split(view, protect_last)
         if cut is None:
             return None
-        count = len(transcript)
-
-        clear = make_marker(view.summary, view.tail_start, cut.tail_start)
-        cleared_view = history_view([*transcript, clear], protect_first)
-        cleared = overhead + estimate(cleared_view.messages)
-        freed = cleared < before
-        if freed and cleared <= target and reason != "manual":
+        start = _Start(
+            transcript, view, overhead, protect_first, self.estimator, self._clock(), reason
+        )
+        cleared = start.with_marker(make_marker(view.summary, view.tail_start, cut.tail_start))
+        freed = cleared.tokens < start.before
+        if freed and cleared.tokens <= target and reason != "manual":
             self.note_success(key)
-            return self._result(
-                count, clear, cleared_view, view, before, cleared, started, reason, False
-            )
-
+            return self._result(start, cleared, summarised=False)
         # The summariser reads the messages as stored: cleared stubs would hide the tool
         # output whose facts the summary is meant to keep (render_transcript caps each).
         middle = [
@@ -164,55 +205,44 @@ class HistoryCompressor:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a model error, a timeout, an empty answer
-            delay = self.note_failure(key)
-            error = f"the summary failed ({exc}); retrying in {delay:g} s at the earliest"
-            log.warning("compaction of %s: %s", key, error)
-            if not freed:
-                raise CompressionFailed(error) from exc
-            result = self._result(
-                count, clear, cleared_view, view, before, cleared, started, reason, False
-            )
-            return Compaction(result.marker, result.record, error)
+            return self._summary_failed(key, start, cleared, freed, exc)
         marker = make_marker(SUMMARY_HEADER + summary, cut.tail_start, cut.tail_start)
-        after_view = history_view([*transcript, marker], protect_first)
-        after = overhead + estimate(after_view.messages)
-        if after >= min(before, cleared):
+        summarised = start.with_marker(marker)
+        if summarised.tokens >= min(start.before, cleared.tokens):
             # A summary longer than what it replaces: keep the history as it was.
             if reason != "manual":
                 self.note_failure(key)
-            if not freed:
-                return None
-            return self._result(
-                count, clear, cleared_view, view, before, cleared, started, reason, False
-            )
+            return self._result(start, cleared, summarised=False) if freed else None
         self.note_success(key)
-        return self._result(count, marker, after_view, view, before, after, started, reason, True)
+        return self._result(start, summarised, summarised=True)
 
-    def _result(
-        self,
-        marker_index: int,
-        marker: Message,
-        after_view: HistoryView,
-        before_view: HistoryView,
-        before: int,
-        after: int,
-        started: float,
-        reason: CompactionReason,
-        summarised: bool,
+    def _summary_failed(
+        self, key: str, start: _Start, cleared: _Candidate, freed: bool, exc: Exception
     ) -> Compaction:
+        """Back off; go on with the cleared history if clearing freed anything, else
+        raise CompressionFailed (the turn goes on uncompacted)."""
+        delay = self.note_failure(key)
+        error = f"the summary failed ({exc}); retrying in {delay:g} s at the earliest"
+        log.warning("compaction of %s: %s", key, error)
+        if not freed:
+            raise CompressionFailed(error) from exc
+        result = self._result(start, cleared, summarised=False)
+        return Compaction(result.marker, result.record, error)
+
+    def _result(self, start: _Start, after: _Candidate, *, summarised: bool) -> Compaction:
         record = CompactionRecord(
-            marker_index=marker_index,
-            tail_start=after_view.tail_start,
-            messages_before=len(before_view.messages),
-            messages_after=len(after_view.messages),
-            tokens_before=before,
-            tokens_after=after,
-            duration_ms=(self._clock() - started) * 1000,
-            reason=reason,
+            marker_index=len(start.transcript),
+            tail_start=after.view.tail_start,
+            messages_before=len(start.view.messages),
+            messages_after=len(after.view.messages),
+            tokens_before=start.before,
+            tokens_after=after.tokens,
+            duration_ms=(self._clock() - start.started) * 1000,
+            reason=start.reason,
             summarised=summarised,
             created_at=self._wall(),
         )
-        return Compaction(marker, record)
+        return Compaction(after.marker, record)
 
     async def _summarise(self, model: ModelProvider, middle: Sequence[Message], window: int) -> str:
         # The conversation to summarise must itself fit: at most half the window.

@@ -13,10 +13,8 @@ inside the model step (`core/model_step.py`), written for speed.
 
 from __future__ import annotations
 
-import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from seam.contracts.context import (
@@ -29,7 +27,7 @@ from seam.contracts.events import AgentEvent
 from seam.contracts.guardrail import ApprovalDecision, CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
-from seam.contracts.messages import Message, Usage
+from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider
 from seam.contracts.personality import Personality, PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
@@ -48,70 +46,40 @@ from seam.core.sessions import InMemorySessionStore
 from seam.core.storage import InMemoryStorage, ScopedStorage
 from seam.core.tokens import CharTokenEstimator
 from seam.core.tool_registry import DefaultToolRegistry
-from seam.core.turn import TranscriptWriter, TurnStep
+from seam.core.turn_deps import (
+    ContextDeps,
+    EventSequences,
+    FinishDeps,
+    LoopOptions,
+    ModelDeps,
+    ModelResolver,
+    Pricing,
+    Redact,
+    SetupDeps,
+    StoreDeps,
+    ToolDeps,
+    TranscriptWriter,
+    TurnRequest,
+    TurnServices,
+    TurnStep,
+)
 from seam.core.turn_driver import compact_now, measure, run_turn
 
-log = logging.getLogger("seam.loop")
-
-# (provider, model, usage) -> cost in USD, or None when the price is unknown.
-Pricing = Callable[[str, str, Usage], float | None]
-# Picks the provider for a personality (its model, its fallback chain); cached by wiring.
-ModelResolver = Callable[[Personality], ModelProvider]
-
-
-@dataclass(frozen=True, slots=True)
-class LoopOptions:
-    # Per tool result, in characters; the overflow is cut with a marker the model can read.
-    result_budget_chars: int = 80_000
-    # Seconds the model may go without producing a chunk before the call is abandoned.
-    streaming_timeout: float = 120.0
-    # Model calls per turn; a turn that still wants tools after this many is halted.
-    max_iterations: int = 25
-    # Messages of history sent per request (None: all of them).
-    history_limit: int | None = None
-    # Seconds to wait for a person to answer an approval request; no answer means deny.
-    approval_timeout: float = 300.0
-    # Tokens the model can take in (None: the provider's `max_context_tokens`).
-    context_window: int | None = None
-    # Share of the window past which the history is compacted (None: never).
-    compress_at: float | None = 0.75
-    # Share of the window past which a `context_warning` is streamed, once per crossing.
-    context_warn_at: float | None = 0.85
-    # Messages a compaction never summarises: the first ones and the last ones.
-    protect_first: int = 3
-    protect_last: int = 20
-
-
-class EventSequences:
-    """The last event sequence number of each session in this process, so a session's
-    events are numbered on across its turns (and, after `continue_after`, across a
-    restart)."""
-
-    __slots__ = ("_last",)
-
-    def __init__(self) -> None:
-        self._last: dict[str, int] = {}
-
-    def last(self, session_key: str) -> int:
-        return self._last.get(session_key, 0)
-
-    def record(self, session_key: str, seq: int) -> None:
-        self._last[session_key] = seq
-
-    def continue_after(self, session_key: str, seq: int) -> None:
-        """Number the session's next events after `seq` (the last one a store holds), so
-        a restarted process never reuses a sequence number."""
-        if seq > self._last.get(session_key, 0):
-            self._last[session_key] = seq
-
-    def forget(self, session_key: str) -> None:
-        self._last.pop(session_key, None)
-
-    def __contains__(self, session_key: object) -> bool:
-        return session_key in self._last
+__all__ = ["AgentLoop", "EventSequences", "LoopOptions", "ModelResolver", "Pricing"]
 
 
 class AgentLoop:
+    """One agent loop: its collaborators, what it keeps per session in this process, and
+    the narrow dependencies its turn steps receive (`TurnServices`, built here once).
+
+    Per session: `working_dirs` (sessions that work elsewhere than `working_dir`, an
+    editor's project per ACP session; set by the surface), `restored_dirs` (directories
+    that came from a stored spec: each turn checks they still exist, failing rather than
+    running somewhere else), `sequences`, and the context figures (`context_warned`:
+    sessions told their window is filling, once per crossing; `context_counts`: the
+    messages counted and their tokens, so a turn estimates only what is new).
+    """
+
     def __init__(
         self,
         *,
@@ -147,19 +115,9 @@ class AgentLoop:
         self.memory: MemoryProvider = memory if memory is not None else NoopMemory()
         self.sessions: SessionStore = sessions if sessions is not None else InMemorySessionStore()
         self.storage: Storage = storage if storage is not None else InMemoryStorage()
-        self.sandboxes = sandboxes
-        self.gate = gate
-        self.pricing = pricing
-        self.models = models
-        # Applied to everything stored and to tool results (which the model then reads):
-        # secrets a tool prints never reach the transcript, the events or the model.
-        self.redact = redact
+        self.sandboxes, self.gate, self.pricing, self.models = sandboxes, gate, pricing, models
         self.working_dir = working_dir
-        # Sessions that work somewhere else than `working_dir` (an editor's project per ACP
-        # session): their tools, sandbox and project files are there. Set by the surface.
         self.working_dirs: dict[str, str] = {}
-        # Sessions whose directory came from their stored spec: each turn checks it still
-        # exists, failing rather than running somewhere else.
         self.restored_dirs: set[str] = set()
         self.fs_deny = tuple(fs_deny)
         self.options = options or LoopOptions()
@@ -172,11 +130,57 @@ class AgentLoop:
         self.compressor: ContextCompressor = compressor or HistoryCompressor(
             estimator=self.estimator
         )
-        # Sessions whose last estimate was past `context_warn_at` (warned once per crossing).
         self.context_warned: set[str] = set()
-        # Per session: (messages counted, the last of them, their estimated tokens), so a
-        # turn estimates only the messages added since the previous one.
         self.context_counts: dict[str, tuple[int, Message, int]] = {}
+        self.redact = redact  # builds the turn's dependencies (see the property)
+
+    @property
+    def redact(self) -> Redact | None:
+        """Applied to everything stored and to tool results (which the model then reads):
+        secrets a tool prints never reach the transcript, the events or the model."""
+        return self._redact
+
+    @redact.setter
+    def redact(self, redact: Redact | None) -> None:
+        # The steps hold it in their dependencies: a new one rebuilds them.
+        self._redact = redact
+        self.services = self._services()
+        self.turn_setup = self._setup_deps()
+
+    def _services(self) -> TurnServices:
+        """Each step's dependencies, made of this loop's collaborators."""
+        store = StoreDeps(self.sessions, self._redact)
+        context = ContextDeps(
+            store=store,
+            options=self.options,
+            estimator=self.estimator,
+            builder=self.context,
+            compressor=self.compressor,
+            memory=self.memory,
+            counts=self.context_counts,
+            warned=self.context_warned,
+        )
+        model = ModelDeps(
+            context, self.hooks, self.tracer, self.pricing, resolves_models=self.models is not None
+        )
+        tools = ToolDeps(store, self.options, self.hooks, self.tracer, self.pending_approvals)
+        finish = FinishDeps(self.sequences, self.hooks, self.memory, self._redact)
+        return TurnServices(context=context, model=model, tools=tools, finish=finish)
+
+    def _setup_deps(self) -> SetupDeps:
+        """What preparing a turn reads: the session store, registries and resolvers."""
+        return SetupDeps(
+            services=self.services,
+            sequences=self.sequences,
+            sessions=self.sessions,
+            tools=self.tools,
+            new_id=self.new_id,
+            personality_for=self.personality_for,
+            model_for=self.model_for,
+            tool_context=self.tool_context,
+            missing_dir=self.missing_working_dir,
+            hooks=self.hooks,
+        )
 
     def new_id(self) -> str:
         """A fresh turn id."""
@@ -261,28 +265,33 @@ class AgentLoop:
         """Run one turn from `start` (`UserPrompt(text)`, `CallModel(note=...)`,
         `RunTools(calls, then=CallModel())`, ...). `transcript` writes what the turn
         stores (default: the session store); `subagents` reach the session's children."""
-        return run_turn(
-            self,
-            session_key,
-            start,
-            personality=personality,
-            cancel=cancel or CancelToken(),
-            transcript=transcript,
-            subagents=subagents,
-        )
+        token = cancel or CancelToken()
+        request = TurnRequest(session_key, start, personality, token, transcript, subagents)
+        return run_turn(self.turn_setup, request)
 
     async def compress(
         self, session_key: str, *, personality: str | None = None
     ) -> list[AgentEvent]:
         """Compact the session's history now (`/compress`): the `context_compacted` event,
         and notices if it failed; empty when there is nothing to compact."""
-        return await compact_now(self, session_key, personality)
+        return await compact_now(self.turn_setup, session_key, personality)
 
     async def context_usage(
         self, session_key: str, *, personality: str | None = None
     ) -> ContextUsage | None:
         """Estimated size of the session's next request (None: no such session)."""
-        return await measure(self, session_key, personality)
+        return await measure(self.turn_setup, session_key, personality)
+
+    async def missing_working_dir(self, session_key: str) -> str | None:
+        """Why the session cannot run where its stored spec says (None: it can). Only a
+        directory restored from the store is checked: a resumed turn never silently runs
+        in this process's directory instead of the project it started in."""
+        if session_key not in self.restored_dirs:
+            return None
+        path = self.working_dir_for(session_key)
+        if await self.storage.exists(path):
+            return None
+        return f"the session's working directory {path} no longer exists"
 
     def forget(self, session_key: str) -> None:
         """Drop what this process keeps per session (sequence number, context figures);

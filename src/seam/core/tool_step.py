@@ -3,23 +3,17 @@
 Consecutive calls of tools marked `concurrent` run together; results and `tool_end`
 events come in call order; progress, approval requests and hook notices are streamed as
 they happen. Every call gets exactly one result, also when the turn is cancelled
-mid-tool, and every failure (unknown tool, bad JSON, `ToolError`, a crash) becomes an
-error result the model reads.
+mid-tool (`core/tool_call.py` runs one call and turns every failure into a result).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
-import time
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from seam.contracts import hooks
 from seam.contracts.events import (
-    AgentEvent,
     Notice,
     ToolApprovalRequired,
     ToolApprovalResponse,
@@ -27,19 +21,22 @@ from seam.contracts.events import (
     ToolProgress,
     ToolStart,
 )
-from seam.contracts.hooks import AfterToolCall, BeforeToolCall
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.tools import Tool, ToolContext, ToolError
+from seam.contracts.tools import Tool, ToolContext
 from seam.contracts.tracing import NOOP_TRACER, Attributes
 from seam.core.approvals import TurnApprover
-from seam.core.hook_registry import fire_isolated, modify_isolated
-from seam.core.truncation import truncate_result
-from seam.core.turn import Finish, TurnDeps, TurnState, TurnStep, next_seq, store
-
-log = logging.getLogger("seam.loop")
-
-# Streams a notice raised while tools run: (kind, message).
-Notify = Callable[[str, str], None]
+from seam.core.tool_call import CANCELLED, CallSite, ToolOutcome, run_one
+from seam.core.turn import Finish, store
+from seam.core.turn_deps import (
+    Pending,
+    StepEnd,
+    StepOutput,
+    ToolDeps,
+    Turn,
+    TurnServices,
+    TurnState,
+    TurnStep,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,271 +48,218 @@ class RunTools:
     then: TurnStep
     opens_turn: ClassVar[bool] = True
 
-    async def run(self, deps: TurnDeps, state: TurnState) -> AsyncGenerator[AgentEvent, None]:
-        calls = self.calls
-        key = deps.session_key
-        turn_id = deps.turn_id
-        cancel = deps.cancel
-        by_name = deps.tools
-        for tool_call in calls:
-            yield ToolStart(
-                key, turn_id, next_seq(state), tool_call.id, tool_call.name, tool_call.arguments
-            )
-        outcomes: list[_Outcome | None] = [None] * len(calls)
-        # Events raised while tools run (progress, approval requests and answers, notices),
-        # built when they are yielded so sequence numbers stay in order.
-        inbox: list[Callable[[int], AgentEvent]] = []
-        wake = asyncio.Event()
+    def run(self, services: TurnServices, turn: Turn, state: TurnState) -> StepOutput:
+        return run_tools(self, services.tools, turn, state)
 
-        def post(make: Callable[[int], AgentEvent]) -> None:
-            inbox.append(make)
-            wake.set()
 
-        def progress_for(tool_call: ToolCall) -> Callable[[str], None]:
-            def report(message: str) -> None:
-                post(
-                    lambda seq: ToolProgress(
-                        key, turn_id, seq, tool_call.id, tool_call.name, message
-                    )
+async def run_tools(step: RunTools, deps: ToolDeps, turn: Turn, state: TurnState) -> StepOutput:
+    """Run `RunTools`: `tool_start` for every call, the events raised while they run,
+    `tool_end` in call order; the next state holds the stored results."""
+    calls = step.calls
+    key, turn_id = turn.session_key, turn.turn_id
+    seq = state.seq
+    for tool_call in calls:
+        seq += 1
+        yield ToolStart(key, turn_id, seq, tool_call.id, tool_call.name, tool_call.arguments)
+    batch = ToolBatch(deps, turn, state.iteration, calls)
+    results: list[Message] = []
+    runner = asyncio.ensure_future(batch.run_all())
+    unregister = turn.cancel.on_cancel(batch.wake.set)
+    try:
+        while len(results) < len(calls):
+            await batch.wait(runner, len(results))
+            for make in batch.drain():
+                seq += 1
+                yield make(seq)
+            _raise_failure(runner)
+            for outcome in batch.ready(runner, len(results)):
+                tool_call = calls[len(results)]
+                results.append(
+                    Message("tool", outcome.content, tool_call_id=tool_call.id, name=tool_call.name)
                 )
+                seq += 1
+                yield _ended(turn, seq, tool_call, outcome)
+    finally:
+        unregister()
+        await _stop(runner)
+    halt = batch.halt()
+    following = step.then if halt is None else Finish("halted", halt=("guardrail", halt))
+    messages = (*state.messages, *results)
+    raise StepEnd(
+        await store(deps.store, turn, state, *results, seq=seq, messages=messages, step=following)
+    )
 
-            return report
 
-        def announce(call_id: str, tool: str, command: str, reason: str) -> None:
-            post(
-                lambda seq: ToolApprovalRequired(key, turn_id, seq, call_id, tool, command, reason)
-            )
+def _ended(turn: Turn, seq: int, tool_call: ToolCall, outcome: ToolOutcome) -> ToolEnd:
+    return ToolEnd(
+        turn.session_key,
+        turn.turn_id,
+        seq,
+        tool_call.id,
+        tool_call.name,
+        outcome.content,
+        outcome.is_error,
+        outcome.duration_ms,
+        outcome.truncated,
+    )
 
-        decisions: dict[str, str] = {}
 
-        def answered(call_id: str, decision: str) -> None:
-            decisions[call_id] = decision
-            post(lambda seq: ToolApprovalResponse(key, turn_id, seq, call_id, decision))
+def _raise_failure(runner: asyncio.Future[None]) -> None:
+    """Re-raise what broke the batch itself (a tool's own failure is a result)."""
+    if runner.done() and not runner.cancelled():
+        error = runner.exception()
+        if error is not None:
+            raise error
 
-        def notify(kind: str, message: str) -> None:
-            post(lambda seq: Notice(key, turn_id, seq, kind, message))
 
-        loop = deps.loop
-        tracer = loop.tracer
-        approver = TurnApprover(
-            loop.pending_approvals, key, loop.options.approval_timeout, announce, answered
+async def _stop(runner: asyncio.Future[None]) -> None:
+    if not runner.done():
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+
+
+class ToolBatch:
+    """The calls of one tool step while they run: their outcomes (by call), the events
+    they raise (built when sent, so sequence numbers stay in order), and the approver
+    their tools ask. The step streams from it; only this step's tasks write to it."""
+
+    def __init__(self, deps: ToolDeps, turn: Turn, iteration: int, calls: Sequence[ToolCall]):
+        self.deps = deps
+        self.turn = turn
+        self.calls = calls
+        self.outcomes: list[ToolOutcome | None] = [None] * len(calls)
+        self.inbox: list[Pending] = []
+        self.wake = asyncio.Event()
+        # call id -> the approval decision, noted on the call's span.
+        self.decisions: dict[str, str] = {}
+        self.site = CallSite(deps, turn, iteration, self.notify)
+        self.approver = TurnApprover(
+            deps.approvals,
+            turn.session_key,
+            deps.options.approval_timeout,
+            self.announce,
+            self.answered,
         )
 
-        async def run_range(start: int, stop: int) -> None:
-            async def one(i: int) -> None:
-                tool_call = calls[i]
-                call_ctx = replace(
-                    deps.ctx,
-                    call_id=tool_call.id,
-                    progress=progress_for(tool_call),
-                    approvals=approver,
-                )
-                tool = by_name.get(tool_call.name)
-                if tracer is NOOP_TRACER:
-                    outcomes[i] = await run_one(deps, state, tool_call, tool, call_ctx, notify)
-                    wake.set()
-                    return
-                attributes: Attributes = {
-                    "gen_ai.operation.name": "execute_tool",
-                    "gen_ai.tool.name": tool_call.name,
-                    "gen_ai.tool.call.id": tool_call.id,
-                }
-                with tracer.span(f"execute_tool {tool_call.name}", attributes) as span:
-                    outcome = await run_one(deps, state, tool_call, tool, call_ctx, notify)
-                    span.set_attribute("seam.tool.duration_ms", outcome.duration_ms)
-                    span.set_attribute("seam.tool.outcome", "error" if outcome.is_error else "ok")
-                    decision = decisions.get(tool_call.id)
-                    if decision is not None:
-                        span.set_attribute("seam.tool.approval", decision)
-                    if outcome.is_error:
-                        span.record_error(outcome.content[:200])
-                outcomes[i] = outcome
-                wake.set()
+    # -- events raised while tools run --
 
-            if stop - start == 1:
-                await one(start)
+    def post(self, make: Pending) -> None:
+        self.inbox.append(make)
+        self.wake.set()
+
+    def drain(self) -> list[Pending]:
+        waiting, self.inbox = self.inbox, []
+        return waiting
+
+    def progress_for(self, tool_call: ToolCall) -> Callable[[str], None]:
+        key, turn_id = self.turn.session_key, self.turn.turn_id
+
+        def report(message: str) -> None:
+            self.post(
+                lambda seq: ToolProgress(key, turn_id, seq, tool_call.id, tool_call.name, message)
+            )
+
+        return report
+
+    def announce(self, call_id: str, tool: str, command: str, reason: str) -> None:
+        key, turn_id = self.turn.session_key, self.turn.turn_id
+        self.post(
+            lambda seq: ToolApprovalRequired(key, turn_id, seq, call_id, tool, command, reason)
+        )
+
+    def answered(self, call_id: str, decision: str) -> None:
+        self.decisions[call_id] = decision
+        key, turn_id = self.turn.session_key, self.turn.turn_id
+        self.post(lambda seq: ToolApprovalResponse(key, turn_id, seq, call_id, decision))
+
+    def notify(self, kind: str, message: str) -> None:
+        key, turn_id = self.turn.session_key, self.turn.turn_id
+        self.post(lambda seq: Notice(key, turn_id, seq, kind, message))
+
+    # -- running --
+
+    async def run_all(self) -> None:
+        """Run the calls in order, each run of consecutive `concurrent` tools together."""
+        calls, tools = self.calls, self.turn.tools
+        i = 0
+        while i < len(calls):
+            j = i + 1
+            if _concurrent(tools.get(calls[i].name)):
+                while j < len(calls) and _concurrent(tools.get(calls[j].name)):
+                    j += 1
+            if j - i == 1:
+                await self._one(i)
             else:
-                await asyncio.gather(*(one(i) for i in range(start, stop)))
+                await asyncio.gather(*(self._one(k) for k in range(i, j)))
+            i = j
 
-        async def run_all() -> None:
-            i = 0
-            while i < len(calls):
-                j = i + 1
-                tool = by_name.get(calls[i].name)
-                if tool is not None and tool.concurrent:
-                    while j < len(calls):
-                        nxt = by_name.get(calls[j].name)
-                        if nxt is None or not nxt.concurrent:
-                            break
-                        j += 1
-                await run_range(i, j)
-                i = j
-
-        results: list[Message] = []
-        runner = asyncio.ensure_future(run_all())
-        unregister = cancel.on_cancel(wake.set)
-        emitted = 0
-        try:
-            while emitted < len(calls):
-                if not runner.done() and not inbox and outcomes[emitted] is None:
-                    if cancel.cancelled:
-                        runner.cancel()
-                        await asyncio.gather(runner, return_exceptions=True)
-                    else:
-                        waiter = asyncio.ensure_future(wake.wait())
-                        await asyncio.wait((runner, waiter), return_when=asyncio.FIRST_COMPLETED)
-                        waiter.cancel()
-                    wake.clear()
-                while inbox:
-                    yield inbox.pop(0)(next_seq(state))
-                if runner.done() and not runner.cancelled() and runner.exception() is not None:
-                    raise runner.exception()  # type: ignore[misc]
-                while emitted < len(calls):
-                    outcome = outcomes[emitted]
-                    if outcome is None:
-                        if not runner.done():
-                            break
-                        # Cancelled before it finished: the transcript still needs a result.
-                        outcome = _Outcome("cancelled before the tool finished", True, 0.0, False)
-                    tool_call = calls[emitted]
-                    results.append(
-                        Message(
-                            "tool", outcome.content, tool_call_id=tool_call.id, name=tool_call.name
-                        )
-                    )
-                    yield ToolEnd(
-                        key,
-                        turn_id,
-                        next_seq(state),
-                        tool_call.id,
-                        tool_call.name,
-                        outcome.content,
-                        outcome.is_error,
-                        outcome.duration_ms,
-                        outcome.truncated,
-                    )
-                    emitted += 1
-        finally:
-            unregister()
-            if not runner.done():
-                runner.cancel()
-                await asyncio.gather(runner, return_exceptions=True)
-
-        await store(deps, state, *results)
-        state.messages.extend(results)
-        if state.halt_reason is not None:
-            state.next = Finish("halted", halt=("guardrail", state.halt_reason))
+    async def _one(self, i: int) -> None:
+        tool_call = self.calls[i]
+        ctx = replace(
+            self.turn.ctx,
+            call_id=tool_call.id,
+            progress=self.progress_for(tool_call),
+            approvals=self.approver,
+        )
+        tool = self.turn.tools.get(tool_call.name)
+        if self.deps.tracer is NOOP_TRACER:
+            self.outcomes[i] = await run_one(self.site, tool_call, tool, ctx)
         else:
-            state.next = self.then
+            self.outcomes[i] = await self._traced(tool_call, tool, ctx)
+        self.wake.set()
+
+    async def _traced(
+        self, tool_call: ToolCall, tool: Tool | None, ctx: ToolContext
+    ) -> ToolOutcome:
+        """`run_one` inside an `execute_tool` span with the call's figures."""
+        attributes: Attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool_call.name,
+            "gen_ai.tool.call.id": tool_call.id,
+        }
+        with self.deps.tracer.span(f"execute_tool {tool_call.name}", attributes) as span:
+            outcome = await run_one(self.site, tool_call, tool, ctx)
+            span.set_attribute("seam.tool.duration_ms", outcome.duration_ms)
+            span.set_attribute("seam.tool.outcome", "error" if outcome.is_error else "ok")
+            decision = self.decisions.get(tool_call.id)
+            if decision is not None:
+                span.set_attribute("seam.tool.approval", decision)
+            if outcome.is_error:
+                span.record_error(outcome.content[:200])
+        return outcome
+
+    # -- streaming what they did --
+
+    async def wait(self, runner: asyncio.Future[None], emitted: int) -> None:
+        """Until there is something to send: an event, the next result in call order, or
+        the end of the batch. A cancel stops the tools still running."""
+        if runner.done() or self.inbox or self.outcomes[emitted] is not None:
+            return
+        if self.turn.cancel.cancelled:
+            await _stop(runner)
+        else:
+            waiter = asyncio.ensure_future(self.wake.wait())
+            await asyncio.wait((runner, waiter), return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+        self.wake.clear()
+
+    def ready(self, runner: asyncio.Future[None], emitted: int) -> list[ToolOutcome]:
+        """The results that can be sent now, in call order from `emitted`; once the batch
+        is over, a call that never finished gets the cancelled result."""
+        ready: list[ToolOutcome] = []
+        for outcome in self.outcomes[emitted:]:
+            if outcome is None:
+                if not runner.done():
+                    break
+                outcome = CANCELLED
+            ready.append(outcome)
+        return ready
+
+    def halt(self) -> str | None:
+        """Why a hook halts the turn after this step (the last call's that said so)."""
+        halts = [o.halt for o in self.outcomes if o is not None and o.halt is not None]
+        return halts[-1] if halts else None
 
 
-async def run_one(
-    deps: TurnDeps,
-    state: TurnState,
-    tool_call: ToolCall,
-    tool: Tool | None,
-    ctx: ToolContext,
-    notify: Notify,
-) -> _Outcome:
-    """Run one call; every failure becomes an error result (seen by the hooks too)."""
-    started = time.perf_counter()
-    registry = deps.loop.hooks
-    name = tool_call.name
-    if tool is None:
-        error = f"error: unknown tool {name!r}"
-        return await _after(
-            deps, state, tool_call, tool_call.arguments, error, True, started, notify
-        )
-    try:
-        args = json.loads(tool_call.arguments) if tool_call.arguments.strip() else {}
-    except json.JSONDecodeError as exc:
-        message = (
-            f"error: arguments for {name} are not valid JSON ({exc.msg} at "
-            f"position {exc.pos}); send a JSON object"
-        )
-        return await _after(
-            deps, state, tool_call, tool_call.arguments, message, True, started, notify
-        )
-    if not isinstance(args, dict):
-        message = f"error: arguments for {name} must be a JSON object"
-        return await _after(
-            deps, state, tool_call, tool_call.arguments, message, True, started, notify
-        )
-    if registry.has(hooks.BEFORE_TOOL_CALL):
-        payload = BeforeToolCall(
-            deps.session_key, deps.turn_id, state.iteration, tool_call.id, name, args
-        )
-        change = await modify_isolated(registry, hooks.BEFORE_TOOL_CALL, payload)
-        if change is not None:
-            if change.notice is not None:
-                notify(change.notice.kind, change.notice.message)
-            if change.halt is not None:
-                state.halt_reason = change.halt
-            if change.block is not None:
-                blocked = f"blocked: {change.block}"
-                return await _after(deps, state, tool_call, args, blocked, True, started, notify)
-            if change.arguments is not None:
-                args = dict(change.arguments)
-    is_error = False
-    try:
-        content = await tool.run(args, ctx)
-    except ToolError as exc:
-        content, is_error = f"error: {exc}", True
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        log.exception("tool %s crashed", name)
-        content, is_error = f"error: {name} failed: {type(exc).__name__}: {exc}", True
-    if not isinstance(content, str):
-        content = str(content)
-    return await _after(deps, state, tool_call, args, content, is_error, started, notify)
-
-
-async def _after(
-    deps: TurnDeps,
-    state: TurnState,
-    tool_call: ToolCall,
-    arguments: Mapping[str, Any] | str,
-    content: str,
-    is_error: bool,
-    started: float,
-    notify: Notify,
-) -> _Outcome:
-    """Budget the result, let hooks see (and annotate) it, and time it."""
-    loop = deps.loop
-    registry = loop.hooks
-    if loop.redact is not None:
-        content = loop.redact(content)
-    content, truncated = truncate_result(content, loop.options.result_budget_chars)
-    watched = registry.has(hooks.AFTER_TOOL_RESULT)
-    if watched or registry.has(hooks.AFTER_TOOL_CALL):
-        payload = AfterToolCall(
-            deps.session_key,
-            deps.turn_id,
-            state.iteration,
-            tool_call.id,
-            tool_call.name,
-            arguments,
-            content,
-            is_error,
-        )
-        if watched:
-            change = await modify_isolated(registry, hooks.AFTER_TOOL_RESULT, payload)
-            if change is not None:
-                if change.result is not None:
-                    content = change.result
-                    payload = replace(payload, result=content)
-                if change.halt is not None:
-                    state.halt_reason = change.halt
-                if change.notice is not None:
-                    notify(change.notice.kind, change.notice.message)
-        await fire_isolated(registry, hooks.AFTER_TOOL_CALL, payload)
-    return _Outcome(content, is_error, (time.perf_counter() - started) * 1000, truncated)
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    content: str
-    is_error: bool
-    duration_ms: float
-    truncated: bool
+def _concurrent(tool: Tool | None) -> bool:
+    return tool is not None and tool.concurrent
