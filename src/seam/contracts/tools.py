@@ -161,6 +161,16 @@ def object_schema(properties: Mapping[str, Any], *required: str) -> Mapping[str,
     return schema
 
 
+def plain_json(value: Any) -> Any:
+    """`json.dumps`'s `default` for tool schemas: ones built from tuples, sets or
+    read-only mappings still serialise as JSON (lists and objects)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
 # None: the tool is not offered in this context (skill tools where no skill is found).
 ToolFactory = Callable[[ToolContext], Tool | None]
 
