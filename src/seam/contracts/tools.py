@@ -150,6 +150,27 @@ class Tool(Protocol):
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str: ...
 
 
+def object_schema(properties: Mapping[str, Any], *required: str) -> Mapping[str, Any]:
+    """The JSON Schema of a tool's arguments: an object of `properties`, the `required`
+    ones named, no others allowed. One place for the frame every built-in tool shares, so
+    a tool declares only its own arguments."""
+    schema: dict[str, Any] = {"type": "object", "properties": dict(properties)}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
+
+
+def plain_json(value: Any) -> Any:
+    """`json.dumps`'s `default` for tool schemas: ones built from tuples, sets or
+    read-only mappings still serialise as JSON (lists and objects)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple | set | frozenset):
+        return list(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
 # None: the tool is not offered in this context (skill tools where no skill is found).
 ToolFactory = Callable[[ToolContext], Tool | None]
 

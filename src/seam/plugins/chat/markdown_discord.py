@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.chat.markdown_code import CODE_SPAN, FENCE, Slots, closes, defuse_fences
 from seam.plugins.chat.split import split_formatted
 
 DISCORD_MAX_TEXT = 2000
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _UNDERSCORE_BOLD = re.compile(r"(?<!\w)__(?=\S)(.+?)(?<=\S)__(?!\w)")
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\s]+)\)")
 _DEEP_HEADING = re.compile(r"^ {0,3}#{4,6}\s+(.+?)\s*#*\s*$")
-_SLOT = "\ue001"
 
 
 def to_discord(markdown: str) -> str:
@@ -28,9 +26,9 @@ def to_discord(markdown: str) -> str:
     lines = markdown.replace("\r\n", "\n").split("\n")
     in_fence: str | None = None
     for line in lines:
-        fence = _FENCE.match(line)
+        fence = FENCE.match(line)
         if in_fence is not None:
-            if re.match(rf"^ {{0,3}}{re.escape(in_fence[0])}{{{len(in_fence)},}}\s*$", line):
+            if closes(in_fence, line):
                 out.append("```")
                 in_fence = None
             else:
@@ -47,26 +45,15 @@ def to_discord(markdown: str) -> str:
     return "\n".join(out)
 
 
-def defuse_fences(code: str) -> str:
-    """Code that itself holds ``` would end the block early (Discord and Slack close a block
-    at the next ```, wherever it is): a zero-width space keeps it showing as written."""
-    return code.replace("```", "``\u200b`")
-
-
 def _line(line: str) -> str:
     heading = _DEEP_HEADING.match(line)
     if heading:
         line = f"**{heading.group(1)}**"
-    slots: list[str] = []
-
-    def keep(m: re.Match[str]) -> str:
-        slots.append(m.group(0))
-        return f"{_SLOT}{len(slots) - 1}{_SLOT}"
-
-    line = _CODE_SPAN.sub(keep, line)
+    slots = Slots()
+    line = CODE_SPAN.sub(lambda m: slots.keep(m.group(0)), line)
     line = _UNDERSCORE_BOLD.sub(r"**\1**", line)
     line = _IMAGE.sub(r"[\1](\2)", line)
-    return re.sub(f"{_SLOT}(\\d+){_SLOT}", lambda m: slots[int(m.group(1))], line)
+    return slots.restore(line)
 
 
 def format_discord(markdown: str, limit: int = DISCORD_MAX_TEXT) -> list[str]:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import re
 
+from seam.plugins.chat.markdown_code import CODE_SPAN, FENCE, Slots, closes, defuse_fences
 from seam.plugins.chat.split import split_formatted
 
 # Slack accepts ~40,000 characters in a message but folds anything past ~4,000 behind
 # "show more"; parts of 4,000 stay readable.
 SLACK_MAX_TEXT = 4000
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.+?)\s*#*\s*$")
@@ -26,14 +25,8 @@ _BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _ITALIC_STAR = re.compile(r"(?<![\*\w])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\*\w])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _HR = re.compile(r"^ {0,3}([-*_])( *\1){2,} *$")
-# Placeholders from the private-use area: never in model text, never escaped.
+# A placeholder from the private-use area: never in model text, never escaped.
 _BOLD_MARK = "\ue000"
-_SLOT = "\ue001"
-
-
-def _defuse_fences(code: str) -> str:
-    """``` inside code would end Slack's block early: a zero-width space keeps it as is."""
-    return code.replace("```", "``\u200b`")
 
 
 def escape(text: str) -> str:
@@ -45,18 +38,16 @@ def to_mrkdwn(markdown: str) -> str:
     lines = markdown.replace("\r\n", "\n").split("\n")
     i = 0
     while i < len(lines):
-        fence = _FENCE.match(lines[i])
+        fence = FENCE.match(lines[i])
         if fence:
             marker = fence.group(1)
             body: list[str] = []
             i += 1
-            while i < len(lines) and not re.match(
-                rf"^ {{0,3}}{re.escape(marker[0])}{{{len(marker)},}}\s*$", lines[i]
-            ):
+            while i < len(lines) and not closes(marker, lines[i]):
                 body.append(lines[i])
                 i += 1
             i += 1  # the closing fence (or the end)
-            out.append("```\n" + _defuse_fences(escape("\n".join(body))) + "\n```")
+            out.append("```\n" + defuse_fences(escape("\n".join(body))) + "\n```")
             continue
         out.append(_line(lines[i]))
         i += 1
@@ -81,13 +72,9 @@ def _line(line: str) -> str:
 def _inline(text: str, *, in_bold: bool = False) -> str:
     """One line outside code fences: code spans kept verbatim (escaped), links made
     `<url|text>`, emphasis rewritten; everything else escaped."""
-    slots: list[str] = []
-
-    def keep(value: str) -> str:
-        slots.append(value)
-        return f"{_SLOT}{len(slots) - 1}{_SLOT}"
-
-    text = _CODE_SPAN.sub(lambda m: keep(f"`{escape(m.group(2))}`"), text)
+    slots = Slots()
+    keep = slots.keep
+    text = CODE_SPAN.sub(lambda m: keep(f"`{escape(m.group(2))}`"), text)
     text = _LINK.sub(lambda m: keep(_link(m.group(2), m.group(1))), text)
     text = _AUTOLINK.sub(lambda m: keep(_link(m.group(1), "")), text)
     text = escape(text)
@@ -97,7 +84,7 @@ def _inline(text: str, *, in_bold: bool = False) -> str:
     text = _ITALIC_STAR.sub(r"_\1_", text)
     text = _STRIKE.sub(r"~\1~", text)
     text = text.replace(_BOLD_MARK, "*")
-    return re.sub(f"{_SLOT}(\\d+){_SLOT}", lambda m: slots[int(m.group(1))], text)
+    return slots.restore(text)
 
 
 def _link(url: str, label: str) -> str:

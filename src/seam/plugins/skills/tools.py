@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from seam.contracts.guardrail import APPROVING
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.plugins.skills.confined import read_confined, text_of
 from seam.plugins.skills.skill import (
@@ -38,15 +38,13 @@ APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 class SkillViewTool:
     name = "skill_view"
     description = "Load a listed skill's instructions, or with `file` one of its files."
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "name": {"type": "string"},
             "file": {"type": "string"},
         },
-        "required": ["name"],
-        "additionalProperties": False,
-    }
+        "name",
+    )
     concurrent = True
     idempotent = True
 
@@ -125,17 +123,17 @@ class SkillWriteTool:
         "Save a procedure as a new skill (the person approves): `description` says what it"
         " does and when to use it, `body` holds Markdown steps."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "name": {"type": "string", "description": "lowercase-with-hyphens"},
             "description": {"type": "string"},
             "body": {"type": "string"},
             "overwrite": {"type": "boolean"},
         },
-        "required": ["name", "description", "body"],
-        "additionalProperties": False,
-    }
+        "name",
+        "description",
+        "body",
+    )
     concurrent = False
     idempotent = False
 

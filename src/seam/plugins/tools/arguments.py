@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from seam.contracts.tools import ArgumentError, coerce_scalar
+from seam.contracts.tools import ArgumentError, coerce_scalar, plain_json
 
 if TYPE_CHECKING:
     import fastjsonschema
@@ -70,14 +70,14 @@ class JsonSchemaValidator:
         known = self._by_id.get(id(schema))
         if known is not None and known[0] is schema:
             return known[1]
-        text = json.dumps(schema, sort_keys=True, default=_plain)
+        text = json.dumps(schema, sort_keys=True, default=plain_json)
         compiled = self._by_text.get(text)
         if compiled is None:
             # Imported on first use: the CLI's start-up should not pay for it.
             import fastjsonschema
 
             # Compiled in the schema's own key order: messages list arguments as declared.
-            plain = json.loads(json.dumps(schema, default=_plain))
+            plain = json.loads(json.dumps(schema, default=plain_json))
             try:
                 # use_default=False: the tool sees what the model sent, never a filled-in copy.
                 check = fastjsonschema.compile(plain, use_default=False)
@@ -218,12 +218,3 @@ def _where(path: Any) -> str:
 def _shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= VALUE_CHARS else text[: VALUE_CHARS - 1] + "…"
-
-
-def _plain(value: Any) -> Any:
-    """Schemas built from tuples or read-only mappings still serialise as JSON."""
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | set | frozenset):
-        return list(value)
-    raise TypeError(f"not JSON: {type(value).__name__}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from seam.contracts.tools import ToolContext, ToolError
+from seam.contracts.tools import ToolContext, ToolError, object_schema
 
 Ask = Callable[[str, str, Sequence[str] | None], Awaitable[str]]
 
@@ -28,9 +28,8 @@ class Clarify:
         "Ask the person a question and wait for the answer. "
         "Use only when you cannot go on without it."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "question": {"type": "string", "maxLength": MAX_QUESTION},
             "choices": {
                 "type": "array",
@@ -39,9 +38,8 @@ class Clarify:
                 "description": "Suggested answers, if any.",
             },
         },
-        "required": ["question"],
-        "additionalProperties": False,
-    }
+        "question",
+    )
     concurrent = False
     idempotent = False
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from seam.contracts.cron import CronJob
 from seam.contracts.guardrail import APPROVING
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
 
 APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 ACTIONS = ("add", "list", "pause", "resume", "remove")
@@ -69,9 +69,8 @@ class CronTool:
         " telegram:<chat>, file:<name>, a webhook URL or none. Also list, pause, resume,"
         " remove (by job_id). Adding, resuming and removing need the person's approval."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "action": {"type": "string", "enum": list(ACTIONS)},
             "prompt": {"type": "string", "description": "what to ask at each run"},
             "every": {"type": "string"},
@@ -82,9 +81,8 @@ class CronTool:
             "missed": {"type": "string", "enum": ["skip", "catch_up_once"]},
             "job_id": {"type": "string"},
         },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+        "action",
+    )
     concurrent = False
     idempotent = False
 

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from seam.contracts.storage import AccessDenied, NotFound, Storage, StorageEntry, StorageError
-from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry, object_schema
 
 READ_LIMIT = 2000  # lines per read_file call
 MAX_LINE_CHARS = 2000  # longer lines (minified code, data) are cut in read_file
@@ -66,9 +66,8 @@ class ReadFile:
         "Read a text file. Lines are numbered like '12|text'. "
         "Use offset and limit to page through long files."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "path": _PATH,
             "offset": {
                 "type": "integer",
@@ -81,9 +80,8 @@ class ReadFile:
                 "description": f"Lines to read (default {READ_LIMIT}).",
             },
         },
-        "required": ["path"],
-        "additionalProperties": False,
-    }
+        "path",
+    )
     concurrent = True
     idempotent = True
 
@@ -119,15 +117,14 @@ class WriteFile:
         "Create or overwrite a text file with the full content given. "
         "Missing parent directories are created."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "path": _PATH,
             "content": {"type": "string", "description": "The complete new file content."},
         },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    }
+        "path",
+        "content",
+    )
     concurrent = False
     idempotent = True
 
@@ -171,11 +168,9 @@ def _size(n: int) -> str:
 class ListDir:
     name = "list_dir"
     description = "List a directory. Subdirectories end with '/'; files show their size."
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {"path": {**_PATH, "description": "Directory (default: working directory)."}},
-        "additionalProperties": False,
-    }
+    parameters = object_schema(
+        {"path": {**_PATH, "description": "Directory (default: working directory)."}},
+    )
     concurrent = True
     idempotent = True
 
@@ -201,9 +196,8 @@ class SearchFiles:
         "Search file contents under a directory for a regex (or literal text). "
         "Returns 'path:line: text' for each matching line."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "pattern": {
                 "type": "string",
                 "minLength": 1,
@@ -212,9 +206,8 @@ class SearchFiles:
             "path": {**_PATH, "description": "Directory or file (default: working directory)."},
             "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py"},
         },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    }
+        "pattern",
+    )
     concurrent = True
     idempotent = True
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from seam.contracts.memory import MEMORY_TARGETS, EditableMemory, MemoryEntryError
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
 
 ACTIONS = ("add", "replace", "remove")
 _DONE = {"add": "added", "replace": "replaced", "remove": "removed"}
@@ -33,9 +33,8 @@ class MemoryTool:
         "conventions, lessons); 'user': about the person (preferences, context). Keep entries "
         "short; no secrets. replace/remove pick the entry containing `match`."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "action": {"type": "string", "enum": list(ACTIONS)},
             "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
             "content": {"type": "string", "description": "The entry (add, replace)."},
@@ -44,9 +43,9 @@ class MemoryTool:
                 "description": "Unique substring of the entry to change (replace, remove).",
             },
         },
-        "required": ["action", "target"],
-        "additionalProperties": False,
-    }
+        "action",
+        "target",
+    )
     concurrent = False
     idempotent = False
 

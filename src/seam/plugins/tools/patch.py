@@ -16,7 +16,7 @@ from itertools import pairwise
 from typing import Any
 
 from seam.contracts.storage import NotFound, StorageError
-from seam.contracts.tools import ToolContext, ToolError
+from seam.contracts.tools import ToolContext, ToolError, object_schema
 
 CONTEXT_LINES = 2  # unchanged lines shown around each change in the result
 REGION_LINES = 12  # lines shown per changed region, at most
@@ -66,9 +66,8 @@ class Patch:
         "Edit a file: replace exact text `old` with `new` (must match once), "
         "or apply a unified `diff`. Refuses ambiguous or unmatched edits."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "path": {
                 "type": "string",
                 "minLength": 1,
@@ -82,9 +81,8 @@ class Patch:
                 "description": "Unified diff for this file, instead of old.",
             },
         },
-        "required": ["path"],
-        "additionalProperties": False,
-    }
+        "path",
+    )
     concurrent = False
     idempotent = False
 

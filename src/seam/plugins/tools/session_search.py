@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from seam.contracts.sessions import SessionInfo, SessionStore
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
@@ -27,15 +27,13 @@ class SessionSearchTool:
         "Search your past conversations with this user (not the current one) for words; "
         "returns short snippets, newest first."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "query": {"type": "string", "description": "Words that must all appear."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
         },
-        "required": ["query"],
-        "additionalProperties": False,
-    }
+        "query",
+    )
     concurrent = True
     idempotent = True
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from seam.contracts.git_controls import names_git_controls
 from seam.contracts.sandbox import CommandResult, Sandbox, SandboxError
-from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry, object_schema
 
 MAX_TIMEOUT = 3600.0  # seconds; longer jobs belong in background mode
 SPILL_DIR = ".seam/spill"  # under the sandbox's working dir
@@ -116,16 +116,14 @@ class Terminal:
         "Run a shell command in the working directory; stdout and stderr are interleaved. "
         "Use background for servers and long jobs."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "command": {"type": "string", "description": "The command (bash syntax)."},
             "timeout": _TIMEOUT,
             "background": {"type": "boolean", "description": "Start it and return at once."},
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    }
+        "command",
+    )
     concurrent = False
     idempotent = False
 
@@ -152,9 +150,8 @@ class Process:
     description = (
         "List background processes started by terminal, poll one for new output, or kill it."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "action": {"type": "string", "enum": ["list", "poll", "kill"]},
             "id": {
                 "type": "string",
@@ -162,9 +159,8 @@ class Process:
                 "description": "Process id, e.g. p1 (poll and kill).",
             },
         },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+        "action",
+    )
     concurrent = False
     idempotent = False  # kill is not
 
@@ -206,15 +202,13 @@ def _cut(text: str, limit: int) -> str:
 class ExecuteCode:
     name = "execute_code"
     description = "Run a Python 3 snippet in the working directory and return what it prints."
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "code": {"type": "string", "description": "Python source; print what you need."},
             "timeout": _TIMEOUT,
         },
-        "required": ["code"],
-        "additionalProperties": False,
-    }
+        "code",
+    )
     concurrent = False
     idempotent = False
 

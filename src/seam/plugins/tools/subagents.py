@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from seam.contracts.tools import Subagents, ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import Subagents, ToolContext, ToolError, ToolRegistry, object_schema
 
 
 def _subagents(ctx: ToolContext) -> Subagents:
@@ -26,15 +26,13 @@ class DelegateTask:
         "Hand a self-contained task to a subagent with a fresh context and get its final "
         "answer back. Write the task so it can be done without this conversation."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "task": {"type": "string", "description": "What to do, with all needed context."},
             "personality": {"type": "string", "description": "Optional personality id."},
         },
-        "required": ["task"],
-        "additionalProperties": False,
-    }
+        "task",
+    )
     # Several delegations in one step run side by side. Running the call again after a
     # crash is safe by construction: the child's session and submission ids derive from
     # the call id, so a repeat returns the child's stored answer or finishes its pending
@@ -57,15 +55,14 @@ class DelegateTask:
 class RunWorkflow:
     name = "workflow"
     description = "Run a registered multi-step workflow on an input and return its output."
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "name": {"type": "string", "description": "The workflow's name."},
             "input": {"type": "string", "description": "The workflow's input."},
         },
-        "required": ["name", "input"],
-        "additionalProperties": False,
-    }
+        "name",
+        "input",
+    )
     concurrent = True
     # Each node's submission id derives from the call id too: a repeat resumes the run.
     idempotent = True

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from seam.contracts.tools import ToolContext, ToolError
+from seam.contracts.tools import ToolContext, ToolError, object_schema
 
 STATUSES = ("pending", "in_progress", "done")
 MAX_ITEMS = 100  # per session: a list longer than this is no longer a plan
@@ -54,9 +54,8 @@ class Todo:
         "Keep a task list for this session: add items, update an item's status, list, or clear. "
         "Returns the whole list."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "action": {"type": "string", "enum": ["add", "update", "list", "clear"]},
             "items": {
                 # One task as a plain string is accepted too: small models often send that.
@@ -67,9 +66,8 @@ class Todo:
             "id": {"type": "integer", "minimum": 1, "description": "Item to update."},
             "status": {"type": "string", "enum": list(STATUSES)},
         },
-        "required": ["action"],
-        "additionalProperties": False,
-    }
+        "action",
+    )
     concurrent = False
     idempotent = False
 

@@ -31,7 +31,7 @@ from urllib.parse import urljoin
 import httpx
 
 from seam.contracts.addresses import address_refusal, allow_entry
-from seam.contracts.tools import ToolContext, ToolError
+from seam.contracts.tools import ToolContext, ToolError, object_schema
 
 __all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
 
@@ -65,9 +65,8 @@ class WebFetch:
         "Fetch a web page or file over HTTP(S) and return its text (HTML is reduced to "
         "readable text). Private and local addresses are refused."
     )
-    parameters: Mapping[str, Any] = {
-        "type": "object",
-        "properties": {
+    parameters = object_schema(
+        {
             "url": {"type": "string", "minLength": 1, "description": "http:// or https:// URL."},
             "max_chars": {
                 "type": "integer",
@@ -75,9 +74,8 @@ class WebFetch:
                 "description": f"Text returned (default {MAX_CHARS}).",
             },
         },
-        "required": ["url"],
-        "additionalProperties": False,
-    }
+        "url",
+    )
     concurrent = True
     idempotent = True
 

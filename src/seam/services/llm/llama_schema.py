@@ -21,6 +21,8 @@ from typing import Any
 
 from llama_cpp.llama_grammar import RESERVED_NAMES, SchemaConverter
 
+from seam.contracts.tools import plain_json
+
 # An unbounded side stops at this many digits, as llama.cpp's own integer rule does.
 MAX_DIGITS = 15
 
@@ -32,7 +34,7 @@ def schema_grammar(schema: Mapping[str, Any]) -> str:
     # The `no-untyped-call` ignores in this file: llama_cpp's SchemaConverter (py.typed)
     # leaves its methods unannotated.
     converter = _Converter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)  # type: ignore[no-untyped-call]
-    plain = json.loads(json.dumps(schema, default=_plain))
+    plain = json.loads(json.dumps(schema, default=plain_json))
     plain = converter.resolve_refs(plain, "schema")
     converter.visit(plain, "")
     return str(converter.format_grammar())  # type: ignore[no-untyped-call]
@@ -157,11 +159,3 @@ def _nested(depth: int) -> str:
 
 def _token(token: str) -> str:
     return token if token.startswith("[") else f'"{token}"'
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, tuple | set | frozenset):
-        return list(value)
-    raise TypeError(f"not JSON: {type(value).__name__}")

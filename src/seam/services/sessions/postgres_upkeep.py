@@ -9,12 +9,12 @@ snapshot, so a concurrent append never shows up in the transcript but not in the
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
 
-from seam.contracts.messages import Message, Usage
+from seam.contracts.messages import Message
 from seam.contracts.sessions import (
     LoadedSession,
     SessionInfo,
@@ -34,7 +34,7 @@ from seam.services.sessions.postgres_rows import (
     message_from_row,
     session_from_row,
 )
-from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS
+from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, usage_totals_from
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -128,7 +128,7 @@ class PostgresUpkeep:
                     users,
                     assistants,
                     tools,
-                    _totals(row[width + 3 : -1]),
+                    usage_totals_from(row[width + 3 : -1]),
                     "" if first is None else preview_line(bytes(first).decode()),
                 )
             )
@@ -173,7 +173,7 @@ class PostgresUpkeep:
             cur = await conn.execute(
                 f"SELECT {_USAGE_SUMS} FROM usage WHERE session_key = %s", (key,)
             )
-            usage = _totals(await cur.fetchone())  # type: ignore[arg-type]
+            usage = usage_totals_from(await cur.fetchone())  # type: ignore[arg-type]
         return session_to_dict(info, messages, usage)
 
     async def export_all(self) -> list[dict[str, Any]]:
@@ -191,7 +191,7 @@ class PostgresUpkeep:
             cur = await conn.execute(
                 f"SELECT session_key, {_USAGE_SUMS} FROM usage GROUP BY session_key"
             )
-            usage = {row[0]: _totals(row[1:]) for row in await cur.fetchall()}
+            usage = {row[0]: usage_totals_from(row[1:]) for row in await cur.fetchall()}
         return [
             session_to_dict(info, transcripts.get(info.key, []), usage.get(info.key, UsageTotals()))
             for info in infos
@@ -261,15 +261,6 @@ async def _transcript(conn: AsyncConnection[Any], key: str) -> list[Message]:
         f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = %s ORDER BY idx", (key,)
     )
     return [message_from_row(row) for row in await cur.fetchall()]
-
-
-def _totals(row: Sequence[Any]) -> UsageTotals:
-    return UsageTotals(
-        calls=row[0],
-        usage=Usage(*(int(n) for n in row[1:6])),
-        cost_usd=float(row[6]),
-        unpriced_calls=row[7],
-    )
 
 
 def _prefixed(columns: str, alias: str) -> str:

@@ -13,8 +13,8 @@ from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.execution import EventRecord, Submission
-from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import SessionInfo, UsageRecord
+from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.sessions import SessionInfo, UsageRecord, UsageTotals
 
 SESSION_COLUMNS = (
     "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
@@ -168,4 +168,15 @@ def compaction_from_row(row: Sequence[Any]) -> CompactionRecord:
         reason,
         summarised=bool(summarised),
         created_at=created_at,
+    )
+
+
+def usage_totals_from(row: Sequence[Any]) -> UsageTotals:
+    """A usage-totals row (count, the five token sums, cost, unpriced calls): the same
+    aggregate in both stores."""
+    return UsageTotals(
+        calls=row[0],
+        usage=Usage(*(int(n) for n in row[1:6])),
+        cost_usd=float(row[6]),
+        unpriced_calls=row[7],
     )

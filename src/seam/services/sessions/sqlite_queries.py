@@ -8,16 +8,15 @@ caller's connection, inside whatever transaction or snapshot the caller holds.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
 
-from seam.contracts.messages import Message, Usage
+from seam.contracts.messages import Message
 from seam.contracts.sessions import DuplicateTitle, SessionInfo, SessionNotFound, UsageTotals
 from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     message_from_row,
     session_from_row,
+    usage_totals_from,
 )
 
 
@@ -55,12 +54,3 @@ USAGE_TOTALS = (
     " total(cache_write_tokens), total(reasoning_tokens), total(cost_usd),"
     " count(*) - count(cost_usd)"
 )
-
-
-def usage_totals_from(row: Sequence[Any]) -> UsageTotals:
-    return UsageTotals(
-        calls=row[0],
-        usage=Usage(*(int(n) for n in row[1:6])),
-        cost_usd=float(row[6]),
-        unpriced_calls=row[7],
-    )

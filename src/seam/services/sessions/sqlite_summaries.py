@@ -20,13 +20,9 @@ from seam.contracts.sessions import (
     check_limit,
     preview_line,
 )
-from seam.services.sessions.rows import SESSION_COLUMNS, session_from_row
+from seam.services.sessions.rows import SESSION_COLUMNS, session_from_row, usage_totals_from
 from seam.services.sessions.sqlite_execution import insert_usage
-from seam.services.sessions.sqlite_queries import (
-    USAGE_TOTALS,
-    SQLiteQueries,
-    usage_totals_from,
-)
+from seam.services.sessions.sqlite_queries import USAGE_TOTALS, SQLiteQueries
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 
 
