@@ -37,6 +37,7 @@ from seam.contracts.sessions import SessionInfo, SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Tool, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
+from seam.core.approvals import PendingApprovals
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.identity import (
     DEFAULT_HARNESS,
@@ -254,6 +255,20 @@ class Runtime:
             admitted=sub,
         )
 
+    async def drive(
+        self,
+        submission_id: str,
+        on_event: OnEvent | None = None,
+        *,
+        cancel: CancelToken | None = None,
+        admitted: Submission | None = None,
+    ) -> Submission:
+        """Run an admitted submission to its end in this process (a surface that admits
+        first and drives in the background, as the web page does); its settled row."""
+        return await self.coordinator.run(
+            submission_id, self.factory.resolve, on_event, cancel=cancel, admitted=admitted
+        )
+
     def run(
         self,
         session: str,
@@ -373,6 +388,12 @@ class Runtime:
         """`respond` by the event's own `session_key`, which is also how a subagent's
         request is answered (its `task:` name is not a public one)."""
         return self.loop.respond(session_key, call_id, decision)
+
+    @property
+    def approvals(self) -> PendingApprovals:
+        """The approvals turns in this process wait on, and the store's relay for those
+        waiting in another process (None on a store without one)."""
+        return self.loop.pending_approvals
 
     def create_workflow_executor(self, storage_key: str, depth: int = 0) -> WorkflowExecutor:
         return self.factory.create_workflow_executor(storage_key, depth)

@@ -36,7 +36,7 @@ async def answer(
     runtime: Runtime, key: str, name: str, call_id: str, chosen: ApprovalDecision
 ) -> None:
     """Answer `call_id` of session `key` (public name `name`), or raise a `Conflict`."""
-    pending = runtime.loop.pending_approvals
+    pending = runtime.approvals
     relay = pending.relay
     if relay is None:
         if not runtime.respond_to(key, call_id, chosen):

@@ -79,12 +79,8 @@ class TurnDrivers:
     ) -> None:
         runtime = self.runtime
         try:
-            sub = await runtime.coordinator.run(
-                submission_id,
-                runtime.factory.resolve,
-                self._on_event,
-                cancel=token,
-                admitted=admitted,
+            sub = await runtime.drive(
+                submission_id, self._on_event, cancel=token, admitted=admitted
             )
             self._on_settled(sub.outcome)
         except Exception:
