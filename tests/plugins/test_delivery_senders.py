@@ -112,7 +112,7 @@ async def test_an_unwritable_file_is_retried(root: Path) -> None:
 
 async def test_webhook_posts_json_with_the_idempotency_key() -> None:
     async with webhook_receiver() as receiver:
-        sender = WebhookSender()
+        sender = WebhookSender(allow=["127.0.0.1"])
         try:
             await sender.send(item("run-1:deliver", receiver.url, "Report."))
         finally:
@@ -144,7 +144,7 @@ async def test_webhook_statuses(
     status: int, headers: dict[str, str], permanent: bool, wait: float | None
 ) -> None:
     async with webhook_receiver([(status, headers)]) as receiver:
-        sender = WebhookSender()
+        sender = WebhookSender(allow=["127.0.0.1"])
         try:
             with pytest.raises(DeliveryFailed, match=f"HTTP {status}") as failed:
                 await sender.send(item("k", receiver.url))
@@ -157,7 +157,7 @@ async def test_webhook_statuses(
 async def test_an_unreachable_webhook_is_retried() -> None:
     async with webhook_receiver() as receiver:
         url = receiver.url
-    sender = WebhookSender(timeout=5)
+    sender = WebhookSender(timeout=5, allow=["127.0.0.1"])
     try:
         with pytest.raises(DeliveryFailed, match="POST") as failed:
             await sender.send(item("k", url))
