@@ -231,9 +231,9 @@ class SkillsSection(_Section):
 class NetworkSection(_Section):
     """Where requests a model or a job can steer may go (contracts/addresses.py)."""
 
-    # Webhook deliveries and `web_fetch` refuse loopback, link-local, private, CGNAT and
-    # other non-public addresses; hosts, host:port, addresses or networks ("10.0.0.0/8")
-    # listed here pass: the owner's own services.
+    # Webhook deliveries, `web_fetch` and MCP servers added at run time (over ACP) refuse
+    # loopback, link-local, private, CGNAT and other non-public addresses; hosts,
+    # host:port, addresses or networks ("10.0.0.0/8") listed here pass: the owner's own.
     allow_private: list[str] = Field(default_factory=list)
 
 
