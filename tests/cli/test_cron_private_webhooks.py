@@ -75,9 +75,11 @@ def deliver_once(cli: Cli) -> OutboxItem:
     async def go() -> OutboxItem:
         settings = load_settings(cli.env, home=cli.home, working_dir=cli.project)
         settled: asyncio.Queue[OutboxItem] = asyncio.Queue()
-        async with create_runtime(settings=settings) as runtime:
-            async with running_deliverer(settings, runtime.store, on_result=settled.put_nowait):
-                return await asyncio.wait_for(settled.get(), 20)
+        async with (
+            create_runtime(settings=settings) as runtime,
+            running_deliverer(settings, runtime.store, on_result=settled.put_nowait),
+        ):
+            return await asyncio.wait_for(settled.get(), 20)
 
     return asyncio.run(go())
 

@@ -183,7 +183,7 @@ async def test_a_name_resolving_to_a_private_address_is_refused_before_connectin
 
     sender = WebhookSender(resolve=resolve)
     try:
-        with pytest.raises(DeliveryFailed, match="hook.test resolves to 10.1.2.3") as failed:
+        with pytest.raises(DeliveryFailed, match=r"hook\.test resolves to 10\.1\.2\.3") as failed:
             await sender.send(item("k", "https://hook.test/x"))
     finally:
         await sender.aclose()

@@ -370,7 +370,7 @@ async def test_a_listed_network_lets_its_servers_through(server: _Server) -> Non
     """`[network] allow_private` entries may be networks: 127.0.0.0/8 covers loopback."""
     out = await fetch(WebFetch(allowed_hosts=["127.0.0.0/8"]), f"{server.base}/json")
     assert out.endswith('{"items": [1, 2]}')
-    with pytest.raises(ToolError, match="127.0.0.1 is a loopback address"):
+    with pytest.raises(ToolError, match=r"127\.0\.0\.1 is a loopback address"):
         await fetch(WebFetch(allowed_hosts=["10.0.0.0/8"]), f"{server.base}/json")
 
 
