@@ -118,7 +118,7 @@ def test_a_webhook_to_a_private_address_is_refused(
     assert runs.returncode == 0, runs.stderr
     [line] = runs.stdout.splitlines()
     assert "delivery failed" in line and "refused" in line and reason in line
-    assert "allow_private" in line
+    assert "allow_private" in line, line
 
 
 def test_a_webhook_listed_in_allow_private_is_delivered(
