@@ -38,7 +38,7 @@ async def main(db: str, root: str, flag: str, lease: float) -> None:
     store = SQLiteSessionStore(db)
     senders = [
         StuckAfterSending(FileSender(Path(root)), Path(flag)),
-        StuckAfterSending(WebhookSender(), Path(flag)),
+        StuckAfterSending(WebhookSender(allow=["127.0.0.1"]), Path(flag)),
     ]
     await OutboxDeliverer(store, senders, lease=lease, poll=0.05).run()
 

@@ -112,7 +112,7 @@ async def test_an_unwritable_file_is_retried(root: Path) -> None:
 
 async def test_webhook_posts_json_with_the_idempotency_key() -> None:
     async with webhook_receiver() as receiver:
-        sender = WebhookSender()
+        sender = WebhookSender(allow=["127.0.0.1"])
         try:
             await sender.send(item("run-1:deliver", receiver.url, "Report."))
         finally:
@@ -144,7 +144,7 @@ async def test_webhook_statuses(
     status: int, headers: dict[str, str], permanent: bool, wait: float | None
 ) -> None:
     async with webhook_receiver([(status, headers)]) as receiver:
-        sender = WebhookSender()
+        sender = WebhookSender(allow=["127.0.0.1"])
         try:
             with pytest.raises(DeliveryFailed, match=f"HTTP {status}") as failed:
                 await sender.send(item("k", receiver.url))
@@ -157,7 +157,7 @@ async def test_webhook_statuses(
 async def test_an_unreachable_webhook_is_retried() -> None:
     async with webhook_receiver() as receiver:
         url = receiver.url
-    sender = WebhookSender(timeout=5)
+    sender = WebhookSender(timeout=5, allow=["127.0.0.1"])
     try:
         with pytest.raises(DeliveryFailed, match="POST") as failed:
             await sender.send(item("k", url))
@@ -172,3 +172,49 @@ def test_retry_after_reads_seconds_and_http_dates() -> None:
     assert retry_after("-4") == 0.0
     assert retry_after(None) is None and retry_after("soon") is None
     assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412480.0 - 60) == 60.0
+
+
+async def test_a_name_resolving_to_a_private_address_is_refused_before_connecting() -> None:
+    asked: list[tuple[str, int]] = []
+
+    async def resolve(host: str, port: int) -> list[str]:
+        asked.append((host, port))
+        return ["93.184.216.34", "10.1.2.3"]  # one private answer is enough to refuse
+
+    sender = WebhookSender(resolve=resolve)
+    try:
+        with pytest.raises(DeliveryFailed, match=r"hook\.test resolves to 10\.1\.2\.3") as failed:
+            await sender.send(item("k", "https://hook.test/x"))
+    finally:
+        await sender.aclose()
+    assert failed.value.permanent and asked == [("hook.test", 443)]
+
+
+async def test_the_post_goes_to_the_checked_address_with_the_host_header() -> None:
+    """DNS rebinding: the name is resolved once, and the connection is to that answer
+    (`hook.test` resolves nowhere else; the listener on loopback receives the POST)."""
+
+    async def resolve(host: str, port: int) -> list[str]:
+        return ["127.0.0.1"]
+
+    async with webhook_receiver() as receiver:
+        port = receiver.url.rsplit(":", 1)[1].split("/")[0]
+        sender = WebhookSender(allow=["127.0.0.0/8"], resolve=resolve)
+        try:
+            await sender.send(item("k", f"http://hook.test:{port}/x"))
+        finally:
+            await sender.aclose()
+    assert [got.key for got in receiver.requests] == ["k"]
+
+
+async def test_an_unresolvable_name_is_retried() -> None:
+    async def resolve(host: str, port: int) -> list[str]:
+        raise OSError("temporary failure in name resolution")
+
+    sender = WebhookSender(resolve=resolve)
+    try:
+        with pytest.raises(DeliveryFailed, match="could not resolve") as failed:
+            await sender.send(item("k", "https://hook.test/x"))
+    finally:
+        await sender.aclose()
+    assert not failed.value.permanent

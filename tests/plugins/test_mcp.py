@@ -289,6 +289,22 @@ async def test_a_missing_header_is_reported_as_the_servers_failure() -> None:
     assert status.error
 
 
+async def test_a_run_time_server_on_a_private_address_is_refused_unless_listed() -> None:
+    """Servers added at run time (an editor's, over ACP) carry `allow_private`: a URL on
+    loopback is refused before any request, unless the list names it."""
+    headers = {"Authorization": "Bearer t0ken"}
+    async with http_server() as url:
+        refused = ServerSpec(name="docs", url=url, headers=headers, allow_private=())
+        listed = ServerSpec(name="ok", url=url, headers=headers, allow_private=("127.0.0.1",))
+        servers = McpServers([refused, listed])
+        statuses = {s.name: s for s in await servers.status(connect=True)}
+        await servers.aclose()
+    assert statuses["docs"].state == "failed"
+    assert "127.0.0.1 is a loopback address" in statuses["docs"].error
+    assert "allow_private" in statuses["docs"].error
+    assert statuses["ok"].state == "ready", statuses["ok"].error
+
+
 @asynccontextmanager
 async def http_server() -> AsyncIterator[str]:
     sock = socket.socket()

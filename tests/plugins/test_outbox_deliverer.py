@@ -249,7 +249,7 @@ async def test_stopping_releases_what_it_claimed() -> None:
 async def test_a_webhook_that_fails_twice_is_delivered_once() -> None:
     store = InMemoryExecutionStore()
     seen: list[OutboxItem] = []
-    webhook = WebhookSender()
+    webhook = WebhookSender(allow=["127.0.0.1"])
     async with webhook_receiver([(503, {}), (500, {})]) as receiver:
         await store.enqueue(
             "run-1:deliver", receiver.url, json.dumps({"text": "Report.", "source": "cron:j"})

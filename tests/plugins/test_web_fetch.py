@@ -366,6 +366,14 @@ async def test_redirect_to_a_file_url_is_refused(server: _Server) -> None:
         await fetch(trusting(server), f"{server.base}/to?file:///etc/passwd")
 
 
+async def test_a_listed_network_lets_its_servers_through(server: _Server) -> None:
+    """`[network] allow_private` entries may be networks: 127.0.0.0/8 covers loopback."""
+    out = await fetch(WebFetch(allowed_hosts=["127.0.0.0/8"]), f"{server.base}/json")
+    assert out.endswith('{"items": [1, 2]}')
+    with pytest.raises(ToolError, match=r"127\.0\.0\.1 is a loopback address"):
+        await fetch(WebFetch(allowed_hosts=["10.0.0.0/8"]), f"{server.base}/json")
+
+
 async def test_allow_private_lets_local_servers_through(server: _Server) -> None:
     out = await fetch(WebFetch(allow_private=True), f"{server.base}/json")
     assert out.endswith('{"items": [1, 2]}')

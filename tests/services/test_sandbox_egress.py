@@ -91,7 +91,7 @@ async def test_the_proxy_refuses_a_name_resolving_to_a_private_address() -> None
     try:
         answer = await ask(path, b"CONNECT internal.example:443 HTTP/1.1\r\n\r\n")
         assert answer.startswith(b"HTTP/1.1 403 ")
-        assert b"internal.example is 10.20.30.40, a private address" in answer
+        assert b"internal.example resolves to 10.20.30.40, a private address" in answer
         answer = await ask(path, b"GET http://internal.example/x HTTP/1.1\r\nHost: a\r\n\r\n")
         assert answer.startswith(b"HTTP/1.1 403 ")
         answer = await ask(path, b"GET /relative HTTP/1.1\r\n\r\n")

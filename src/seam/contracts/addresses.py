@@ -4,14 +4,22 @@
 egress.py) both resolve a name themselves, then refuse when any address it resolves to is
 loopback, link-local, private, CGNAT, multicast, reserved, unspecified, or otherwise not
 global (IPv6 ULA and link-local included, and IPv4 embedded in IPv6 judged as itself),
-unless the person listed the host in an allow list. Pure functions over `ipaddress`; the
-resolution is the caller's, so the answer is about the very addresses it will connect to.
+unless the person listed the host (or an address or network: "10.0.0.0/8") in an allow
+list. `destination_refusal` is a pure function over `ipaddress`; `checked_addresses`
+resolves the name first (on the event loop's resolver, which does not block it), so every
+path out (webhook deliveries, `web_fetch`, the sandbox proxy) asks one question and
+connects to the very addresses that were checked (no DNS rebinding in between).
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
-from collections.abc import Collection, Sequence
+import socket
+from collections.abc import Awaitable, Callable, Collection, Sequence
+
+# (host, port) -> the addresses to connect to, in order of preference.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
@@ -53,6 +61,19 @@ def allowed(host: str, port: int, allow: Collection[str]) -> bool:
     return named in allow or f"{named}:{port}" in allow
 
 
+def in_allowed_network(address: str, allow: Collection[str]) -> bool:
+    """True when `address` is an allow-list entry, or inside one written as a network."""
+    ip = ipaddress.ip_address(address)
+    for entry in allow:
+        try:
+            network = ipaddress.ip_network(entry.strip("[]"), strict=False)
+        except ValueError:
+            continue  # a host name, or host:port
+        if ip in network:
+            return True
+    return False
+
+
 def destination_refusal(
     host: str, port: int, addresses: Sequence[str], allow: Collection[str] = ()
 ) -> str | None:
@@ -66,6 +87,36 @@ def destination_refusal(
         return f"{host} resolves to no address"
     for address in addresses:
         reason = address_refusal(address)
-        if reason is not None:
-            return f"{address} is {reason}" if address == host else f"{host} is {address}, {reason}"
+        if reason is not None and not in_allowed_network(address, allow):
+            return (
+                f"{address} is {reason}"
+                if address == host
+                else f"{host} resolves to {address}, {reason}"
+            )
     return None
+
+
+class AddressRefused(Exception):
+    """A destination that is not public and not on the allow list; the message says why."""
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to, on the running loop's resolver (not blocking it)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+async def checked_addresses(
+    host: str, port: int, allow: Collection[str] = (), resolve: Resolver = system_resolve
+) -> list[str]:
+    """The addresses to connect to for `host`, each of them checked: `AddressRefused` when
+    one is not public and neither it nor the host is on `allow` (entries normalised by
+    `allow_entry`); `OSError` when the name does not resolve (which may pass)."""
+    name = host.strip("[]").rstrip(".").lower()
+    if not allowed(name, port, allow) and (name == "localhost" or name.endswith(".localhost")):
+        raise AddressRefused(f"{host} is a local host name")
+    addresses = await resolve(name, port)
+    reason = destination_refusal(name, port, addresses, allow)
+    if reason is not None:
+        raise AddressRefused(reason)
+    return addresses

@@ -55,6 +55,8 @@ async def add_mcp_servers(
     from seam.plugins.mcp.spec import ServerSpec
 
     mcp = _editor_mcp(runtime)
+    settings = runtime.settings
+    allow = tuple(settings.config.network.allow_private) if settings is not None else ()
     names = []
     for server in servers:
         spec = ServerSpec(
@@ -64,6 +66,7 @@ async def add_mcp_servers(
             env=dict(server.env or {}),
             headers=dict(server.headers or {}),
             cwd=cwd,
+            allow_private=allow,
         )
         await mcp.add(spec)
         names.append(spec.name)

@@ -194,6 +194,7 @@ def gather_collaborators(given: Assembly) -> Collaborators:
             sources=() if given.mcp is None else (given.mcp,),
             skills=given.skills,
             cron=tool_jobs(store, given.settings),
+            allow_private=given.settings.config.network.allow_private if given.settings else (),
         )
     hooks = given.hooks if given.hooks is not None else default_hooks()
     personalities = given.personalities

@@ -51,7 +51,7 @@ OWNED_ELSEWHERE: dict[str, Any] = {
 GUIDES = {
     **dict.fromkeys(("model", "anthropic", "pool", "side_models", "local", "prices"), "models.md"),
     **dict.fromkeys(("agent", "context", "reflection", "sessions"), "agent.md"),
-    **dict.fromkeys(("sandbox", "guard"), "safety.md"),
+    **dict.fromkeys(("sandbox", "guard", "network"), "safety.md"),
     **dict.fromkeys(("dnd", "heartbeat"), "cron.md"),
     "store": "storage.md",
     "mcp": "mcp.md",

@@ -30,7 +30,14 @@ from seam.core.session_factory import SessionFactory
 from seam.plugins.cron.admin import Clock, CronAdmin, CronInputError, JobOptions, ScheduleSpec
 from seam.plugins.cron.background import Background, stop_background
 from seam.plugins.cron.scheduler import CronScheduler
-from seam.plugins.cron.text import job_dict, job_line, job_lines, run_dict, run_line
+from seam.plugins.cron.text import (
+    delivery_errors,
+    job_dict,
+    job_line,
+    job_lines,
+    run_dict,
+    run_line,
+)
 from seam.wiring.delivery import build_delivery, delivery_for
 from seam.wiring.heartbeat import HeartbeatRuntime, heartbeat_kind, sync_heartbeat_job
 from seam.wiring.outbox import running_deliverer
@@ -50,6 +57,7 @@ __all__ = [
     "build_scheduler",
     "cron_lines",
     "cron_store_of",
+    "delivery_errors_of",
     "job_dict",
     "job_line",
     "maybe_start_scheduler",
@@ -241,3 +249,8 @@ async def run_job_now(
     if run is None:
         raise CronInputError(f"cron job {job_id} was started this very second; try again")
     return run
+
+
+async def delivery_errors_of(runtime: CronRuntime, runs: list[CronRun]) -> dict[str, str]:
+    """Why each of `runs` failed delivery for good, from the runtime's outbox."""
+    return await delivery_errors(runtime_outbox(runtime), runs)

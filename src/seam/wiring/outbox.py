@@ -31,5 +31,7 @@ def running_deliverer(
     settings: Settings, outbox: Outbox, **options: Unpack[DelivererOptions]
 ) -> AbstractAsyncContextManager[OutboxDeliverer]:
     """The deliverer over `outbox` with `file:` targets under `deliveries_root`, running
-    until the block ends (see plugins/delivery/running.py)."""
+    until the block ends (see plugins/delivery/running.py); webhooks reach the non-public
+    addresses `[network] allow_private` lists, no others."""
+    options.setdefault("allow_private", settings.config.network.allow_private)
     return _running(outbox, deliveries_root(settings), **options)

@@ -228,6 +228,15 @@ class SkillsSection(_Section):
     index_chars: int = Field(3_000, ge=200)  # the system prompt's skills index, at most
 
 
+class NetworkSection(_Section):
+    """Where requests a model or a job can steer may go (contracts/addresses.py)."""
+
+    # Webhook deliveries, `web_fetch` and MCP servers added at run time (over ACP) refuse
+    # loopback, link-local, private, CGNAT and other non-public addresses; hosts,
+    # host:port, addresses or networks ("10.0.0.0/8") listed here pass: the owner's own.
+    allow_private: list[str] = Field(default_factory=list)
+
+
 class ConfigFile(_Section):
     model: ModelSection = ModelSection()
     anthropic: AnthropicSection = AnthropicSection()
@@ -245,6 +254,7 @@ class ConfigFile(_Section):
     dnd: DndSection = DndSection()  # quiet hours (wiring/delivery_settings.py)
     heartbeat: HeartbeatSection = HeartbeatSection()
     telemetry: TelemetrySection = TelemetrySection()
+    network: NetworkSection = NetworkSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)

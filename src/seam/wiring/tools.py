@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from seam.contracts.sessions import SessionStore
@@ -29,6 +29,7 @@ def build_tool_registry(
     sources: Iterable[ToolSource] = (),
     skills: SkillCatalog | None = None,
     cron: CronJobs | None = None,
+    allow_private: Collection[str] = (),
 ) -> DefaultToolRegistry:
     """Built-ins, then static tools (wrapped as context-free factories).
 
@@ -39,11 +40,12 @@ def build_tool_registry(
     our own schemas and an interpreting one for `ForeignSchema`s). `sources` add tools
     known at run time (MCP servers). `skills`: the Agent Skills catalog `skill_view` and
     `skill_write` serve (without it neither is offered). `cron`: the jobs the `cron` tool
-    schedules (without it the tool is not offered)."""
+    schedules (without it the tool is not offered). `allow_private`: the non-public
+    hosts, addresses or networks `web_fetch` may reach (`[network] allow_private`)."""
     registry = DefaultToolRegistry(validator=validator or ByOrigin(JsonSchemaValidator()))
     register_file_tools(registry)
     register_shell_tools(registry)
-    register_extra_tools(registry)
+    register_extra_tools(registry, web_allowed=allow_private)
     register_memory_tool(registry)
     register_session_search_tool(registry, sessions)
     register_subagent_tools(registry, workflows=workflows)

@@ -69,7 +69,7 @@ async def list_runs(job_id: str, limit: int, as_json: bool) -> int:
 
     from seam.apps.cli.runner import CliError, open_runtime
     from seam.contracts.cron import CronJobNotFound
-    from seam.wiring.cron import admin_for, run_dict, run_line
+    from seam.wiring.cron import admin_for, delivery_errors_of, run_dict, run_line
 
     async with open_runtime() as runtime:
         admin = admin_for(runtime)
@@ -78,13 +78,14 @@ async def list_runs(job_id: str, limit: int, as_json: bool) -> int:
             runs = await admin.runs(job_id, limit=limit)
         except CronJobNotFound as exc:
             raise CliError(str(exc.args[0]), USAGE) from None
+        errors = await delivery_errors_of(runtime, runs)
     if as_json:
         sys.stdout.write(json.dumps([run_dict(r) for r in runs], ensure_ascii=False) + "\n")
         return 0
     if not runs:
         sys.stderr.write(f"cron job {job_id} has not run yet\n")
     for run in runs:
-        _write(run_line(run, job.tz))
+        _write(run_line(run, job.tz, errors.get(run.slot_key)))
     return 0
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from seam.contracts.cron import CronJob, CronRun
+from seam.contracts.outbox import Outbox
 from seam.plugins.cron.schedule import describe
 
 NO_JOBS = 'no cron jobs (add one: seam cron add --every 2h "...", or ask the agent)'
@@ -28,12 +29,31 @@ def job_line(job: CronJob) -> str:
     )
 
 
-def run_line(run: CronRun, tz: str) -> str:
+def run_line(run: CronRun, tz: str, delivery_error: str | None = None) -> str:
+    """One run; `delivery_error` (the outbox's reason a delivery failed) ends the line."""
     outcome = run.outcome or ("skipped" if run.delivery == "none" else "running")
+    delivery = "failed" if delivery_error else run.delivery
     note = f"  ({run.note})" if run.note else ""
+    error = f"  delivery failed: {delivery_error}" if delivery_error else ""
     return (
-        f"{describe(run.due_at, tz)}  {outcome:9}  delivery {run.delivery:7}  {run.session}{note}"
+        f"{describe(run.due_at, tz)}  {outcome:9}  delivery {delivery:7}  {run.session}{note}"
+        f"{error}"
     )
+
+
+async def delivery_errors(outbox: Outbox | None, runs: Sequence[CronRun]) -> dict[str, str]:
+    """Why each run's delivery failed for good (slot key -> the outbox's last error, one
+    line): the outbox knows before the scheduler copies the status to the ledger."""
+    errors: dict[str, str] = {}
+    if outbox is None:
+        return errors
+    for run in runs:
+        if run.delivery not in ("queued", "failed"):
+            continue
+        item = await outbox.outbox_item(f"cron:{run.slot_key}")
+        if item is not None and item.status == "failed":
+            errors[run.slot_key] = " ".join((item.last_error or "unknown error").split())
+    return errors
 
 
 def job_dict(job: CronJob) -> dict[str, Any]:

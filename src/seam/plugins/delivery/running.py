@@ -8,7 +8,7 @@ one of them at a time.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Collection, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TypedDict
@@ -20,11 +20,13 @@ from seam.plugins.delivery.senders import FileSender, Sender, WebhookSender
 
 class DelivererOptions(TypedDict, total=False):
     """What a surface may add to the deliverer: chat `senders`, an `on_result` callback
-    (a delivery sent or failed for good) and the `clock`."""
+    (a delivery sent or failed for good), the `clock`, and the non-public hosts, addresses
+    or networks webhooks may reach (`allow_private`)."""
 
     senders: Iterable[Sender]
     on_result: OnResult | None
     clock: Callable[[], float]
+    allow_private: Collection[str]
 
 
 @asynccontextmanager
@@ -35,11 +37,12 @@ async def running_deliverer(
     senders: Iterable[Sender] = (),
     on_result: OnResult | None = None,
     clock: Callable[[], float] = time.time,
+    allow_private: Collection[str] = (),
 ) -> AsyncIterator[OutboxDeliverer]:
     """An `OutboxDeliverer` with the file sender (rooted at `deliveries`), the webhook
     sender and `senders`, running until the block ends; more senders can be
     `register`ed meanwhile. The webhook sender's HTTP client is closed on the way out."""
-    webhook = WebhookSender()
+    webhook = WebhookSender(allow=allow_private)
     deliverer = OutboxDeliverer(
         outbox,
         [FileSender(deliveries), webhook, *senders],

@@ -23,12 +23,20 @@ import email.utils
 import json
 import os
 import time
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 import httpx
 
+from seam.contracts.addresses import (
+    AddressRefused,
+    Resolver,
+    allow_entry,
+    checked_addresses,
+    system_resolve,
+)
 from seam.contracts.outbox import OutboxItem
 
 
@@ -154,14 +162,29 @@ class WebhookSender:
     JSON with the item's key as `Idempotency-Key`. A 2xx is a delivery; 408, 429 and 5xx
     (and network errors) are retried, after `Retry-After` when the receiver sent one; any
     other status fails for good (the receiver refused this payload, retrying cannot help;
-    redirects are not followed)."""
+    redirects are not followed).
+
+    A job's target is text a model may have written, so a URL whose host is loopback,
+    link-local (cloud metadata), private, CGNAT or otherwise not public fails for good
+    unless the host, address or network is on `allow` (`[network] allow_private`). The
+    POST goes to the checked address (Host header and TLS name kept), so a DNS answer that
+    changes after the check (rebinding) cannot move it."""
 
     prefix = "http"
 
-    def __init__(self, client: httpx.AsyncClient | None = None, *, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        client: httpx.AsyncClient | None = None,
+        *,
+        timeout: float = 30.0,
+        allow: Collection[str] = (),
+        resolve: Resolver = system_resolve,
+    ) -> None:
         self._client = client
         self._own_client = client is None
         self.timeout = timeout
+        self._allow = frozenset(allow_entry(entry) for entry in allow)
+        self._resolve = resolve
 
     async def send(self, item: OutboxItem) -> str | None:
         url = item.target
@@ -169,13 +192,14 @@ class WebhookSender:
             raise DeliveryFailed(f"{url!r} is not an http(s) URL", permanent=True)
         text, source = payload_text(item)
         body = {"key": item.key, "source": source, "text": text, "created_at": item.created_at}
+        headers = {"Idempotency-Key": item.key, "User-Agent": "seam-delivery"}
         try:
+            pinned, extensions = await self._pinned(httpx.URL(url), headers)
             response = await self.client().post(
-                url,
-                json=body,
-                headers={"Idempotency-Key": item.key, "User-Agent": "seam-delivery"},
-                timeout=self.timeout,
+                pinned, json=body, headers=headers, timeout=self.timeout, extensions=extensions
             )
+        except httpx.InvalidURL as exc:
+            raise DeliveryFailed(f"{url!r} is not a valid URL: {exc}", permanent=True) from None
         except httpx.HTTPError as exc:
             raise DeliveryFailed(f"POST {url}: {type(exc).__name__}: {exc}") from None
         status = response.status_code
@@ -188,6 +212,30 @@ class WebhookSender:
                 reason, retry_after=retry_after(response.headers.get("Retry-After"))
             )
         raise DeliveryFailed(reason, permanent=True)
+
+    async def _pinned(
+        self, url: httpx.URL, headers: dict[str, str]
+    ) -> tuple[httpx.URL, dict[str, str]]:
+        """`url` with its host replaced by a checked address; fills in the Host header and
+        gives the TLS server name to check the certificate against."""
+        host = url.host
+        if not host:
+            raise DeliveryFailed(f"{url} names no host", permanent=True)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        try:
+            addresses = await checked_addresses(host, port, self._allow, self._resolve)
+        except AddressRefused as exc:
+            raise DeliveryFailed(
+                f"refused {url}: {exc}; add it to [network] allow_private to allow it",
+                permanent=True,
+            ) from None
+        except OSError as exc:  # the name may resolve later: retried
+            raise DeliveryFailed(f"POST {url}: could not resolve {host}: {exc}") from None
+        if not addresses:
+            raise DeliveryFailed(f"POST {url}: {host} resolves to no address")
+        headers["Host"] = url.netloc.decode("ascii")
+        extensions = {"sni_hostname": host} if url.scheme == "https" else {}
+        return url.copy_with(host=addresses[0]), extensions
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:

@@ -18,6 +18,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
+from seam.contracts.addresses import AddressRefused, allow_entry, checked_addresses
 from seam.plugins.mcp.spec import ServerSpec
 
 log = logging.getLogger(__name__)
@@ -154,6 +155,8 @@ class ServerConnection:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
+            await _check_address(spec)
+
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=spec.headers,
@@ -182,6 +185,27 @@ class ServerConnection:
             await self._close()
             if self.state in ("ready", "starting"):
                 self.state = "stopped"
+
+
+async def _check_address(spec: ServerSpec) -> None:
+    """Refuse a run-time server's URL on a non-public address (every address its name
+    resolves to is checked) unless `spec.allow_private` lists it."""
+    if spec.allow_private is None:
+        return
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(spec.url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    allow = {allow_entry(entry) for entry in spec.allow_private}
+    try:
+        await checked_addresses(host, port, allow)
+    except AddressRefused as exc:
+        raise ServerError(
+            f"refused {spec.url}: {exc}; add it to [network] allow_private to allow it"
+        ) from None
+    except OSError as exc:
+        raise ServerError(f"could not resolve {host}: {exc}") from None
 
 
 def _closed(client: Any) -> bool:

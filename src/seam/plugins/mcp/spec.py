@@ -34,6 +34,9 @@ class ServerSpec:
     cwd: str | None = None
     errlog: str | None = None  # file the stdio child's stderr is appended to
     problem: str = ""
+    # None: the owner configured it, it goes where it says. A tuple (servers added at run
+    # time, by an editor over ACP): its URL must be a public address or on this list.
+    allow_private: tuple[str, ...] | None = None
 
     @property
     def transport(self) -> str:

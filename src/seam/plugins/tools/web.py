@@ -20,9 +20,8 @@ from __future__ import annotations
 import asyncio
 import codecs
 import re
-import socket
 import ssl
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
@@ -30,14 +29,19 @@ from urllib.parse import urljoin
 
 import httpx
 
-from seam.contracts.addresses import address_refusal, allow_entry
+from seam.contracts.addresses import (
+    AddressRefused,
+    Resolver,
+    address_refusal,
+    allow_entry,
+    checked_addresses,
+    system_resolve,
+)
 from seam.contracts.tools import ToolContext, ToolError, object_schema
 
 __all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
 
 ClientFactory = Callable[[], httpx.AsyncClient]
-# (host, port) -> the addresses to connect to, in order of preference.
-Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 MAX_BYTES = 2_000_000  # read from the network per fetch, at most
 TIMEOUT = 20.0  # seconds for the whole fetch, redirects included
@@ -52,11 +56,6 @@ _BINARY_TYPES = ("image/", "audio/", "video/", "font/", "model/")
 _TEXT_SUFFIXES = ("/json", "+json", "/xml", "+xml", "/javascript", "/ecmascript", "/yaml")
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 class WebFetch:
@@ -149,27 +148,19 @@ class WebFetch:
         """Check the hop, then connect to a checked address (trying each in turn)."""
         host = url.raw_host.decode("ascii").rstrip(".").lower()
         port = url.port or (443 if url.scheme == "https" else 80)
-        named = f"[{host}]" if ":" in host else host
-        trusted = (
-            self._allow_private or named in self._allowed or f"{named}:{port}" in self._allowed
-        )
-        if not trusted and (host == "localhost" or host.endswith(".localhost")):
-            raise ToolError(f"refused {url}: {host} is a local host name")
         try:
-            addresses = await self._resolve(host, port)
+            if self._allow_private:
+                addresses = await self._resolve(host, port)
+            else:
+                addresses = await checked_addresses(host, port, self._allowed, self._resolve)
+        except AddressRefused as exc:
+            raise ToolError(
+                f"refused {url}: {exc}; private and local addresses cannot be fetched"
+            ) from None
         except OSError as exc:
             raise ToolError(f"could not resolve {host}: {exc}") from None
         if not addresses:
             raise ToolError(f"could not resolve {host}: no addresses")
-        if not trusted:
-            for address in addresses:
-                reason = address_refusal(address)
-                if reason is not None:
-                    what = f"{address} is" if address == host else f"{host} resolves to {address},"
-                    raise ToolError(
-                        f"refused {url}: {what} {reason}; private and local addresses cannot "
-                        "be fetched"
-                    )
         headers = {"Host": url.netloc.decode("ascii")}
         extensions = {"sni_hostname": host} if url.scheme == "https" else {}
 

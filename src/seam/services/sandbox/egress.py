@@ -21,12 +21,11 @@ import contextlib
 import logging
 import os
 import shutil
-import socket
 import tempfile
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Collection
 from pathlib import Path
 
-from seam.contracts.addresses import allow_entry, destination_refusal
+from seam.contracts.addresses import Resolver, allow_entry, destination_refusal, system_resolve
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,6 @@ SOCKET_INSIDE = "/tmp/.seam-egress.sock"
 HEAD_LIMIT = 16_384  # bytes of request line and headers read before refusing
 CONNECT_TIMEOUT = 15.0
 
-Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 # Runs inside the sandbox: listen on the sandbox's loopback, hand each connection to the
 # unix socket. The parent exits once it listens, so the command never races it.
@@ -86,11 +84,6 @@ def bridge_command(python: str = "/usr/bin/python3") -> str:
         f"{python} -c '{code}' {PROXY_PORT} {SOCKET_INSIDE} </dev/null >/dev/null 2>&1"
         ' || { echo "seam: the sandbox network bridge did not start" >&2; exit 125; }'
     )
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 class EgressProxy:
