@@ -44,8 +44,11 @@ Glob = Annotated[str, AfterValidator(_glob)]
 class GuardSection(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    # Globs of commands that are forbidden (matched against each normalised command).
     deny: list[Glob] = Field(default_factory=list)
+    # Globs of commands allowed unasked, unless the hard floor forbids them.
     allow: list[Glob] = Field(default_factory=list)
+    # Seconds a person has to answer an approval; silence is a deny.
     approval_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
 
 

@@ -14,6 +14,7 @@ from seam.plugins.chat.section import AllowList, ChatSection
 
 class DiscordSection(ChatSection):
     token_env: str = "DISCORD_BOT_TOKEN"
+    # User ids that may talk to the agent without pairing (numbers or text).
     allow: AllowList
     # A REST base and gateway URL of another server (tests, self-hosting); "" = Discord's.
     base_url: str = ""

@@ -16,6 +16,7 @@ class SlackSection(ChatSection):
     bot_token_env: str = "SLACK_BOT_TOKEN"
     app_token_env: str = "SLACK_APP_TOKEN"  # Socket Mode
     base_url: str = ""  # the Web API's base URL ("" = slack.com/api/)
+    # User ids that may talk to the agent without pairing (numbers or text).
     allow: AllowList
 
 

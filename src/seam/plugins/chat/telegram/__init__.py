@@ -26,6 +26,7 @@ class TelegramSection(ChatSection):
     token_env: str = "TELEGRAM_BOT_TOKEN"
     # A self-hosted Bot API server ("" = api.telegram.org).
     base_url: str = ""
+    # User ids that may talk to the agent without pairing (numbers or text).
     allow: AllowList
 
 
