@@ -30,6 +30,10 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+from tests.support.shared_model import (  # noqa: F401  (the module's `shared_model` fixture)
+    SharedModel,
+    shared_model_fixture,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -206,24 +210,6 @@ def browser() -> Iterator[Any]:
         )
         yield chromium
         chromium.close()
-
-
-class SharedModel(OpenAIServer):
-    """The module's model server; `reset` gives each test an empty script and record and
-    stalls that hold again (a release lasts until the next reset)."""
-
-    def reset(self) -> None:
-        self.release()  # a reply a test left stalled (a cancelled turn) finishes
-        with self._lock:
-            self._queues[self.main_path].clear()
-            self.requests.clear()
-        self._released.clear()
-
-
-@pytest.fixture(scope="module")
-def shared_model() -> Iterator[SharedModel]:
-    with SharedModel() as server:
-        yield server
 
 
 @pytest.fixture
