@@ -9,12 +9,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import acp
 import pytest
+import pytest_asyncio
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
@@ -29,6 +30,10 @@ from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.support.openai_server import (
     OpenAIServer,
     openai_server_fixture,  # noqa: F401  (registers the `openai_server` fixture)
+)
+from tests.support.shared_model import (  # noqa: F401  (registers `shared_model`)
+    SharedModel,
+    shared_model_fixture,
 )
 
 
@@ -124,3 +129,90 @@ async def open_editor(cli: Cli, client: EditorClient, *, fs: bool = True) -> Asy
             conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=caps), 30
         )
         yield conn, init
+
+
+class RoutingClient:
+    """The client of a module's shared `seam acp`: every call goes to the running test's
+    EditorClient (`current`), looked up at call time. Tests in a worker run one at a time,
+    so that is the client that test scripted."""
+
+    def __init__(self) -> None:
+        self.current = EditorClient()
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await self.current.session_update(session_id, update, **kwargs)
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        return await self.current.request_permission(session_id, tool_call, options, **kwargs)
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        return await self.current.read_text_file(session_id, path, line, limit, **kwargs)
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        return await self.current.write_text_file(session_id, path, content, **kwargs)
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+
+@dataclass
+class SharedAgent:
+    """One `seam acp` (its own HOME and SEAM_HOME, editor fs capabilities on) for the
+    tests of a module: starting one costs 2-4 s of CPU, a test's own session costs none."""
+
+    cli: Cli
+    router: RoutingClient
+    conn: Any
+    init: Any
+
+
+@dataclass
+class Agent:
+    """A test's view of the shared agent: its own project directory (where its sessions
+    work), the reset model, and `editor(client)` to talk through `client`."""
+
+    shared: SharedAgent
+    cli: Cli
+    model: SharedModel
+
+    @asynccontextmanager
+    async def editor(self, client: EditorClient) -> AsyncIterator[Any]:
+        """Like `open_editor`, on the shared connection: yields (conn, init)."""
+        self.shared.router.current = client
+        try:
+            yield self.shared.conn, self.shared.init
+        finally:
+            self.shared.router.current = EditorClient()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared_agent(
+    tmp_path_factory: pytest.TempPathFactory, shared_model: SharedModel
+) -> AsyncIterator[SharedAgent]:
+    cli = make_cli(
+        tmp_path_factory.mktemp("acp"),
+        {"OPENAI_BASE_URL": shared_model.base_url, "OPENAI_API_KEY": "test-key"},
+    )
+    router = RoutingClient()
+    async with open_editor(cli, cast("EditorClient", router)) as (conn, init):
+        yield SharedAgent(cli, router, conn, init)
+
+
+@pytest.fixture
+def agent(shared_agent: SharedAgent, shared_model: SharedModel, tmp_path: Path) -> Agent:
+    """The shared agent, with a project directory and a model script of this test's own."""
+    shared_model.reset()
+    project = tmp_path / "project"
+    project.mkdir()
+    return Agent(shared_agent, replace(shared_agent.cli, project=project), shared_model)

@@ -9,13 +9,17 @@ import sys
 from pathlib import Path
 
 import acp
+import pytest
 from acp.schema import McpServerStdio
 
-from tests.acp.conftest import EditorClient, open_editor
+from tests.acp.conftest import Agent, EditorClient, open_editor
 from tests.cli.conftest import Cli, sent_messages, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 TURN = 60.0
+# Tests taking `agent` share one `seam acp` per module (and worker), so they run in the
+# module's event loop; each has its own sessions, project directory and model script.
+SHARED_LOOP = pytest.mark.asyncio(loop_scope="module")
 MCP_SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 DELETE = json.dumps({"command": "rm -r build"})
 
@@ -25,10 +29,12 @@ def make_build_dir(cli: Cli) -> None:
     (cli.project / "build" / "a.o").write_text("x")
 
 
-async def test_a_prompt_streams_text_and_thoughts(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_a_prompt_streams_text_and_thoughts(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     openai_server.push(text_reply("Hello from Seam.", reasoning="thinking it over"))
     client = EditorClient()
-    async with open_editor(cli, client) as (conn, init):
+    async with agent.editor(client) as (conn, init):
         assert init.agent_capabilities.load_session is True
         assert init.agent_capabilities.prompt_capabilities.embedded_context is True
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
@@ -41,11 +47,13 @@ async def test_a_prompt_streams_text_and_thoughts(cli: Cli, openai_server: OpenA
     assert client.kinds().count("agent_message_chunk") > 1  # streamed, not one block
 
 
-async def test_a_granted_tool_call_runs(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_a_granted_tool_call_runs(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     make_build_dir(cli)
     openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Removed."))
     client = EditorClient(answer="allow_once")
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         reply = await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
@@ -68,11 +76,13 @@ async def test_a_granted_tool_call_runs(cli: Cli, openai_server: OpenAIServer) -
     assert client.text() == "Removed."
 
 
-async def test_a_rejected_tool_call_keeps_the_files(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_a_rejected_tool_call_keeps_the_files(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     make_build_dir(cli)
     openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Kept."))
     client = EditorClient(answer="reject_once")
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
@@ -84,7 +94,9 @@ async def test_a_rejected_tool_call_keeps_the_files(cli: Cli, openai_server: Ope
     assert ends[-1].status == "failed"
 
 
-async def test_files_are_read_through_the_editor(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_files_are_read_through_the_editor(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     # The session's cwd, not the process's, is where relative paths point.
     repo = cli.project / "repo"
     repo.mkdir()
@@ -94,7 +106,7 @@ async def test_files_are_read_through_the_editor(cli: Cli, openai_server: OpenAI
         tool_call_reply([("read_file", json.dumps({"path": "notes.txt"}))]), text_reply("Read.")
     )
     client = EditorClient(buffers={str(path): "unsaved buffer text\n"})
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(repo), mcp_servers=[])
         await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("read it")]), TURN
@@ -104,10 +116,12 @@ async def test_files_are_read_through_the_editor(cli: Cli, openai_server: OpenAI
     assert "unsaved buffer text" in seen and "saved on disk" not in seen
 
 
-async def test_cancel_stops_the_turn(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_cancel_stops_the_turn(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     openai_server.push(text_reply("one two three four five six", chunk_size=2).stalled(after=2))
     client = EditorClient()
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         turn = asyncio.ensure_future(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("count")])
@@ -145,11 +159,13 @@ async def test_a_stored_session_is_replayed_on_load(cli: Cli, openai_server: Ope
     ]
 
 
-async def test_the_todo_list_is_shown_as_a_plan(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_the_todo_list_is_shown_as_a_plan(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     items = json.dumps({"action": "add", "items": ["read the code", "fix the bug"]})
     openai_server.push(tool_call_reply([("todo", items)]), text_reply("Planned."))
     client = EditorClient()
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("plan")]), TURN
@@ -161,12 +177,14 @@ async def test_the_todo_list_is_shown_as_a_plan(cli: Cli, openai_server: OpenAIS
     ]
 
 
-async def test_files_are_written_through_the_editor(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_files_are_written_through_the_editor(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     path = cli.project / "out.txt"
     write = json.dumps({"path": "out.txt", "content": "from the agent\n"})
     openai_server.push(tool_call_reply([("write_file", write)]), text_reply("Written."))
     client = EditorClient()
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("write")]), TURN
@@ -175,13 +193,15 @@ async def test_files_are_written_through_the_editor(cli: Cli, openai_server: Ope
     assert not path.exists()  # the editor owns the buffer; it saves it
 
 
-async def test_the_editors_mcp_servers_are_offered(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_the_editors_mcp_servers_are_offered(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     openai_server.push(
         tool_call_reply([("mcp__notes__add", json.dumps({"a": 2, "b": 3}))]), text_reply("5.")
     )
     server = McpServerStdio(name="notes", command=sys.executable, args=[str(MCP_SERVER)], env=[])
     client = EditorClient()
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[server])
         await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("add")]), TURN
@@ -191,13 +211,13 @@ async def test_the_editors_mcp_servers_are_offered(cli: Cli, openai_server: Open
     assert tool_messages(openai_server, 1)[0]["content"].strip() == "5"
 
 
-async def test_a_cancelled_permission_request_is_a_denial(
-    cli: Cli, openai_server: OpenAIServer
-) -> None:
+@SHARED_LOOP
+async def test_a_cancelled_permission_request_is_a_denial(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     make_build_dir(cli)
     openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Kept."))
     client = EditorClient(answer=None)
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         await asyncio.wait_for(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
@@ -206,11 +226,13 @@ async def test_a_cancelled_permission_request_is_a_denial(
     assert tool_messages(openai_server, 1)[0]["content"].startswith("error:")
 
 
-async def test_cancel_during_a_permission_request(cli: Cli, openai_server: OpenAIServer) -> None:
+@SHARED_LOOP
+async def test_cancel_during_a_permission_request(agent: Agent) -> None:
+    cli, openai_server = agent.cli, agent.model
     make_build_dir(cli)
     openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("unused"))
     client = EditorClient(hold=asyncio.Event())
-    async with open_editor(cli, client) as (conn, _):
+    async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         turn = asyncio.ensure_future(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")])

@@ -1,6 +1,11 @@
 """The chat page in a real browser: Playwright drives Debian's Chromium against a real
 `seam serve` subprocess whose model is the scripted loopback OpenAI server.
 
+One server, one model and one browser serve the whole module (per pytest worker): starting
+`seam serve` took 2-20 s a test. Each test opens its own browser context and starts from
+`/`, which opens a new session, so tests do not see each other's conversations; the
+model's script and records are reset before each test.
+
 Playwright's own browser download is not reachable from these machines, so the tests launch
 /usr/bin/chromium (`scripts/ensure-chromium` installs it); without it they skip. On a
 failure every open page is saved as a PNG into the test's tmp dir (the path is printed).
@@ -25,6 +30,10 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+from tests.support.shared_model import (  # noqa: F401  (the module's `shared_model` fixture)
+    SharedModel,
+    shared_model_fixture,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
@@ -57,32 +66,50 @@ class Served:
 
 
 @dataclass
+class SignedIn:
+    """What opening the single-use login link left: the browser's cookie, the security
+    headers of the link's redirect, and the address the page ended on."""
+
+    storage_state: Any
+    login_headers: dict[str, str]
+    search: str
+
+
+def sign_in(browser: Any, served: Served) -> SignedIn:
+    """Open the login link once (it sets the session cookie, then redirects to /)."""
+    context = browser.new_context(viewport=DESKTOP)
+    context.set_default_timeout(WAIT_MS)
+    try:
+        page = context.new_page()
+        response = page.goto(served.login)
+        page.locator("body[data-ready=true]").wait_for()
+        headers = response.request.redirected_from.response().headers
+        return SignedIn(context.storage_state(), dict(headers), page.evaluate("location.search"))
+    finally:
+        context.close()
+
+
+@dataclass
 class Pages:
     """Opens pages signed in to the served app; remembers them for failure screenshots.
 
-    The login link works once: the first page opens it, later pages start from that
-    page's cookie (as a second tab of the same browser would)."""
+    The login link works once: the module signs in once (`sign_in`), every page starts
+    from that cookie (as another tab of the same browser would)."""
 
     browser: Any
     served: Served
     shots: Path
+    signed_in: SignedIn
     opened: list[Any] = field(default_factory=list)
-    signed_in: Any = None
-    first_response: Any = None
 
     def open(self, viewport: dict[str, int] = DESKTOP, via: str | None = None) -> Any:
-        context = self.browser.new_context(viewport=viewport, storage_state=self.signed_in)
+        state = self.signed_in.storage_state
+        context = self.browser.new_context(viewport=viewport, storage_state=state)
         context.set_default_timeout(WAIT_MS)
         page = context.new_page()
         self.opened.append(page)
-        target = self.served.url + "/" if self.signed_in is not None else self.served.login
-        if via is not None:
-            target = target.replace(self.served.url, via)
-        response = page.goto(target)  # the login link sets the session cookie, then /
+        page.goto((via or self.served.url) + "/")  # no hash: a new session
         page.locator("body[data-ready=true]").wait_for()
-        if self.signed_in is None:
-            self.signed_in = context.storage_state()
-            self.first_response = response
         return page
 
     def close(self) -> None:
@@ -186,13 +213,15 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def model() -> Iterator[OpenAIServer]:
-    with OpenAIServer() as server:
-        yield server
+def model(shared_model: SharedModel) -> SharedModel:
+    shared_model.reset()
+    return shared_model
 
 
-@pytest.fixture
-def served(tmp_path: Path, model: OpenAIServer) -> Iterator[Served]:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, shared_model: SharedModel) -> Iterator[Served]:
+    tmp_path = tmp_path_factory.mktemp("served")
+    model = shared_model
     project = tmp_path / "project"
     project.mkdir()
     user = tmp_path / "user"
@@ -234,9 +263,16 @@ def served(tmp_path: Path, model: OpenAIServer) -> Iterator[Served]:
             proc.wait()
 
 
+@pytest.fixture(scope="module")
+def signed_in(browser: Any, served: Served) -> SignedIn:
+    return sign_in(browser, served)
+
+
 @pytest.fixture
-def pages(browser: Any, served: Served, tmp_path: Path) -> Iterator[Pages]:
-    opened = Pages(browser, served, tmp_path)
+def pages(
+    browser: Any, served: Served, signed_in: SignedIn, model: SharedModel, tmp_path: Path
+) -> Iterator[Pages]:
+    opened = Pages(browser, served, tmp_path, signed_in)
     yield opened
     opened.close()
 
@@ -354,7 +390,7 @@ def test_an_answers_remote_image_is_a_link_and_never_loaded(
             )
         )
         page = pages.open()
-        headers = pages.first_response.request.redirected_from.response().headers
+        headers = pages.signed_in.login_headers
         page_headers = page.request.get(pages.served.url + "/").headers
         for seen in (headers, page_headers):
             policy = seen["content-security-policy"]
@@ -370,7 +406,8 @@ def test_an_answers_remote_image_is_a_link_and_never_loaded(
         assert link.get_attribute("href") == leak
         assert answers(page).last.locator("a.image-link").count() == 3
         assert answers(page).last.locator(f"img[src^='{listener.url}']").count() == 0
-        assert page.evaluate("location.search") == ""  # the token left the address bar
+        assert pages.signed_in.search == ""  # the token left the address bar
+        assert page.evaluate("location.search") == ""
         page.reload()
         page.locator("body[data-ready=true]").wait_for()
         answers(page).last.locator(".body", has_text="done").wait_for()
@@ -587,10 +624,12 @@ def test_the_keyboard_alone_reaches_everything(pages: Pages, model: OpenAIServer
     page.locator("#prompt").focus()
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "send"
-    # Tab order from the top: skip link, then the header and the session list.
+    # Tab order from the top: skip link, then the header and the session list (which
+    # holds the other tests' sessions too: one more Tab for each).
+    listed = page.locator("#sessions button.session").count()
     page.locator("body").focus()
     seen = []
-    for _ in range(8):
+    for _ in range(8 + listed):
         page.keyboard.press("Tab")
         seen.append(page.evaluate("document.activeElement.id || document.activeElement.tagName"))
     assert seen.index("personality") < seen.index("new-session") < seen.index("search")
