@@ -133,3 +133,15 @@ async def test_a_hostile_name_reaches_neither_the_store_nor_the_log_raw(
     assert request.user_name == clean_name(HOSTILE)
     logged = "".join(r.getMessage() for r in caplog.records)
     assert "Mallory" in logged and "\x1b" not in logged and "\u202e" not in logged
+
+
+def test_a_bad_cap_is_a_one_line_error(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[gateway]\nmax_pending_pairings = 0\n")
+    env = {**os.environ, "SEAM_HOME": str(home), "HOME": str(tmp_path)}
+    listed = subprocess.run(
+        [str(SEAM), "pairing", "list"], env=env, capture_output=True, text=True, timeout=30
+    )
+    assert listed.returncode == 1 and "Traceback" not in listed.stderr
+    assert "max_pending_pairings" in listed.stderr and len(listed.stderr.splitlines()) == 1

@@ -32,10 +32,15 @@ def register(app: typer.Typer) -> None:
 
 
 def _store() -> PairingStore:
+    """The pairing file of this home; a bad config is a one-line error, not a traceback."""
     from seam.apps.gateway.pairing import PairingStore
-    from seam.wiring.settings import load_settings
+    from seam.wiring.settings import ConfigError, load_settings
 
-    return PairingStore.for_settings(load_settings())
+    try:
+        return PairingStore.for_settings(load_settings())
+    except ConfigError as exc:
+        sys.stderr.write(f"seam: {exc}\n")
+        raise typer.Exit(1) from None
 
 
 def _when(stamp: float) -> str:
