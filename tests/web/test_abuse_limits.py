@@ -11,11 +11,16 @@ from pathlib import Path
 
 from seam.core import ScriptedModel
 from seam.wiring.web_keys import WebSection
-from tests.web.harness import serving
+from tests.web.harness import Served, serving
 
 HEAD_TIMEOUT = 0.5
 # How long a connection may outlive its deadline before the test calls it a failure.
 SLACK = 10.0
+QUICK_HEADS = WebSection(header_timeout_seconds=HEAD_TIMEOUT, heartbeat_seconds=1)
+
+
+def served_port(served: Served) -> int:
+    return int(served.url.rsplit(":", 1)[1])
 
 
 async def _closed_while_trickling(port: int) -> float:
@@ -41,9 +46,8 @@ async def _closed_while_trickling(port: int) -> float:
 async def test_a_slow_head_and_an_idle_connection_are_cut_while_others_are_answered(
     tmp_path: Path,
 ) -> None:
-    config = WebSection(header_timeout_seconds=HEAD_TIMEOUT, heartbeat_seconds=1)
-    async with serving(ScriptedModel([]), tmp_path, config=config) as served:
-        port = int(served.url.rsplit(":", 1)[1])
+    async with serving(ScriptedModel([]), tmp_path, config=QUICK_HEADS) as served:
+        port = served_port(served)
         idle_reader, idle_writer = await asyncio.open_connection("127.0.0.1", port)
         trickling = [asyncio.ensure_future(_closed_while_trickling(port)) for _ in range(50)]
         async with served.client() as client:
@@ -60,9 +64,8 @@ async def test_a_slow_head_and_an_idle_connection_are_cut_while_others_are_answe
 async def test_a_slow_body_and_later_requests_are_not_cut_once_their_head_is_in(
     tmp_path: Path,
 ) -> None:
-    config = WebSection(header_timeout_seconds=HEAD_TIMEOUT, heartbeat_seconds=1)
-    async with serving(ScriptedModel([]), tmp_path, config=config) as served:
-        port = int(served.url.rsplit(":", 1)[1])
+    async with serving(ScriptedModel([]), tmp_path, config=QUICK_HEADS) as served:
+        port = served_port(served)
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         body = b'{"name": "slow-body"}'
         writer.write(
