@@ -22,6 +22,7 @@ from seam.apps.web.app import create_app
 from seam.apps.web.auth import Authenticator
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.keys import KeyStore
+from seam.apps.web.serve import server_config
 from seam.contracts import ToolContext
 from seam.contracts.model import ModelProvider
 from seam.core import DefaultToolRegistry, LoopOptions
@@ -116,7 +117,8 @@ async def serving(
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    # `seam serve`'s own settings (its slow-head and idle timeouts from `config`).
+    server = uvicorn.Server(server_config(app, "127.0.0.1", port, backend.config))
     task = asyncio.ensure_future(server.serve(sockets=[sock]))
     try:
         yield Served(f"http://127.0.0.1:{port}", backend, keys, store)

@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from seam.contracts.names import clean_name
+
 AttachmentKind = Literal["document", "image", "voice", "audio", "video", "other"]
 AdapterState = Literal["starting", "connected", "reconnecting", "down", "stopped"]
 
@@ -54,6 +56,10 @@ class InboundMessage:
     addressed: bool = True
     attachments: Sequence[Attachment] = field(default_factory=tuple)
     received_at: float = 0.0
+
+    def __post_init__(self) -> None:
+        # Where a platform's name enters Seam: nothing downstream prints it raw.
+        object.__setattr__(self, "user_name", clean_name(self.user_name))
 
 
 @dataclass(frozen=True, slots=True)

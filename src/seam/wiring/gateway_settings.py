@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 
 from seam.contracts.chat import ChatPlatform
 from seam.plugins.chat.discord import DiscordSection
@@ -40,6 +40,8 @@ from seam.wiring.settings import ConfigError, Settings, parse_duration
 
 # Seconds an adapter may be down before the owner is told (`alert_after`'s default).
 DEFAULT_ALERT_AFTER = "10m"
+# Pairing codes kept waiting per platform (`max_pending_pairings`'s default).
+DEFAULT_MAX_PENDING_PAIRINGS = 100
 
 
 class _Table(BaseModel):
@@ -51,6 +53,8 @@ class GatewaySection(_Table):
     # heartbeats; "" = none.
     owner: str = ""
     alert_after: str = DEFAULT_ALERT_AFTER
+    # Pairing codes waiting for approval per platform; past it the oldest is dropped.
+    max_pending_pairings: int = Field(DEFAULT_MAX_PENDING_PAIRINGS, gt=0)
     # The platform tables: one optional field per registered platform, added by
     # `gateway_model` (this class alone has none).
     platform_names: ClassVar[tuple[str, ...]] = ()

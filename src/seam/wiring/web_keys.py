@@ -27,6 +27,12 @@ class WebSection(BaseModel):
     max_body_bytes: int = Field(1_048_576, gt=0)
     # Requests per minute per key (a burst of as many is allowed).
     rate_limit: int = Field(600, gt=0)
+    # Requests per minute per tenant, over all its keys and page sessions together.
+    tenant_rate_limit: int = Field(1200, gt=0)
+    # Seconds a client may take to send a request's head before it is disconnected.
+    header_timeout_seconds: float = Field(10.0, gt=0)
+    # Seconds an open connection may sit idle between requests before it is closed.
+    idle_timeout_seconds: float = Field(5.0, gt=0)
     # Seconds between heartbeat comments on an idle event stream.
     heartbeat_seconds: float = Field(15.0, gt=0)
 

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from seam.contracts.names import clean_name
+
 if TYPE_CHECKING:
     from seam.apps.gateway.pairing import PairingStore
 
@@ -30,10 +32,15 @@ def register(app: typer.Typer) -> None:
 
 
 def _store() -> PairingStore:
+    """The pairing file of this home; a bad config is a one-line error, not a traceback."""
     from seam.apps.gateway.pairing import PairingStore
-    from seam.wiring.settings import load_settings
+    from seam.wiring.settings import ConfigError, load_settings
 
-    return PairingStore.for_settings(load_settings())
+    try:
+        return PairingStore.for_settings(load_settings())
+    except ConfigError as exc:
+        sys.stderr.write(f"seam: {exc}\n")
+        raise typer.Exit(1) from None
 
 
 def _when(stamp: float) -> str:
@@ -51,11 +58,13 @@ def pairing_list() -> None:
     for item in pending:
         left = max(0, int(item.expires_at - time.time()) // 60)
         sys.stdout.write(
-            f"waiting\t{item.code}\t{item.platform}:{item.user_id}\t{item.user_name}"
+            f"waiting\t{item.code}\t{item.platform}:{clean_name(item.user_id)}"
+            f"\t{clean_name(item.user_name)}"
             f"\t{left} min left\n"
         )
     for user in approved:
-        sys.stdout.write(f"paired\t{user.ref}\t{user.user_name}\tsince {_when(user.approved_at)}\n")
+        name, ref = clean_name(user.user_name), clean_name(user.ref)
+        sys.stdout.write(f"paired\t{ref}\t{name}\tsince {_when(user.approved_at)}\n")
 
 
 @pairing_app.command("approve")
@@ -72,7 +81,7 @@ def pairing_approve(
     except PairingError as exc:
         sys.stderr.write(f"seam: {exc}\n")
         raise typer.Exit(1) from None
-    sys.stdout.write(f"approved {user.ref} ({user.user_name})\n")
+    sys.stdout.write(f"approved {clean_name(user.ref)} ({clean_name(user.user_name)})\n")
 
 
 @pairing_app.command("revoke")

@@ -13,6 +13,10 @@ The file is `$SEAM_HOME/pairing.json`, mode 0600, inside the home that `wiring/r
 denies to every tool and the sandbox masks, so the agent can neither read the codes nor
 approve itself. Several processes share it (the gateway writes codes, the CLI approves
 them): every change is a read-modify-write under an exclusive `flock`, written atomically.
+
+Strangers cannot grow it without bound: each platform keeps at most `max_pending` codes
+waiting (`[gateway] max_pending_pairings`); a new one past that drops the oldest, with a
+warning in the log. Names are stored with control characters stripped (`clean_name`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import secrets
 import time
@@ -28,7 +33,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from seam.contracts.names import clean_name
+from seam.wiring.gateway_settings import DEFAULT_MAX_PENDING_PAIRINGS, gateway_section
 from seam.wiring.settings import ConfigError, Settings
+
+log = logging.getLogger(__name__)
 
 PAIRING_FILE = "pairing.json"
 CODE_LENGTH = 8
@@ -70,13 +79,21 @@ class PairedUser:
 class PairingStore:
     """The pairing file: codes waiting for approval, approved users, wrong-code counts."""
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        clock: Callable[[], float] = time.time,
+        max_pending: int = DEFAULT_MAX_PENDING_PAIRINGS,
+    ) -> None:
         self.path = path
         self._clock = clock
+        self.max_pending = max_pending
 
     @classmethod
     def for_settings(cls, settings: Settings) -> PairingStore:
-        return cls(settings.home / PAIRING_FILE)
+        cap = gateway_section(settings).max_pending_pairings
+        return cls(settings.home / PAIRING_FILE, max_pending=cap)
 
     # What the gateway asks
 
@@ -93,9 +110,29 @@ class PairingStore:
                 if mine and item["expires_at"] > now:
                     return PairingRequest(**item)
             code = self._new_code(pending)
-            request = PairingRequest(code, platform, user_id, user_name, chat, now, now + CODE_TTL)
+            name = clean_name(user_name)
+            request = PairingRequest(code, platform, user_id, name, chat, now, now + CODE_TTL)
             pending[code] = asdict(request)
+            self._drop_oldest(pending, platform)
             return request
+
+    def _drop_oldest(self, pending: dict[str, Any], platform: str) -> None:
+        """Keep `platform` to `max_pending` codes waiting, dropping the oldest (logged)."""
+        mine = sorted(
+            (item["created_at"], code)
+            for code, item in pending.items()
+            if item["platform"] == platform
+        )
+        for _, code in mine[: max(0, len(mine) - self.max_pending)]:
+            gone = pending.pop(code)
+            log.warning(
+                "pairing: over %d codes waiting on %s, dropped the oldest (%s:%s, %s)",
+                self.max_pending,
+                platform,
+                platform,
+                clean_name(str(gone["user_id"])),
+                clean_name(str(gone["user_name"])),
+            )
 
     # What the owner does
 
@@ -188,7 +225,9 @@ class PairingStore:
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+            # Compact: json's C encoder (not its indenting Python one) keeps a flood of
+            # strangers from costing the gateway's loop milliseconds per message.
+            f.write(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
         tmp.replace(self.path)
 
 

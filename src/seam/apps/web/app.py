@@ -75,12 +75,21 @@ def sse(event: AgentEvent) -> bytes:
 
 class AuthGate:
     """Pure ASGI middleware: every request but `GET /healthz` (and the login redirect)
-    needs a principal, and each principal is rate-limited."""
+    needs a principal, and each principal is rate-limited, and so is its tenant as a whole
+    (many keys of one tenant do not add up to many limits)."""
 
-    def __init__(self, app: Any, auth: Authenticator, limiter: RateLimiter, metrics: Any) -> None:
+    def __init__(
+        self,
+        app: Any,
+        auth: Authenticator,
+        limiter: RateLimiter,
+        metrics: Any,
+        tenant_limiter: RateLimiter | None = None,
+    ) -> None:
         self.app = app
         self.auth = auth
         self.limiter = limiter
+        self.tenant_limiter = tenant_limiter
         self.metrics = metrics
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -106,11 +115,13 @@ class AuthGate:
             )
             await response(scope, receive, send)
             return
-        wait = self.limiter.allow(who.id)
+        wait, whose = self.limiter.allow(who.id), ""
+        if not wait and self.tenant_limiter is not None:
+            wait, whose = self.tenant_limiter.allow(who.tenant), f" for tenant {who.tenant}"
         if wait:
             response = error_response(
                 429,
-                f"too many requests; try again in {wait:.1f} s",
+                f"too many requests{whose}; try again in {wait:.1f} s",
                 headers={"Retry-After": str(max(1, round(wait)))},
             )
             await response(scope, receive, send)
@@ -343,7 +354,13 @@ def add_middleware(
     added in this order so the body cap runs outermost (Starlette wraps the last added);
     the security headers wrap them all, so every response carries them."""
     config = backend.config
-    app.add_middleware(AuthGate, auth=auth, limiter=limiter, metrics=backend.metrics)
+    app.add_middleware(
+        AuthGate,
+        auth=auth,
+        limiter=limiter,
+        metrics=backend.metrics,
+        tenant_limiter=RateLimiter(backend.config.tenant_rate_limit),
+    )
     if config.cors_origins:
         app.add_middleware(
             CORSMiddleware,

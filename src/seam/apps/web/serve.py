@@ -7,6 +7,10 @@ import gc
 import ipaddress
 import secrets
 import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from seam.wiring.web_keys import WebSection
 
 LOOPBACK_NAMES = {"localhost", "ip6-localhost"}
 
@@ -36,6 +40,25 @@ def tune_gc() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
+def server_config(app: Any, host: str, port: int, web: WebSection) -> Any:
+    """uvicorn's settings for `app`: the `[web]` timeouts for slow heads and idle
+    connections (`apps/web/slow_clients.py`), quiet logs, a short graceful shutdown."""
+    import uvicorn
+
+    from seam.apps.web.slow_clients import head_timeout_protocol
+
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=3,
+        http=head_timeout_protocol(web.header_timeout_seconds),
+        timeout_keep_alive=web.idle_timeout_seconds,  # type: ignore[arg-type]
+    )
+
+
 async def serve(host: str, port: int) -> int:
     import uvicorn
 
@@ -62,10 +85,7 @@ async def serve(host: str, port: int) -> int:
     auth = Authenticator(keys, web_secret(settings), token, DEFAULT_TENANT)
     app = create_app(backend, auth)
     tune_gc()
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3
-    )
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(server_config(app, host, port, backend.config))
     task = asyncio.ensure_future(server.serve())
     while not server.started and not task.done():  # noqa: ASYNC110 (uvicorn has no event)
         await asyncio.sleep(0.05)
