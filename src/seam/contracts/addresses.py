@@ -13,9 +13,7 @@ connects to the very addresses that were checked (no DNS rebinding in between).
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
-import socket
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
 # (host, port) -> the addresses to connect to, in order of preference.
@@ -100,14 +98,8 @@ class AddressRefused(Exception):
     """A destination that is not public and not on the allow list; the message says why."""
 
 
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
-
 async def checked_addresses(
-    host: str, port: int, allow: Collection[str] = (), resolve: Resolver = system_resolve
+    host: str, port: int, allow: Collection[str], resolve: Resolver
 ) -> list[str]:
     """The addresses to connect to for `host`, each of them checked: `AddressRefused` when
     one is not public and neither it nor the host is on `allow` (entries normalised by

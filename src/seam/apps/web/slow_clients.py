@@ -49,7 +49,9 @@ class HeadTimeoutProtocol(H11Protocol):
 
     def _arm_head_timer(self) -> None:
         self._disarm_head_timer()
-        self._head_timer = self.loop.call_later(self.header_timeout, self._head_too_slow)
+        # (the running loop, not `self.loop`: the surfaces never name a `.loop`)
+        loop = asyncio.get_running_loop()
+        self._head_timer = loop.call_later(self.header_timeout, self._head_too_slow)
 
     def _disarm_head_timer(self) -> None:
         if self._head_timer is not None:

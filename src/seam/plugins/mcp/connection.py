@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -20,6 +21,14 @@ from typing import Any, TextIO
 
 from seam.contracts.addresses import AddressRefused, allow_entry, checked_addresses
 from seam.plugins.mcp.spec import ServerSpec
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
+    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +208,7 @@ async def _check_address(spec: ServerSpec) -> None:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     allow = {allow_entry(entry) for entry in spec.allow_private}
     try:
-        await checked_addresses(host, port, allow)
+        await checked_addresses(host, port, allow, system_resolve)
     except AddressRefused as exc:
         raise ServerError(
             f"refused {spec.url}: {exc}; add it to [network] allow_private to allow it"
