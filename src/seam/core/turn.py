@@ -123,7 +123,8 @@ async def store(
         if usage is not None:
             await _write_usage(deps, turn, usage)
         await deps.sessions.append(turn.session_key, messages)
-    return state.but(stored=state.stored + messages, **changes)
+    changes["stored"] = state.stored + messages
+    return state.but(**changes)
 
 
 async def save_partial(deps: StoreDeps, turn: Turn, state: TurnState, text: str) -> TurnState:
