@@ -101,7 +101,7 @@ async def fit_context(
     options = deps.options
     size = window(options, turn.model)
     tokens, est = estimate(deps, turn, state.estimate, system, state.messages)
-    state = state._replace(estimate=est)
+    state = state.but(estimate=est)
     if options.context_warn_at:
         state = _check_warning(deps, turn, state, tokens, size, options.context_warn_at)
     compacted = False
@@ -113,7 +113,7 @@ async def fit_context(
         state, compacted = await compact(deps, turn, state, system, reason)
         if compacted:
             tokens, est = estimate(deps, turn, state.estimate, system, state.messages)
-            state = state._replace(estimate=est)
+            state = state.but(estimate=est)
     return _check_room(deps, turn, state, tokens, size, compacted), compacted
 
 

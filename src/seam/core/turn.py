@@ -90,7 +90,7 @@ def open_turn(
     for make in state.waiting:
         seq += 1
         events.append(make(seq))
-    return events, state._replace(seq=seq, waiting=(), started=True)
+    return events, state.but(seq=seq, waiting=(), started=True)
 
 
 def flush(state: TurnState) -> tuple[list[AgentEvent], TurnState]:
@@ -99,7 +99,7 @@ def flush(state: TurnState) -> tuple[list[AgentEvent], TurnState]:
         return [], state
     seq = state.seq
     events = [make(seq + i) for i, make in enumerate(state.waiting, 1)]
-    return events, state._replace(seq=seq + len(events), waiting=())
+    return events, state.but(seq=seq + len(events), waiting=())
 
 
 async def store(
@@ -123,7 +123,8 @@ async def store(
         if usage is not None:
             await _write_usage(deps, turn, usage)
         await deps.sessions.append(turn.session_key, messages)
-    return state._replace(stored=state.stored + messages, **changes)
+    changes["stored"] = state.stored + messages
+    return state.but(**changes)
 
 
 async def save_partial(deps: StoreDeps, turn: Turn, state: TurnState, text: str) -> TurnState:
@@ -223,7 +224,7 @@ async def finish(step: Finish, deps: FinishDeps, turn: Turn, state: TurnState) -
     # Recorded now: a consumer may stop at `done` without closing the stream.
     deps.sequences.record(key, seq)
     yield Done(key, turn_id, seq, text, step.finish_reason, state.usage, state.iteration)
-    raise StepEnd(state._replace(step=None, seq=seq))
+    raise StepEnd(state.but(step=None, seq=seq))
 
 
 async def _answered(deps: FinishDeps, turn: Turn, state: TurnState) -> None:

@@ -5,7 +5,7 @@
   prompt, transcript writer).
 - `TurnState`: where the turn is (the step it is at, the request history, sequence
   number, usage, ...). A step never changes it: it yields its events, then the next
-  state, made with `TurnState._replace` (one or two per step, none per event).
+  state, made with `TurnState.but` (one or two per step, none per event).
 - Per-step dependencies (`StoreDeps`, `ContextDeps`, `ModelDeps`, `ToolDeps`,
   `FinishDeps`), each holding exactly what its step uses. `AgentLoop` builds them once,
   gathered in `TurnServices`; a test builds one with two or three fakes.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple, Protocol
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol, cast
 
 from seam.contracts.context import ContextBuilder, ContextCompressor, TokenEstimator
 from seam.contracts.events import AgentEvent
@@ -149,10 +149,10 @@ class ContextEstimate(NamedTuple):
 
 
 class TurnState(NamedTuple):
-    """Where one turn is. Immutable: a step returns a new one (`_replace`, one or two per
+    """Where one turn is. Immutable: a step returns a new one (`but`, one or two per
     step, none per event). A named tuple rather than a frozen dataclass for the cost of
-    that copy: `_replace` builds the tuple in C, a frozen dataclass sets every field
-    through `object.__setattr__`."""
+    that copy: the tuple is built in C, a frozen dataclass sets every field through
+    `object.__setattr__`."""
 
     # The step the turn is at (None: the turn is over).
     step: TurnStep | None = None
@@ -175,6 +175,17 @@ class TurnState(NamedTuple):
     # A context-overflow error is answered with one compaction and retry per turn.
     overflow_retried: bool = False
 
+    def but(self, **changes: object) -> TurnState:
+        """A copy with `changes`: `_replace` for the hot paths, a quarter cheaper
+        (`_replace` pops every field from the keywords; this sets only those given)."""
+        values: list[object] = list(self)
+        for name, value in changes.items():
+            values[_FIELD_INDEX[name]] = value
+        return tuple.__new__(TurnState, values)
+
+
+_FIELD_INDEX = {name: i for i, name in enumerate(TurnState._fields)}
+
 
 # What a step yields: its events; it ends by raising `StepEnd(next_state)`.
 StepOutput = AsyncGenerator[AgentEvent, None]
@@ -185,11 +196,18 @@ class StepEnd(Exception):
     value (PEP 525), so a step ends the way a generator's return value travels in
     `StopIteration`: after its last event it raises `StepEnd(state)`, which the driver
     catches. One raise per step and nothing per event (a state yielded among the events
-    would cost a type check on every text delta)."""
+    would cost a type check on every text delta). The state travels as the exception's
+    one argument (built in C, no `__init__` frame per step)."""
 
-    def __init__(self, state: TurnState) -> None:
-        super().__init__()
-        self.state = state
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # `BaseException` keeps the argument in `args`
+
+        def __init__(self, state: TurnState) -> None: ...
+
+    @property
+    def state(self) -> TurnState:
+        return cast(TurnState, self.args[0])
 
 
 class TurnStep(Protocol):

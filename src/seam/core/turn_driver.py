@@ -61,12 +61,14 @@ async def run_turn(setup: SetupDeps, request: TurnRequest) -> AsyncGenerator[Age
             try:
                 async for last in outputs:
                     yield last
-            except StepEnd as end:
+            except StepEnd as end:  # the step is over: nothing to close
                 state = end.state
-            else:
-                raise RuntimeError(f"{step!r} ended without the turn's next state")
-            finally:
+                continue
+            except BaseException:
                 await outputs.aclose()  # a consumer that stops early ends the step now
+                raise
+            await outputs.aclose()
+            raise RuntimeError(f"{step!r} ended without the turn's next state")
     finally:
         seq = state.seq if last is None else max(state.seq, last.seq)
         setup.sequences.record(turn.session_key, seq)
