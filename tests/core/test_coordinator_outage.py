@@ -207,3 +207,32 @@ def test_the_pauses_are_jittered_and_bounded() -> None:
     assert [low.pause(n) for n in (1, 2, 3)] == [0.5, 1.0, None]
     assert 0.99 < (high.pause(1) or 0) < 1.0
     assert low.pause(0) is None
+
+
+class DoneRefusingStore(InMemoryExecutionStore):
+    """Refuses every event batch holding a `done` for the first `refusals` tries: an
+    outage that outlasts the event recorder's retries, right as the turn ends."""
+
+    def __init__(self, refusals: int) -> None:
+        super().__init__()
+        self.refusals = refusals
+
+    async def append_events(self, records: Sequence[EventRecord]) -> None:
+        if self.refusals and any(record.type == "done" for record in records):
+            self.refusals -= 1
+            raise StoreUnavailable("server closed the connection unexpectedly")
+        await super().append_events(records)
+
+
+async def test_a_done_event_the_store_refused_for_good_is_written_before_settling() -> None:
+    """The chaos suite saw it under a PostgreSQL restart: a completed answer with no `done`
+    in the event log, so a follower never saw its turn end. The recorder gives up on the
+    batch after its retries (1 + 5 tries here); the Coordinator writes the missing `done`."""
+    store = DoneRefusingStore(refusals=6)
+    factory, _, _ = build([text_step("the answer")], store=store)
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.ask("question")
+    assert (sub.outcome, sub.result) == ("completed", "the answer")
+    assert store.refusals == 0
+    done = [e for e in await replay(store, KEY) if e.type == "done"]
+    assert [e.text for e in done] == ["the answer"]

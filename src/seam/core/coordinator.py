@@ -54,7 +54,12 @@ from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
 from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan
 from seam.core.coordinator_session import ClaimSession, Resolve
-from seam.core.coordinator_settle import CONTEXT_OVERFLOW, TRANSIENT_ERRORS, Settling
+from seam.core.coordinator_settle import (
+    CONTEXT_OVERFLOW,
+    FAILED_FINISHES,
+    TRANSIENT_ERRORS,
+    Settling,
+)
 from seam.core.event_log import EventRecorder
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.outage import OutagePolicy
@@ -451,6 +456,12 @@ class Coordinator(OutageRetry, Settling):
                     done = event
         finally:
             await recorder.aclose()
+        if recorder.lost and done is not None and done.finish_reason not in FAILED_FINISHES:
+            # A batch the store refused for good (an outage longer than the recorder's
+            # retries) may have held this turn's `done`: write it if it is missing, so a
+            # replay shows exactly one `done` per answer. A store still down raises here,
+            # and the outage handling resumes the claim, which closes the log itself.
+            await self._close_log(sub, session, done.text)
         return done, error
 
 

@@ -20,6 +20,9 @@ from seam.core.coordinator_repair import Repairs
 from seam.core.coordinator_session import ClaimSession
 from seam.core.event_log import encode
 
+# How a turn ends without an answer to settle as completed.
+FAILED_FINISHES = ("cancelled", "error", "timeout")
+
 log = logging.getLogger("seam.coordinator")
 
 # Error kinds worth another attempt after a pause (the provider classified them).
@@ -39,7 +42,7 @@ class Settling(Repairs, Leases):
     ) -> Submission:
         store = self.store
         owner = self.owner
-        if done is not None and done.finish_reason not in ("cancelled", "error", "timeout"):
+        if done is not None and done.finish_reason not in FAILED_FINISHES:
             # The usual end: the settle itself turns it aborted if one was requested.
             return await store.settle(
                 sub.id,

@@ -205,6 +205,8 @@ class EventRecorder:
         # Encoded records waiting for the writer task, oldest first.
         self._pending: list[EventRecord] = []
         self._writer: asyncio.Task[None] | None = None
+        # Whether a batch was given up on (the store refused it past every retry).
+        self.lost = False
         # The writer task is in a store call (its records cannot be handed over).
         self._writing = False
 
@@ -295,6 +297,7 @@ class EventRecorder:
             except Exception:
                 if delay is None:
                     log.exception("could not store %d events", len(records))
+                    self.lost = True
                     return
                 log.debug("could not store %d events; trying again", len(records))
                 await asyncio.sleep(delay)
