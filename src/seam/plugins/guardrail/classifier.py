@@ -35,6 +35,10 @@ __all__ = ["CPU_BUDGET", "MAX_CHARS", "MAX_DEPTH", "CommandClassifier"]
 
 MAX_CHARS = 256_000  # a longer command is not read at all: it needs approval
 CPU_BUDGET = 0.010  # seconds of CPU one classification may take
+# One classification off the clock before the first real one (`_warm_up`).
+WARM_UP_COMMAND = "cd src && grep -rn 'x' . | sort > /tmp/out; echo $(ls -la) \"${HOME}\""
+WARM_UP_BUDGET = 5.0
+_warmed = False
 
 
 class CommandClassifier:
@@ -93,10 +97,24 @@ class CommandClassifier:
     def floor_for(self, program: str) -> tuple[Rule, ...]:
         return self._floor.get(program, self._floor_any)
 
+    def _warm_up(self) -> None:
+        """Load the shell grammar and fill the caches once per process, off the clock:
+        the CPU budget is for analysing a command, and a cold first load (the grammar's
+        library, bytecode on a fresh checkout) must not turn a plain read into a question."""
+        global _warmed
+        _warmed = True
+        budget, self.cpu_budget = self.cpu_budget, WARM_UP_BUDGET
+        try:
+            self.classify(WARM_UP_COMMAND)
+        finally:
+            self.cpu_budget = budget
+
     def patterns_for(self, program: str) -> tuple[Rule, ...]:
         return self._patterns.get(program, self._patterns_any)
 
     def classify(self, command: str, *, cwd: str | None = None) -> Classification:
+        if not _warmed:
+            self._warm_up()
         if len(command) > MAX_CHARS:  # before anything else reads it
             reason = f"too long to check ({len(command)} characters)"
             return Classification("needs_approval", "parse:too-long", reason, command[:200])
