@@ -47,15 +47,22 @@ def notes_server() -> McpServerStdio:
     return McpServerStdio(name="notes", command=sys.executable, args=[str(MCP_SERVER)], env=[])
 
 
-def make_build_dir(cli: Cli) -> None:
+def deleting(cli: Cli, model: Any, answer: str) -> EditorClient:
+    """A build directory, a model that asks to delete it, and an editor that answers
+    `answer` to the permission request."""
     (cli.project / "build").mkdir()
     (cli.project / "build" / "a.o").write_text("x")
+    model.push(tool_call_reply([("terminal", DELETE)]), text_reply("Done."))
+    return EditorClient(answer=answer)
+
+
+async def ask(conn: Any, session_id: str, text: str) -> Any:
+    prompt = conn.prompt(session_id=session_id, prompt=[acp.text_block(text)])
+    return await asyncio.wait_for(prompt, TURN)
 
 
 async def test_a_tenants_editor_cannot_loosen_safety(cli: Cli, openai_server: OpenAIServer) -> None:
-    make_build_dir(cli)
-    openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Kept."))
-    client = EditorClient(answer="allow_always")  # an option it was not offered
+    client = deleting(cli, openai_server, "allow_always")  # an option it was not offered
     async with tenant_editor(cli, client, "bob") as conn:
         with pytest.raises(acp.RequestError) as refused:
             await conn.new_session(cwd=str(cli.project), mcp_servers=[notes_server()])
@@ -64,9 +71,7 @@ async def test_a_tenants_editor_cannot_loosen_safety(cli: Cli, openai_server: Op
         with pytest.raises(acp.RequestError) as no_mode:
             await conn.set_session_mode(session_id=session.session_id, mode_id="bypass")
         assert "session modes are the owner's to set" in str(no_mode.value.data)
-        reply = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
-        )
+        reply = await ask(conn, session.session_id, "clean")
     assert reply.stop_reason == "end_turn"
     [(_, options)] = client.permissions
     assert [o.kind for o in options] == ["allow_once", "reject_once"]
@@ -84,9 +89,7 @@ async def test_a_tenants_sessions_are_its_own(cli: Cli, openai_server: OpenAISer
     client = EditorClient()
     async with tenant_editor(cli, client, "bob") as conn:
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
-        await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")]), TURN
-        )
+        await ask(conn, session.session_id, "hi")
     async with tenant_editor(cli, EditorClient(), "eve") as conn:
         with pytest.raises(acp.RequestError):
             await conn.load_session(
@@ -109,17 +112,12 @@ def test_a_bad_tenant_name_is_a_one_line_error(cli: Cli) -> None:
 
 @SHARED_LOOP
 async def test_the_owners_editor_keeps_lasting_answers_and_modes(agent: Agent) -> None:
-    cli, openai_server = agent.cli, agent.model
-    make_build_dir(cli)
-    openai_server.push(tool_call_reply([("terminal", DELETE)]), text_reply("Removed."))
-    client = EditorClient(answer="allow_always")
+    client = deleting(agent.cli, agent.model, "allow_always")
     async with agent.editor(client) as (conn, _):
-        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        session = await conn.new_session(cwd=str(agent.cli.project), mcp_servers=[])
         await conn.set_session_mode(session_id=session.session_id, mode_id="default")
-        await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("clean")]), TURN
-        )
+        await ask(conn, session.session_id, "clean")
     [(_, options)] = client.permissions
     assert "allow_always" in [o.kind for o in options]
-    assert not (cli.project / "build").exists()
+    assert not (agent.cli.project / "build").exists()
     assert LASTING_REFUSAL not in client.text()

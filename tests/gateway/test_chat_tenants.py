@@ -20,11 +20,9 @@ import pytest
 pytest.importorskip("seam.plugins.chat.telegram")
 
 from seam.apps.gateway.approvals import LASTING_REFUSAL
-from seam.apps.gateway.book import ChatBook
 from seam.apps.gateway.chat_commands import OWNER_ONLY
 from seam.apps.gateway.pairing import PairingStore
 from seam.apps.gateway.runner import Gateway
-from seam.apps.gateway.supervisor import Supervisor, WatchOptions
 from seam.apps.gateway.tenants import chat_tenant
 from seam.contracts.chat import ChatAdapter
 from seam.core.execution import InMemoryExecutionStore
@@ -32,8 +30,8 @@ from seam.core.identity import parse_session_storage_key
 from seam.core.scripted_model import ScriptedModel, call, text_step, tool_step
 from seam.plugins.chat.telegram.adapter import TelegramAdapter
 from seam.wiring import Runtime
-from seam.wiring.gateway import AdapterSpec
-from tests.gateway.harness import FreeLock, make_runtime, section
+from tests.gateway.fake_chat import FakePlatform
+from tests.gateway.harness import gateway_running, make_runtime, section
 from tests.support.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
@@ -52,34 +50,13 @@ async def telegram_gateway(
     pairing.approve(pairing.request("telegram", str(STRANGER), "Bo", f"telegram:{STRANGER}").code)
     config = section(allow=(str(OWNER),), owner=f"telegram:{OWNER}")
 
-    def build() -> ChatAdapter:
+    def build(_: FakePlatform) -> ChatAdapter:
         return TelegramAdapter(
             fake.token, base_url=fake.base_url, poll_timeout=1.0, retry_initial=0.05, retry_cap=0.2
         )
 
-    gateway = Gateway(
-        runtime,
-        config,
-        pairing,
-        working_dir="/proj",
-        rescue_every=0.2,
-        book=ChatBook(tmp / "gateway-chats.json"),
-    )
-    supervisor = Supervisor(
-        gateway,
-        AdapterSpec("telegram", build),
-        FreeLock(),
-        options=WatchOptions(check_every=0.05),
-        status_path=tmp / "gateway-status.json",
-        owner=config.owner,
-    )
-    task = asyncio.ensure_future(supervisor.run())
-    try:
-        yield gateway
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        await gateway.aclose()
+    async with gateway_running(runtime, FakePlatform(), tmp, config=config, build=build) as running:
+        yield running.gateway
 
 
 async def until(fake: FakeTelegram, condition: Callable[[], Any], what: str) -> Any:

@@ -11,6 +11,7 @@ that change the rules for everyone (Always, Never).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from seam.apps.gateway.chats import ChatSessions
 from seam.apps.gateway.commands import HELP, command_argument, usage_text
@@ -23,23 +24,16 @@ from seam.wiring.runtime import Runtime
 OWNER_ONLY = {"cron": "Only the owner sees the scheduled jobs."}
 
 
+@dataclass
 class ChatCommands:
     """The commands over the gateway's parts; `cancel_local(submission_id)` stops a turn
     this process drives (the store's abort covers the others)."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        chats: ChatSessions,
-        tenants: ChatTenants,
-        outbox: Outbox,
-        cancel_local: Callable[[str], None],
-    ) -> None:
-        self.runtime = runtime
-        self.chats = chats
-        self.tenants = tenants
-        self.outbox = outbox
-        self.cancel_local = cancel_local
+    runtime: Runtime
+    chats: ChatSessions
+    tenants: ChatTenants
+    outbox: Outbox
+    cancel_local: Callable[[str], None]
 
     async def run(self, command: str, msg: InboundMessage) -> str:
         """The reply to `command` sent by `msg`'s user."""

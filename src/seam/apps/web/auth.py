@@ -23,6 +23,7 @@ from typing import Protocol
 
 COOKIE = "seam_session"
 SCOPES = ("full", "chat", "read")
+Clock = Callable[[], float]
 # Callers a rate limiter remembers at most (the least recently seen are forgotten first).
 MAX_CALLERS = 100_000
 
@@ -107,17 +108,12 @@ class RateLimiter:
     """
 
     def __init__(
-        self,
-        per_minute: int,
-        clock: Callable[[], float] = time.monotonic,
-        *,
-        max_callers: int = MAX_CALLERS,
+        self, per_minute: int, clock: Clock = time.monotonic, *, max_callers: int = MAX_CALLERS
     ) -> None:
         self.capacity = float(per_minute)
         self.rate = per_minute / 60.0
         self.max_callers = max_callers
         self._clock = clock
-        self._refill = self.capacity / self.rate  # seconds from empty to full
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
 
     def __len__(self) -> int:
@@ -137,9 +133,10 @@ class RateLimiter:
     def _forget(self, now: float) -> None:
         """Drop buckets idle long enough to be full, then the oldest past the cap."""
         buckets = self._buckets
+        refill = self.capacity / self.rate  # seconds from empty to full
         while buckets:
             _, at = next(iter(buckets.values()))
-            if now - at < self._refill:
+            if now - at < refill:
                 break
             buckets.popitem(last=False)
         while len(buckets) > self.max_callers:
