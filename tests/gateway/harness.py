@@ -102,13 +102,13 @@ async def gateway_running(
     tmp: Path,
     *,
     config: GatewaySection | None = None,
-    build: Callable[[FakePlatform], FakeAdapter] | None = None,
+    build: Callable[[FakePlatform], ChatAdapter] | None = None,
     options: WatchOptions | None = None,
     working_dir: str = WORKDIR,
 ) -> AsyncIterator[Running]:
     from seam.apps.gateway.book import ChatBook
 
-    adapters: list[FakeAdapter] = []
+    adapters: list[Any] = []  # FakeAdapters, unless `build` makes a real platform's
 
     def factory() -> ChatAdapter:
         adapter = build(platform) if build is not None else FakeAdapter(platform)

@@ -28,10 +28,15 @@ def file_storage() -> Storage:
     return FsStorage()
 
 
-def create_acp_runtime(storage: Storage, model: str | None = None) -> Runtime:
+def create_acp_runtime(
+    storage: Storage, model: str | None = None, *, tenant: str | None = None
+) -> Runtime:
     """The configured runtime over `storage`, interactive (an editor is there to approve);
-    use it as `async with`."""
-    return create_runtime(settings=load_settings(model=model), storage=storage, interactive=True)
+    `tenant`: whose sessions it names (None: the owner's); use it as `async with`."""
+    settings = load_settings(model=model)
+    if tenant is None:
+        return create_runtime(settings=settings, storage=storage, interactive=True)
+    return create_runtime(settings=settings, storage=storage, interactive=True, tenant_id=tenant)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,9 @@ Every prompt is a durable submission (`Runtime.run`), streamed back as agent mes
 thought chunks, tool calls and plan updates; approvals become `session/request_permission`
 and `session/cancel` stops the turn. Each session works in its own `cwd`, so turns of
 different sessions run side by side; one session's prompts run one after another.
+
+The editor is the owner unless `seam acp --tenant T` says otherwise; what a tenant may
+not do is decided in `access.py`.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from acp.schema import (
 )
 
 from seam import __version__
+from seam.apps.acp.access import EditorAccess
 from seam.apps.acp.mapping import (
-    PERMISSION_OPTIONS,
     decision_for,
     plan_from_todo,
     prompt_text,
@@ -94,9 +97,12 @@ class _EditorFiles:
 class SeamAgent:
     """An `acp.Agent` over one runtime."""
 
-    def __init__(self, runtime: Runtime, storage: ClientStorage) -> None:
+    def __init__(
+        self, runtime: Runtime, storage: ClientStorage, access: EditorAccess | None = None
+    ) -> None:
         self.runtime = runtime
         self.storage = storage
+        self.access = access or EditorAccess()
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
         self._background: set[asyncio.Task[None]] = set()
@@ -136,6 +142,7 @@ class SeamAgent:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
+        self._check_servers(mcp_servers)
         name = f"acp-{secrets.token_hex(6)}"
         await self.runtime.get_session(self.runtime.session_key_for(name), title=name)
         await self._open(name, cwd, mcp_servers)
@@ -144,6 +151,7 @@ class SeamAgent:
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> LoadSessionResponse | None:
+        self._check_servers(mcp_servers)
         messages = await stored_messages(self.runtime, session_id)
         if messages is None:
             raise acp.RequestError.invalid_params({"sessionId": f"no session {session_id}"})
@@ -152,6 +160,12 @@ class SeamAgent:
             for update in _replay(message):
                 await self.conn.session_update(session_id=session_id, update=update)
         return LoadSessionResponse()
+
+    def _check_servers(self, mcp_servers: list[Any] | None) -> None:
+        """Refuse a tenant's MCP servers before anything is opened."""
+        problem = self.access.mcp_refusal(mcp_servers)
+        if problem is not None:
+            raise acp.RequestError.invalid_params({"mcpServers": problem})
 
     async def _open(self, name: str, cwd: str, mcp_servers: list[Any] | None) -> None:
         self.sessions[name] = _Session(name=name, cwd=cwd)
@@ -186,6 +200,9 @@ class SeamAgent:
             log.warning("could not list the skill commands of %s", session_id, exc_info=True)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        problem = self.access.mode_refusal()
+        if problem is not None:
+            raise acp.RequestError.invalid_params({"modeId": problem})
         return None
 
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
@@ -278,9 +295,14 @@ class SeamAgent:
                     status="pending",
                     raw_input=event.command,
                 ),
-                options=list(PERMISSION_OPTIONS),
+                options=self.access.permission_options(),
             )
-            decision = decision_for(response.outcome)
+            refusal = self.access.answer_refusal(getattr(response.outcome, "option_id", None))
+            if refusal is None:
+                decision = decision_for(response.outcome)
+            else:
+                update = acp.update_agent_message_text(f"\n\n[refused] {refusal}\n")
+                await self.conn.session_update(session_id=session.name, update=update)
         except asyncio.CancelledError:
             raise
         except Exception:

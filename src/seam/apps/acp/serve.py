@@ -14,9 +14,11 @@ from typing import cast
 
 import acp
 
+from seam.apps.acp.access import EditorAccess
 from seam.apps.acp.agent import SeamAgent
 from seam.apps.acp.storage import ClientStorage
 from seam.wiring.acp import create_acp_runtime, file_storage
+from seam.wiring.web_keys import DEFAULT_TENANT
 
 
 async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -31,14 +33,16 @@ async def _protocol_streams() -> tuple[asyncio.StreamReader, asyncio.StreamWrite
     return reader, writer
 
 
-async def serve_acp(model: str | None = None) -> int:
+async def serve_acp(model: str | None = None, tenant: str | None = None) -> int:
+    """`tenant`: run the editor's sessions as that tenant, not the owner (`access.py`)."""
     reader, writer = await _protocol_streams()
     # The real filesystem until the client says it offers its own.
     storage = ClientStorage(file_storage())
-    runtime = create_acp_runtime(storage, model)
+    runtime = create_acp_runtime(storage, model, tenant=tenant)
     async with runtime:
         # SeamAgent implements the methods it supports; the SDK answers the optional rest
         # (list/fork/resume sessions, config options) with "method not found".
-        agent = cast("acp.Agent", SeamAgent(runtime, storage))
+        access = EditorAccess(None if tenant in (None, DEFAULT_TENANT) else tenant)
+        agent = cast("acp.Agent", SeamAgent(runtime, storage, access))
         await acp.run_agent(agent, writer, reader)
     return 0

@@ -165,12 +165,23 @@ def models(
 
 
 @app.command("acp")
-def acp_(model: ModelOption = None) -> None:
+def acp_(
+    model: ModelOption = None,
+    tenant: Annotated[
+        str | None,
+        typer.Option("--tenant", help="Run the editor's sessions as this tenant, not the owner."),
+    ] = None,
+) -> None:
     """Serve the Agent Client Protocol on stdio, for editors (Zed and others)."""
+    from seam.apps.acp.access import tenant_problem
     from seam.apps.acp.serve import serve_acp
     from seam.apps.cli.runner import execute
 
-    execute(serve_acp(model))
+    problem = tenant_problem(tenant) if tenant is not None else None
+    if problem is not None:
+        typer.echo(f"seam: {problem}", err=True)
+        raise typer.Exit(2)
+    execute(serve_acp(model, tenant))
 
 
 @sessions_app.command("list")

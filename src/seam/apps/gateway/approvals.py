@@ -5,6 +5,10 @@ The owner of a turn is the user whose message started it (in a private chat, the
 itself). A press by anyone else is refused with "not yours" and changes nothing; the
 owner's press answers the turn through `Runtime.respond_to`. Requests live in memory:
 after a restart the turn that asked is repaired and asks again.
+
+Always and Never change the allowlists every session uses, so they are the owner's alone:
+a paired user's turn shows Once, This session and Deny only, and a press of a lasting
+answer by anyone the config does not name (a crafted callback) is refused.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ ANSWERS: tuple[tuple[str, str, ApprovalDecision], ...] = (
     ("Never", "never", "always_deny"),
 )
 DECISIONS = {name: decision for _, name, decision in ANSWERS}
+# The answers that change the rules for everyone, and why a paired user is refused them.
+LASTING = frozenset({"always", "never"})
+LASTING_REFUSAL = "Only the owner answers Always or Never: they change the rules for everyone."
 LABELS = {name: label for label, name, _ in ANSWERS}
 PREFIX = "ap:"
 
@@ -44,14 +51,25 @@ class Approvals:
         self._pending: dict[str, Pending] = {}
 
     def add(
-        self, session_key: str, call_id: str, chat: ChatRef, owners: Collection[str], text: str
+        self,
+        session_key: str,
+        call_id: str,
+        chat: ChatRef,
+        owners: Collection[str],
+        text: str,
+        *,
+        lasting: bool = True,
     ) -> tuple[str, list[list[Button]]]:
         """Register a request; its id and the buttons to show (data `ap:<id>:<answer>`,
-        well within Telegram's 64 bytes)."""
+        well within Telegram's 64 bytes); `lasting`: offer Always and Never too."""
         rid = secrets.token_hex(4)
         self._pending[rid] = Pending(session_key, call_id, chat, frozenset(owners), text)
-        row = [Button(label, f"{PREFIX}{rid}:{name}") for label, name, _ in ANSWERS]
-        return rid, [row[:3], row[3:]]
+        row = [
+            Button(label, f"{PREFIX}{rid}:{name}")
+            for label, name, _ in ANSWERS
+            if lasting or name not in LASTING
+        ]
+        return rid, [row[:3], row[3:]] if lasting else [row]
 
     def shown(self, rid: str, message_id: str) -> None:
         if rid in self._pending:

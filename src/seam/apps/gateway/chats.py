@@ -7,6 +7,10 @@ not kept in a file of its own: it is read back from the store, where an ended se
 says the chat has moved on (so it holds across restarts and across gateway processes that
 share a PostgreSQL store). A session ended by `[sessions] idle_end` counts the same way:
 after a long silence the chat starts afresh, as the CLI's sessions do.
+
+Sessions belong to a tenant (`tenants.py`): the owner's, or a paired user's own. The same
+chat has a session of each tenant that writes in it (in a group, the owner's and a paired
+member's are apart), each with its own generations.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from seam.contracts.chat import ChatRef, InboundMessage
 from seam.wiring.chat_platforms import id_prefix
 from seam.wiring.runtime import Runtime
+from seam.wiring.web import tenant_session_key
 
 # Submission-id prefixes are each platform's `ChatPlatform.id_prefix` (`tg:<chat>:<id>`).
 __all__ = ["ChatSessions", "id_prefix", "message_key", "parse_ref", "session_name"]
@@ -42,29 +47,35 @@ def session_name(ref: ChatRef, generation: int) -> str:
 
 
 class ChatSessions:
-    """The current session of each chat, read from the store and cached."""
+    """The current session of each chat (and tenant), read from the store and cached."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._generation: dict[str, int] = {}
+        self._generation: dict[tuple[str | None, str], int] = {}
 
-    async def current(self, ref: ChatRef) -> str:
-        """The session name the chat's next message goes to."""
-        generation = self._generation.get(str(ref), 0)
+    def key(self, name: str, tenant: str | None = None) -> str:
+        """The durable key of session `name` of `tenant` (None: the runtime's own)."""
+        if tenant is None:
+            return self.runtime.session_key_for(name)
+        return tenant_session_key(tenant, self.runtime.harness, name)
+
+    async def current(self, ref: ChatRef, tenant: str | None = None) -> str:
+        """The session name the chat's next message (from `tenant`) goes to."""
+        generation = self._generation.get((tenant, str(ref)), 0)
         while True:
             name = session_name(ref, generation)
-            info = await self.runtime.sessions.get(self.runtime.session_key_for(name))
+            info = await self.runtime.sessions.get(self.key(name, tenant))
             if info is None or not info.ended:
-                self._generation[str(ref)] = generation
+                self._generation[(tenant, str(ref))] = generation
                 return name
             generation += 1
 
-    async def start_new(self, ref: ChatRef) -> str:
+    async def start_new(self, ref: ChatRef, tenant: str | None = None) -> str:
         """End the chat's session (if it has one), so the next message starts another;
         idempotent: a repeated `/new` with nothing said since changes nothing."""
-        name = await self.current(ref)
-        key = self.runtime.session_key_for(name)
+        name = await self.current(ref, tenant)
+        key = self.key(name, tenant)
         if await self.runtime.sessions.get(key) is not None:
             await self.runtime.sessions.end(key)
             self.runtime.drop_session(key)
-        return await self.current(ref)
+        return await self.current(ref, tenant)

@@ -7,7 +7,7 @@ HELP = (
     "/new — start a fresh conversation\n"
     "/stop — stop the answer I'm working on\n"
     "/usage — tokens and cost of this conversation\n"
-    "/cron — the scheduled jobs and when they run next\n"
+    "/cron — the scheduled jobs and when they run next (the owner only)\n"
     "/dnd [on|off] — quiet hours: hold what I send unasked (the owner only)\n"
     "/help — this message"
 )

@@ -3,7 +3,8 @@
 A stranger who writes to the bot gets an 8-character code (valid one hour; asking again
 within that hour gives the same code). The owner approves it with `seam pairing approve
 CODE`; from then on that user is known on that platform and gets sessions of their own
-(one per chat, as everyone does). `seam pairing revoke USER` ends it.
+(one per chat, as everyone does), as a tenant of their own, never the owner (`tenants.py`).
+`seam pairing revoke USER` ends it.
 
 Guessing is bounded: whoever enters codes (`by`: the CLI's user, a chat user) is locked
 out for 15 minutes after 5 wrong codes within that time, so a 32^8 code space cannot be

@@ -29,15 +29,24 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seam.apps.gateway.approvals import LABELS, Approvals, prompt_text
+from seam.apps.gateway.approvals import (
+    DECISIONS,
+    LABELS,
+    LASTING,
+    LASTING_REFUSAL,
+    Approvals,
+    prompt_text,
+)
 from seam.apps.gateway.attachments import describe, receive
 from seam.apps.gateway.book import ChatBook
+from seam.apps.gateway.chat_commands import ChatCommands
 from seam.apps.gateway.chats import ChatSessions, id_prefix, message_key, parse_ref
-from seam.apps.gateway.commands import HELP, command_argument, parse_command, usage_text
+from seam.apps.gateway.commands import parse_command
 from seam.apps.gateway.pairing import PairingStore
 from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
 from seam.apps.gateway.sender import AdapterSlot
 from seam.apps.gateway.stream import TurnView
+from seam.apps.gateway.tenants import ChatTenants
 from seam.contracts.chat import (
     Button,
     ButtonPress,
@@ -90,6 +99,8 @@ class Gateway:
         self.pairing = pairing
         self.working_dir = working_dir
         self.chats = ChatSessions(runtime)
+        self.tenants = ChatTenants(section, runtime.tenant_id, runtime.harness)
+        self.commands = ChatCommands(runtime, self.chats, self.tenants, store, self._cancel_local)
         self.book = book
         self.approvals = Approvals()
         self.slots: dict[str, AdapterSlot] = {}
@@ -132,7 +143,7 @@ class Gateway:
             return
         command = parse_command(msg.text)
         if command is not None:
-            await self._say(adapter, msg.chat, sid, await self._command(command, msg))
+            await self._say(adapter, msg.chat, sid, await self.commands.run(command, msg))
             return
         text = msg.text.strip()
         if msg.attachments:
@@ -146,8 +157,11 @@ class Gateway:
             return
         if msg.is_group:
             text = f"{msg.user_name}: {text}"
-        name = await self.chats.current(msg.chat)
-        sub = await self.runtime.submit(name, text, submission_id=sid)
+        # The sender's tenant: the owner's, or a paired user's own (`tenants.py`).
+        tenant = self.tenants.tenant_of(msg.chat.platform, msg.user_id)
+        name = await self.chats.current(msg.chat, tenant)
+        session = await self.runtime.get_session(self.chats.key(name, tenant))
+        sub = await session.submit(text, submission_id=sid)
         if self.book is not None:
             self.book.seen(msg.chat, msg.message_id, is_group=msg.is_group)
         self._owners[sid] = frozenset({msg.user_id})
@@ -163,69 +177,17 @@ class Gateway:
         )
         await self._say(adapter, msg.chat, sid, text)
 
-    async def _command(self, command: str, msg: InboundMessage) -> str:
-        if command == "help":
-            return HELP
-        if command == "new":
-            await self.chats.start_new(msg.chat)
-            return "Started a new conversation."
-        name = await self.chats.current(msg.chat)
-        key = self.runtime.session_key_for(name)
-        if command == "stop":
-            stopped = 0
-            for sub in await self.runtime.store.submissions(key, states=("queued", "running")):
-                driving = self._driving.get(sub.id)
-                if driving is not None:
-                    driving.cancel.cancel("stopped from the chat")
-                await self.runtime.abort(sub.id)
-                stopped += 1
-            return "Stopping." if stopped else "Nothing is running."
-        if command == "usage":
-            totals = await self.runtime.store.usage_totals(key)
-            return usage_text(
-                totals.calls,
-                totals.usage.input_tokens,
-                totals.usage.output_tokens,
-                totals.cost_usd,
-                totals.unpriced_calls,
-            )
-        if command == "cron":
-            from seam.wiring.cron import cron_lines
-
-            return "\n".join(await cron_lines(self.runtime))
-        if command == "dnd":
-            return await self._dnd(command_argument(msg.text), msg)
-        return "I don't know that command. /help lists the ones I do."
-
-    async def _dnd(self, action: str, msg: InboundMessage) -> str:
-        from seam.apps.cli.dnd import ACTIONS
-        from seam.wiring.delivery import build_dnd, dnd_command
-
-        action = action or "status"
-        if action not in ACTIONS:
-            return "Use /dnd, /dnd on or /dnd off."
-        if action != "status" and not self._is_owner(msg):
-            return "Only the owner can turn quiet hours on or off."
-        if self.runtime.settings is None:
-            return "Quiet hours are not configured here."
-        lines = await dnd_command(
-            action,
-            build_dnd(self.runtime.settings),
-            self.outbox,
-        )
-        return "\n".join(lines)
-
-    def _is_owner(self, msg: InboundMessage) -> bool:
-        """The person `[gateway] owner` names: their private chat or their user id."""
-        owner = self.section.owner
-        return bool(owner) and owner in (str(msg.chat), f"{msg.chat.platform}:{msg.user_id}")
-
     async def _say(
         self, adapter: ChatAdapter, chat: ChatRef, source: str, text: str, *, kind: str = "reply"
     ) -> None:
         await enqueue_reply(self.outbox, adapter, chat, source, text, kind=kind)
 
     # Driving submissions
+
+    def _cancel_local(self, submission_id: str) -> None:
+        driving = self._driving.get(submission_id)
+        if driving is not None:
+            driving.cancel.cancel("stopped from the chat")
 
     def _drive(self, platform: str, sub: Submission) -> None:
         if sub.id in self._driving:
@@ -254,8 +216,13 @@ class Gateway:
         if sub.state != "settled":
             view.start()
         try:
-            settled = await self.runtime.ask(
-                name, sub.input, submission_id=sub.id, on_event=view.on_event, cancel=token
+            # By its stored key: the session keeps the tenant it was admitted under.
+            settled = await self.runtime.ask_key(
+                sub.session_key,
+                sub.input,
+                submission_id=sub.id,
+                on_event=view.on_event,
+                cancel=token,
             )
         except Exception:
             log.exception("driving %s failed", sub.id)
@@ -284,7 +251,11 @@ class Gateway:
         owners: Collection[str],
     ) -> None:
         text = prompt_text(event.command or event.name, event.reason)
-        rid, buttons = self.approvals.add(event.session_key, event.call_id, chat, owners, text)
+        # Always and Never change the rules for everyone: offered in the owner's turns only.
+        lasting = self.tenants.owners_session(event.session_key)
+        rid, buttons = self.approvals.add(
+            event.session_key, event.call_id, chat, owners, text, lasting=lasting
+        )
         self.spawn(self._show_approval(adapter, chat, rid, text, buttons))
 
     async def _show_approval(
@@ -310,8 +281,9 @@ class Gateway:
         if press.user_id not in pending.owners:
             await adapter.answer_press(press, "not yours")
             return
-        from seam.apps.gateway.approvals import DECISIONS
-
+        if answer in LASTING and not self.tenants.is_owner(press.chat.platform, press.user_id):
+            await adapter.answer_press(press, LASTING_REFUSAL)
+            return
         answered = self.runtime.respond_to(pending.session_key, pending.call_id, DECISIONS[answer])
         self.approvals.done(rid)
         label = LABELS[answer]

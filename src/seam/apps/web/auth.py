@@ -16,12 +16,16 @@ import hashlib
 import hmac
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 COOKIE = "seam_session"
 SCOPES = ("full", "chat", "read")
+Clock = Callable[[], float]
+# Callers a rate limiter remembers at most (the least recently seen are forgotten first).
+MAX_CALLERS = 100_000
 
 
 def cookie_name(port: int | None) -> str:
@@ -94,21 +98,46 @@ class Authenticator:
 
 
 class RateLimiter:
-    """A token bucket per principal: `per_minute` requests a minute, as a burst too."""
+    """A token bucket per principal: `per_minute` requests a minute, as a burst too.
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+    It forgets callers, so distinct keys, tenants or addresses cannot grow it without end:
+    a bucket idle for a full refill time (a minute) is full again, the same as no bucket,
+    and is dropped; and past `max_callers` buckets the least recently seen is dropped
+    (that caller starts again with a full bucket: lenient, never stricter). The buckets are
+    kept in the order they were last used, so both are a look at the oldest, O(1) a call.
+    """
+
+    def __init__(
+        self, per_minute: int, clock: Clock = time.monotonic, *, max_callers: int = MAX_CALLERS
+    ) -> None:
         self.capacity = float(per_minute)
         self.rate = per_minute / 60.0
+        self.max_callers = max_callers
         self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        """How many callers it remembers."""
+        return len(self._buckets)
 
     def allow(self, who: str) -> float:
         """0 when allowed, else the seconds to wait before the next request."""
         now = self._clock()
-        tokens, at = self._buckets.get(who, (self.capacity, now))
+        tokens, at = self._buckets.pop(who, (self.capacity, now))
         tokens = min(self.capacity, tokens + (now - at) * self.rate)
-        if tokens >= 1.0:
-            self._buckets[who] = (tokens - 1.0, now)
-            return 0.0
-        self._buckets[who] = (tokens, now)
-        return (1.0 - tokens) / self.rate
+        allowed = tokens >= 1.0
+        self._buckets[who] = (tokens - 1.0 if allowed else tokens, now)
+        self._forget(now)
+        return 0.0 if allowed else (1.0 - tokens) / self.rate
+
+    def _forget(self, now: float) -> None:
+        """Drop buckets idle long enough to be full, then the oldest past the cap."""
+        buckets = self._buckets
+        refill = self.capacity / self.rate  # seconds from empty to full
+        while buckets:
+            _, at = next(iter(buckets.values()))
+            if now - at < refill:
+                break
+            buckets.popitem(last=False)
+        while len(buckets) > self.max_callers:
+            buckets.popitem(last=False)

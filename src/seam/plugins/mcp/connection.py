@@ -19,7 +19,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from seam.contracts.addresses import AddressRefused, allow_entry, checked_addresses
+from seam.contracts.addresses import AddressRefused, Resolver, allow_entry, checked_addresses
 from seam.plugins.mcp.spec import ServerSpec
 
 
@@ -40,8 +40,11 @@ class ServerError(Exception):
 
 
 class ServerConnection:
-    def __init__(self, spec: ServerSpec) -> None:
+    def __init__(self, spec: ServerSpec, *, resolve: Resolver | None = None) -> None:
+        """`resolve`: how a run-time HTTP server's name is looked up (the system's
+        resolver unless a test hands in its own)."""
         self.spec = spec
+        self._resolve = resolve
         self.state = "not started"  # not started | starting | ready | failed | crashed | stopped
         self.error = ""
         self.tools: list[Any] | None = None  # the server's listing (mcp `Tool`s), once known
@@ -164,12 +167,12 @@ class ServerConnection:
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            await _check_address(spec)
-
+            pinned = await _check_address(spec, self._resolve or system_resolve)
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=spec.headers,
                     timeout=httpx2.Timeout(spec.call_timeout, connect=spec.connect_timeout),
+                    transport=pinned,
                 )
             )
             transport = streamable_http_client(spec.url, http_client=http)
@@ -196,25 +199,31 @@ class ServerConnection:
                 self.state = "stopped"
 
 
-async def _check_address(spec: ServerSpec) -> None:
+async def _check_address(spec: ServerSpec, resolve: Resolver) -> Any:
     """Refuse a run-time server's URL on a non-public address (every address its name
-    resolves to is checked) unless `spec.allow_private` lists it."""
+    resolves to is checked) unless `spec.allow_private` lists it; the transport that
+    connects to the checked address (`pinned.py`), or None for a configured server."""
     if spec.allow_private is None:
-        return
+        return None
     from urllib.parse import urlsplit
+
+    from seam.plugins.mcp.pinned import PinnedTransport
 
     parts = urlsplit(spec.url)
     host = parts.hostname or ""
     port = parts.port or (443 if parts.scheme == "https" else 80)
     allow = {allow_entry(entry) for entry in spec.allow_private}
     try:
-        await checked_addresses(host, port, allow, system_resolve)
+        addresses = await checked_addresses(host, port, allow, resolve)
     except AddressRefused as exc:
         raise ServerError(
             f"refused {spec.url}: {exc}; add it to [network] allow_private to allow it"
         ) from None
     except OSError as exc:
         raise ServerError(f"could not resolve {host}: {exc}") from None
+    if not addresses:
+        raise ServerError(f"could not resolve {host}: no address")
+    return PinnedTransport(host, addresses[0])
 
 
 def _closed(client: Any) -> bool:
