@@ -28,10 +28,10 @@ class SessionMemories(Protocol):
 
 def memory_for_session(memory: MemoryProvider, session_key: str) -> MemoryProvider:
     """The memory `session_key`'s tools edit: its tenant's when `memory` keeps one per
-    tenant, else `memory` itself (every session shares it)."""
-    if isinstance(memory, SessionMemories):
-        return memory.for_session(session_key)
-    return memory
+    tenant (`SessionMemories`), else `memory` itself (every session shares it)."""
+    # Duck-typed: a runtime-checkable isinstance costs microseconds on every turn.
+    route: Callable[[str], MemoryProvider] | None = getattr(memory, "for_session", None)
+    return memory if route is None else route(session_key)
 
 
 class TenantMemories:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Generic, TypeVar
 
 from seam.core.identity import parse_session_storage_key
@@ -18,11 +19,17 @@ MAX_TENANTS = 256
 def session_tenant(session_key: str, owner: str) -> str | None:
     """The tenant `session_key` names, or None when that is the owner or it names none
     (a subagent's key carries its parent's tenant, so it follows its parent)."""
+    tenant = _tenant_of(session_key)
+    return None if tenant == owner else tenant
+
+
+@lru_cache(maxsize=4096)
+def _tenant_of(session_key: str) -> str | None:
+    """Asked several times a turn (prompt, tools, sync), so each key is parsed once."""
     try:
-        tenant = parse_session_storage_key(session_key)[0]
+        return parse_session_storage_key(session_key)[0]
     except ValueError:
         return None
-    return None if tenant == owner else tenant
 
 
 class TenantCache(Generic[T]):

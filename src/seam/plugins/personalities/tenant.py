@@ -45,12 +45,17 @@ class TenantOverrideFiles:
 
     def __init__(self, folder_of: Callable[[str], Path | None]) -> None:
         self._folder_of = folder_of
+        self._folders: dict[str, Path | None] = {}  # folder_of resolves paths: once each
         self._read: OrderedDict[tuple[str, str], tuple[_Stamps, dict[str, Any] | None]] = (
             OrderedDict()
         )
 
     def __call__(self, tenant: str, pid: str) -> dict[str, Any] | None:
-        root = self._folder_of(tenant)
+        if tenant not in self._folders:
+            if len(self._folders) >= MAX_OVERRIDES:
+                self._folders.clear()
+            self._folders[tenant] = self._folder_of(tenant)
+        root = self._folders[tenant]
         if root is None or not _valid_id(pid):
             return None
         folder = root / pid
