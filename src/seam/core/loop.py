@@ -39,9 +39,9 @@ from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
 from seam.core.hook_registry import DefaultHookRegistry
-from seam.core.memory import NoopMemory
+from seam.core.memory import NoopMemory, memory_for_session
 from seam.core.model_step import CallModel, UserPrompt
-from seam.core.personalities import StaticPersonalityRegistry
+from seam.core.personalities import PersonalityOverlay, StaticPersonalityRegistry
 from seam.core.sessions import InMemorySessionStore
 from seam.core.storage import InMemoryStorage, ScopedStorage
 from seam.core.tokens import CharTokenEstimator
@@ -113,6 +113,8 @@ class AgentLoop:
             personalities if personalities is not None else StaticPersonalityRegistry()
         )
         self.memory: MemoryProvider = memory if memory is not None else NoopMemory()
+        # A tenant's overrides of a personality for its sessions (wiring sets it).
+        self.personality_overlay: PersonalityOverlay | None = None
         self.sessions: SessionStore = sessions if sessions is not None else InMemorySessionStore()
         self.storage: Storage = storage if storage is not None else InMemoryStorage()
         self.sandboxes, self.gate, self.pricing, self.models = sandboxes, gate, pricing, models
@@ -194,8 +196,13 @@ class AgentLoop:
         """The provider a personality's turns use (its own model or fallback chain, if any)."""
         return self.model if self.models is None else self.models(personality)
 
-    def personality_for(self, personality_id: str | None) -> Personality:
-        return self.personalities.get(personality_id or self.personalities.default_id)
+    def personality_for(
+        self, personality_id: str | None, session_key: str | None = None
+    ) -> Personality:
+        """The personality by id; for a session, as its tenant overrides it (if at all)."""
+        found = self.personalities.get(personality_id or self.personalities.default_id)
+        overlay = self.personality_overlay
+        return found if session_key is None or overlay is None else overlay(session_key, found)
 
     def working_dir_for(self, session_key: str) -> str:
         """Where the session works: its own directory if it was given one, else the loop's."""
@@ -224,7 +231,7 @@ class AgentLoop:
             storage=storage,
             working_dir=storage.working_dir,
             personality_id=personality.id,
-            memory=self.memory,
+            memory=memory_for_session(self.memory, session_key),
             sandbox=sandbox,
             gate=self.gate,
             approval_mode=personality.approval_mode,

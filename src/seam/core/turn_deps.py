@@ -307,7 +307,8 @@ class SetupDeps:
     sessions: SessionStore
     tools: ToolRegistry
     new_id: Callable[[], str]
-    personality_for: Callable[[str | None], Personality]
+    # (personality id, session key): the personality as the session's tenant sees it.
+    personality_for: Callable[[str | None, str | None], Personality]
     model_for: Callable[[Personality], ModelProvider]
     tool_context: ToolContexts
     # Why the session cannot run where its stored spec says (None: it can).

@@ -105,7 +105,7 @@ async def prepare_turn(
     """What a turn is about and where it starts; creates the session on first use."""
     key = request.session_key
     info = await setup.sessions.get(key)
-    chosen = _personality(setup, info, request.personality)
+    chosen = _personality(setup, info, request.personality, key)
     if info is None:
         info = await setup.sessions.create(key, personality=chosen.id)
         if setup.hooks.has(hooks.SESSION_START):
@@ -173,9 +173,11 @@ async def _resolve(
     return turn, notices
 
 
-def _personality(setup: SetupDeps, info: SessionInfo | None, chosen: str | None) -> Personality:
+def _personality(
+    setup: SetupDeps, info: SessionInfo | None, chosen: str | None, key: str
+) -> Personality:
     try:
-        personality = setup.personality_for(chosen or (info.personality if info else None))
+        personality = setup.personality_for(chosen or (info.personality if info else None), key)
     except KeyError as exc:  # the registry's message names the id and the known ones
         raise UnknownPersonality(str(exc.args[0] if exc.args else exc)) from None
     if info is not None and info.model:  # the session's own model, over the personality's
@@ -205,7 +207,7 @@ async def prepare_context(
     info = await setup.sessions.get(session_key)
     if info is None:
         return None
-    chosen = _personality(setup, info, personality)
+    chosen = _personality(setup, info, personality, session_key)
     ctx = setup.tool_context(session_key, chosen, turn_id=setup.new_id())
     turn, notices = await _resolve(setup, info, chosen, ctx)
     return turn, TurnState(seq=setup.sequences.last(session_key), waiting=notices)

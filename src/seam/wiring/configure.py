@@ -416,12 +416,15 @@ def assemble_configured(
 def finish(
     runtime: Runtime, given: Overrides, settings: Settings | None, titles: TitleHook | None
 ) -> None:
-    """What the runtime learns after assembly: its title hook, when idle sessions end, and
-    (with its own Coordinator) whether a transient failure is re-run or, where a person
-    waits on the turn, settled failed."""
+    """What the runtime learns after assembly: its title hook, when idle sessions end,
+    each tenant's personality overrides, and (with its own Coordinator) whether a
+    transient failure is re-run or, where a person waits on the turn, settled failed."""
     runtime.titles = titles
     if settings is not None:
+        from seam.wiring.tenant_dirs import personality_overlay
+
         runtime.idle_end = settings.config.sessions.idle_end_seconds
+        runtime.loop.personality_overlay = personality_overlay(settings)
     if given.coordinator is None:
         runtime.coordinator.rerun_transient = not given.interactive
 

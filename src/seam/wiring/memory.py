@@ -1,12 +1,26 @@
-"""The markdown memory the settings describe: `$SEAM_HOME/memory/`, shared by every
-personality (USER.md is about the person, whoever the agent is being)."""
+"""The markdown memory the settings describe: `$SEAM_HOME/memory/`, the owner's, shared
+by every personality (USER.md is about the person, whoever the agent is being). Each
+other tenant's sessions get the tenant's own, in `$SEAM_HOME/tenants/<T>/memory/`."""
 
 from __future__ import annotations
 
-from seam.contracts.memory import MemoryEntryError, MemoryUsage
-from seam.plugins.memory.markdown import FILES, TARGETS, MarkdownMemory, Target
+from pathlib import Path
+from typing import Any
+
+from seam.contracts.memory import MemoryEntryError, MemoryProvider, MemoryUsage
+from seam.core.memory import NoopMemory, TenantMemories
+from seam.plugins.memory.markdown import (
+    FILES,
+    MEMORY_LIMIT,
+    TARGETS,
+    USER_LIMIT,
+    MarkdownMemory,
+    Target,
+)
+from seam.plugins.memory.tenants import OwnerMemory
 from seam.plugins.safety import injection, redact
 from seam.wiring.settings import Settings
+from seam.wiring.tenant_dirs import OWNER_TENANT, TENANTS_DIR, tenant_dir
 
 __all__ = [
     "FILES",
@@ -16,10 +30,34 @@ __all__ = [
     "MemoryUsage",
     "Target",
     "build_memory",
+    "tenant_memory",
 ]
 
 
 def build_memory(settings: Settings) -> MarkdownMemory:
     """Memory refuses entries that read like injections or hold secrets, whoever writes
-    them: the safety scanners are handed in here."""
-    return MarkdownMemory(settings.home / "memory", scanner=injection, redactor=redact)
+    them: the safety scanners are handed in here. A session of another tenant than the
+    owner uses that tenant's own memory, with the same checks and limits."""
+    owner = OwnerMemory(settings.home / "memory", scanner=injection, redactor=redact)
+    tenants = settings.home / TENANTS_DIR
+
+    def build(tenant: str) -> MemoryProvider:
+        folder = tenant_dir(tenants, tenant)
+        # A tenant name that cannot hold files remembers nothing (never the owner's).
+        return NoopMemory() if folder is None else tenant_memory(folder / "memory", owner)
+
+    owner.others = TenantMemories(OWNER_TENANT, build)
+    return owner
+
+
+def tenant_memory(folder: Path, like: Any) -> MarkdownMemory:
+    """A tenant's own memory in `folder`, with the owner's memory's limits (when it has
+    any) and always the injection and secret checks the memory tool applies."""
+    limits = getattr(like, "limits", None) or {}
+    return MarkdownMemory(
+        folder,
+        memory_limit=limits.get("memory", MEMORY_LIMIT),
+        user_limit=limits.get("user", USER_LIMIT),
+        scanner=injection,
+        redactor=redact,
+    )

@@ -3,24 +3,25 @@ personalities' folder (`build_web_deps`); `apps/web/backend.py` drives them.
 
 It also hands the web surface the lower layers' parts it uses (surfaces reach core and
 plugins only through wiring): the event hub and session streams, the approval log, the
-tenant-aware session names, the personality files' check, and a tenant's own memory
-(`tenant_memory`: the owner's checks and limits over a folder of the tenant's).
+tenant-aware session names, the personality files' check, and a tenant's own files
+(`tenant_dir`, `tenant_memory`: the owner's checks and limits over a folder of the
+tenant's; `TENANT_KEYS` and `tenant_ref_problem`: what its personality may set).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from seam.core.approval_log import approval_state
 from seam.core.session_stream import EventHub, follow_session
 from seam.core.tenants import session_name, tenant_session_key, tenant_session_name
-from seam.plugins.memory.markdown import MEMORY_LIMIT, USER_LIMIT, MarkdownMemory
 from seam.plugins.personalities.check import personality_problem
-from seam.plugins.safety import injection, redact
+from seam.plugins.personalities.tenant import TENANT_KEYS, tenant_ref_problem
+from seam.wiring.memory import tenant_memory
 from seam.wiring.runtime import Runtime
 from seam.wiring.settings import Settings
+from seam.wiring.tenant_dirs import TENANTS_DIR, tenant_dir
 from seam.wiring.web_keys import WebSection, web_section
 
 
@@ -45,24 +46,9 @@ def build_web_deps(settings: Settings) -> WebDeps:
     return WebDeps(runtime, web_section(settings), settings.personalities_dir, tenants)
 
 
-TENANTS_DIR = "tenants"
-
-
-def tenant_memory(folder: Path, like: Any) -> MarkdownMemory:
-    """A tenant's own memory in `folder`, with the owner's memory's limits (when it has
-    any) and always the injection and secret checks the memory tool applies."""
-    limits = getattr(like, "limits", None) or {}
-    return MarkdownMemory(
-        folder,
-        memory_limit=limits.get("memory", MEMORY_LIMIT),
-        user_limit=limits.get("user", USER_LIMIT),
-        scanner=injection,
-        redactor=redact,
-    )
-
-
 __all__ = [
     "TENANTS_DIR",
+    "TENANT_KEYS",
     "EventHub",
     "WebDeps",
     "approval_state",
@@ -70,7 +56,9 @@ __all__ = [
     "follow_session",
     "personality_problem",
     "session_name",
+    "tenant_dir",
     "tenant_memory",
+    "tenant_ref_problem",
     "tenant_session_key",
     "tenant_session_name",
 ]

@@ -5,7 +5,9 @@ A tenant (a key made with `--tenant T`, not the owner) never reads or writes the
 `$SEAM_HOME/tenants/<T>/personalities/<id>/` and `$SEAM_HOME/tenants/<T>/memory/`. Its
 personality config may set only how the personality presents itself (`TENANT_KEYS`);
 whatever loosens or tightens safety (`approval_mode`, `network`, `toolset`, `fs_reach`)
-is the owner's alone, refused with a 403 naming the key.
+is the owner's alone, refused with a 403 naming the key. Its `model` and `fallback` name
+one of the owner's configured providers (whose base URL is the owner's), never a file.
+The tenant's turns then use these files (see `wiring/tenant_dirs.py`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,7 @@ from typing import Any
 from seam.apps.web import editing
 from seam.apps.web.problems import Conflict, Forbidden, Invalid
 from seam.wiring.runtime import Runtime
-from seam.wiring.web import tenant_memory
-
-# What a tenant's personality config.toml may set.
-TENANT_KEYS = ("name", "description", "model", "fallback")
+from seam.wiring.web import TENANT_KEYS, tenant_dir, tenant_memory, tenant_ref_problem
 
 
 def tenant_folder(tenants: Path | None, tenant: str) -> Path:
@@ -28,8 +27,8 @@ def tenant_folder(tenants: Path | None, tenant: str) -> Path:
     leave the folder."""
     if tenants is None:
         raise Conflict("a tenant's own files are not stored on this server")
-    folder = (tenants / tenant).resolve()
-    if folder.parent != tenants.resolve() or tenant in ("", ".", ".."):
+    folder = tenant_dir(tenants, tenant)
+    if folder is None:
         raise Invalid(f"{tenant!r} is not a tenant name that can hold files")
     return folder
 
@@ -42,6 +41,18 @@ def owner_only_keys(config: str) -> list[str]:
     except tomllib.TOMLDecodeError:
         return []
     return [k for k in table if k not in TENANT_KEYS]
+
+
+def refused_refs(config: str) -> list[str]:
+    """Why the provider refs `config` names are not a tenant's to name (none: they are)."""
+    try:
+        table = tomllib.loads(config)
+    except tomllib.TOMLDecodeError:
+        return []
+    model, fallback = table.get("model"), table.get("fallback")
+    refs = [model] if isinstance(model, str) else []
+    refs += [r for r in fallback if isinstance(r, str)] if isinstance(fallback, list) else []
+    return [p for p in map(tenant_ref_problem, refs) if p is not None]
 
 
 def personality(runtime: Runtime, tenants: Path | None, tenant: str, pid: str) -> dict[str, Any]:
@@ -65,6 +76,9 @@ def put_personality(
             f"{', '.join(refused)}: only the owner sets this; a tenant's personality may "
             f"set {', '.join(TENANT_KEYS)}"
         )
+    problems = refused_refs(config)
+    if problems:
+        raise Forbidden(problems[0])
     folder = tenant_folder(tenants, tenant) / "personalities" / pid
     editing.write_files(folder, pid, soul, config)
     return personality(runtime, tenants, tenant, pid)

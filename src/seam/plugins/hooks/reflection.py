@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from seam.contracts import hooks
 from seam.contracts.hooks import AgentDone, HookRegistry
@@ -40,6 +40,7 @@ TRANSCRIPT_CHARS = 8_000
 TARGETS = ("memory", "user")
 
 
+@runtime_checkable
 class MemoryWriter(Protocol):
     """What reflection needs of a memory (MarkdownMemory is one)."""
 
@@ -78,13 +79,27 @@ class ReflectionHook:
         if not any(m.role == "user" for m in messages):
             return
         key = payload.session_key
-        self._tasks.start(self.reflect(messages), name=f"reflection {key}")
+        memory = self._memory_of(key)
+        if memory is not None:
+            self._tasks.start(self.reflect(messages, memory), name=f"reflection {key}")
 
-    async def reflect(self, messages: Sequence[Message]) -> list[str]:
-        """Review `messages`; returns the entries added (as `target: entry`)."""
+    def _memory_of(self, session_key: str) -> MemoryWriter | None:
+        """The memory of the session's tenant: a memory that keeps one per tenant says
+        which (`for_session`), so a tenant's exchange never lands in the owner's memory.
+        None when that memory takes no entries."""
+        route = getattr(self.memory, "for_session", None)
+        memory = self.memory if route is None else route(session_key)
+        return memory if isinstance(memory, MemoryWriter) else None
+
+    async def reflect(
+        self, messages: Sequence[Message], memory: MemoryWriter | None = None
+    ) -> list[str]:
+        """Review `messages`; returns the entries added to `memory` (the hook's own when
+        not given) as `target: entry`."""
+        memory = self.memory if memory is None else memory
         try:
             async with asyncio.timeout(self.timeout):
-                reply = await self._ask(messages)
+                reply = await self._ask(messages, memory)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -93,7 +108,7 @@ class ReflectionHook:
         added: list[str] = []
         for target, entry in parse_proposals(reply, self.max_entries):
             try:
-                self.memory.add(target, entry)
+                memory.add(target, entry)
             except ValueError as exc:  # the memory's rules refused it
                 log.info("reflection entry refused: %s", exc)
                 continue
@@ -102,8 +117,8 @@ class ReflectionHook:
             log.info("reflection added %d memory entries", len(added))
         return added
 
-    async def _ask(self, messages: Sequence[Message]) -> str:
-        known = self.memory.snapshot() or "(memory is empty)"
+    async def _ask(self, messages: Sequence[Message], memory: MemoryWriter) -> str:
+        known = memory.snapshot() or "(memory is empty)"
         request = ModelRequest(
             system=REFLECTION_PROMPT.format(limit=self.max_entries),
             messages=(
