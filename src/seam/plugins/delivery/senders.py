@@ -22,7 +22,6 @@ import asyncio
 import email.utils
 import json
 import os
-import socket
 import time
 from collections.abc import Collection
 from datetime import datetime
@@ -36,15 +35,9 @@ from seam.contracts.addresses import (
     Resolver,
     allow_entry,
     checked_addresses,
+    system_resolve,
 )
 from seam.contracts.outbox import OutboxItem
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
-    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 class DeliveryFailed(Exception):

@@ -13,22 +13,18 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from seam.contracts.addresses import AddressRefused, allow_entry, checked_addresses
+from seam.contracts.addresses import (
+    AddressRefused,
+    allow_entry,
+    checked_addresses,
+    system_resolve,
+)
 from seam.plugins.mcp.spec import ServerSpec
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
-    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import re
-import socket
 import ssl
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -36,16 +35,9 @@ from seam.contracts.addresses import (
     address_refusal,
     allow_entry,
     checked_addresses,
+    system_resolve,
 )
 from seam.contracts.tools import ToolContext, ToolError, object_schema
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
-    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
 
 __all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
 
