@@ -37,7 +37,8 @@ from seam.contracts.addresses import (
     checked_addresses,
     system_resolve,
 )
-from seam.contracts.tools import ToolContext, ToolError, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import ToolContext, ToolError
 
 __all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
 
@@ -58,14 +59,14 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
 
 
-class WebFetch:
-    name = "web_fetch"
-    description = (
-        "Fetch a web page or file over HTTP(S) and return its text (HTML is reduced to "
-        "readable text). Private and local addresses are refused."
-    )
-    parameters = object_schema(
-        {
+class WebFetch(SpecTool):
+    spec = ToolSpec(
+        name="web_fetch",
+        description=(
+            "Fetch a web page or file over HTTP(S) and return its text (HTML is reduced to "
+            "readable text). Private and local addresses are refused."
+        ),
+        arguments={
             "url": {"type": "string", "minLength": 1, "description": "http:// or https:// URL."},
             "max_chars": {
                 "type": "integer",
@@ -73,10 +74,10 @@ class WebFetch:
                 "description": f"Text returned (default {MAX_CHARS}).",
             },
         },
-        "url",
+        required=("url",),
+        concurrent=True,
+        idempotent=True,
     )
-    concurrent = True
-    idempotent = True
 
     def __init__(
         self,
