@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from seam.contracts.cron import CronJob
+from seam.contracts.cron import CronJob, JobDraft
 from seam.contracts.guardrail import APPROVING
 from seam.contracts.tool_approval import ask_person
 from seam.contracts.tool_spec import SpecTool, ToolSpec
@@ -24,18 +24,7 @@ ACTIONS = ("add", "list", "pause", "resume", "remove")
 
 
 class CronJobs(Protocol):
-    async def prepare_job(
-        self,
-        prompt: str,
-        *,
-        every: str | None,
-        cron: str | None,
-        at: str | None,
-        tz: str,
-        deliver: str,
-        personality: str | None,
-        missed: str,
-    ) -> CronJob:
+    async def prepare_job(self, draft: JobDraft) -> CronJob:
         """The job as it would be stored, checked (schedule, zone, target); raises
         ValueError (one line) for anything that cannot be scheduled. Stores nothing."""
         ...
@@ -120,7 +109,7 @@ class CronTool(SpecTool):
         deliver = str(args.get("deliver") or "owner")
         tz = str(args.get("tz") or "UTC")
         try:
-            job = await self.jobs.prepare_job(
+            draft = JobDraft(
                 prompt,
                 every=given.get("every"),
                 cron=given.get("cron"),
@@ -130,6 +119,7 @@ class CronTool(SpecTool):
                 personality=ctx.personality_id or None,
                 missed=str(args.get("missed") or "skip"),
             )
+            job = await self.jobs.prepare_job(draft)
         except ValueError as exc:
             raise ToolError(f"cannot schedule that: {exc}") from None
         await self._approve(
