@@ -42,7 +42,7 @@ from seam.services.llm.http import (
     tool_name,
 )
 from seam.services.llm.retry import classify_http_error
-from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.sse import SSEDecoder
 from seam.services.llm.watch import StreamWatch
 
 _SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError)
@@ -259,15 +259,7 @@ class AnthropicProvider(HttpProvider):
         Read to the end of the body even after `message_stop`, so the connection goes
         back to the pool instead of being closed with unread bytes.
         """
-        decoder = SSEDecoder()
-        lines = response.aiter_lines()
-        async for line in lines:
-            try:
-                data = decoder.feed(line)
-            except NotEventStream as exc:
-                raise await self._not_event_stream(exc.line, lines, response) from None
-            if data is None:
-                continue
+        async for data in self._data_lines(response, SSEDecoder()):
             event = self._event(data)
             kind = self._kind(event, data)
             if kind == "ping":

@@ -42,6 +42,7 @@ from seam.services.llm.retry import (
     retry_stream,
     stalled,
 )
+from seam.services.llm.sse import NotEventStream, SSEDecoder
 from seam.services.llm.watch import StreamWatch
 
 T = TypeVar("T")
@@ -263,6 +264,21 @@ class HttpProvider:
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
         """The error a JSON object sent instead of an event stream reports, if it is one."""
         return None
+
+    async def _data_lines(
+        self, response: httpx.Response, decoder: SSEDecoder
+    ) -> AsyncGenerator[str, None]:
+        """The `data:` payloads of a successful response's event stream, as `decoder`
+        completes them; a 200 answer that is not an event stream is the ModelError
+        `_not_event_stream` makes of it, at once."""
+        lines = response.aiter_lines()
+        async for line in lines:
+            try:
+                data = decoder.feed(line)
+            except NotEventStream as exc:
+                raise await self._not_event_stream(exc.line, lines, response) from None
+            if data is not None:
+                yield data
 
     async def _not_event_stream(
         self, line: str, lines: AsyncIterator[str], response: httpx.Response

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from functools import partial
 from typing import Any, Literal, Unpack
 
@@ -51,7 +52,7 @@ from seam.services.llm.openai_chunks import (
     usage_of,
 )
 from seam.services.llm.retry import classify_http_error
-from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.sse import SSEDecoder
 from seam.services.llm.text_tool_calls import recover_tool_calls
 from seam.services.llm.watch import StreamWatch
 
@@ -220,21 +221,15 @@ class OpenAICompatProvider(HttpProvider):
         """
         decoder = SSEDecoder()
         done = False
-        lines = response.aiter_lines()
-        async for line in lines:
-            try:
-                data = decoder.feed(line)
-            except NotEventStream as exc:
-                raise await self._not_event_stream(exc.line, lines, response) from None
-            if data is None:
-                continue
-            if data == "[DONE]":
-                done = True
-                break
-            watch.got_event()  # the consumer's time, not the server's
-            for chunk in self._event_chunks(data, state):
-                yield chunk
-            watch.waiting()
+        async with aclosing(self._data_lines(response, decoder)) as events:
+            async for data in events:
+                if data == "[DONE]":
+                    done = True
+                    break
+                watch.got_event()  # the consumer's time, not the server's
+                for chunk in self._event_chunks(data, state):
+                    yield chunk
+                watch.waiting()
         if not done:
             done = decoder.flush() == "[DONE]"
         if not done and state.finish is None:
