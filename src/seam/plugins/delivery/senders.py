@@ -31,11 +31,12 @@ from typing import Protocol, runtime_checkable
 import httpx
 
 from seam.contracts.addresses import (
-    AddressRefused,
+    ALLOW_PRIVATE_ADVICE,
     Resolver,
+    Unreachable,
     allow_entry,
-    checked_addresses,
     system_resolve,
+    url_addresses,
 )
 from seam.contracts.outbox import OutboxItem
 
@@ -223,14 +224,12 @@ class WebhookSender:
             raise DeliveryFailed(f"{url} names no host", permanent=True)
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
-            addresses = await checked_addresses(host, port, self._allow, self._resolve)
-        except AddressRefused as exc:
-            raise DeliveryFailed(
-                f"refused {url}: {exc}; add it to [network] allow_private to allow it",
-                permanent=True,
-            ) from None
-        except OSError as exc:  # the name may resolve later: retried
-            raise DeliveryFailed(f"POST {url}: could not resolve {host}: {exc}") from None
+            addresses = await url_addresses(
+                str(url), host, port, self._allow, self._resolve, ALLOW_PRIVATE_ADVICE
+            )
+        except Unreachable as exc:  # a name that does not resolve may later: retried
+            message = str(exc) if exc.refused else f"POST {url}: {exc}"
+            raise DeliveryFailed(message, permanent=exc.refused) from None
         if not addresses:
             raise DeliveryFailed(f"POST {url}: {host} resolves to no address")
         headers["Host"] = url.netloc.decode("ascii")

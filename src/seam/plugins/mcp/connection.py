@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from seam.contracts.addresses import (
-    AddressRefused,
+    ALLOW_PRIVATE_ADVICE,
+    Unreachable,
     allow_entry,
-    checked_addresses,
     system_resolve,
+    url_addresses,
 )
 from seam.plugins.mcp.spec import ServerSpec
 
@@ -204,13 +205,9 @@ async def _check_address(spec: ServerSpec) -> None:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     allow = {allow_entry(entry) for entry in spec.allow_private}
     try:
-        await checked_addresses(host, port, allow, system_resolve)
-    except AddressRefused as exc:
-        raise ServerError(
-            f"refused {spec.url}: {exc}; add it to [network] allow_private to allow it"
-        ) from None
-    except OSError as exc:
-        raise ServerError(f"could not resolve {host}: {exc}") from None
+        await url_addresses(spec.url, host, port, allow, system_resolve, ALLOW_PRIVATE_ADVICE)
+    except Unreachable as exc:
+        raise ServerError(str(exc)) from None
 
 
 def _closed(client: Any) -> bool:

@@ -30,12 +30,12 @@ from urllib.parse import urljoin
 import httpx
 
 from seam.contracts.addresses import (
-    AddressRefused,
     Resolver,
+    Unreachable,
     address_refusal,
     allow_entry,
-    checked_addresses,
     system_resolve,
+    url_addresses,
 )
 from seam.contracts.tool_spec import SpecTool, ToolSpec
 from seam.contracts.tools import ToolContext, ToolError
@@ -51,6 +51,7 @@ MAX_REDIRECTS = 5
 ERROR_TEXT_CHARS = 500  # of an error page's text shown with the status
 SNIFF_BYTES = 4096
 USER_AGENT = "seam-web-fetch/1"
+_PRIVATE_ADVICE = "private and local addresses cannot be fetched"
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _BINARY_TYPES = ("image/", "audio/", "video/", "font/", "model/")
@@ -153,12 +154,12 @@ class WebFetch(SpecTool):
             if self._allow_private:
                 addresses = await self._resolve(host, port)
             else:
-                addresses = await checked_addresses(host, port, self._allowed, self._resolve)
-        except AddressRefused as exc:
-            raise ToolError(
-                f"refused {url}: {exc}; private and local addresses cannot be fetched"
-            ) from None
-        except OSError as exc:
+                addresses = await url_addresses(
+                    str(url), host, port, self._allowed, self._resolve, _PRIVATE_ADVICE
+                )
+        except Unreachable as exc:
+            raise ToolError(str(exc)) from None
+        except OSError as exc:  # with allow_private, the name alone is resolved
             raise ToolError(f"could not resolve {host}: {exc}") from None
         if not addresses:
             raise ToolError(f"could not resolve {host}: no addresses")
