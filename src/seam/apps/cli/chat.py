@@ -31,6 +31,7 @@ from seam.apps.cli.runner import (
     turn_time_limit,
 )
 from seam.apps.cli.sessions import session_table
+from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
 from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
@@ -288,7 +289,7 @@ class Chat:
         finally:
             self.retries.stop()
             self._view = None
-        report = result.report()
+        report = turn_report(result)
         shown = result.done is not None and result.done.finish_reason == "cancelled"
         if report.outcome == "timed_out":
             view.warn(f"error: {report.message}")

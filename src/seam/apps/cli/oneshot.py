@@ -34,6 +34,7 @@ from seam.apps.cli.runner import (
     session_key,
     turn_time_limit,
 )
+from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import AgentEvent, ToolApprovalRequired, event_to_dict
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
@@ -193,7 +194,7 @@ def _report(result: TurnResult, key_env: str) -> TurnReport:
     (disk full, store gone) is said as such instead of as the model's error."""
     error = result.error
     hint = ERROR_HINTS.get(error.kind, "").format(key_env=key_env) if error else ""
-    report = result.report(hint)
+    report = turn_report(result, hint)
     sub = result.submission
     environment = stored_failure(sub.error if sub is not None else None)
     if environment is not None:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from seam.apps.cli.exits import FAILURE, INTERRUPTED, USAGE, TurnReport, judge
+from seam.apps.cli.exits import FAILURE, INTERRUPTED, USAGE
 from seam.apps.cli.render import json_safe, terminal_safe
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, Halt, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
@@ -74,6 +74,8 @@ def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
     if message:
         say_error(message)
         if json_exit:
+            from seam.apps.cli.exits import TurnReport
+
             _json_line(TurnReport(code, " ".join(message.split())).exit_line())
     if code:
         raise typer.Exit(code)
@@ -288,19 +290,6 @@ class TurnResult:
     interrupted: bool = False
     # The turn's deadline (seconds) when it ran out and stopped the turn.
     timed_out: float | None = None
-
-    def report(self, hint: str = "") -> TurnReport:
-        """The turn's exit code and one-line message (`judge`); `hint` follows an error."""
-        error = self.error
-        return judge(
-            self.submission,
-            error_kind=error.kind if error else None,
-            error_message=error.message if error else None,
-            halt_message=self.halt.message if self.halt else None,
-            waited=self.waited,
-            hint=hint,
-            timed_out=self.timed_out,
-        )
 
 
 async def run_turn(
