@@ -35,6 +35,11 @@ class ToolSpec:
         return object_schema(self.arguments, *self.required)
 
 
+def positive_integer(description: str) -> Mapping[str, Any]:
+    """The schema of a count or position that starts at 1 (a line, an item, a limit)."""
+    return {"type": "integer", "minimum": 1, "description": description}
+
+
 class SpecTool:
     """Base of a tool declared by a `ToolSpec`: when a subclass is defined, its `spec`
     becomes the class attributes the `Tool` protocol reads (`ReadFile.parameters` works

@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from seam.contracts.storage import AccessDenied, NotFound, Storage, StorageEntry, StorageError
-from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
 from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
 
 READ_LIMIT = 2000  # lines per read_file call
@@ -70,16 +70,8 @@ class ReadFile(SpecTool):
         ),
         arguments={
             "path": _PATH,
-            "offset": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line to read, 1-based (default 1).",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "description": f"Lines to read (default {READ_LIMIT}).",
-            },
+            "offset": positive_integer("First line to read, 1-based (default 1)."),
+            "limit": positive_integer(f"Lines to read (default {READ_LIMIT})."),
         },
         required=("path",),
         concurrent=True,

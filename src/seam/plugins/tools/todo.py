@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
 from seam.contracts.tools import ToolContext, ToolError
 
 STATUSES = ("pending", "in_progress", "done")
@@ -64,7 +64,7 @@ class Todo(SpecTool):
                 "items": {"type": "string"},
                 "description": "Tasks to add.",
             },
-            "id": {"type": "integer", "minimum": 1, "description": "Item to update."},
+            "id": positive_integer("Item to update."),
             "status": {"type": "string", "enum": list(STATUSES)},
         },
         required=("action",),

@@ -37,7 +37,7 @@ from seam.contracts.addresses import (
     system_resolve,
     url_addresses,
 )
-from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
 from seam.contracts.tools import ToolContext, ToolError
 
 __all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
@@ -69,11 +69,7 @@ class WebFetch(SpecTool):
         ),
         arguments={
             "url": {"type": "string", "minLength": 1, "description": "http:// or https:// URL."},
-            "max_chars": {
-                "type": "integer",
-                "minimum": 1,
-                "description": f"Text returned (default {MAX_CHARS}).",
-            },
+            "max_chars": positive_integer(f"Text returned (default {MAX_CHARS})."),
         },
         required=("url",),
         concurrent=True,
