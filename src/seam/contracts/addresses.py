@@ -13,22 +13,13 @@ connects to the very addresses that were checked (no DNS rebinding in between).
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
-import socket
 from collections.abc import Awaitable, Callable, Collection, Sequence
 
 # (host, port) -> the addresses to connect to, in order of preference.
 Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
-    the one `Resolver` every way out uses by default (tests hand in their own)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 def address_refusal(address: str) -> str | None:

@@ -35,10 +35,10 @@ from seam.contracts.addresses import (
     Resolver,
     Unreachable,
     allow_entry,
-    system_resolve,
     url_addresses,
 )
 from seam.contracts.outbox import OutboxItem
+from seam.plugins.resolver import system_resolve
 
 
 class DeliveryFailed(Exception):

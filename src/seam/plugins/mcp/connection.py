@@ -22,10 +22,10 @@ from seam.contracts.addresses import (
     ALLOW_PRIVATE_ADVICE,
     Unreachable,
     allow_entry,
-    system_resolve,
     url_addresses,
 )
 from seam.plugins.mcp.spec import ServerSpec
+from seam.plugins.resolver import system_resolve
 
 log = logging.getLogger(__name__)
 

@@ -34,11 +34,11 @@ from seam.contracts.addresses import (
     Unreachable,
     address_refusal,
     allow_entry,
-    system_resolve,
     url_addresses,
 )
 from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
 from seam.contracts.tools import ToolContext, ToolError
+from seam.plugins.resolver import system_resolve
 
 __all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
 

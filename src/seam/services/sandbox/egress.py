@@ -21,16 +21,20 @@ import contextlib
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Collection
 from pathlib import Path
 
-from seam.contracts.addresses import (
-    Resolver,
-    allow_entry,
-    destination_refusal,
-    system_resolve,
-)
+from seam.contracts.addresses import Resolver, allow_entry, destination_refusal
+
+
+async def system_resolve(host: str, port: int) -> list[str]:
+    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
+    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
 
 log = logging.getLogger(__name__)
 
