@@ -112,3 +112,30 @@ async def checked_addresses(
     if reason is not None:
         raise AddressRefused(reason)
     return addresses
+
+
+# What a refused destination's message tells the person to do about it.
+ALLOW_PRIVATE_ADVICE = "add it to [network] allow_private to allow it"
+
+
+class Unreachable(Exception):
+    """A URL's host that may not or cannot be connected to; the message says why, in one
+    line. `refused`: not public and not allowed (asking again will not help); otherwise
+    its name did not resolve (it may later)."""
+
+    def __init__(self, message: str, *, refused: bool) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+async def url_addresses(
+    url: str, host: str, port: int, allow: Collection[str], resolve: Resolver, advice: str
+) -> list[str]:
+    """`checked_addresses` for the host of `url`, its failures said one way for every
+    caller: "refused URL: why; `advice`" or "could not resolve HOST: error"."""
+    try:
+        return await checked_addresses(host, port, allow, resolve)
+    except AddressRefused as exc:
+        raise Unreachable(f"refused {url}: {exc}; {advice}", refused=True) from None
+    except OSError as exc:
+        raise Unreachable(f"could not resolve {host}: {exc}", refused=False) from None

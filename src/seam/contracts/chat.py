@@ -80,6 +80,10 @@ class Button:
     data: str
 
 
+# The buttons under a message: rows top to bottom, each row left to right.
+Keyboard = Sequence[Sequence[Button]]
+
+
 @dataclass(frozen=True, slots=True)
 class ChatLimits:
     max_text: int  # characters per message after formatting
@@ -106,20 +110,13 @@ class ChatAdapter(Protocol):
         when cancelled or `close`d."""
         ...
 
-    async def send(
-        self, chat: ChatRef, text: str, *, buttons: Sequence[Sequence[Button]] = ()
-    ) -> str:
+    async def send(self, chat: ChatRef, text: str, *, buttons: Keyboard = ()) -> str:
         """Post `text` (already in the platform's format, within `limits.max_text`);
         return the platform's message id."""
         ...
 
     async def edit(
-        self,
-        chat: ChatRef,
-        message_id: str,
-        text: str,
-        *,
-        buttons: Sequence[Sequence[Button]] = (),
+        self, chat: ChatRef, message_id: str, text: str, *, buttons: Keyboard = ()
     ) -> None: ...
 
     async def typing(self, chat: ChatRef) -> None: ...

@@ -78,6 +78,21 @@ class CronRun:
     note: str | None = None  # e.g. "missed: skipped 3 slots", "caught up", "manual"
 
 
+@dataclass(frozen=True, slots=True)
+class JobDraft:
+    """A job as the `cron` tool asks for it, before it is checked: exactly one of
+    `every`, `cron`, `at` (checked by whoever prepares it, not here)."""
+
+    prompt: str
+    every: str | None = None
+    cron: str | None = None
+    at: str | None = None
+    tz: str = "UTC"
+    deliver: str = "owner"
+    personality: str | None = None
+    missed: str = "skip"
+
+
 def due_iso(due_at: float) -> str:
     """A slot's time in its key: UTC, to the second, so every process spells it alike."""
     return datetime.fromtimestamp(round(due_at), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

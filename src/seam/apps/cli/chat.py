@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from seam import __version__
-from seam.apps.cli.exits import USAGE, judge
+from seam.apps.cli.exits import USAGE
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
@@ -31,6 +31,7 @@ from seam.apps.cli.runner import (
     turn_time_limit,
 )
 from seam.apps.cli.sessions import session_table
+from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
 from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
@@ -288,15 +289,7 @@ class Chat:
         finally:
             self.retries.stop()
             self._view = None
-        error = result.error
-        report = judge(
-            result.submission,
-            error_kind=error.kind if error else None,
-            error_message=error.message if error else None,
-            halt_message=result.halt.message if result.halt else None,
-            waited=result.waited,
-            timed_out=result.timed_out,
-        )
+        report = turn_report(result)
         shown = result.done is not None and result.done.finish_reason == "cancelled"
         if report.outcome == "timed_out":
             view.warn(f"error: {report.message}")

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from seam.apps.cli.exits import USAGE, TurnReport, judge
+from seam.apps.cli.exits import USAGE, TurnReport
 from seam.apps.cli.faults import stored_failure
 from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
@@ -34,6 +34,7 @@ from seam.apps.cli.runner import (
     session_key,
     turn_time_limit,
 )
+from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import AgentEvent, ToolApprovalRequired, event_to_dict
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
@@ -193,15 +194,7 @@ def _report(result: TurnResult, key_env: str) -> TurnReport:
     (disk full, store gone) is said as such instead of as the model's error."""
     error = result.error
     hint = ERROR_HINTS.get(error.kind, "").format(key_env=key_env) if error else ""
-    report = judge(
-        result.submission,
-        error_kind=error.kind if error else None,
-        error_message=error.message if error else None,
-        halt_message=result.halt.message if result.halt else None,
-        waited=result.waited,
-        hint=hint,
-        timed_out=result.timed_out,
-    )
+    report = turn_report(result, hint)
     sub = result.submission
     environment = stored_failure(sub.error if sub is not None else None)
     if environment is not None:

@@ -22,6 +22,7 @@ from seam.contracts.cron import (
     CronJobNotFound,
     CronRun,
     CronStore,
+    JobDraft,
     JobKind,
     ScheduleKind,
 )
@@ -137,21 +138,14 @@ class CronAdmin:
 
     # What the `cron` tool uses (plugins/tools/cron.py: CronJobs).
 
-    async def prepare_job(
-        self,
-        prompt: str,
-        *,
-        every: str | None,
-        cron: str | None,
-        at: str | None,
-        tz: str,
-        deliver: str,
-        personality: str | None,
-        missed: str,
-    ) -> CronJob:
-        spec = ScheduleSpec(every=every, cron=cron, at=at, tz=tz)
+    async def prepare_job(self, draft: JobDraft) -> CronJob:
+        spec = ScheduleSpec(every=draft.every, cron=draft.cron, at=draft.at, tz=draft.tz)
         return await self.prepare(
-            prompt, spec, deliver=deliver, personality=personality, missed=missed
+            draft.prompt,
+            spec,
+            deliver=draft.deliver,
+            personality=draft.personality,
+            missed=draft.missed,
         )
 
     async def save_job(self, job: CronJob) -> CronJob:

@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from croniter import croniter
 
 from seam.contracts.cron import ScheduleKind
+from seam.contracts.zones import time_zone
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _INTERVAL = re.compile(r"^(?:every\s+)?(\d+)\s*([smhd])$", re.IGNORECASE)
@@ -37,12 +38,7 @@ class ScheduleError(ValueError):
 
 
 def zone(tz: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ScheduleError(
-            f"unknown time zone {tz!r} (use an IANA name like Europe/Berlin)"
-        ) from None
+    return time_zone(tz, ScheduleError)
 
 
 def interval_seconds(text: str) -> int | None:

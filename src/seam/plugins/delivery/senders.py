@@ -22,7 +22,6 @@ import asyncio
 import email.utils
 import json
 import os
-import socket
 import time
 from collections.abc import Collection
 from datetime import datetime
@@ -32,19 +31,14 @@ from typing import Protocol, runtime_checkable
 import httpx
 
 from seam.contracts.addresses import (
-    AddressRefused,
+    ALLOW_PRIVATE_ADVICE,
     Resolver,
+    Unreachable,
     allow_entry,
-    checked_addresses,
+    url_addresses,
 )
 from seam.contracts.outbox import OutboxItem
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
-    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+from seam.plugins.resolver import system_resolve
 
 
 class DeliveryFailed(Exception):
@@ -230,14 +224,12 @@ class WebhookSender:
             raise DeliveryFailed(f"{url} names no host", permanent=True)
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
-            addresses = await checked_addresses(host, port, self._allow, self._resolve)
-        except AddressRefused as exc:
-            raise DeliveryFailed(
-                f"refused {url}: {exc}; add it to [network] allow_private to allow it",
-                permanent=True,
-            ) from None
-        except OSError as exc:  # the name may resolve later: retried
-            raise DeliveryFailed(f"POST {url}: could not resolve {host}: {exc}") from None
+            addresses = await url_addresses(
+                str(url), host, port, self._allow, self._resolve, ALLOW_PRIVATE_ADVICE
+            )
+        except Unreachable as exc:  # a name that does not resolve may later: retried
+            message = str(exc) if exc.refused else f"POST {url}: {exc}"
+            raise DeliveryFailed(message, permanent=exc.refused) from None
         if not addresses:
             raise DeliveryFailed(f"POST {url}: {host} resolves to no address")
         headers["Host"] = url.netloc.decode("ascii")

@@ -17,9 +17,10 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime, time, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from seam.contracts.dnd import DndRule
+from seam.contracts.zones import time_zone
 
 WEEKDAYS: tuple[str, ...] = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 _FULL_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -50,12 +51,7 @@ def parse_weekday(name: str) -> int:
 
 
 def zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise RuleError(
-            f"unknown time zone {name!r} (use an IANA name like Europe/Berlin)"
-        ) from None
+    return time_zone(name, RuleError)
 
 
 def make_rule(start: str, end: str, weekdays: Iterable[str] = WEEKDAYS, tz: str = "UTC") -> DndRule:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from seam.contracts import hooks
@@ -51,21 +52,15 @@ class MemoryWriter(Protocol):
     def snapshot(self) -> str | None: ...
 
 
+@dataclass(eq=False)
 class ReflectionHook:
-    def __init__(
-        self,
-        model: ModelProvider,
-        memory: MemoryWriter,
-        *,
-        max_entries: int = 3,
-        timeout: float = 60.0,
-    ) -> None:
-        # Wiring hands a side model that is built on first use (`LazyModel`).
-        self.model = model
-        self.memory = memory
-        self.max_entries = max_entries
-        self.timeout = timeout
-        self._tasks: BackgroundTasks[list[str]] = BackgroundTasks()
+    # Wiring hands a side model that is built on first use (`LazyModel`).
+    model: ModelProvider
+    memory: MemoryWriter
+    _: KW_ONLY
+    max_entries: int = 3
+    timeout: float = 60.0
+    _tasks: BackgroundTasks[list[str]] = field(default_factory=BackgroundTasks, init=False)
 
     def register(self, registry: HookRegistry) -> None:
         registry.on_void(hooks.AGENT_DONE, self.after_turn)

@@ -20,6 +20,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import KW_ONLY, dataclass, field
 
 from seam.contracts import hooks
 from seam.contracts.hooks import AgentDone, HookRegistry
@@ -62,25 +63,19 @@ def clean_title(reply: str) -> str:
     return heuristic_title(line)
 
 
+@dataclass(eq=False)
 class TitleHook:
     """Gives each untitled session a title when a turn of it ends."""
 
-    def __init__(
-        self,
-        sessions: SessionStore,
-        *,
-        model: ModelProvider | None = None,
-        skip: Callable[[str], bool] = lambda key: False,
-        timeout: float = 30.0,
-    ) -> None:
-        self.sessions = sessions
-        # None: the heuristic only (no model call at all).
-        self.model = model
-        # Sessions never titled (subagents' `task:` sessions, which listings leave out).
-        self.skip = skip
-        self.timeout = timeout
-        self._titled: set[str] = set()
-        self._tasks: BackgroundTasks[str | None] = BackgroundTasks()
+    sessions: SessionStore
+    _: KW_ONLY
+    # None: the heuristic only (no model call at all).
+    model: ModelProvider | None = None
+    # Sessions never titled (subagents' `task:` sessions, which listings leave out).
+    skip: Callable[[str], bool] = lambda key: False
+    timeout: float = 30.0
+    _titled: set[str] = field(default_factory=set, init=False)
+    _tasks: BackgroundTasks[str | None] = field(default_factory=BackgroundTasks, init=False)
 
     def register(self, registry: HookRegistry) -> None:
         registry.on_void(hooks.AGENT_DONE, self.after_turn)

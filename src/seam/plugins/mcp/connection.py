@@ -13,22 +13,20 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from seam.contracts.addresses import AddressRefused, Resolver, allow_entry, checked_addresses
+from seam.contracts.addresses import (
+    ALLOW_PRIVATE_ADVICE,
+    Resolver,
+    Unreachable,
+    allow_entry,
+    url_addresses,
+)
 from seam.plugins.mcp.spec import ServerSpec
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
-    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
+from seam.plugins.resolver import system_resolve
 
 log = logging.getLogger(__name__)
 
@@ -214,13 +212,11 @@ async def _check_address(spec: ServerSpec, resolve: Resolver) -> Any:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     allow = {allow_entry(entry) for entry in spec.allow_private}
     try:
-        addresses = await checked_addresses(host, port, allow, resolve)
-    except AddressRefused as exc:
-        raise ServerError(
-            f"refused {spec.url}: {exc}; add it to [network] allow_private to allow it"
-        ) from None
-    except OSError as exc:
-        raise ServerError(f"could not resolve {host}: {exc}") from None
+        addresses = await url_addresses(
+            spec.url, host, port, allow, resolve, ALLOW_PRIVATE_ADVICE
+        )
+    except Unreachable as exc:
+        raise ServerError(str(exc)) from None
     if not addresses:
         raise ServerError(f"could not resolve {host}: no address")
     return PinnedTransport(host, addresses[0])

@@ -15,7 +15,6 @@ injection guard among them) then see it like any tool's output.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -23,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from seam.contracts.guardrail import APPROVING, ApprovalDecision
+from seam.contracts.tool_approval import ask_person
 from seam.contracts.tools import ForeignSchema, ToolContext, ToolError
 from seam.plugins.mcp.connection import ServerConnection, ServerError
 from seam.plugins.mcp.spec import ServerSpec
@@ -30,7 +30,6 @@ from seam.plugins.mcp.spec import ServerSpec
 log = logging.getLogger("seam.mcp")
 
 PREFIX = "mcp"
-APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 NAME_LIMIT = 64  # model APIs accept ^[a-zA-Z0-9_-]{1,64}$
 ARGS_SHOWN = 200
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -135,8 +134,6 @@ class McpTool:
             raise ToolError("refused: the person chose to always deny this tool")
         if remembered is not None:
             return
-        if ctx.approvals is None:
-            raise ToolError("refused: this tool needs approval and nobody could be asked")
         shown = json.dumps(dict(args), ensure_ascii=False, sort_keys=True, default=str)
         if len(shown) > ARGS_SHOWN:
             shown = shown[: ARGS_SHOWN - 1] + "…"
@@ -144,13 +141,13 @@ class McpTool:
             f"MCP server {server!r} may change things with {self.remote_name} "
             f"(approval = {self._connection.spec.approval!r})"
         )
-        try:
-            async with asyncio.timeout(APPROVAL_TIMEOUT):
-                answer = await ctx.approvals.request(
-                    call_id=ctx.call_id, tool=self.name, command=f"{self.name} {shown}", reason=why
-                )
-        except TimeoutError:
-            raise ToolError("refused: no answer to the approval request (a deny)") from None
+        answer = await ask_person(
+            ctx,
+            tool=self.name,
+            command=f"{self.name} {shown}",
+            reason=why,
+            nobody="refused: this tool needs approval and nobody could be asked",
+        )
         try:
             self._answers.record(ctx.session_key, self.name, answer)
         except Exception as exc:  # the answer holds for this call; it could not be kept

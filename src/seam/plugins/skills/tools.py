@@ -16,7 +16,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from seam.contracts.guardrail import APPROVING
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
+from seam.contracts.tool_approval import ask_person
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.plugins.skills.confined import read_confined, text_of
 from seam.plugins.skills.skill import (
@@ -32,21 +34,20 @@ from seam.plugins.skills.skill import (
 MAX_FILE_CHARS = 60_000
 MAX_LISTED_FILES = 50
 MAX_BODY_CHARS = 40_000
-APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 
 
-class SkillViewTool:
-    name = "skill_view"
-    description = "Load a listed skill's instructions, or with `file` one of its files."
-    parameters = object_schema(
-        {
+class SkillViewTool(SpecTool):
+    spec = ToolSpec(
+        name="skill_view",
+        description="Load a listed skill's instructions, or with `file` one of its files.",
+        arguments={
             "name": {"type": "string"},
             "file": {"type": "string"},
         },
-        "name",
+        required=("name",),
+        concurrent=True,
+        idempotent=True,
     )
-    concurrent = True
-    idempotent = True
 
     def __init__(self, catalog: SkillCatalog) -> None:
         self.catalog = catalog
@@ -117,25 +118,21 @@ def read_inside(folder: Path, file: str) -> str:
     return text
 
 
-class SkillWriteTool:
-    name = "skill_write"
-    description = (
-        "Save a procedure as a new skill (the person approves): `description` says what it"
-        " does and when to use it, `body` holds Markdown steps."
-    )
-    parameters = object_schema(
-        {
+class SkillWriteTool(SpecTool):
+    spec = ToolSpec(
+        name="skill_write",
+        description=(
+            "Save a procedure as a new skill (the person approves): `description` says what it"
+            " does and when to use it, `body` holds Markdown steps."
+        ),
+        arguments={
             "name": {"type": "string", "description": "lowercase-with-hyphens"},
             "description": {"type": "string"},
             "body": {"type": "string"},
             "overwrite": {"type": "boolean"},
         },
-        "name",
-        "description",
-        "body",
+        required=("name", "description", "body"),
     )
-    concurrent = False
-    idempotent = False
 
     def __init__(self, catalog: SkillCatalog) -> None:
         self.catalog = catalog
@@ -179,19 +176,14 @@ class SkillWriteTool:
     async def _approve(
         self, ctx: ToolContext, target: Path, description: str, *, replacing: bool
     ) -> None:
-        if ctx.approvals is None:
-            raise ToolError("refused: skill_write needs approval and nobody could be asked")
         verb = "replace" if replacing else "create"
-        try:
-            async with asyncio.timeout(APPROVAL_TIMEOUT):
-                answer = await ctx.approvals.request(
-                    call_id=ctx.call_id,
-                    tool=self.name,
-                    command=f"skill_write {verb} {target}",
-                    reason=f"a new skill for later sessions: {description[:200]}",
-                )
-        except TimeoutError:
-            raise ToolError("refused: no answer to the approval request (a deny)") from None
+        answer = await ask_person(
+            ctx,
+            tool=self.name,
+            command=f"skill_write {verb} {target}",
+            reason=f"a new skill for later sessions: {description[:200]}",
+            nobody="refused: skill_write needs approval and nobody could be asked",
+        )
         if answer not in APPROVING:
             raise ToolError("refused: the person denied skill_write")
 

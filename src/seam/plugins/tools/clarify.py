@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from seam.contracts.tools import ToolContext, ToolError, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import ToolContext, ToolError
 
 Ask = Callable[[str, str, Sequence[str] | None], Awaitable[str]]
 
@@ -22,14 +23,14 @@ NO_SURFACE = (
 )
 
 
-class Clarify:
-    name = "clarify"
-    description = (
-        "Ask the person a question and wait for the answer. "
-        "Use only when you cannot go on without it."
-    )
-    parameters = object_schema(
-        {
+class Clarify(SpecTool):
+    spec = ToolSpec(
+        name="clarify",
+        description=(
+            "Ask the person a question and wait for the answer. "
+            "Use only when you cannot go on without it."
+        ),
+        arguments={
             "question": {"type": "string", "maxLength": MAX_QUESTION},
             "choices": {
                 "type": "array",
@@ -38,10 +39,8 @@ class Clarify:
                 "description": "Suggested answers, if any.",
             },
         },
-        "question",
+        required=("question",),
     )
-    concurrent = False
-    idempotent = False
 
     def __init__(self, ask: Ask | None = None) -> None:
         self._ask = ask

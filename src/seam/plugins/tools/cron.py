@@ -11,31 +11,20 @@ with the reason, for the model to fix.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from seam.contracts.cron import CronJob
+from seam.contracts.cron import CronJob, JobDraft
 from seam.contracts.guardrail import APPROVING
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
+from seam.contracts.tool_approval import ask_person
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 
-APPROVAL_TIMEOUT = 300.0  # seconds; silence is a deny
 ACTIONS = ("add", "list", "pause", "resume", "remove")
 
 
 class CronJobs(Protocol):
-    async def prepare_job(
-        self,
-        prompt: str,
-        *,
-        every: str | None,
-        cron: str | None,
-        at: str | None,
-        tz: str,
-        deliver: str,
-        personality: str | None,
-        missed: str,
-    ) -> CronJob:
+    async def prepare_job(self, draft: JobDraft) -> CronJob:
         """The job as it would be stored, checked (schedule, zone, target); raises
         ValueError (one line) for anything that cannot be scheduled. Stores nothing."""
         ...
@@ -61,16 +50,16 @@ def describe_job(job: CronJob) -> str:
     )
 
 
-class CronTool:
-    name = "cron"
-    description = (
-        "Schedule work for the person: action=add with a prompt and one of every (30m, 2h,"
-        " 1d), cron (5 fields, with tz) or at (ISO time, once); deliver is owner,"
-        " telegram:<chat>, file:<name>, a webhook URL or none. Also list, pause, resume,"
-        " remove (by job_id). Adding, resuming and removing need the person's approval."
-    )
-    parameters = object_schema(
-        {
+class CronTool(SpecTool):
+    spec = ToolSpec(
+        name="cron",
+        description=(
+            "Schedule work for the person: action=add with a prompt and one of every (30m, 2h,"
+            " 1d), cron (5 fields, with tz) or at (ISO time, once); deliver is owner,"
+            " telegram:<chat>, file:<name>, a webhook URL or none. Also list, pause, resume,"
+            " remove (by job_id). Adding, resuming and removing need the person's approval."
+        ),
+        arguments={
             "action": {"type": "string", "enum": list(ACTIONS)},
             "prompt": {"type": "string", "description": "what to ask at each run"},
             "every": {"type": "string"},
@@ -81,10 +70,8 @@ class CronTool:
             "missed": {"type": "string", "enum": ["skip", "catch_up_once"]},
             "job_id": {"type": "string"},
         },
-        "action",
+        required=("action",),
     )
-    concurrent = False
-    idempotent = False
 
     def __init__(self, jobs: CronJobs) -> None:
         self.jobs = jobs
@@ -122,7 +109,7 @@ class CronTool:
         deliver = str(args.get("deliver") or "owner")
         tz = str(args.get("tz") or "UTC")
         try:
-            job = await self.jobs.prepare_job(
+            draft = JobDraft(
                 prompt,
                 every=given.get("every"),
                 cron=given.get("cron"),
@@ -132,6 +119,7 @@ class CronTool:
                 personality=ctx.personality_id or None,
                 missed=str(args.get("missed") or "skip"),
             )
+            job = await self.jobs.prepare_job(draft)
         except ValueError as exc:
             raise ToolError(f"cannot schedule that: {exc}") from None
         await self._approve(
@@ -144,15 +132,13 @@ class CronTool:
     async def _approve(self, ctx: ToolContext, command: str, reason: str) -> None:
         if ctx.approval_mode == "off":
             return
-        if ctx.approvals is None:
-            raise ToolError("refused: cron changes need approval and nobody could be asked")
-        try:
-            async with asyncio.timeout(APPROVAL_TIMEOUT):
-                answer = await ctx.approvals.request(
-                    call_id=ctx.call_id, tool=self.name, command=command, reason=reason
-                )
-        except TimeoutError:
-            raise ToolError("refused: no answer to the approval request (a deny)") from None
+        answer = await ask_person(
+            ctx,
+            tool=self.name,
+            command=command,
+            reason=reason,
+            nobody="refused: cron changes need approval and nobody could be asked",
+        )
         if answer not in APPROVING:
             raise ToolError("refused: the person denied the cron change")
 

@@ -15,7 +15,8 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from seam.contracts.storage import AccessDenied, NotFound, Storage, StorageEntry, StorageError
-from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
+from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
 
 READ_LIMIT = 2000  # lines per read_file call
 MAX_LINE_CHARS = 2000  # longer lines (minified code, data) are cut in read_file
@@ -60,30 +61,22 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-class ReadFile:
-    name = "read_file"
-    description = (
-        "Read a text file. Lines are numbered like '12|text'. "
-        "Use offset and limit to page through long files."
-    )
-    parameters = object_schema(
-        {
+class ReadFile(SpecTool):
+    spec = ToolSpec(
+        name="read_file",
+        description=(
+            "Read a text file. Lines are numbered like '12|text'. "
+            "Use offset and limit to page through long files."
+        ),
+        arguments={
             "path": _PATH,
-            "offset": {
-                "type": "integer",
-                "minimum": 1,
-                "description": "First line to read, 1-based (default 1).",
-            },
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "description": f"Lines to read (default {READ_LIMIT}).",
-            },
+            "offset": positive_integer("First line to read, 1-based (default 1)."),
+            "limit": positive_integer(f"Lines to read (default {READ_LIMIT})."),
         },
-        "path",
+        required=("path",),
+        concurrent=True,
+        idempotent=True,
     )
-    concurrent = True
-    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         path: str = args["path"]
@@ -111,22 +104,20 @@ class ReadFile:
         return "\n".join(out)
 
 
-class WriteFile:
-    name = "write_file"
-    description = (
-        "Create or overwrite a text file with the full content given. "
-        "Missing parent directories are created."
-    )
-    parameters = object_schema(
-        {
+class WriteFile(SpecTool):
+    spec = ToolSpec(
+        name="write_file",
+        description=(
+            "Create or overwrite a text file with the full content given. "
+            "Missing parent directories are created."
+        ),
+        arguments={
             "path": _PATH,
             "content": {"type": "string", "description": "The complete new file content."},
         },
-        "path",
-        "content",
+        required=("path", "content"),
+        idempotent=True,
     )
-    concurrent = False
-    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         path: str = args["path"]
@@ -165,14 +156,14 @@ def _size(n: int) -> str:
     return f"{n / 1024**3:.1f} GB"
 
 
-class ListDir:
-    name = "list_dir"
-    description = "List a directory. Subdirectories end with '/'; files show their size."
-    parameters = object_schema(
-        {"path": {**_PATH, "description": "Directory (default: working directory)."}},
+class ListDir(SpecTool):
+    spec = ToolSpec(
+        name="list_dir",
+        description="List a directory. Subdirectories end with '/'; files show their size.",
+        arguments={"path": {**_PATH, "description": "Directory (default: working directory)."}},
+        concurrent=True,
+        idempotent=True,
     )
-    concurrent = True
-    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         path: str = args.get("path", ".")
@@ -190,14 +181,14 @@ class ListDir:
         return "\n".join(out)
 
 
-class SearchFiles:
-    name = "search_files"
-    description = (
-        "Search file contents under a directory for a regex (or literal text). "
-        "Returns 'path:line: text' for each matching line."
-    )
-    parameters = object_schema(
-        {
+class SearchFiles(SpecTool):
+    spec = ToolSpec(
+        name="search_files",
+        description=(
+            "Search file contents under a directory for a regex (or literal text). "
+            "Returns 'path:line: text' for each matching line."
+        ),
+        arguments={
             "pattern": {
                 "type": "string",
                 "minLength": 1,
@@ -206,10 +197,10 @@ class SearchFiles:
             "path": {**_PATH, "description": "Directory or file (default: working directory)."},
             "glob": {"type": "string", "description": "Only files whose name matches, e.g. *.py"},
         },
-        "pattern",
+        required=("pattern",),
+        concurrent=True,
+        idempotent=True,
     )
-    concurrent = True
-    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         pattern: str = args["pattern"]

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from seam.contracts.memory import MEMORY_TARGETS, EditableMemory, MemoryEntryError
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 
 ACTIONS = ("add", "replace", "remove")
 _DONE = {"add": "added", "replace": "replaced", "remove": "removed"}
@@ -26,15 +27,15 @@ def _needed(args: Mapping[str, Any], name: str, action: str) -> str:
     return value
 
 
-class MemoryTool:
-    name = "memory"
-    description = (
-        "Save lasting notes across sessions. target 'memory': what you learned (facts, "
-        "conventions, lessons); 'user': about the person (preferences, context). Keep entries "
-        "short; no secrets. replace/remove pick the entry containing `match`."
-    )
-    parameters = object_schema(
-        {
+class MemoryTool(SpecTool):
+    spec = ToolSpec(
+        name="memory",
+        description=(
+            "Save lasting notes across sessions. target 'memory': what you learned (facts, "
+            "conventions, lessons); 'user': about the person (preferences, context). Keep entries "
+            "short; no secrets. replace/remove pick the entry containing `match`."
+        ),
+        arguments={
             "action": {"type": "string", "enum": list(ACTIONS)},
             "target": {"type": "string", "enum": list(MEMORY_TARGETS)},
             "content": {"type": "string", "description": "The entry (add, replace)."},
@@ -43,11 +44,8 @@ class MemoryTool:
                 "description": "Unique substring of the entry to change (replace, remove).",
             },
         },
-        "action",
-        "target",
+        required=("action", "target"),
     )
-    concurrent = False
-    idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         memory = ctx.memory

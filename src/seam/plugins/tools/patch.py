@@ -16,7 +16,8 @@ from itertools import pairwise
 from typing import Any
 
 from seam.contracts.storage import NotFound, StorageError
-from seam.contracts.tools import ToolContext, ToolError, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import ToolContext, ToolError
 
 CONTEXT_LINES = 2  # unchanged lines shown around each change in the result
 REGION_LINES = 12  # lines shown per changed region, at most
@@ -60,14 +61,14 @@ class _Hunk:
         return True
 
 
-class Patch:
-    name = "patch"
-    description = (
-        "Edit a file: replace exact text `old` with `new` (must match once), "
-        "or apply a unified `diff`. Refuses ambiguous or unmatched edits."
-    )
-    parameters = object_schema(
-        {
+class Patch(SpecTool):
+    spec = ToolSpec(
+        name="patch",
+        description=(
+            "Edit a file: replace exact text `old` with `new` (must match once), "
+            "or apply a unified `diff`. Refuses ambiguous or unmatched edits."
+        ),
+        arguments={
             "path": {
                 "type": "string",
                 "minLength": 1,
@@ -81,10 +82,8 @@ class Patch:
                 "description": "Unified diff for this file, instead of old.",
             },
         },
-        "path",
+        required=("path",),
     )
-    concurrent = False
-    idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         # Types come checked by the schema; which arguments go together is checked here

@@ -15,27 +15,28 @@ from collections.abc import Mapping
 from typing import Any
 
 from seam.contracts.sessions import SessionInfo, SessionStore
-from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 
 
-class SessionSearchTool:
-    name = "session_search"
-    description = (
-        "Search your past conversations with this user (not the current one) for words; "
-        "returns short snippets, newest first."
-    )
-    parameters = object_schema(
-        {
+class SessionSearchTool(SpecTool):
+    spec = ToolSpec(
+        name="session_search",
+        description=(
+            "Search your past conversations with this user (not the current one) for words; "
+            "returns short snippets, newest first."
+        ),
+        arguments={
             "query": {"type": "string", "description": "Words that must all appear."},
             "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
         },
-        "query",
+        required=("query",),
+        concurrent=True,
+        idempotent=True,
     )
-    concurrent = True
-    idempotent = True
 
     def __init__(self, sessions: SessionStore | None) -> None:
         self._sessions = sessions

@@ -17,7 +17,8 @@ from typing import Any
 
 from seam.contracts.git_controls import names_git_controls
 from seam.contracts.sandbox import CommandResult, Sandbox, SandboxError
-from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
 
 MAX_TIMEOUT = 3600.0  # seconds; longer jobs belong in background mode
 SPILL_DIR = ".seam/spill"  # under the sandbox's working dir
@@ -110,22 +111,20 @@ def _report(result: CommandResult) -> str:
     return "\n".join(parts)
 
 
-class Terminal:
-    name = "terminal"
-    description = (
-        "Run a shell command in the working directory; stdout and stderr are interleaved. "
-        "Use background for servers and long jobs."
-    )
-    parameters = object_schema(
-        {
+class Terminal(SpecTool):
+    spec = ToolSpec(
+        name="terminal",
+        description=(
+            "Run a shell command in the working directory; stdout and stderr are interleaved. "
+            "Use background for servers and long jobs."
+        ),
+        arguments={
             "command": {"type": "string", "description": "The command (bash syntax)."},
             "timeout": _TIMEOUT,
             "background": {"type": "boolean", "description": "Start it and return at once."},
         },
-        "command",
+        required=("command",),
     )
-    concurrent = False
-    idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         command = _text(args, "command")
@@ -145,13 +144,13 @@ class Terminal:
         )
 
 
-class Process:
-    name = "process"
-    description = (
-        "List background processes started by terminal, poll one for new output, or kill it."
-    )
-    parameters = object_schema(
-        {
+class Process(SpecTool):
+    spec = ToolSpec(
+        name="process",
+        description=(
+            "List background processes started by terminal, poll one for new output, or kill it."
+        ),
+        arguments={
             "action": {"type": "string", "enum": ["list", "poll", "kill"]},
             "id": {
                 "type": "string",
@@ -159,10 +158,9 @@ class Process:
                 "description": "Process id, e.g. p1 (poll and kill).",
             },
         },
-        "action",
+        required=("action",),
+        idempotent=False,  # kill is not
     )
-    concurrent = False
-    idempotent = False  # kill is not
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         action: str = args["action"]
@@ -199,18 +197,16 @@ def _cut(text: str, limit: int) -> str:
     return line if len(line) <= limit else f"{line[:limit]}…"
 
 
-class ExecuteCode:
-    name = "execute_code"
-    description = "Run a Python 3 snippet in the working directory and return what it prints."
-    parameters = object_schema(
-        {
+class ExecuteCode(SpecTool):
+    spec = ToolSpec(
+        name="execute_code",
+        description="Run a Python 3 snippet in the working directory and return what it prints.",
+        arguments={
             "code": {"type": "string", "description": "Python source; print what you need."},
             "timeout": _TIMEOUT,
         },
-        "code",
+        required=("code",),
     )
-    concurrent = False
-    idempotent = False
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         code = _text(args, "code")

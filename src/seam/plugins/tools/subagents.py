@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from seam.contracts.tools import Subagents, ToolContext, ToolError, ToolRegistry, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tools import Subagents, ToolContext, ToolError, ToolRegistry
 
 
 def _subagents(ctx: ToolContext) -> Subagents:
@@ -20,25 +21,25 @@ def _subagents(ctx: ToolContext) -> Subagents:
     return ctx.subagents
 
 
-class DelegateTask:
-    name = "delegate_task"
-    description = (
-        "Hand a self-contained task to a subagent with a fresh context and get its final "
-        "answer back. Write the task so it can be done without this conversation."
-    )
-    parameters = object_schema(
-        {
+class DelegateTask(SpecTool):
+    spec = ToolSpec(
+        name="delegate_task",
+        description=(
+            "Hand a self-contained task to a subagent with a fresh context and get its final "
+            "answer back. Write the task so it can be done without this conversation."
+        ),
+        arguments={
             "task": {"type": "string", "description": "What to do, with all needed context."},
             "personality": {"type": "string", "description": "Optional personality id."},
         },
-        "task",
+        required=("task",),
+        # Several delegations in one step run side by side. Running the call again after a
+        # crash is safe by construction: the child's session and submission ids derive from
+        # the call id, so a repeat returns the child's stored answer or finishes its pending
+        # turn (with the child's own repairs) instead of starting the task over.
+        concurrent=True,
+        idempotent=True,
     )
-    # Several delegations in one step run side by side. Running the call again after a
-    # crash is safe by construction: the child's session and submission ids derive from
-    # the call id, so a repeat returns the child's stored answer or finishes its pending
-    # turn (with the child's own repairs) instead of starting the task over.
-    concurrent = True
-    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         # Types are checked against the schema before `run`; blank text here.
@@ -52,20 +53,19 @@ class DelegateTask:
         )
 
 
-class RunWorkflow:
-    name = "workflow"
-    description = "Run a registered multi-step workflow on an input and return its output."
-    parameters = object_schema(
-        {
+class RunWorkflow(SpecTool):
+    spec = ToolSpec(
+        name="workflow",
+        description="Run a registered multi-step workflow on an input and return its output.",
+        arguments={
             "name": {"type": "string", "description": "The workflow's name."},
             "input": {"type": "string", "description": "The workflow's input."},
         },
-        "name",
-        "input",
+        required=("name", "input"),
+        concurrent=True,
+        # Each node's submission id derives from the call id too: a repeat resumes the run.
+        idempotent=True,
     )
-    concurrent = True
-    # Each node's submission id derives from the call id too: a repeat resumes the run.
-    idempotent = True
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         name: str = args["name"]

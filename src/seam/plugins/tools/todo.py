@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from seam.contracts.tools import ToolContext, ToolError, object_schema
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
+from seam.contracts.tools import ToolContext, ToolError
 
 STATUSES = ("pending", "in_progress", "done")
 MAX_ITEMS = 100  # per session: a list longer than this is no longer a plan
@@ -48,14 +49,14 @@ class TodoStore:
             self._lists.pop(session_key, None)
 
 
-class Todo:
-    name = "todo"
-    description = (
-        "Keep a task list for this session: add items, update an item's status, list, or clear. "
-        "Returns the whole list."
-    )
-    parameters = object_schema(
-        {
+class Todo(SpecTool):
+    spec = ToolSpec(
+        name="todo",
+        description=(
+            "Keep a task list for this session: add items, update an item's status, list, or "
+            "clear. Returns the whole list."
+        ),
+        arguments={
             "action": {"type": "string", "enum": ["add", "update", "list", "clear"]},
             "items": {
                 # One task as a plain string is accepted too: small models often send that.
@@ -63,13 +64,11 @@ class Todo:
                 "items": {"type": "string"},
                 "description": "Tasks to add.",
             },
-            "id": {"type": "integer", "minimum": 1, "description": "Item to update."},
+            "id": positive_integer("Item to update."),
             "status": {"type": "string", "enum": list(STATUSES)},
         },
-        "action",
+        required=("action",),
     )
-    concurrent = False
-    idempotent = False
 
     def __init__(self, store: TodoBackend | None = None) -> None:
         self.store: TodoBackend = store if store is not None else TodoStore()

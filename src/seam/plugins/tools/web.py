@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import re
-import socket
 import ssl
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
@@ -31,21 +30,15 @@ from urllib.parse import urljoin
 import httpx
 
 from seam.contracts.addresses import (
-    AddressRefused,
     Resolver,
+    Unreachable,
     address_refusal,
     allow_entry,
-    checked_addresses,
+    url_addresses,
 )
-from seam.contracts.tools import ToolContext, ToolError, object_schema
-
-
-async def system_resolve(host: str, port: int) -> list[str]:
-    """Every address `host` resolves to, on the running loop's resolver (not blocking it):
-    the I/O at the edge; the check itself is shared (`contracts.addresses`)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
-
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
+from seam.contracts.tools import ToolContext, ToolError
+from seam.plugins.resolver import system_resolve
 
 __all__ = ["WebFetch", "address_refusal", "html_to_text", "system_resolve"]
 
@@ -58,6 +51,7 @@ MAX_REDIRECTS = 5
 ERROR_TEXT_CHARS = 500  # of an error page's text shown with the status
 SNIFF_BYTES = 4096
 USER_AGENT = "seam-web-fetch/1"
+_PRIVATE_ADVICE = "private and local addresses cannot be fetched"
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _BINARY_TYPES = ("image/", "audio/", "video/", "font/", "model/")
@@ -66,25 +60,21 @@ _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _META_CHARSET = re.compile(rb"<meta[^>]+charset=[\"']?([A-Za-z0-9_-]+)", re.IGNORECASE)
 
 
-class WebFetch:
-    name = "web_fetch"
-    description = (
-        "Fetch a web page or file over HTTP(S) and return its text (HTML is reduced to "
-        "readable text). Private and local addresses are refused."
-    )
-    parameters = object_schema(
-        {
+class WebFetch(SpecTool):
+    spec = ToolSpec(
+        name="web_fetch",
+        description=(
+            "Fetch a web page or file over HTTP(S) and return its text (HTML is reduced to "
+            "readable text). Private and local addresses are refused."
+        ),
+        arguments={
             "url": {"type": "string", "minLength": 1, "description": "http:// or https:// URL."},
-            "max_chars": {
-                "type": "integer",
-                "minimum": 1,
-                "description": f"Text returned (default {MAX_CHARS}).",
-            },
+            "max_chars": positive_integer(f"Text returned (default {MAX_CHARS})."),
         },
-        "url",
+        required=("url",),
+        concurrent=True,
+        idempotent=True,
     )
-    concurrent = True
-    idempotent = True
 
     def __init__(
         self,
@@ -160,12 +150,12 @@ class WebFetch:
             if self._allow_private:
                 addresses = await self._resolve(host, port)
             else:
-                addresses = await checked_addresses(host, port, self._allowed, self._resolve)
-        except AddressRefused as exc:
-            raise ToolError(
-                f"refused {url}: {exc}; private and local addresses cannot be fetched"
-            ) from None
-        except OSError as exc:
+                addresses = await url_addresses(
+                    str(url), host, port, self._allowed, self._resolve, _PRIVATE_ADVICE
+                )
+        except Unreachable as exc:
+            raise ToolError(str(exc)) from None
+        except OSError as exc:  # with allow_private, the name alone is resolved
             raise ToolError(f"could not resolve {host}: {exc}") from None
         if not addresses:
             raise ToolError(f"could not resolve {host}: no addresses")

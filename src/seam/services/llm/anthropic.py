@@ -11,13 +11,11 @@ again.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 import httpx
 
@@ -28,7 +26,6 @@ from seam.contracts.model import (
     ModelChunk,
     ModelError,
     ModelRequest,
-    OnRetry,
     ToolDefinition,
     UsageChunk,
 )
@@ -39,14 +36,13 @@ from seam.services.llm.anthropic_events import (
     usage_of,
 )
 from seam.services.llm.http import (
-    DEFAULT_TIMEOUT,
+    HttpOptions,
     HttpProvider,
-    check_endpoint,
     json_body,
     tool_name,
 )
-from seam.services.llm.retry import Sleep, classify_http_error
-from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.retry import classify_http_error
+from seam.services.llm.sse import SSEDecoder
 from seam.services.llm.watch import StreamWatch
 
 _SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError)
@@ -84,20 +80,10 @@ class AnthropicProvider(HttpProvider):
         max_tokens: int = 8192,
         thinking_budget: int | None = None,
         prompt_cache: bool = True,
-        timeout: float = DEFAULT_TIMEOUT,
-        connect_timeout: float | None = None,
-        idle_timeout: float | None = None,
-        max_retries: int = 3,
-        backoff_base: float = 1.0,
-        backoff_max: float = 30.0,
-        client: httpx.AsyncClient | None = None,
-        sleep: Sleep = asyncio.sleep,
-        clock: Callable[[], float] = time.time,
         name: str = "anthropic",
         anthropic_version: str = "2023-06-01",
-        on_retry: OnRetry | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
-        root = check_endpoint(base_url, timeout, connect_timeout, idle_timeout)
         if max_tokens < 1:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if thinking_budget is not None and not (
@@ -111,24 +97,15 @@ class AnthropicProvider(HttpProvider):
         if api_key:
             headers["x-api-key"] = api_key
         super().__init__(
-            base_url=root,
-            models_url=f"{root}/v1/models",
+            base_url=base_url,
+            models_path="/v1/models",
             headers=headers,
             name=name,
             model=model,
             max_context_tokens=max_context_tokens,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            idle_timeout=idle_timeout,
-            max_retries=max_retries,
-            backoff_base=backoff_base,
-            backoff_max=backoff_max,
-            client=client,
-            sleep=sleep,
-            clock=clock,
-            on_retry=on_retry,
+            **options,
         )
-        self._messages_url = f"{root}/v1/messages"
+        self._messages_url = f"{self._root}/v1/messages"
         self._max_tokens = max_tokens
         self._thinking_budget = thinking_budget
         self._prompt_cache = prompt_cache
@@ -282,15 +259,7 @@ class AnthropicProvider(HttpProvider):
         Read to the end of the body even after `message_stop`, so the connection goes
         back to the pool instead of being closed with unread bytes.
         """
-        decoder = SSEDecoder()
-        lines = response.aiter_lines()
-        async for line in lines:
-            try:
-                data = decoder.feed(line)
-            except NotEventStream as exc:
-                raise await self._not_event_stream(exc.line, lines, response) from None
-            if data is None:
-                continue
+        async for data in self._data_lines(response, SSEDecoder()):
             event = self._event(data)
             kind = self._kind(event, data)
             if kind == "ping":

@@ -13,12 +13,14 @@ deadline of the whole request, retries and their back-off included.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import ssl
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -40,6 +42,7 @@ from seam.services.llm.retry import (
     retry_stream,
     stalled,
 )
+from seam.services.llm.sse import NotEventStream, SSEDecoder
 from seam.services.llm.watch import StreamWatch
 
 T = TypeVar("T")
@@ -56,11 +59,28 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 
 
+class HttpOptions(TypedDict, total=False):
+    """How a provider reaches its API, the same for every HTTP provider; each optional,
+    the default after it. `timeout`: the whole request's deadline, retries included."""
+
+    timeout: float  # DEFAULT_TIMEOUT
+    connect_timeout: float | None  # None: DEFAULT_CONNECT_TIMEOUT (never over `timeout`)
+    idle_timeout: float | None  # None: DEFAULT_IDLE_TIMEOUT (never over `timeout`)
+    max_retries: int  # 3
+    backoff_base: float  # 1.0 seconds
+    backoff_max: float  # 30.0 seconds
+    client: httpx.AsyncClient | None  # None: the provider makes (and closes) its own
+    sleep: Sleep  # asyncio.sleep
+    clock: Callable[[], float]  # time.time
+    on_retry: OnRetry | None  # None
+
+
 class HttpProvider:
     """The ModelProvider plumbing around one HTTP API; subclasses add `stream`.
 
-    A subclass checks its arguments (`check_endpoint` first) before calling `__init__`,
-    so a bad one is reported before a client, and its CA bundle, is made.
+    A subclass checks its own arguments before calling `__init__`, which checks the
+    endpoint and timeouts first: a bad one is reported before a client, and its CA
+    bundle, is made.
     """
 
     capabilities: ClassVar[ModelCapabilities] = ModelCapabilities(tools=True, streaming=True)
@@ -71,26 +91,22 @@ class HttpProvider:
         self,
         *,
         base_url: str,
-        models_url: str,
+        models_path: str,
         headers: dict[str, str],
         name: str,
         model: str,
         max_context_tokens: int,
-        timeout: float,
-        connect_timeout: float | None,
-        idle_timeout: float | None,
-        max_retries: int,
-        backoff_base: float,
-        backoff_max: float,
-        client: httpx.AsyncClient | None,
-        sleep: Sleep,
-        clock: Callable[[], float],
-        on_retry: OnRetry | None,
+        **options: Unpack[HttpOptions],
     ) -> None:
-        """`base_url` is the API root without its trailing slash; `headers` go with
-        every request (authentication, API version). `connect_timeout` and
-        `idle_timeout` (None: their defaults) never exceed `timeout`."""
-        self._models_url = models_url
+        """`base_url` is the API root as given (checked first, with the timeouts, so a
+        bad one is reported before a client, and its CA bundle, is made); `models_path`
+        is the model list's path below it; `headers` go with every request
+        (authentication, API version). `options` are the `HttpOptions`."""
+        timeout = options.get("timeout", DEFAULT_TIMEOUT)
+        connect_timeout = options.get("connect_timeout")
+        idle_timeout = options.get("idle_timeout")
+        self._root = check_endpoint(base_url, timeout, connect_timeout, idle_timeout)
+        self._models_url = self._root + models_path
         self.name = name
         self.model = model
         self.max_context_tokens = max_context_tokens
@@ -105,18 +121,23 @@ class HttpProvider:
             read=self._idle_timeout,
             write=self._idle_timeout,
         )
-        self._policy = RetryPolicy(max_retries, backoff_base, backoff_max)
-        self._sleep = sleep
-        self._clock = clock
-        self._on_retry = on_retry
+        self._policy = RetryPolicy(
+            options.get("max_retries", 3),
+            options.get("backoff_base", 1.0),
+            options.get("backoff_max", 30.0),
+        )
+        self._sleep = options.get("sleep", asyncio.sleep)
+        self._clock = options.get("clock", time.time)
+        self._on_retry = options.get("on_retry")
         self._headers = headers
         self._stream_headers = {
             **headers,
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
         }
+        client = options.get("client")
         self._owns_client = client is None
-        self._client = client or _default_client(base_url, self._timeout)
+        self._client = client or _default_client(self._root, self._timeout)
 
     def count_tokens(self, text: str) -> int:
         """A cheap estimate (about four characters a token): good enough for budgeting."""
@@ -243,6 +264,21 @@ class HttpProvider:
     def _error_in_body(self, payload: dict[str, Any], line: str) -> ModelError | None:
         """The error a JSON object sent instead of an event stream reports, if it is one."""
         return None
+
+    async def _data_lines(
+        self, response: httpx.Response, decoder: SSEDecoder
+    ) -> AsyncGenerator[str, None]:
+        """The `data:` payloads of a successful response's event stream, as `decoder`
+        completes them; a 200 answer that is not an event stream is the ModelError
+        `_not_event_stream` makes of it, at once."""
+        lines = response.aiter_lines()
+        async for line in lines:
+            try:
+                data = decoder.feed(line)
+            except NotEventStream as exc:
+                raise await self._not_event_stream(exc.line, lines, response) from None
+            if data is not None:
+                yield data
 
     async def _not_event_stream(
         self, line: str, lines: AsyncIterator[str], response: httpx.Response

@@ -15,13 +15,12 @@ seen as stalled (see `watch`).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import aclosing
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import httpx
 
@@ -31,7 +30,6 @@ from seam.contracts.model import (
     ModelChunk,
     ModelError,
     ModelRequest,
-    OnRetry,
     TextChunk,
     ToolCallDelta,
     ToolCallEnd,
@@ -41,9 +39,8 @@ from seam.contracts.model import (
     WarningChunk,
 )
 from seam.services.llm.http import (
-    DEFAULT_TIMEOUT,
+    HttpOptions,
     HttpProvider,
-    check_endpoint,
     json_body,
     tool_name,
 )
@@ -54,8 +51,8 @@ from seam.services.llm.openai_chunks import (
     finish_reason,
     usage_of,
 )
-from seam.services.llm.retry import Sleep, classify_http_error
-from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.retry import classify_http_error
+from seam.services.llm.sse import SSEDecoder
 from seam.services.llm.text_tool_calls import recover_tool_calls
 from seam.services.llm.watch import StreamWatch
 
@@ -82,54 +79,36 @@ class OpenAICompatProvider(HttpProvider):
         api_key: str | None,
         model: str,
         max_context_tokens: int = 128_000,
-        timeout: float = DEFAULT_TIMEOUT,
-        connect_timeout: float | None = None,
-        idle_timeout: float | None = None,
-        max_retries: int = 3,
-        backoff_base: float = 1.0,
-        backoff_max: float = 30.0,
-        client: httpx.AsyncClient | None = None,
-        sleep: Sleep = asyncio.sleep,
-        clock: Callable[[], float] = time.time,
         name: str = "openai",
         extra_headers: Mapping[str, str] | None = None,
         stale_timeout: float | None = None,
         token_param: TokenParam = "auto",
         parallel_tool_calls: bool | None = True,
         recover_text_tool_calls: bool = True,
-        on_retry: OnRetry | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
-        """`timeout` is the whole request's deadline (retries included),
-        `connect_timeout` the wait to connect, `idle_timeout` (or its older name
-        `stale_timeout`) the longest wait for the next data event. `token_param` names
-        the field for `max_tokens`; "auto" picks `max_completion_tokens` for OpenAI's
-        reasoning models (see `_REASONING_MODEL`), `max_tokens` for everything else.
-        `parallel_tool_calls` is sent with tools unless None (for servers that reject
-        the field) or the model is one of OpenAI's o-series, which rejects it.
-        `recover_text_tool_calls` turns tool calls a model wrote as text into real ones.
+        """`options` are the `HttpOptions`: `timeout` is the whole request's deadline
+        (retries included), `connect_timeout` the wait to connect, `idle_timeout` (or its
+        older name `stale_timeout`, here) the longest wait for the next data event.
+        `token_param` names the field for `max_tokens`; "auto" picks
+        `max_completion_tokens` for OpenAI's reasoning models (see `_REASONING_MODEL`),
+        `max_tokens` for everything else. `parallel_tool_calls` is sent with tools unless
+        None (for servers that reject the field) or the model is one of OpenAI's
+        o-series, which rejects it. `recover_text_tool_calls` turns tool calls a model
+        wrote as text into real ones.
         """
-        idle_timeout = _idle_timeout(idle_timeout, stale_timeout)
-        root = check_endpoint(base_url, timeout, connect_timeout, idle_timeout)
+        options["idle_timeout"] = _idle_timeout(options.get("idle_timeout"), stale_timeout)
         _check_token_param(token_param)
         super().__init__(
-            base_url=root,
-            models_url=f"{root}/models",
+            base_url=base_url,
+            models_path="/models",
             headers=_headers(api_key, extra_headers),
             name=name,
             model=model,
             max_context_tokens=max_context_tokens,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            idle_timeout=idle_timeout,
-            max_retries=max_retries,
-            backoff_base=backoff_base,
-            backoff_max=backoff_max,
-            client=client,
-            sleep=sleep,
-            clock=clock,
-            on_retry=on_retry,
+            **options,
         )
-        self._chat_url = f"{root}/chat/completions"
+        self._chat_url = f"{self._root}/chat/completions"
         self._token_param = token_param
         self._parallel_tool_calls = parallel_tool_calls
         self._recover = recover_text_tool_calls
@@ -242,21 +221,15 @@ class OpenAICompatProvider(HttpProvider):
         """
         decoder = SSEDecoder()
         done = False
-        lines = response.aiter_lines()
-        async for line in lines:
-            try:
-                data = decoder.feed(line)
-            except NotEventStream as exc:
-                raise await self._not_event_stream(exc.line, lines, response) from None
-            if data is None:
-                continue
-            if data == "[DONE]":
-                done = True
-                break
-            watch.got_event()  # the consumer's time, not the server's
-            for chunk in self._event_chunks(data, state):
-                yield chunk
-            watch.waiting()
+        async with aclosing(self._data_lines(response, decoder)) as events:
+            async for data in events:
+                if data == "[DONE]":
+                    done = True
+                    break
+                watch.got_event()  # the consumer's time, not the server's
+                for chunk in self._event_chunks(data, state):
+                    yield chunk
+                watch.waiting()
         if not done:
             done = decoder.flush() == "[DONE]"
         if not done and state.finish is None:

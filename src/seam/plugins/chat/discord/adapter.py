@@ -31,7 +31,7 @@ import itertools
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,11 +44,11 @@ from discord.http import Route
 from seam.contracts.chat import (
     AdapterHealth,
     AdapterState,
-    Button,
     ButtonPress,
     ChatLimits,
     ChatRef,
     Inbound,
+    Keyboard,
 )
 from seam.plugins.chat.common import reconnect_forever, remember, wait_closed
 from seam.plugins.chat.discord.client import GatewayClient, quietly_close
@@ -338,9 +338,7 @@ class DiscordAdapter:
 
     # -- outbound
 
-    async def send(
-        self, chat: ChatRef, text: str, *, buttons: Sequence[Sequence[Button]] = ()
-    ) -> str:
+    async def send(self, chat: ChatRef, text: str, *, buttons: Keyboard = ()) -> str:
         channel_id = chat.thread_id or chat.chat_id
         payload: dict[str, Any] = {"content": text, "allowed_mentions": _NO_PINGS}
         if buttons:
@@ -351,12 +349,7 @@ class DiscordAdapter:
         return str(sent["id"])
 
     async def edit(
-        self,
-        chat: ChatRef,
-        message_id: str,
-        text: str,
-        *,
-        buttons: Sequence[Sequence[Button]] = (),
+        self, chat: ChatRef, message_id: str, text: str, *, buttons: Keyboard = ()
     ) -> None:
         channel_id = chat.thread_id or chat.chat_id
         # Components are always sent: an edit without them would keep the old buttons.

@@ -10,13 +10,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import discord
 
-from seam.contracts.chat import Attachment, AttachmentKind, Button, ChatRef, InboundMessage
+from seam.contracts.chat import (
+    Attachment,
+    AttachmentKind,
+    ChatRef,
+    InboundMessage,
+    Keyboard,
+)
 from seam.plugins.chat.common import kind_of
 
 PLATFORM = "discord"
@@ -107,7 +112,7 @@ def _kind(mime: str | None) -> AttachmentKind:
     return "voice" if kind == "audio" and "ogg" in str(mime) else kind
 
 
-def components(buttons: Sequence[Sequence[Button]], custom_id: Any) -> list[dict[str, Any]]:
+def components(buttons: Keyboard, custom_id: Any) -> list[dict[str, Any]]:
     """One action row per row of buttons (Discord allows five of each); `custom_id` maps a
     button's data to its custom id (at most 100 characters)."""
     rows = []

@@ -30,7 +30,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -45,11 +45,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from seam.contracts.chat import (
     AdapterHealth,
-    Button,
     ButtonPress,
     ChatLimits,
     ChatRef,
     Inbound,
+    Keyboard,
 )
 from seam.plugins.chat.common import reconnect_forever, remember, wait_closed
 from seam.plugins.chat.health import HealthBook
@@ -304,9 +304,7 @@ class SlackAdapter:
 
     # -- outbound
 
-    async def send(
-        self, chat: ChatRef, text: str, *, buttons: Sequence[Sequence[Button]] = ()
-    ) -> str:
+    async def send(self, chat: ChatRef, text: str, *, buttons: Keyboard = ()) -> str:
         kwargs: dict[str, Any] = {"channel": chat.chat_id, "text": text}
         if chat.thread_id is not None:
             kwargs["thread_ts"] = chat.thread_id
@@ -317,12 +315,7 @@ class SlackAdapter:
         return str(response["ts"])
 
     async def edit(
-        self,
-        chat: ChatRef,
-        message_id: str,
-        text: str,
-        *,
-        buttons: Sequence[Sequence[Button]] = (),
+        self, chat: ChatRef, message_id: str, text: str, *, buttons: Keyboard = ()
     ) -> None:
         # Blocks are always sent: an update without them would keep the old buttons.
         await self._client.chat_update(

@@ -14,13 +14,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from seam.contracts.chat import (
-    Attachment,
-    Button,
-    ButtonPress,
-    ChatRef,
-    InboundMessage,
-)
+from seam.contracts.chat import Attachment, ButtonPress, ChatRef, InboundMessage, Keyboard
 from seam.plugins.chat.common import kind_of
 
 PLATFORM = "slack"
@@ -142,7 +136,7 @@ def button_press(body: Mapping[str, Any]) -> ButtonPress | None:
     )
 
 
-def blocks_for(text: str, buttons: Sequence[Sequence[Button]]) -> list[dict[str, Any]]:
+def blocks_for(text: str, buttons: Keyboard) -> list[dict[str, Any]]:
     """Sections holding `text` (at most 3,000 characters each, cut at line ends where it
     can be), then one actions block per row of buttons."""
     blocks: list[dict[str, Any]] = [

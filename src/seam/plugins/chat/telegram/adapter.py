@@ -38,7 +38,7 @@ import logging
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -57,11 +57,11 @@ from telegram.request import HTTPXRequest
 from seam.contracts.chat import (
     AdapterHealth,
     AdapterState,
-    Button,
     ButtonPress,
     ChatLimits,
     ChatRef,
     Inbound,
+    Keyboard,
 )
 from seam.plugins.chat.common import remember, wait_closed
 from seam.plugins.chat.markdown_telegram import TELEGRAM_LIMIT, format_telegram, html_to_plain
@@ -225,9 +225,7 @@ class TelegramAdapter:
 
     # ---- sending -------------------------------------------------------------------
 
-    async def send(
-        self, chat: ChatRef, text: str, *, buttons: Sequence[Sequence[Button]] = ()
-    ) -> str:
+    async def send(self, chat: ChatRef, text: str, *, buttons: Keyboard = ()) -> str:
         """Post HTML text (from `format`) to a chat or forum topic. Telegram's refusals
         propagate as PTB errors: `Forbidden` (blocked, kicked) and `BadRequest` are
         permanent, `NetworkError`/`TimedOut` and a `RetryAfter` too long to wait are not."""
@@ -247,12 +245,7 @@ class TelegramAdapter:
         return str(message.message_id)
 
     async def edit(
-        self,
-        chat: ChatRef,
-        message_id: str,
-        text: str,
-        *,
-        buttons: Sequence[Sequence[Button]] = (),
+        self, chat: ChatRef, message_id: str, text: str, *, buttons: Keyboard = ()
     ) -> None:
         """Replace a message's text (and its buttons: none given removes them, as Telegram
         does when an edit carries no keyboard); an identical edit is not an error."""
@@ -373,7 +366,7 @@ class TelegramAdapter:
                 await asyncio.sleep(wait)
         raise AssertionError("unreachable")
 
-    def _markup(self, buttons: Sequence[Sequence[Button]]) -> InlineKeyboardMarkup | None:
+    def _markup(self, buttons: Keyboard) -> InlineKeyboardMarkup | None:
         rows = [
             [InlineKeyboardButton(b.label, callback_data=self._callback_data(b.data)) for b in row]
             for row in buttons

@@ -3,7 +3,7 @@ arguments, and the builders of the simple per-program checks (`plain`, `subcomma
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -70,6 +70,18 @@ def subcommand_index(args: tuple[str, ...], with_value: frozenset[str] = frozens
             i += 1
         i += 1
     return i
+
+
+def judged_words(args: tuple[str, ...], with_value: frozenset[str]) -> Iterator[str]:
+    """Each word of `args` in order, but for an option in `with_value` and the value after
+    it: options known to take a harmless value, so neither word needs judging."""
+    i = 0
+    while i < len(args):
+        if args[i] in with_value:
+            i += 2
+            continue
+        yield args[i]
+        i += 1
 
 
 def plain(kind: Kind, *banned: str) -> Check:

@@ -13,6 +13,7 @@ from seam.plugins.guardrail.programs.base import (
     all_of,
     doubt,
     has_option,
+    judged_words,
     subcommand_index,
     subcommands,
 )
@@ -36,15 +37,8 @@ _MAKE_OK_FLAGS = frozenset(
 def make(cmd: Cmd) -> Judgement:
     """Plain `make [targets]` runs the project's Makefile; `-f` and variable overrides
     (`make CC='rm -rf ~'`) or `--eval` make it run what its arguments say."""
-    args = cmd.args
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in _MAKE_OK_VALUES:
-            i += 2
-            continue
+    for arg in judged_words(cmd.args, _MAKE_OK_VALUES):
         if re.fullmatch(r"-j\d*|--jobs=\d+|-C.+|--directory=.+|-l[\d.]*", arg):
-            i += 1
             continue
         if arg.startswith("-") and arg not in _MAKE_OK_FLAGS:
             return EXECUTES
@@ -52,7 +46,6 @@ def make(cmd: Cmd) -> Judgement:
             return doubt("make-variable", "a make variable can change the commands it runs")
         if arg in _MAKE_WRITES:
             return "write"
-        i += 1
     return "run"
 
 

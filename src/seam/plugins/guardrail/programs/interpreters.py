@@ -15,6 +15,7 @@ from seam.plugins.guardrail.programs.base import (
     Judgement,
     doubt,
     has_option,
+    judged_words,
     subcommand_index,
 )
 
@@ -72,13 +73,7 @@ PYTHON = re.compile(r"(?:python|pypy)(?:[23](?:\.\d+)?)?t?")
 
 
 def python(cmd: Cmd) -> Judgement:
-    args = cmd.args
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in _PYTHON_VALUES:
-            i += 2
-            continue
+    for arg in judged_words(cmd.args, _PYTHON_VALUES):
         if arg == "-m" or (arg.startswith("-") and not arg.startswith("--") and "m" in arg):
             return "run"  # a module: `python -m pytest`, `python -m json.tool`
         if arg == "-c" or (arg.startswith("-") and not arg.startswith("--") and "c" in arg):
@@ -87,7 +82,6 @@ def python(cmd: Cmd) -> Judgement:
             return STDIN if arg == "-" else "run"
         if arg in ("--version", "-V", "--help", "-h"):
             return "read"
-        i += 1
     return STDIN
 
 
