@@ -212,9 +212,7 @@ async def _check_address(spec: ServerSpec, resolve: Resolver) -> Any:
     port = parts.port or (443 if parts.scheme == "https" else 80)
     allow = {allow_entry(entry) for entry in spec.allow_private}
     try:
-        addresses = await url_addresses(
-            spec.url, host, port, allow, resolve, ALLOW_PRIVATE_ADVICE
-        )
+        addresses = await url_addresses(spec.url, host, port, allow, resolve, ALLOW_PRIVATE_ADVICE)
     except Unreachable as exc:
         raise ServerError(str(exc)) from None
     if not addresses:
