@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from seam.contracts import hooks
 from seam.contracts.events import AgentEvent, Halt
-from seam.contracts.execution import ExecutionStore, Submission
+from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import SessionInfo, SessionNotFound
 from seam.contracts.tools import CancelToken, Tool, ToolError
@@ -400,7 +400,7 @@ HALTED = frozenset({"max_iterations", "halted"})
 async def _halt_message(store: ExecutionStore, sub: Submission) -> str:
     """What the child's `halt` event said (the circuit breaker's or the loop's reason)."""
     try:
-        records = await store.events(sub.session_key, submission_id=sub.id)
+        records = await store.events(sub.session_key, EventQuery(submission_id=sub.id))
     except Exception:
         records = []
     for record in reversed(records):
