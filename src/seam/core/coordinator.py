@@ -39,10 +39,10 @@ from functools import partial
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import Done, ErrorEvent
 from seam.contracts.execution import (
+    ABORTED,
     DEFAULT_LEASE_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
     UNSETTLED,
-    ClaimScope,
     ExecutionStore,
     JournalEntry,
     LeaseLost,
@@ -160,12 +160,9 @@ class Coordinator(OutageRetry, Settling):
             claimed = await store.claim(
                 self.owner,
                 lease=self.lease,
-                scope=ClaimScope(
-                    submission_id=submission_id,
-                    # Only a running submission can be held by a dead owner: a queued one
-                    # (the usual case) skips the look at every running submission.
-                    dead_owners=await self._dead() if sub.state == "running" else (),
-                ),
+                # Only a running submission can be held by a dead owner: a queued one
+                # (the usual case) skips the look at every running submission.
+                scope=await self._scope(submission_id, dead=sub.state == "running"),
             )
             if claimed is not None:
                 sub, seen = await self._run_claimed(claimed, seen, resolve, on_event, cancel)
@@ -238,9 +235,7 @@ class Coordinator(OutageRetry, Settling):
         once `stop` is set); returns them as they ended up (settled, or queued again)."""
         done: list[Submission] = []
         while stop is None or not stop.is_set():
-            sub = await self.store.claim(
-                self.owner, lease=self.lease, scope=ClaimScope(dead_owners=await self._dead())
-            )
+            sub = await self.store.claim(self.owner, lease=self.lease, scope=await self._scope())
             if sub is None:
                 return done
             done.append(await self._drive(sub, await resolve(sub.session_key), on_event))
@@ -369,9 +364,7 @@ class Coordinator(OutageRetry, Settling):
             if plan.repairs:
                 await store.append_for(sub.id, owner, JournalEntry(plan.repairs))
             if sub.abort_requested:
-                return await store.settle(
-                    sub.id, owner, Settlement("aborted", finish_reason="aborted")
-                )
+                return await store.settle(sub.id, owner, ABORTED)
             if plan.settle_with is not None:
                 await self._close_log(sub, session, plan.settle_with)
                 return await store.settle(

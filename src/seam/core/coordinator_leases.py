@@ -18,12 +18,12 @@ from typing import TypeVar
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import AgentEvent
 from seam.contracts.execution import (
+    ABORTED,
     RUNNING,
     ClaimScope,
     EventQuery,
     ExecutionStore,
     LeaseLost,
-    Settlement,
     Submission,
 )
 from seam.contracts.tools import CancelToken
@@ -83,9 +83,7 @@ class Leases:
             if current.state != "running" or current.lease_owner != self.owner:
                 return
             if cancel.cancelled or current.abort_requested:
-                await self.store.settle(
-                    sub.id, self.owner, Settlement("aborted", finish_reason="aborted")
-                )
+                await self.store.settle(sub.id, self.owner, ABORTED)
             else:
                 await self.store.release(sub.id, self.owner, not_before=self._clock())
         except Exception:
@@ -97,7 +95,7 @@ class Leases:
             claimed = await self.store.claim(
                 self.owner,
                 lease=self.lease,
-                scope=ClaimScope(submission_id=running.id, dead_owners=await self._dead()),
+                scope=await self._scope(running.id),
             )
             if claimed is not None:
                 return claimed
@@ -106,6 +104,11 @@ class Leases:
     async def _current(self, sub: Submission) -> Submission:
         current = await self.store.submission(sub.id)
         return current if current is not None else sub
+
+    async def _scope(self, submission_id: str | None = None, *, dead: bool = True) -> ClaimScope:
+        """What this coordinator's claim may take: only `submission_id` when given, and
+        leases held by owners known dead (looked up only when `dead`)."""
+        return ClaimScope(submission_id, await self._dead() if dead else ())
 
     async def _dead(self) -> Sequence[str]:
         if self._dead_owners is None:

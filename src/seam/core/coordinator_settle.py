@@ -12,7 +12,14 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from seam.contracts.events import Done, ErrorEvent
-from seam.contracts.execution import EventQuery, JournalEntry, LeaseLost, Settlement, Submission
+from seam.contracts.execution import (
+    ABORTED,
+    EventQuery,
+    JournalEntry,
+    LeaseLost,
+    Settlement,
+    Submission,
+)
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.core.coordinator_leases import Leases
@@ -56,7 +63,7 @@ class Settling(Repairs, Leases):
             )
         current = await self._current(sub)
         if current.abort_requested or (done is not None and done.finish_reason == "cancelled"):
-            return await store.settle(sub.id, owner, Settlement("aborted", finish_reason="aborted"))
+            return await store.settle(sub.id, owner, ABORTED)
         if done is None:
             return await store.settle(
                 sub.id, owner, Settlement("failed", error="the turn ended early")
