@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import NewSession
 from seam.services.sessions.sqlite import SQLiteSessionStore
 
 
@@ -115,7 +116,7 @@ async def fill(store: SQLiteSessionStore, total: int, sessions: int, rng: random
     written = 0
     for s in range(sessions):
         key = f'agent-session:["local","default","bench-{s}"]'
-        await store.create(key, personality="default")
+        await store.create(key, NewSession(personality="default"))
         transcript: list[Message] = []
         while len(transcript) < per_session:
             transcript.extend(turn(writer, rng, written + len(transcript)))

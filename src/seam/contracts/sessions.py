@@ -52,6 +52,22 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class NewSession:
+    """What a session is created with, past its key: the `SessionInfo` fields its
+    creator chooses (its spec and where it sits in a lineage)."""
+
+    personality: str | None = None
+    title: str | None = None
+    parent_key: str | None = None
+    tenant: str | None = None
+    tools: Sequence[str] | None = None
+    model: str | None = None
+
+
+PLAIN_SESSION = NewSession()
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     session_key: str
     message_index: int
@@ -206,17 +222,7 @@ class Transcript(Protocol):
     For `SessionFactory` and the agent loop's turns (create, load, append), and ACP and
     the runtime, which keep where a session's turns run (`set_working_dir`)."""
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         """Create the session, or return the existing one unchanged (idempotent)."""
         ...
 

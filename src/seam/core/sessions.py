@@ -22,8 +22,10 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
 from seam.contracts.search import SEARCHED_ROLES, snippet, terms
 from seam.contracts.sessions import (
+    PLAIN_SESSION,
     DuplicateTitle,
     LoadedSession,
+    NewSession,
     SearchHit,
     SessionInfo,
     SessionNotFound,
@@ -74,20 +76,11 @@ class InMemorySessionStore:
         if other is not None and other != key:
             raise DuplicateTitle(f"title {title!r} is already used by session {other!r}")
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         record = self._sessions.get(key)
         if record is not None:
             return record.info
+        title = new.title
         if title is not None:
             self._claim_title(key, title)
             self._titles[title] = key
@@ -95,14 +88,14 @@ class InMemorySessionStore:
         info = SessionInfo(
             key,
             title,
-            personality,
+            new.personality,
             now,
             now,
             0,
-            parent_key,
-            tenant=tenant,
-            tools=None if tools is None else tuple(tools),
-            model=model,
+            new.parent_key,
+            tenant=new.tenant,
+            tools=None if new.tools is None else tuple(new.tools),
+            model=new.model,
         )
         self._sessions[key] = _Record(info)
         return info

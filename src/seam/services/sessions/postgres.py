@@ -33,7 +33,9 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import (
+    PLAIN_SESSION,
     DuplicateTitle,
+    NewSession,
     SearchHit,
     SessionInfo,
     SessionNotFound,
@@ -234,22 +236,12 @@ class PostgresStore(
 
     # Sessions
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         existing = await self.get(key)
         if existing is not None:
             return existing
-        if title is not None:
-            check_title(title)
+        if new.title is not None:
+            check_title(new.title)
         now = self._clock()
         try:
             async with self._tx() as conn:
@@ -261,14 +253,14 @@ class PostgresStore(
                     " ON CONFLICT (key) DO NOTHING",
                     (
                         key,
-                        title,
-                        personality,
-                        parent_key,
+                        new.title,
+                        new.personality,
+                        new.parent_key,
                         now,
                         now,
-                        tenant,
-                        None if tools is None else list(tools),
-                        model,
+                        new.tenant,
+                        None if new.tools is None else list(new.tools),
+                        new.model,
                     ),
                 )
                 cur = await conn.execute(
@@ -276,7 +268,7 @@ class PostgresStore(
                 )
                 row = await cur.fetchone()
         except errors.UniqueViolation:
-            raise await self._duplicate(title) from None
+            raise await self._duplicate(new.title) from None
         assert row is not None
         return session_from_row(row)
 

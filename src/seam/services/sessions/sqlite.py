@@ -24,7 +24,9 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
 from seam.contracts.search import snippet, terms, words
 from seam.contracts.sessions import (
+    PLAIN_SESSION,
     LoadedSession,
+    NewSession,
     SearchHit,
     SessionInfo,
     SessionNotFound,
@@ -112,30 +114,21 @@ class SQLiteSessionStore(
             self.connector.close()
             raise
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         existing = await self.get(key)
         if existing is not None:
             return existing
+        title, tools = new.title, new.tools
         if title is not None:
             check_title(title)
         row = (
             key,
             title,
-            personality,
-            parent_key,
-            tenant,
+            new.personality,
+            new.parent_key,
+            new.tenant,
             None if tools is None else json.dumps(list(tools)),
-            model,
+            new.model,
         )
 
         def write(db: sqlite3.Connection) -> SessionInfo:

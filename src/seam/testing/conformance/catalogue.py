@@ -9,7 +9,13 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall, Usage
-from seam.contracts.sessions import SessionNotFound, SessionStore, UsageRecord, UsageTotals
+from seam.contracts.sessions import (
+    NewSession,
+    SessionNotFound,
+    SessionStore,
+    UsageRecord,
+    UsageTotals,
+)
 from seam.testing.clock import ManualClock
 from seam.testing.conformance.support import assistant, user
 
@@ -33,7 +39,7 @@ class SessionCatalogueSuite:
         assert [s.key for s in await store.list()] == ["a", "m", "z"]
 
     async def test_list_returns_full_infos(self, store: SessionStore) -> None:
-        await store.create("s", title="T", personality="p", parent_key="root")
+        await store.create("s", NewSession(title="T", personality="p", parent_key="root"))
         await store.append("s", [user("x")])
         assert await store.list() == [await store.get("s")]
 
@@ -47,9 +53,9 @@ class SessionCatalogueSuite:
     async def test_list_rich_counts_tokens_and_previews(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        await store.create("quiet", title="Quiet")
+        await store.create("quiet", NewSession(title="Quiet"))
         clock.advance()
-        await store.create("busy", personality="coder")
+        await store.create("busy", NewSession(personality="coder"))
         long_question = "Please   look at\nthe build " + "log " * 40
         await store.append(
             "busy",
@@ -108,7 +114,7 @@ class SessionCatalogueSuite:
             await store.list_recently_active(start, -1)
 
     async def test_a_hit_leads_back_to_its_session(self, store: SessionStore) -> None:
-        await store.create("a", title="A")
+        await store.create("a", NewSession(title="A"))
         await store.create("b")
         await store.append("a", [user("shared words"), assistant("shared words too")])
         await store.append("b", [user("shared words here")])
@@ -134,21 +140,21 @@ class SessionCatalogueSuite:
         assert await store.session_for_message(gamma.message_id) is None
 
     async def test_resolve_root_follows_parents(self, store: SessionStore) -> None:
-        await store.create("root", title="Root")
-        await store.create("child", parent_key="root")
-        await store.create("grandchild", parent_key="child")
+        await store.create("root", NewSession(title="Root"))
+        await store.create("child", NewSession(parent_key="root"))
+        await store.create("grandchild", NewSession(parent_key="child"))
         for key in ("root", "child", "grandchild"):
             assert await store.resolve_root(key) == await store.get("root")
 
     async def test_resolve_root_stops_at_a_missing_parent_or_a_loop(
         self, store: SessionStore
     ) -> None:
-        await store.create("orphan", parent_key="deleted-long-ago")
-        await store.create("kid", parent_key="orphan")
+        await store.create("orphan", NewSession(parent_key="deleted-long-ago"))
+        await store.create("kid", NewSession(parent_key="orphan"))
         root = await store.resolve_root("kid")
         assert root.key == "orphan"
-        await store.create("x", parent_key="y")
-        await store.create("y", parent_key="x")
+        await store.create("x", NewSession(parent_key="y"))
+        await store.create("y", NewSession(parent_key="x"))
         assert (await store.resolve_root("x")).key in {"x", "y"}
         with pytest.raises(SessionNotFound, match="ghost-key"):
             await store.resolve_root("ghost-key")

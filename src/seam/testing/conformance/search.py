@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import SessionStore
+from seam.contracts.sessions import NewSession, SessionStore
 from seam.testing.conformance.support import assistant, user
 
 # Texts that would be FTS5 syntax errors (or silently mean something else) if passed
@@ -219,8 +219,8 @@ class SessionSearchSuite:
         )
 
     async def test_search_can_keep_to_one_tenant(self, store: SessionStore) -> None:
-        await store.create("mine", tenant="alice")
-        await store.create("theirs", tenant="bob")
+        await store.create("mine", NewSession(tenant="alice"))
+        await store.create("theirs", NewSession(tenant="bob"))
         await store.create("untagged")
         await store.append("mine", [user("budget plan for alice")])
         await store.append("theirs", [user("budget plan for bob")])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
+from seam.contracts.sessions import DuplicateTitle, NewSession, SessionNotFound, SessionStore
 from seam.testing.clock import ManualClock
 from seam.testing.conformance.support import assistant, user
 
@@ -18,7 +18,9 @@ class TranscriptSuite:
     async def test_create_records_what_it_was_given(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        info = await store.create("child", personality="coder", title="Fix CI", parent_key="root")
+        info = await store.create(
+            "child", NewSession(personality="coder", title="Fix CI", parent_key="root")
+        )
         assert info.key == "child"
         assert info.personality == "coder"
         assert info.title == "Fix CI"
@@ -35,7 +37,7 @@ class TranscriptSuite:
     async def test_the_working_directory_is_part_of_the_stored_spec(
         self, store: SessionStore
     ) -> None:
-        created = await store.create("s", tenant="t", tools=("read_file",), model="m")
+        created = await store.create("s", NewSession(tenant="t", tools=("read_file",), model="m"))
         assert created.working_dir is None
         await store.set_working_dir("s", "/projects/a")
         info = await store.get("s")
@@ -59,11 +61,11 @@ class TranscriptSuite:
     async def test_create_existing_returns_it_unchanged(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        first = await store.create("s", personality="a", title="One")
+        first = await store.create("s", NewSession(personality="a", title="One"))
         await store.append("s", [user("hi")])
         before = await store.get("s")
         clock.advance()
-        again = await store.create("s", personality="b", title="Two", parent_key="p")
+        again = await store.create("s", NewSession(personality="b", title="Two", parent_key="p"))
         assert again == before
         assert again.personality == "a"
         assert again.created_at == first.created_at
@@ -72,19 +74,19 @@ class TranscriptSuite:
     async def test_create_existing_ignores_a_title_taken_elsewhere(
         self, store: SessionStore
     ) -> None:
-        await store.create("a", title="Taken")
+        await store.create("a", NewSession(title="Taken"))
         b = await store.create("b")
-        assert await store.create("b", title="Taken") == b
+        assert await store.create("b", NewSession(title="Taken")) == b
 
     async def test_create_with_a_taken_title_names_the_owner(self, store: SessionStore) -> None:
-        await store.create("first", title="Shared")
+        await store.create("first", NewSession(title="Shared"))
         with pytest.raises(DuplicateTitle, match="first"):
-            await store.create("second", title="Shared")
+            await store.create("second", NewSession(title="Shared"))
         assert await store.get("second") is None
 
     async def test_create_rejects_a_blank_title(self, store: SessionStore) -> None:
         with pytest.raises(ValueError, match="title"):
-            await store.create("s", title="  ")
+            await store.create("s", NewSession(title="  "))
         assert await store.get("s") is None
 
     async def test_every_message_field_round_trips(self, store: SessionStore) -> None:
@@ -195,7 +197,7 @@ class TranscriptSuite:
             await store.messages("s", 0, -1)
 
     async def test_load_gives_the_row_and_the_transcript(self, store: SessionStore) -> None:
-        await store.create("s", title="T")
+        await store.create("s", NewSession(title="T"))
         transcript = [Message("system", "sys"), user("hi"), assistant("hello")]
         await store.append("s", transcript)
         loaded = await store.load("s")

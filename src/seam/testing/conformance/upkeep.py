@@ -11,7 +11,7 @@ import json
 import pytest
 
 from seam.contracts.messages import Message, ToolCall, Usage
-from seam.contracts.sessions import SessionNotFound, SessionStore, UsageRecord
+from seam.contracts.sessions import NewSession, SessionNotFound, SessionStore, UsageRecord
 from seam.testing.clock import ManualClock
 from seam.testing.conformance.support import assistant, user
 
@@ -65,7 +65,7 @@ EXPORTED_USAGE = {
 
 class SessionUpkeepSuite:
     async def test_delete_removes_session_messages_and_hits(self, store: SessionStore) -> None:
-        await store.create("gone", title="Gone")
+        await store.create("gone", NewSession(title="Gone"))
         await store.create("kept")
         await store.append("gone", [user("shared word")])
         await store.append("kept", [user("shared word")])
@@ -81,10 +81,10 @@ class SessionUpkeepSuite:
         assert await store.delete("nope") is False
 
     async def test_a_deleted_key_starts_afresh(self, store: SessionStore) -> None:
-        await store.create("s", title="T")
+        await store.create("s", NewSession(title="T"))
         await store.append("s", [user("old")])
         await store.delete("s")
-        info = await store.create("s", title="T")
+        info = await store.create("s", NewSession(title="T"))
         assert info.message_count == 0
         assert await store.messages("s") == []
         assert await store.search("old") == []
@@ -121,7 +121,7 @@ class SessionUpkeepSuite:
     async def test_export_is_json_ready_and_complete(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        await store.create("s", title="Café", personality="p", parent_key="root")
+        await store.create("s", NewSession(title="Café", personality="p", parent_key="root"))
         transcript = [
             user("Größe? 🙂"),
             Message("assistant", "", tool_calls=(ToolCall("c1", "read_file", '{"path":"a"}'),)),
@@ -169,7 +169,7 @@ class SessionUpkeepSuite:
     ) -> None:
         day = 86_400.0
         for key in ("old-ended", "old-open", "resumed"):
-            await store.create(key, title=key)
+            await store.create(key, NewSession(title=key))
             await store.append(key, [user(f"needle in {key}")])
             await store.record_usage(key, UsageRecord("p", "m", Usage(1, 1)))
         await store.end("old-ended")
