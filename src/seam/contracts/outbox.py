@@ -37,21 +37,25 @@ class OutboxItem:
     source: str | None = None  # what produced it: a submission id, a cron run id, ...
 
 
+@dataclass(frozen=True, slots=True)
+class NewOutboxItem:
+    """An item to enqueue: the `OutboxItem` fields its producer chooses."""
+
+    key: str
+    target: str
+    payload: str
+    source: str | None = None
+    # Not claimable before this time (None: at once).
+    not_before: float | None = None
+
+
 @runtime_checkable
 class Outbox(Protocol):
     """Outgoing messages, each delivered once: producers (a turn's reply, a cron run's
     delivery, an alert) `enqueue`; a deliverer per platform claims, sends and marks them;
     the delivery ledger and `seam doctor` read them back."""
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
+    async def enqueue(self, item: NewOutboxItem) -> OutboxItem:
         """Add a pending item; idempotent by `key` (an existing item is returned unchanged,
         whatever its status)."""
         ...

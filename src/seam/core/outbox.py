@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import NewOutboxItem, OutboxItem, OutboxItemNotFound, OutboxStatus
 
 
 class InMemoryOutbox:
@@ -26,32 +26,24 @@ class InMemoryOutbox:
         self._outbox: dict[str, OutboxItem] = {}
         self._outbox_wake = asyncio.Event()
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
-        existing = self._outbox.get(key)
+    async def enqueue(self, item: NewOutboxItem) -> OutboxItem:
+        existing = self._outbox.get(item.key)
         if existing is not None:
             return existing
         now = self._clock()
-        item = OutboxItem(
-            key=key,
-            target=target,
-            payload=payload,
+        stored = OutboxItem(
+            key=item.key,
+            target=item.target,
+            payload=item.payload,
             status="pending",
             created_at=now,
             updated_at=now,
-            next_attempt_at=now if not_before is None else not_before,
-            source=source,
+            next_attempt_at=now if item.not_before is None else item.not_before,
+            source=item.source,
         )
-        self._outbox[key] = item
+        self._outbox[item.key] = stored
         self._outbox_wake.set()
-        return item
+        return stored
 
     async def claim_due(
         self, target_prefix: str, owner: str, *, lease: float, limit: int = 50

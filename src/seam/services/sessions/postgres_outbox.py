@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
 
-from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import NewOutboxItem, OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
@@ -72,15 +72,7 @@ class PostgresOutbox:
 
         async def _ensure_listening(self) -> None: ...
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
+    async def enqueue(self, item: NewOutboxItem) -> OutboxItem:
         now = self._clock()
         async with self._tx() as conn:
             cur = await conn.execute(
@@ -88,13 +80,13 @@ class PostgresOutbox:
                 " next_attempt_at, source) VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s)"
                 f" ON CONFLICT (key) DO NOTHING RETURNING {OUTBOX_COLUMNS}",
                 (
-                    key,
-                    target,
-                    encode(payload),
+                    item.key,
+                    item.target,
+                    encode(item.payload),
                     now,
                     now,
-                    now if not_before is None else not_before,
-                    source,
+                    now if item.not_before is None else item.not_before,
+                    item.source,
                 ),
             )
             row = await cur.fetchone()
@@ -102,7 +94,7 @@ class PostgresOutbox:
                 # Delivered when the transaction commits.
                 await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, outbox_note(self._schema)))
         if row is None:
-            return await self._must(key)
+            return await self._must(item.key)
         self._outbox_wake.set()
         return outbox_from_row(row)
 

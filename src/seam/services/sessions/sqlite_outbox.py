@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import NewOutboxItem, OutboxItem, OutboxItemNotFound, OutboxStatus
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
@@ -61,29 +61,31 @@ class SQLiteOutbox:
     # The newest row (rowid) the last `wait_for_outbox` saw; None before the first.
     _outbox_seen: int | None = None
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
+    async def enqueue(self, item: NewOutboxItem) -> OutboxItem:
+        due = item.not_before
+
         def write(db: sqlite3.Connection) -> tuple[OutboxItem, bool]:
             now = self._clock()
             inserted = db.execute(
                 "INSERT INTO outbox (key, target, payload, status, created_at, updated_at,"
                 " next_attempt_at, source) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)"
                 " ON CONFLICT (key) DO NOTHING",
-                (key, target, payload, now, now, now if not_before is None else not_before, source),
+                (
+                    item.key,
+                    item.target,
+                    item.payload,
+                    now,
+                    now,
+                    now if due is None else due,
+                    item.source,
+                ),
             ).rowcount
-            return _must(db, key), inserted == 1
+            return _must(db, item.key), inserted == 1
 
-        item, inserted = await self._threads.write(write)
+        stored, inserted = await self._threads.write(write)
         if inserted:
             self._outbox_wake.set()
-        return item
+        return stored
 
     async def claim_due(
         self, target_prefix: str, owner: str, *, lease: float, limit: int = 50
