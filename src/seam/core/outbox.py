@@ -14,7 +14,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from seam.contracts.outbox import NewOutboxItem, OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import (
+    ALL_ITEMS,
+    OutboxItem,
+    OutboxItemNotFound,
+    OutboxQuery,
+    Outgoing,
+)
 
 
 class InMemoryOutbox:
@@ -26,24 +32,24 @@ class InMemoryOutbox:
         self._outbox: dict[str, OutboxItem] = {}
         self._outbox_wake = asyncio.Event()
 
-    async def enqueue(self, item: NewOutboxItem) -> OutboxItem:
-        existing = self._outbox.get(item.key)
+    async def enqueue(self, key: str, message: Outgoing) -> OutboxItem:
+        existing = self._outbox.get(key)
         if existing is not None:
             return existing
         now = self._clock()
-        stored = OutboxItem(
-            key=item.key,
-            target=item.target,
-            payload=item.payload,
+        item = OutboxItem(
+            key=key,
+            target=message.target,
+            payload=message.payload,
             status="pending",
             created_at=now,
             updated_at=now,
-            next_attempt_at=now if item.not_before is None else item.not_before,
-            source=item.source,
+            next_attempt_at=message.due(now),
+            source=message.source,
         )
-        self._outbox[item.key] = stored
+        self._outbox[key] = item
         self._outbox_wake.set()
-        return stored
+        return item
 
     async def claim_due(
         self, target_prefix: str, owner: str, *, lease: float, limit: int = 50
@@ -82,23 +88,10 @@ class InMemoryOutbox:
     async def outbox_item(self, key: str) -> OutboxItem | None:
         return self._outbox.get(key)
 
-    async def outbox_items(
-        self,
-        *,
-        source: str | None = None,
-        target_prefix: str | None = None,
-        status: OutboxStatus | None = None,
-        limit: int = 100,
-    ) -> Sequence[OutboxItem]:
-        found = [
-            item
-            for item in self._outbox.values()
-            if (source is None or item.source == source)
-            and (target_prefix is None or item.target.startswith(target_prefix))
-            and (status is None or item.status == status)
-        ]
+    async def outbox_items(self, query: OutboxQuery = ALL_ITEMS) -> Sequence[OutboxItem]:
+        found = [item for item in self._outbox.values() if query.matches(item)]
         found.sort(key=lambda item: item.created_at)
-        return found[: max(limit, 0)]
+        return found[: max(query.limit, 0)]
 
     async def wait_for_outbox(self, seconds: float) -> None:
         await wait_and_clear(self._outbox_wake, seconds)

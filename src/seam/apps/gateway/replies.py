@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from seam.contracts.chat import Button, ChatAdapter, ChatRef
 from seam.contracts.execution import Submission
-from seam.contracts.outbox import NewOutboxItem, Outbox
+from seam.contracts.outbox import Outbox, Outgoing
 
 NO_ANSWER = "(no answer)"
 STOPPED = "Stopped."
@@ -54,12 +54,8 @@ async def enqueue_reply(
     parts = adapter.format(markdown) or [adapter.format(NO_ANSWER)[0]]
     for n, part in enumerate(parts):
         await outbox.enqueue(
-            NewOutboxItem(
-                reply_key(source, n, kind),
-                str(chat),
-                payload(part, edit=edit if n == 0 else None),
-                source=source,
-            )
+            reply_key(source, n, kind),
+            Outgoing(str(chat), payload(part, edit=edit if n == 0 else None), source=source),
         )
     return len(parts)
 

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
 
-from seam.contracts.outbox import NewOutboxItem, OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import (
+    ALL_ITEMS,
+    OutboxItem,
+    OutboxItemNotFound,
+    OutboxQuery,
+    Outgoing,
+)
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
@@ -72,7 +78,7 @@ class PostgresOutbox:
 
         async def _ensure_listening(self) -> None: ...
 
-    async def enqueue(self, item: NewOutboxItem) -> OutboxItem:
+    async def enqueue(self, key: str, message: Outgoing) -> OutboxItem:
         now = self._clock()
         async with self._tx() as conn:
             cur = await conn.execute(
@@ -80,13 +86,13 @@ class PostgresOutbox:
                 " next_attempt_at, source) VALUES (%s, %s, %s, 'pending', %s, %s, %s, %s)"
                 f" ON CONFLICT (key) DO NOTHING RETURNING {OUTBOX_COLUMNS}",
                 (
-                    item.key,
-                    item.target,
-                    encode(item.payload),
+                    key,
+                    message.target,
+                    encode(message.payload),
                     now,
                     now,
-                    now if item.not_before is None else item.not_before,
-                    item.source,
+                    message.due(now),
+                    message.source,
                 ),
             )
             row = await cur.fetchone()
@@ -94,7 +100,7 @@ class PostgresOutbox:
                 # Delivered when the transaction commits.
                 await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, outbox_note(self._schema)))
         if row is None:
-            return await self._must(item.key)
+            return await self._must(key)
         self._outbox_wake.set()
         return outbox_from_row(row)
 
@@ -145,15 +151,8 @@ class PostgresOutbox:
         row = await self._one(f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE key = %s", (key,))
         return None if row is None else outbox_from_row(row)
 
-    async def outbox_items(
-        self,
-        *,
-        source: str | None = None,
-        target_prefix: str | None = None,
-        status: OutboxStatus | None = None,
-        limit: int = 100,
-    ) -> Sequence[OutboxItem]:
-        rows = await self._all(*items_query(_ITEMS, source, target_prefix, status, limit))
+    async def outbox_items(self, query: OutboxQuery = ALL_ITEMS) -> Sequence[OutboxItem]:
+        rows = await self._all(*items_query(_ITEMS, query))
         return [outbox_from_row(row) for row in rows]
 
     async def wait_for_outbox(self, seconds: float) -> None:

@@ -17,7 +17,13 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from seam.contracts.outbox import NewOutboxItem, OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import (
+    ALL_ITEMS,
+    OutboxItem,
+    OutboxItemNotFound,
+    OutboxQuery,
+    Outgoing,
+)
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
@@ -61,31 +67,21 @@ class SQLiteOutbox:
     # The newest row (rowid) the last `wait_for_outbox` saw; None before the first.
     _outbox_seen: int | None = None
 
-    async def enqueue(self, item: NewOutboxItem) -> OutboxItem:
-        due = item.not_before
-
+    async def enqueue(self, key: str, message: Outgoing) -> OutboxItem:
         def write(db: sqlite3.Connection) -> tuple[OutboxItem, bool]:
             now = self._clock()
             inserted = db.execute(
                 "INSERT INTO outbox (key, target, payload, status, created_at, updated_at,"
                 " next_attempt_at, source) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)"
                 " ON CONFLICT (key) DO NOTHING",
-                (
-                    item.key,
-                    item.target,
-                    item.payload,
-                    now,
-                    now,
-                    now if due is None else due,
-                    item.source,
-                ),
+                (key, message.target, message.payload, now, now, message.due(now), message.source),
             ).rowcount
-            return _must(db, item.key), inserted == 1
+            return _must(db, key), inserted == 1
 
-        stored, inserted = await self._threads.write(write)
+        item, inserted = await self._threads.write(write)
         if inserted:
             self._outbox_wake.set()
-        return stored
+        return item
 
     async def claim_due(
         self, target_prefix: str, owner: str, *, lease: float, limit: int = 50
@@ -146,15 +142,8 @@ class SQLiteOutbox:
     async def outbox_item(self, key: str) -> OutboxItem | None:
         return await self._threads.read(partial(_row, key=key))
 
-    async def outbox_items(
-        self,
-        *,
-        source: str | None = None,
-        target_prefix: str | None = None,
-        status: OutboxStatus | None = None,
-        limit: int = 100,
-    ) -> Sequence[OutboxItem]:
-        sql, params = items_query(_ITEMS, source, target_prefix, status, limit)
+    async def outbox_items(self, query: OutboxQuery = ALL_ITEMS) -> Sequence[OutboxItem]:
+        sql, params = items_query(_ITEMS, query)
 
         def read(db: sqlite3.Connection) -> list[OutboxItem]:
             return [outbox_from_row(row) for row in db.execute(sql, params).fetchall()]
