@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import NewSession
+from seam.contracts.sessions import NewSession, SearchScope
 from seam.services.sessions.sqlite import SQLiteSessionStore
 
 
@@ -193,7 +193,7 @@ async def main() -> None:
                     samples.append((time.perf_counter() - start) * 1000)
                     hits.append(len(found))
                     start = time.perf_counter()
-                    await store.search(query, 20, exclude_session=current)
+                    await store.search(query, 20, SearchScope(exclude_session=current))
                     excluded.append((time.perf_counter() - start) * 1000)
                 everything += samples
                 print(line(label, samples, hits))

@@ -68,6 +68,24 @@ PLAIN_SESSION = NewSession()
 
 
 @dataclass(frozen=True, slots=True)
+class SearchScope:
+    """Which sessions `search` looks in: all but `exclude_session` (the asking one, so
+    its own words are not found again), and only those created for `tenant` when given."""
+
+    exclude_session: str | None = None
+    tenant: str | None = None
+
+    def covers(self, info: SessionInfo) -> bool:
+        """Whether the session is searched."""
+        if info.key == self.exclude_session:
+            return False
+        return self.tenant is None or info.tenant == self.tenant
+
+
+ANY_SESSION = SearchScope()
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     session_key: str
     message_index: int
@@ -297,16 +315,10 @@ class SessionCatalogue(Protocol):
         ...
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> builtins.list[SearchHit]:
         """Full-text search over message content; any user text is a valid query.
-        `exclude_session`: leave that session's messages out (still `limit` hits).
-        `tenant`: only sessions created for that tenant (`SessionInfo.tenant`)."""
+        Only the sessions `scope` covers are searched (still `limit` hits)."""
         ...
 
     async def session_for_message(self, message_id: int) -> SessionInfo | None:

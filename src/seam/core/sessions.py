@@ -22,11 +22,13 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
 from seam.contracts.search import SEARCHED_ROLES, snippet, terms
 from seam.contracts.sessions import (
+    ANY_SESSION,
     PLAIN_SESSION,
     DuplicateTitle,
     LoadedSession,
     NewSession,
     SearchHit,
+    SearchScope,
     SessionInfo,
     SessionNotFound,
     SessionSummary,
@@ -142,12 +144,7 @@ class InMemorySessionStore:
         return None if key is None else self._sessions[key].info
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> list[SearchHit]:
         check_limit(limit)
         wanted = set(terms(query))
@@ -155,7 +152,7 @@ class InMemorySessionStore:
             return []
         found: list[tuple[int, str, int, Message]] = []
         for key, record in self._sessions.items():
-            if key == exclude_session or (tenant is not None and record.info.tenant != tenant):
+            if not scope.covers(record.info):
                 continue
             for index, message in enumerate(record.messages):
                 if (

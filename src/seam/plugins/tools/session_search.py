@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from seam.contracts.sessions import SessionInfo, SessionStore
+from seam.contracts.sessions import SearchScope, SessionInfo, SessionStore
 from seam.contracts.tools import ToolContext, ToolError, ToolRegistry, object_schema
 
 DEFAULT_LIMIT = 5
@@ -52,7 +52,7 @@ class SessionSearchTool:
         own = await self._sessions.get(ctx.session_key)
         tenant = own.tenant if own is not None else None
         hits = await self._sessions.search(
-            query, limit, exclude_session=ctx.session_key, tenant=tenant
+            query, limit, SearchScope(exclude_session=ctx.session_key, tenant=tenant)
         )
         if not hits:
             return f"No past conversation has all of these words: {query.strip()}"

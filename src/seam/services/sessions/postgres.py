@@ -33,10 +33,12 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import (
+    ANY_SESSION,
     PLAIN_SESSION,
     DuplicateTitle,
     NewSession,
     SearchHit,
+    SearchScope,
     SessionInfo,
     SessionNotFound,
     UsageRecord,
@@ -317,12 +319,7 @@ class PostgresStore(
         return None if row is None else session_from_row(row)
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> list[SearchHit]:
         check_limit(limit)
         wanted = query_words(query)
@@ -336,7 +333,12 @@ class PostgresStore(
             " AND (%(tenant)s::text IS NULL"
             "      OR session_key IN (SELECT key FROM sessions WHERE tenant = %(tenant)s))"
             " ORDER BY id DESC LIMIT %(limit)s",
-            {"words": wanted, "skip": exclude_session, "tenant": tenant, "limit": limit},
+            {
+                "words": wanted,
+                "skip": scope.exclude_session,
+                "tenant": scope.tenant,
+                "limit": limit,
+            },
         )
         return [
             SearchHit(key, idx, role, snippet(bytes(content).decode(), wanted), message_id)

@@ -24,10 +24,12 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
 from seam.contracts.search import snippet, terms, words
 from seam.contracts.sessions import (
+    ANY_SESSION,
     PLAIN_SESSION,
     LoadedSession,
     NewSession,
     SearchHit,
+    SearchScope,
     SessionInfo,
     SessionNotFound,
     check_limit,
@@ -235,12 +237,7 @@ class SQLiteSessionStore(
         return await self._threads.read(read)
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> list[SearchHit]:
         check_limit(limit)
         wanted = dict.fromkeys(words(query))
@@ -251,6 +248,7 @@ class SQLiteSessionStore(
         # them itself (the porter tokenizer); the snippet looks for the same stems.
         match = " ".join(f'"{word}"' for word in wanted)
         stems = set(terms(query))
+        exclude_session, tenant = scope.exclude_session, scope.tenant
         if exclude_session is None and tenant is None:
             sql = (
                 "WITH hits AS (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import NewSession, SessionStore
+from seam.contracts.sessions import NewSession, SearchScope, SessionStore
 from seam.testing.conformance.support import assistant, user
 
 # Texts that would be FTS5 syntax errors (or silently mean something else) if passed
@@ -211,12 +211,12 @@ class SessionSearchSuite:
         await store.append("old", [user("topic old")])
         await store.append("other", [user("topic other")])
         await store.append("current", [user(f"topic now {i}") for i in range(5)])
-        hits = await store.search("topic", 2, exclude_session="current")
+        hits = await store.search("topic", 2, SearchScope(exclude_session="current"))
         assert [h.session_key for h in hits] == ["other", "old"]
         assert len(await store.search("topic", 2)) == 2
-        assert await store.search("topic", 2, exclude_session="other") == await store.search(
-            "topic", 2
-        )
+        assert await store.search(
+            "topic", 2, SearchScope(exclude_session="other")
+        ) == await store.search("topic", 2)
 
     async def test_search_can_keep_to_one_tenant(self, store: SessionStore) -> None:
         await store.create("mine", NewSession(tenant="alice"))
@@ -225,9 +225,14 @@ class SessionSearchSuite:
         await store.append("mine", [user("budget plan for alice")])
         await store.append("theirs", [user("budget plan for bob")])
         await store.append("untagged", [user("budget plan, nobody's")])
-        hits = await store.search("budget plan", 10, tenant="alice")
+        hits = await store.search("budget plan", 10, SearchScope(tenant="alice"))
         assert [h.session_key for h in hits] == ["mine"]
-        assert [h.session_key for h in await store.search("budget", 10, tenant="bob")] == ["theirs"]
+        assert [
+            h.session_key for h in await store.search("budget", 10, SearchScope(tenant="bob"))
+        ] == ["theirs"]
         assert len(await store.search("budget", 10)) == 3
-        assert await store.search("budget", 10, tenant="carol") == []
-        assert await store.search("budget", 10, tenant="alice", exclude_session="mine") == []
+        assert await store.search("budget", 10, SearchScope(tenant="carol")) == []
+        assert (
+            await store.search("budget", 10, SearchScope(tenant="alice", exclude_session="mine"))
+            == []
+        )
