@@ -22,13 +22,13 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from types import TracebackType
 from typing import Any, Self
 
 import psycopg
 from psycopg import AsyncConnection, errors
 from psycopg_pool import AsyncConnectionPool
 
+from seam.contracts.closing import ClosesOnExit
 from seam.contracts.context import CompactionRecord
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.messages import Message, Usage
@@ -79,6 +79,7 @@ class PostgresStore(
     PostgresOutbox,
     PostgresWorkingDirs,
     PostgresListener,
+    ClosesOnExit,
 ):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
@@ -190,14 +191,6 @@ class PostgresStore(
     async def __aenter__(self) -> Self:
         await self.open()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         if self._listener is not None:
