@@ -54,9 +54,7 @@ from seam.services.sessions.rows import (
     usage_params,
 )
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
-
-# How often an idle worker looks for work another process admitted.
-POLL_SECONDS = 0.5
+from seam.services.sessions.sqlite_wait import woken
 
 
 class SQLiteSubmissions:
@@ -70,13 +68,24 @@ class SQLiteSubmissions:
         ).fetchone()
         return None if row is None else submission_from_row(row)
 
+    def _written(self, db: sqlite3.Connection, submission_id: str) -> Submission:
+        """The row as this transaction just wrote it (so it exists)."""
+        sub = self._row(db, submission_id)
+        assert sub is not None
+        return sub
+
+    async def _write_waking(self, write: Callable[[sqlite3.Connection], Submission]) -> Submission:
+        """Run `write`, which may have made work runnable, and wake this process's idle
+        workers (other processes find it on their next look)."""
+        written = await self._threads.write(write)
+        self._wake.set()
+        return written
+
     def _held(self, db: sqlite3.Connection, submission_id: str, owner: str | None) -> Submission:
         return check_holder(self._row(db, submission_id), submission_id, owner)
 
     async def admit(self, submission: NewSubmission) -> Submission:
-        stored = await self._threads.write(partial(self._admit, submission))
-        self._wake.set()
-        return stored
+        return await self._write_waking(partial(self._admit, submission))
 
     def _admit(self, submission: NewSubmission, db: sqlite3.Connection) -> Submission:
         existing = self._row(db, submission.id)
@@ -103,9 +112,7 @@ class SQLiteSubmissions:
                 now,
             ),
         )
-        stored = self._row(db, submission.id)
-        assert stored is not None
-        return stored
+        return self._written(db, submission.id)
 
     async def submission(self, submission_id: str) -> Submission | None:
         return await self._threads.read(partial(self._row_of, submission_id))
@@ -264,13 +271,9 @@ class SQLiteSubmissions:
                 " settled_at = ?, updated_at = ? WHERE id = ?",
                 (end.outcome, end.result, end.error, end.finish_reason, now, now, submission_id),
             )
-            settled = self._row(db, submission_id)
-            assert settled is not None
-            return settled
+            return self._written(db, submission_id)
 
-        settled = await self._threads.write(write)
-        self._wake.set()
-        return settled
+        return await self._write_waking(write)
 
     async def release(
         self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
@@ -282,13 +285,9 @@ class SQLiteSubmissions:
                 " lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE id = ?",
                 (not_before, error, self._clock(), submission_id),
             )
-            released = self._row(db, submission_id)
-            assert released is not None
-            return released
+            return self._written(db, submission_id)
 
-        released = await self._threads.write(write)
-        self._wake.set()
-        return released
+        return await self._write_waking(write)
 
     async def request_abort(self, submission_id: str) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
@@ -307,9 +306,7 @@ class SQLiteSubmissions:
                     "UPDATE submissions SET abort_requested = 1, updated_at = ? WHERE id = ?",
                     (now, submission_id),
                 )
-            updated = self._row(db, submission_id)
-            assert updated is not None
-            return updated
+            return self._written(db, submission_id)
 
         return await self._threads.write(write)
 
@@ -344,18 +341,8 @@ class SQLiteSubmissions:
 
     async def wait_for_work(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            try:
-                async with asyncio.timeout(min(left, POLL_SECONDS)):
-                    await self._wake.wait()
-                self._wake.clear()
-                return
-            except TimeoutError:
-                pass
-            if await self._threads.read(self._has_due_work):
+        while (woke := await woken(self._wake, deadline)) is not None:
+            if woke or await self._threads.read(self._has_due_work):
                 return
 
     def _has_due_work(self, db: sqlite3.Connection) -> bool:

@@ -31,6 +31,7 @@ from seam.services.sessions.outbox_rows import (
     outbox_from_row,
 )
 from seam.services.sessions.sqlite_threads import SQLiteThreads
+from seam.services.sessions.sqlite_wait import woken
 
 # The migration `SQLiteSessionStore` appends: one row per outgoing message. Idempotent, so a
 # schema whose version was wound back (a test of an older migration) runs it again.
@@ -51,9 +52,6 @@ OUTBOX_MIGRATION: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS outbox_due ON outbox (status, next_attempt_at)",
     "CREATE INDEX IF NOT EXISTS outbox_source ON outbox (source) WHERE source IS NOT NULL",
 )
-
-# How often an idle deliverer looks for items another process enqueued.
-POLL_SECONDS = 0.5
 
 # A literal prefix match (LIKE would treat `_` and `%` in a path as patterns).
 _PREFIX = "substr(target, 1, length(:prefix)) = :prefix"
@@ -152,8 +150,9 @@ class SQLiteOutbox:
 
     async def wait_for_outbox(self, seconds: float) -> None:
         """Until an item is enqueued (through this object: at once; by another process:
-        within `POLL_SECONDS`) or `seconds` pass. "New" is measured against the newest row
-        the previous wait saw, so an item enqueued between two waits is not missed."""
+        within `sqlite_wait.POLL_SECONDS`) or `seconds` pass. "New" is measured against the
+        newest row the previous wait saw, so an item enqueued between two waits is not
+        missed."""
         deadline = time.monotonic() + seconds
         if self._outbox_seen is None:
             self._outbox_seen = await self._threads.read(_newest)
@@ -163,17 +162,12 @@ class SQLiteOutbox:
                 self._outbox_seen = newest
                 self._outbox_wake.clear()
                 return
-            left = deadline - time.monotonic()
-            if left <= 0:
+            woke = await woken(self._outbox_wake, deadline)
+            if woke is None:
                 return
-            try:
-                async with asyncio.timeout(min(left, POLL_SECONDS)):
-                    await self._outbox_wake.wait()
-            except TimeoutError:
-                continue
-            self._outbox_wake.clear()
-            self._outbox_seen = await self._threads.read(_newest)
-            return
+            if woke:
+                self._outbox_seen = await self._threads.read(_newest)
+                return
 
 
 def _row(db: sqlite3.Connection, key: str) -> OutboxItem | None:
