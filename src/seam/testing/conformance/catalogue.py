@@ -11,13 +11,12 @@ import pytest
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import (
     NewSession,
-    SessionNotFound,
     SessionStore,
     UsageRecord,
     UsageTotals,
 )
 from seam.testing.clock import ManualClock
-from seam.testing.conformance.support import assistant, user
+from seam.testing.conformance.support import assistant, refuses_unknown, rejects, session_with, user
 
 
 class SessionCatalogueSuite:
@@ -47,8 +46,7 @@ class SessionCatalogueSuite:
         assert await store.list() == []
 
     async def test_list_rejects_a_negative_limit(self, store: SessionStore) -> None:
-        with pytest.raises(ValueError, match="limit"):
-            await store.list(-1)
+        await rejects(store.list(-1), "limit")
 
     async def test_list_rich_counts_tokens_and_previews(
         self, store: SessionStore, clock: ManualClock
@@ -88,15 +86,13 @@ class SessionCatalogueSuite:
         self, store: SessionStore, clock: ManualClock
     ) -> None:
         for key in ("a", "b", "c", "d"):
-            await store.create(key)
-            await store.append(key, [user(f"question {key}")])
+            await session_with(store, key, [user(f"question {key}")])
             clock.advance()
         await store.touch("b")
         assert [s.info for s in await store.list_rich(3)] == await store.list(3)
         assert [s.preview for s in await store.list_rich(2)] == ["question b", "question d"]
         assert await store.list_rich(0) == []
-        with pytest.raises(ValueError, match="limit"):
-            await store.list_rich(-1)
+        await rejects(store.list_rich(-1), "limit")
 
     async def test_list_recently_active(self, store: SessionStore, clock: ManualClock) -> None:
         start = clock.now
@@ -110,8 +106,7 @@ class SessionCatalogueSuite:
         await store.append("old", [user("back again")])
         assert [s.key for s in await store.list_recently_active(clock.now)] == ["old"]
         assert [s.key for s in await store.list_recently_active(start, limit=2)] == ["old", "new"]
-        with pytest.raises(ValueError, match="limit"):
-            await store.list_recently_active(start, -1)
+        await rejects(store.list_recently_active(start, -1), "limit")
 
     async def test_a_hit_leads_back_to_its_session(self, store: SessionStore) -> None:
         await store.create("a", NewSession(title="A"))
@@ -156,5 +151,4 @@ class SessionCatalogueSuite:
         await store.create("x", NewSession(parent_key="y"))
         await store.create("y", NewSession(parent_key="x"))
         assert (await store.resolve_root("x")).key in {"x", "y"}
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.resolve_root("ghost-key")
+        await refuses_unknown(store.resolve_root("ghost-key"))

@@ -17,7 +17,7 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import UsageRecord
-from seam.testing.conformance.support import KEY, OTHER
+from seam.testing.conformance.support import KEY, OTHER, session_with
 from seam.testing.conformance.support import admit as _admit
 
 
@@ -25,8 +25,7 @@ class TurnJournalSuite:
     """A running turn's progress, written in one transaction under its lease."""
 
     async def test_append_for_tags_messages_and_advances(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await store.append(KEY, [Message("user", "earlier")])
+        await session_with(store, KEY, [Message("user", "earlier")])
         await _admit(store, "a")
         await store.claim("w1")
         call = ToolCall("c1", "read", "{}")

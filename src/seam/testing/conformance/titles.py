@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from seam.contracts.sessions import DuplicateTitle, NewSession, SessionNotFound, SessionStore
+from seam.contracts.sessions import DuplicateTitle, NewSession, SessionStore
 from seam.testing.clock import ManualClock
+from seam.testing.conformance.support import refuses_unknown
 
 
 class SessionTitlesSuite:
@@ -51,8 +52,7 @@ class SessionTitlesSuite:
         assert owner.key == "owner-key"
 
     async def test_set_title_on_unknown_session_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.set_title("ghost-key", "T")
+        await refuses_unknown(store.set_title("ghost-key", "T"))
 
     async def test_set_title_rejects_a_blank_title(self, store: SessionStore) -> None:
         await store.create("s", NewSession(title="Kept"))

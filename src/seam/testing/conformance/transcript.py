@@ -11,7 +11,7 @@ import pytest
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.sessions import DuplicateTitle, NewSession, SessionNotFound, SessionStore
 from seam.testing.clock import ManualClock
-from seam.testing.conformance.support import assistant, user
+from seam.testing.conformance.support import assistant, refuses_unknown, rejects, session_with, user
 
 
 class TranscriptSuite:
@@ -107,20 +107,16 @@ class TranscriptSuite:
             Message("assistant", "Partial answ", interrupted=True),
             Message("user", "", name="alice"),
         ]
-        await store.create("s")
-        await store.append("s", transcript)
+        await session_with(store, "s", transcript)
         assert await store.messages("s") == transcript
 
     async def test_append_to_unknown_session_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.append("ghost-key", [user("hi")])
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.append("ghost-key", [])
+        await refuses_unknown(store.append("ghost-key", [user("hi")]))
+        await refuses_unknown(store.append("ghost-key", []))
         assert await store.get("ghost-key") is None
 
     async def test_append_keeps_order_across_calls(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("1"), assistant("2")])
+        await session_with(store, "s", [user("1"), assistant("2")])
         await store.append("s", [user("3")])
         await store.append("s", [assistant("4"), user("5"), assistant("6")])
         assert [m.content for m in await store.messages("s")] == ["1", "2", "3", "4", "5", "6"]
@@ -175,8 +171,7 @@ class TranscriptSuite:
         self, store: SessionStore, start: int, limit: int | None
     ) -> None:
         transcript = [user(str(i)) for i in range(5)]
-        await store.create("s")
-        await store.append("s", transcript)
+        await session_with(store, "s", transcript)
         expected = transcript[start:] if limit is None else transcript[start:][:limit]
         assert await store.messages("s", start, limit) == expected
 
@@ -186,15 +181,12 @@ class TranscriptSuite:
         assert await store.messages("s", -1) == []
 
     async def test_messages_of_unknown_session_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.messages("ghost-key")
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.messages("ghost-key", -3, 2)
+        await refuses_unknown(store.messages("ghost-key"))
+        await refuses_unknown(store.messages("ghost-key", -3, 2))
 
     async def test_messages_rejects_a_negative_limit(self, store: SessionStore) -> None:
         await store.create("s")
-        with pytest.raises(ValueError, match="limit"):
-            await store.messages("s", 0, -1)
+        await rejects(store.messages("s", 0, -1), "limit")
 
     async def test_load_gives_the_row_and_the_transcript(self, store: SessionStore) -> None:
         await store.create("s", NewSession(title="T"))
@@ -224,5 +216,4 @@ class TranscriptSuite:
         assert [s.key for s in await store.list()] == ["a", "b"]
 
     async def test_touch_unknown_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.touch("ghost-key")
+        await refuses_unknown(store.touch("ghost-key"))

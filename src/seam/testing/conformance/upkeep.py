@@ -13,7 +13,7 @@ import pytest
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import NewSession, SessionNotFound, SessionStore, UsageRecord
 from seam.testing.clock import ManualClock
-from seam.testing.conformance.support import assistant, user
+from seam.testing.conformance.support import assistant, refuses_unknown, rejects, session_with, user
 
 # What `export` gives for the transcript and usage `test_export_is_json_ready_and_complete`
 # stores, on every backend.
@@ -115,8 +115,7 @@ class SessionUpkeepSuite:
         assert info.message_count == 1
 
     async def test_end_unknown_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.end("ghost-key")
+        await refuses_unknown(store.end("ghost-key"))
 
     async def test_export_is_json_ready_and_complete(
         self, store: SessionStore, clock: ManualClock
@@ -148,16 +147,14 @@ class SessionUpkeepSuite:
         assert exported["usage"] == EXPORTED_USAGE
 
     async def test_export_unknown_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.export("ghost-key")
+        await refuses_unknown(store.export("ghost-key"))
 
     async def test_export_all_is_oldest_first(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
         assert await store.export_all() == []
         for key in ("b", "c", "a"):
-            await store.create(key)
-            await store.append(key, [user(f"in {key}")])
+            await session_with(store, key, [user(f"in {key}")])
             clock.advance()
         await store.touch("b")
         everything = await store.export_all()
@@ -200,10 +197,8 @@ class SessionUpkeepSuite:
         assert await store.prune(2) == 1
 
     async def test_prune_rejects_a_negative_age(self, store: SessionStore) -> None:
-        with pytest.raises(ValueError, match="older_than_days"):
-            await store.prune(-1)
-        with pytest.raises(ValueError, match="older_than_days"):
-            await store.prune(float("nan"))
+        await rejects(store.prune(-1), "older_than_days")
+        await rejects(store.prune(float("nan")), "older_than_days")
 
     async def test_end_idle_ends_sessions_as_of_when_they_went_idle(
         self, store: SessionStore, clock: ManualClock
@@ -233,8 +228,7 @@ class SessionUpkeepSuite:
         assert [s.key for s in await store.list()] == ["busy"]
 
     async def test_end_idle_rejects_a_negative_time(self, store: SessionStore) -> None:
-        with pytest.raises(ValueError, match="idle_seconds"):
-            await store.end_idle(-1)
+        await rejects(store.end_idle(-1), "idle_seconds")
 
     async def test_undo_removes_the_last_turn(
         self, store: SessionStore, clock: ManualClock
@@ -246,8 +240,7 @@ class SessionUpkeepSuite:
             assistant("first answer"),
         ]
         second_turn = [user("second question"), assistant("second answer")]
-        await store.create("s")
-        await store.append("s", [Message("system", "sys"), *first_turn, *second_turn])
+        await session_with(store, "s", [Message("system", "sys"), *first_turn, *second_turn])
         clock.advance()
         assert await store.undo("s") == 2
         assert await store.messages("s") == [Message("system", "sys"), *first_turn]
@@ -263,8 +256,8 @@ class SessionUpkeepSuite:
         assert [h.message_index for h in await store.search("again")] == [5]
 
     async def test_undo_several_turns_and_more_than_there_are(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append(
+        await session_with(
+            store,
             "s",
             [
                 Message("system", "sys"),
@@ -290,7 +283,5 @@ class SessionUpkeepSuite:
         await store.append("s", [Message("system", "sys"), user("q"), assistant("a")])
         assert await store.undo("s", 0) == 0
         assert len(await store.messages("s")) == 3
-        with pytest.raises(ValueError, match="turns"):
-            await store.undo("s", -1)
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.undo("ghost-key")
+        await rejects(store.undo("s", -1), "turns")
+        await refuses_unknown(store.undo("ghost-key"))
