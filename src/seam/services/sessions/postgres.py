@@ -64,7 +64,14 @@ from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
 from seam.services.sessions.postgres_working_dir import PostgresWorkingDirs
-from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, compaction_from_row
+from seam.services.sessions.rows import (
+    COMPACTION_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    compaction_from_row,
+    compaction_params,
+    insert_sql,
+)
 
 # Re-exported: the channel, the timeout and `describe_url` lived here, and callers import
 # them from here.
@@ -368,21 +375,7 @@ class PostgresStore(
         try:
             async with self._connection() as conn:
                 await conn.execute(
-                    f"INSERT INTO compactions (session_key, {COMPACTION_COLUMNS})"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        key,
-                        record.marker_index,
-                        record.tail_start,
-                        record.messages_before,
-                        record.messages_after,
-                        record.tokens_before,
-                        record.tokens_after,
-                        record.duration_ms,
-                        record.reason,
-                        record.summarised,
-                        record.created_at or self._clock(),
-                    ),
+                    _INSERT_COMPACTION, compaction_params(key, record, self._clock())
                 )
         except errors.ForeignKeyViolation:
             raise SessionNotFound(f"no session {key!r}") from None
@@ -422,7 +415,4 @@ class PostgresStore(
         return [session_from_row(row) for row in rows]
 
 
-COMPACTION_COLUMNS = (
-    "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
-    " duration_ms, reason, summarised, created_at"
-)
+_INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "%s")

@@ -38,10 +38,13 @@ from seam.contracts.sessions import (
     next_lineage_title,
 )
 from seam.services.sessions.rows import (
+    COMPACTION_COLUMNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     compaction_from_row,
+    compaction_params,
     dump_calls,
+    insert_sql,
     message_from_row,
     session_from_row,
 )
@@ -58,11 +61,6 @@ from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
 
 # Re-exported: the schema and the day length lived here, and callers import them from here.
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
-
-_COMPACTION_COLUMNS = (
-    "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
-    " duration_ms, reason, summarised, created_at"
-)
 
 
 class SQLiteSessionStore(
@@ -277,26 +275,9 @@ class SQLiteSessionStore(
         return await self._threads.read(read)
 
     async def record_compaction(self, key: str, record: CompactionRecord) -> None:
-        row = (
-            key,
-            record.marker_index,
-            record.tail_start,
-            record.messages_before,
-            record.messages_after,
-            record.tokens_before,
-            record.tokens_after,
-            record.duration_ms,
-            record.reason,
-            int(record.summarised),
-        )
-
         def write(db: sqlite3.Connection) -> None:
             self._must_exist(db, key)
-            db.execute(
-                f"INSERT INTO compactions (session_key, {_COMPACTION_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*row, record.created_at or self._clock()),
-            )
+            db.execute(_INSERT_COMPACTION, compaction_params(key, record, self._clock()))
 
         await self._threads.write(write)
 
@@ -305,7 +286,7 @@ class SQLiteSessionStore(
             with snapshot(db):
                 self._must_exist(db, key)
                 rows = db.execute(
-                    f"SELECT {_COMPACTION_COLUMNS} FROM compactions WHERE session_key = ?"
+                    f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_key = ?"
                     " ORDER BY id",
                     (key,),
                 ).fetchall()
@@ -400,3 +381,6 @@ class SQLiteSessionStore(
             return [session_from_row(row) for row in rows]
 
         return await self._threads.read(read)
+
+
+_INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "?")
