@@ -223,6 +223,12 @@ def check_limit(limit: int) -> None:
         raise ValueError(f"limit must be >= 0, got {limit}")
 
 
+def check_page(limit: int | None) -> None:
+    """`messages`' limit: None (to the end) or a count, never negative."""
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0 or None, got {limit}")
+
+
 def check_idle(idle_seconds: float) -> None:
     if not idle_seconds >= 0:  # also refuses NaN
         raise ValueError(f"idle_seconds must be >= 0, got {idle_seconds}")

@@ -14,13 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from seam.contracts.outbox import (
-    ALL_ITEMS,
-    OutboxItem,
-    OutboxItemNotFound,
-    OutboxQuery,
-    Outgoing,
-)
+from seam.contracts.outbox import ALL_ITEMS, OutboxItem, OutboxItemNotFound, OutboxQuery, Outgoing
 
 
 class InMemoryOutbox:

@@ -36,6 +36,7 @@ from seam.contracts.sessions import (
     UsageTotals,
     check_idle,
     check_limit,
+    check_page,
     check_title,
     lineage_base,
     next_lineage_title,
@@ -119,10 +120,9 @@ class InMemorySessionStore:
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
         transcript = self._record(key).messages
+        check_page(limit)
         if limit is None:
             return transcript[start:]
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit}")
         first = start if start >= 0 else max(0, len(transcript) + start)
         return transcript[first : first + limit]
 

@@ -44,6 +44,7 @@ from seam.contracts.sessions import (
     UsageRecord,
     UsageTotals,
     check_limit,
+    check_page,
     check_title,
 )
 from seam.services.sessions.postgres_approvals import PostgresApprovals
@@ -287,8 +288,7 @@ class PostgresStore(
             await insert_messages(conn, key, messages, None, self._clock())
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        check_page(limit)
         sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = %s AND idx >= "
         if start >= 0:
             sql += "%s ORDER BY idx LIMIT %s"

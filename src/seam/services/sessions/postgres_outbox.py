@@ -18,13 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
 
-from seam.contracts.outbox import (
-    ALL_ITEMS,
-    OutboxItem,
-    OutboxItemNotFound,
-    OutboxQuery,
-    Outgoing,
-)
+from seam.contracts.outbox import ALL_ITEMS, OutboxItem, OutboxItemNotFound, OutboxQuery, Outgoing
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,

@@ -33,6 +33,7 @@ from seam.contracts.sessions import (
     SessionInfo,
     SessionNotFound,
     check_limit,
+    check_page,
     check_title,
     lineage_base,
     next_lineage_title,
@@ -193,8 +194,7 @@ class SQLiteSessionStore(
         await self._threads.write(write)
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        check_page(limit)
         sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? AND idx >= "
         if start >= 0:
             sql += "? ORDER BY idx LIMIT ?"

@@ -17,13 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from seam.contracts.outbox import (
-    ALL_ITEMS,
-    OutboxItem,
-    OutboxItemNotFound,
-    OutboxQuery,
-    Outgoing,
-)
+from seam.contracts.outbox import ALL_ITEMS, OutboxItem, OutboxItemNotFound, OutboxQuery, Outgoing
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,

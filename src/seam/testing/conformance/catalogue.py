@@ -9,12 +9,7 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall, Usage
-from seam.contracts.sessions import (
-    NewSession,
-    SessionStore,
-    UsageRecord,
-    UsageTotals,
-)
+from seam.contracts.sessions import NewSession, SessionStore, UsageRecord, UsageTotals
 from seam.testing.clock import ManualClock
 from seam.testing.conformance.support import assistant, refuses_unknown, rejects, session_with, user
 
