@@ -30,7 +30,7 @@ from typing import Any
 from loop_overhead import EchoTool
 from loop_overhead import script as turn_script
 
-from seam.contracts.execution import ExecutionStore
+from seam.contracts.execution import ExecutionStore, SubmissionQuery
 from seam.core import (
     AgentLoop,
     Coordinator,
@@ -123,7 +123,9 @@ async def _work(target: str, schema: str | None, submissions: int) -> int:
         factory = SessionFactory(loop, store, coordinator)
         while True:
             settled += len(await coordinator.drain_runnable(factory.resolve))
-            if not await store.submissions(states=("queued", "running"), limit=1):
+            if not await store.submissions(
+                query=SubmissionQuery(states=("queued", "running"), limit=1)
+            ):
                 return settled
             await store.wait_for_work(0.05)
     finally:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import NewSession, SearchScope
 from seam.services.sessions.sqlite import SQLiteSessionStore
 
 
@@ -115,7 +116,7 @@ async def fill(store: SQLiteSessionStore, total: int, sessions: int, rng: random
     written = 0
     for s in range(sessions):
         key = f'agent-session:["local","default","bench-{s}"]'
-        await store.create(key, personality="default")
+        await store.create(key, NewSession(personality="default"))
         transcript: list[Message] = []
         while len(transcript) < per_session:
             transcript.extend(turn(writer, rng, written + len(transcript)))
@@ -192,7 +193,7 @@ async def main() -> None:
                     samples.append((time.perf_counter() - start) * 1000)
                     hits.append(len(found))
                     start = time.perf_counter()
-                    await store.search(query, 20, exclude_session=current)
+                    await store.search(query, 20, SearchScope(exclude_session=current))
                     excluded.append((time.perf_counter() - start) * 1000)
                 everything += samples
                 print(line(label, samples, hits))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from seam.contracts.messages import Message
+from seam.contracts.sessions import NewSession
 from seam.core.identity import DEFAULT_HARNESS, create_session_storage_key
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from tests.cli.conftest import Cli
@@ -36,7 +37,7 @@ def seed(path: Path, sessions: list[tuple[str, float, bool]]) -> None:
     async def write() -> None:
         for name, at, ended in sessions:
             store = SQLiteSessionStore(str(path), clock=lambda at=at: at)
-            await store.create(key(name), personality="default")
+            await store.create(key(name), NewSession(personality="default"))
             await store.append(key(name), [Message("user", f"hello from {name}")])
             if ended:
                 await store.end(key(name))

@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 
 from seam.contracts.events import AgentEvent, Done, TextDelta
-from seam.contracts.execution import EventRecord, Submission
+from seam.contracts.execution import (
+    UNSETTLED,
+    ClaimScope,
+    EventQuery,
+    EventRecord,
+    JournalEntry,
+    Submission,
+)
 from seam.contracts.messages import Message
 from seam.contracts.tools import ToolContext
 from seam.core.coordinator import CUT_OFF_NOTE, UNKNOWN_OUTCOME, Coordinator
@@ -82,9 +89,9 @@ async def crashed_claim(factory: SessionFactory, text: str, *written: Message) -
     store = factory.store
     session = await factory.get_or_create_root(KEY)
     sub = await session.submit(text)
-    await store.claim("crashed-worker", submission_id=sub.id)
+    await store.claim("crashed-worker", scope=ClaimScope(submission_id=sub.id))
     if written:
-        await store.append_for(sub.id, "crashed-worker", written)
+        await store.append_for(sub.id, "crashed-worker", JournalEntry(written))
     return sub.id
 
 
@@ -173,7 +180,7 @@ async def test_a_saved_reply_whose_done_event_was_lost_gets_one_on_resume() -> N
     )
     await factory.coordinator.resume_pending(factory.resolve)
     await factory.coordinator.resume_pending(factory.resolve)
-    records = await factory.store.events(KEY, submission_id=sid)
+    records = await factory.store.events(KEY, EventQuery(submission_id=sid))
     assert [r.type for r in records] == ["done"]
     [event] = [e for r in records for e in decode(r)]
     assert isinstance(event, Done) and event.text == "the answer" and event.seq == 1
@@ -512,7 +519,7 @@ async def test_a_new_message_waits_for_the_crashed_turn_of_its_session() -> None
         ("user", "two"),
         ("assistant", "answer two"),
     ]
-    assert await factory.store.submissions(KEY, states=("queued", "running")) == []
+    assert await factory.store.submissions(KEY, UNSETTLED) == []
 
 
 async def test_a_fresh_submission_does_not_read_back_a_transcript_it_never_wrote() -> None:
@@ -566,8 +573,10 @@ async def test_a_crashed_delegation_is_finished_on_resume_not_started_over() -> 
     parent = await factory.resolve(KEY)
     child = await factory.create_child(parent, delegate.id)
     child_sub = await child.submit("look it up", submission_id=submission_id_for(child.key))
-    await store.claim("crashed-worker", submission_id=child_sub.id)
-    await store.append_for(child_sub.id, "crashed-worker", [Message("user", "look it up")])
+    await store.claim("crashed-worker", scope=ClaimScope(submission_id=child_sub.id))
+    await store.append_for(
+        child_sub.id, "crashed-worker", JournalEntry([Message("user", "look it up")])
+    )
 
     settled = {s.id: s for s in await factory.coordinator.resume_pending(factory.resolve)}
     assert (settled[parent_sub].outcome, settled[parent_sub].result) == (
@@ -662,13 +671,11 @@ class DiskFullOnce(InMemoryExecutionStore):
         super().__init__()
         self.refused = 0
 
-    async def append_for(
-        self, submission_id: str, owner: str, messages: Any, **written: Any
-    ) -> None:
-        if not self.refused and any(m.role == "tool" for m in messages):
+    async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
+        if not self.refused and any(m.role == "tool" for m in entry.messages):
             self.refused += 1
             raise OSError(28, "database or disk is full")
-        await super().append_for(submission_id, owner, messages, **written)
+        await super().append_for(submission_id, owner, entry)
 
 
 async def test_a_submission_failed_by_a_store_error_leaves_no_tool_call_unanswered() -> None:

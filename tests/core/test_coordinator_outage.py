@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from seam.contracts.db import StoreUnavailable
-from seam.contracts.execution import EventRecord, Outcome, Submission
+from seam.contracts.execution import EventRecord, JournalEntry, Settlement, Submission
 from seam.contracts.messages import Message
-from seam.contracts.sessions import UsageRecord
 from seam.core.coordinator import Coordinator
 from seam.core.event_log import replay
 from seam.core.execution import InMemoryExecutionStore
@@ -38,33 +37,25 @@ class FlakyStore(InMemoryExecutionStore):
     def _outage(self) -> StoreUnavailable:
         return StoreUnavailable("server closed the connection unexpectedly")
 
-    async def append_for(
-        self,
-        submission_id: str,
-        owner: str,
-        messages: Sequence[Message],
-        *,
-        usage: Sequence[UsageRecord] = (),
-        events: Sequence[EventRecord] = (),
-    ) -> None:
-        if self.append_fails and messages:
+    async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
+        if self.append_fails and entry.messages:
             self.append_fails -= 1
             if self.applied:
-                await super().append_for(submission_id, owner, messages, usage=usage, events=events)
+                await super().append_for(submission_id, owner, entry)
             raise self._outage()
-        await super().append_for(submission_id, owner, messages, usage=usage, events=events)
+        await super().append_for(submission_id, owner, entry)
 
     async def settle(
-        self, submission_id: str, owner: str | None, outcome: Outcome, **kwargs: Any
+        self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         if self.settle_fails:
             self.settle_fails -= 1
             if self.applied:
                 self.settles += 1
-                await super().settle(submission_id, owner, outcome, **kwargs)
+                await super().settle(submission_id, owner, settlement)
             raise self._outage()
         self.settles += 1
-        return await super().settle(submission_id, owner, outcome, **kwargs)
+        return await super().settle(submission_id, owner, settlement)
 
 
 class Pauses:

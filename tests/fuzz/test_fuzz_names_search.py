@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionStore
+from seam.contracts.sessions import NewSession, SearchScope, SessionStore
 from seam.core.identity import (
     InvalidSessionName,
     assert_public_session_name,
@@ -43,12 +43,14 @@ def test_a_session_name_is_accepted_or_refused_and_its_key_round_trips(name: str
 
 
 async def _search_all(store: SessionStore, query: str) -> None:
-    await store.create("k", personality="default")
+    await store.create("k", NewSession(personality="default"))
     await store.append(
         "k", [Message("user", "deploy the widget to staging"), Message("user", query)]
     )
     assert isinstance(await store.search(query), list)
-    assert isinstance(await store.search(query, exclude_session="other", tenant="local"), list)
+    assert isinstance(
+        await store.search(query, 20, SearchScope(exclude_session="other", tenant="local")), list
+    )
     hits = await store.search("widget")
     assert any(hit.session_key == "k" for hit in hits)
 

@@ -12,6 +12,7 @@ from seam.apps.gateway.chats import message_key
 from seam.apps.gateway.pairing import PairingStore
 from seam.contracts.chat import Attachment, ChatRef
 from seam.contracts.model import ModelChunk, ModelRequest, TextChunk
+from seam.contracts.outbox import OutboxQuery
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, Step, call, text_step, tool_step
 from seam.core.storage import InMemoryStorage
@@ -303,8 +304,10 @@ async def test_the_owner_is_told_when_an_adapter_stays_down(tmp_path: Path) -> N
         build=build,
         options=options,
     ):
-        await eventually(lambda: store.outbox_items(target_prefix="telegram:42"), "the alert")
-    [alert] = await store.outbox_items(target_prefix="telegram:42")
+        await eventually(
+            lambda: store.outbox_items(OutboxQuery(target_prefix="telegram:42")), "the alert"
+        )
+    [alert] = await store.outbox_items(OutboxQuery(target_prefix="telegram:42"))
     assert "telegram has been down" in json.loads(alert.payload)["text"]
 
 

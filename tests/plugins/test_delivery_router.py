@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from seam.contracts.delivery import Delivery, DeliveryError
+from seam.contracts.outbox import Outgoing
 from seam.core.execution import InMemoryExecutionStore
 from seam.plugins.delivery.quiet import held_count, hold_queued, release_held
 from seam.plugins.delivery.router import HELD_FOREVER, DeliveryRouter
@@ -217,7 +218,7 @@ async def test_dnd_off_inside_a_rule_window_releases_at_its_end(rig: Rig) -> Non
 async def test_dnd_on_holds_what_was_queued_but_not_yet_sent(rig: Rig) -> None:
     await rig.router.deliver("owner", "Disk full", key="plain")
     await rig.router.deliver("owner", "Server down", key="urgent", urgent=True)
-    await rig.store.enqueue("chat:reply", "telegram:42", json.dumps({"text": "a reply"}))
+    await rig.store.enqueue("chat:reply", Outgoing("telegram:42", json.dumps({"text": "a reply"})))
     await rig.dnd.toggle_indefinite(True)
     assert await hold_queued(rig.store, rig.clock()) == 1
     assert sorted(await rig.due()) == ["chat:reply", "urgent"]

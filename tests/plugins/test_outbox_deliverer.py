@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from seam.contracts.outbox import OutboxItem
+from seam.contracts.outbox import OutboxItem, OutboxQuery, Outgoing
 from seam.core.execution import InMemoryExecutionStore
 from seam.plugins.delivery.outbox_worker import STOPPED, OutboxDeliverer
 from seam.plugins.delivery.senders import DeliveryFailed, FileSender, WebhookSender
@@ -78,8 +78,8 @@ async def test_a_due_item_is_sent_and_recorded(
 ) -> None:
     sender = ScriptedSender("telegram:")
     worker, seen = deliverer(store, clock, sender)
-    await store.enqueue("s1:reply:0", "telegram:42", text("hi"), source="s1")
-    await store.enqueue("other", "slack:C1", text("not mine"))
+    await store.enqueue("s1:reply:0", Outgoing("telegram:42", text("hi"), source="s1"))
+    await store.enqueue("other", Outgoing("slack:C1", text("not mine")))
     [done] = await worker.deliver_due()
     assert done.status == "sent" and done.delivered_id == "id-s1:reply:0" and done.attempts == 1
     assert [i.key for i in sender.sent] == ["s1:reply:0"]
@@ -93,7 +93,7 @@ async def test_failures_back_off_exponentially_then_fail_for_good(
 ) -> None:
     sender = ScriptedSender("telegram:", [DeliveryFailed("HTTP 502")] * 20)
     worker, seen = deliverer(store, clock, sender, max_attempts=5)
-    await store.enqueue("k", "telegram:42", text("hi"))
+    await store.enqueue("k", Outgoing("telegram:42", text("hi")))
     waits = []
     for _ in range(5):
         [outcome] = await worker.deliver_due()
@@ -124,7 +124,7 @@ async def test_a_permanent_failure_is_not_retried(
 ) -> None:
     sender = ScriptedSender("telegram:", [DeliveryFailed("chat not found", permanent=True)])
     worker, _ = deliverer(store, clock, sender)
-    await store.enqueue("k", "telegram:42", text("hi"))
+    await store.enqueue("k", Outgoing("telegram:42", text("hi")))
     [outcome] = await worker.deliver_due()
     assert (outcome.status, outcome.last_error, outcome.attempts) == ("failed", "chat not found", 1)
 
@@ -132,7 +132,7 @@ async def test_a_permanent_failure_is_not_retried(
 async def test_retry_after_is_honoured(store: InMemoryExecutionStore, clock: ManualClock) -> None:
     sender = ScriptedSender("telegram:", [DeliveryFailed("HTTP 429", retry_after=37)])
     worker, _ = deliverer(store, clock, sender)
-    await store.enqueue("k", "telegram:42", text("hi"))
+    await store.enqueue("k", Outgoing("telegram:42", text("hi")))
     [outcome] = await worker.deliver_due()
     assert outcome.next_attempt_at == clock.now + 37
 
@@ -142,7 +142,7 @@ async def test_an_unexpected_sender_error_is_retried(
 ) -> None:
     sender = ScriptedSender("telegram:", [RuntimeError("boom")])
     worker, _ = deliverer(store, clock, sender)
-    await store.enqueue("k", "telegram:42", text("hi"))
+    await store.enqueue("k", Outgoing("telegram:42", text("hi")))
     [outcome] = await worker.deliver_due()
     assert outcome.status == "pending" and outcome.last_error == "RuntimeError: boom"
 
@@ -152,9 +152,9 @@ async def test_one_target_keeps_its_order_others_go_on(
 ) -> None:
     sender = ScriptedSender("telegram:", [DeliveryFailed("HTTP 502")])
     worker, _ = deliverer(store, clock, sender)
-    await store.enqueue("a:0", "telegram:1", text("part one"))
-    await store.enqueue("a:1", "telegram:1", text("part two"))
-    await store.enqueue("b:0", "telegram:2", text("elsewhere"))
+    await store.enqueue("a:0", Outgoing("telegram:1", text("part one")))
+    await store.enqueue("a:1", Outgoing("telegram:1", text("part two")))
+    await store.enqueue("b:0", Outgoing("telegram:2", text("elsewhere")))
     outcomes = {i.key: i for i in await worker.deliver_due()}
     assert outcomes["a:0"].status == "pending"
     assert outcomes["a:1"].status == "pending"  # held behind part one, not sent
@@ -170,7 +170,7 @@ async def test_an_item_claimed_too_often_is_given_up(
     store: InMemoryExecutionStore, clock: ManualClock
 ) -> None:
     """Deliverers that die sending it: each claim counts; it is not sent an 11th time."""
-    await store.enqueue("k", "telegram:42", text("hi"))
+    await store.enqueue("k", Outgoing("telegram:42", text("hi")))
     for _ in range(10):
         await store.claim_due("telegram:", "dead", lease=60)
         clock.advance(60)
@@ -191,7 +191,7 @@ async def test_async_on_result_and_a_failing_one(
         raise RuntimeError("ledger down")  # logged; the delivery stands
 
     worker = OutboxDeliverer(store, [ScriptedSender("telegram:")], clock=clock, on_result=record)
-    await store.enqueue("k", "telegram:42", text("hi"))
+    await store.enqueue("k", Outgoing("telegram:42", text("hi")))
     await worker.deliver_due()
     assert seen == ["sent"]
     assert (await store.outbox_item("k")).status == "sent"  # type: ignore[union-attr]
@@ -218,14 +218,14 @@ async def test_running_it_wakes_at_once_on_enqueue() -> None:
     sent = asyncio.Event()
     worker = OutboxDeliverer(store, [sender], poll=60, on_result=lambda item: sent.set())
     async with worker:  # a poll would take a minute
-        await store.enqueue("k", "telegram:42", text("hi"))
+        await store.enqueue("k", Outgoing("telegram:42", text("hi")))
         await asyncio.wait_for(sent.wait(), 5)
     assert (await store.outbox_item("k")).status == "sent"  # type: ignore[union-attr]
 
 
 async def test_a_sender_registered_while_running_starts_delivering() -> None:
     store = InMemoryExecutionStore()
-    await store.enqueue("k", "discord:7", text("hi"))
+    await store.enqueue("k", Outgoing("discord:7", text("hi")))
     async with OutboxDeliverer(store, poll=0.05) as worker:
         sender = ScriptedSender("discord:")
         worker.register(sender)
@@ -238,7 +238,7 @@ async def test_stopping_releases_what_it_claimed() -> None:
     store = InMemoryExecutionStore()
     sender = ScriptedSender("telegram:")
     sender.hold = asyncio.get_running_loop().create_future()  # a send that never returns
-    await store.enqueue("k", "telegram:42", text("hi"))
+    await store.enqueue("k", Outgoing("telegram:42", text("hi")))
     async with OutboxDeliverer(store, [sender], lease=600):
         await asyncio.wait_for(sender.started.wait(), 5)
     item = await store.outbox_item("k")
@@ -252,7 +252,8 @@ async def test_a_webhook_that_fails_twice_is_delivered_once() -> None:
     webhook = WebhookSender(allow=["127.0.0.1"])
     async with webhook_receiver([(503, {}), (500, {})]) as receiver:
         await store.enqueue(
-            "run-1:deliver", receiver.url, json.dumps({"text": "Report.", "source": "cron:j"})
+            "run-1:deliver",
+            Outgoing(receiver.url, json.dumps({"text": "Report.", "source": "cron:j"})),
         )
         async with OutboxDeliverer(
             store, [webhook], base_delay=0.05, poll=0.05, on_result=seen.append
@@ -278,10 +279,17 @@ async def test_files_on_a_sqlite_store_end_to_end(tmp_path: Path) -> None:
     )
     try:
         async with worker:
-            await store.enqueue("r1", "file:daily.md", json.dumps({"text": "one"}), source="j")
-            await store.enqueue("r2", "file:daily.md", json.dumps({"text": "two"}), source="j")
+            await store.enqueue(
+                "r1", Outgoing("file:daily.md", json.dumps({"text": "one"}), source="j")
+            )
+            await store.enqueue(
+                "r2", Outgoing("file:daily.md", json.dumps({"text": "two"}), source="j")
+            )
             await _until(lambda: sent == ["sent", "sent"])
-        assert [i.status for i in await store.outbox_items(source="j")] == ["sent", "sent"]
+        assert [i.status for i in await store.outbox_items(OutboxQuery(source="j"))] == [
+            "sent",
+            "sent",
+        ]
     finally:
         await store.aclose()
     content = (root / "daily.md").read_text()
@@ -313,9 +321,9 @@ async def test_two_machines_deliver_each_item_once(
                 await stack.enter_async_context(worker)
             for n in range(100):
                 payload = json.dumps({"text": f"item {n:03d}"})
-                await first.enqueue(f"k{n:03d}", f"file:out-{n % 7}.md", payload)
+                await first.enqueue(f"k{n:03d}", Outgoing(f"file:out-{n % 7}.md", payload))
             await _until(lambda: len(sent) >= 100, timeout=60)
-        items = await second.outbox_items(limit=1000)
+        items = await second.outbox_items(OutboxQuery(limit=1000))
     finally:
         await first.aclose()
         await second.aclose()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from seam.contracts.outbox import OutboxItem
+from seam.contracts.outbox import OutboxItem, Outgoing
 from seam.plugins.delivery.outbox_worker import OutboxDeliverer
 from seam.plugins.delivery.senders import FileSender, WebhookSender
 from seam.services.sessions.sqlite import SQLiteSessionStore
@@ -66,7 +66,7 @@ async def test_killed_between_send_and_record_is_delivered_after_the_lease(
         async with webhook_receiver() as receiver:
             target = "file:daily.md" if kind == "file" else receiver.url
             payload = json.dumps({"text": "The daily report.", "source": "cron:daily"})
-            await store.enqueue("run-1:deliver", target, payload, source="cron:daily")
+            await store.enqueue("run-1:deliver", Outgoing(target, payload, source="cron:daily"))
             await _kill_after_send(db, root, flag)
 
             left = await store.outbox_item("run-1:deliver")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from seam.contracts.messages import Message
+from seam.contracts.sessions import NewSession
 from seam.contracts.tools import ToolContext, ToolError
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.personalities import StaticPersonalityRegistry
@@ -27,7 +28,7 @@ DAY_ONE = 1_714_521_600.0  # 2024-05-01 00:00 UTC
 async def store(tmp_path: Path) -> AsyncIterator[SQLiteSessionStore]:
     now = [DAY_ONE]
     sessions = SQLiteSessionStore(str(tmp_path / "s.db"), clock=lambda: now[0])
-    await sessions.create("trip", title="Trip to Lisbon")
+    await sessions.create("trip", NewSession(title="Trip to Lisbon"))
     await sessions.append(
         "trip",
         [
@@ -127,9 +128,9 @@ async def test_a_runtime_searches_its_own_store() -> None:
 
 
 async def test_only_the_callers_tenant_is_searched(store: SQLiteSessionStore) -> None:
-    await store.create("alice-now", tenant="alice")
-    await store.create("alice-before", tenant="alice")
-    await store.create("bob-before", tenant="bob")
+    await store.create("alice-now", NewSession(tenant="alice"))
+    await store.create("alice-before", NewSession(tenant="alice"))
+    await store.create("bob-before", NewSession(tenant="bob"))
     await store.append("alice-before", [Message("user", "the garden tram plan")])
     await store.append("bob-before", [Message("user", "bob's secret tram plan")])
     tool = SessionSearchTool(store)

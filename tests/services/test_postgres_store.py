@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import psycopg
 import pytest
 
-from seam.contracts.execution import NewSubmission
+from seam.contracts.execution import JournalEntry, NewSubmission, Settlement, SubmissionQuery
 from seam.contracts.messages import Message
 from seam.services.sessions.postgres import PostgresStore
 from seam.services.sessions.postgres_schema import SCHEMA_VERSION
@@ -74,15 +74,17 @@ async def test_two_machines_never_share_a_submission_or_a_session(
                 running.add(sub.session_key)
                 order[sub.session_key].append(int(sub.id.rsplit("/", 1)[1]))
                 # The database agrees: this is the session's only running submission.
-                busy = await store.submissions(sub.session_key, states=["running"])
+                busy = await store.submissions(sub.session_key, SubmissionQuery(states=["running"]))
                 if [s.id for s in busy] != [sub.id]:
                     overlaps.append(sub.id)
-                await store.append_for(sub.id, name, [Message("user", sub.input)])
-                await store.append_for(sub.id, name, [Message("assistant", f"done {sub.id}")])
+                await store.append_for(sub.id, name, JournalEntry([Message("user", sub.input)]))
+                await store.append_for(
+                    sub.id, name, JournalEntry([Message("assistant", f"done {sub.id}")])
+                )
                 # Leave the set before settling: the next claim of this session can only
                 # commit after the settle does, so a clash seen here is a real one.
                 running.discard(sub.session_key)
-                await store.settle(sub.id, name, "completed", result="ok")
+                await store.settle(sub.id, name, Settlement("completed", result="ok"))
 
     await asyncio.gather(
         *(
@@ -97,7 +99,7 @@ async def test_two_machines_never_share_a_submission_or_a_session(
     assert overlaps == []
     # Each session's messages ran in admission order, one submission after another.
     assert all(seen == list(range(PER_SESSION)) for seen in order.values())
-    settled = await second.submissions(states=["settled"])
+    settled = await second.submissions(query=SubmissionQuery(states=["settled"]))
     assert len(settled) == total
     assert {s.outcome for s in settled} == {"completed"}
     assert {s.attempts for s in settled} == {1}

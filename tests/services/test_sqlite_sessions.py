@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
+from seam.contracts.sessions import NewSession
 from seam.services.sessions.sqlite import MIGRATIONS, SCHEMA_VERSION, SQLiteSessionStore
 
 
@@ -47,7 +48,7 @@ async def test_sessions_survive_reopening(tmp_path: Path) -> None:
         Message("assistant", "Done, 8pm.", interrupted=True),
     ]
     store = SQLiteSessionStore(path, clock=lambda: 100.0)
-    await store.create("s", title="Dinner", personality="concierge", parent_key="root")
+    await store.create("s", NewSession(title="Dinner", personality="concierge", parent_key="root"))
     await store.append("s", transcript)
     info = await store.get("s")
     await store.aclose()
@@ -245,7 +246,7 @@ async def test_instances_opening_a_new_file_together_migrate_it_once(tmp_path: P
     async def opener(n: int, barrier: threading.Barrier) -> None:
         barrier.wait()
         store = SQLiteSessionStore(str(path))
-        await store.create("same", personality=f"p{n}")
+        await store.create("same", NewSession(personality=f"p{n}"))
         await store.aclose()
 
     run_in_threads(4, opener)

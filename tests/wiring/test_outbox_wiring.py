@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from seam.contracts.outbox import Outbox, OutboxItem
+from seam.contracts.outbox import Outbox, OutboxItem, Outgoing
 from seam.core import ScriptedModel, text_step
 from seam.wiring import assemble_runtime, create_runtime
 from seam.wiring.outbox import deliveries_root, running_deliverer
@@ -40,7 +40,7 @@ async def test_a_file_item_lands_under_seam_home_deliveries(tmp_path: Path) -> N
         async with running_deliverer(settings, store, on_result=record) as deliverer:
             assert sorted(deliverer.senders) == ["file:", "http"]
             payload = json.dumps({"text": "Daily digest.", "source": "cron:daily"})
-            await store.enqueue("run-1", "file:daily.md", payload, source="cron:daily")
+            await store.enqueue("run-1", Outgoing("file:daily.md", payload, source="cron:daily"))
             await asyncio.wait_for(done.wait(), 10)
     finally:
         await runtime.aclose()

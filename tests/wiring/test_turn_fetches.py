@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from seam.contracts.execution import ExecutionStore
-from seam.contracts.sessions import LoadedSession, SessionInfo
+from seam.contracts.sessions import PLAIN_SESSION, LoadedSession, NewSession, SessionInfo
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
@@ -39,9 +39,9 @@ class CountingStore:
         self.reads[key] += 1
         return await self.inner.load(key)
 
-    async def create(self, key: str, **spec: Any) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         self.creates[key] += 1
-        return await self.inner.create(key, **spec)
+        return await self.inner.create(key, new)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -102,6 +102,23 @@ def slot_key(job_id: str, due_at: float) -> str:
     return f"{job_id}@{due_iso(due_at)}"
 
 
+@dataclass(frozen=True, slots=True)
+class SlotClaim:
+    """What a claimed slot's run is, past its job and slot: the submission it runs as,
+    the session that takes it, and a note (why it was skipped, "caught up", ...)."""
+
+    submission_id: str
+    session: str
+    note: str | None = None
+
+    def run(self, job_id: str, due_at: float, started_at: float) -> CronRun:
+        """The ledger row this claim makes for the slot, started at `started_at`."""
+        key = slot_key(job_id, due_at)
+        return CronRun(
+            job_id, due_at, key, self.submission_id, self.session, started_at, note=self.note
+        )
+
+
 def run_session(job: CronJob, key: str) -> str:
     """The public session name a run of `job` at slot `key` talks in: the job's own with
     `continue_session`, else a fresh one per slot."""
@@ -163,15 +180,7 @@ class CronRunLedger(Protocol):
     For the scheduler (claim a slot, record how its run ended and what became of its
     reply) and `seam cron runs` / the web API (a job's history)."""
 
-    async def claim_slot(
-        self,
-        job_id: str,
-        due_at: float,
-        *,
-        submission_id: str,
-        session: str,
-        note: str | None = None,
-    ) -> CronRun | None:
+    async def claim_slot(self, job_id: str, due_at: float, claim: SlotClaim) -> CronRun | None:
         """Record a run for the slot (`slot_key(job_id, due_at)`), started now; None when
         the slot is already claimed (by anyone, ever)."""
         ...

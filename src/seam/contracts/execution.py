@@ -93,6 +93,80 @@ class EventRecord:
     submission_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """How a submission ends: what `settle` records, apart from who holds the lease."""
+
+    outcome: Outcome
+    result: str | None = None
+    error: str | None = None
+    finish_reason: str | None = None
+    # When an abort was requested meanwhile, settle it aborted instead (finish reason
+    # "aborted", no result or error), in the same transaction, so the caller need not
+    # read the submission first to find out.
+    unless_aborted: bool = False
+
+    def for_submission(self, sub: Submission) -> Settlement:
+        """What is recorded for `sub`: this, or the abort it asked to honour."""
+        if self.unless_aborted and sub.abort_requested:
+            return ABORTED
+        return self
+
+
+ABORTED = Settlement("aborted", finish_reason="aborted")
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimScope:
+    """Which submissions a claim may take, beyond the queue's own rules: only
+    `submission_id` when given, and running ones leased to a `dead_owners` entry count
+    as free (their owner is known gone, whatever the lease says)."""
+
+    submission_id: str | None = None
+    dead_owners: Sequence[str] = ()
+
+
+ANY_RUNNABLE = ClaimScope()
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionQuery:
+    """Which submissions `submissions` lists: in these states only (None: any), at most
+    `limit` of them (None: all)."""
+
+    states: Sequence[SubmissionState] | None = None
+    limit: int | None = None
+
+
+EVERY_SUBMISSION = SubmissionQuery()
+UNSETTLED = SubmissionQuery(states=("queued", "running"))
+RUNNING = SubmissionQuery(states=("running",))
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """What one step of a running turn writes in one transaction: its transcript
+    messages, the model calls they came from (as `record_usage` would record them) and
+    event records of the session (as `append_events` would store them)."""
+
+    messages: Sequence[Message]
+    usage: Sequence[UsageRecord] = ()
+    events: Sequence[EventRecord] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class EventQuery:
+    """Which stored events `events` returns: those with `seq > after_seq`, only one
+    submission's when `submission_id` is given, at most `limit` (None: all)."""
+
+    after_seq: int = 0
+    limit: int | None = None
+    submission_id: str | None = None
+
+
+ALL_EVENTS = EventQuery()
+
+
 # Rules every backend applies the same way.
 
 
@@ -127,6 +201,19 @@ def lease_lost_message(sub: Submission, owner: str) -> str:
     return f"submission {sub.id!r} is {sub.state}; {owner!r} holds no lease on it"
 
 
+def check_holder(sub: Submission | None, submission_id: str, owner: str | None) -> Submission:
+    """The submission when `owner` may write to it: it holds the lease, or (`owner`
+    None, for a settle) the submission is still queued. Raises otherwise."""
+    if sub is None:
+        raise SubmissionNotFound(f"no submission {submission_id!r}")
+    if owner is None:
+        if sub.state != "queued":
+            raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
+    elif sub.state != "running" or sub.lease_owner != owner:
+        raise LeaseLost(lease_lost_message(sub, owner))
+    return sub
+
+
 @runtime_checkable
 class SubmissionQueue(Protocol):
     """Turns asked for and watched: queue a user message, see how it is going, stop it.
@@ -143,13 +230,9 @@ class SubmissionQueue(Protocol):
     async def submission(self, submission_id: str) -> Submission | None: ...
 
     async def submissions(
-        self,
-        session_key: str | None = None,
-        *,
-        states: Sequence[SubmissionState] | None = None,
-        limit: int | None = None,
+        self, session_key: str | None = None, query: SubmissionQuery = EVERY_SUBMISSION
     ) -> list[Submission]:
-        """Oldest first."""
+        """Oldest first; only the session's when `session_key` is given."""
         ...
 
     async def request_abort(self, submission_id: str) -> Submission:
@@ -166,17 +249,12 @@ class SubmissionLeases(Protocol):
     at a time runs a submission, and a dead owner's lease runs out for another."""
 
     async def claim(
-        self,
-        owner: str,
-        *,
-        lease: float = DEFAULT_LEASE_SECONDS,
-        submission_id: str | None = None,
-        dead_owners: Sequence[str] = (),
+        self, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS, scope: ClaimScope = ANY_RUNNABLE
     ) -> Submission | None:
-        """Lease the oldest runnable submission (or only `submission_id`) to `owner`.
+        """Lease the oldest runnable submission (or only `scope.submission_id`) to `owner`.
 
         Runnable: queued and due (`not_before` passed) in a session with no running
-        submission, or running under an expired lease or one held by a `dead_owners`
+        submission, or running under an expired lease or one held by a `scope.dead_owners`
         entry. At most one submission per session runs at a time, so messages never
         interleave. Each claim counts an attempt; a submission that has used all its
         attempts is settled `failed` instead of being handed out.
@@ -188,22 +266,12 @@ class SubmissionLeases(Protocol):
         ...
 
     async def settle(
-        self,
-        submission_id: str,
-        owner: str | None,
-        outcome: Outcome,
-        *,
-        result: str | None = None,
-        error: str | None = None,
-        finish_reason: str | None = None,
-        unless_aborted: bool = False,
+        self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         """Settle exactly once. `owner` must hold the lease (None: only for a queued
         submission, e.g. an abort before it ran). Raises LeaseLost otherwise.
 
-        `unless_aborted`: when an abort was requested meanwhile, settle it aborted
-        (finish reason "aborted", no result or error) instead, in the same transaction,
-        so the caller need not read the submission first to find out."""
+        `settlement.unless_aborted`: see `Settlement.for_submission`."""
         ...
 
     async def release(
@@ -224,21 +292,11 @@ class TurnJournal(Protocol):
     For the turn the `Coordinator` drives (each step's messages, usage and events in one
     transaction) and its repair after a crash (what the crashed attempt wrote)."""
 
-    async def append_for(
-        self,
-        submission_id: str,
-        owner: str,
-        messages: Sequence[Message],
-        *,
-        usage: Sequence[UsageRecord] = (),
-        events: Sequence[EventRecord] = (),
-    ) -> None:
-        """Append to the submission's session, tagged with its id, and advance its
-        `steps`, in one transaction. Raises LeaseLost when `owner` does not hold it.
-
-        In the same transaction, so a turn pays one write, not three: `usage`, the
-        model calls these messages came from (as `record_usage` would record them), and
-        `events`, event records of the session (as `append_events` would store them)."""
+    async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
+        """Append the entry's messages to the submission's session, tagged with its id,
+        and advance its `steps`, in one transaction. Raises LeaseLost when `owner` does
+        not hold it. The entry's usage and events go in the same transaction, so a turn
+        pays one write, not three."""
         ...
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
@@ -255,17 +313,9 @@ class EventLog(Protocol):
 
     async def append_events(self, records: Sequence[EventRecord]) -> None: ...
 
-    async def events(
-        self,
-        session_key: str,
-        *,
-        after_seq: int = 0,
-        limit: int | None = None,
-        submission_id: str | None = None,
-    ) -> list[EventRecord]:
-        """Stored events with `seq > after_seq` in order (a coalesced record is returned
-        whole when its range reaches past `after_seq`); only one submission's when
-        `submission_id` is given."""
+    async def events(self, session_key: str, query: EventQuery = ALL_EVENTS) -> list[EventRecord]:
+        """The stored events `query` picks, in order (a coalesced record is returned
+        whole when its range reaches past `after_seq`)."""
         ...
 
     async def last_seq(self, session_key: str) -> int:

@@ -37,21 +37,49 @@ class OutboxItem:
     source: str | None = None  # what produced it: a submission id, a cron run id, ...
 
 
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A message to enqueue (under its idempotency key): where it goes, what the
+    deliverer sends, what produced it, and not before when (None: at once)."""
+
+    target: str
+    payload: str
+    source: str | None = None
+    not_before: float | None = None
+
+    def due(self, now: float) -> float:
+        """The new item's first `next_attempt_at`."""
+        return now if self.not_before is None else self.not_before
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxQuery:
+    """Which items `outbox_items` lists: each filter applies when given; at most `limit`."""
+
+    source: str | None = None
+    target_prefix: str | None = None
+    status: OutboxStatus | None = None
+    limit: int = 100
+
+    def matches(self, item: OutboxItem) -> bool:
+        """Whether `item` passes the filters (the limit aside)."""
+        return (
+            (self.source is None or item.source == self.source)
+            and (self.target_prefix is None or item.target.startswith(self.target_prefix))
+            and (self.status is None or item.status == self.status)
+        )
+
+
+ALL_ITEMS = OutboxQuery()
+
+
 @runtime_checkable
 class Outbox(Protocol):
     """Outgoing messages, each delivered once: producers (a turn's reply, a cron run's
     delivery, an alert) `enqueue`; a deliverer per platform claims, sends and marks them;
     the delivery ledger and `seam doctor` read them back."""
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
+    async def enqueue(self, key: str, message: Outgoing) -> OutboxItem:
         """Add a pending item; idempotent by `key` (an existing item is returned unchanged,
         whatever its status)."""
         ...
@@ -76,14 +104,7 @@ class Outbox(Protocol):
 
     async def outbox_item(self, key: str) -> OutboxItem | None: ...
 
-    async def outbox_items(
-        self,
-        *,
-        source: str | None = None,
-        target_prefix: str | None = None,
-        status: OutboxStatus | None = None,
-        limit: int = 100,
-    ) -> Sequence[OutboxItem]:
+    async def outbox_items(self, query: OutboxQuery = ALL_ITEMS) -> Sequence[OutboxItem]:
         """Items oldest first, filtered by what is given (the ledger and `seam doctor`)."""
         ...
 

@@ -52,6 +52,40 @@ class SessionInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class NewSession:
+    """What a session is created with, past its key: the `SessionInfo` fields its
+    creator chooses (its spec and where it sits in a lineage)."""
+
+    personality: str | None = None
+    title: str | None = None
+    parent_key: str | None = None
+    tenant: str | None = None
+    tools: Sequence[str] | None = None
+    model: str | None = None
+
+
+PLAIN_SESSION = NewSession()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchScope:
+    """Which sessions `search` looks in: all but `exclude_session` (the asking one, so
+    its own words are not found again), and only those created for `tenant` when given."""
+
+    exclude_session: str | None = None
+    tenant: str | None = None
+
+    def covers(self, info: SessionInfo) -> bool:
+        """Whether the session is searched."""
+        if info.key == self.exclude_session:
+            return False
+        return self.tenant is None or info.tenant == self.tenant
+
+
+ANY_SESSION = SearchScope()
+
+
+@dataclass(frozen=True, slots=True)
 class SearchHit:
     session_key: str
     message_index: int
@@ -189,6 +223,12 @@ def check_limit(limit: int) -> None:
         raise ValueError(f"limit must be >= 0, got {limit}")
 
 
+def check_page(limit: int | None) -> None:
+    """`messages`' limit: None (to the end) or a count, never negative."""
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0 or None, got {limit}")
+
+
 def check_idle(idle_seconds: float) -> None:
     if not idle_seconds >= 0:  # also refuses NaN
         raise ValueError(f"idle_seconds must be >= 0, got {idle_seconds}")
@@ -206,17 +246,7 @@ class Transcript(Protocol):
     For `SessionFactory` and the agent loop's turns (create, load, append), and ACP and
     the runtime, which keep where a session's turns run (`set_working_dir`)."""
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         """Create the session, or return the existing one unchanged (idempotent)."""
         ...
 
@@ -291,16 +321,10 @@ class SessionCatalogue(Protocol):
         ...
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> builtins.list[SearchHit]:
         """Full-text search over message content; any user text is a valid query.
-        `exclude_session`: leave that session's messages out (still `limit` hits).
-        `tenant`: only sessions created for that tenant (`SessionInfo.tenant`)."""
+        Only the sessions `scope` covers are searched (still `limit` hits)."""
         ...
 
     async def session_for_message(self, message_id: int) -> SessionInfo | None:

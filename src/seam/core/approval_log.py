@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Literal
 
 from seam.contracts.events import ToolApprovalRequired, ToolApprovalResponse
-from seam.contracts.execution import ExecutionStore
+from seam.contracts.execution import RUNNING, EventQuery, ExecutionStore
 from seam.core.event_log import decode
 
 ApprovalState = Literal["waiting", "answered", "unknown"]
@@ -18,8 +18,8 @@ async def approval_state(store: ExecutionStore, key: str, call_id: str) -> Appro
     """ "waiting", "answered" or "unknown": what the event log of the session's running
     submissions says of `call_id`'s approval request."""
     state: ApprovalState = "unknown"
-    for sub in await store.submissions(key, states=("running",)):
-        for record in await store.events(key, submission_id=sub.id):
+    for sub in await store.submissions(key, RUNNING):
+        for record in await store.events(key, EventQuery(submission_id=sub.id)):
             if record.type not in _APPROVAL_TYPES:
                 continue
             for event in decode(record):

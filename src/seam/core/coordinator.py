@@ -39,11 +39,15 @@ from functools import partial
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import Done, ErrorEvent
 from seam.contracts.execution import (
+    ABORTED,
     DEFAULT_LEASE_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
+    UNSETTLED,
     ExecutionStore,
+    JournalEntry,
     LeaseLost,
     NewSubmission,
+    Settlement,
     Submission,
 )
 from seam.contracts.messages import Message
@@ -156,10 +160,9 @@ class Coordinator(OutageRetry, Settling):
             claimed = await store.claim(
                 self.owner,
                 lease=self.lease,
-                submission_id=submission_id,
                 # Only a running submission can be held by a dead owner: a queued one
                 # (the usual case) skips the look at every running submission.
-                dead_owners=await self._dead() if sub.state == "running" else (),
+                scope=await self._scope(submission_id, dead=sub.state == "running"),
             )
             if claimed is not None:
                 sub, seen = await self._run_claimed(claimed, seen, resolve, on_event, cancel)
@@ -232,9 +235,7 @@ class Coordinator(OutageRetry, Settling):
         once `stop` is set); returns them as they ended up (settled, or queued again)."""
         done: list[Submission] = []
         while stop is None or not stop.is_set():
-            sub = await self.store.claim(
-                self.owner, lease=self.lease, dead_owners=await self._dead()
-            )
+            sub = await self.store.claim(self.owner, lease=self.lease, scope=await self._scope())
             if sub is None:
                 return done
             done.append(await self._drive(sub, await resolve(sub.session_key), on_event))
@@ -247,10 +248,10 @@ class Coordinator(OutageRetry, Settling):
         retry back-offs and leases held by live workers elsewhere. Returns each
         submission that was pending, settled, in admission order."""
         store = self.store
-        pending = [s.id for s in await store.submissions(states=("queued", "running"))]
+        pending = [s.id for s in await store.submissions(query=UNSETTLED)]
         while True:
             await self.drain_runnable(resolve, on_event)
-            left = await store.submissions(states=("queued", "running"))
+            left = await store.submissions(query=UNSETTLED)
             if not left:
                 break
             await store.wait_for_work(min(self._pause_before(s) for s in left))
@@ -361,13 +362,15 @@ class Coordinator(OutageRetry, Settling):
             # answered, cut-off text kept), so the session's next turn is valid.
             plan = await self.plan(sub, session, rerun=not sub.abort_requested)
             if plan.repairs:
-                await store.append_for(sub.id, owner, plan.repairs)
+                await store.append_for(sub.id, owner, JournalEntry(plan.repairs))
             if sub.abort_requested:
-                return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
+                return await store.settle(sub.id, owner, ABORTED)
             if plan.settle_with is not None:
                 await self._close_log(sub, session, plan.settle_with)
                 return await store.settle(
-                    sub.id, owner, "completed", result=plan.settle_with, finish_reason="stop"
+                    sub.id,
+                    owner,
+                    Settlement("completed", result=plan.settle_with, finish_reason="stop"),
                 )
         except LeaseLost:
             return await self._current(sub)
@@ -432,7 +435,9 @@ class Coordinator(OutageRetry, Settling):
             # The recorder stores events behind the turn's back; repair reads the log
             # beside the transcript (`_unsaved_text`), so the log must never lag it.
             events = await recorder.handover() if messages else ()
-            await store.append_for(sub.id, owner, messages, usage=usage, events=events)
+            await store.append_for(
+                sub.id, owner, JournalEntry(messages, usage=usage, events=events)
+            )
 
         try:
             session.loop.sequences.continue_after(

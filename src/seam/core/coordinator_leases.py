@@ -17,7 +17,15 @@ from typing import TypeVar
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import AgentEvent
-from seam.contracts.execution import ExecutionStore, LeaseLost, Submission
+from seam.contracts.execution import (
+    ABORTED,
+    RUNNING,
+    ClaimScope,
+    EventQuery,
+    ExecutionStore,
+    LeaseLost,
+    Submission,
+)
 from seam.contracts.tools import CancelToken
 from seam.core.event_log import decode
 
@@ -75,7 +83,7 @@ class Leases:
             if current.state != "running" or current.lease_owner != self.owner:
                 return
             if cancel.cancelled or current.abort_requested:
-                await self.store.settle(sub.id, self.owner, "aborted", finish_reason="aborted")
+                await self.store.settle(sub.id, self.owner, ABORTED)
             else:
                 await self.store.release(sub.id, self.owner, not_before=self._clock())
         except Exception:
@@ -83,12 +91,11 @@ class Leases:
 
     async def _claim_ahead(self, sub: Submission) -> Submission | None:
         """Claim the submission `sub` waits behind in its session, if it is reclaimable."""
-        for running in await self.store.submissions(sub.session_key, states=("running",)):
+        for running in await self.store.submissions(sub.session_key, RUNNING):
             claimed = await self.store.claim(
                 self.owner,
                 lease=self.lease,
-                submission_id=running.id,
-                dead_owners=await self._dead(),
+                scope=await self._scope(running.id),
             )
             if claimed is not None:
                 return claimed
@@ -98,10 +105,15 @@ class Leases:
         current = await self.store.submission(sub.id)
         return current if current is not None else sub
 
+    async def _scope(self, submission_id: str | None = None, *, dead: bool = True) -> ClaimScope:
+        """What this coordinator's claim may take: only `submission_id` when given, and
+        leases held by owners known dead (looked up only when `dead`)."""
+        return ClaimScope(submission_id, await self._dead() if dead else ())
+
     async def _dead(self) -> Sequence[str]:
         if self._dead_owners is None:
             return ()
-        running = await self.store.submissions(states=("running",))
+        running = await self.store.submissions(query=RUNNING)
         owners = sorted(
             {s.lease_owner for s in running if s.lease_owner and s.lease_owner != self.owner}
         )
@@ -109,14 +121,14 @@ class Leases:
 
     async def _seen_before(self, sub: Submission) -> int:
         """Where following a submission's events starts: its first stored event."""
-        first = await self.store.events(sub.session_key, submission_id=sub.id, limit=1)
+        first = await self.store.events(sub.session_key, EventQuery(submission_id=sub.id, limit=1))
         if first:
             return first[0].first_seq - 1
         return await self.store.last_seq(sub.session_key)
 
     async def _follow(self, sub: Submission, seen: int, on_event: OnEvent) -> int:
         for record in await self.store.events(
-            sub.session_key, after_seq=seen, submission_id=sub.id
+            sub.session_key, EventQuery(after_seq=seen, submission_id=sub.id)
         ):
             for event in decode(record, seen):
                 on_event(event)

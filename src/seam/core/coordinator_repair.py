@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from seam.contracts.events import TextDelta
-from seam.contracts.execution import ExecutionStore, Submission
+from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.messages import Message, ToolCall
 from seam.core.coordinator_session import ClaimSession
 from seam.core.event_log import decode
@@ -92,7 +92,7 @@ class Repairs:
         """Text the model streamed in this submission's last model call that never made
         it into the transcript (the event log has it; the crash came first)."""
         pieces: list[str] = []
-        for record in await self.store.events(sub.session_key, submission_id=sub.id):
+        for record in await self.store.events(sub.session_key, EventQuery(submission_id=sub.id)):
             if record.type in _TEXT_BOUNDARIES:
                 pieces = []
             elif record.type == "text_delta":

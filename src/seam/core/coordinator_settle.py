@@ -12,7 +12,14 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from seam.contracts.events import Done, ErrorEvent
-from seam.contracts.execution import LeaseLost, Submission
+from seam.contracts.execution import (
+    ABORTED,
+    EventQuery,
+    JournalEntry,
+    LeaseLost,
+    Settlement,
+    Submission,
+)
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.core.coordinator_leases import Leases
@@ -47,16 +54,20 @@ class Settling(Repairs, Leases):
             return await store.settle(
                 sub.id,
                 owner,
-                "completed",
-                result=done.text,
-                finish_reason=done.finish_reason,
-                unless_aborted=True,
+                Settlement(
+                    "completed",
+                    result=done.text,
+                    finish_reason=done.finish_reason,
+                    unless_aborted=True,
+                ),
             )
         current = await self._current(sub)
         if current.abort_requested or (done is not None and done.finish_reason == "cancelled"):
-            return await store.settle(sub.id, owner, "aborted", finish_reason="aborted")
+            return await store.settle(sub.id, owner, ABORTED)
         if done is None:
-            return await store.settle(sub.id, owner, "failed", error="the turn ended early")
+            return await store.settle(
+                sub.id, owner, Settlement("failed", error="the turn ended early")
+            )
         finish = done.finish_reason
         if finish == "error" or finish == "timeout":
             kind = error.kind if error is not None else finish
@@ -78,7 +89,9 @@ class Settling(Repairs, Leases):
                 return await store.release(
                     sub.id, owner, not_before=self._clock() + pause, error=message
                 )
-            return await store.settle(sub.id, owner, "failed", error=message, finish_reason=finish)
+            return await store.settle(
+                sub.id, owner, Settlement("failed", error=message, finish_reason=finish)
+            )
         raise AssertionError(f"unhandled finish reason {finish!r}")  # pragma: no cover
 
     async def _close_log(self, sub: Submission, session: ClaimSession, reply: str) -> None:
@@ -86,7 +99,7 @@ class Settling(Repairs, Leases):
         process died before the turn's `done` event reached the log, write one, so every
         follower of the session (a page, a gateway, `--follow`) sees the turn end and a
         replay shows exactly one `done` per answer."""
-        records = await self.store.events(sub.session_key, submission_id=sub.id)
+        records = await self.store.events(sub.session_key, EventQuery(submission_id=sub.id))
         if any(record.type == "done" for record in records):
             return
         seq = await self.store.last_seq(sub.session_key) + 1
@@ -102,7 +115,9 @@ class Settling(Repairs, Leases):
             if session is not None:
                 await self._answer_open_calls(sub, session)
             return await self.store.settle(
-                sub.id, self.owner, "failed", error=f"crashed: {exc!r}", finish_reason="error"
+                sub.id,
+                self.owner,
+                Settlement("failed", error=f"crashed: {exc!r}", finish_reason="error"),
             )
         except LeaseLost:
             return await self._current(sub)
@@ -118,4 +133,4 @@ class Settling(Repairs, Leases):
         current = await self.store.submission(sub.id) or sub
         plan = await self.plan(current, session, rerun=False)
         if plan.repairs:
-            await self.store.append_for(sub.id, self.owner, plan.repairs)
+            await self.store.append_for(sub.id, self.owner, JournalEntry(plan.repairs))

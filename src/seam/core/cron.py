@@ -13,8 +13,8 @@ from seam.contracts.cron import (
     CronRun,
     DeliveryStatus,
     RunOutcome,
+    SlotClaim,
     is_failure,
-    slot_key,
 )
 
 OPEN_DELIVERIES: tuple[DeliveryStatus, ...] = ("pending", "queued", "held")
@@ -63,21 +63,12 @@ class InMemoryCronStore:
         self._jobs[job_id] = job
         return job
 
-    async def claim_slot(
-        self,
-        job_id: str,
-        due_at: float,
-        *,
-        submission_id: str,
-        session: str,
-        note: str | None = None,
-    ) -> CronRun | None:
+    async def claim_slot(self, job_id: str, due_at: float, claim: SlotClaim) -> CronRun | None:
         self._job(job_id)
-        key = slot_key(job_id, due_at)
-        if key in self._runs:
+        run = claim.run(job_id, due_at, self._clock())
+        if run.slot_key in self._runs:
             return None
-        run = CronRun(job_id, due_at, key, submission_id, session, self._clock(), note=note)
-        self._runs[key] = run
+        self._runs[run.slot_key] = run
         return run
 
     def _count(self, job_id: str, failed: bool | None) -> None:

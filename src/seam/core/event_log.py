@@ -19,7 +19,7 @@ from typing import Any
 
 from seam.contracts import events as ev
 from seam.contracts.events import AgentEvent, TextDelta
-from seam.contracts.execution import EventRecord, ExecutionStore
+from seam.contracts.execution import EventQuery, EventRecord, ExecutionStore
 from seam.contracts.messages import Usage
 
 log = logging.getLogger("seam.events")
@@ -169,7 +169,7 @@ def decode(record: EventRecord, after_seq: int = 0) -> list[AgentEvent]:
 async def replay(store: ExecutionStore, session_key: str, after_seq: int = 0) -> list[AgentEvent]:
     """Every stored event of the session after `after_seq`, in order."""
     out: list[AgentEvent] = []
-    for record in await store.events(session_key, after_seq=after_seq):
+    for record in await store.events(session_key, EventQuery(after_seq=after_seq)):
         out.extend(decode(record, after_seq))
     return out
 

@@ -14,21 +14,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from seam.contracts.execution import (
+    ALL_EVENTS,
+    ANY_RUNNABLE,
     DEFAULT_LEASE_SECONDS,
+    EVERY_SUBMISSION,
+    ClaimScope,
+    EventQuery,
     EventRecord,
-    LeaseLost,
+    JournalEntry,
     NewSubmission,
-    Outcome,
+    Settlement,
     Submission,
     SubmissionNotFound,
-    SubmissionState,
+    SubmissionQuery,
+    check_holder,
     check_new,
     check_same_payload,
     give_up_message,
-    lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound, UsageRecord
+from seam.contracts.sessions import SessionNotFound
 from seam.core.approval_answers import InMemoryApprovalAnswers
 from seam.core.outbox import InMemoryOutbox, wait_and_clear
 from seam.core.sessions import InMemorySessionStore
@@ -79,12 +84,9 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
         return self._submissions.get(submission_id)
 
     async def submissions(
-        self,
-        session_key: str | None = None,
-        *,
-        states: Sequence[SubmissionState] | None = None,
-        limit: int | None = None,
+        self, session_key: str | None = None, query: SubmissionQuery = EVERY_SUBMISSION
     ) -> list[Submission]:
+        states, limit = query.states, query.limit
         pool = self._submissions if states is None or "settled" in states else self._open
         found = [
             s
@@ -95,15 +97,11 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
         return found if limit is None else found[:limit]
 
     async def claim(
-        self,
-        owner: str,
-        *,
-        lease: float = DEFAULT_LEASE_SECONDS,
-        submission_id: str | None = None,
-        dead_owners: Sequence[str] = (),
+        self, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS, scope: ClaimScope = ANY_RUNNABLE
     ) -> Submission | None:
         now = self._clock()
-        dead = set(dead_owners)
+        dead = set(scope.dead_owners)
+        submission_id = scope.submission_id
         # A session with any running submission is busy, even when that one's lease is
         # over: it is reclaimed first, so two turns never interleave in one transcript.
         busy = self._running
@@ -142,20 +140,13 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
         sub = self._held(submission_id, owner)
         self._put(sub, lease_expires_at=self._clock() + lease)
 
-    async def append_for(
-        self,
-        submission_id: str,
-        owner: str,
-        messages: Sequence[Message],
-        *,
-        usage: Sequence[UsageRecord] = (),
-        events: Sequence[EventRecord] = (),
-    ) -> None:
+    async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
         sub = self._held(submission_id, owner)
-        if events:
-            await self.append_events(events)
+        messages = entry.messages
+        if entry.events:
+            await self.append_events(entry.events)
         await self.append(sub.session_key, messages)
-        for record in usage:
+        for record in entry.usage:
             await self.record_usage(sub.session_key, record)
         self._written[submission_id].extend(messages)
         self._put(sub, steps=sub.steps + len(messages))
@@ -168,31 +159,17 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
         return list(self._written.get(submission_id, ()))
 
     async def settle(
-        self,
-        submission_id: str,
-        owner: str | None,
-        outcome: Outcome,
-        *,
-        result: str | None = None,
-        error: str | None = None,
-        finish_reason: str | None = None,
-        unless_aborted: bool = False,
+        self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
-        sub = self._get(submission_id)
-        if owner is None:
-            if sub.state != "queued":
-                raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
-        else:
-            sub = self._held(submission_id, owner)
-        if unless_aborted and sub.abort_requested:
-            outcome, result, error, finish_reason = "aborted", None, None, "aborted"
+        sub = check_holder(self._submissions.get(submission_id), submission_id, owner)
+        settled = settlement.for_submission(sub)
         return self._put(
             sub,
             state="settled",
-            outcome=outcome,
-            result=result,
-            error=error,
-            finish_reason=finish_reason,
+            outcome=settled.outcome,
+            result=settled.result,
+            error=settled.error,
+            finish_reason=settled.finish_reason,
             lease_owner=None,
             lease_expires_at=None,
             settled_at=self._clock(),
@@ -234,20 +211,14 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
         for record in records:
             self._events.setdefault(record.session_key, []).append(record)
 
-    async def events(
-        self,
-        session_key: str,
-        *,
-        after_seq: int = 0,
-        limit: int | None = None,
-        submission_id: str | None = None,
-    ) -> list[EventRecord]:
+    async def events(self, session_key: str, query: EventQuery = ALL_EVENTS) -> list[EventRecord]:
+        only = query.submission_id
         found = [
             r
             for r in self._events.get(session_key, ())
-            if r.seq > after_seq and (submission_id is None or r.submission_id == submission_id)
+            if r.seq > query.after_seq and (only is None or r.submission_id == only)
         ]
-        return found if limit is None else found[:limit]
+        return found if query.limit is None else found[: query.limit]
 
     async def last_seq(self, session_key: str) -> int:
         log = self._events.get(session_key)
@@ -277,10 +248,7 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
             raise SubmissionNotFound(f"no submission {submission_id!r}") from None
 
     def _held(self, submission_id: str, owner: str) -> Submission:
-        sub = self._get(submission_id)
-        if sub.state != "running" or sub.lease_owner != owner:
-            raise LeaseLost(lease_lost_message(sub, owner))
-        return sub
+        return check_holder(self._submissions.get(submission_id), submission_id, owner)
 
     def _put(self, sub: Submission, **changes: object) -> Submission:
         updated = replace(sub, updated_at=self._clock(), **changes)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import ALL_ITEMS, OutboxItem, OutboxItemNotFound, OutboxQuery, Outgoing
 
 
 class InMemoryOutbox:
@@ -26,28 +26,20 @@ class InMemoryOutbox:
         self._outbox: dict[str, OutboxItem] = {}
         self._outbox_wake = asyncio.Event()
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
+    async def enqueue(self, key: str, message: Outgoing) -> OutboxItem:
         existing = self._outbox.get(key)
         if existing is not None:
             return existing
         now = self._clock()
         item = OutboxItem(
             key=key,
-            target=target,
-            payload=payload,
+            target=message.target,
+            payload=message.payload,
             status="pending",
             created_at=now,
             updated_at=now,
-            next_attempt_at=now if not_before is None else not_before,
-            source=source,
+            next_attempt_at=message.due(now),
+            source=message.source,
         )
         self._outbox[key] = item
         self._outbox_wake.set()
@@ -90,23 +82,10 @@ class InMemoryOutbox:
     async def outbox_item(self, key: str) -> OutboxItem | None:
         return self._outbox.get(key)
 
-    async def outbox_items(
-        self,
-        *,
-        source: str | None = None,
-        target_prefix: str | None = None,
-        status: OutboxStatus | None = None,
-        limit: int = 100,
-    ) -> Sequence[OutboxItem]:
-        found = [
-            item
-            for item in self._outbox.values()
-            if (source is None or item.source == source)
-            and (target_prefix is None or item.target.startswith(target_prefix))
-            and (status is None or item.status == status)
-        ]
+    async def outbox_items(self, query: OutboxQuery = ALL_ITEMS) -> Sequence[OutboxItem]:
+        found = [item for item in self._outbox.values() if query.matches(item)]
         found.sort(key=lambda item: item.created_at)
-        return found[: max(limit, 0)]
+        return found[: max(query.limit, 0)]
 
     async def wait_for_outbox(self, seconds: float) -> None:
         await wait_and_clear(self._outbox_wake, seconds)

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from seam.contracts import hooks
 from seam.contracts.events import AgentEvent, Halt
-from seam.contracts.execution import ExecutionStore, Submission
+from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
-from seam.contracts.sessions import SessionInfo, SessionNotFound
+from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
 from seam.contracts.tools import CancelToken, Tool, ToolError
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
@@ -226,12 +226,14 @@ class SessionFactory:
         else:
             info = await self.store.create(
                 key,
-                # Pinned at creation, as a turn does: later turns keep this personality.
-                personality=personality or self.loop.personalities.default_id,
-                title=title,
-                tenant=self.tenant_id,
-                tools=tools,
-                model=model,
+                NewSession(
+                    # Pinned at creation, as a turn does: later turns keep this personality.
+                    personality=personality or self.loop.personalities.default_id,
+                    title=title,
+                    tenant=self.tenant_id,
+                    tools=tools,
+                    model=model,
+                ),
             )
         early = self.loop.working_dirs.get(key)
         if early is not None:  # given before the session existed (`set_working_dir`)
@@ -295,11 +297,13 @@ class SessionFactory:
         if info is None:
             info = await self.store.create(
                 key,
-                personality=personality or parent.info.personality,
-                parent_key=parent.key,
-                tenant=tenant,
-                tools=tools if tools is not None else parent.info.tools,
-                model=parent.info.model,
+                NewSession(
+                    personality=personality or parent.info.personality,
+                    parent_key=parent.key,
+                    tenant=tenant,
+                    tools=tools if tools is not None else parent.info.tools,
+                    model=parent.info.model,
+                ),
             )
             registry = self.loop.hooks
             if registry.has(hooks.SUBAGENT_SPAWNED):
@@ -400,7 +404,7 @@ HALTED = frozenset({"max_iterations", "halted"})
 async def _halt_message(store: ExecutionStore, sub: Submission) -> str:
     """What the child's `halt` event said (the circuit breaker's or the loop's reason)."""
     try:
-        records = await store.events(sub.session_key, submission_id=sub.id)
+        records = await store.events(sub.session_key, EventQuery(submission_id=sub.id))
     except Exception:
         records = []
     for record in reversed(records):

@@ -22,9 +22,13 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
 from seam.contracts.search import SEARCHED_ROLES, snippet, terms
 from seam.contracts.sessions import (
+    ANY_SESSION,
+    PLAIN_SESSION,
     DuplicateTitle,
     LoadedSession,
+    NewSession,
     SearchHit,
+    SearchScope,
     SessionInfo,
     SessionNotFound,
     SessionSummary,
@@ -32,6 +36,7 @@ from seam.contracts.sessions import (
     UsageTotals,
     check_idle,
     check_limit,
+    check_page,
     check_title,
     lineage_base,
     next_lineage_title,
@@ -74,20 +79,11 @@ class InMemorySessionStore:
         if other is not None and other != key:
             raise DuplicateTitle(f"title {title!r} is already used by session {other!r}")
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         record = self._sessions.get(key)
         if record is not None:
             return record.info
+        title = new.title
         if title is not None:
             self._claim_title(key, title)
             self._titles[title] = key
@@ -95,14 +91,14 @@ class InMemorySessionStore:
         info = SessionInfo(
             key,
             title,
-            personality,
+            new.personality,
             now,
             now,
             0,
-            parent_key,
-            tenant=tenant,
-            tools=None if tools is None else tuple(tools),
-            model=model,
+            new.parent_key,
+            tenant=new.tenant,
+            tools=None if new.tools is None else tuple(new.tools),
+            model=new.model,
         )
         self._sessions[key] = _Record(info)
         return info
@@ -124,10 +120,9 @@ class InMemorySessionStore:
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
         transcript = self._record(key).messages
+        check_page(limit)
         if limit is None:
             return transcript[start:]
-        if limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit}")
         first = start if start >= 0 else max(0, len(transcript) + start)
         return transcript[first : first + limit]
 
@@ -149,12 +144,7 @@ class InMemorySessionStore:
         return None if key is None else self._sessions[key].info
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> list[SearchHit]:
         check_limit(limit)
         wanted = set(terms(query))
@@ -162,7 +152,7 @@ class InMemorySessionStore:
             return []
         found: list[tuple[int, str, int, Message]] = []
         for key, record in self._sessions.items():
-            if key == exclude_session or (tenant is not None and record.info.tenant != tenant):
+            if not scope.covers(record.info):
                 continue
             for index, message in enumerate(record.messages):
                 if (

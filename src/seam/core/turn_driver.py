@@ -19,7 +19,7 @@ from seam.contracts.context import ContextUsage
 from seam.contracts.events import AgentEvent, Done, ErrorEvent
 from seam.contracts.hooks import BeforePromptBuild, SessionStart
 from seam.contracts.personality import Personality
-from seam.contracts.sessions import SessionInfo
+from seam.contracts.sessions import NewSession, SessionInfo
 from seam.contracts.tools import ToolContext, ToolRegistry
 from seam.core.context_step import build_system, compact, estimate, load_history, window
 from seam.core.hook_registry import fire_isolated, modify_isolated
@@ -107,7 +107,7 @@ async def prepare_turn(
     info = await setup.sessions.get(key)
     chosen = _personality(setup, info, request.personality, key)
     if info is None:
-        info = await setup.sessions.create(key, personality=chosen.id)
+        info = await setup.sessions.create(key, NewSession(personality=chosen.id))
         if setup.hooks.has(hooks.SESSION_START):
             await fire_isolated(setup.hooks, hooks.SESSION_START, SessionStart(key, chosen.id))
     ctx = setup.tool_context(

@@ -22,9 +22,9 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, TypedDict, Unpack
 
+from seam.contracts.closing import ClosesOnExit
 from seam.contracts.context import ContextUsage
 from seam.contracts.events import AgentEvent, Done, ErrorEvent
 from seam.contracts.execution import ExecutionStore, Submission
@@ -79,7 +79,7 @@ class AskOptions(TypedDict, total=False):
 
 
 @dataclass
-class Runtime:
+class Runtime(ClosesOnExit):
     """What a surface holds: every turn, whatever starts it, goes through `ask` (a durable
     submission the Coordinator drives, in a session the SessionFactory built from its stored
     spec). Surfaces use these methods, never `loop`, `coordinator` or `factory` directly.
@@ -150,14 +150,6 @@ class Runtime:
         except BaseException:
             await self.aclose()  # the model and the store were built: close them anyway
             raise
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # Sessions, through the single construction seam
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from seam.contracts.execution import ClaimScope, JournalEntry
 from seam.contracts.messages import Message
 from seam.contracts.tools import ToolContext
 from seam.core.cron import InMemoryCronStore
@@ -59,12 +60,17 @@ async def test_a_run_killed_mid_tool_call_is_repaired_not_re_run() -> None:
     # A worker claimed the run, the model asked for the restart, the worker died before
     # the tool's result was saved.
     execution = runtime.store
-    assert await execution.claim("crashed-worker", submission_id=run.submission_id) is not None
+    assert (
+        await execution.claim("crashed-worker", scope=ClaimScope(submission_id=run.submission_id))
+        is not None
+    )
     restart = call("restart_service", {})
     await execution.append_for(
         run.submission_id,
         "crashed-worker",
-        [Message("user", job.prompt), Message("assistant", "", tool_calls=(restart,))],
+        JournalEntry(
+            [Message("user", job.prompt), Message("assistant", "", tool_calls=(restart,))]
+        ),
     )
 
     await runtime.resume_pending()

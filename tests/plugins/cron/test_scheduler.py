@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from seam.contracts.cron import slot_key
+from seam.contracts.cron import SlotClaim, slot_key
 from seam.core.scripted_model import error_step, text_step
 from seam.plugins.cron.admin import ScheduleSpec
 
@@ -194,7 +194,7 @@ async def test_a_claim_whose_submission_was_lost_is_submitted_on_the_next_tick()
     key = slot_key(job.id, T0)
     # A scheduler claimed the slot and died before submitting.
     await r.scheduler.store.claim_slot(
-        job.id, T0, submission_id=f"cron:{key}", session=f"cron:{job.id}:x"
+        job.id, T0, SlotClaim(submission_id=f"cron:{key}", session=f"cron:{job.id}:x")
     )
     await r.scheduler.store.touch(job.id, T0 + HOUR)
     await r.cycle()

@@ -15,6 +15,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from seam.contracts.execution import ClaimScope, Settlement
+
 if TYPE_CHECKING:
     from seam.wiring.runtime import Runtime
 
@@ -92,12 +94,15 @@ async def settle_remembered(runtime: Runtime) -> None:
             if sub is None or sub.state == "settled":
                 continue
             claimed = await store.claim(
-                runtime.owner, submission_id=sid, dead_owners=[str(note.get("owner", ""))]
+                runtime.owner,
+                scope=ClaimScope(submission_id=sid, dead_owners=[str(note.get("owner", ""))]),
             )
             if claimed is None:  # someone alive holds it (or it waits behind another)
                 left[sid] = note
                 continue
-            await store.settle(sid, runtime.owner, "failed", error=reason, finish_reason="error")
+            await store.settle(
+                sid, runtime.owner, Settlement("failed", error=reason, finish_reason="error")
+            )
         except Exception:
             log.warning("could not settle %s yet (%s)", sid, reason)
             left[sid] = note

@@ -17,6 +17,7 @@ from seam.apps.gateway.chats import ChatSessions
 from seam.apps.gateway.commands import HELP, command_argument, usage_text
 from seam.apps.gateway.tenants import ChatTenants
 from seam.contracts.chat import InboundMessage
+from seam.contracts.execution import UNSETTLED
 from seam.contracts.outbox import Outbox
 from seam.wiring.runtime import Runtime
 
@@ -61,7 +62,7 @@ class ChatCommands:
 
     async def _stop(self, key: str) -> str:
         stopped = 0
-        for sub in await self.runtime.store.submissions(key, states=("queued", "running")):
+        for sub in await self.runtime.store.submissions(key, UNSETTLED):
             self.cancel_local(sub.id)
             await self.runtime.abort(sub.id)
             stopped += 1

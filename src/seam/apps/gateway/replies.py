@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from seam.contracts.chat import Button, ChatAdapter, ChatRef
 from seam.contracts.execution import Submission
-from seam.contracts.outbox import Outbox
+from seam.contracts.outbox import Outbox, Outgoing
 
 NO_ANSWER = "(no answer)"
 STOPPED = "Stopped."
@@ -55,9 +55,7 @@ async def enqueue_reply(
     for n, part in enumerate(parts):
         await outbox.enqueue(
             reply_key(source, n, kind),
-            str(chat),
-            payload(part, edit=edit if n == 0 else None),
-            source=source,
+            Outgoing(str(chat), payload(part, edit=edit if n == 0 else None), source=source),
         )
     return len(parts)
 

@@ -56,7 +56,7 @@ from seam.contracts.chat import (
     InboundMessage,
 )
 from seam.contracts.events import ToolApprovalRequired
-from seam.contracts.execution import Submission
+from seam.contracts.execution import UNSETTLED, Submission, SubmissionQuery
 from seam.contracts.outbox import Outbox
 from seam.contracts.tools import CancelToken
 from seam.wiring.gateway_settings import GatewaySection
@@ -309,7 +309,7 @@ class Gateway:
         prefix = id_prefix(platform) + ":"
         since = self._clock() - REPLAY_WINDOW
         found = 0
-        for sub in await self.runtime.store.submissions(states=("settled",)):
+        for sub in await self.runtime.store.submissions(query=SubmissionQuery(states=("settled",))):
             if not sub.id.startswith(prefix) or (sub.settled_at or sub.updated_at) < since:
                 continue
             if sub.id in self._driving or await replied(self.outbox, sub.id):
@@ -349,7 +349,7 @@ class Gateway:
         prefix = id_prefix(platform) + ":"
         while True:
             try:
-                for sub in await self.runtime.store.submissions(states=("queued", "running")):
+                for sub in await self.runtime.store.submissions(query=UNSETTLED):
                     if sub.id.startswith(prefix) and sub.id not in self._driving:
                         self._drive(platform, sub)
             except Exception:

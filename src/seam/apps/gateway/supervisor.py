@@ -30,6 +30,7 @@ from seam.apps.gateway.runner import Gateway
 from seam.apps.gateway.sender import ChatSender
 from seam.apps.gateway.status import write_status
 from seam.contracts.chat import AdapterHealth, ChatAdapter
+from seam.contracts.outbox import Outgoing
 from seam.wiring.gateway import AdapterLock, AdapterSpec, deliver_forever
 
 log = logging.getLogger("seam.gateway")
@@ -205,7 +206,9 @@ class Supervisor:
             return
         key = f"gateway:{kind}:{self.name}:{int(self.down_since)}"
         body = json.dumps({"text": text, "source": "gateway"})
-        self.gateway.spawn(self.gateway.outbox.enqueue(key, self.owner, body, source="gateway"))
+        self.gateway.spawn(
+            self.gateway.outbox.enqueue(key, Outgoing(self.owner, body, source="gateway"))
+        )
 
     def status(self) -> dict[str, Any]:
         health = self.health

@@ -25,7 +25,12 @@ from seam.apps.web.metrics import Metrics
 from seam.apps.web.problems import Conflict, Forbidden, Invalid, NotFound
 from seam.apps.web.turns import RESCUE_SECONDS, TurnDrivers
 from seam.contracts.events import AgentEvent
-from seam.contracts.execution import Submission, SubmissionConflict, SubmissionState
+from seam.contracts.execution import (
+    Submission,
+    SubmissionConflict,
+    SubmissionQuery,
+    SubmissionState,
+)
 from seam.contracts.guardrail import UNAVAILABLE
 from seam.contracts.memory import MemoryTarget
 from seam.contracts.messages import Message
@@ -208,7 +213,7 @@ class WebBackend:
 
     async def _abort_all(self, key: str) -> list[Submission]:
         out = []
-        for sub in await self.runtime.store.submissions(key, states=_UNSETTLED):
+        for sub in await self.runtime.store.submissions(key, SubmissionQuery(states=_UNSETTLED)):
             out.append(await self.turns.abort(sub, "cancelled through the API"))
         return out
 

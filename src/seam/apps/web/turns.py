@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 
 from seam.contracts.events import AgentEvent
-from seam.contracts.execution import Submission
+from seam.contracts.execution import UNSETTLED, Submission
 from seam.contracts.tools import CancelToken
 from seam.wiring.runtime import Runtime
 
@@ -93,7 +93,7 @@ class TurnDrivers:
         """Drive (or follow) every unsettled submission nobody here drives yet."""
         while True:
             try:
-                for sub in await self.runtime.store.submissions(states=("queued", "running")):
+                for sub in await self.runtime.store.submissions(query=UNSETTLED):
                     if sub.id not in self._drivers:
                         self.drive(sub.id)
             except Exception:

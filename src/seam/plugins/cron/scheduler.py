@@ -44,6 +44,7 @@ from seam.contracts.cron import (
     CronRun,
     CronStore,
     DeliveryStatus,
+    SlotClaim,
     run_session,
     run_submission_id,
     slot_key,
@@ -170,9 +171,9 @@ class CronScheduler:
         return await self.store.claim_slot(
             job.id,
             due_at,
-            submission_id=run_submission_id(key),
-            session=run_session(job, key),
-            note=note,
+            SlotClaim(
+                submission_id=run_submission_id(key), session=run_session(job, key), note=note
+            ),
         )
 
     async def run_now(self, job: CronJob) -> CronRun | None:

@@ -41,9 +41,9 @@ import secrets
 import socket
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from types import TracebackType
 from typing import Self
 
+from seam.contracts.closing import ClosesOnExit
 from seam.contracts.outbox import Outbox, OutboxItem, OutboxWaker
 from seam.plugins.delivery.senders import DeliveryFailed, Sender
 
@@ -66,7 +66,7 @@ def default_owner() -> str:
     return f"deliverer:{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
-class OutboxDeliverer:
+class OutboxDeliverer(ClosesOnExit):
     def __init__(
         self,
         outbox: Outbox,
@@ -155,14 +155,6 @@ class OutboxDeliverer:
         self._task = asyncio.create_task(self.run(), name="outbox-deliverer")
         await asyncio.sleep(0)  # let it start its loops
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         task, self._task = self._task, None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from seam.contracts.dnd import DndChecker
-from seam.contracts.outbox import Outbox
+from seam.contracts.outbox import Outbox, OutboxQuery
 from seam.plugins.delivery.router import HELD_FOREVER, is_held, payload_of
 
 # Pending items scanned per call; the outbox lists oldest first.
@@ -33,7 +33,7 @@ async def release_held(outbox: Outbox, dnd: DndChecker, now: float) -> int:
         return 0
     at = now if until is None else until
     moved = 0
-    for item in await outbox.outbox_items(status="pending", limit=SCAN_LIMIT):
+    for item in await outbox.outbox_items(OutboxQuery(status="pending", limit=SCAN_LIMIT)):
         if is_held(item, now) and item.next_attempt_at > at:
             await outbox.mark_failed(item.key, RELEASED_NOTE, retry_at=at)
             moved += 1
@@ -44,7 +44,7 @@ async def hold_queued(outbox: Outbox, now: float) -> int:
     """Hold the router's non-urgent items that are due and unclaimed (the toggle went on
     while they waited for a deliverer); returns how many."""
     held = 0
-    for item in await outbox.outbox_items(status="pending", limit=SCAN_LIMIT):
+    for item in await outbox.outbox_items(OutboxQuery(status="pending", limit=SCAN_LIMIT)):
         data = payload_of(item)
         if data is None or data.get("urgent") or item.next_attempt_at > now:
             continue  # not ours, urgent, already held, or claimed by a deliverer now
@@ -55,5 +55,5 @@ async def hold_queued(outbox: Outbox, now: float) -> int:
 
 async def held_count(outbox: Outbox, now: float) -> int:
     """Deliveries waiting for quiet hours to end (for `seam dnd status`)."""
-    items = await outbox.outbox_items(status="pending", limit=SCAN_LIMIT)
+    items = await outbox.outbox_items(OutboxQuery(status="pending", limit=SCAN_LIMIT))
     return sum(1 for item in items if is_held(item, now))

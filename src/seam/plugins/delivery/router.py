@@ -27,7 +27,7 @@ from pathlib import Path
 
 from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult
 from seam.contracts.dnd import DndChecker
-from seam.contracts.outbox import Outbox, OutboxItem
+from seam.contracts.outbox import Outbox, OutboxItem, Outgoing
 from seam.plugins.delivery.targets import NONE, OWNER, canonical_target
 
 # The `not_before` of an item held by the indefinite toggle: 9999-12-31, far enough to
@@ -109,7 +109,7 @@ class DeliveryRouter:
             not_before = HELD_FOREVER if math.isinf(until) else until
         payload = {"text": text, "source": source, "urgent": urgent, "held": until is not None}
         item = await self.outbox.enqueue(
-            key, resolved, json.dumps(payload), source=source, not_before=not_before
+            key, Outgoing(resolved, json.dumps(payload), source=source, not_before=not_before)
         )
         return DeliveryResult("held" if is_held(item, now) else "queued", item)
 

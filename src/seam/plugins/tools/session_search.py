@@ -14,7 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from seam.contracts.sessions import SessionInfo, SessionStore
+from seam.contracts.sessions import SearchScope, SessionInfo, SessionStore
 from seam.contracts.tool_spec import SpecTool, ToolSpec
 from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 
@@ -53,7 +53,7 @@ class SessionSearchTool(SpecTool):
         own = await self._sessions.get(ctx.session_key)
         tenant = own.tenant if own is not None else None
         hits = await self._sessions.search(
-            query, limit, exclude_session=ctx.session_key, tenant=tenant
+            query, limit, SearchScope(exclude_session=ctx.session_key, tenant=tenant)
         )
         if not hits:
             return f"No past conversation has all of these words: {query.strip()}"

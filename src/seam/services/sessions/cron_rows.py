@@ -67,6 +67,12 @@ def run_from_row(row: Sequence[Any]) -> CronRun:
     return CronRun(job_id, due_at, key, sid, session, started, settled, outcome, delivery, note)
 
 
+def new_run_params(run: CronRun) -> tuple[Any, ...]:
+    """`CronSQL.new_run`'s parameters for a claimed, not yet settled run."""
+    run_id = (run.job_id, run.due_at, run.slot_key)
+    return (*run_id, run.submission_id, run.session, run.started_at, run.note)
+
+
 @dataclass(frozen=True, slots=True)
 class CronSQL:
     """The statements both cron stores run, written once; `in_style` spells their

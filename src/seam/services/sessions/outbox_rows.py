@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seam.contracts.outbox import OutboxItem, OutboxStatus
+from seam.contracts.outbox import OutboxItem, OutboxQuery
 
 OUTBOX_COLUMNS = (
     "key, target, payload, status, created_at, updated_at, attempts, next_attempt_at,"
@@ -54,28 +54,27 @@ class ItemsDialect:
     tie_break: str
 
 
-def items_query(
-    dialect: ItemsDialect,
-    source: str | None,
-    target_prefix: str | None,
-    status: OutboxStatus | None,
-    limit: int,
-) -> tuple[str, dict[str, Any]]:
+def items_query(dialect: ItemsDialect, query: OutboxQuery) -> tuple[str, dict[str, Any]]:
     """`outbox_items`' query, filtered by what is given, and its named parameters."""
     named = dialect.named
     where = ["1 = 1"]
-    if source is not None:
+    if query.source is not None:
         where.append(f"source = {named('source')}")
-    if target_prefix is not None:
+    if query.target_prefix is not None:
         where.append(dialect.starts_with)
-    if status is not None:
+    if query.status is not None:
         where.append(f"status = {named('status')}")
-    query = (
+    sql = (
         f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE {' AND '.join(where)}"
         f" ORDER BY created_at, {dialect.tie_break} LIMIT {named('limit')}"
     )
-    params = {"source": source, "prefix": target_prefix, "status": status, "limit": max(limit, 0)}
-    return query, params
+    params = {
+        "source": query.source,
+        "prefix": query.target_prefix,
+        "status": query.status,
+        "limit": max(query.limit, 0),
+    }
+    return sql, params
 
 
 def _text(value: str | bytes | memoryview) -> str:

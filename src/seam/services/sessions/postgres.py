@@ -22,24 +22,29 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from types import TracebackType
 from typing import Any, Self
 
 import psycopg
 from psycopg import AsyncConnection, errors
 from psycopg_pool import AsyncConnectionPool
 
+from seam.contracts.closing import ClosesOnExit
 from seam.contracts.context import CompactionRecord
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import (
+    ANY_SESSION,
+    PLAIN_SESSION,
     DuplicateTitle,
+    NewSession,
     SearchHit,
+    SearchScope,
     SessionInfo,
     SessionNotFound,
     UsageRecord,
     UsageTotals,
     check_limit,
+    check_page,
     check_title,
 )
 from seam.services.sessions.postgres_approvals import PostgresApprovals
@@ -60,7 +65,14 @@ from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
 from seam.services.sessions.postgres_working_dir import PostgresWorkingDirs
-from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, compaction_from_row
+from seam.services.sessions.rows import (
+    COMPACTION_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    compaction_from_row,
+    compaction_params,
+    insert_sql,
+)
 
 # Re-exported: the channel, the timeout and `describe_url` lived here, and callers import
 # them from here.
@@ -75,6 +87,7 @@ class PostgresStore(
     PostgresOutbox,
     PostgresWorkingDirs,
     PostgresListener,
+    ClosesOnExit,
 ):
     """A `SessionStore` and `ExecutionStore` over a PostgreSQL database.
 
@@ -187,14 +200,6 @@ class PostgresStore(
         await self.open()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     async def aclose(self) -> None:
         if self._listener is not None:
             self._listener.cancel()
@@ -234,22 +239,12 @@ class PostgresStore(
 
     # Sessions
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         existing = await self.get(key)
         if existing is not None:
             return existing
-        if title is not None:
-            check_title(title)
+        if new.title is not None:
+            check_title(new.title)
         now = self._clock()
         try:
             async with self._tx() as conn:
@@ -261,14 +256,14 @@ class PostgresStore(
                     " ON CONFLICT (key) DO NOTHING",
                     (
                         key,
-                        title,
-                        personality,
-                        parent_key,
+                        new.title,
+                        new.personality,
+                        new.parent_key,
                         now,
                         now,
-                        tenant,
-                        None if tools is None else list(tools),
-                        model,
+                        new.tenant,
+                        None if new.tools is None else list(new.tools),
+                        new.model,
                     ),
                 )
                 cur = await conn.execute(
@@ -276,7 +271,7 @@ class PostgresStore(
                 )
                 row = await cur.fetchone()
         except errors.UniqueViolation:
-            raise await self._duplicate(title) from None
+            raise await self._duplicate(new.title) from None
         assert row is not None
         return session_from_row(row)
 
@@ -293,8 +288,7 @@ class PostgresStore(
             await insert_messages(conn, key, messages, None, self._clock())
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        check_page(limit)
         sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = %s AND idx >= "
         if start >= 0:
             sql += "%s ORDER BY idx LIMIT %s"
@@ -325,12 +319,7 @@ class PostgresStore(
         return None if row is None else session_from_row(row)
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> list[SearchHit]:
         check_limit(limit)
         wanted = query_words(query)
@@ -344,7 +333,12 @@ class PostgresStore(
             " AND (%(tenant)s::text IS NULL"
             "      OR session_key IN (SELECT key FROM sessions WHERE tenant = %(tenant)s))"
             " ORDER BY id DESC LIMIT %(limit)s",
-            {"words": wanted, "skip": exclude_session, "tenant": tenant, "limit": limit},
+            {
+                "words": wanted,
+                "skip": scope.exclude_session,
+                "tenant": scope.tenant,
+                "limit": limit,
+            },
         )
         return [
             SearchHit(key, idx, role, snippet(bytes(content).decode(), wanted), message_id)
@@ -381,21 +375,7 @@ class PostgresStore(
         try:
             async with self._connection() as conn:
                 await conn.execute(
-                    f"INSERT INTO compactions (session_key, {COMPACTION_COLUMNS})"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        key,
-                        record.marker_index,
-                        record.tail_start,
-                        record.messages_before,
-                        record.messages_after,
-                        record.tokens_before,
-                        record.tokens_after,
-                        record.duration_ms,
-                        record.reason,
-                        record.summarised,
-                        record.created_at or self._clock(),
-                    ),
+                    _INSERT_COMPACTION, compaction_params(key, record, self._clock())
                 )
         except errors.ForeignKeyViolation:
             raise SessionNotFound(f"no session {key!r}") from None
@@ -435,7 +415,4 @@ class PostgresStore(
         return [session_from_row(row) for row in rows]
 
 
-COMPACTION_COLUMNS = (
-    "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
-    " duration_ms, reason, summarised, created_at"
-)
+_INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "%s")

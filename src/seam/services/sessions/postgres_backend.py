@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from seam.contracts.execution import ExecutionStore
+from seam.contracts.execution import UNSETTLED, ExecutionStore
 from seam.contracts.store_backend import ProcessLock, StoreBackend, StoreCheck, StoreLocation
 
 
@@ -31,7 +31,7 @@ async def check(where: StoreLocation) -> StoreCheck:
     try:
         async with PostgresStore(url, min_connections=1, max_connections=1) as store:
             recent = await store.list(1)
-            queued = await store.submissions(states=("queued", "running"))
+            queued = await store.submissions(query=UNSETTLED)
     except (ConnectionError, OSError, RuntimeError) as exc:
         return StoreCheck(False, str(exc), "check [store] url / SEAM_STORE_URL")
     state = "has sessions" if recent else "empty"

@@ -20,8 +20,8 @@ from seam.contracts.cron import (
     CronRun,
     DeliveryStatus,
     RunOutcome,
+    SlotClaim,
     is_failure,
-    slot_key,
 )
 from seam.services.sessions.cron_rows import (
     JOB_COLUMNS,
@@ -29,6 +29,7 @@ from seam.services.sessions.cron_rows import (
     CronSQL,
     job_from_row,
     job_params,
+    new_run_params,
     run_from_row,
 )
 
@@ -130,27 +131,16 @@ class PostgresCronStore:
     async def set_paused(self, job_id: str, paused: bool) -> CronJob:
         return await self._update_job(_SQL.pause, (paused, paused, job_id), job_id)
 
-    async def claim_slot(
-        self,
-        job_id: str,
-        due_at: float,
-        *,
-        submission_id: str,
-        session: str,
-        note: str | None = None,
-    ) -> CronRun | None:
-        key = slot_key(job_id, due_at)
-        started = self._pool._clock()
+    async def claim_slot(self, job_id: str, due_at: float, claim: SlotClaim) -> CronRun | None:
+        run = claim.run(job_id, due_at, self._pool._clock())
         async with self._pool._tx() as conn:
             cur = await conn.execute("SELECT 1 FROM cron_jobs WHERE id = %s", (job_id,))
             if await cur.fetchone() is None:
                 raise CronJobNotFound(f"no cron job {job_id!r}")
-            cur = await conn.execute(
-                _SQL.new_run, (job_id, due_at, key, submission_id, session, started, note)
-            )
+            cur = await conn.execute(_SQL.new_run, new_run_params(run))
             if cur.rowcount == 0:
                 return None
-        return CronRun(job_id, due_at, key, submission_id, session, started, note=note)
+        return run
 
     @staticmethod
     async def _count(conn: AsyncConnection[Any], job_id: str, failed: bool | None) -> None:

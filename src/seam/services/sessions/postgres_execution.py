@@ -31,21 +31,26 @@ from psycopg import AsyncConnection, AsyncCursor, errors, sql
 from psycopg_pool import AsyncConnectionPool
 
 from seam.contracts.execution import (
+    ALL_EVENTS,
+    ANY_RUNNABLE,
     DEFAULT_LEASE_SECONDS,
+    EVERY_SUBMISSION,
+    ClaimScope,
+    EventQuery,
     EventRecord,
-    LeaseLost,
+    JournalEntry,
     NewSubmission,
-    Outcome,
+    Settlement,
     Submission,
     SubmissionNotFound,
-    SubmissionState,
+    SubmissionQuery,
+    check_holder,
     check_new,
     check_same_payload,
     give_up_message,
-    lease_lost_message,
 )
 from seam.contracts.messages import Message
-from seam.contracts.sessions import SessionNotFound, UsageRecord
+from seam.contracts.sessions import SessionNotFound
 from seam.services.sessions.postgres_rows import (
     Params,
     encode,
@@ -153,27 +158,24 @@ class PostgresSubmissions:
         return None if row is None else submission_from_row(row)
 
     async def submissions(
-        self,
-        session_key: str | None = None,
-        *,
-        states: Sequence[SubmissionState] | None = None,
-        limit: int | None = None,
+        self, session_key: str | None = None, query: SubmissionQuery = EVERY_SUBMISSION
     ) -> list[Submission]:
+        states = query.states
         # Only the filters given, so the planner can use the open-submissions index.
         where = [sql.SQL("true")]
         if session_key is not None:
             where.append(sql.SQL("session_key = %(key)s"))
         if states is not None:
             where.append(sql.SQL("state = ANY (%(states)s::text[])"))
-        query = sql.SQL(
+        select = sql.SQL(
             "SELECT {columns} FROM submissions WHERE {where} ORDER BY seq LIMIT %(limit)s"
         ).format(columns=sql.SQL(SUBMISSION_COLUMNS), where=sql.SQL(" AND ").join(where))
         rows = await self._all(
-            query,
+            select,
             {
                 "key": session_key,
                 "states": None if states is None else list(states),
-                "limit": limit,
+                "limit": query.limit,
             },
         )
         return [submission_from_row(row) for row in rows]
@@ -181,17 +183,13 @@ class PostgresSubmissions:
     # Claims and leases
 
     async def claim(
-        self,
-        owner: str,
-        *,
-        lease: float = DEFAULT_LEASE_SECONDS,
-        submission_id: str | None = None,
-        dead_owners: Sequence[str] = (),
+        self, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS, scope: ClaimScope = ANY_RUNNABLE
     ) -> Submission | None:
         # Listen before looking, so work that appears after this look wakes the worker.
         await self._ensure_listening()
         now = self._clock()
-        dead = list(dead_owners)
+        dead = list(scope.dead_owners)
+        submission_id = scope.submission_id
         pick = sql.SQL(
             "SELECT s.id FROM submissions AS s JOIN sessions AS k ON k.key = s.session_key"
             " WHERE s.state <> 'settled' AND {runnable}{order}{only}"
@@ -241,24 +239,17 @@ class PostgresSubmissions:
                 (now + lease, now, submission_id),
             )
 
-    async def append_for(
-        self,
-        submission_id: str,
-        owner: str,
-        messages: Sequence[Message],
-        *,
-        usage: Sequence[UsageRecord] = (),
-        events: Sequence[EventRecord] = (),
-    ) -> None:
+    async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
         async with self._tx() as conn:
             sub = await _held(conn, submission_id, owner)
             now = self._clock()
+            messages = entry.messages
             try:
-                for record in usage:
+                for record in entry.usage:
                     await insert_usage(conn, sub.session_key, record, now)
-                if events:
+                if entry.events:
                     async with conn.cursor() as cur:
-                        await _insert_events(cur, events)
+                        await _insert_events(cur, entry.events)
             except errors.ForeignKeyViolation:
                 raise SessionNotFound(f"no session {sub.session_key!r}") from None
             if not messages:
@@ -281,33 +272,25 @@ class PostgresSubmissions:
     # Settlement
 
     async def settle(
-        self,
-        submission_id: str,
-        owner: str | None,
-        outcome: Outcome,
-        *,
-        result: str | None = None,
-        error: str | None = None,
-        finish_reason: str | None = None,
-        unless_aborted: bool = False,
+        self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         async with self._tx() as conn:
-            if owner is None:
-                sub = await _locked(conn, submission_id)
-                if sub is None:
-                    raise SubmissionNotFound(f"no submission {submission_id!r}")
-                if sub.state != "queued":
-                    raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
-            else:
-                sub = await _held(conn, submission_id, owner)
-            if unless_aborted and sub.abort_requested:
-                outcome, result, error, finish_reason = "aborted", None, None, "aborted"
+            sub = await _held(conn, submission_id, owner)
+            end = settlement.for_submission(sub)
             now = self._clock()
             cur = await conn.execute(
                 "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"
                 " error = %s, finish_reason = %s, lease_owner = NULL, lease_expires_at = NULL,"
                 f" settled_at = %s, updated_at = %s WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
-                (outcome, encode(result), encode(error), finish_reason, now, now, submission_id),
+                (
+                    end.outcome,
+                    encode(end.result),
+                    encode(end.error),
+                    end.finish_reason,
+                    now,
+                    now,
+                    submission_id,
+                ),
             )
             row = await returned(cur)
             await self._notify(conn)
@@ -371,18 +354,12 @@ class PostgresSubmissions:
             keys = sorted({r.session_key for r in records})
             raise SessionNotFound(f"no session {', '.join(map(repr, keys))}") from None
 
-    async def events(
-        self,
-        session_key: str,
-        *,
-        after_seq: int = 0,
-        limit: int | None = None,
-        submission_id: str | None = None,
-    ) -> list[EventRecord]:
+    async def events(self, session_key: str, query: EventQuery = ALL_EVENTS) -> list[EventRecord]:
+        only = query.submission_id
         rows = await self._all(
             f"SELECT {EVENT_COLUMNS} FROM events WHERE session_key = %s AND seq > %s"
             " AND (%s::text IS NULL OR submission_id = %s) ORDER BY seq LIMIT %s",
-            (session_key, after_seq, submission_id, submission_id, limit),
+            (session_key, query.after_seq, only, only, query.limit),
         )
         return [event_from_row(row) for row in rows]
 
@@ -403,14 +380,9 @@ async def _locked(conn: AsyncConnection[Any], submission_id: str) -> Submission 
     return None if row is None else submission_from_row(row)
 
 
-async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str) -> Submission:
-    """The submission, locked, when `owner` holds its lease; LeaseLost otherwise."""
-    sub = await _locked(conn, submission_id)
-    if sub is None:
-        raise SubmissionNotFound(f"no submission {submission_id!r}")
-    if sub.state != "running" or sub.lease_owner != owner:
-        raise LeaseLost(lease_lost_message(sub, owner))
-    return sub
+async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str | None) -> Submission:
+    """The submission, locked, when `owner` may write to it (`check_holder`)."""
+    return check_holder(await _locked(conn, submission_id), submission_id, owner)
 
 
 async def _still_runnable(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
 
-from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import ALL_ITEMS, OutboxItem, OutboxItemNotFound, OutboxQuery, Outgoing
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
@@ -72,15 +72,7 @@ class PostgresOutbox:
 
         async def _ensure_listening(self) -> None: ...
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
+    async def enqueue(self, key: str, message: Outgoing) -> OutboxItem:
         now = self._clock()
         async with self._tx() as conn:
             cur = await conn.execute(
@@ -89,12 +81,12 @@ class PostgresOutbox:
                 f" ON CONFLICT (key) DO NOTHING RETURNING {OUTBOX_COLUMNS}",
                 (
                     key,
-                    target,
-                    encode(payload),
+                    message.target,
+                    encode(message.payload),
                     now,
                     now,
-                    now if not_before is None else not_before,
-                    source,
+                    message.due(now),
+                    message.source,
                 ),
             )
             row = await cur.fetchone()
@@ -153,15 +145,8 @@ class PostgresOutbox:
         row = await self._one(f"SELECT {OUTBOX_COLUMNS} FROM outbox WHERE key = %s", (key,))
         return None if row is None else outbox_from_row(row)
 
-    async def outbox_items(
-        self,
-        *,
-        source: str | None = None,
-        target_prefix: str | None = None,
-        status: OutboxStatus | None = None,
-        limit: int = 100,
-    ) -> Sequence[OutboxItem]:
-        rows = await self._all(*items_query(_ITEMS, source, target_prefix, status, limit))
+    async def outbox_items(self, query: OutboxQuery = ALL_ITEMS) -> Sequence[OutboxItem]:
+        rows = await self._all(*items_query(_ITEMS, query))
         return [outbox_from_row(row) for row in rows]
 
     async def wait_for_outbox(self, seconds: float) -> None:

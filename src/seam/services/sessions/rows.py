@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import astuple, replace
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
@@ -150,6 +151,20 @@ def submission_from_row(row: Sequence[Any], text: Text = _same) -> Submission:
         finish_reason=finish,
         settled_at=settled_at,
     )
+
+
+# A compactions row past its session key, in `CompactionRecord`'s field order.
+COMPACTION_COLUMNS = (
+    "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
+    " duration_ms, reason, summarised, created_at"
+)
+
+
+def compaction_params(key: str, record: CompactionRecord, now: float) -> tuple[Any, ...]:
+    """An INSERT's parameters for `session_key, COMPACTION_COLUMNS`: the record's fields in
+    their order (the columns' order), created now unless the record says when."""
+    stamped = replace(record, created_at=record.created_at or now)
+    return (key, *astuple(stamped))
 
 
 def compaction_from_row(row: Sequence[Any]) -> CompactionRecord:

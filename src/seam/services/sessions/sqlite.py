@@ -24,20 +24,28 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
 from seam.contracts.search import snippet, terms, words
 from seam.contracts.sessions import (
+    ANY_SESSION,
+    PLAIN_SESSION,
     LoadedSession,
+    NewSession,
     SearchHit,
+    SearchScope,
     SessionInfo,
     SessionNotFound,
     check_limit,
+    check_page,
     check_title,
     lineage_base,
     next_lineage_title,
 )
 from seam.services.sessions.rows import (
+    COMPACTION_COLUMNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     compaction_from_row,
+    compaction_params,
     dump_calls,
+    insert_sql,
     message_from_row,
     session_from_row,
 )
@@ -54,11 +62,6 @@ from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
 
 # Re-exported: the schema and the day length lived here, and callers import them from here.
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
-
-_COMPACTION_COLUMNS = (
-    "marker_index, tail_start, messages_before, messages_after, tokens_before, tokens_after,"
-    " duration_ms, reason, summarised, created_at"
-)
 
 
 class SQLiteSessionStore(
@@ -112,30 +115,21 @@ class SQLiteSessionStore(
             self.connector.close()
             raise
 
-    async def create(
-        self,
-        key: str,
-        *,
-        personality: str | None = None,
-        title: str | None = None,
-        parent_key: str | None = None,
-        tenant: str | None = None,
-        tools: Sequence[str] | None = None,
-        model: str | None = None,
-    ) -> SessionInfo:
+    async def create(self, key: str, new: NewSession = PLAIN_SESSION) -> SessionInfo:
         existing = await self.get(key)
         if existing is not None:
             return existing
+        title, tools = new.title, new.tools
         if title is not None:
             check_title(title)
         row = (
             key,
             title,
-            personality,
-            parent_key,
-            tenant,
+            new.personality,
+            new.parent_key,
+            new.tenant,
             None if tools is None else json.dumps(list(tools)),
-            model,
+            new.model,
         )
 
         def write(db: sqlite3.Connection) -> SessionInfo:
@@ -200,8 +194,7 @@ class SQLiteSessionStore(
         await self._threads.write(write)
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be >= 0 or None, got {limit}")
+        check_page(limit)
         sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? AND idx >= "
         if start >= 0:
             sql += "? ORDER BY idx LIMIT ?"
@@ -242,12 +235,7 @@ class SQLiteSessionStore(
         return await self._threads.read(read)
 
     async def search(
-        self,
-        query: str,
-        limit: int = 20,
-        *,
-        exclude_session: str | None = None,
-        tenant: str | None = None,
+        self, query: str, limit: int = 20, scope: SearchScope = ANY_SESSION
     ) -> list[SearchHit]:
         check_limit(limit)
         wanted = dict.fromkeys(words(query))
@@ -258,6 +246,7 @@ class SQLiteSessionStore(
         # them itself (the porter tokenizer); the snippet looks for the same stems.
         match = " ".join(f'"{word}"' for word in wanted)
         stems = set(terms(query))
+        exclude_session, tenant = scope.exclude_session, scope.tenant
         if exclude_session is None and tenant is None:
             sql = (
                 "WITH hits AS (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?"
@@ -286,26 +275,9 @@ class SQLiteSessionStore(
         return await self._threads.read(read)
 
     async def record_compaction(self, key: str, record: CompactionRecord) -> None:
-        row = (
-            key,
-            record.marker_index,
-            record.tail_start,
-            record.messages_before,
-            record.messages_after,
-            record.tokens_before,
-            record.tokens_after,
-            record.duration_ms,
-            record.reason,
-            int(record.summarised),
-        )
-
         def write(db: sqlite3.Connection) -> None:
             self._must_exist(db, key)
-            db.execute(
-                f"INSERT INTO compactions (session_key, {_COMPACTION_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*row, record.created_at or self._clock()),
-            )
+            db.execute(_INSERT_COMPACTION, compaction_params(key, record, self._clock()))
 
         await self._threads.write(write)
 
@@ -314,7 +286,7 @@ class SQLiteSessionStore(
             with snapshot(db):
                 self._must_exist(db, key)
                 rows = db.execute(
-                    f"SELECT {_COMPACTION_COLUMNS} FROM compactions WHERE session_key = ?"
+                    f"SELECT {COMPACTION_COLUMNS} FROM compactions WHERE session_key = ?"
                     " ORDER BY id",
                     (key,),
                 ).fetchall()
@@ -409,3 +381,6 @@ class SQLiteSessionStore(
             return [session_from_row(row) for row in rows]
 
         return await self._threads.read(read)
+
+
+_INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "?")

@@ -18,14 +18,15 @@ from seam.contracts.cron import (
     CronRun,
     DeliveryStatus,
     RunOutcome,
+    SlotClaim,
     is_failure,
-    slot_key,
 )
 from seam.services.sessions.cron_rows import (
     JOB_COLUMNS,
     CronSQL,
     job_from_row,
     job_params,
+    new_run_params,
     run_from_row,
 )
 from seam.services.sessions.sqlite_threads import SQLiteThreads
@@ -135,23 +136,11 @@ class SQLiteCronStore:
 
         return await self._threads.write(write)
 
-    async def claim_slot(
-        self,
-        job_id: str,
-        due_at: float,
-        *,
-        submission_id: str,
-        session: str,
-        note: str | None = None,
-    ) -> CronRun | None:
-        key = slot_key(job_id, due_at)
-
+    async def claim_slot(self, job_id: str, due_at: float, claim: SlotClaim) -> CronRun | None:
         def write(db: sqlite3.Connection) -> CronRun | None:
             self._must(db, job_id)
-            run = CronRun(job_id, due_at, key, submission_id, session, self._clock(), note=note)
-            inserted = db.execute(
-                _SQL.new_run, (job_id, due_at, key, submission_id, session, run.started_at, note)
-            ).rowcount
+            run = claim.run(job_id, due_at, self._clock())
+            inserted = db.execute(_SQL.new_run, new_run_params(run)).rowcount
             return run if inserted else None
 
         return await self._threads.write(write)

@@ -21,18 +21,23 @@ from functools import partial
 from typing import Any
 
 from seam.contracts.execution import (
+    ALL_EVENTS,
+    ANY_RUNNABLE,
     DEFAULT_LEASE_SECONDS,
+    EVERY_SUBMISSION,
+    ClaimScope,
+    EventQuery,
     EventRecord,
-    LeaseLost,
+    JournalEntry,
     NewSubmission,
-    Outcome,
+    Settlement,
     Submission,
     SubmissionNotFound,
-    SubmissionState,
+    SubmissionQuery,
+    check_holder,
     check_new,
     check_same_payload,
     give_up_message,
-    lease_lost_message,
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound, UsageRecord
@@ -49,9 +54,7 @@ from seam.services.sessions.rows import (
     usage_params,
 )
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
-
-# How often an idle worker looks for work another process admitted.
-POLL_SECONDS = 0.5
+from seam.services.sessions.sqlite_wait import woken
 
 
 class SQLiteSubmissions:
@@ -65,18 +68,24 @@ class SQLiteSubmissions:
         ).fetchone()
         return None if row is None else submission_from_row(row)
 
-    def _held(self, db: sqlite3.Connection, submission_id: str, owner: str) -> Submission:
+    def _written(self, db: sqlite3.Connection, submission_id: str) -> Submission:
+        """The row as this transaction just wrote it (so it exists)."""
         sub = self._row(db, submission_id)
-        if sub is None:
-            raise SubmissionNotFound(f"no submission {submission_id!r}")
-        if sub.state != "running" or sub.lease_owner != owner:
-            raise LeaseLost(lease_lost_message(sub, owner))
+        assert sub is not None
         return sub
 
-    async def admit(self, submission: NewSubmission) -> Submission:
-        stored = await self._threads.write(partial(self._admit, submission))
+    async def _write_waking(self, write: Callable[[sqlite3.Connection], Submission]) -> Submission:
+        """Run `write`, which may have made work runnable, and wake this process's idle
+        workers (other processes find it on their next look)."""
+        written = await self._threads.write(write)
         self._wake.set()
-        return stored
+        return written
+
+    def _held(self, db: sqlite3.Connection, submission_id: str, owner: str | None) -> Submission:
+        return check_holder(self._row(db, submission_id), submission_id, owner)
+
+    async def admit(self, submission: NewSubmission) -> Submission:
+        return await self._write_waking(partial(self._admit, submission))
 
     def _admit(self, submission: NewSubmission, db: sqlite3.Connection) -> Submission:
         existing = self._row(db, submission.id)
@@ -103,9 +112,7 @@ class SQLiteSubmissions:
                 now,
             ),
         )
-        stored = self._row(db, submission.id)
-        assert stored is not None
-        return stored
+        return self._written(db, submission.id)
 
     async def submission(self, submission_id: str) -> Submission | None:
         return await self._threads.read(partial(self._row_of, submission_id))
@@ -114,12 +121,9 @@ class SQLiteSubmissions:
         return self._row(db, submission_id)
 
     async def submissions(
-        self,
-        session_key: str | None = None,
-        *,
-        states: Sequence[SubmissionState] | None = None,
-        limit: int | None = None,
+        self, session_key: str | None = None, query: SubmissionQuery = EVERY_SUBMISSION
     ) -> list[Submission]:
+        states, limit = query.states, query.limit
         sql = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE 1"
         params: list[Any] = []
         if session_key is not None:
@@ -137,27 +141,16 @@ class SQLiteSubmissions:
         return await self._threads.read(read)
 
     async def claim(
-        self,
-        owner: str,
-        *,
-        lease: float = DEFAULT_LEASE_SECONDS,
-        submission_id: str | None = None,
-        dead_owners: Sequence[str] = (),
+        self, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS, scope: ClaimScope = ANY_RUNNABLE
     ) -> Submission | None:
-        return await self._threads.write(
-            partial(self._claim, owner, lease, submission_id, dead_owners)
-        )
+        return await self._threads.write(partial(self._claim, owner, lease, scope))
 
     def _claim(
-        self,
-        owner: str,
-        lease: float,
-        submission_id: str | None,
-        dead_owners: Sequence[str],
-        db: sqlite3.Connection,
+        self, owner: str, lease: float, scope: ClaimScope, db: sqlite3.Connection
     ) -> Submission | None:
         now = self._clock()
-        dead = json.dumps(list(dead_owners))
+        dead = json.dumps(list(scope.dead_owners))
+        submission_id = scope.submission_id
         # A lease is over when it expired or its owner is known dead.
         over = (
             "(s.lease_expires_at <= :now OR s.lease_owner IN (SELECT value FROM json_each(:dead)))"
@@ -206,33 +199,18 @@ class SQLiteSubmissions:
 
         await self._threads.write(write)
 
-    async def append_for(
-        self,
-        submission_id: str,
-        owner: str,
-        messages: Sequence[Message],
-        *,
-        usage: Sequence[UsageRecord] = (),
-        events: Sequence[EventRecord] = (),
-    ) -> None:
-        await self._threads.write(
-            partial(self._append_for, submission_id, owner, messages, usage, events)
-        )
+    async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
+        await self._threads.write(partial(self._append_for, submission_id, owner, entry))
 
     def _append_for(
-        self,
-        submission_id: str,
-        owner: str,
-        messages: Sequence[Message],
-        usage: Sequence[UsageRecord],
-        events: Sequence[EventRecord],
-        db: sqlite3.Connection,
+        self, submission_id: str, owner: str, entry: JournalEntry, db: sqlite3.Connection
     ) -> None:
         sub = self._held(db, submission_id, owner)
         now = self._clock()
-        if events:
-            _insert_events(db, events)
-        for record in usage:
+        messages = entry.messages
+        if entry.events:
+            _insert_events(db, entry.events)
+        for record in entry.usage:
             insert_usage(db, sub.session_key, record, now)
         if not messages:
             return
@@ -281,42 +259,21 @@ class SQLiteSubmissions:
         return await self._threads.read(read)
 
     async def settle(
-        self,
-        submission_id: str,
-        owner: str | None,
-        outcome: Outcome,
-        *,
-        result: str | None = None,
-        error: str | None = None,
-        finish_reason: str | None = None,
-        unless_aborted: bool = False,
+        self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
-            if owner is None:
-                sub = self._row(db, submission_id)
-                if sub is None:
-                    raise SubmissionNotFound(f"no submission {submission_id!r}")
-                if sub.state != "queued":
-                    raise LeaseLost(f"submission {submission_id!r} is {sub.state}, not queued")
-            else:
-                sub = self._held(db, submission_id, owner)
-            outcome_, result_, error_, finish_ = outcome, result, error, finish_reason
-            if unless_aborted and sub.abort_requested:
-                outcome_, result_, error_, finish_ = "aborted", None, None, "aborted"
+            sub = self._held(db, submission_id, owner)
+            end = settlement.for_submission(sub)
             now = self._clock()
             db.execute(
                 "UPDATE submissions SET state = 'settled', outcome = ?, result = ?, error = ?,"
                 " finish_reason = ?, lease_owner = NULL, lease_expires_at = NULL,"
                 " settled_at = ?, updated_at = ? WHERE id = ?",
-                (outcome_, result_, error_, finish_, now, now, submission_id),
+                (end.outcome, end.result, end.error, end.finish_reason, now, now, submission_id),
             )
-            settled = self._row(db, submission_id)
-            assert settled is not None
-            return settled
+            return self._written(db, submission_id)
 
-        settled = await self._threads.write(write)
-        self._wake.set()
-        return settled
+        return await self._write_waking(write)
 
     async def release(
         self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
@@ -328,13 +285,9 @@ class SQLiteSubmissions:
                 " lease_owner = NULL, lease_expires_at = NULL, updated_at = ? WHERE id = ?",
                 (not_before, error, self._clock(), submission_id),
             )
-            released = self._row(db, submission_id)
-            assert released is not None
-            return released
+            return self._written(db, submission_id)
 
-        released = await self._threads.write(write)
-        self._wake.set()
-        return released
+        return await self._write_waking(write)
 
     async def request_abort(self, submission_id: str) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
@@ -353,9 +306,7 @@ class SQLiteSubmissions:
                     "UPDATE submissions SET abort_requested = 1, updated_at = ? WHERE id = ?",
                     (now, submission_id),
                 )
-            updated = self._row(db, submission_id)
-            assert updated is not None
-            return updated
+            return self._written(db, submission_id)
 
         return await self._threads.write(write)
 
@@ -364,21 +315,9 @@ class SQLiteSubmissions:
             return
         await self._threads.write(partial(_insert_events, records=records))
 
-    async def events(
-        self,
-        session_key: str,
-        *,
-        after_seq: int = 0,
-        limit: int | None = None,
-        submission_id: str | None = None,
-    ) -> list[EventRecord]:
-        params = (
-            session_key,
-            after_seq,
-            submission_id,
-            submission_id,
-            -1 if limit is None else limit,
-        )
+    async def events(self, session_key: str, query: EventQuery = ALL_EVENTS) -> list[EventRecord]:
+        only, limit = query.submission_id, query.limit
+        params = (session_key, query.after_seq, only, only, -1 if limit is None else limit)
 
         def read(db: sqlite3.Connection) -> list[EventRecord]:
             rows = db.execute(
@@ -402,18 +341,8 @@ class SQLiteSubmissions:
 
     async def wait_for_work(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            try:
-                async with asyncio.timeout(min(left, POLL_SECONDS)):
-                    await self._wake.wait()
-                self._wake.clear()
-                return
-            except TimeoutError:
-                pass
-            if await self._threads.read(self._has_due_work):
+        while (woke := await woken(self._wake, deadline)) is not None:
+            if woke or await self._threads.read(self._has_due_work):
                 return
 
     def _has_due_work(self, db: sqlite3.Connection) -> bool:

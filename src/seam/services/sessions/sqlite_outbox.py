@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from seam.contracts.outbox import OutboxItem, OutboxItemNotFound, OutboxStatus
+from seam.contracts.outbox import ALL_ITEMS, OutboxItem, OutboxItemNotFound, OutboxQuery, Outgoing
 from seam.services.sessions.outbox_rows import (
     OUTBOX_COLUMNS,
     ItemsDialect,
@@ -25,6 +25,7 @@ from seam.services.sessions.outbox_rows import (
     outbox_from_row,
 )
 from seam.services.sessions.sqlite_threads import SQLiteThreads
+from seam.services.sessions.sqlite_wait import woken
 
 # The migration `SQLiteSessionStore` appends: one row per outgoing message. Idempotent, so a
 # schema whose version was wound back (a test of an older migration) runs it again.
@@ -46,9 +47,6 @@ OUTBOX_MIGRATION: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS outbox_source ON outbox (source) WHERE source IS NOT NULL",
 )
 
-# How often an idle deliverer looks for items another process enqueued.
-POLL_SECONDS = 0.5
-
 # A literal prefix match (LIKE would treat `_` and `%` in a path as patterns).
 _PREFIX = "substr(target, 1, length(:prefix)) = :prefix"
 _ITEMS = ItemsDialect(named=lambda name: f":{name}", starts_with=_PREFIX, tie_break="rowid")
@@ -61,22 +59,14 @@ class SQLiteOutbox:
     # The newest row (rowid) the last `wait_for_outbox` saw; None before the first.
     _outbox_seen: int | None = None
 
-    async def enqueue(
-        self,
-        key: str,
-        target: str,
-        payload: str,
-        *,
-        source: str | None = None,
-        not_before: float | None = None,
-    ) -> OutboxItem:
+    async def enqueue(self, key: str, message: Outgoing) -> OutboxItem:
         def write(db: sqlite3.Connection) -> tuple[OutboxItem, bool]:
             now = self._clock()
             inserted = db.execute(
                 "INSERT INTO outbox (key, target, payload, status, created_at, updated_at,"
                 " next_attempt_at, source) VALUES (?, ?, ?, 'pending', ?, ?, ?, ?)"
                 " ON CONFLICT (key) DO NOTHING",
-                (key, target, payload, now, now, now if not_before is None else not_before, source),
+                (key, message.target, message.payload, now, now, message.due(now), message.source),
             ).rowcount
             return _must(db, key), inserted == 1
 
@@ -144,15 +134,8 @@ class SQLiteOutbox:
     async def outbox_item(self, key: str) -> OutboxItem | None:
         return await self._threads.read(partial(_row, key=key))
 
-    async def outbox_items(
-        self,
-        *,
-        source: str | None = None,
-        target_prefix: str | None = None,
-        status: OutboxStatus | None = None,
-        limit: int = 100,
-    ) -> Sequence[OutboxItem]:
-        sql, params = items_query(_ITEMS, source, target_prefix, status, limit)
+    async def outbox_items(self, query: OutboxQuery = ALL_ITEMS) -> Sequence[OutboxItem]:
+        sql, params = items_query(_ITEMS, query)
 
         def read(db: sqlite3.Connection) -> list[OutboxItem]:
             return [outbox_from_row(row) for row in db.execute(sql, params).fetchall()]
@@ -161,8 +144,9 @@ class SQLiteOutbox:
 
     async def wait_for_outbox(self, seconds: float) -> None:
         """Until an item is enqueued (through this object: at once; by another process:
-        within `POLL_SECONDS`) or `seconds` pass. "New" is measured against the newest row
-        the previous wait saw, so an item enqueued between two waits is not missed."""
+        within `sqlite_wait.POLL_SECONDS`) or `seconds` pass. "New" is measured against the
+        newest row the previous wait saw, so an item enqueued between two waits is not
+        missed."""
         deadline = time.monotonic() + seconds
         if self._outbox_seen is None:
             self._outbox_seen = await self._threads.read(_newest)
@@ -172,17 +156,12 @@ class SQLiteOutbox:
                 self._outbox_seen = newest
                 self._outbox_wake.clear()
                 return
-            left = deadline - time.monotonic()
-            if left <= 0:
+            woke = await woken(self._outbox_wake, deadline)
+            if woke is None:
                 return
-            try:
-                async with asyncio.timeout(min(left, POLL_SECONDS)):
-                    await self._outbox_wake.wait()
-            except TimeoutError:
-                continue
-            self._outbox_wake.clear()
-            self._outbox_seen = await self._threads.read(_newest)
-            return
+            if woke:
+                self._outbox_seen = await self._threads.read(_newest)
+                return
 
 
 def _row(db: sqlite3.Connection, key: str) -> OutboxItem | None:

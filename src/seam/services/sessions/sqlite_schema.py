@@ -10,6 +10,34 @@ from __future__ import annotations
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION
 
+
+def _fts_table(tokenize: str) -> str:
+    """The search index over `searchable_messages` (its external content), as first
+    shipped and as rebuilt with another tokenizer: the same text but for `tokenize`."""
+    return f"""CREATE VIRTUAL TABLE messages_fts USING fts5 (
+            content,
+            content = 'searchable_messages',
+            content_rowid = 'id',
+            tokenize = '{tokenize}'
+        )"""
+
+
+# Keep the search index in step with the messages it covers (created with the index, and
+# again whenever it is rebuilt).
+_FTS_TRIGGERS = (
+    """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+            WHEN new.role IN ('user', 'assistant') AND new.content <> ''
+            BEGIN
+                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+            END""",
+    """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+            WHEN old.role IN ('user', 'assistant') AND old.content <> ''
+            BEGIN
+                INSERT INTO messages_fts (messages_fts, rowid, content)
+                VALUES ('delete', old.id, old.content);
+            END""",
+)
+
 # Each migration is a list of statements run in one transaction; PRAGMA user_version
 # counts how many have been applied. Append new ones, never edit a shipped one.
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -43,23 +71,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         """CREATE VIEW searchable_messages AS
             SELECT id, content FROM messages
             WHERE role IN ('user', 'assistant') AND content <> ''""",
-        """CREATE VIRTUAL TABLE messages_fts USING fts5 (
-            content,
-            content = 'searchable_messages',
-            content_rowid = 'id',
-            tokenize = 'unicode61 remove_diacritics 2'
-        )""",
-        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
-            WHEN new.role IN ('user', 'assistant') AND new.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
-            END""",
-        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-            WHEN old.role IN ('user', 'assistant') AND old.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (messages_fts, rowid, content)
-                VALUES ('delete', old.id, old.content);
-            END""",
+        _fts_table("unicode61 remove_diacritics 2"),
+        *_FTS_TRIGGERS,
     ),
     # 2: per-call usage and cost.
     (
@@ -152,23 +165,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TRIGGER messages_fts_insert",
         "DROP TRIGGER messages_fts_delete",
         "DROP TABLE messages_fts",
-        """CREATE VIRTUAL TABLE messages_fts USING fts5 (
-            content,
-            content = 'searchable_messages',
-            content_rowid = 'id',
-            tokenize = 'porter unicode61 remove_diacritics 2'
-        )""",
-        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
-            WHEN new.role IN ('user', 'assistant') AND new.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
-            END""",
-        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
-            WHEN old.role IN ('user', 'assistant') AND old.content <> ''
-            BEGIN
-                INSERT INTO messages_fts (messages_fts, rowid, content)
-                VALUES ('delete', old.id, old.content);
-            END""",
+        _fts_table("porter unicode61 remove_diacritics 2"),
+        *_FTS_TRIGGERS,
         "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
     ),
     # outbox: outgoing messages (chat replies, cron deliveries), see sqlite_outbox.

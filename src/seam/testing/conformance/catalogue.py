@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall, Usage
-from seam.contracts.sessions import SessionNotFound, SessionStore, UsageRecord, UsageTotals
+from seam.contracts.sessions import NewSession, SessionStore, UsageRecord, UsageTotals
 from seam.testing.clock import ManualClock
-from seam.testing.conformance.support import assistant, user
+from seam.testing.conformance.support import assistant, refuses_unknown, rejects, session_with, user
 
 
 class SessionCatalogueSuite:
@@ -33,7 +33,7 @@ class SessionCatalogueSuite:
         assert [s.key for s in await store.list()] == ["a", "m", "z"]
 
     async def test_list_returns_full_infos(self, store: SessionStore) -> None:
-        await store.create("s", title="T", personality="p", parent_key="root")
+        await store.create("s", NewSession(title="T", personality="p", parent_key="root"))
         await store.append("s", [user("x")])
         assert await store.list() == [await store.get("s")]
 
@@ -41,15 +41,14 @@ class SessionCatalogueSuite:
         assert await store.list() == []
 
     async def test_list_rejects_a_negative_limit(self, store: SessionStore) -> None:
-        with pytest.raises(ValueError, match="limit"):
-            await store.list(-1)
+        await rejects(store.list(-1), "limit")
 
     async def test_list_rich_counts_tokens_and_previews(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        await store.create("quiet", title="Quiet")
+        await store.create("quiet", NewSession(title="Quiet"))
         clock.advance()
-        await store.create("busy", personality="coder")
+        await store.create("busy", NewSession(personality="coder"))
         long_question = "Please   look at\nthe build " + "log " * 40
         await store.append(
             "busy",
@@ -82,15 +81,13 @@ class SessionCatalogueSuite:
         self, store: SessionStore, clock: ManualClock
     ) -> None:
         for key in ("a", "b", "c", "d"):
-            await store.create(key)
-            await store.append(key, [user(f"question {key}")])
+            await session_with(store, key, [user(f"question {key}")])
             clock.advance()
         await store.touch("b")
         assert [s.info for s in await store.list_rich(3)] == await store.list(3)
         assert [s.preview for s in await store.list_rich(2)] == ["question b", "question d"]
         assert await store.list_rich(0) == []
-        with pytest.raises(ValueError, match="limit"):
-            await store.list_rich(-1)
+        await rejects(store.list_rich(-1), "limit")
 
     async def test_list_recently_active(self, store: SessionStore, clock: ManualClock) -> None:
         start = clock.now
@@ -104,11 +101,10 @@ class SessionCatalogueSuite:
         await store.append("old", [user("back again")])
         assert [s.key for s in await store.list_recently_active(clock.now)] == ["old"]
         assert [s.key for s in await store.list_recently_active(start, limit=2)] == ["old", "new"]
-        with pytest.raises(ValueError, match="limit"):
-            await store.list_recently_active(start, -1)
+        await rejects(store.list_recently_active(start, -1), "limit")
 
     async def test_a_hit_leads_back_to_its_session(self, store: SessionStore) -> None:
-        await store.create("a", title="A")
+        await store.create("a", NewSession(title="A"))
         await store.create("b")
         await store.append("a", [user("shared words"), assistant("shared words too")])
         await store.append("b", [user("shared words here")])
@@ -134,21 +130,20 @@ class SessionCatalogueSuite:
         assert await store.session_for_message(gamma.message_id) is None
 
     async def test_resolve_root_follows_parents(self, store: SessionStore) -> None:
-        await store.create("root", title="Root")
-        await store.create("child", parent_key="root")
-        await store.create("grandchild", parent_key="child")
+        await store.create("root", NewSession(title="Root"))
+        await store.create("child", NewSession(parent_key="root"))
+        await store.create("grandchild", NewSession(parent_key="child"))
         for key in ("root", "child", "grandchild"):
             assert await store.resolve_root(key) == await store.get("root")
 
     async def test_resolve_root_stops_at_a_missing_parent_or_a_loop(
         self, store: SessionStore
     ) -> None:
-        await store.create("orphan", parent_key="deleted-long-ago")
-        await store.create("kid", parent_key="orphan")
+        await store.create("orphan", NewSession(parent_key="deleted-long-ago"))
+        await store.create("kid", NewSession(parent_key="orphan"))
         root = await store.resolve_root("kid")
         assert root.key == "orphan"
-        await store.create("x", parent_key="y")
-        await store.create("y", parent_key="x")
+        await store.create("x", NewSession(parent_key="y"))
+        await store.create("y", NewSession(parent_key="x"))
         assert (await store.resolve_root("x")).key in {"x", "y"}
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.resolve_root("ghost-key")
+        await refuses_unknown(store.resolve_root("ghost-key"))

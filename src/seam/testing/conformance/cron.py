@@ -19,6 +19,7 @@ from seam.contracts.cron import (
     CronRun,
     CronRunLedger,
     CronStore,
+    SlotClaim,
     slot_key,
 )
 from seam.testing.clock import ManualClock
@@ -48,9 +49,7 @@ async def claim(
     cron: CronRunLedger, job_id: str = "j1", due: float = T0, note: str | None = None
 ) -> CronRun | None:
     key = slot_key(job_id, due)
-    return await cron.claim_slot(
-        job_id, due, submission_id=f"cron:{key}", session=f"cron:{job_id}", note=note
-    )
+    return await cron.claim_slot(job_id, due, SlotClaim(f"cron:{key}", f"cron:{job_id}", note))
 
 
 class CronJobBookSuite:

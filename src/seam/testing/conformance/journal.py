@@ -8,10 +8,16 @@ from __future__ import annotations
 
 import pytest
 
-from seam.contracts.execution import EventRecord, ExecutionStore, LeaseLost
+from seam.contracts.execution import (
+    EventQuery,
+    EventRecord,
+    ExecutionStore,
+    JournalEntry,
+    LeaseLost,
+)
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import UsageRecord
-from seam.testing.conformance.support import KEY, OTHER
+from seam.testing.conformance.support import KEY, OTHER, session_with
 from seam.testing.conformance.support import admit as _admit
 
 
@@ -19,14 +25,17 @@ class TurnJournalSuite:
     """A running turn's progress, written in one transaction under its lease."""
 
     async def test_append_for_tags_messages_and_advances(self, store: ExecutionStore) -> None:
-        await store.create(KEY)
-        await store.append(KEY, [Message("user", "earlier")])
+        await session_with(store, KEY, [Message("user", "earlier")])
         await _admit(store, "a")
         await store.claim("w1")
         call = ToolCall("c1", "read", "{}")
-        await store.append_for("a", "w1", [Message("user", "hi")])
+        await store.append_for("a", "w1", JournalEntry([Message("user", "hi")]))
         await store.append_for(
-            "a", "w1", [Message("assistant", "", (call,)), Message("tool", "x", tool_call_id="c1")]
+            "a",
+            "w1",
+            JournalEntry(
+                [Message("assistant", "", (call,)), Message("tool", "x", tool_call_id="c1")]
+            ),
         )
         assert [m.content for m in await store.submission_messages("a")] == ["hi", "", "x"]
         assert [m.content for m in await store.messages(KEY)] == ["earlier", "hi", "", "x"]
@@ -38,15 +47,17 @@ class TurnJournalSuite:
         await _admit(store, "a")
         await store.claim("w1")
         first = UsageRecord("p", "m", Usage(100, 20), 0.5, "t1")
-        await store.append_for("a", "w1", [Message("assistant", "ok")], usage=[first])
-        await store.append_for("a", "w1", [], usage=[UsageRecord("p", "m", Usage(10, 2))])
+        await store.append_for("a", "w1", JournalEntry([Message("assistant", "ok")], usage=[first]))
+        await store.append_for(
+            "a", "w1", JournalEntry([], usage=[UsageRecord("p", "m", Usage(10, 2))])
+        )
         totals = await store.usage_totals(KEY)
         assert (totals.calls, totals.usage, totals.cost_usd) == (2, Usage(110, 22), 0.5)
         assert totals.unpriced_calls == 1
         sub = await store.submission("a")
         assert sub is not None and sub.steps == 1
         with pytest.raises(LeaseLost):
-            await store.append_for("a", "w2", [], usage=[first])
+            await store.append_for("a", "w2", JournalEntry([], usage=[first]))
         assert (await store.usage_totals(KEY)).calls == 2
 
     async def test_append_for_stores_events_with_the_messages(self, store: ExecutionStore) -> None:
@@ -54,12 +65,12 @@ class TurnJournalSuite:
         await _admit(store, "a")
         await store.claim("w1")
         records = [EventRecord(KEY, n, n, "tool_start", "{}", "a") for n in (1, 2)]
-        await store.append_for("a", "w1", [Message("user", "hi")], events=records)
+        await store.append_for("a", "w1", JournalEntry([Message("user", "hi")], events=records))
         assert await store.events(KEY) == records
         assert await store.last_seq(KEY) == 2
         late = EventRecord(KEY, 3, 3, "done", "{}", "a")
         with pytest.raises(LeaseLost):
-            await store.append_for("a", "w2", [Message("user", "x")], events=[late])
+            await store.append_for("a", "w2", JournalEntry([Message("user", "x")], events=[late]))
         assert await store.events(KEY) == records
         assert [m.content for m in await store.messages(KEY)] == ["hi"]
 
@@ -67,10 +78,10 @@ class TurnJournalSuite:
         await store.create(KEY)
         await _admit(store, "a")
         with pytest.raises(LeaseLost):
-            await store.append_for("a", "w1", [Message("user", "hi")])
+            await store.append_for("a", "w1", JournalEntry([Message("user", "hi")]))
         await store.claim("w1")
         with pytest.raises(LeaseLost):
-            await store.append_for("a", "w2", [Message("user", "hi")])
+            await store.append_for("a", "w2", JournalEntry([Message("user", "hi")]))
         assert await store.messages(KEY) == []
         assert await store.submission_messages("a") == []
 
@@ -92,12 +103,12 @@ class EventLogSuite:
         await store.append_events(records[2:])
         await store.append_events([EventRecord(OTHER, 1, 1, "run_start", "{}")])
         assert await store.events(KEY) == records
-        assert await store.events(KEY, after_seq=1) == records[1:]
+        assert await store.events(KEY, EventQuery(after_seq=1)) == records[1:]
         # A coalesced record reaching past after_seq comes back whole.
-        assert await store.events(KEY, after_seq=3) == records[1:]
-        assert await store.events(KEY, after_seq=4) == records[2:]
-        assert await store.events(KEY, after_seq=5) == []
-        assert await store.events(KEY, limit=1) == records[:1]
+        assert await store.events(KEY, EventQuery(after_seq=3)) == records[1:]
+        assert await store.events(KEY, EventQuery(after_seq=4)) == records[2:]
+        assert await store.events(KEY, EventQuery(after_seq=5)) == []
+        assert await store.events(KEY, EventQuery(limit=1)) == records[:1]
         assert await store.last_seq(KEY) == 5
         assert await store.last_seq(OTHER) == 1
         assert await store.last_seq('agent-session:["t","default","none"]') == 0
@@ -121,7 +132,7 @@ class EventLogSuite:
             EventRecord(KEY, 6, 6, "done", "{}", None),
         ]
         await store.append_events(records)
-        assert await store.events(KEY, submission_id="a") == [records[0], records[2]]
-        assert await store.events(KEY, submission_id="a", after_seq=1) == [records[2]]
-        assert await store.events(KEY, submission_id="a", limit=1) == [records[0]]
-        assert await store.events(KEY, submission_id="none") == []
+        assert await store.events(KEY, EventQuery(submission_id="a")) == [records[0], records[2]]
+        assert await store.events(KEY, EventQuery(submission_id="a", after_seq=1)) == [records[2]]
+        assert await store.events(KEY, EventQuery(submission_id="a", limit=1)) == [records[0]]
+        assert await store.events(KEY, EventQuery(submission_id="none")) == []

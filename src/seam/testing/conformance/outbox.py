@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from seam.contracts.outbox import Outbox, OutboxItemNotFound, OutboxWaker
+from seam.contracts.outbox import Outbox, OutboxItemNotFound, OutboxQuery, OutboxWaker, Outgoing
 from seam.testing.clock import ManualClock
 
 LEASE = 30.0
@@ -26,7 +26,9 @@ class OutboxSuite:
         assert isinstance(outbox, Outbox)
 
     async def test_enqueue_adds_a_pending_item(self, outbox: Outbox, clock: ManualClock) -> None:
-        item = await outbox.enqueue("s1:reply:0", "telegram:42", '{"text": "hi"}', source="s1")
+        item = await outbox.enqueue(
+            "s1:reply:0", Outgoing("telegram:42", '{"text": "hi"}', source="s1")
+        )
         assert (item.key, item.target, item.payload, item.source) == (
             "s1:reply:0",
             "telegram:42",
@@ -40,24 +42,26 @@ class OutboxSuite:
         assert await outbox.outbox_item("s1:reply:0") == item
 
     async def test_enqueue_is_idempotent_by_key(self, outbox: Outbox, clock: ManualClock) -> None:
-        first = await outbox.enqueue("k", "telegram:42", '{"text": "original"}', source="s1")
+        first = await outbox.enqueue(
+            "k", Outgoing("telegram:42", '{"text": "original"}', source="s1")
+        )
         clock.advance()
-        again = await outbox.enqueue("k", "slack:C1", '{"text": "changed"}', source="s2")
+        again = await outbox.enqueue("k", Outgoing("slack:C1", '{"text": "changed"}', source="s2"))
         assert again == first
         assert [i.payload for i in await outbox.outbox_items()] == ['{"text": "original"}']
 
     async def test_enqueue_of_a_delivered_key_changes_nothing(self, outbox: Outbox) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         await outbox.claim_due("telegram:", "w1", lease=LEASE)
         sent = await outbox.mark_sent("k", delivered_id="m7")
-        assert await outbox.enqueue("k", "telegram:42", "{}") == sent
+        assert await outbox.enqueue("k", Outgoing("telegram:42", "{}")) == sent
         assert await outbox.claim_due("telegram:", "w1", lease=LEASE) == []
 
     async def test_unknown_key_reads_as_none(self, outbox: Outbox) -> None:
         assert await outbox.outbox_item("nope") is None
 
     async def test_not_before_holds_an_item_back(self, outbox: Outbox, clock: ManualClock) -> None:
-        item = await outbox.enqueue("k", "file:a.md", "{}", not_before=clock.now + 60)
+        item = await outbox.enqueue("k", Outgoing("file:a.md", "{}", not_before=clock.now + 60))
         assert item.next_attempt_at == clock.now + 60
         assert await outbox.claim_due("file:", "w1", lease=LEASE) == []
         clock.advance(60)
@@ -66,7 +70,7 @@ class OutboxSuite:
     # Claims
 
     async def test_claim_takes_a_lease(self, outbox: Outbox, clock: ManualClock) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         [claimed] = await outbox.claim_due("telegram:", "w1", lease=LEASE)
         assert claimed.key == "k" and claimed.status == "pending"
         assert claimed.attempts == 1
@@ -76,7 +80,7 @@ class OutboxSuite:
     async def test_a_second_claimer_waits_for_the_lease_to_run_out(
         self, outbox: Outbox, clock: ManualClock
     ) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         assert len(await outbox.claim_due("telegram:", "w1", lease=LEASE)) == 1
         assert await outbox.claim_due("telegram:", "w2", lease=LEASE) == []
         clock.advance(LEASE - 1)
@@ -88,12 +92,12 @@ class OutboxSuite:
     async def test_claims_come_oldest_first_within_the_limit(
         self, outbox: Outbox, clock: ManualClock
     ) -> None:
-        await outbox.enqueue("b", "telegram:1", "{}")
+        await outbox.enqueue("b", Outgoing("telegram:1", "{}"))
         clock.advance()
-        await outbox.enqueue("a", "telegram:1", "{}")
+        await outbox.enqueue("a", Outgoing("telegram:1", "{}"))
         # Same instant: enqueue order decides (the parts of one split reply).
-        await outbox.enqueue("s:reply:10", "telegram:1", "{}")
-        await outbox.enqueue("s:reply:2", "telegram:1", "{}")
+        await outbox.enqueue("s:reply:10", Outgoing("telegram:1", "{}"))
+        await outbox.enqueue("s:reply:2", Outgoing("telegram:1", "{}"))
         clock.advance()
         first = await outbox.claim_due("telegram:", "w1", lease=LEASE, limit=3)
         assert [i.key for i in first] == ["b", "a", "s:reply:10"]
@@ -101,22 +105,24 @@ class OutboxSuite:
         assert [i.key for i in rest] == ["s:reply:2"]
 
     async def test_claim_filters_by_target_prefix(self, outbox: Outbox) -> None:
-        await outbox.enqueue("t", "telegram:42", "{}")
-        await outbox.enqueue("s", "slack:C1", "{}")
-        await outbox.enqueue("f", "file:notes/a.md", "{}")
+        await outbox.enqueue("t", Outgoing("telegram:42", "{}"))
+        await outbox.enqueue("s", Outgoing("slack:C1", "{}"))
+        await outbox.enqueue("f", Outgoing("file:notes/a.md", "{}"))
         assert [i.key for i in await outbox.claim_due("slack:", "w1", lease=LEASE)] == ["s"]
         assert [i.key for i in await outbox.claim_due("", "w1", lease=LEASE)] == ["t", "f"]
 
     async def test_prefix_is_literal_not_a_pattern(self, outbox: Outbox) -> None:
-        await outbox.enqueue("a", "file:a_b%c", "{}")
-        await outbox.enqueue("b", "file:aXbYc", "{}")
+        await outbox.enqueue("a", Outgoing("file:a_b%c", "{}"))
+        await outbox.enqueue("b", Outgoing("file:aXbYc", "{}"))
         assert [i.key for i in await outbox.claim_due("file:a_b%", "w1", lease=LEASE)] == ["a"]
-        assert [i.key for i in await outbox.outbox_items(target_prefix="file:a_")] == ["a"]
+        assert [i.key for i in await outbox.outbox_items(OutboxQuery(target_prefix="file:a_"))] == [
+            "a"
+        ]
 
     # Outcomes
 
     async def test_mark_sent_records_the_delivery(self, outbox: Outbox, clock: ManualClock) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         await outbox.claim_due("telegram:", "w1", lease=LEASE)
         clock.advance()
         sent = await outbox.mark_sent("k", delivered_id="msg-9")
@@ -128,7 +134,7 @@ class OutboxSuite:
     async def test_marking_sent_twice_changes_nothing(
         self, outbox: Outbox, clock: ManualClock
     ) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         first = await outbox.mark_sent("k", delivered_id="m1")
         clock.advance()
         assert await outbox.mark_sent("k", delivered_id="m2") == first
@@ -136,7 +142,7 @@ class OutboxSuite:
     async def test_a_failure_with_retry_at_comes_back_then(
         self, outbox: Outbox, clock: ManualClock
     ) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         await outbox.claim_due("telegram:", "w1", lease=LEASE)
         failed = await outbox.mark_failed("k", "HTTP 502", retry_at=clock.now + 5)
         assert failed.status == "pending" and failed.last_error == "HTTP 502"
@@ -152,16 +158,16 @@ class OutboxSuite:
     async def test_a_failure_without_retry_is_failed_for_good(
         self, outbox: Outbox, clock: ManualClock
     ) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         await outbox.claim_due("telegram:", "w1", lease=LEASE)
         failed = await outbox.mark_failed("k", "chat not found", retry_at=None)
         assert failed.status == "failed" and failed.last_error == "chat not found"
         clock.advance(3600)
         assert await outbox.claim_due("", "w1", lease=LEASE) == []
-        assert [i.key for i in await outbox.outbox_items(status="failed")] == ["k"]
+        assert [i.key for i in await outbox.outbox_items(OutboxQuery(status="failed"))] == ["k"]
 
     async def test_a_late_failure_does_not_undo_a_delivery(self, outbox: Outbox) -> None:
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         sent = await outbox.mark_sent("k", delivered_id="m1")
         assert await outbox.mark_failed("k", "timeout", retry_at=None) == sent
 
@@ -174,18 +180,25 @@ class OutboxSuite:
     # Listing
 
     async def test_outbox_items_filter_and_order(self, outbox: Outbox, clock: ManualClock) -> None:
-        await outbox.enqueue("a", "telegram:1", "{}", source="run-1")
+        await outbox.enqueue("a", Outgoing("telegram:1", "{}", source="run-1"))
         clock.advance()
-        await outbox.enqueue("b", "file:x.md", "{}", source="run-1")
+        await outbox.enqueue("b", Outgoing("file:x.md", "{}", source="run-1"))
         clock.advance()
-        await outbox.enqueue("c", "telegram:2", "{}", source="run-2")
+        await outbox.enqueue("c", Outgoing("telegram:2", "{}", source="run-2"))
         await outbox.mark_sent("a")
         assert [i.key for i in await outbox.outbox_items()] == ["a", "b", "c"]
-        assert [i.key for i in await outbox.outbox_items(source="run-1")] == ["a", "b"]
-        assert [i.key for i in await outbox.outbox_items(target_prefix="telegram:")] == ["a", "c"]
-        assert [i.key for i in await outbox.outbox_items(status="pending")] == ["b", "c"]
-        assert [i.key for i in await outbox.outbox_items(source="run-1", status="pending")] == ["b"]
-        assert [i.key for i in await outbox.outbox_items(limit=2)] == ["a", "b"]
+        assert [i.key for i in await outbox.outbox_items(OutboxQuery(source="run-1"))] == ["a", "b"]
+        assert [
+            i.key for i in await outbox.outbox_items(OutboxQuery(target_prefix="telegram:"))
+        ] == ["a", "c"]
+        assert [i.key for i in await outbox.outbox_items(OutboxQuery(status="pending"))] == [
+            "b",
+            "c",
+        ]
+        assert [
+            i.key for i in await outbox.outbox_items(OutboxQuery(source="run-1", status="pending"))
+        ] == ["b"]
+        assert [i.key for i in await outbox.outbox_items(OutboxQuery(limit=2))] == ["a", "b"]
 
     # Waking a deliverer
 
@@ -194,7 +207,7 @@ class OutboxSuite:
             pytest.skip("this backend has no wait_for_outbox")
         waiter = asyncio.create_task(outbox.wait_for_outbox(30))
         await asyncio.sleep(0)  # let the waiter start listening
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         await asyncio.wait_for(waiter, 10)
 
     async def test_wait_for_outbox_wakes_for_an_item_enqueued_elsewhere(
@@ -205,7 +218,7 @@ class OutboxSuite:
         await twin.wait_for_outbox(0)  # listening (PostgreSQL) and nothing stale pending
         waiter = asyncio.create_task(twin.wait_for_outbox(30))
         await asyncio.sleep(0)
-        await outbox.enqueue("k", "telegram:42", "{}")
+        await outbox.enqueue("k", Outgoing("telegram:42", "{}"))
         await asyncio.wait_for(waiter, 10)
 
     async def test_wait_for_outbox_returns_after_its_timeout(self, outbox: Outbox) -> None:
@@ -220,7 +233,7 @@ class OutboxSuite:
     ) -> None:
         keys = [f"k{n:03d}" for n in range(60)]
         for key in keys:
-            await outbox.enqueue(key, "telegram:42", "{}")
+            await outbox.enqueue(key, Outgoing("telegram:42", "{}"))
 
         async def drain(store: Outbox, owner: str) -> list[str]:
             taken: list[str] = []

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import SessionStore
-from seam.testing.conformance.support import assistant, user
+from seam.contracts.sessions import NewSession, SearchScope, SessionStore
+from seam.testing.conformance.support import assistant, rejects, session_with, user
 
 # Texts that would be FTS5 syntax errors (or silently mean something else) if passed
 # straight to MATCH.
@@ -55,39 +55,37 @@ HOSTILE_QUERIES = [
 
 class SessionSearchSuite:
     async def test_search_finds_the_message(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("What is the capital of Portugal?"), assistant("Lisbon.")])
+        await session_with(
+            store, "s", [user("What is the capital of Portugal?"), assistant("Lisbon.")]
+        )
         hits = await store.search("lisbon")
         assert [(h.session_key, h.message_index, h.role, h.snippet) for h in hits] == [
             ("s", 1, "assistant", "Lisbon.")
         ]
 
     async def test_search_ignores_case_accents_and_punctuation(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("Meet me at the CAFÉ, near Zürich!")])
+        await session_with(store, "s", [user("Meet me at the CAFÉ, near Zürich!")])
         for query in ("cafe", "Café", "ZURICH", "zürich!", "(near)"):
             assert [h.message_index for h in await store.search(query)] == [0], query
 
     async def test_search_requires_every_word_in_one_message(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append(
-            "s", [user("red apples"), user("green apples"), user("red and green apples")]
+        await session_with(
+            store, "s", [user("red apples"), user("green apples"), user("red and green apples")]
         )
         assert [h.message_index for h in await store.search("apples red")] == [2, 0]
         assert [h.message_index for h in await store.search("green red")] == [2]
         assert await store.search("red blue") == []
 
     async def test_search_matches_whole_words(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("deployment finished; snake_case too")])
+        await session_with(store, "s", [user("deployment finished; snake_case too")])
         assert await store.search("deplo") == []  # a prefix is not a word
         assert await store.search("finish deployment snak") == []
         assert [h.message_index for h in await store.search("deployment")] == [0]
         assert [h.message_index for h in await store.search("snake")] == [0]
 
     async def test_search_matches_word_stems(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append(
+        await session_with(
+            store,
             "s",
             [
                 user("I bought two bananas and some apples"),
@@ -119,14 +117,13 @@ class SessionSearchSuite:
         assert await store.search("bandana") == []
 
     async def test_the_snippet_is_around_the_stemmed_match(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("word " * 100 + "bananas at the end")])
+        await session_with(store, "s", [user("word " * 100 + "bananas at the end")])
         (hit,) = await store.search("banana")
         assert hit.snippet.startswith("…") and hit.snippet.endswith("bananas at the end")
 
     async def test_search_covers_user_and_assistant_only(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append(
+        await session_with(
+            store,
             "s",
             [
                 Message("system", "needle in the system prompt"),
@@ -156,8 +153,7 @@ class SessionSearchSuite:
     async def test_search_snippet_is_short_and_shows_the_match(self, store: SessionStore) -> None:
         before = " ".join(f"filler{i}" for i in range(200))
         after = " ".join(f"padding{i}" for i in range(200))
-        await store.create("s")
-        await store.append("s", [user(f"{before} the Kraken appears {after}")])
+        await session_with(store, "s", [user(f"{before} the Kraken appears {after}")])
         (hit,) = await store.search("kraken")
         assert len(hit.snippet) <= 160
         assert "the Kraken appears" in hit.snippet
@@ -165,29 +161,25 @@ class SessionSearchSuite:
         assert hit.snippet.endswith("…")
 
     async def test_search_snippet_near_the_end_keeps_the_end(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("word " * 100 + "finale")])
+        await session_with(store, "s", [user("word " * 100 + "finale")])
         (hit,) = await store.search("finale")
         assert len(hit.snippet) <= 160
         assert hit.snippet.startswith("…")
         assert hit.snippet.endswith("word finale")
 
     async def test_search_snippet_is_one_line(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("first line\n\n  second\tline")])
+        await session_with(store, "s", [user("first line\n\n  second\tline")])
         (hit,) = await store.search("second")
         assert hit.snippet == "first line second line"
 
     @pytest.mark.parametrize("query", HOSTILE_QUERIES)
     async def test_any_text_is_a_valid_query(self, store: SessionStore, query: str) -> None:
-        await store.create("s")
-        await store.append("s", [user('hello world: "NEAR" AND (not) content*')])
+        await session_with(store, "s", [user('hello world: "NEAR" AND (not) content*')])
         hits = await store.search(query)
         assert all(h.session_key == "s" for h in hits)
 
     async def test_query_operators_are_plain_words(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("hello world"), user("this is not and or near")])
+        await session_with(store, "s", [user("hello world"), user("this is not and or near")])
         assert [h.message_index for h in await store.search("hello NOT world")] == []
         assert [h.message_index for h in await store.search("hello -world")] == [0]
         assert [h.message_index for h in await store.search('"hello')] == [0]
@@ -196,14 +188,12 @@ class SessionSearchSuite:
         assert [h.message_index for h in await store.search("(hello) world:")] == [0]
 
     async def test_empty_and_punctuation_queries_find_nothing(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("anything at all")])
+        await session_with(store, "s", [user("anything at all")])
         for query in ("", "   ", "*", '""', "-", "()"):
             assert await store.search(query) == [], query
 
     async def test_search_rejects_a_negative_limit(self, store: SessionStore) -> None:
-        with pytest.raises(ValueError, match="limit"):
-            await store.search("x", -1)
+        await rejects(store.search("x", -1), "limit")
 
     async def test_search_can_leave_a_session_out(self, store: SessionStore) -> None:
         for key in ("old", "other", "current"):
@@ -211,23 +201,28 @@ class SessionSearchSuite:
         await store.append("old", [user("topic old")])
         await store.append("other", [user("topic other")])
         await store.append("current", [user(f"topic now {i}") for i in range(5)])
-        hits = await store.search("topic", 2, exclude_session="current")
+        hits = await store.search("topic", 2, SearchScope(exclude_session="current"))
         assert [h.session_key for h in hits] == ["other", "old"]
         assert len(await store.search("topic", 2)) == 2
-        assert await store.search("topic", 2, exclude_session="other") == await store.search(
-            "topic", 2
-        )
+        assert await store.search(
+            "topic", 2, SearchScope(exclude_session="other")
+        ) == await store.search("topic", 2)
 
     async def test_search_can_keep_to_one_tenant(self, store: SessionStore) -> None:
-        await store.create("mine", tenant="alice")
-        await store.create("theirs", tenant="bob")
+        await store.create("mine", NewSession(tenant="alice"))
+        await store.create("theirs", NewSession(tenant="bob"))
         await store.create("untagged")
         await store.append("mine", [user("budget plan for alice")])
         await store.append("theirs", [user("budget plan for bob")])
         await store.append("untagged", [user("budget plan, nobody's")])
-        hits = await store.search("budget plan", 10, tenant="alice")
+        hits = await store.search("budget plan", 10, SearchScope(tenant="alice"))
         assert [h.session_key for h in hits] == ["mine"]
-        assert [h.session_key for h in await store.search("budget", 10, tenant="bob")] == ["theirs"]
+        assert [
+            h.session_key for h in await store.search("budget", 10, SearchScope(tenant="bob"))
+        ] == ["theirs"]
         assert len(await store.search("budget", 10)) == 3
-        assert await store.search("budget", 10, tenant="carol") == []
-        assert await store.search("budget", 10, tenant="alice", exclude_session="mine") == []
+        assert await store.search("budget", 10, SearchScope(tenant="carol")) == []
+        assert (
+            await store.search("budget", 10, SearchScope(tenant="alice", exclude_session="mine"))
+            == []
+        )

@@ -10,7 +10,16 @@ import asyncio
 
 import pytest
 
-from seam.contracts.execution import ExecutionStore, LeaseLost, NewSubmission, SubmissionConflict
+from seam.contracts.execution import (
+    ClaimScope,
+    ExecutionStore,
+    JournalEntry,
+    LeaseLost,
+    NewSubmission,
+    Settlement,
+    SubmissionConflict,
+    SubmissionQuery,
+)
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.testing.clock import ManualClock
@@ -57,7 +66,7 @@ class SubmissionQueueSuite:
         await store.create(KEY)
         await _admit(store, "s1")
         await store.claim("w1")
-        settled = await store.settle("s1", "w1", "completed", result="done")
+        settled = await store.settle("s1", "w1", Settlement("completed", result="done"))
         assert await store.admit(NewSubmission("s1", KEY, "hi")) == settled
 
     async def test_submissions_filters_and_orders_oldest_first(
@@ -71,9 +80,10 @@ class SubmissionQueueSuite:
         assert [s.id for s in await store.submissions()] == ["a", "b", "c"]
         assert [s.id for s in await store.submissions(KEY)] == ["a", "c"]
         await store.claim("w1")
-        assert [s.id for s in await store.submissions(states=["queued"])] == ["b", "c"]
-        assert [s.id for s in await store.submissions(states=["running"])] == ["a"]
-        assert [s.id for s in await store.submissions(limit=1)] == ["a"]
+        queued, running = SubmissionQuery(states=["queued"]), SubmissionQuery(states=["running"])
+        assert [s.id for s in await store.submissions(query=queued)] == ["b", "c"]
+        assert [s.id for s in await store.submissions(query=running)] == ["a"]
+        assert [s.id for s in await store.submissions(query=SubmissionQuery(limit=1))] == ["a"]
 
     async def test_abort_a_queued_submission(self, store: ExecutionStore) -> None:
         await store.create(KEY)
@@ -88,7 +98,7 @@ class SubmissionQueueSuite:
         await store.claim("w1")
         sub = await store.request_abort("a")
         assert (sub.state, sub.abort_requested) == ("running", True)
-        settled = await store.settle("a", "w1", "aborted")
+        settled = await store.settle("a", "w1", Settlement("aborted"))
         assert settled.outcome == "aborted"
         assert await store.request_abort("a") == settled
 
@@ -97,7 +107,7 @@ class SubmissionQueueSuite:
         await _admit(store, "a")
         await store.claim("w1")
         with pytest.raises(LeaseLost):
-            await store.settle("a", None, "aborted")
+            await store.settle("a", None, Settlement("aborted"))
 
 
 class SubmissionLeasesSuite:
@@ -123,7 +133,7 @@ class SubmissionLeasesSuite:
         assert first is not None and first.id == "a"
         # b queues behind a: messages of one session never interleave.
         assert await store.claim("w2") is None
-        await store.settle("a", "w1", "completed", result="ok")
+        await store.settle("a", "w1", Settlement("completed", result="ok"))
         second = await store.claim("w2")
         assert second is not None and second.id == "b"
 
@@ -133,9 +143,11 @@ class SubmissionLeasesSuite:
         await admit_two(store, clock)
         await store.claim("w1", lease=10)
         # w1 died or stalled: a is unsettled, so b must not start on top of its transcript.
-        assert await store.claim("w2", submission_id="b", dead_owners=["w1"]) is None
+        assert (
+            await store.claim("w2", scope=ClaimScope(submission_id="b", dead_owners=["w1"])) is None
+        )
         clock.advance(11)
-        assert await store.claim("w2", submission_id="b") is None
+        assert await store.claim("w2", scope=ClaimScope(submission_id="b")) is None
         sub = await store.claim("w2")
         assert sub is not None and sub.id == "a"
 
@@ -143,10 +155,10 @@ class SubmissionLeasesSuite:
         self, store: ExecutionStore, clock: ManualClock
     ) -> None:
         await admit_two(store, clock, OTHER)
-        sub = await store.claim("w1", submission_id="b")
+        sub = await store.claim("w1", scope=ClaimScope(submission_id="b"))
         assert sub is not None and sub.id == "b"
-        assert await store.claim("w2", submission_id="b") is None
-        assert await store.claim("w2", submission_id="missing") is None
+        assert await store.claim("w2", scope=ClaimScope(submission_id="b")) is None
+        assert await store.claim("w2", scope=ClaimScope(submission_id="missing")) is None
 
     async def test_an_expired_lease_is_reclaimed(
         self, store: ExecutionStore, clock: ManualClock
@@ -163,9 +175,9 @@ class SubmissionLeasesSuite:
         with pytest.raises(LeaseLost):
             await store.renew("a", "w1", lease=10)
         with pytest.raises(LeaseLost):
-            await store.append_for("a", "w1", [Message("user", "hi")])
+            await store.append_for("a", "w1", JournalEntry([Message("user", "hi")]))
         with pytest.raises(LeaseLost):
-            await store.settle("a", "w1", "completed")
+            await store.settle("a", "w1", Settlement("completed"))
 
     async def test_renewal_keeps_the_lease(self, store: ExecutionStore, clock: ManualClock) -> None:
         await store.create(KEY)
@@ -182,8 +194,8 @@ class SubmissionLeasesSuite:
         await store.create(KEY)
         await _admit(store, "a")
         await store.claim("w1", lease=30)
-        assert await store.claim("w2", dead_owners=["w9"]) is None
-        sub = await store.claim("w2", dead_owners=["w1"])
+        assert await store.claim("w2", scope=ClaimScope(dead_owners=["w9"])) is None
+        sub = await store.claim("w2", scope=ClaimScope(dead_owners=["w1"]))
         assert sub is not None and sub.lease_owner == "w2"
 
     async def test_attempts_run_out_and_the_submission_fails(
@@ -217,15 +229,19 @@ class SubmissionLeasesSuite:
         await store.create(KEY)
         await _admit(store, "a")
         await _admit(store, "b")
-        await store.claim("w1", submission_id="a")
+        await store.claim("w1", scope=ClaimScope(submission_id="a"))
         done = await store.settle(
-            "a", "w1", "completed", result="hi", finish_reason="stop", unless_aborted=True
+            "a",
+            "w1",
+            Settlement("completed", result="hi", finish_reason="stop", unless_aborted=True),
         )
         assert (done.outcome, done.result, done.finish_reason) == ("completed", "hi", "stop")
-        await store.claim("w1", submission_id="b")
+        await store.claim("w1", scope=ClaimScope(submission_id="b"))
         await store.request_abort("b")
         aborted = await store.settle(
-            "b", "w1", "completed", result="hi", finish_reason="stop", unless_aborted=True
+            "b",
+            "w1",
+            Settlement("completed", result="hi", finish_reason="stop", unless_aborted=True),
         )
         assert (aborted.state, aborted.outcome) == ("settled", "aborted")
         assert (aborted.result, aborted.finish_reason) == (None, "aborted")
@@ -234,7 +250,9 @@ class SubmissionLeasesSuite:
         await store.create(KEY)
         await _admit(store, "a")
         await store.claim("w1")
-        sub = await store.settle("a", "w1", "completed", result="42", finish_reason="stop")
+        sub = await store.settle(
+            "a", "w1", Settlement("completed", result="42", finish_reason="stop")
+        )
         assert (sub.state, sub.outcome, sub.result, sub.finish_reason) == (
             "settled",
             "completed",
@@ -243,7 +261,7 @@ class SubmissionLeasesSuite:
         )
         assert sub.lease_owner is None and sub.settled_at is not None
         with pytest.raises(LeaseLost):
-            await store.settle("a", "w1", "failed")
+            await store.settle("a", "w1", Settlement("failed"))
         assert (await store.submission("a")).outcome == "completed"  # type: ignore[union-attr]
         assert await store.claim("w1") is None
 

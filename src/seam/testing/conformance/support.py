@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Sequence
+
+import pytest
+
 from seam.contracts.execution import ExecutionStore, NewSubmission
 from seam.contracts.messages import Message
+from seam.contracts.sessions import SessionNotFound, SessionStore
 from seam.testing.clock import ManualClock
 
 KEY = 'agent-session:["t","default","main"]'
 OTHER = 'agent-session:["t","default","other"]'
+
+
+async def refuses_unknown(call: Awaitable[object]) -> None:
+    """`call`, made for the session "ghost-key" (which does not exist), raises
+    SessionNotFound naming it: every store method that needs the session says which."""
+    with pytest.raises(SessionNotFound, match="ghost-key"):
+        await call
+
+
+async def rejects(call: Awaitable[object], argument: str) -> None:
+    """`call` raises ValueError naming the `argument` it refuses (a negative limit, ...)."""
+    with pytest.raises(ValueError, match=argument):
+        await call
 
 
 def user(text: str) -> Message:
@@ -16,6 +34,12 @@ def user(text: str) -> Message:
 
 def assistant(text: str) -> Message:
     return Message("assistant", text)
+
+
+async def session_with(store: SessionStore, key: str, messages: Sequence[Message]) -> None:
+    """A new session `key` holding `messages` (what most transcript tests start from)."""
+    await store.create(key)
+    await store.append(key, messages)
 
 
 async def admit(store: ExecutionStore, sid: str, key: str = KEY, text: str = "hi") -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
+from seam.contracts.sessions import DuplicateTitle, NewSession, SessionStore
 from seam.testing.clock import ManualClock
+from seam.testing.conformance.support import refuses_unknown
 
 
 class SessionTitlesSuite:
@@ -23,24 +24,24 @@ class SessionTitlesSuite:
         assert await store.find_by_title("Nothing") is None
 
     async def test_retitling_frees_the_old_title(self, store: SessionStore) -> None:
-        await store.create("a", title="Old")
+        await store.create("a", NewSession(title="Old"))
         await store.set_title("a", "New")
         assert await store.find_by_title("Old") is None
-        await store.create("b", title="Old")
+        await store.create("b", NewSession(title="Old"))
         found = await store.find_by_title("Old")
         assert found is not None
         assert found.key == "b"
 
     async def test_setting_a_session_its_own_title_again_is_fine(self, store: SessionStore) -> None:
-        await store.create("a", title="Same")
+        await store.create("a", NewSession(title="Same"))
         await store.set_title("a", "Same")
         info = await store.get("a")
         assert info is not None
         assert info.title == "Same"
 
     async def test_duplicate_title_names_the_other_session(self, store: SessionStore) -> None:
-        await store.create("owner-key", title="Taken")
-        await store.create("b", title="Mine")
+        await store.create("owner-key", NewSession(title="Taken"))
+        await store.create("b", NewSession(title="Mine"))
         with pytest.raises(DuplicateTitle, match="owner-key"):
             await store.set_title("b", "Taken")
         b = await store.get("b")
@@ -51,11 +52,10 @@ class SessionTitlesSuite:
         assert owner.key == "owner-key"
 
     async def test_set_title_on_unknown_session_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.set_title("ghost-key", "T")
+        await refuses_unknown(store.set_title("ghost-key", "T"))
 
     async def test_set_title_rejects_a_blank_title(self, store: SessionStore) -> None:
-        await store.create("s", title="Kept")
+        await store.create("s", NewSession(title="Kept"))
         with pytest.raises(ValueError, match="title"):
             await store.set_title("s", "")
         assert await store.find_by_title("Kept") is not None
@@ -70,17 +70,17 @@ class SessionTitlesSuite:
 
     async def test_next_title_numbers_a_lineage(self, store: SessionStore) -> None:
         assert await store.next_title("Trip") == "Trip"
-        await store.create("1", title="Trip")
+        await store.create("1", NewSession(title="Trip"))
         assert await store.next_title("Trip") == "Trip #2"
-        await store.create("2", title=await store.next_title("Trip"))
+        await store.create("2", NewSession(title=await store.next_title("Trip")))
         assert await store.next_title("Trip") == "Trip #3"
         # Continuing a numbered session continues the numbering.
         assert await store.next_title("Trip #2") == "Trip #3"
 
     async def test_next_title_goes_past_the_highest_number(self, store: SessionStore) -> None:
-        await store.create("a", title="Trip #5")
+        await store.create("a", NewSession(title="Trip #5"))
         assert await store.next_title("Trip") == "Trip #6"
-        await store.create("b", title="Trip")
+        await store.create("b", NewSession(title="Trip"))
         await store.delete("a")
         assert await store.next_title("Trip") == "Trip #2"
 
@@ -90,12 +90,12 @@ class SessionTitlesSuite:
         for key, title in enumerate(
             ["Trip #2 draft", "Trips", "trip", "Trip#2", "Trip #0", "Trip "]
         ):
-            await store.create(str(key), title=title)
+            await store.create(str(key), NewSession(title=title))
         assert await store.next_title("Trip") == "Trip"
 
     async def test_next_title_is_always_free(self, store: SessionStore) -> None:
         for n, title in enumerate(["A", "A #2", "A #3", "B #2", "C #1"]):
-            await store.create(str(n), title=title)
+            await store.create(str(n), NewSession(title=title))
         for base in ("A", "A #3", "B", "C", "D"):
             proposed = await store.next_title(base)
             assert await store.find_by_title(proposed) is None, base

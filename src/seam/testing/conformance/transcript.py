@@ -9,16 +9,18 @@ from __future__ import annotations
 import pytest
 
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.sessions import DuplicateTitle, SessionNotFound, SessionStore
+from seam.contracts.sessions import DuplicateTitle, NewSession, SessionNotFound, SessionStore
 from seam.testing.clock import ManualClock
-from seam.testing.conformance.support import assistant, user
+from seam.testing.conformance.support import assistant, refuses_unknown, rejects, session_with, user
 
 
 class TranscriptSuite:
     async def test_create_records_what_it_was_given(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        info = await store.create("child", personality="coder", title="Fix CI", parent_key="root")
+        info = await store.create(
+            "child", NewSession(personality="coder", title="Fix CI", parent_key="root")
+        )
         assert info.key == "child"
         assert info.personality == "coder"
         assert info.title == "Fix CI"
@@ -35,7 +37,7 @@ class TranscriptSuite:
     async def test_the_working_directory_is_part_of_the_stored_spec(
         self, store: SessionStore
     ) -> None:
-        created = await store.create("s", tenant="t", tools=("read_file",), model="m")
+        created = await store.create("s", NewSession(tenant="t", tools=("read_file",), model="m"))
         assert created.working_dir is None
         await store.set_working_dir("s", "/projects/a")
         info = await store.get("s")
@@ -59,11 +61,11 @@ class TranscriptSuite:
     async def test_create_existing_returns_it_unchanged(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        first = await store.create("s", personality="a", title="One")
+        first = await store.create("s", NewSession(personality="a", title="One"))
         await store.append("s", [user("hi")])
         before = await store.get("s")
         clock.advance()
-        again = await store.create("s", personality="b", title="Two", parent_key="p")
+        again = await store.create("s", NewSession(personality="b", title="Two", parent_key="p"))
         assert again == before
         assert again.personality == "a"
         assert again.created_at == first.created_at
@@ -72,19 +74,19 @@ class TranscriptSuite:
     async def test_create_existing_ignores_a_title_taken_elsewhere(
         self, store: SessionStore
     ) -> None:
-        await store.create("a", title="Taken")
+        await store.create("a", NewSession(title="Taken"))
         b = await store.create("b")
-        assert await store.create("b", title="Taken") == b
+        assert await store.create("b", NewSession(title="Taken")) == b
 
     async def test_create_with_a_taken_title_names_the_owner(self, store: SessionStore) -> None:
-        await store.create("first", title="Shared")
+        await store.create("first", NewSession(title="Shared"))
         with pytest.raises(DuplicateTitle, match="first"):
-            await store.create("second", title="Shared")
+            await store.create("second", NewSession(title="Shared"))
         assert await store.get("second") is None
 
     async def test_create_rejects_a_blank_title(self, store: SessionStore) -> None:
         with pytest.raises(ValueError, match="title"):
-            await store.create("s", title="  ")
+            await store.create("s", NewSession(title="  "))
         assert await store.get("s") is None
 
     async def test_every_message_field_round_trips(self, store: SessionStore) -> None:
@@ -105,20 +107,16 @@ class TranscriptSuite:
             Message("assistant", "Partial answ", interrupted=True),
             Message("user", "", name="alice"),
         ]
-        await store.create("s")
-        await store.append("s", transcript)
+        await session_with(store, "s", transcript)
         assert await store.messages("s") == transcript
 
     async def test_append_to_unknown_session_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.append("ghost-key", [user("hi")])
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.append("ghost-key", [])
+        await refuses_unknown(store.append("ghost-key", [user("hi")]))
+        await refuses_unknown(store.append("ghost-key", []))
         assert await store.get("ghost-key") is None
 
     async def test_append_keeps_order_across_calls(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("1"), assistant("2")])
+        await session_with(store, "s", [user("1"), assistant("2")])
         await store.append("s", [user("3")])
         await store.append("s", [assistant("4"), user("5"), assistant("6")])
         assert [m.content for m in await store.messages("s")] == ["1", "2", "3", "4", "5", "6"]
@@ -173,8 +171,7 @@ class TranscriptSuite:
         self, store: SessionStore, start: int, limit: int | None
     ) -> None:
         transcript = [user(str(i)) for i in range(5)]
-        await store.create("s")
-        await store.append("s", transcript)
+        await session_with(store, "s", transcript)
         expected = transcript[start:] if limit is None else transcript[start:][:limit]
         assert await store.messages("s", start, limit) == expected
 
@@ -184,18 +181,15 @@ class TranscriptSuite:
         assert await store.messages("s", -1) == []
 
     async def test_messages_of_unknown_session_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.messages("ghost-key")
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.messages("ghost-key", -3, 2)
+        await refuses_unknown(store.messages("ghost-key"))
+        await refuses_unknown(store.messages("ghost-key", -3, 2))
 
     async def test_messages_rejects_a_negative_limit(self, store: SessionStore) -> None:
         await store.create("s")
-        with pytest.raises(ValueError, match="limit"):
-            await store.messages("s", 0, -1)
+        await rejects(store.messages("s", 0, -1), "limit")
 
     async def test_load_gives_the_row_and_the_transcript(self, store: SessionStore) -> None:
-        await store.create("s", title="T")
+        await store.create("s", NewSession(title="T"))
         transcript = [Message("system", "sys"), user("hi"), assistant("hello")]
         await store.append("s", transcript)
         loaded = await store.load("s")
@@ -222,5 +216,4 @@ class TranscriptSuite:
         assert [s.key for s in await store.list()] == ["a", "b"]
 
     async def test_touch_unknown_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.touch("ghost-key")
+        await refuses_unknown(store.touch("ghost-key"))

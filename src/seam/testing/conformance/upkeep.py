@@ -11,9 +11,9 @@ import json
 import pytest
 
 from seam.contracts.messages import Message, ToolCall, Usage
-from seam.contracts.sessions import SessionNotFound, SessionStore, UsageRecord
+from seam.contracts.sessions import NewSession, SessionNotFound, SessionStore, UsageRecord
 from seam.testing.clock import ManualClock
-from seam.testing.conformance.support import assistant, user
+from seam.testing.conformance.support import assistant, refuses_unknown, rejects, session_with, user
 
 # What `export` gives for the transcript and usage `test_export_is_json_ready_and_complete`
 # stores, on every backend.
@@ -65,7 +65,7 @@ EXPORTED_USAGE = {
 
 class SessionUpkeepSuite:
     async def test_delete_removes_session_messages_and_hits(self, store: SessionStore) -> None:
-        await store.create("gone", title="Gone")
+        await store.create("gone", NewSession(title="Gone"))
         await store.create("kept")
         await store.append("gone", [user("shared word")])
         await store.append("kept", [user("shared word")])
@@ -81,10 +81,10 @@ class SessionUpkeepSuite:
         assert await store.delete("nope") is False
 
     async def test_a_deleted_key_starts_afresh(self, store: SessionStore) -> None:
-        await store.create("s", title="T")
+        await store.create("s", NewSession(title="T"))
         await store.append("s", [user("old")])
         await store.delete("s")
-        info = await store.create("s", title="T")
+        info = await store.create("s", NewSession(title="T"))
         assert info.message_count == 0
         assert await store.messages("s") == []
         assert await store.search("old") == []
@@ -115,13 +115,12 @@ class SessionUpkeepSuite:
         assert info.message_count == 1
 
     async def test_end_unknown_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.end("ghost-key")
+        await refuses_unknown(store.end("ghost-key"))
 
     async def test_export_is_json_ready_and_complete(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
-        await store.create("s", title="Café", personality="p", parent_key="root")
+        await store.create("s", NewSession(title="Café", personality="p", parent_key="root"))
         transcript = [
             user("Größe? 🙂"),
             Message("assistant", "", tool_calls=(ToolCall("c1", "read_file", '{"path":"a"}'),)),
@@ -148,16 +147,14 @@ class SessionUpkeepSuite:
         assert exported["usage"] == EXPORTED_USAGE
 
     async def test_export_unknown_names_it(self, store: SessionStore) -> None:
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.export("ghost-key")
+        await refuses_unknown(store.export("ghost-key"))
 
     async def test_export_all_is_oldest_first(
         self, store: SessionStore, clock: ManualClock
     ) -> None:
         assert await store.export_all() == []
         for key in ("b", "c", "a"):
-            await store.create(key)
-            await store.append(key, [user(f"in {key}")])
+            await session_with(store, key, [user(f"in {key}")])
             clock.advance()
         await store.touch("b")
         everything = await store.export_all()
@@ -169,7 +166,7 @@ class SessionUpkeepSuite:
     ) -> None:
         day = 86_400.0
         for key in ("old-ended", "old-open", "resumed"):
-            await store.create(key, title=key)
+            await store.create(key, NewSession(title=key))
             await store.append(key, [user(f"needle in {key}")])
             await store.record_usage(key, UsageRecord("p", "m", Usage(1, 1)))
         await store.end("old-ended")
@@ -200,10 +197,8 @@ class SessionUpkeepSuite:
         assert await store.prune(2) == 1
 
     async def test_prune_rejects_a_negative_age(self, store: SessionStore) -> None:
-        with pytest.raises(ValueError, match="older_than_days"):
-            await store.prune(-1)
-        with pytest.raises(ValueError, match="older_than_days"):
-            await store.prune(float("nan"))
+        await rejects(store.prune(-1), "older_than_days")
+        await rejects(store.prune(float("nan")), "older_than_days")
 
     async def test_end_idle_ends_sessions_as_of_when_they_went_idle(
         self, store: SessionStore, clock: ManualClock
@@ -233,8 +228,7 @@ class SessionUpkeepSuite:
         assert [s.key for s in await store.list()] == ["busy"]
 
     async def test_end_idle_rejects_a_negative_time(self, store: SessionStore) -> None:
-        with pytest.raises(ValueError, match="idle_seconds"):
-            await store.end_idle(-1)
+        await rejects(store.end_idle(-1), "idle_seconds")
 
     async def test_undo_removes_the_last_turn(
         self, store: SessionStore, clock: ManualClock
@@ -246,8 +240,7 @@ class SessionUpkeepSuite:
             assistant("first answer"),
         ]
         second_turn = [user("second question"), assistant("second answer")]
-        await store.create("s")
-        await store.append("s", [Message("system", "sys"), *first_turn, *second_turn])
+        await session_with(store, "s", [Message("system", "sys"), *first_turn, *second_turn])
         clock.advance()
         assert await store.undo("s") == 2
         assert await store.messages("s") == [Message("system", "sys"), *first_turn]
@@ -263,8 +256,8 @@ class SessionUpkeepSuite:
         assert [h.message_index for h in await store.search("again")] == [5]
 
     async def test_undo_several_turns_and_more_than_there_are(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append(
+        await session_with(
+            store,
             "s",
             [
                 Message("system", "sys"),
@@ -290,7 +283,5 @@ class SessionUpkeepSuite:
         await store.append("s", [Message("system", "sys"), user("q"), assistant("a")])
         assert await store.undo("s", 0) == 0
         assert len(await store.messages("s")) == 3
-        with pytest.raises(ValueError, match="turns"):
-            await store.undo("s", -1)
-        with pytest.raises(SessionNotFound, match="ghost-key"):
-            await store.undo("ghost-key")
+        await rejects(store.undo("s", -1), "turns")
+        await refuses_unknown(store.undo("ghost-key"))

@@ -10,7 +10,7 @@ import pytest
 
 from seam.contracts.messages import Usage
 from seam.contracts.sessions import SessionNotFound, SessionStore, UsageRecord, UsageTotals
-from seam.testing.conformance.support import assistant, user
+from seam.testing.conformance.support import assistant, session_with, user
 
 
 class UsageLedgerSuite:
@@ -44,8 +44,7 @@ class UsageLedgerSuite:
         assert await store.usage_totals("s") == UsageTotals()
 
     async def test_undo_keeps_usage(self, store: SessionStore) -> None:
-        await store.create("s")
-        await store.append("s", [user("q"), assistant("a")])
+        await session_with(store, "s", [user("q"), assistant("a")])
         await store.record_usage("s", UsageRecord("p", "m", Usage(5, 5), 0.1))
         await store.undo("s")
         assert (await store.usage_totals("s")).calls == 1
