@@ -130,11 +130,11 @@ class Session:
         return await self.factory.coordinator.run(sub.id, self.factory.resolve, on_event)
 
 
+@dataclass(frozen=True)
 class SessionSubagents:
     """The `Subagents` a session hands its tools: children built by the same factory."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
+    _session: Session
 
     @property
     def depth(self) -> int:
