@@ -46,6 +46,7 @@ from seam.core.identity import (
     parse_session_storage_key,
 )
 from seam.core.loop import AgentLoop
+from seam.core.loop_parts import check_keywords
 from seam.core.session_factory import Session, SessionFactory, WorkflowExecutor
 from seam.core.workflows import WorkflowRegistry
 from seam.plugins.hooks.reflection import ReflectionHook
@@ -70,7 +71,7 @@ STOP_GRACE = 1.0
 
 
 class AskOptions(TypedDict, total=False):
-    """`Runtime.ask`'s options, as `ask_key` takes them."""
+    """`Runtime.ask`'s and `ask_key`'s keywords."""
 
     personality: str | None
     submission_id: str | None
@@ -209,25 +210,12 @@ class Runtime:
         found = await self.get_session(self.session_key_for(session), personality=personality)
         return await found.submit(text, submission_id=submission_id, personality=personality)
 
-    async def ask(
-        self,
-        session: str,
-        text: str,
-        *,
-        personality: str | None = None,
-        submission_id: str | None = None,
-        on_event: OnEvent | None = None,
-        cancel: CancelToken | None = None,
-    ) -> Submission:
-        """One durable turn in the named session, driven here; returns it settled."""
-        return await self.ask_key(
-            self.session_key_for(session),
-            text,
-            personality=personality,
-            submission_id=submission_id,
-            on_event=on_event,
-            cancel=cancel,
-        )
+    async def ask(self, session: str, text: str, **options: Unpack[AskOptions]) -> Submission:
+        """One durable turn in the named session, driven here; returns it settled.
+        `options` (`AskOptions`): the turn's personality (a new session's too), the
+        caller's submission id, a callback for each event, a cancel token."""
+        check_keywords(options, AskOptions.__optional_keys__, "ask")
+        return await self.ask_key(self.session_key_for(session), text, **options)
 
     async def ask_key(
         self,
