@@ -4,6 +4,8 @@ functions unpack them: a keyword declared there is accepted, and one declared no
 refused as a plain signature would refuse it (never silently dropped on the way in)."""
 
 import inspect
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -15,20 +17,25 @@ from seam.wiring.assembly import AssemblyParts
 from seam.wiring.configure import Overrides
 
 
-def test_assembly_fields_are_assemble_runtimes_parameters() -> None:
-    params = inspect.signature(assemble_runtime).parameters
-    assert list(params) == ["model", "given"]
+@pytest.mark.parametrize(
+    ("function", "first", "declared", "shared", "own"),
+    [
+        (assemble_runtime, "model", AssemblyParts, LoopParts, {"store", "tenant_id", "settings"}),
+        (create_runtime, "settings", Overrides, SharedParts, {"model", "gateway", "on_retry"}),
+    ],
+)
+def test_the_public_functions_unpack_their_typed_keywords(
+    function: Callable[..., object],
+    first: str,
+    declared: Any,
+    shared: Any,
+    own: set[str],
+) -> None:
+    params = inspect.signature(function).parameters
+    assert list(params) == [first, "given"]
     assert params["given"].kind is inspect.Parameter.VAR_KEYWORD
-    assert LoopParts.__optional_keys__ <= AssemblyParts.__optional_keys__
-    assert {"store", "tenant_id", "coordinator", "settings"} <= AssemblyParts.__optional_keys__
-
-
-def test_overrides_fields_are_create_runtimes_parameters() -> None:
-    params = inspect.signature(create_runtime).parameters
-    assert list(params) == ["settings", "given"]
-    assert params["given"].kind is inspect.Parameter.VAR_KEYWORD
-    assert SharedParts.__optional_keys__ <= Overrides.__optional_keys__
-    assert {"model", "gateway", "interactive", "on_retry"} <= Overrides.__optional_keys__
+    assert shared.__optional_keys__ <= declared.__optional_keys__
+    assert own <= declared.__optional_keys__
 
 
 def test_a_keyword_declared_nowhere_is_refused() -> None:
