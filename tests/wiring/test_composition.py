@@ -46,6 +46,8 @@ def test_a_keyword_declared_nowhere_is_refused() -> None:
         assemble_runtime(model=model, tool=None)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="unexpected keyword argument 'tool'"):
         create_runtime(model=model, tool=None)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'persona'"):
+        AgentLoop(model=model).run("k", "hi", persona="coder")  # type: ignore[call-arg]
 
 
 def test_every_declared_keyword_reaches_the_loop() -> None:

@@ -32,13 +32,13 @@ from seam.contracts.model import ModelProvider
 from seam.contracts.personality import Personality, PersonalityRegistry
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
-from seam.contracts.tools import CancelToken, Subagents, ToolContext, ToolRegistry
+from seam.contracts.tools import CancelToken, ToolContext, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
 from seam.core.hook_registry import DefaultHookRegistry
-from seam.core.loop_parts import LoopParts, check_keywords, given_or
+from seam.core.loop_parts import LoopParts, RunOptions, TurnOptions, check_keywords, given_or
 from seam.core.memory import NoopMemory
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.personalities import StaticPersonalityRegistry
@@ -58,7 +58,6 @@ from seam.core.turn_deps import (
     SetupDeps,
     StoreDeps,
     ToolDeps,
-    TranscriptWriter,
     TurnRequest,
     TurnServices,
     TurnStep,
@@ -217,40 +216,35 @@ class AgentLoop:
         )
 
     def run(
-        self,
-        session_key: str,
-        user_message: str | None,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
+        self, session_key: str, user_message: str | None, **options: Unpack[RunOptions]
     ) -> AsyncIterator[AgentEvent]:
-        """Run one turn. Always ends with a `Done` event (unless the consumer stops early).
+        """Run one turn (`options`: the personality it runs as, a cancel token). Always
+        ends with a `Done` event (unless the consumer stops early).
 
         `user_message=None` continues the stored conversation without new input.
         """
         if user_message is None:
-            return self.run_from(session_key, CallModel(), personality=personality, cancel=cancel)
+            return self.run_from(session_key, CallModel(), **options)
         if not isinstance(user_message, str):
             raise TypeError(f"user_message must be str, not {type(user_message).__name__}")
-        return self.run_from(
-            session_key, UserPrompt(user_message), personality=personality, cancel=cancel
-        )
+        return self.run_from(session_key, UserPrompt(user_message), **options)
 
     def run_from(
-        self,
-        session_key: str,
-        start: TurnStep,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-        transcript: TranscriptWriter | None = None,
-        subagents: Subagents | None = None,
+        self, session_key: str, start: TurnStep, **options: Unpack[TurnOptions]
     ) -> AsyncIterator[AgentEvent]:
         """Run one turn from `start` (`UserPrompt(text)`, `CallModel(note=...)`,
         `RunTools(calls, then=CallModel())`, ...). `transcript` writes what the turn
         stores (default: the session store); `subagents` reach the session's children."""
-        token = cancel or CancelToken()
-        request = TurnRequest(session_key, start, personality, token, transcript, subagents)
+        check_keywords(options, TurnOptions.__optional_keys__, "run_from")
+        token = options.get("cancel") or CancelToken()
+        request = TurnRequest(
+            session_key,
+            start,
+            options.get("personality"),
+            token,
+            options.get("transcript"),
+            options.get("subagents"),
+        )
         return run_turn(self.turn_setup, request)
 
     async def compress(

@@ -20,9 +20,15 @@ from seam.contracts.personality import PersonalityRegistry
 from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
-from seam.contracts.tools import ToolRegistry
+from seam.contracts.tools import CancelToken, Subagents, ToolRegistry
 from seam.contracts.tracing import Tracer
-from seam.core.turn_deps import LoopOptions, ModelResolver, Pricing, Redact
+from seam.core.turn_deps import (
+    LoopOptions,
+    ModelResolver,
+    Pricing,
+    Redact,
+    TranscriptWriter,
+)
 
 T = TypeVar("T")
 
@@ -57,6 +63,22 @@ class LoopParts(SharedParts, total=False):
     estimator: TokenEstimator | None
     tracer: Tracer | None
     new_id: Callable[[], str] | None
+
+
+class RunOptions(TypedDict, total=False):
+    """`AgentLoop.run`'s keywords: the personality the turn runs as (None: the session's
+    or the default) and its cancel token (None: a fresh one)."""
+
+    personality: str | None
+    cancel: CancelToken | None
+
+
+class TurnOptions(RunOptions, total=False):
+    """`AgentLoop.run_from`'s keywords: `RunOptions`, what writes the turn's transcript
+    (None: the session store) and the session's subagents (None: none)."""
+
+    transcript: TranscriptWriter | None
+    subagents: Subagents | None
 
 
 def given_or(value: T | None, make: Callable[[], T]) -> T:
