@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from seam.contracts import ToolContext
+from seam.contracts.context import PromptInputs
 from seam.contracts.model import ToolDefinition
 from seam.core.storage import InMemoryStorage
 from seam.core.tokens import CharTokenEstimator, tool_schema_json
@@ -68,9 +69,8 @@ def five_skills(root: Path) -> tuple[Settings, SkillCatalog]:
 
 
 async def system_prompt(tool_names: Sequence[str], settings: Settings | None = None) -> str:
-    built = await build_context_builder(settings).build(
-        "bench", soul=DEFAULT_SOUL, tool_names=tool_names, memory=None, storage=InMemoryStorage()
-    )
+    inputs = PromptInputs(DEFAULT_SOUL, tool_names, None, InMemoryStorage())
+    built = await build_context_builder(settings).build("bench", inputs)
     return built.system
 
 

@@ -18,6 +18,7 @@ from seam.contracts import (
     ToolCall,
     ToolContext,
 )
+from seam.contracts.context import CompactionGoal
 from seam.core import (
     AgentLoop,
     DefaultToolRegistry,
@@ -352,9 +353,9 @@ async def test_the_summary_is_written_from_the_tool_output_not_from_its_cleared_
     compacted = await HistoryCompressor().compact(
         "s1",
         transcript,
-        model=ScriptedModel([step], max_context_tokens=WINDOW),
-        overhead=0,
-        target=100,
+        CompactionGoal(
+            model=ScriptedModel([step], max_context_tokens=WINDOW), overhead=0, target=100
+        ),
     )
     assert compacted is not None and compacted.record.summarised
     assert "E1234 in parser.c" in summaries[0].messages[0].content

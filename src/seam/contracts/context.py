@@ -78,21 +78,41 @@ class BuiltPrompt:
     notices: tuple[tuple[str, str], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class PromptInputs:
+    """What one turn's system prompt is built from: the personality's SOUL.md, the names
+    of the tools it offers, the memory snapshot, the session's storage (its project files)
+    and working directory (where its project files and skills are looked for; None: the
+    builder's own default)."""
+
+    soul: str
+    tool_names: Sequence[str]
+    memory: str | None
+    storage: Storage
+    working_dir: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionGoal:
+    """What one compaction aims at: a request of at most `target` tokens, of which
+    `overhead` (the system prompt and tool schemas) is fixed; `protect_first` and
+    `protect_last` messages are never replaced; `model` is the session's (the summariser
+    when the compressor has none of its own); `reason` is recorded."""
+
+    model: ModelProvider
+    overhead: int
+    target: int
+    protect_first: int = 3
+    protect_last: int = 20
+    reason: CompactionReason = "threshold"
+
+
 @runtime_checkable
 class ContextBuilder(Protocol):
     """Assembles the system prompt; byte-identical across a session's turns unless an
     input changes on purpose (SOUL.md, the toolset) or `invalidate` is called."""
 
-    async def build(
-        self,
-        session_key: str,
-        *,
-        soul: str,
-        tool_names: Sequence[str],
-        memory: str | None,
-        storage: Storage,
-        working_dir: str | None = None,
-    ) -> BuiltPrompt:
+    async def build(self, session_key: str, inputs: PromptInputs) -> BuiltPrompt:
         """`working_dir`: the session's working directory (where its project files and
         skills are looked for); None: the builder's own default."""
         ...
@@ -125,16 +145,7 @@ class ContextCompressor(Protocol):
         ...
 
     async def compact(
-        self,
-        key: str,
-        transcript: Sequence[Message],
-        *,
-        model: ModelProvider,
-        overhead: int,
-        target: int,
-        protect_first: int = 3,
-        protect_last: int = 20,
-        reason: CompactionReason = "threshold",
+        self, key: str, transcript: Sequence[Message], goal: CompactionGoal
     ) -> Compaction | None:
         """None: nothing to compact. Raises an exception whose text says why it failed
         when nothing could be freed."""

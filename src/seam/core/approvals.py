@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast, get_args
 
 from seam.contracts.approval_answers import ApprovalAnswers
@@ -56,46 +57,41 @@ class PendingApprovals:
         ]
 
 
+@dataclass(frozen=True)
 class TurnApprover:
-    """The `Approver` a turn hands its tools."""
+    """The `Approver` a turn hands its tools: it announces each request through
+    `announce` (the `tool_approval_required` event) and reports the decision it acts on
+    through `answered`."""
 
-    def __init__(
-        self,
-        pending: PendingApprovals,
-        session_key: str,
-        timeout: float,
-        announce: Callable[[str, str, str, str], None],
-        answered: Callable[[str, ApprovalDecision], None],
-    ) -> None:
-        self._pending = pending
-        self._key = session_key
-        self._timeout = timeout
-        self._announce = announce
-        self._answered = answered
+    pending: PendingApprovals
+    session_key: str
+    timeout: float
+    announce: Callable[[str, str, str, str], None]
+    answered: Callable[[str, ApprovalDecision], None]
 
     async def request(
         self, *, call_id: str, tool: str, command: str, reason: str
     ) -> ApprovalDecision:
-        future = self._pending.expect(self._key, call_id)
-        relay = self._pending.relay
+        future = self.pending.expect(self.session_key, call_id)
+        relay = self.pending.relay
         if relay is not None:
             try:  # before the request is announced: nobody can have answered it yet
-                await relay.clear_approval(self._key, call_id)
+                await relay.clear_approval(self.session_key, call_id)
             except Exception:
                 log.exception("could not clear an earlier answer to approval %s", call_id)
-        self._announce(call_id, tool, command, reason)
+        self.announce(call_id, tool, command, reason)
         decision: ApprovalDecision
         try:
             if relay is None:
                 try:
-                    decision = await asyncio.wait_for(future, self._timeout)
+                    decision = await asyncio.wait_for(future, self.timeout)
                 except TimeoutError:
                     decision = "deny"
             else:
                 decision = await self._either(relay, call_id, future)
         finally:
-            self._pending.close(self._key, call_id)
-        self._answered(call_id, decision)
+            self.pending.close(self.session_key, call_id)
+        self.answered(call_id, decision)
         return decision
 
     async def _either(
@@ -106,13 +102,13 @@ class TurnApprover:
     ) -> ApprovalDecision:
         """The first answer, given here or stored by another process."""
         clock = asyncio.get_running_loop()
-        deadline = clock.time() + self._timeout
+        deadline = clock.time() + self.timeout
         remote = asyncio.ensure_future(
-            relay.wait_for_approval_answer(self._key, call_id, self._timeout)
+            relay.wait_for_approval_answer(self.session_key, call_id, self.timeout)
         )
         either: set[asyncio.Future[Any]] = {future, remote}
         try:
-            await asyncio.wait(either, timeout=self._timeout, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(either, timeout=self.timeout, return_when=asyncio.FIRST_COMPLETED)
             if not future.done() and remote.done() and remote.exception() is not None:
                 # The store failed: answers given here still count until the timeout.
                 problem = remote.exception()
@@ -132,9 +128,9 @@ class TurnApprover:
         else:
             local = "deny"  # nobody answered in time (or the store failed: the safe answer)
         try:
-            if await relay.answer_approval(self._key, call_id, local):
+            if await relay.answer_approval(self.session_key, call_id, local):
                 return local
-            stored = await relay.approval_answer(self._key, call_id)
+            stored = await relay.approval_answer(self.session_key, call_id)
         except Exception:
             log.exception("could not store the answer to approval %s", call_id)
             return local

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from functools import partial
 
-from seam.contracts.context import Compaction, CompactionLog, CompactionReason
+from seam.contracts.context import Compaction, CompactionGoal, CompactionLog, CompactionReason
 from seam.contracts.events import ContextCompacted, Notice
 from seam.contracts.messages import Message
 from seam.core.compression import CompressionFailed
@@ -52,9 +52,7 @@ async def _run_compressor(
     size = window(options, turn.model)
     overhead = deps.estimator.text(system) + deps.estimator.tools(turn.definitions)
     try:
-        return await deps.compressor.compact(
-            turn.session_key,
-            transcript,
+        goal = CompactionGoal(
             model=turn.model,
             overhead=overhead,
             target=int(size * (options.compress_at or 0.75) * CLEAR_TARGET),
@@ -62,6 +60,7 @@ async def _run_compressor(
             protect_last=options.protect_last,
             reason=reason,
         )
+        return await deps.compressor.compact(turn.session_key, transcript, goal)
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # CompressionFailed, or a custom compressor's own error

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from seam.contracts.context import (
     Compaction,
-    CompactionReason,
+    CompactionGoal,
     CompactionRecord,
     TokenEstimator,
 )
@@ -77,39 +77,26 @@ class _Start:
     """What one compaction starts from: the transcript, its view and the request's
     tokens before; `with_marker` measures the history a marker would leave."""
 
-    __slots__ = (
-        "_estimate",
-        "before",
-        "overhead",
-        "protect_first",
-        "reason",
-        "started",
-        "transcript",
-        "view",
-    )
+    __slots__ = ("_estimate", "before", "goal", "started", "transcript", "view")
 
     def __init__(
         self,
         transcript: Sequence[Message],
         view: HistoryView,
-        overhead: int,
-        protect_first: int,
+        goal: CompactionGoal,
         estimator: TokenEstimator,
         started: float,
-        reason: CompactionReason,
     ) -> None:
         self.transcript = transcript
         self.view = view
-        self.overhead = overhead
-        self.protect_first = protect_first
+        self.goal = goal
         self._estimate = estimator.messages
-        self.before = overhead + self._estimate(view.messages)
+        self.before = goal.overhead + self._estimate(view.messages)
         self.started = started
-        self.reason = reason
 
     def with_marker(self, marker: Message) -> _Candidate:
-        view = history_view([*self.transcript, marker], self.protect_first)
-        return _Candidate(marker, view, self.overhead + self._estimate(view.messages))
+        view = history_view([*self.transcript, marker], self.goal.protect_first)
+        return _Candidate(marker, view, self.goal.overhead + self._estimate(view.messages))
 
 
 class HistoryCompressor:
@@ -164,34 +151,23 @@ class HistoryCompressor:
     # -- compaction --
 
     async def compact(
-        self,
-        key: str,
-        transcript: Sequence[Message],
-        *,
-        model: ModelProvider,
-        overhead: int,
-        target: int,
-        protect_first: int = 3,
-        protect_last: int = 20,
-        reason: CompactionReason = "threshold",
+        self, key: str, transcript: Sequence[Message], goal: CompactionGoal
     ) -> Compaction | None:
-        """Compact `transcript` (the whole stored one) until the request fits `target`
-        tokens, if clearing tool results is enough, else by summarising.
+        """Compact `transcript` (the whole stored one) until the request fits the goal's
+        `target` tokens, if clearing tool results is enough, else by summarising.
 
-        `overhead` is what the system prompt and tool schemas take. Returns None when
+        Returns None when
         everything is protected (nothing to compact). Raises CompressionFailed when the
         summary fails and clearing freed nothing; the back-off is started either way.
         """
-        view = history_view(transcript, protect_first)
-        cut = split(view, protect_last)
+        view = history_view(transcript, goal.protect_first)
+        cut = split(view, goal.protect_last)
         if cut is None:
             return None
-        start = _Start(
-            transcript, view, overhead, protect_first, self.estimator, self._clock(), reason
-        )
+        start = _Start(transcript, view, goal, self.estimator, self._clock())
         cleared = start.with_marker(make_marker(view.summary, view.tail_start, cut.tail_start))
         freed = cleared.tokens < start.before
-        if freed and cleared.tokens <= target and reason != "manual":
+        if freed and cleared.tokens <= goal.target and goal.reason != "manual":
             self.note_success(key)
             return self._result(start, cleared, summarised=False)
         # The summariser reads the messages as stored: cleared stubs would hide the tool
@@ -201,7 +177,9 @@ class HistoryCompressor:
             for message, index in zip(cut.middle, view.indices[view.head :], strict=False)
         ]
         try:
-            summary = await self._summarise(self.model or model, middle, model_window(model))
+            summary = await self._summarise(
+                self.model or goal.model, middle, model_window(goal.model)
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a model error, a timeout, an empty answer
@@ -210,7 +188,7 @@ class HistoryCompressor:
         summarised = start.with_marker(marker)
         if summarised.tokens >= min(start.before, cleared.tokens):
             # A summary longer than what it replaces: keep the history as it was.
-            if reason != "manual":
+            if goal.reason != "manual":
                 self.note_failure(key)
             return self._result(start, cleared, summarised=False) if freed else None
         self.note_success(key)
@@ -238,7 +216,7 @@ class HistoryCompressor:
             tokens_before=start.before,
             tokens_after=after.tokens,
             duration_ms=(self._clock() - start.started) * 1000,
-            reason=start.reason,
+            reason=start.goal.reason,
             summarised=summarised,
             created_at=self._wall(),
         )

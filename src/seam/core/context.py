@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from seam.contracts.context import BuiltPrompt
+from seam.contracts.context import BuiltPrompt, PromptInputs
 from seam.contracts.storage import Storage, StorageError
 
 log = logging.getLogger("seam.context")
@@ -69,35 +69,26 @@ class DefaultContextBuilder:
         self.skills = skills
         self._sessions: OrderedDict[str, _Entry] = OrderedDict()
 
-    async def build(
-        self,
-        session_key: str,
-        *,
-        soul: str,
-        tool_names: Sequence[str],
-        memory: str | None,
-        storage: Storage,
-        working_dir: str | None = None,
-    ) -> BuiltPrompt:
+    async def build(self, session_key: str, inputs: PromptInputs) -> BuiltPrompt:
         entry = self._sessions.get(session_key)
         notices: tuple[NoticeText, ...] = ()
         if entry is None:
-            files, notices = await self._read_files(storage)
+            files, notices = await self._read_files(inputs.storage)
             skills = ""
             if self.skills is not None:
-                skills, skill_notices = await self.skills(working_dir)
-                if SKILL_TOOL in tool_names:  # no skills offered: nothing to tell
+                skills, skill_notices = await self.skills(inputs.working_dir)
+                if SKILL_TOOL in inputs.tool_names:  # no skills offered: nothing to tell
                     notices += tuple(skill_notices)
             entry = self._sessions[session_key] = _Entry(files, skills)
             if len(self._sessions) > MAX_SESSIONS:
                 self._sessions.popitem(last=False)
         else:
             self._sessions.move_to_end(session_key)
-        fingerprint = (soul, tuple(tool_names), memory)
+        fingerprint = (inputs.soul, tuple(inputs.tool_names), inputs.memory)
         if entry.fingerprint != fingerprint:
             entry.fingerprint = fingerprint
-            skills = entry.skills if SKILL_TOOL in tool_names else ""
-            entry.system = self._assemble(soul, tool_names, memory, entry.files, skills)
+            skills = entry.skills if SKILL_TOOL in inputs.tool_names else ""
+            entry.system = self._assemble(inputs, entry.files, skills)
         return BuiltPrompt(entry.system, notices)
 
     def invalidate(self, session_key: str) -> None:
@@ -108,16 +99,9 @@ class DefaultContextBuilder:
         lines = [self.guidance[name] for name in sorted(set(tool_names)) if name in self.guidance]
         return "## Using tools\n" + "\n".join(f"- {line}" for line in lines) if lines else ""
 
-    def _assemble(
-        self,
-        soul: str,
-        tool_names: Sequence[str],
-        memory: str | None,
-        files: str,
-        skills: str = "",
-    ) -> str:
-        guidance = self.guidance_for(tool_names)
-        parts = [soul.strip(), guidance, skills, (memory or "").strip(), files]
+    def _assemble(self, inputs: PromptInputs, files: str, skills: str = "") -> str:
+        guidance = self.guidance_for(inputs.tool_names)
+        parts = [inputs.soul.strip(), guidance, skills, (inputs.memory or "").strip(), files]
         return "\n\n".join(part for part in parts if part)
 
     async def _read_files(self, storage: Storage) -> tuple[str, tuple[NoticeText, ...]]:

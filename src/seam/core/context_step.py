@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from functools import partial
 
-from seam.contracts.context import CompactionReason
+from seam.contracts.context import CompactionReason, PromptInputs
 from seam.contracts.events import ContextWarning, Notice
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelError
@@ -56,14 +56,10 @@ async def build_system(
     """The system prompt, and the builder's notices (a project file left out), which
     wait for `run_start`."""
     snapshot = await deps.memory.prefetch(session_key)
-    built = await deps.builder.build(
-        session_key,
-        soul=personality.soul,
-        tool_names=[tool.name for tool in tools],
-        memory=snapshot,
-        storage=ctx.storage,
-        working_dir=ctx.working_dir,
+    inputs = PromptInputs(
+        personality.soul, [tool.name for tool in tools], snapshot, ctx.storage, ctx.working_dir
     )
+    built = await deps.builder.build(session_key, inputs)
     notices = tuple(
         partial(Notice, session_key, turn_id, kind=kind, message=message)
         for kind, message in built.notices

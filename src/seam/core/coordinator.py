@@ -35,6 +35,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
+from typing import Unpack
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.events import Done, ErrorEvent
@@ -57,7 +58,7 @@ from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
 from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan
-from seam.core.coordinator_session import ClaimSession, Resolve
+from seam.core.coordinator_session import ClaimSession, DriveOptions, Resolve, SubmitOptions
 from seam.core.coordinator_settle import (
     CONTEXT_OVERFLOW,
     FAILED_FINISHES,
@@ -66,6 +67,7 @@ from seam.core.coordinator_settle import (
 )
 from seam.core.event_log import EventRecorder
 from seam.core.log_fields import LOG_FIELDS
+from seam.core.loop_parts import check_keywords
 from seam.core.outage import OutagePolicy
 
 log = logging.getLogger("seam.coordinator")
@@ -113,19 +115,15 @@ class Coordinator(OutageRetry, Settling):
     # Admission
 
     async def submit(
-        self,
-        session_key: str,
-        text: str,
-        *,
-        submission_id: str | None = None,
-        personality: str | None = None,
+        self, session_key: str, text: str, **options: Unpack[SubmitOptions]
     ) -> Submission:
+        check_keywords(options, SubmitOptions.__optional_keys__, "submit")
         return await self.store.admit(
             NewSubmission(
-                submission_id or self._new_id(),
+                options.get("submission_id") or self._new_id(),
                 session_key,
                 text,
-                personality=personality,
+                personality=options.get("personality"),
                 max_attempts=self.max_attempts,
             )
         )
@@ -140,9 +138,7 @@ class Coordinator(OutageRetry, Settling):
         submission_id: str,
         resolve: Resolve,
         on_event: OnEvent | None = None,
-        *,
-        cancel: CancelToken | None = None,
-        admitted: Submission | None = None,
+        **options: Unpack[DriveOptions],
     ) -> Submission:
         """Drive one submission to settlement here, or follow it while another worker
         does (replaying its stored events to `on_event`). Returns it settled. When it
@@ -153,8 +149,9 @@ class Coordinator(OutageRetry, Settling):
         `admitted`: the submission as `submit` just returned it, which saves reading it
         again (its state only decides whether the claim looks for dead owners first).
         """
-        store = self.store
-        sub = await self._submission(submission_id, admitted)
+        check_keywords(options, DriveOptions.__optional_keys__, "run")
+        store, cancel = self.store, options.get("cancel")
+        sub = await self._submission(submission_id, options.get("admitted"))
         seen: int | None = None  # where following another worker's events resumes
         while sub.state != "settled":
             claimed = await store.claim(

@@ -9,9 +9,10 @@ implementation; a test may hand the Coordinator anything of this shape.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from seam.contracts.events import AgentEvent
+from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionInfo
 from seam.contracts.tools import CancelToken
 
@@ -40,6 +41,23 @@ class ClaimSession(Protocol):
     ) -> AsyncIterator[AgentEvent]: ...
 
     def is_idempotent(self, tool_name: str) -> bool: ...
+
+
+class SubmitOptions(TypedDict, total=False):
+    """`Coordinator.submit`'s keywords (and `Runtime.submit`'s): the caller's submission
+    id, an idempotency key (None: a new one), and the personality the turn runs as."""
+
+    submission_id: str | None
+    personality: str | None
+
+
+class DriveOptions(TypedDict, total=False):
+    """`Coordinator.run`'s keywords (and `Runtime.drive`'s): cancelling `cancel` stops the
+    turn at its next step and settles it aborted; `admitted`, the submission as `submit`
+    just returned it, saves reading it again."""
+
+    cancel: CancelToken | None
+    admitted: Submission | None
 
 
 # The session stored under a key (the factory's `resolve`), rebuilt after a restart.

@@ -14,8 +14,8 @@ inside the model step (`core/model_step.py`), written for speed.
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import Any, Unpack
 
 from seam.contracts.context import (
     ContextBuilder,
@@ -24,21 +24,21 @@ from seam.contracts.context import (
     TokenEstimator,
 )
 from seam.contracts.events import AgentEvent
-from seam.contracts.guardrail import ApprovalDecision, CommandGate
+from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider
 from seam.contracts.personality import Personality, PersonalityRegistry
-from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
-from seam.contracts.tools import CancelToken, Subagents, ToolContext, ToolRegistry
+from seam.contracts.tools import CancelToken, ToolContext, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
 from seam.core.hook_registry import DefaultHookRegistry
+from seam.core.loop_parts import LoopParts, RunOptions, TurnOptions, check_keywords, given_or
 from seam.core.memory import NoopMemory, memory_for_session
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.personalities import PersonalityOverlay, StaticPersonalityRegistry
@@ -58,7 +58,6 @@ from seam.core.turn_deps import (
     SetupDeps,
     StoreDeps,
     ToolDeps,
-    TranscriptWriter,
     TurnRequest,
     TurnServices,
     TurnStep,
@@ -80,61 +79,45 @@ class AgentLoop:
     messages counted and their tokens, so a turn estimates only what is new).
     """
 
-    def __init__(
-        self,
-        *,
-        model: ModelProvider,
-        tools: ToolRegistry | None = None,
-        hooks: HookRegistry | None = None,
-        personalities: PersonalityRegistry | None = None,
-        memory: MemoryProvider | None = None,
-        sessions: SessionStore | None = None,
-        storage: Storage | None = None,
-        sandboxes: SandboxProvider | None = None,
-        gate: CommandGate | None = None,
-        pricing: Pricing | None = None,
-        models: ModelResolver | None = None,
-        redact: Callable[[str], str] | None = None,
-        working_dir: str = ".",
-        fs_deny: Iterable[str] = (),
-        options: LoopOptions | None = None,
-        new_id: Callable[[], str] | None = None,
-        context: ContextBuilder | None = None,
-        compressor: ContextCompressor | None = None,
-        estimator: TokenEstimator | None = None,
-        tracer: Tracer | None = None,
-    ) -> None:
+    def __init__(self, *, model: ModelProvider, **parts: Unpack[LoopParts]) -> None:
+        """Each collaborator left out is the empty stack's (see `LoopParts`): the built-in
+        tool registry, no hooks, the static personality, no memory, an in-memory session
+        store and storage, no sandbox or gate, the default context handling."""
+        check_keywords(parts, LoopParts.__optional_keys__, "AgentLoop")
         self.model = model
         # Spans for each model call and tool call (tracing off: the no-op tracer).
-        self.tracer: Tracer = tracer if tracer is not None else NOOP_TRACER
-        self.tools: ToolRegistry = tools if tools is not None else DefaultToolRegistry()
-        self.hooks: HookRegistry = hooks if hooks is not None else DefaultHookRegistry()
-        self.personalities: PersonalityRegistry = (
-            personalities if personalities is not None else StaticPersonalityRegistry()
+        self.tracer: Tracer = given_or(parts.get("tracer"), lambda: NOOP_TRACER)
+        self.tools: ToolRegistry = given_or(parts.get("tools"), DefaultToolRegistry)
+        self.hooks: HookRegistry = given_or(parts.get("hooks"), DefaultHookRegistry)
+        self.personalities: PersonalityRegistry = given_or(
+            parts.get("personalities"), StaticPersonalityRegistry
         )
-        self.memory: MemoryProvider = memory if memory is not None else NoopMemory()
+        self.memory: MemoryProvider = given_or(parts.get("memory"), NoopMemory)
         # A tenant's overrides of a personality for its sessions (wiring sets it).
         self.personality_overlay: PersonalityOverlay | None = None
-        self.sessions: SessionStore = sessions if sessions is not None else InMemorySessionStore()
-        self.storage: Storage = storage if storage is not None else InMemoryStorage()
-        self.sandboxes, self.gate, self.pricing, self.models = sandboxes, gate, pricing, models
-        self.working_dir = working_dir
+        self.sessions: SessionStore = given_or(parts.get("sessions"), InMemorySessionStore)
+        self.storage: Storage = given_or(parts.get("storage"), InMemoryStorage)
+        self.sandboxes = parts.get("sandboxes")
+        self.gate = parts.get("gate")
+        self.pricing = parts.get("pricing")
+        self.models = parts.get("models")
+        self.working_dir = parts.get("working_dir", ".")
         self.working_dirs: dict[str, str] = {}
         self.restored_dirs: set[str] = set()
-        self.fs_deny = tuple(fs_deny)
-        self.options = options or LoopOptions()
-        self._make_id = new_id or _token
+        self.fs_deny = tuple(parts.get("fs_deny", ()))
+        self.options = parts.get("options") or LoopOptions()
+        self._make_id = parts.get("new_id") or _token
         self.sequences = EventSequences()
         self.pending_approvals = PendingApprovals()
         # The context window: prompt assembly, token estimates, compaction (core/context*).
-        self.estimator: TokenEstimator = estimator or CharTokenEstimator()
-        self.context: ContextBuilder = context or DefaultContextBuilder()
-        self.compressor: ContextCompressor = compressor or HistoryCompressor(
+        self.estimator: TokenEstimator = parts.get("estimator") or CharTokenEstimator()
+        self.context: ContextBuilder = parts.get("context") or DefaultContextBuilder()
+        self.compressor: ContextCompressor = parts.get("compressor") or HistoryCompressor(
             estimator=self.estimator
         )
         self.context_warned: set[str] = set()
         self.context_counts: dict[str, tuple[int, Message, int]] = {}
-        self.redact = redact  # builds the turn's dependencies (see the property)
+        self.redact = parts.get("redact")  # builds the turn's dependencies (see the property)
 
     @property
     def redact(self) -> Redact | None:
@@ -240,40 +223,35 @@ class AgentLoop:
         )
 
     def run(
-        self,
-        session_key: str,
-        user_message: str | None,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
+        self, session_key: str, user_message: str | None, **options: Unpack[RunOptions]
     ) -> AsyncIterator[AgentEvent]:
-        """Run one turn. Always ends with a `Done` event (unless the consumer stops early).
+        """Run one turn (`options`: the personality it runs as, a cancel token). Always
+        ends with a `Done` event (unless the consumer stops early).
 
         `user_message=None` continues the stored conversation without new input.
         """
         if user_message is None:
-            return self.run_from(session_key, CallModel(), personality=personality, cancel=cancel)
+            return self.run_from(session_key, CallModel(), **options)
         if not isinstance(user_message, str):
             raise TypeError(f"user_message must be str, not {type(user_message).__name__}")
-        return self.run_from(
-            session_key, UserPrompt(user_message), personality=personality, cancel=cancel
-        )
+        return self.run_from(session_key, UserPrompt(user_message), **options)
 
     def run_from(
-        self,
-        session_key: str,
-        start: TurnStep,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-        transcript: TranscriptWriter | None = None,
-        subagents: Subagents | None = None,
+        self, session_key: str, start: TurnStep, **options: Unpack[TurnOptions]
     ) -> AsyncIterator[AgentEvent]:
         """Run one turn from `start` (`UserPrompt(text)`, `CallModel(note=...)`,
         `RunTools(calls, then=CallModel())`, ...). `transcript` writes what the turn
         stores (default: the session store); `subagents` reach the session's children."""
-        token = cancel or CancelToken()
-        request = TurnRequest(session_key, start, personality, token, transcript, subagents)
+        check_keywords(options, TurnOptions.__optional_keys__, "run_from")
+        token = options.get("cancel") or CancelToken()
+        request = TurnRequest(
+            session_key,
+            start,
+            options.get("personality"),
+            token,
+            options.get("transcript"),
+            options.get("subagents"),
+        )
         return run_turn(self.turn_setup, request)
 
     async def compress(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from seam.contracts import hooks
@@ -130,11 +130,11 @@ class Session:
         return await self.factory.coordinator.run(sub.id, self.factory.resolve, on_event)
 
 
+@dataclass(frozen=True)
 class SessionSubagents:
     """The `Subagents` a session hands its tools: children built by the same factory."""
 
-    def __init__(self, session: Session) -> None:
-        self._session = session
+    _session: Session
 
     @property
     def depth(self) -> int:
@@ -173,30 +173,23 @@ class SessionSubagents:
         return await executor.run(name, input, run_id=run_id)
 
 
+@dataclass(eq=False)
 class SessionFactory:
-    def __init__(
-        self,
-        loop: AgentLoop,
-        store: ExecutionStore,
-        coordinator: Coordinator,
-        *,
-        tenant_id: str = "local",
-        harness: str = DEFAULT_HARNESS,
-        workflows: WorkflowRegistry | None = None,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        cache_size: int = DEFAULT_CACHE_SIZE,
-    ) -> None:
-        self.loop = loop
-        self.store = store
-        self.coordinator = coordinator
-        self.tenant_id = tenant_id
-        self.harness = harness
-        self.workflows = workflows if workflows is not None else WorkflowRegistry()
-        self.max_depth = max_depth
-        # Recently used sessions, newest last: a long-running worker serves many sessions,
-        # and any session can be rebuilt from the store, so the cache is bounded.
-        self._cache: OrderedDict[str, Session] = OrderedDict()
-        self.cache_size = cache_size
+    """Builds and caches every session of one loop, store and Coordinator (see the module
+    docstring); `tenant_id` and `harness` make its sessions' storage keys."""
+
+    loop: AgentLoop
+    store: ExecutionStore
+    coordinator: Coordinator
+    _: KW_ONLY
+    tenant_id: str = "local"
+    harness: str = DEFAULT_HARNESS
+    workflows: WorkflowRegistry = field(default_factory=WorkflowRegistry)
+    max_depth: int = DEFAULT_MAX_DEPTH
+    cache_size: int = DEFAULT_CACHE_SIZE
+    # Recently used sessions, newest last: a long-running worker serves many sessions,
+    # and any session can be rebuilt from the store, so the cache is bounded.
+    _cache: OrderedDict[str, Session] = field(default_factory=OrderedDict, init=False)
 
     def key_for(self, name: str) -> str:
         """The storage key of a public session name (`task:` names are rejected)."""

@@ -16,6 +16,7 @@ from seam.contracts.tools import (
     ToolFactory,
     ToolSource,
 )
+from seam.core.read_through import ReadThrough
 
 _GLOB = frozenset("*?[")
 
@@ -128,29 +129,15 @@ class CheckedTool:
 
     __slots__ = ("_validator", "tool")
 
+    name: ReadThrough[str] = ReadThrough("tool")
+    description: ReadThrough[str] = ReadThrough("tool")
+    parameters: ReadThrough[Mapping[str, Any]] = ReadThrough("tool")
+    concurrent: ReadThrough[bool] = ReadThrough("tool")
+    idempotent: ReadThrough[bool] = ReadThrough("tool")
+
     def __init__(self, tool: Tool, validator: ArgumentValidator) -> None:
         self.tool = tool
         self._validator = validator
-
-    @property
-    def name(self) -> str:
-        return self.tool.name
-
-    @property
-    def description(self) -> str:
-        return self.tool.description
-
-    @property
-    def parameters(self) -> Mapping[str, Any]:
-        return self.tool.parameters
-
-    @property
-    def concurrent(self) -> bool:
-        return self.tool.concurrent
-
-    @property
-    def idempotent(self) -> bool:
-        return self.tool.idempotent
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         tool = self.tool

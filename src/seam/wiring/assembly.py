@@ -4,39 +4,38 @@ storage, the static personality, no memory, no sandbox, no gate). It reads no fi
 or home path and changes nothing it is handed, so it is the testing seam:
 `assemble_runtime(model=ScriptedModel(...))` is a whole runtime.
 
-It is a short composition of named builders that pass typed values: `Assembly` (what was
-handed in), `Collaborators` (each one resolved), then the loop, the Coordinator, the
-SessionFactory and the `Runtime` that holds them.
+It is a short composition of named builders that pass typed values: `AssemblyParts` (the
+keywords handed in, declared once over the loop's own `LoopParts`), `Collaborators` (each
+one resolved), then the loop, the Coordinator, the SessionFactory and the `Runtime` that
+holds them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 from seam.contracts.approval_answers import ApprovalAnswers
-from seam.contracts.context import ContextBuilder, ContextCompressor
 from seam.contracts.events import ContextCompacted
 from seam.contracts.execution import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_MAX_ATTEMPTS,
     ExecutionStore,
 )
-from seam.contracts.guardrail import CommandGate
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.model import ModelProvider
 from seam.contracts.personality import PersonalityRegistry
-from seam.contracts.sandbox import SandboxProvider
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import ToolRegistry
-from seam.contracts.tracing import NOOP_TRACER, Tracer
+from seam.contracts.tracing import NOOP_TRACER
 from seam.core.coordinator import Coordinator, DeadOwners
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.hook_registry import DefaultHookRegistry
-from seam.core.loop import AgentLoop, LoopOptions, ModelResolver, Pricing
+from seam.core.loop import AgentLoop
+from seam.core.loop_parts import LoopParts, check_keywords, given_or
 from seam.core.memory import NoopMemory
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.core.session_factory import SessionFactory
@@ -56,33 +55,12 @@ from seam.wiring.runtime import Runtime
 from seam.wiring.settings import Settings
 from seam.wiring.tools import build_tool_registry
 
-Redact = Callable[[str], str]
 
+class AssemblyParts(LoopParts, total=False):
+    """`assemble_runtime`'s keywords beside `model`: the loop's (`LoopParts`) and what
+    the rest of a runtime is built from."""
 
-@dataclass(frozen=True)
-class Assembly:
-    """`assemble_runtime`'s parameters as one typed value, so each builder takes what it
-    reads from one place instead of a dozen loose arguments. Its fields are exactly that
-    function's parameters (a test holds them equal)."""
-
-    model: ModelProvider
-    tools: ToolRegistry | None
-    hooks: HookRegistry | None
-    personalities: PersonalityRegistry | None
-    memory: MemoryProvider | None
-    sessions: SessionStore | None
     store: ExecutionStore | None
-    storage: Storage | None
-    sandboxes: SandboxProvider | None
-    gate: CommandGate | None
-    working_dir: str
-    fs_deny: Iterable[str]
-    options: LoopOptions | None
-    pricing: Pricing | None
-    models: ModelResolver | None
-    redact: Redact | None
-    context: ContextBuilder | None
-    compressor: ContextCompressor | None
     reflection: ReflectionHook | None
     tenant_id: str
     workflows: WorkflowRegistry | None
@@ -94,7 +72,6 @@ class Assembly:
     settings: Settings | None
     mcp: McpServers | None
     skills: SkillCatalog | None
-    tracer: Tracer | None
     slow_store_ms: float
 
 
@@ -103,6 +80,7 @@ class Collaborators:
     """The collaborators a runtime holds, each one resolved: the one handed in, or the
     empty stack's."""
 
+    model: ModelProvider
     store: ExecutionStore
     workflows: WorkflowRegistry
     tools: ToolRegistry
@@ -121,43 +99,11 @@ def default_hooks() -> DefaultHookRegistry:
     return hooks
 
 
-def assemble_runtime(
-    *,
-    model: ModelProvider,
-    tools: ToolRegistry | None = None,
-    hooks: HookRegistry | None = None,
-    personalities: PersonalityRegistry | None = None,
-    memory: MemoryProvider | None = None,
-    sessions: SessionStore | None = None,
-    store: ExecutionStore | None = None,
-    storage: Storage | None = None,
-    sandboxes: SandboxProvider | None = None,
-    gate: CommandGate | None = None,
-    working_dir: str = "/",
-    fs_deny: Iterable[str] = (),
-    options: LoopOptions | None = None,
-    pricing: Pricing | None = None,
-    models: ModelResolver | None = None,
-    redact: Redact | None = redact,
-    context: ContextBuilder | None = None,
-    compressor: ContextCompressor | None = None,
-    reflection: ReflectionHook | None = None,
-    tenant_id: str = "local",
-    workflows: WorkflowRegistry | None = None,
-    coordinator: Coordinator | None = None,
-    owner: str | None = None,
-    dead_owners: DeadOwners | None = None,
-    lease: float = DEFAULT_LEASE_SECONDS,
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-    settings: Settings | None = None,
-    mcp: McpServers | None = None,
-    skills: SkillCatalog | None = None,
-    tracer: Tracer | None = None,
-    slow_store_ms: float = DEFAULT_SLOW_STORE_MS,
-) -> Runtime:
+def assemble_runtime(*, model: ModelProvider, **given: Unpack[AssemblyParts]) -> Runtime:
     """A runtime of exactly these collaborators; each one left out is the empty stack
     (`gather_collaborators`). Nothing is read from disk or the environment; nothing
-    handed in is changed.
+    handed in is changed. Defaults: `working_dir` "/", `redact` the secret redactor
+    (None: none), `tenant_id` "local", the store's default `lease` and `max_attempts`.
 
     `store` and `sessions` name the same collaborator; pass either. `reflection` is a hook
     its builder already registered on `hooks`; the runtime only closes it. A `coordinator`
@@ -166,102 +112,108 @@ def assemble_runtime(
     offers; the runtime closes them. `skills`: the Agent Skills catalog behind
     `skill_view` and `skill_write` in the built-in registry (None: neither is offered).
     """
-    given = Assembly(**locals())
-    parts = gather_collaborators(given)
+    check_keywords(given, AssemblyParts.__optional_keys__, "assemble_runtime")
+    parts = gather_collaborators(model, given)
     loop = build_loop(given, parts)
-    coordinator = given.coordinator
-    if coordinator is None:
-        coordinator = build_coordinator(given, parts.store, loop)
+    coordinator = given_or(
+        given.get("coordinator"), lambda: build_coordinator(given, parts.store, loop)
+    )
     factory = SessionFactory(
-        loop, parts.store, coordinator, tenant_id=given.tenant_id, workflows=parts.workflows
+        loop, parts.store, coordinator, tenant_id=tenant_of(given), workflows=parts.workflows
     )
     return runtime_of(given, parts, loop, coordinator, factory)
 
 
-def gather_collaborators(given: Assembly) -> Collaborators:
+def tenant_of(given: AssemblyParts) -> str:
+    return given.get("tenant_id", "local")
+
+
+def gather_collaborators(model: ModelProvider, given: AssemblyParts) -> Collaborators:
     """Each collaborator handed in, or the empty stack's: an `InMemoryExecutionStore`, an
     empty `WorkflowRegistry`, the built-in tools (they reach files only through
     `storage`), `default_hooks()`, a `StaticPersonalityRegistry`, `NoopMemory` and
     `InMemoryStorage`, built in that order."""
-    store = one_store(given.store, given.sessions)
-    store = store if store is not None else InMemoryExecutionStore()
-    workflows = given.workflows if given.workflows is not None else WorkflowRegistry()
-    tools = given.tools
-    if tools is None:
-        tools = build_tool_registry(
-            sessions=store,
-            workflows=bool(workflows.names()),
-            sources=() if given.mcp is None else (given.mcp,),
-            skills=given.skills,
-            cron=tool_jobs(store, given.settings),
-            allow_private=given.settings.config.network.allow_private if given.settings else (),
-        )
-    hooks = given.hooks if given.hooks is not None else default_hooks()
-    personalities = given.personalities
-    if personalities is None:
-        personalities = StaticPersonalityRegistry()
-    memory = given.memory if given.memory is not None else NoopMemory()
-    storage = given.storage if given.storage is not None else InMemoryStorage()
+    store = given_or(one_store(given.get("store"), given.get("sessions")), InMemoryExecutionStore)
+    workflows = given_or(given.get("workflows"), WorkflowRegistry)
+    tools = given_or(given.get("tools"), lambda: built_in_tools(given, store, workflows))
     return Collaborators(
+        model=model,
         store=store,
         workflows=workflows,
         tools=tools,
-        hooks=hooks,
-        personalities=personalities,
-        memory=memory,
-        storage=storage,
+        hooks=given_or(given.get("hooks"), default_hooks),
+        personalities=given_or(given.get("personalities"), StaticPersonalityRegistry),
+        memory=given_or(given.get("memory"), NoopMemory),
+        storage=given_or(given.get("storage"), InMemoryStorage),
     )
 
 
-def build_loop(given: Assembly, parts: Collaborators) -> AgentLoop:
+def built_in_tools(
+    given: AssemblyParts, store: ExecutionStore, workflows: WorkflowRegistry
+) -> ToolRegistry:
+    """The built-in tool registry over the store, with the workflow tools when any are
+    registered, the MCP servers' and skills' tools, and the cron tools."""
+    mcp, settings = given.get("mcp"), given.get("settings")
+    return build_tool_registry(
+        sessions=store,
+        workflows=bool(workflows.names()),
+        sources=() if mcp is None else (mcp,),
+        skills=given.get("skills"),
+        cron=tool_jobs(store, settings),
+        allow_private=settings.config.network.allow_private if settings else (),
+    )
+
+
+def build_loop(given: AssemblyParts, parts: Collaborators) -> AgentLoop:
     """The agent loop over the resolved collaborators; approvals answered in another
     process reach this one's waiters through a store that relays them."""
     loop = AgentLoop(
-        model=given.model,
+        model=parts.model,
         tools=parts.tools,
         hooks=parts.hooks,
         personalities=parts.personalities,
         memory=parts.memory,
         sessions=parts.store,
         storage=parts.storage,
-        working_dir=given.working_dir,
-        fs_deny=given.fs_deny,
-        options=given.options,
-        pricing=given.pricing,
-        models=given.models,
-        redact=given.redact,
-        sandboxes=given.sandboxes,
-        gate=given.gate,
-        context=given.context if given.context is not None else build_context_builder(None),
-        compressor=given.compressor,
-        tracer=given.tracer,
+        working_dir=given.get("working_dir", "/"),
+        fs_deny=given.get("fs_deny", ()),
+        options=given.get("options"),
+        pricing=given.get("pricing"),
+        models=given.get("models"),
+        redact=given.get("redact", redact),
+        sandboxes=given.get("sandboxes"),
+        gate=given.get("gate"),
+        context=given_or(given.get("context"), lambda: build_context_builder(None)),
+        compressor=given.get("compressor"),
+        estimator=given.get("estimator"),
+        tracer=given.get("tracer"),
+        new_id=given.get("new_id"),
     )
     if isinstance(parts.store, ApprovalAnswers):
         loop.pending_approvals.relay = parts.store
     return loop
 
 
-def build_coordinator(given: Assembly, store: ExecutionStore, loop: AgentLoop) -> Coordinator:
+def build_coordinator(given: AssemblyParts, store: ExecutionStore, loop: AgentLoop) -> Coordinator:
     """The Coordinator that drives submissions when none was handed in: from `owner`,
     `dead_owners`, `lease` and `max_attempts`, compressing through the loop on overflow.
     Tracing on: its store calls slower than `slow_store_ms` are spans."""
-    tracer = given.tracer
-    traced: Any = (
-        store if tracer is None else TracedStore(store, tracer, slow_ms=given.slow_store_ms)
-    )
+    tracer = given.get("tracer")
+    slow_ms = given.get("slow_store_ms", DEFAULT_SLOW_STORE_MS)
+    traced: Any = store if tracer is None else TracedStore(store, tracer, slow_ms=slow_ms)
     return Coordinator(
         traced,
         tracer=tracer,
-        owner=given.owner,
-        lease=given.lease,
-        max_attempts=given.max_attempts,
-        dead_owners=given.dead_owners,
+        owner=given.get("owner"),
+        lease=given.get("lease", DEFAULT_LEASE_SECONDS),
+        max_attempts=given.get("max_attempts", DEFAULT_MAX_ATTEMPTS),
+        dead_owners=given.get("dead_owners"),
         compress=_compressor(loop),
     )
 
 
 def runtime_of(
-    given: Assembly,
+    given: AssemblyParts,
     parts: Collaborators,
     loop: AgentLoop,
     coordinator: Coordinator,
@@ -269,8 +221,8 @@ def runtime_of(
 ) -> Runtime:
     """The `Runtime` surfaces hold, over everything built above."""
     return Runtime(
-        tenant_id=given.tenant_id,
-        model=given.model,
+        tenant_id=tenant_of(given),
+        model=parts.model,
         tools=parts.tools,
         hooks=parts.hooks,
         personalities=parts.personalities,
@@ -282,11 +234,11 @@ def runtime_of(
         coordinator=coordinator,
         factory=factory,
         workflows=parts.workflows,
-        settings=given.settings,
-        reflection=given.reflection,
-        mcp=given.mcp,
-        skills=given.skills,
-        tracer=given.tracer if given.tracer is not None else NOOP_TRACER,
+        settings=given.get("settings"),
+        reflection=given.get("reflection"),
+        mcp=given.get("mcp"),
+        skills=given.get("skills"),
+        tracer=given_or(given.get("tracer"), lambda: NOOP_TRACER),
     )
 
 

@@ -4,34 +4,31 @@ and the environment, loaded only when something is missing): the SQLite or Postg
 store, the file personalities, the real filesystem, the sandbox, the command gate and the
 configured model; then it assembles (`wiring/assembly.py`).
 
-It is a short composition of named builders that pass typed values: `Overrides` (what was
-handed in), `Configured` (each collaborator the settings fill in), `Extras` (the hooks,
-MCP servers and skills a configured runtime adds), then the assembly.
+It is a short composition of named builders that pass typed values: `Overrides` (the
+keywords handed in, over the `SharedParts` every runtime and loop takes), the model and
+the `AssemblyParts` the settings fill in, `Extras` (the hooks, MCP servers and skills a
+configured runtime adds), then the assembly.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from typing import Unpack
 
 from seam.contracts.execution import DEFAULT_LEASE_SECONDS, DEFAULT_MAX_ATTEMPTS, ExecutionStore
-from seam.contracts.guardrail import CommandGate
 from seam.contracts.hooks import HookRegistry
-from seam.contracts.memory import MemoryProvider
 from seam.contracts.model import ModelProvider, OnRetry
 from seam.contracts.personality import PersonalityRegistry
-from seam.contracts.sandbox import SandboxProvider
-from seam.contracts.sessions import SessionStore
-from seam.contracts.storage import Storage
-from seam.contracts.tools import ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.coordinator import Coordinator
-from seam.core.loop import LoopOptions, ModelResolver, Pricing
+from seam.core.loop import LoopOptions
+from seam.core.loop_parts import SharedParts, check_keywords, given_or
 from seam.core.workflows import WorkflowRegistry
 from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
 from seam.plugins.mcp.servers import McpServers
 from seam.plugins.skills.catalog import SkillCatalog
-from seam.wiring.assembly import assemble_runtime, default_hooks, one_store
+from seam.wiring.assembly import AssemblyParts, assemble_runtime, default_hooks, one_store
 from seam.wiring.context import (
     build_compressor,
     build_context_builder,
@@ -45,50 +42,19 @@ from seam.wiring.settings import Settings, load_settings
 from seam.wiring.telemetry import build_tracer, noting_retries
 
 
-@dataclass(frozen=True)
-class Overrides:
-    """`create_runtime`'s parameters as one typed value: the collaborators handed in
-    instead of the settings' ones. Its fields are exactly that function's parameters."""
+class Overrides(SharedParts, total=False):
+    """`create_runtime`'s keywords beside `settings`: the collaborators handed in instead
+    of the settings' ones (`SharedParts`, and these), and how the runtime is used."""
 
-    settings: Settings | None
     model: ModelProvider | None
-    tools: ToolRegistry | None
-    hooks: HookRegistry | None
-    personalities: PersonalityRegistry | None
-    memory: MemoryProvider | None
-    sessions: SessionStore | None
-    storage: Storage | None
-    sandboxes: SandboxProvider | None
-    gate: CommandGate | None
     gateway: bool
     working_dir: str | None
-    options: LoopOptions | None
-    pricing: Pricing | None
     tenant_id: str
     store: ExecutionStore | None
     workflows: WorkflowRegistry | None
     coordinator: Coordinator | None
     on_retry: OnRetry | None
     interactive: bool
-
-
-@dataclass(frozen=True)
-class Configured:
-    """Each collaborator as handed in, or as the settings describe it (None only when
-    there are no settings and it was not handed in: assembly's empty stack then)."""
-
-    model: ModelProvider | None
-    personalities: PersonalityRegistry | None
-    store: ExecutionStore | None
-    storage: Storage | None
-    memory: MemoryProvider | None
-    working_dir: str | None
-    sandboxes: SandboxProvider | None
-    gate: CommandGate | None
-    pricing: Pricing | None
-    options: LoopOptions | None
-    models: ModelResolver | None = None
-    fs_deny: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -104,29 +70,7 @@ class Extras:
     skills: SkillCatalog | None = None
 
 
-def create_runtime(
-    settings: Settings | None = None,
-    *,
-    model: ModelProvider | None = None,
-    tools: ToolRegistry | None = None,
-    hooks: HookRegistry | None = None,
-    personalities: PersonalityRegistry | None = None,
-    memory: MemoryProvider | None = None,
-    sessions: SessionStore | None = None,
-    storage: Storage | None = None,
-    sandboxes: SandboxProvider | None = None,
-    gate: CommandGate | None = None,
-    gateway: bool = False,
-    working_dir: str | None = None,
-    options: LoopOptions | None = None,
-    pricing: Pricing | None = None,
-    tenant_id: str = "local",
-    store: ExecutionStore | None = None,
-    workflows: WorkflowRegistry | None = None,
-    coordinator: Coordinator | None = None,
-    on_retry: OnRetry | None = None,
-    interactive: bool = False,
-) -> Runtime:
+def create_runtime(settings: Settings | None = None, **given: Unpack[Overrides]) -> Runtime:
     """The runtime the settings describe, with the collaborators handed in instead of
     theirs; `settings` are loaded (`load_settings()`) only when something is missing.
 
@@ -138,141 +82,122 @@ def create_runtime(
     waits on each turn: `seam run`, `seam chat`) settles a turn that failed transiently
     as failed: the model's own retries, shown through `on_retry`, are all the retrying
     there is, instead of minutes of silent re-runs with back-off (a crashed turn is
-    still resumed).
+    still resumed). `gateway`: a chat gateway drives it (approval mode "off" refused);
+    `tenant_id` is "local" unless given.
     """
-    given = Overrides(**locals())
-    store = one_store(given.store, given.sessions)
-    settings = settings_for(given, store)
+    check_keywords(given, Overrides.__optional_keys__, "create_runtime")
+    store = one_store(given.get("store"), given.get("sessions"))
+    settings = settings_for(given, store, settings)
     tracer = build_tracer(settings)
-    parts = configured(given, store, settings, tracer)
-    hooks = given.hooks if given.hooks is not None else default_hooks()
-    extras = build_extras(given, settings, parts, hooks)
-    runtime = assemble_configured(given, settings, parts, hooks, extras, tracer)
+    model, parts = configured(given, store, settings, tracer)
+    hooks = given_or(given.get("hooks"), default_hooks)
+    extras = build_extras(given, settings, model, parts, hooks)
+    runtime = assemble_configured(given, settings, model, parts, hooks, extras, tracer)
     finish(runtime, given, settings, extras.titles)
     return runtime
 
 
-def settings_for(given: Overrides, store: ExecutionStore | None) -> Settings | None:
+def settings_for(
+    given: Overrides, store: ExecutionStore | None, settings: Settings | None
+) -> Settings | None:
     """The settings handed in, or loaded when a collaborator is missing (never otherwise:
     a runtime of handed-in parts reads no file)."""
     wanted = (
-        given.model,
-        given.personalities,
+        given.get("model"),
+        given.get("personalities"),
         store,
-        given.storage,
-        given.memory,
-        given.sandboxes,
-        given.gate,
-        given.pricing,
-        given.options,
+        given.get("storage"),
+        given.get("memory"),
+        given.get("sandboxes"),
+        given.get("gate"),
+        given.get("pricing"),
+        given.get("options"),
+        given.get("working_dir"),
     )
-    if given.settings is None and (
-        given.working_dir is None or any(item is None for item in wanted)
-    ):
+    if settings is None and any(item is None for item in wanted):
         return load_settings()
-    return given.settings
+    return settings
 
 
 def configured(
     given: Overrides, store: ExecutionStore | None, settings: Settings | None, tracer: Tracer
-) -> Configured:
-    """The collaborators handed in, with the settings filling in the rest (the store's
-    home is created first: every file collaborator lives under it)."""
-    parts = Configured(
-        model=given.model,
-        personalities=given.personalities,
-        store=store,
-        storage=given.storage,
-        memory=given.memory,
-        working_dir=given.working_dir,
-        sandboxes=given.sandboxes,
-        gate=given.gate,
-        pricing=given.pricing,
-        options=given.options,
-    )
+) -> tuple[ModelProvider, AssemblyParts]:
+    """The model and the collaborators handed in, with the settings filling in the rest
+    (the store's home is created first: every file collaborator lives under it)."""
+    parts: AssemblyParts = {
+        "personalities": given.get("personalities"),
+        "store": store,
+        "storage": given.get("storage"),
+        "memory": given.get("memory"),
+        "sandboxes": given.get("sandboxes"),
+        "gate": given.get("gate"),
+        "pricing": given.get("pricing"),
+        "options": given.get("options"),
+    }
+    working_dir = given.get("working_dir")
+    if working_dir is not None:
+        parts["working_dir"] = working_dir or "/"
+    model = given.get("model")
     if settings is not None:
         settings.home.mkdir(parents=True, exist_ok=True)
-        parts = fill_places(parts, settings)
-        parts = fill_model(parts, settings, given, tracer)
-    assert parts.model is not None  # settings were loaded whenever it was missing
-    return parts
+        fill_places(parts, settings)
+        model = fill_model(parts, settings, given, tracer)
+    assert model is not None  # settings were loaded whenever it was missing
+    return model, parts
 
 
-def fill_places(parts: Configured, settings: Settings) -> Configured:
+def fill_places(parts: AssemblyParts, settings: Settings) -> None:
     """The personalities, store, storage, memory, working directory and sandbox the
     settings describe, each only where none was handed in (in this order)."""
-    personalities = parts.personalities
-    if personalities is None:
-        personalities = file_personalities(settings)
-    store = parts.store if parts.store is not None else _open_store(settings)
-    storage = parts.storage
-    if storage is None:
+    if parts.get("personalities") is None:
+        parts["personalities"] = file_personalities(settings)
+    if parts.get("store") is None:
+        parts["store"] = _open_store(settings)
+    if parts.get("storage") is None:
         from seam.services.storage.fs import FsStorage
 
-        storage = FsStorage()
-    memory = parts.memory
-    if memory is None:
+        parts["storage"] = FsStorage()
+    if parts.get("memory") is None:
         from seam.wiring.memory import build_memory
 
-        memory = build_memory(settings)
-    working_dir = parts.working_dir
-    if working_dir is None:
-        working_dir = str(settings.working_dir)
-    sandboxes = parts.sandboxes
-    if sandboxes is None:
+        parts["memory"] = build_memory(settings)
+    parts.setdefault("working_dir", str(settings.working_dir))
+    if parts.get("sandboxes") is None:
         from seam.wiring.sandbox import LazySandboxes
 
-        sandboxes = LazySandboxes(settings)
-    return replace(
-        parts,
-        personalities=personalities,
-        store=store,
-        storage=storage,
-        memory=memory,
-        working_dir=working_dir,
-        sandboxes=sandboxes,
-    )
+        parts["sandboxes"] = LazySandboxes(settings)
 
 
 def fill_model(
-    parts: Configured, settings: Settings, given: Overrides, tracer: Tracer
-) -> Configured:
+    parts: AssemblyParts, settings: Settings, given: Overrides, tracer: Tracer
+) -> ModelProvider:
     """The model (and the per-personality resolver), gate, prices and loop options the
     settings describe where none was handed in, and the paths no tool may touch."""
-    model, models = parts.model, None
+    model = given.get("model")
     if model is None:
         from seam.wiring.models import LazyModel, ModelFactory, PersonalityModels
 
-        factory = ModelFactory(settings, on_retry=noting_retries(tracer, given.on_retry))
+        factory = ModelFactory(settings, on_retry=noting_retries(tracer, given.get("on_retry")))
         model = LazyModel(factory)
-        models = PersonalityModels(factory, model)
-    gate = parts.gate
-    if gate is None:
+        parts["models"] = PersonalityModels(factory, model)
+    if parts.get("gate") is None:
         from seam.wiring.guard import build_gate
         from seam.wiring.judge import lazy_judge
 
         # Approval mode "off" only where a person drives the agent, never a gateway.
-        gate = build_gate(settings, judge=lazy_judge(settings), allow_off=not given.gateway)
-    pricing = parts.pricing
-    if pricing is None:
+        allow_off = not given.get("gateway", False)
+        parts["gate"] = build_gate(settings, judge=lazy_judge(settings), allow_off=allow_off)
+    if parts.get("pricing") is None:
         from seam.wiring.pricing import price_table
 
-        pricing = price_table(settings.config.prices, where=str(settings.config_path))
-    options = parts.options or loop_options(settings)
+        parts["pricing"] = price_table(settings.config.prices, where=str(settings.config_path))
+    parts["options"] = parts.get("options") or loop_options(settings)
     # The agent must not edit its own controls (approvals, config, personalities, the
     # store) nor the person's secrets and start-up files: one list, see wiring/reach.py.
     from seam.wiring.reach import fs_deny as reach_deny
 
-    fs_deny = [*parts.fs_deny, *reach_deny(settings)]
-    return replace(
-        parts,
-        model=model,
-        models=models,
-        gate=gate,
-        pricing=pricing,
-        options=options,
-        fs_deny=fs_deny,
-    )
+    parts["fs_deny"] = reach_deny(settings)
+    return model
 
 
 def file_personalities(settings: Settings) -> PersonalityRegistry:
@@ -307,20 +232,25 @@ def loop_options(settings: Settings) -> LoopOptions:
 
 
 def build_extras(
-    given: Overrides, settings: Settings | None, parts: Configured, hooks: HookRegistry
+    given: Overrides,
+    settings: Settings | None,
+    model: ModelProvider,
+    parts: AssemblyParts,
+    hooks: HookRegistry,
 ) -> Extras:
     """The memory review and titles (registered on `hooks`), then MCP servers and skills
     when the built-in tools are used, then the heartbeat personality; none without
     settings."""
+    personalities = parts.get("personalities")
     if settings is None:
-        return Extras(personalities=parts.personalities)
+        return Extras(personalities=personalities)
+    memory, store = parts.get("memory"), parts.get("store")
     # Both built from the settings when missing.
-    assert parts.memory is not None and parts.store is not None and parts.model is not None
-    reflection = build_reflection(settings, parts.memory, hooks, parts.model)
-    titles = build_titles(settings, parts.store, hooks)
-    personalities = parts.personalities
+    assert memory is not None and store is not None
+    reflection = build_reflection(settings, memory, hooks, model)
+    titles = build_titles(settings, store, hooks)
     mcp = skills = None
-    if given.tools is None:
+    if given.get("tools") is None:
         mcp, personalities = with_mcp(settings, personalities)
         skills, personalities = with_skills(settings, personalities)
     if personalities is not None:
@@ -367,7 +297,8 @@ def with_skills(
 def assemble_configured(
     given: Overrides,
     settings: Settings | None,
-    parts: Configured,
+    model: ModelProvider,
+    parts: AssemblyParts,
     hooks: HookRegistry,
     extras: Extras,
     tracer: Tracer,
@@ -377,40 +308,30 @@ def assemble_configured(
     telemetry."""
     from seam.wiring.owners import dead_owners, owner_id
 
-    assert parts.model is not None  # `configured` checked it
     section = settings.config.store if settings is not None else None
-    return assemble_runtime(
-        model=parts.model,
-        tools=given.tools,
-        hooks=hooks,
-        personalities=extras.personalities,
-        memory=parts.memory,
-        store=parts.store,
-        storage=parts.storage,
-        sandboxes=parts.sandboxes,
-        gate=parts.gate,
-        working_dir=parts.working_dir or "/",
-        fs_deny=parts.fs_deny,
-        options=parts.options,
-        pricing=parts.pricing,
-        models=parts.models,
-        redact=secret_redactor(settings),
-        context=build_context_builder(settings),
-        compressor=build_compressor(settings),
-        reflection=extras.reflection,
-        tenant_id=given.tenant_id,
-        workflows=given.workflows,
-        coordinator=given.coordinator,
-        owner=owner_id(),
-        dead_owners=dead_owners,
-        lease=section.lease_seconds if section is not None else DEFAULT_LEASE_SECONDS,
-        max_attempts=section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
-        settings=settings,
-        mcp=extras.mcp,
-        skills=extras.skills,
-        tracer=None if tracer is NOOP_TRACER else tracer,
-        slow_store_ms=settings.config.telemetry.slow_store_ms if settings else 50.0,
-    )
+    wired: AssemblyParts = {
+        **parts,
+        "tools": given.get("tools"),
+        "hooks": hooks,
+        "personalities": extras.personalities,
+        "redact": secret_redactor(settings),
+        "context": build_context_builder(settings),
+        "compressor": build_compressor(settings),
+        "reflection": extras.reflection,
+        "tenant_id": given.get("tenant_id", "local"),
+        "workflows": given.get("workflows"),
+        "coordinator": given.get("coordinator"),
+        "owner": owner_id(),
+        "dead_owners": dead_owners,
+        "lease": section.lease_seconds if section is not None else DEFAULT_LEASE_SECONDS,
+        "max_attempts": section.max_attempts if section is not None else DEFAULT_MAX_ATTEMPTS,
+        "settings": settings,
+        "mcp": extras.mcp,
+        "skills": extras.skills,
+        "tracer": None if tracer is NOOP_TRACER else tracer,
+        "slow_store_ms": settings.config.telemetry.slow_store_ms if settings else 50.0,
+    }
+    return assemble_runtime(model=model, **wired)
 
 
 def finish(
@@ -425,8 +346,8 @@ def finish(
 
         runtime.idle_end = settings.config.sessions.idle_end_seconds
         runtime.loop.personality_overlay = personality_overlay(settings)
-    if given.coordinator is None:
-        runtime.coordinator.rerun_transient = not given.interactive
+    if given.get("coordinator") is None:
+        runtime.coordinator.rerun_transient = not given.get("interactive", False)
 
 
 def _open_store(settings: Settings) -> ExecutionStore:

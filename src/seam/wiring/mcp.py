@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -95,27 +97,26 @@ def build_mcp(settings: Settings | None, *, configured: bool = True) -> McpServe
     return McpServers(specs, standing=SavedAnswers(settings.home / APPROVALS_FILE))
 
 
+@dataclass(frozen=True)
 class SavedAnswers:
     """The guard's `ApprovalCache` on `path`, opened on first use: a damaged file then
     refuses the MCP calls that need an answer (saying why) instead of stopping start-up."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._cache: ApprovalCache | None = None
+    path: Path
 
-    def _open(self) -> ApprovalCache:
-        if self._cache is None:
-            self._cache = ApprovalCache(self.path)
-        return self._cache
+    @cached_property
+    def _answers(self) -> ApprovalCache:
+        """Opened on first use; an error is raised again by every use (nothing cached)."""
+        return ApprovalCache(self.path)
 
     def is_denied(self, command: str) -> bool:
-        return self._open().is_denied(command)
+        return self._answers.is_denied(command)
 
     def is_approved(self, session_key: str, command: str) -> bool:
-        return self._open().is_approved(session_key, command)
+        return self._answers.is_approved(session_key, command)
 
     def cache(self, session_key: str, command: str, decision: ApprovalDecision) -> None:
-        self._open().cache(session_key, command, decision)
+        self._answers.cache(session_key, command, decision)
 
 
 def runtime_servers(runtime: Any) -> McpServers | None:

@@ -21,6 +21,7 @@ from seam.contracts.model import (
     OnRetry,
 )
 from seam.contracts.personality import Personality
+from seam.core.read_through import ReadThrough
 from seam.wiring.settings import (
     DEFAULT_OPENAI_BASE_URL,
     DEFAULT_OPENAI_MODEL,
@@ -244,6 +245,11 @@ class LazyModel:
     model cannot be built, and they skip its import and set-up cost.
     """
 
+    name: ReadThrough[str] = ReadThrough("built")
+    model: ReadThrough[str] = ReadThrough("built")
+    max_context_tokens: ReadThrough[int] = ReadThrough("built")
+    capabilities: ReadThrough[ModelCapabilities] = ReadThrough("built")
+
     def __init__(
         self,
         factory: ModelFactory,
@@ -259,22 +265,6 @@ class LazyModel:
         if self._model is None:
             self._model = self._build(self._factory)
         return self._model
-
-    @property
-    def name(self) -> str:
-        return self.built.name
-
-    @property
-    def model(self) -> str:
-        return self.built.model
-
-    @property
-    def max_context_tokens(self) -> int:
-        return self.built.max_context_tokens
-
-    @property
-    def capabilities(self) -> ModelCapabilities:
-        return self.built.capabilities
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         return self.built.stream(request)

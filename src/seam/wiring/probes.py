@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from seam.contracts.context import PromptInputs
 from seam.contracts.tools import ToolContext
 from seam.core.context_step import room_problem
 from seam.core.storage import InMemoryStorage
@@ -67,13 +68,8 @@ async def fixed_prompt_tokens(settings: Settings) -> int | None:
     storage = InMemoryStorage()
     registry = build_tool_registry()
     tools = registry.build(personality.toolset, ToolContext("doctor", storage))
-    prompt = await build_context_builder(settings).build(
-        "doctor",
-        soul=personality.soul,
-        tool_names=[tool.name for tool in tools],
-        memory=None,
-        storage=storage,
-    )
+    inputs = PromptInputs(personality.soul, [tool.name for tool in tools], None, storage)
+    prompt = await build_context_builder(settings).build("doctor", inputs)
     estimator = CharTokenEstimator()
     return estimator.text(prompt.system) + estimator.tools(registry.definitions(tools))
 

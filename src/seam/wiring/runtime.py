@@ -22,7 +22,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, Unpack
+from typing import Any, Unpack
 
 from seam.contracts.closing import ClosesOnExit
 from seam.contracts.context import ContextUsage
@@ -39,6 +39,7 @@ from seam.contracts.tools import CancelToken, Tool, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.approvals import PendingApprovals
 from seam.core.coordinator import Coordinator, OnEvent
+from seam.core.coordinator_session import DriveOptions, SubmitOptions
 from seam.core.identity import (
     DEFAULT_HARNESS,
     assert_public_session_name,
@@ -46,6 +47,7 @@ from seam.core.identity import (
     parse_session_storage_key,
 )
 from seam.core.loop import AgentLoop
+from seam.core.loop_parts import RunOptions, check_keywords
 from seam.core.session_factory import Session, SessionFactory, WorkflowExecutor
 from seam.core.workflows import WorkflowRegistry
 from seam.plugins.hooks.reflection import ReflectionHook
@@ -69,11 +71,10 @@ IDLE_CHECK_EVERY = 3600.0
 STOP_GRACE = 1.0
 
 
-class AskOptions(TypedDict, total=False):
-    """`Runtime.ask`'s options, as `ask_key` takes them."""
+class AskOptions(SubmitOptions, total=False):
+    """`Runtime.ask`'s and `ask_key`'s keywords: `submit`'s, and the callback each event
+    of the turn is handed to and its cancel token."""
 
-    personality: str | None
-    submission_id: str | None
     on_event: OnEvent | None
     cancel: CancelToken | None
 
@@ -188,38 +189,21 @@ class Runtime(ClosesOnExit):
 
     # Turns: every one is a submission, driven by the Coordinator
 
-    async def submit(
-        self,
-        session: str,
-        text: str,
-        *,
-        personality: str | None = None,
-        submission_id: str | None = None,
-    ) -> Submission:
+    async def submit(self, session: str, text: str, **options: Unpack[SubmitOptions]) -> Submission:
         """Queue `text` for the named session (created if new); a worker will run it.
         `personality` is a new session's, and this turn's in an existing one."""
+        check_keywords(options, SubmitOptions.__optional_keys__, "submit")
+        personality = options.get("personality")
         found = await self.get_session(self.session_key_for(session), personality=personality)
+        submission_id = options.get("submission_id")
         return await found.submit(text, submission_id=submission_id, personality=personality)
 
-    async def ask(
-        self,
-        session: str,
-        text: str,
-        *,
-        personality: str | None = None,
-        submission_id: str | None = None,
-        on_event: OnEvent | None = None,
-        cancel: CancelToken | None = None,
-    ) -> Submission:
-        """One durable turn in the named session, driven here; returns it settled."""
-        return await self.ask_key(
-            self.session_key_for(session),
-            text,
-            personality=personality,
-            submission_id=submission_id,
-            on_event=on_event,
-            cancel=cancel,
-        )
+    async def ask(self, session: str, text: str, **options: Unpack[AskOptions]) -> Submission:
+        """One durable turn in the named session, driven here; returns it settled.
+        `options` (`AskOptions`): the turn's personality (a new session's too), the
+        caller's submission id, a callback for each event, a cancel token."""
+        check_keywords(options, AskOptions.__optional_keys__, "ask")
+        return await self.ask_key(self.session_key_for(session), text, **options)
 
     async def ask_key(
         self,
@@ -248,36 +232,27 @@ class Runtime(ClosesOnExit):
         )
 
     async def drive(
-        self,
-        submission_id: str,
-        on_event: OnEvent | None = None,
-        *,
-        cancel: CancelToken | None = None,
-        admitted: Submission | None = None,
+        self, submission_id: str, on_event: OnEvent | None = None, **options: Unpack[DriveOptions]
     ) -> Submission:
         """Run an admitted submission to its end in this process (a surface that admits
-        first and drives in the background, as the web page does); its settled row."""
-        return await self.coordinator.run(
-            submission_id, self.factory.resolve, on_event, cancel=cancel, admitted=admitted
-        )
+        first and drives in the background, as the web page does); its settled row.
+        `options`: the `cancel` token and the `admitted` row (see `Coordinator.run`)."""
+        return await self.coordinator.run(submission_id, self.factory.resolve, on_event, **options)
 
     def run(
-        self,
-        session: str,
-        text: str,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
+        self, session: str, text: str, **options: Unpack[RunOptions]
     ) -> AsyncIterator[AgentEvent]:
-        """`ask` with its events streamed as they happen, ending with a `done` event.
+        """`ask` with its events streamed as they happen, ending with a `done` event
+        (`options`: the turn's personality and cancel token, as the loop's `run` takes).
 
         The same durable path as `ask`, so the session keeps its tenant and stored spec.
         A turn that settled without streaming here (its reply was stored before a crash)
         still ends with `done` (after an `error` event when it failed). Leaving the loop
         early cancels the turn: it stops at its next step and settles aborted.
         """
+        check_keywords(options, RunOptions.__optional_keys__, "run")
         self.session_key_for(session)  # a reserved name fails here, not at the first event
-        return self._stream(session, text, personality, cancel)
+        return self._stream(session, text, options.get("personality"), options.get("cancel"))
 
     async def _stream(
         self, session: str, text: str, personality: str | None, cancel: CancelToken | None

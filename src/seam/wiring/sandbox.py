@@ -9,6 +9,7 @@ apply to both.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from seam.contracts.sandbox import Sandbox, SandboxProvider
@@ -90,17 +91,16 @@ class LazySandboxes:
             await self._provider.aclose()
 
 
+@dataclass(eq=False)
 class _Deferred:
     """A session's sandbox, resolved when a tool first uses it."""
 
-    def __init__(
-        self, owner: LazySandboxes, key: str, working_dir: str, network: bool, reach: Reach | None
-    ) -> None:
-        self._owner = owner
-        self._key = key
-        self._network = network
-        self._reach = reach
-        self.working_dir = working_dir
+    # Private, so none hides an attribute of the real sandbox (`__getattr__`).
+    _owner: LazySandboxes
+    _key: str
+    working_dir: str
+    _network: bool
+    _reach: Reach | None
 
     def _real(self) -> Sandbox:
         return self._owner.provider().for_session(

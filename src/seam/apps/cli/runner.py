@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from seam.apps.cli.exits import FAILURE, INTERRUPTED, USAGE
@@ -341,26 +341,19 @@ async def run_turn(
     return await _settled(runtime, result, task)
 
 
+@dataclass(eq=False)
 class _TurnControl:
     """The state one CLI turn shares between its event callback, Ctrl-C, the deadline and
     the approval prompts, kept in one object so `run_turn` reads as the turn's steps."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        result: TurnResult,
-        cancel: CancelToken,
-        on_event: Callable[[AgentEvent], None],
-        approve: Approve | None,
-    ) -> None:
-        self.runtime = runtime
-        self.result = result
-        self.cancel = cancel
-        self.on_event = on_event
-        self.approve = approve
-        # Approval prompts still open, and the abort requests sent when the turn stopped.
-        self.answering: dict[asyncio.Task[None], ToolApprovalRequired] = {}
-        self.aborting: list[asyncio.Task[None]] = []
+    runtime: Runtime
+    result: TurnResult
+    cancel: CancelToken
+    on_event: Callable[[AgentEvent], None]
+    approve: Approve | None
+    # Approval prompts still open, and the abort requests sent when the turn stopped.
+    answering: dict[asyncio.Task[None], ToolApprovalRequired] = field(default_factory=dict)
+    aborting: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def answer(self, event: ToolApprovalRequired) -> None:
         """Ask `approve` (or answer unavailable without one), remembering the first

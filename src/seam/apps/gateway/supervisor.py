@@ -22,7 +22,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,32 +51,26 @@ class WatchOptions:
     restart_delay: float = 2.0
 
 
+@dataclass(eq=False)
 class Supervisor:
-    def __init__(
-        self,
-        gateway: Gateway,
-        spec: AdapterSpec,
-        lock: AdapterLock,
-        *,
-        options: WatchOptions | None = None,
-        status_path: Path | None = None,
-        owner: str = "",
-        delivery_owner: str = "gateway",
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.gateway = gateway
-        self.spec = spec
-        self.lock = lock
-        self.options = options or WatchOptions()
-        self.status_path = status_path
-        self.owner = owner
-        self.delivery_owner = delivery_owner
-        self._clock = clock
-        self.state = "starting"
-        self.health: AdapterHealth | None = None
-        self.down_since: float | None = None
-        self.rebuilds = 0
-        self._alerted: float | None = None
+    """Runs one platform's adapter under its lock, rebuilding it when it crashes or
+    stalls and writing its health to `status_path`; `state`, `health`, `down_since` and
+    `rebuilds` are what it last saw."""
+
+    gateway: Gateway
+    spec: AdapterSpec
+    lock: AdapterLock
+    _: KW_ONLY
+    options: WatchOptions = field(default_factory=WatchOptions)
+    status_path: Path | None = None
+    owner: str = ""
+    delivery_owner: str = "gateway"
+    clock: Callable[[], float] = time.time
+    state: str = field(default="starting", init=False)
+    health: AdapterHealth | None = field(default=None, init=False)
+    down_since: float | None = field(default=None, init=False)
+    rebuilds: int = field(default=0, init=False)
+    _alerted: float | None = field(default=None, init=False)
 
     @property
     def name(self) -> str:
@@ -142,7 +136,7 @@ class Supervisor:
         stall_after = self.options.stall_after
         if stall_after is None:
             stall_after = STALL_FACTOR * float(getattr(adapter, "poll_timeout", 30.0))
-        started = self._clock()
+        started = self.clock()
         runner = asyncio.ensure_future(adapter.run(deliver))
         try:
             while True:
@@ -157,7 +151,7 @@ class Supervisor:
                     return "lock"
                 health = adapter.health()
                 self.health = health
-                now = self._clock()
+                now = self.clock()
                 last = health.last_received_at or started
                 stalled = now - max(last, started) > stall_after
                 self._set_state(health.state, health.last_error)

@@ -7,6 +7,7 @@ goes through `WebBackend` (`backend.py`), which holds the Runtime.
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -73,24 +74,17 @@ def sse(event: AgentEvent) -> bytes:
     return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
 
 
+@dataclass(eq=False)
 class AuthGate:
     """Pure ASGI middleware: every request but `GET /healthz` (and the login redirect)
     needs a principal, and each principal is rate-limited, and so is its tenant as a whole
     (many keys of one tenant do not add up to many limits)."""
 
-    def __init__(
-        self,
-        app: Any,
-        auth: Authenticator,
-        limiter: RateLimiter,
-        metrics: Any,
-        tenant_limiter: RateLimiter | None = None,
-    ) -> None:
-        self.app = app
-        self.auth = auth
-        self.limiter = limiter
-        self.tenant_limiter = tenant_limiter
-        self.metrics = metrics
+    app: Any
+    auth: Authenticator
+    limiter: RateLimiter
+    metrics: Any
+    tenant_limiter: RateLimiter | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
 
@@ -59,26 +60,24 @@ class MessageOptions(TypedDict, total=False):
     personality: str | None
 
 
+@dataclass(eq=False)
 class WebBackend:
     """The Runtime as the web app uses it (see the module docstring)."""
 
-    def __init__(
-        self,
-        runtime: Runtime,
-        config: WebSection | None = None,
-        *,
-        personalities_dir: Path | None = None,
-        tenants_dir: Path | None = None,
-        rescue_seconds: float = RESCUE_SECONDS,
-    ) -> None:
-        self.runtime = runtime
-        self.config = config or WebSection()
-        self.hub = EventHub()
-        self.metrics = Metrics()
-        self.personalities_dir = personalities_dir
-        self.tenants_dir = tenants_dir
-        self.turns = TurnDrivers(runtime, self._on_event, self.metrics.settled, rescue_seconds)
-        self._cron: Background | None = None
+    runtime: Runtime
+    config: WebSection = field(default_factory=WebSection)
+    _: KW_ONLY
+    personalities_dir: Path | None = None
+    tenants_dir: Path | None = None
+    # Seconds between the turn drivers' looks for turns to rescue (`turns.py`).
+    rescue_seconds: InitVar[float] = RESCUE_SECONDS
+    hub: EventHub = field(default_factory=EventHub, init=False)
+    metrics: Metrics = field(default_factory=Metrics, init=False)
+    turns: TurnDrivers = field(init=False)
+    _cron: Background | None = field(default=None, init=False)
+
+    def __post_init__(self, rescue_seconds: float) -> None:
+        self.turns = TurnDrivers(self.runtime, self._on_event, self.metrics.settled, rescue_seconds)
 
     @classmethod
     def from_deps(cls, deps: WebDeps) -> WebBackend:
