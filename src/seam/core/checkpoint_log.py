@@ -22,7 +22,8 @@ class InMemoryCheckpointLog:
         # Built on first use, so the store's own constructor needs no change.
         rows: dict[str, list[TurnCheckpoint]] | None = getattr(self, "_turn_checkpoints", None)
         if rows is None:
-            rows = self._turn_checkpoints = {}
+            rows = {}
+            self._turn_checkpoints = rows
         return rows
 
     async def record_checkpoint(

@@ -55,10 +55,8 @@ class SQLiteCheckpoints:
         now = self._clock()
 
         def write(db: sqlite3.Connection) -> TurnCheckpoint:
-            if (
-                db.execute("SELECT 1 FROM sessions WHERE key = ?", (session_key,)).fetchone()
-                is None
-            ):
+            known = db.execute("SELECT 1 FROM sessions WHERE key = ?", (session_key,)).fetchone()
+            if known is None:
                 raise SessionNotFound(f"no session {session_key!r}")
             db.execute(
                 f"INSERT INTO turn_checkpoints ({_COLUMNS}) SELECT ?, coalesce(max(seq), 0) + 1,"
