@@ -17,8 +17,11 @@ Implementations: in memory (`seam.core.checkpoint_log`), SQLite and PostgreSQL
 (`seam.services.sessions.{sqlite,postgres}_checkpoints`), each a mixin of its execution
 store, so `runtime.store` is also a `CheckpointLog`.
 
-What undo/changes do with them lives in `seam.plugins.checkpoints.undo.UndoService`
-(`Runtime.checkpoints`): `undo(session_key, confirm=...)` and `changes(session_key, turn=)`.
+What undo and changes do with them lives in `seam.plugins.checkpoints.undo.UndoService`,
+which a configured runtime offers as `Runtime.checkpoints` (None: `[checkpoints]` off):
+`plan_undo(key) -> UndoPlan` (raises `NothingToUndo`), `undo(plan) -> UndoResult`,
+`changes(key, turn=None) -> TurnChanges | None`, `prune_gone()`. Its values are here, so
+every surface can name them.
 """
 
 from __future__ import annotations
@@ -115,8 +118,44 @@ class TurnCheckpoint:
 class Diff:
     """What changed between two checkpoints (or a checkpoint and the directory now)."""
 
-    changes: Sequence[FileChange] = field(default_factory=tuple)
+    changes: tuple[FileChange, ...] = ()
     text: str = ""  # a unified diff (binary files as "Binary files ... differ")
+
+
+class NothingToUndo(Exception):
+    """The session has no turn that changed files (left to take back)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UndoPlan:
+    """What `undo` would do: the turn (`checkpoint`, numbered `turn`), the files it
+    changed (`changes`: what the turn did to each), and those of them the person has
+    changed since the turn ended (`edited`: undo would overwrite their newer content)."""
+
+    session_key: str
+    checkpoint: TurnCheckpoint
+    turn: int
+    changes: tuple[FileChange, ...]
+    edited: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UndoResult:
+    plan: UndoPlan
+    removed_messages: int
+    # The checkpoint holding the directory as it was just before the undo.
+    kept: str
+    restored: tuple[FileChange, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnChanges:
+    """What turn `turn` did to the files (`diff.text`: a unified diff)."""
+
+    session_key: str
+    turn: int
+    checkpoint: TurnCheckpoint
+    diff: Diff
 
 
 @runtime_checkable
@@ -179,4 +218,35 @@ class CheckpointLog(Protocol):
 
     async def checkpoints(self, session_key: str) -> list[TurnCheckpoint]:
         """The session's rows, oldest first (an unknown session: empty)."""
+        ...
+
+
+@runtime_checkable
+class CheckpointService(Protocol):
+    """Undo and changes as every surface calls them (`Runtime.checkpoints`; implemented by
+    `seam.plugins.checkpoints.undo.UndoService`)."""
+
+    async def plan_undo(self, session_key: str) -> UndoPlan:
+        """The session's last changing turn not yet undone; raises `NothingToUndo` (or
+        `SessionNotFound`). Writes nothing."""
+        ...
+
+    async def undo(self, plan: UndoPlan) -> UndoResult:
+        """Carry out the plan (ask the person about `plan.edited` first): keep the files
+        in a checkpoint (`UndoResult.kept`), restore the turn's files, drop the turn and
+        the turns after it from the transcript."""
+        ...
+
+    async def changes(self, session_key: str, turn: int | None = None) -> TurnChanges | None:
+        """What turn `turn` (default: the last that changed files) did to the files; None
+        when it changed none."""
+        ...
+
+    async def prune_gone(self, keep: Sequence[str] = ()) -> int:
+        """Drop checkpoints of sessions the store no longer has, then keep within the
+        budget; returns the bytes freed."""
+        ...
+
+    async def disk_usage(self) -> int:
+        """Bytes every checkpoint uses on disk."""
         ...

@@ -422,6 +422,9 @@ def finish(
     runtime.titles = titles
     if settings is not None:
         runtime.idle_end = settings.config.sessions.idle_end_seconds
+        from seam.wiring.checkpoints import attach_checkpoints
+
+        attach_checkpoints(runtime, settings)
     if given.coordinator is None:
         runtime.coordinator.rerun_transient = not given.interactive
 

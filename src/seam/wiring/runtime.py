@@ -28,6 +28,7 @@ from typing import Any, TypedDict, Unpack
 from seam.contracts.context import ContextUsage
 from seam.contracts.events import AgentEvent, Done, ErrorEvent
 from seam.contracts.execution import ExecutionStore, Submission
+from seam.contracts.checkpoints import CheckpointService
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider
@@ -118,6 +119,8 @@ class Runtime:
     skills: SkillCatalog | None = None
     # Spans of turns, model and tool calls (`[telemetry]`); flushed when the runtime closes.
     tracer: Tracer = NOOP_TRACER
+    # Undo and changes of the files turns touched (`[checkpoints]`; None: not kept).
+    checkpoints: CheckpointService | None = None
 
     async def open(self) -> Runtime:
         """Connect the store when it needs it (PostgreSQL) and end sessions idle past

@@ -18,6 +18,7 @@ from seam.apps.cli.logs import register as register_logs
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
 from seam.apps.cli.skills import register as register_skills
+from seam.apps.cli.undo import register as register_undo
 from seam.apps.cli.web import register as register_web
 
 app = typer.Typer(
@@ -42,6 +43,7 @@ register_heartbeat(app)
 register_gateway(app)
 register_cron(app)
 register_logs(app)
+register_undo(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")
