@@ -57,3 +57,14 @@ def runtime_over(model: ScriptedModel, tmp: Path, root: Path) -> Runtime:
 def write_turn(path: str, content: str, answer: str = "done") -> list[Step]:
     """One turn's model steps: write `path`, then answer."""
     return [tool_step(call("write_file", path=path, content=content)), text_step(answer)]
+
+
+def equip(runtime: Runtime, tmp: Path) -> Path:
+    """Give a runtime built elsewhere (the web and gateway harnesses) the real file tools
+    on the real file system in a fresh project, and checkpoints; returns the project."""
+    root = project(tmp)
+    register_file_tools(runtime.loop.tools)
+    runtime.loop.storage = FsStorage()
+    runtime.loop.working_dir = str(root)
+    attach(runtime, tmp)
+    return root
