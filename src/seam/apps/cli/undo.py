@@ -147,7 +147,7 @@ def _print_undone(session: str, result: UndoResult) -> None:
 
     plan = result.plan
     lines = [f"undid turn {plan.turn} of session {session}"]
-    lines += [f"  {_verb(change)} {change.path}" for change in result.restored]
+    lines += [f"  {_verb(change):<9} {change.path}" for change in result.restored]
     if not result.restored:
         lines.append("  (its changes to the files were already gone)")
     lines.append(f"removed {result.removed_messages} messages of that turn from the conversation")
@@ -157,4 +157,4 @@ def _print_undone(session: str, result: UndoResult) -> None:
 
 def _verb(change: FileChange) -> str:
     """What undo did to a file, from what the turn had done to it."""
-    return {"A": "deleted ", "D": "recreated"}.get(change.kind, "restored ")
+    return {"A": "deleted", "D": "recreated"}.get(change.kind, "restored")
