@@ -63,11 +63,15 @@ class Git:
         self._env = git_env(git_dir, work_tree, base_env)
         self._prefix = ["git"] + [part for item in _CONFIG for part in ("-c", item)]
 
-    async def __call__(self, *args: str, stdin: bytes | None = None, ok: int = 0) -> bytes:
-        """Run one git command; raises `CheckpointError` with git's first line of error
-        when it exits with more than `ok`."""
+    async def __call__(
+        self, *args: str, stdin: bytes | None = None, ok: int = 0, config: tuple[str, ...] = ()
+    ) -> bytes:
+        """Run one git command (`config`: more `-c` settings for it alone); raises
+        `CheckpointError` with git's first line of error when it exits with more than
+        `ok`."""
+        argv = tuple(part for item in config for part in ("-c", item)) + args
         for _ in range(_LOCK_RETRIES):
-            code, out, err = await self._run(args, stdin)
+            code, out, err = await self._run(argv, stdin)
             if code <= ok:
                 return out
             if b".lock" not in err:

@@ -27,6 +27,7 @@ _REFS = "refs/seam/"
 _LAST = "seam-last"  # "<commit> <tree>" of the last snapshot: reuse without a git call
 _EXCLUDE = "seam-exclude"
 _WORKDIR = "seam-workdir"  # the directory this repository shadows, for people and doctor
+_BULK = 500  # files in one update from which objects go into a pack
 
 
 def session_ref_prefix(session_key: str) -> str:
@@ -70,23 +71,36 @@ class ShadowRepo:
         else:
             message = (label or "seam checkpoint").encode()
             commit = (await self.git("commit-tree", tree, stdin=message)).decode().strip()
-            await asyncio.to_thread(self._write_last, commit, tree)
-        await self.git("update-ref", session_ref_prefix(session_key) + commit, commit)
+        await asyncio.to_thread(self._note, session_ref_prefix(session_key) + commit, commit, tree)
         return commit
 
     async def write_tree(self) -> str:
         """The directory as a tree object (the index brought up to date first)."""
         await self._ensure()
         ignore = str(self.git_dir / _EXCLUDE)
-        new = await self.git("ls-files", "-z", "--others", f"--exclude-from={ignore}")
-        changed = await self.git("diff-files", "-z", "--name-only")
-        paths = [p for p in _split(new) if not p.endswith("/")] + _split(changed)
+        # New files (but ignored names), and kept ones changed or deleted since (by their
+        # stat data in the index): one walk of the directory.
+        listed = await self.git(
+            "ls-files", "-z", "--others", "--modified", "--deleted", f"--exclude-from={ignore}"
+        )
+        paths = list(dict.fromkeys(p for p in _split(listed) if not p.endswith("/")))
         if paths:
             keep, drop = await asyncio.to_thread(self._by_size, paths)
             if drop:
                 await self.git("update-index", "--force-remove", "-z", "--stdin", stdin=_z(drop))
             if keep:
-                await self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_z(keep))
+                # Many files at once (a first checkpoint) go straight into one pack
+                # rather than a file per object; a few stay loose (no pack per turn).
+                bulk = ("core.bigFileThreshold=1",) if len(keep) > _BULK else ()
+                await self.git(
+                    "update-index",
+                    "--add",
+                    "--remove",
+                    "-z",
+                    "--stdin",
+                    stdin=_z(keep),
+                    config=bulk,
+                )
         return (await self.git("write-tree")).decode().strip()
 
     async def diff(self, a: str, b: str | None) -> Diff:
@@ -165,8 +179,14 @@ class ShadowRepo:
             return None
         return commit, tree
 
-    def _write_last(self, commit: str, tree: str) -> None:
-        (self.git_dir / _LAST).write_text(f"{commit} {tree}\n")
+    def _note(self, ref: str, commit: str, tree: str) -> None:
+        """Remember the last snapshot, and name it for its session: a loose ref written
+        as git writes one (a file holding the id, renamed into place)."""
+        _replace(self.git_dir / _LAST, f"{commit} {tree}\n")
+        path = self.git_dir / ref
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _replace(path, f"{commit}\n")
 
     def _by_size(self, paths: list[str]) -> tuple[list[str], list[str]]:
         """(paths to keep or drop from the index as they are, paths now over the limit)."""
@@ -180,6 +200,12 @@ class ShadowRepo:
                 size = 0  # deleted: --remove takes it out
             (drop if size > limit else keep).append(path)
         return keep, drop
+
+
+def _replace(path: Path, text: str) -> None:
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(text)
+    temp.replace(path)
 
 
 def _split(out: bytes) -> list[str]:
