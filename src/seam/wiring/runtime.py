@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypedDict, Unpack
 
+from seam.contracts.checkpoints import CheckpointService
 from seam.contracts.context import ContextUsage
 from seam.contracts.events import AgentEvent, Done, ErrorEvent
 from seam.contracts.execution import ExecutionStore, Submission
-from seam.contracts.checkpoints import CheckpointService
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.hooks import HookRegistry
 from seam.contracts.memory import MemoryProvider

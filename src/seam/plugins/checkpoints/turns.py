@@ -132,5 +132,7 @@ class TurnCheckpoints:
                 work_dir, session_key=done.session_key, label=f"after turn {done.turn_id}"
             )
             await self._log.finish_checkpoint(done.session_key, done.turn_id, after)
+            # The disk the checkpoints use stays within the budget (this session's last).
+            await self._engine.prune_to_budget(keep=[done.session_key])
         except CheckpointError as exc:
             log.warning("no checkpoint after turn %s: %s", done.turn_id, exc)
