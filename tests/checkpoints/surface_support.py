@@ -5,6 +5,7 @@ tmp `checkpoints/` directory, the turn hook and the undo service attached as
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.services.storage.fs import FsStorage
 from seam.wiring import assemble_runtime
 from seam.wiring.runtime import Runtime
+from tests.support.openai_server import OpenAIServer, tool_call_reply
+from tests.support.openai_server import text_reply as server_text
 
 
 def attach(runtime: Runtime, home: Path) -> ShadowCheckpoints:
@@ -68,3 +71,19 @@ def equip(runtime: Runtime, tmp: Path) -> Path:
     runtime.loop.working_dir = str(root)
     attach(runtime, tmp)
     return root
+
+
+def write_call(path: str, content: str) -> tuple[str, str]:
+    """A `write_file` call as the loopback OpenAI server scripts it."""
+    return ("write_file", json.dumps({"path": path, "content": content}))
+
+
+def two_turns_script(server: OpenAIServer, project_dir: Path) -> None:
+    """notes.txt as it was; then turn 1 creates a.txt and turn 2 rewrites notes.txt."""
+    (project_dir / "notes.txt").write_text("first version\n")
+    server.push(
+        tool_call_reply([write_call("a.txt", "from turn 1\n")]),
+        server_text("wrote a"),
+        tool_call_reply([write_call("notes.txt", "turn 2 was here\n")]),
+        server_text("rewrote notes"),
+    )

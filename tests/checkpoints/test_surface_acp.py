@@ -15,6 +15,7 @@ import acp
 from acp.schema import WriteTextFileResponse
 
 from tests.acp.conftest import EditorClient, open_editor
+from tests.checkpoints.surface_support import write_call
 from tests.cli.conftest import Cli, sent_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
@@ -35,17 +36,15 @@ class SavingEditor(EditorClient):
         return await super().write_text_file(session_id, path, content, **kwargs)
 
 
-def write(path: str, content: str) -> tuple[str, str]:
-    return ("write_file", json.dumps({"path": path, "content": content}))
-
-
 async def test_undo_in_the_editor_restores_and_shows_the_files(
     cli: Cli, openai_server: OpenAIServer
 ) -> None:
     notes, new = cli.project / "notes.txt", cli.project / "new.txt"
     notes.write_text("first version\n")
     openai_server.push(
-        tool_call_reply([write("notes.txt", "UNDONE-EDIT\n"), write("new.txt", "made\n")]),
+        tool_call_reply(
+            [write_call("notes.txt", "UNDONE-EDIT\n"), write_call("new.txt", "made\n")]
+        ),
         text_reply("Edited."),
         text_reply("Fresh answer."),
     )

@@ -9,13 +9,17 @@ import os
 import pty
 import re
 
+from tests.checkpoints.surface_support import two_turns_script, write_call
 from tests.cli.conftest import SEAM, Cli
 from tests.cli.test_terminal import PROMPT_SHOWN, Terminal
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 
-def write(path: str, content: str) -> tuple[str, str]:
-    return ("write_file", json.dumps({"path": path, "content": content}))
+def leave(terminal: Terminal, pid: int, *, after: int) -> int:
+    """Wait for the prompt, press Ctrl-D, and return the chat's exit code."""
+    terminal.wait_for(PROMPT_SHOWN, after=after)
+    terminal.type("\x04")
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
 def test_undo_on_a_terminal_restores_the_file_and_the_model_forgets(
@@ -24,7 +28,9 @@ def test_undo_on_a_terminal_restores_the_file_and_the_model_forgets(
     notes = cli.project / "notes.txt"
     notes.write_text("first version\n")
     openai_server.push(
-        tool_call_reply([write("notes.txt", "UNDONE-CONTENT\n"), write("new.txt", "x\n")]),
+        tool_call_reply(
+            [write_call("notes.txt", "UNDONE-CONTENT\n"), write_call("new.txt", "x\n")]
+        ),
         text_reply("I rewrote the notes."),
         text_reply("Fresh answer."),
     )
@@ -51,12 +57,10 @@ def test_undo_on_a_terminal_restores_the_file_and_the_model_forgets(
         assert not (cli.project / "new.txt").exists()
         terminal.type("what now?\r")
         at = terminal.wait_for("Fresh answer.", after=at)
-        terminal.wait_for(PROMPT_SHOWN, after=at)
-        terminal.type("\x04")
-        _, status = os.waitpid(pid, 0)
+        code = leave(terminal, pid, after=at)
     finally:
         os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert code == 0
     screen = terminal.seen.decode()
     assert re.search(r"restored +notes\.txt", screen), screen
     assert re.search(r"deleted +new\.txt", screen), screen
@@ -67,13 +71,7 @@ def test_undo_on_a_terminal_restores_the_file_and_the_model_forgets(
 
 
 def test_diff_and_rewind_through_a_pipe(cli: Cli, openai_server: OpenAIServer) -> None:
-    (cli.project / "notes.txt").write_text("first version\n")
-    openai_server.push(
-        tool_call_reply([write("a.txt", "from turn 1\n")]),
-        text_reply("wrote a"),
-        tool_call_reply([write("notes.txt", "turn 2 was here\n")]),
-        text_reply("rewrote notes"),
-    )
+    two_turns_script(openai_server, cli.project)
     script = "/diff\none\ntwo\n/help\n/diff\n/diff 1\n/diff x\n/rewind 9\n/rewind 1\n/diff\n"
     result = cli("chat", "--session", "p", stdin=script)
     assert result.returncode == 0, result.stderr

@@ -8,24 +8,15 @@ import json
 
 import pytest
 
+from tests.checkpoints.surface_support import two_turns_script
 from tests.cli.conftest import Cli
-from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
+from tests.support.openai_server import OpenAIServer
 
 pytestmark = pytest.mark.in_process
 
 
-def write(path: str, content: str) -> tuple[str, str]:
-    return ("write_file", json.dumps({"path": path, "content": content}))
-
-
 def two_turns(cli: Cli, server: OpenAIServer) -> None:
-    (cli.project / "notes.txt").write_text("first version\n")
-    server.push(
-        tool_call_reply([write("a.txt", "from turn 1\n")]),
-        text_reply("wrote a"),
-        tool_call_reply([write("notes.txt", "turn 2 was here\n")]),
-        text_reply("rewrote notes"),
-    )
+    two_turns_script(server, cli.project)
     for text in ("one", "two"):
         done = cli("run", "--session", "s", text)
         assert done.returncode == 0, done.stderr
