@@ -133,3 +133,16 @@ async def test_scopes_and_tenants(tmp_path: Path) -> None:
             assert (await alpha.post("/api/sessions/s/undo")).status_code == 404
             assert (await alpha.post("/api/sessions/s/fork", json={"at": 1})).status_code == 404
         assert (root / "notes.txt").read_text() == "turn 2 was here\n"
+
+
+async def test_without_checkpoints_undo_is_a_conflict_and_fork_still_works(
+    tmp_path: Path,
+) -> None:
+    model = ScriptedModel([text_step("hi")])
+    async with serving(model, tmp_path) as served, served.client() as client:
+        await turn(client, "s", "one", 1)
+        off = await client.post("/api/sessions/s/undo")
+        assert off.status_code == 409 and "checkpoints are off" in off.text
+        assert (await client.get("/api/sessions/s/changes")).status_code == 409
+        made = await client.post("/api/sessions/s/fork", json={"at": 1, "as": "f"})
+        assert made.status_code == 201 and made.json()["files_tracked"] is False
