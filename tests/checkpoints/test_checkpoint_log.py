@@ -13,40 +13,40 @@ from seam.core.execution import InMemoryExecutionStore
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.testing.clock import ManualClock
 from seam.testing.conformance.checkpoint_log import CheckpointLogSuite
-from tests.conformance.backends import BACKENDS, open_backend
-
-
-@pytest.fixture(params=BACKENDS)
-def backend(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock()
+from tests.conformance.backends import open_backend
+from tests.conformance.conftest import backend, clock  # noqa: F401  (the suites' fixtures)
 
 
 @pytest.fixture
 async def store(
-    backend: str, request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path
+    backend: str,  # noqa: F811
+    request: pytest.FixtureRequest,
+    clock: ManualClock,  # noqa: F811
+    tmp_path: Path,
 ) -> AsyncIterator[Any]:
-    opened = await open_backend(backend, request, clock, tmp_path, InMemoryExecutionStore)
-    yield opened
-    await opened.aclose()
+    """The backend's store, which is also its `CheckpointLog` (the in-memory one:
+    `InMemoryExecutionStore`, where the log lives)."""
+    log = await open_backend(backend, request, clock, tmp_path, InMemoryExecutionStore)
+    try:
+        yield log
+    finally:
+        await log.aclose()
 
 
 class TestCheckpointLog(CheckpointLogSuite):
-    pass
+    """The suite, on every backend `backend` names."""
 
 
 async def test_sqlite_keeps_the_log_across_a_reopen(tmp_path: Path) -> None:
     path = str(tmp_path / "sessions.db")
-    store = SQLiteSessionStore(path)
-    await store.create("a")
-    await store.record_checkpoint("a", turn_id="t", work_dir="/w", before="c", message_count=2)
-    await store.aclose()
-    again = SQLiteSessionStore(path)
-    [row] = await again.checkpoints("a")
-    assert (row.turn_id, row.before, row.message_count) == ("t", "c", 2)
-    await again.aclose()
+    for opening in range(2):
+        sqlite = SQLiteSessionStore(path)
+        if opening == 0:
+            await sqlite.create("a")
+            await sqlite.record_checkpoint(
+                "a", turn_id="t", work_dir="/w", before="c", message_count=2
+            )
+        else:
+            [row] = await sqlite.checkpoints("a")
+            assert (row.turn_id, row.before, row.message_count) == ("t", "c", 2)
+        await sqlite.aclose()

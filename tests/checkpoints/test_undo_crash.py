@@ -12,28 +12,19 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
-import time
-from collections.abc import Callable
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.checkpoints.test_undo_cli import BEFORE, files, setup_project
 from tests.cli.conftest import Cli
+from tests.cli.test_crash_recovery import wait_for
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 pytestmark = pytest.mark.in_process
 
 SESSION = "crashy"
-WAIT_LIMIT = 20.0
-
-
-def wait_for(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_LIMIT
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def normalized(cli: Cli, command: str) -> str:
@@ -55,18 +46,9 @@ def test_kill_while_the_tool_runs_then_resume_and_undo(
     openai_server.push(tool_call_reply([("terminal", json.dumps({"command": command}))]))
     process = cli.popen("run", "--session", SESSION, "change things slowly")
     try:
-        wait_for(
-            lambda: not (cli.project / "gone.bin").exists() or process.poll() is not None,
-            "the command to change the files",
-        )
-        assert process.poll() is None, process.communicate()
-        process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
+        kill_once_changed(cli, process)
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.communicate()
-        flag.write_text("go")
+        flag.write_text("go")  # the orphaned command ends
     with sqlite3.connect(cli.home / "sessions.db") as db:
         rows = db.execute("SELECT seq, after FROM turn_checkpoints").fetchall()
     assert rows == [(1, None)]  # recorded before the tool ran; the turn never ended
@@ -81,3 +63,16 @@ def test_kill_while_the_tool_runs_then_resume_and_undo(
     assert files(cli.project) == BEFORE
     shown = json.loads(cli("sessions", "show", SESSION, "--json").stdout)
     assert shown["messages"] == []
+
+
+def kill_once_changed(cli: Cli, process: subprocess.Popen[str]) -> None:
+    """SIGKILL `seam run` once its command has deleted gone.bin (it is still running)."""
+    gone = cli.project / "gone.bin"
+    try:
+        wait_for(lambda: not gone.exists() or process.poll() is not None, "the change")
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGKILL)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=10)

@@ -108,8 +108,8 @@ class TurnCheckpoint:
     turn_id: str
     work_dir: str
     before: str
-    message_count: int
-    created_at: float
+    message_count: int = 0
+    created_at: float = 0.0
     after: str | None = None
     undone: bool = False
 

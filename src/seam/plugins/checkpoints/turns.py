@@ -19,6 +19,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from seam.contracts.checkpoints import CheckpointEngine, CheckpointError, CheckpointLog
@@ -34,7 +35,7 @@ from seam.contracts.hooks import (
 )
 from seam.contracts.sessions import SessionNotFound, Transcript
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 # Tools that write files whatever their arguments.
 WRITING_TOOLS = frozenset({"write_file", "patch"})
@@ -45,25 +46,19 @@ RUNNING_TOOLS: Mapping[str, str | None] = {"terminal": "command", "execute_code"
 _REMEMBERED = 1024
 
 
+@dataclass
 class TurnCheckpoints:
-    """The hook; `work_dir_for(session_key)` says where a session's tools run."""
+    """The hook; `work_dir_for(session_key)` says where a session's tools run, and
+    `guardrail` proves commands read-only (None: every command counts as a change)."""
 
-    def __init__(
-        self,
-        engine: CheckpointEngine,
-        log: CheckpointLog,
-        transcript: Transcript,
-        work_dir_for: Callable[[str], str],
-        guardrail: Guardrail | None = None,
-    ) -> None:
-        self._engine = engine
-        self._log = log
-        self._transcript = transcript
-        self._work_dir_for = work_dir_for
-        self._guardrail = guardrail
-        # (session key, turn id) -> the directory snapshotted, for the turns that took one.
-        self._taken: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._locks: dict[str, asyncio.Lock] = {}
+    engine: CheckpointEngine
+    log: CheckpointLog
+    transcript: Transcript
+    work_dir_for: Callable[[str], str]
+    guardrail: Guardrail | None = None
+    # (session key, turn id) -> the directory snapshotted, for the turns that took one.
+    _taken: OrderedDict[tuple[str, str], str] = field(default_factory=OrderedDict)
+    _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     def register(self, hooks: HookRegistry) -> None:
         hooks.on_modifying(BEFORE_TOOL_CALL, self.before_tool_call)
@@ -77,9 +72,9 @@ class TurnCheckpoints:
             return False
         argument = RUNNING_TOOLS[name]
         command = arguments.get(argument) if argument is not None else None
-        if not isinstance(command, str) or self._guardrail is None:
+        if not isinstance(command, str) or self.guardrail is None:
             return True
-        return not self._guardrail.classify(command, cwd=cwd).read_only
+        return not self.guardrail.classify(command, cwd=cwd).read_only
 
     async def before_tool_call(self, call: BeforeToolCall) -> ToolCallChange | None:
         turn = (call.session_key, call.turn_id)
@@ -87,7 +82,7 @@ class TurnCheckpoints:
             call.name not in WRITING_TOOLS and call.name not in RUNNING_TOOLS
         ):
             return None
-        work_dir = self._work_dir_for(call.session_key)
+        work_dir = self.work_dir_for(call.session_key)
         if not self.changes_files(call.name, call.arguments, work_dir):
             return None
         lock = self._locks.setdefault(call.session_key, asyncio.Lock())
@@ -97,22 +92,22 @@ class TurnCheckpoints:
             try:
                 await self._record(call, work_dir)
             except (CheckpointError, SessionNotFound) as exc:
-                log.warning("no checkpoint for %s: %s", call.session_key, exc)
+                logger.warning("no checkpoint for %s: %s", call.session_key, exc)
                 text = f"no checkpoint before this change ({exc}); it cannot be undone"
                 return ToolCallChange(notice=HookNotice("checkpoint", text))
         return None
 
     async def _record(self, call: BeforeToolCall, work_dir: str) -> None:
-        rows = await self._log.checkpoints(call.session_key)
+        rows = await self.log.checkpoints(call.session_key)
         # A turn resumed after a crash keeps the checkpoint it took before it.
         if not rows or rows[-1].turn_id != call.turn_id:
-            info = await self._transcript.get(call.session_key)
+            info = await self.transcript.get(call.session_key)
             if info is None:
                 raise SessionNotFound(f"no session {call.session_key!r}")
-            before = await self._engine.snapshot(
+            before = await self.engine.snapshot(
                 work_dir, session_key=call.session_key, label=f"before turn {call.turn_id}"
             )
-            await self._log.record_checkpoint(
+            await self.log.record_checkpoint(
                 call.session_key,
                 turn_id=call.turn_id,
                 work_dir=work_dir,
@@ -128,11 +123,11 @@ class TurnCheckpoints:
         if work_dir is None:
             return
         try:
-            after = await self._engine.snapshot(
+            after = await self.engine.snapshot(
                 work_dir, session_key=done.session_key, label=f"after turn {done.turn_id}"
             )
-            await self._log.finish_checkpoint(done.session_key, done.turn_id, after)
+            await self.log.finish_checkpoint(done.session_key, done.turn_id, after)
             # The disk the checkpoints use stays within the budget (this session's last).
-            await self._engine.prune_to_budget(keep=[done.session_key])
+            await self.engine.prune_to_budget(keep=[done.session_key])
         except CheckpointError as exc:
-            log.warning("no checkpoint after turn %s: %s", done.turn_id, exc)
+            logger.warning("no checkpoint after turn %s: %s", done.turn_id, exc)

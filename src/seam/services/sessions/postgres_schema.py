@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from psycopg import AsyncConnection, sql
 from psycopg.rows import TupleRow
 
-from seam.services.sessions.postgres_checkpoints import CHECKPOINTS_MIGRATION
+from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words

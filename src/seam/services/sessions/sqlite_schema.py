@@ -7,7 +7,7 @@ when it opens a file and by the tests that build old-version fixtures.
 
 from __future__ import annotations
 
-from seam.services.sessions.sqlite_checkpoints import CHECKPOINTS_MIGRATION
+from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION
 

@@ -18,11 +18,11 @@ from seam.contracts.sessions import SessionNotFound
 
 class CheckpointLogSuite:
     async def test_rows_are_numbered_per_session_in_order(self, store: Any) -> None:
-        log = store
-        assert isinstance(log, CheckpointLog)
-        await store.create("a")
-        await store.create("b")
-        assert await log.checkpoints("a") == []
+        assert isinstance(store, CheckpointLog)
+        log: Any = store
+        for key in ("a", "b"):
+            await log.create(key)
+            assert await log.checkpoints(key) == []
         first = await log.record_checkpoint(
             "a", turn_id="t1", work_dir="/w", before="c1", message_count=1
         )
