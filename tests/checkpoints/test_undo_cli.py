@@ -202,3 +202,41 @@ def test_bad_input_is_one_line(cli: Cli, openai_server: OpenAIServer) -> None:
         assert result.returncode != 0
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_on_a_terminal_undo_asks_before_overwriting(cli: Cli, openai_server: OpenAIServer) -> None:
+    import os
+    import pty
+    import subprocess
+
+    from tests.cli.conftest import SEAM
+    from tests.cli.test_terminal import Terminal
+
+    setup_project(cli, "local")
+    script_changing_turn(openai_server)
+    assert cli("run", "--session", SESSION, CHANGE_PROMPT).returncode == 0
+    (cli.project / "edit.txt").write_bytes(b"mine\n")
+    for answer, code, edit in (("n", 1, b"mine\n"), ("y", 0, BEFORE["edit.txt"])):
+        master, slave = pty.openpty()
+        process = subprocess.Popen(
+            [str(SEAM), "undo", "--session", SESSION],
+            cwd=cli.project,
+            env=cli.env,
+            stdin=slave,
+            stdout=slave,
+            stderr=subprocess.PIPE,
+        )
+        os.close(slave)
+        try:
+            terminal = Terminal(master)
+            terminal.wait_for("you changed edit.txt after turn 1")
+            terminal.wait_for("[y/N] ")
+            terminal.type(answer + "\n")
+            assert process.wait(timeout=30) == code
+        finally:
+            os.close(master)
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+        assert (cli.project / "edit.txt").read_bytes() == edit
+    assert files(cli.project) == BEFORE

@@ -134,11 +134,11 @@ async def _agrees(plan: UndoPlan) -> bool:
             f"you changed {files} after turn {plan.turn}; undo would overwrite it: run"
             " seam undo --yes to undo anyway (your version is kept in a checkpoint first)"
         )
-    print(terminal_safe(f"you changed {files} after turn {plan.turn}."))
-    try:
-        answer = await asyncio.to_thread(input, "overwrite with the state before the turn? [y/N] ")
-    except EOFError:
-        return False
+    sys.stdout.write(terminal_safe(f"you changed {files} after turn {plan.turn}.") + "\n")
+    # On stdout, not where `input` would put it (stderr, without readline loaded).
+    sys.stdout.write("overwrite with the state before the turn? [y/N] ")
+    sys.stdout.flush()
+    answer = await asyncio.to_thread(sys.stdin.readline)  # "" at the end of input: no
     return answer.strip().lower() in ("y", "yes")
 
 

@@ -37,8 +37,9 @@ from seam.contracts.sessions import SessionNotFound, Transcript
 
 logger = logging.getLogger(__name__)
 
-# Tools that write files whatever their arguments.
-WRITING_TOOLS = frozenset({"write_file", "patch"})
+# Tools that write files whatever their arguments, and those that start subagents (whose
+# changes to the shared directory the parent's turn then takes back with its own).
+WRITING_TOOLS = frozenset({"write_file", "patch", "delegate_task", "workflow"})
 # Tools that run code: they change files unless the guard proves the command only reads.
 # The value names the argument holding a shell command (None: not a shell command).
 RUNNING_TOOLS: Mapping[str, str | None] = {"terminal": "command", "execute_code": None}
