@@ -108,7 +108,8 @@ async def test_a_sessions_skills_are_its_slash_commands(
         await asyncio.wait_for(client.listed.wait(), TURN)
         [listed] = [u for u in client.updates if u.session_update == "available_commands_update"]
         assert [(c.name, c.description) for c in listed.available_commands] == [
-            ("release-notes", "Write release notes.")
+            ("release-notes", "Write release notes."),
+            ("undo", "take back the last turn that changed files (files and conversation)"),
         ]
         reply = await asyncio.wait_for(
             conn.prompt(

@@ -35,11 +35,14 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.core.approval_answers import InMemoryApprovalAnswers
+from seam.core.checkpoint_log import InMemoryCheckpointLog
 from seam.core.outbox import InMemoryOutbox, wait_and_clear
 from seam.core.sessions import InMemorySessionStore
 
 
-class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMemoryOutbox):
+class InMemoryExecutionStore(
+    InMemoryApprovalAnswers, InMemoryCheckpointLog, InMemorySessionStore, InMemoryOutbox
+):
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock=clock)
         InMemoryOutbox.__init__(self, clock=clock)  # the outbox lives in the store too
@@ -237,6 +240,7 @@ class InMemoryExecutionStore(InMemoryApprovalAnswers, InMemorySessionStore, InMe
                 self._written.pop(sid, None)
             self._events.pop(key, None)
             self._forget_approvals(key)
+            self._forget_checkpoints(key)
         return deleted
 
     # Helpers

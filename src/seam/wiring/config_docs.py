@@ -30,6 +30,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from seam.wiring.checkpoints import CheckpointsSection
 from seam.wiring.gateway_settings import gateway_model
 from seam.wiring.guard import GuardSection
 from seam.wiring.pricing import Price
@@ -45,6 +46,7 @@ OWNED_ELSEWHERE: dict[str, Any] = {
     "prices": dict[str, Price],
     "web": WebSection,
     "gateway": gateway_model(),  # a table per registered chat platform
+    "checkpoints": CheckpointsSection,
 }
 
 # The guide that explains each section (a section without one still gets its table).
@@ -54,6 +56,7 @@ GUIDES = {
     **dict.fromkeys(("sandbox", "guard", "network"), "safety.md"),
     **dict.fromkeys(("dnd", "heartbeat"), "cron.md"),
     "store": "storage.md",
+    "checkpoints": "undo.md",
     "mcp": "mcp.md",
     "skills": "skills.md",
     "telemetry": "observability.md",

@@ -346,6 +346,9 @@ def finish(
 
         runtime.idle_end = settings.config.sessions.idle_end_seconds
         runtime.loop.personality_overlay = personality_overlay(settings)
+        from seam.wiring.checkpoints import attach_checkpoints
+
+        attach_checkpoints(runtime, settings)
     if given.get("coordinator") is None:
         runtime.coordinator.rerun_transient = not given.get("interactive", False)
 

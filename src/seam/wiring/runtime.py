@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
+from seam.contracts.checkpoints import CheckpointService
 from seam.contracts.closing import ClosesOnExit
 from seam.contracts.context import ContextUsage
 from seam.contracts.events import AgentEvent, Done, ErrorEvent
@@ -119,6 +120,8 @@ class Runtime(ClosesOnExit):
     skills: SkillCatalog | None = None
     # Spans of turns, model and tool calls (`[telemetry]`); flushed when the runtime closes.
     tracer: Tracer = NOOP_TRACER
+    # Undo and changes of the files turns touched (`[checkpoints]`; None: not kept).
+    checkpoints: CheckpointService | None = None
 
     async def open(self) -> Runtime:
         """Connect the store when it needs it (PostgreSQL) and end sessions idle past

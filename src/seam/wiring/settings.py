@@ -263,6 +263,8 @@ class ConfigFile(_Section):
     web: dict[str, Any] = Field(default_factory=dict)
     # `seam gateway`: validated by wiring/gateway_settings.py (platforms, owner, allow lists).
     gateway: dict[str, Any] = Field(default_factory=dict)
+    # Undo: validated by wiring/checkpoints.py (enabled, max_file_mb, ignore, budget_mb).
+    checkpoints: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)

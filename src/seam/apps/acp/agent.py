@@ -52,6 +52,8 @@ from seam.apps.acp.sessions import (
     stored_messages,
 )
 from seam.apps.acp.storage import CURRENT_SESSION, ClientStorage
+from seam.apps.acp.undo import COMMAND as UNDO_COMMAND
+from seam.apps.acp.undo import is_undo, undo_in_editor
 from seam.contracts.events import (
     AgentEvent,
     Done,
@@ -179,9 +181,12 @@ class SeamAgent:
         task.add_done_callback(self._background.discard)
 
     async def _advertise(self, session_id: str, cwd: str) -> None:
-        """The session's `/<skill-name>` commands, as ACP's available commands."""
+        """The session's `/<skill-name>` commands (and `/undo`), as ACP's available
+        commands."""
         try:
             commands = await asyncio.to_thread(skill_commands, self.runtime, cwd)
+            if self.runtime.checkpoints is not None:
+                commands = [*commands, UNDO_COMMAND]
             if not commands:
                 return
             update = AvailableCommandsUpdate(
@@ -209,6 +214,12 @@ class SeamAgent:
         session = self.sessions.get(session_id)
         if session is None:
             raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id}"})
+        undo = is_undo(prompt_text(prompt))
+        if undo is not None:
+            async with session.turns:
+                can_write = self.storage.can_write
+                await undo_in_editor(self.runtime, self.conn, session_id, undo, can_write=can_write)
+            return PromptResponse(stop_reason="end_turn")
         text, problem = await asyncio.to_thread(
             skill_prompt, self.runtime, session.cwd, prompt_text(prompt)
         )

@@ -17,7 +17,9 @@ from seam.apps.cli.heartbeat import register as register_heartbeat
 from seam.apps.cli.logs import register as register_logs
 from seam.apps.cli.mcp import register as register_mcp
 from seam.apps.cli.memory import register as register_memory
+from seam.apps.cli.rewind import register as register_rewind
 from seam.apps.cli.skills import register as register_skills
+from seam.apps.cli.undo import register as register_undo
 from seam.apps.cli.web import register as register_web
 
 app = typer.Typer(
@@ -31,6 +33,7 @@ app = typer.Typer(
 )
 sessions_app = typer.Typer(help="Find and read past conversations.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
+register_rewind(sessions_app)
 register_guard(app)
 register_memory(app)
 register_mcp(app)
@@ -42,6 +45,7 @@ register_heartbeat(app)
 register_gateway(app)
 register_cron(app)
 register_logs(app)
+register_undo(app)
 
 SessionOption = Annotated[
     str | None, typer.Option("--session", help="Session name (created if new).")

@@ -13,6 +13,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from seam import __version__
+from seam.apps.cli.chat_undo import COMMANDS as UNDO_COMMANDS
+from seam.apps.cli.chat_undo import UndoCommands
 from seam.apps.cli.exits import USAGE
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.retries import RetryView
@@ -63,6 +65,7 @@ COMMANDS = (
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/dnd [on|off]", "do not disturb: hold what the agent sends unasked, or send it"),
+    *UNDO_COMMANDS,
     ("/help", "this list"),
     ("/exit", "leave (Ctrl-D works too)"),
 )
@@ -166,6 +169,8 @@ class Chat:
             "/dnd": self._dnd,
             "/help": self._help,
         }
+        undo = UndoCommands(runtime, lambda: self.session, self._say, self._read_line)
+        self._commands.update(undo.handlers())
 
     async def run(self) -> None:
         await self._banner()

@@ -180,7 +180,11 @@ async def prune_sessions(older_than: str) -> int:
     days = parse_age(older_than)  # before anything is opened: a typo deletes nothing
     async with open_runtime() as runtime:
         pruned = await runtime.sessions.prune(days)
+        # The pruned sessions' checkpoints go with them (and any over the budget).
+        freed = await runtime.checkpoints.prune_gone() if runtime.checkpoints else 0
     age = older_than.strip()
+    if freed:
+        print(f"freed {freed / 1e6:.1f} MB of checkpoints")
     if pruned:
         noun = "session" if pruned == 1 else "sessions"
         print(f"pruned {pruned} ended {noun} with no activity for {age}")

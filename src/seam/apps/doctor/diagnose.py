@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from seam.apps.doctor.check import Check, Diagnosis
+from seam.apps.doctor.checkpoints import checkpoints_check
 from seam.apps.doctor.gateway import gateway_checks
 from seam.apps.doctor.model import generate_one_token, local_checks, provider_check, remote_live
 from seam.apps.doctor.parts import (
@@ -46,6 +47,7 @@ async def diagnose(
     )
     checks += await _model_checks(settings, deep=deep, live_timeout=live_timeout)
     checks.append(await store_check(settings))
+    checks.append(await checkpoints_check(settings))
     checks.append(sandbox_check(settings))
     checks.extend(personality_checks(settings))
     checks.append(tools_check())

@@ -58,6 +58,10 @@ class ChatCommands:
             return "\n".join(await cron_lines(self.runtime))
         if command == "dnd":
             return await self._dnd(command_argument(msg.text), msg)
+        if command == "undo":
+            from seam.apps.gateway.undo import undo_reply
+
+            return await undo_reply(self.runtime, key, command_argument(msg.text))
         return "I don't know that command. /help lists the ones I do."
 
     async def _stop(self, key: str) -> str:

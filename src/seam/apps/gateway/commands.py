@@ -1,4 +1,5 @@
-"""The slash commands every chat understands: /new, /stop, /usage, /cron, /dnd, /help."""
+"""The slash commands every chat understands: /new, /stop, /undo, /usage, /cron, /dnd,
+/help."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ HELP = (
     "I'm your Seam agent. Just write to me; I answer here.\n\n"
     "/new — start a fresh conversation\n"
     "/stop — stop the answer I'm working on\n"
+    "/undo — take back my last turn that changed files (files and conversation)\n"
     "/usage — tokens and cost of this conversation\n"
     "/cron — the scheduled jobs and when they run next (the owner only)\n"
     "/dnd [on|off] — quiet hours: hold what I send unasked (the owner only)\n"
@@ -15,6 +17,7 @@ NAMES = {
     "new": "new",
     "reset": "new",
     "stop": "stop",
+    "undo": "undo",
     "usage": "usage",
     "cron": "cron",
     "dnd": "dnd",

@@ -29,6 +29,7 @@ from seam.apps.web.backend import WebBackend
 from seam.apps.web.errors import ApiError, error_response, install
 from seam.apps.web.headers import SecurityHeaders
 from seam.apps.web.limits import BodyLimit
+from seam.apps.web.undo import add_undo_routes
 from seam.contracts.events import AgentEvent, event_to_dict
 from seam.contracts.execution import Submission
 from seam.contracts.memory import MemoryTarget
@@ -153,6 +154,7 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     add_session_routes(api, backend)
     add_event_routes(api, backend)
     add_approval_routes(api, backend)
+    add_undo_routes(api, backend, principal)
     add_settings_routes(api, backend)
     app.include_router(api)
 

@@ -49,6 +49,7 @@ from seam.contracts.sessions import (
 )
 from seam.services.sessions.postgres_approvals import PostgresApprovals
 from seam.services.sessions.postgres_channels import CHANNEL, CONNECT_TIMEOUT
+from seam.services.sessions.postgres_checkpoints import PostgresCheckpoints
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_faults import check_pool, is_outage, unavailable
@@ -86,6 +87,7 @@ class PostgresStore(
     PostgresSubmissions,
     PostgresOutbox,
     PostgresWorkingDirs,
+    PostgresCheckpoints,
     PostgresListener,
     ClosesOnExit,
 ):

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from psycopg import AsyncConnection, sql
 from psycopg.rows import TupleRow
 
+from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
@@ -168,6 +169,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ("ALTER TABLE sessions ADD COLUMN IF NOT EXISTS working_dir text",),
     # cron: jobs and the run ledger (services/sessions/postgres_cron.py).
     CRON_MIGRATION,
+    # checkpoints: each changing turn's snapshots (services/sessions/postgres_checkpoints.py).
+    CHECKPOINTS_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

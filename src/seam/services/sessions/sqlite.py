@@ -50,6 +50,7 @@ from seam.services.sessions.rows import (
     session_from_row,
 )
 from seam.services.sessions.sqlite_approvals import SQLiteApprovals
+from seam.services.sessions.sqlite_checkpoints import SQLiteCheckpoints
 from seam.services.sessions.sqlite_cron import SQLiteCron
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
@@ -72,6 +73,7 @@ class SQLiteSessionStore(
     SQLiteSubmissions,
     SQLiteOutbox,
     SQLiteWorkingDirs,
+    SQLiteCheckpoints,
 ):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 

@@ -7,6 +7,7 @@ when it opens a file and by the tests that build old-version fixtures.
 
 from __future__ import annotations
 
+from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION
 
@@ -185,5 +186,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ("ALTER TABLE sessions ADD COLUMN working_dir TEXT",),
     # cron: jobs and the run ledger (services/sessions/sqlite_cron.py).
     CRON_MIGRATION,
+    # checkpoints: each changing turn's snapshots (services/sessions/sqlite_checkpoints.py).
+    CHECKPOINTS_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

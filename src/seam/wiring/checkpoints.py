@@ -1,0 +1,81 @@
+"""Checkpoints from settings: the `[checkpoints]` section, the engine under
+`$SEAM_HOME/checkpoints`, the turn hook and the undo service a runtime offers
+(`Runtime.checkpoints`). See docs/undo.md."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from seam.contracts.checkpoints import DEFAULT_IGNORE, CheckpointLog, CheckpointSettings
+from seam.plugins.checkpoints.turns import TurnCheckpoints
+from seam.plugins.checkpoints.undo import UndoService
+from seam.services.checkpoints import ShadowCheckpoints
+from seam.wiring.settings import ConfigError, Settings
+
+if TYPE_CHECKING:
+    from seam.wiring.runtime import Runtime
+
+
+class CheckpointsSection(BaseModel):
+    """A snapshot of the working directory before each turn's first change, so `seam
+    undo` can take the turn back (docs/undo.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Take checkpoints at all (off: turns cost nothing more, and there is nothing to undo).
+    enabled: bool = True
+    # Files larger than this many megabytes are not kept (undo leaves them as they are).
+    max_file_mb: float = Field(10.0, gt=0)
+    # Names (gitignore patterns) never kept: dependency and build directories.
+    ignore: list[str] = Field(default_factory=lambda: list(DEFAULT_IGNORE))
+    # Megabytes the checkpoints of every project may use; over it, the oldest sessions'
+    # checkpoints are dropped first (`seam sessions prune`, `seam doctor` shows the use).
+    budget_mb: float = Field(2048.0, gt=0)
+
+
+def checkpoints_section(settings: Settings) -> CheckpointsSection:
+    try:
+        return CheckpointsSection.model_validate(settings.config.checkpoints)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"checkpoints.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(f"{settings.config_path}: {problems}") from None
+
+
+def checkpoint_settings(settings: Settings) -> CheckpointSettings:
+    section = checkpoints_section(settings)
+    return CheckpointSettings(
+        enabled=section.enabled,
+        max_file_mb=section.max_file_mb,
+        ignore=tuple(section.ignore),
+        budget_mb=section.budget_mb,
+    )
+
+
+def build_engine(settings: Settings) -> ShadowCheckpoints:
+    """The engine over `$SEAM_HOME/checkpoints`; git starts from this process's
+    environment (its `GIT_*` variables dropped by the engine)."""
+    return ShadowCheckpoints(
+        settings.home / "checkpoints", checkpoint_settings(settings), base_env=os.environ
+    )
+
+
+def attach_checkpoints(runtime: Runtime, settings: Settings) -> None:
+    """Register the turn hook and offer `runtime.checkpoints`, when `[checkpoints]` is
+    enabled and the store keeps a checkpoint log (every built-in store does)."""
+    from seam.wiring.guard import build_guardrail
+
+    store = runtime.store
+    if not checkpoint_settings(settings).enabled or not isinstance(store, CheckpointLog):
+        return
+    engine = build_engine(settings)
+    hook = TurnCheckpoints(
+        engine, store, store, runtime.loop.working_dir_for, build_guardrail(settings)
+    )
+    hook.register(runtime.hooks)
+    runtime.checkpoints = UndoService(engine, store, store)
