@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from seam.contracts.checkpoints import NothingToUndo
+from seam.contracts.execution import UNSETTLED
 from seam.contracts.rewind import restore_verb
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ async def undo_reply(runtime: Runtime, key: str, argument: str) -> str:
         return "Undo is off here (checkpoints are off in the agent's config)."
     if await runtime.sessions.get(key) is None:
         return "Nothing to undo: this conversation has no turns yet."
-    if await runtime.store.submissions(key, states=("queued", "running")):
+    if await runtime.store.submissions(key, UNSETTLED):
         return "I'm still working on a turn: /stop it first, then /undo."
     try:
         plan = await service.plan_undo(key)

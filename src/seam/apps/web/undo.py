@@ -22,6 +22,7 @@ from seam.apps.web.auth import Principal
 from seam.apps.web.errors import ApiError
 from seam.apps.web.problems import Conflict, Invalid
 from seam.contracts.checkpoints import CheckpointService, FileChange, NothingToUndo
+from seam.contracts.execution import UNSETTLED
 from seam.contracts.rewind import SessionExists, TurnOutOfRange, restore_verb
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ async def _idle_key(backend: "WebBackend", tenant: str, name: str) -> str:
 
 async def _check_idle(backend: "WebBackend", key: str) -> None:
     """Files are not restored under a running turn: cancel it first."""
-    running = await backend.runtime.store.submissions(key, states=("queued", "running"))
+    running = await backend.runtime.store.submissions(key, UNSETTLED)
     if running:
         raise Conflict("a turn of this session is running: cancel it first (POST .../cancel)")
 

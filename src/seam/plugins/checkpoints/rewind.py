@@ -24,7 +24,7 @@ from seam.contracts.rewind import (
     SessionExists,
     TurnOutOfRange,
 )
-from seam.contracts.sessions import SessionNotFound, SessionStore
+from seam.contracts.sessions import NewSession, SessionNotFound, SessionStore
 from seam.plugins.checkpoints.undo import _turn_number, _turn_start
 
 
@@ -108,10 +108,12 @@ class SessionRewinder:
         messages = await self._store.messages(plan.session_key, 0, plan.keep_messages)
         await self._store.create(
             new_key,
-            personality=info.personality,
-            tenant=info.tenant,
-            tools=info.tools,
-            model=info.model,
+            NewSession(
+                personality=info.personality,
+                tenant=info.tenant,
+                tools=info.tools,
+                model=info.model,
+            ),
         )
         if info.working_dir is not None:
             await self._store.set_working_dir(new_key, info.working_dir)
