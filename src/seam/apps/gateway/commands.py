@@ -7,7 +7,7 @@ HELP = (
     "I'm your Seam agent. Just write to me; I answer here.\n\n"
     "/new — start a fresh conversation\n"
     "/stop — stop the answer I'm working on\n"
-    "/undo — take back my last turn that changed files (files and conversation)\n"
+    "/undo — take back my last turn that changed files\n"
     "/usage — tokens and cost of this conversation\n"
     "/cron — the scheduled jobs and when they run next (the owner only)\n"
     "/dnd [on|off] — quiet hours: hold what I send unasked (the owner only)\n"
