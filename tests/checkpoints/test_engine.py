@@ -218,3 +218,9 @@ def _git(cps: ShadowCheckpoints, root: Path, *args: str) -> str:
 
 def _snapshot_of(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+async def test_a_directory_too_big_to_keep_is_refused(tmp_path: Path) -> None:
+    cps = engine(tmp_path, max_files=3)
+    with pytest.raises(CheckpointError, match=r"more than 3\); add its big folders"):
+        await cps.snapshot(str(project(tmp_path)), session_key="s")

@@ -65,13 +65,16 @@ class CheckpointSettings:
     - `max_file_mb`: files larger than this are not kept (they are left alone by restore);
     - `ignore`: names (gitignore patterns) never kept: dependency and build directories;
     - `budget_mb`: disk the checkpoints of all projects may use; over it, the oldest
-      sessions' checkpoints are dropped first.
+      sessions' checkpoints are dropped first;
+    - `max_files`: more new or changed files than this in one snapshot (a home
+      directory, a disk) is not a project: no checkpoint rather than minutes of hashing.
     """
 
     enabled: bool = True
     max_file_mb: float = 10.0
     ignore: tuple[str, ...] = DEFAULT_IGNORE
     budget_mb: float = 2048.0
+    max_files: int = 200_000
 
     @property
     def max_file_bytes(self) -> int:

@@ -34,6 +34,9 @@ class CheckpointsSection(BaseModel):
     # Megabytes the checkpoints of every project may use; over it, the oldest sessions'
     # checkpoints are dropped first (`seam sessions prune`, `seam doctor` shows the use).
     budget_mb: float = Field(2048.0, gt=0)
+    # More files than this to keep at once (a home directory) is not a project: the turn
+    # goes on without a checkpoint (and says so).
+    max_files: int = Field(200_000, gt=0)
 
 
 def checkpoints_section(settings: Settings) -> CheckpointsSection:
@@ -54,6 +57,7 @@ def checkpoint_settings(settings: Settings) -> CheckpointSettings:
         max_file_mb=section.max_file_mb,
         ignore=tuple(section.ignore),
         budget_mb=section.budget_mb,
+        max_files=section.max_files,
     )
 
 

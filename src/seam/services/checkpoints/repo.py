@@ -84,6 +84,11 @@ class ShadowRepo:
             "ls-files", "-z", "--others", "--modified", "--deleted", f"--exclude-from={ignore}"
         )
         paths = list(dict.fromkeys(p for p in _split(listed) if not p.endswith("/")))
+        if len(paths) > self.settings.max_files:
+            raise CheckpointError(
+                f"{len(paths):,} files to keep in {self.work_tree} (more than"
+                f" {self.settings.max_files:,}); add its big folders to [checkpoints] ignore"
+            )
         if paths:
             keep, drop = await asyncio.to_thread(self._by_size, paths)
             if drop:
