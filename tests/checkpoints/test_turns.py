@@ -142,3 +142,24 @@ async def test_an_edit_after_the_turn_is_reported(rig: Rig) -> None:
     (rig.project / "notes.txt").write_text("person\n")
     plan = await rig.service.plan_undo(rig.runtime.session_key_for("s"))
     assert plan.edited == ("notes.txt",)
+
+
+async def test_a_checkpoint_that_fails_never_blocks_the_change(tmp_path: Path) -> None:
+    from seam.contracts.checkpoints import CheckpointSettings
+    from seam.core.execution import InMemoryExecutionStore
+
+    project = tmp_path / "big"
+    project.mkdir()
+    for n in range(3):
+        (project / f"f{n}").write_text("x")
+    store = InMemoryExecutionStore()
+    await store.create("s")
+    engine = ShadowCheckpoints(
+        tmp_path / "checkpoints", CheckpointSettings(max_files=2), base_env=dict(os.environ)
+    )
+    hook = TurnCheckpoints(engine, store, store, lambda _key: str(project))
+    call_ = BeforeToolCall("s", "t1", 1, "c1", "write_file", {"path": "a", "content": "b"})
+    change = await hook.before_tool_call(call_)
+    assert change is not None and change.block is None and change.notice is not None
+    assert "cannot be undone" in change.notice.message
+    assert await store.checkpoints("s") == []
