@@ -224,3 +224,15 @@ async def test_a_directory_too_big_to_keep_is_refused(tmp_path: Path) -> None:
     cps = engine(tmp_path, max_files=3)
     with pytest.raises(CheckpointError, match=r"more than 3\); add its big folders"):
         await cps.snapshot(str(project(tmp_path)), session_key="s")
+
+
+async def test_the_projects_gitattributes_change_no_byte(tmp_path: Path) -> None:
+    cps = engine(tmp_path)
+    root = project(tmp_path)
+    (root / ".gitattributes").write_text("* text=auto eol=crlf ident\n")
+    (root / "mixed.txt").write_bytes(b"unix\nwindows\r\n$Id$\n")
+    before = tree(root)
+    cp = await cps.snapshot(str(root), session_key="s")
+    (root / "mixed.txt").write_bytes(b"gone")
+    await cps.restore(str(root), cp, ["mixed.txt", "src/main.py"])
+    assert tree(root) == before

@@ -95,8 +95,11 @@ class Corner:
             for path in sorted(root.rglob("*")):
                 if not path.is_file() or path.is_relative_to(self.project):
                     continue
-                # The store, the logs and the store's full-disk note are Seam's own.
+                # The store, the logs and the store's full-disk note are Seam's own, as
+                # are the checkpoints undo takes of the project (docs/undo.md).
                 if path.name.startswith(("sessions.db", "unsettled.json")) or "logs" in path.parts:
+                    continue
+                if path.is_relative_to(self.seam / "checkpoints"):
                     continue
                 found[str(path.relative_to(self.tmp))] = path.read_bytes()
         return found

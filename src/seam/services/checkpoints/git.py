@@ -28,6 +28,7 @@ _CONFIG = (
     "core.fileMode=true",
     "core.untrackedCache=false",
     "gc.auto=0",
+    "core.logAllRefUpdates=false",
     "commit.gpgSign=false",
     "user.name=seam",
     "user.email=seam@localhost",

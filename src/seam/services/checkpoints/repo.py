@@ -28,6 +28,7 @@ _LAST = "seam-last"  # "<commit> <tree>" of the last snapshot: reuse without a g
 _EXCLUDE = "seam-exclude"
 _WORKDIR = "seam-workdir"  # the directory this repository shadows, for people and doctor
 _BULK = 500  # files in one update from which objects go into a pack
+_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 
 
 def session_ref_prefix(session_key: str) -> str:
@@ -175,6 +176,11 @@ class ShadowRepo:
     def _write_settings(self) -> None:
         patterns = "".join(f"{name}\n" for name in self.settings.ignore)
         (self.git_dir / _EXCLUDE).write_text(patterns)
+        # Over the project's own .gitattributes: no line-ending conversion, filter or
+        # keyword expansion, so what is kept (and restored) is the bytes on disk.
+        info = self.git_dir / "info"
+        info.mkdir(exist_ok=True)
+        (info / "attributes").write_text(_ATTRIBUTES)
         (self.git_dir / _WORKDIR).write_text(f"{self.work_tree}\n")
 
     def _read_last(self) -> tuple[str, str] | None:
