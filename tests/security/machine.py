@@ -48,7 +48,9 @@ SOUL = "You are a careful assistant. Integrity marker {marker}.\n"
 MEMORY = "The project uses tabs. Integrity marker {marker}.\n"
 
 # Files Seam itself writes under SEAM_HOME during a run: checked for canaries, not hashed.
-SEAM_OWN = ("sessions.db", "unsettled.json", "logs", "tmp", "spill")
+# checkpoints: undo's copies of the workspace (docs/undo.md), masked from the agent like
+# the rest of $SEAM_HOME.
+SEAM_OWN = ("sessions.db", "unsettled.json", "logs", "tmp", "spill", "checkpoints")
 
 
 def canary() -> str:

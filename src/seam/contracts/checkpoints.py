@@ -229,6 +229,19 @@ class CheckpointService(Protocol):
     """Undo and changes as every surface calls them (`Runtime.checkpoints`; implemented by
     `seam.plugins.checkpoints.undo.UndoService`)."""
 
+    @property
+    def engine(self) -> CheckpointEngine:
+        """The engine behind it (rewind and fork restore through it)."""
+        ...
+
+    @property
+    def log(self) -> CheckpointLog: ...
+
+    async def live_turns(self, session_key: str) -> list[tuple[int, TurnCheckpoint]]:
+        """The session's turns that changed files and are still in its transcript (not
+        undone), as (turn number, row), oldest first. Raises `SessionNotFound`."""
+        ...
+
     async def plan_undo(self, session_key: str) -> UndoPlan:
         """The session's last changing turn not yet undone; raises `NothingToUndo` (or
         `SessionNotFound`). Writes nothing."""

@@ -7,6 +7,8 @@ gateway and ACP surfaces built on it).
         ...
     done = await service.undo(plan)                # UndoResult: files, messages, kept id
     shown = await service.changes(key, turn=None)  # TurnChanges: the turn's unified diff
+    turns = await service.live_turns(key)          # [(turn number, TurnCheckpoint)]
+    await service.engine.restore(row.work_dir, row.after, paths)  # rewind: after turn N
 
 Undo restores only the files the turn changed (the person's other edits stay), each to
 its bytes before the turn; then it removes the turn, and every turn after it, from the
@@ -40,30 +42,38 @@ class UndoService:
 
     def __init__(self, engine: CheckpointEngine, store: SessionStore, log: CheckpointLog) -> None:
         self.engine = engine
+        self.log = log
         self._store = store
-        self._log = log
+
+    async def live_turns(self, session_key: str) -> list[tuple[int, TurnCheckpoint]]:
+        """The session's turns that changed files and are still in its transcript (not
+        undone), as (turn number, row), oldest first. Raises `SessionNotFound`."""
+        messages = await self._messages(session_key)
+        live = []
+        for row in await self.log.checkpoints(session_key):
+            # A turn whose messages are gone (undone through the store alone) is not live.
+            if not row.undone and turn_start(messages, row) is not None:
+                live.append((turn_number(messages, row), row))
+        return live
 
     async def plan_undo(self, session_key: str) -> UndoPlan:
         """The session's last changing turn not yet undone, as an `UndoPlan`; raises
         `NothingToUndo` (or `SessionNotFound`)."""
-        messages = await self._messages(session_key)
-        live = [row for row in await self._log.checkpoints(session_key) if not row.undone]
-        # A turn whose messages are gone (undone through the store alone) is not live.
-        live = [row for row in live if _turn_start(messages, row) is not None]
+        live = await self.live_turns(session_key)
         if not live:
             raise NothingToUndo("nothing to undo: no turn of this session changed files")
-        row = live[-1]
+        turn, row = live[-1]
         diff = await self.engine.diff(row.work_dir, row.before, row.after)
         if not diff.changes:
             # Its changes were already reverted (by hand, or the command failed): there
             # is still the turn to drop from the transcript.
-            return UndoPlan(session_key, row, _turn_number(messages, row), ())
+            return UndoPlan(session_key, row, turn, ())
         edited: tuple[str, ...] = ()
         if row.after is not None:
             since = await self.engine.diff(row.work_dir, row.after)
             touched = {c.path for c in diff.changes}
             edited = tuple(c.path for c in since.changes if c.path in touched)
-        return UndoPlan(session_key, row, _turn_number(messages, row), diff.changes, edited)
+        return UndoPlan(session_key, row, turn, diff.changes, edited)
 
     async def undo(self, plan: UndoPlan) -> UndoResult:
         """Carry out a plan from `plan_undo` (the caller asked the person about
@@ -75,30 +85,23 @@ class UndoService:
         )
         await self.engine.restore(row.work_dir, row.before, [c.path for c in plan.changes])
         messages = await self._messages(plan.session_key)
-        start = _turn_start(messages, row)
+        start = turn_start(messages, row)
         removed = 0
         if start is not None:
             turns = sum(1 for m in messages[start:] if m.role == "user")
             removed = await self._store.undo(plan.session_key, turns)
-        await self._log.mark_undone(plan.session_key, row.seq)
+        await self.log.mark_undone(plan.session_key, row.seq)
         return UndoResult(plan=plan, removed_messages=removed, kept=kept, restored=plan.changes)
 
     async def changes(self, session_key: str, turn: int | None = None) -> TurnChanges | None:
         """What turn `turn` (default: the last that changed files) did to the files;
         None when it changed none (or there is no such turn)."""
-        messages = await self._messages(session_key)
-        rows = [
-            row
-            for row in await self._log.checkpoints(session_key)
-            if not row.undone and _turn_start(messages, row) is not None
-        ]
-        if turn is not None:
-            rows = [row for row in rows if _turn_number(messages, row) == turn]
-        if not rows:
+        live = [(n, row) for n, row in await self.live_turns(session_key) if turn in (None, n)]
+        if not live:
             return None
-        row = rows[-1]
+        number, row = live[-1]
         diff = await self.engine.diff(row.work_dir, row.before, row.after)
-        return TurnChanges(session_key, _turn_number(messages, row), row, diff)
+        return TurnChanges(session_key, number, row, diff)
 
     async def prune_gone(self, keep: Sequence[str] = ()) -> int:
         """Drop the checkpoints of sessions the store no longer has, then keep the disk
@@ -116,7 +119,7 @@ class UndoService:
         return await self._store.messages(session_key)
 
 
-def _turn_start(messages: Sequence[Message], row: TurnCheckpoint) -> int | None:
+def turn_start(messages: Sequence[Message], row: TurnCheckpoint) -> int | None:
     """The index of the user message that opened the row's turn (the last one before the
     checkpoint was taken), or None when the transcript no longer holds it."""
     if len(messages) < row.message_count:
@@ -127,8 +130,10 @@ def _turn_start(messages: Sequence[Message], row: TurnCheckpoint) -> int | None:
     return None
 
 
-def _turn_number(messages: Sequence[Message], row: TurnCheckpoint) -> int:
-    start = _turn_start(messages, row)
+def turn_number(messages: Sequence[Message], row: TurnCheckpoint) -> int:
+    """The row's turn as a person counts it (the N-th user message opens turn N); 0 when
+    the transcript no longer holds it."""
+    start = turn_start(messages, row)
     if start is None:
         return 0
     return sum(1 for m in messages[: start + 1] if m.role == "user")
