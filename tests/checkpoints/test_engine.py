@@ -236,3 +236,17 @@ async def test_the_projects_gitattributes_change_no_byte(tmp_path: Path) -> None
     (root / "mixed.txt").write_bytes(b"gone")
     await cps.restore(str(root), cp, ["mixed.txt", "src/main.py"])
     assert tree(root) == before
+
+
+async def test_a_deleted_projects_checkpoints_go_entirely(tmp_path: Path) -> None:
+    import shutil
+
+    cps = engine(tmp_path)
+    root = project(tmp_path)
+    await cps.snapshot(str(root), session_key="s")
+    shutil.rmtree(root)
+    later = engine(tmp_path)  # another process: it finds the repository on disk
+    assert await later.sessions() == ["s"]
+    await later.prune(["s"])
+    assert await later.sessions() == []
+    assert list((tmp_path / "checkpoints").iterdir()) == []

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -80,9 +81,17 @@ class ShadowCheckpoints:
         prefixes = tuple(session_ref_prefix(k) for k in session_keys)
         for repo in await self._all_repos():
             async with self._lock(repo):
-                refs = [ref for ref, _ in await repo.refs() if ref.startswith(prefixes)]
-                await repo.drop(refs)
+                held = [ref for ref, _ in await repo.refs()]
+                await repo.drop([ref for ref in held if ref.startswith(prefixes)])
+                if all(ref.startswith(prefixes) for ref in held):
+                    await self._forget_if_gone(repo)
         return max(0, before - await self.disk_usage())
+
+    async def _forget_if_gone(self, repo: ShadowRepo) -> None:
+        """A repository with no checkpoint left whose directory is gone goes entirely."""
+        if not await asyncio.to_thread(repo.work_tree.exists):
+            await asyncio.to_thread(shutil.rmtree, repo.git_dir, True)
+            self._repos.pop(str(repo.git_dir), None)
 
     async def prune_to_budget(self, keep: Sequence[str] = ()) -> int:
         before = used = await self.disk_usage()
