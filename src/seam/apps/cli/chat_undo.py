@@ -47,7 +47,7 @@ class UndoCommands:
         return {"/undo": self.undo, "/diff": self.diff, "/rewind": self.rewind}
 
     async def undo(self, arg: str) -> None:
-        from seam.apps.cli.undo import _print_undone
+        from seam.apps.cli.undo import print_undone
 
         service, key = await self._service_and_key()
         try:
@@ -58,7 +58,7 @@ class UndoCommands:
         if plan.edited and not await self._agrees(plan.edited, plan.turn):
             self.say("nothing undone")
             return
-        _print_undone(self.session(), await service.undo(plan))
+        print_undone(self.session(), await service.undo(plan))
 
     async def diff(self, arg: str) -> None:
         turn = _turn_number(arg, "/diff [N]") if arg else None

@@ -74,7 +74,7 @@ async def undo(name: str | None, yes: bool) -> int:
             print("nothing undone")
             return 1
         result = await service.undo(plan)
-        _print_undone(runtime.session_name_of(key), result)
+        print_undone(runtime.session_name_of(key), result)
     return 0
 
 
@@ -142,7 +142,7 @@ async def _agrees(plan: UndoPlan) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def _print_undone(session: str, result: UndoResult) -> None:
+def print_undone(session: str, result: UndoResult) -> None:
     from seam.apps.cli.render import terminal_safe
 
     plan = result.plan

@@ -25,7 +25,7 @@ from seam.contracts.rewind import (
     TurnOutOfRange,
 )
 from seam.contracts.sessions import NewSession, SessionNotFound, SessionStore
-from seam.plugins.checkpoints.undo import _turn_number, _turn_start
+from seam.plugins.checkpoints.undo import turn_number, turn_start
 
 
 class SessionRewinder:
@@ -52,8 +52,8 @@ class SessionRewinder:
             row
             for row in await self._log.checkpoints(session_key)
             if not row.undone
-            and _turn_start(messages, row) is not None
-            and _turn_number(messages, row) > turn
+            and turn_start(messages, row) is not None
+            and turn_number(messages, row) > turn
         ]
         restores: list[DirRestore] = []
         edited: list[str] = []
