@@ -21,7 +21,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
+from seam.contracts.sandbox import (
+    START_DEFAULTS,
+    CommandResult,
+    ProcessInfo,
+    SandboxError,
+    StartOptions,
+)
 from seam.contracts.storage import Reach
 from seam.services.sandbox.cgroups import CallCgroup, Cgroups, shared_cgroups
 from seam.services.sandbox.child import Child, abandon, raise_for_limit, signal_group
@@ -337,16 +343,10 @@ class GroupSandbox:
             spill_path=spill_path,
         )
 
-    async def start(
-        self,
-        command: str,
-        *,
-        env: Mapping[str, str] | None = None,
-        allow_git_control_writes: bool = False,
-    ) -> ProcessInfo:
+    async def start(self, command: str, options: StartOptions = START_DEFAULTS) -> ProcessInfo:
         self._make_room()
         ring = OutputRing(self._options.buffer_limit)
-        child = await self._spawn(command, env, ring.feed, allow_git_control_writes)
+        child = await self._spawn(command, options.env, ring.feed, options.allow_git_control_writes)
         child.end_with_leader()
         self._job_count += 1
         job = _Background(f"p{self._job_count}", command, child, ring, self._clock())
