@@ -30,6 +30,16 @@ class CommandResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    id: str
+    command: str
+    pid: int
+    running: bool
+    exit_code: int | None
+    started_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class StartOptions:
     """How `Sandbox.start` launches a background process: one object the protocol and
     each sandbox take, instead of the same keyword list restated in every one."""
@@ -40,16 +50,6 @@ class StartOptions:
 
 
 START_DEFAULTS = StartOptions()
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessInfo:
-    id: str
-    command: str
-    pid: int
-    running: bool
-    exit_code: int | None
-    started_at: float
 
 
 @runtime_checkable
