@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult
+from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult, Notice
 from seam.contracts.dnd import DndChecker
 from seam.contracts.outbox import Outbox, OutboxItem, Outgoing
 from seam.plugins.delivery.targets import NONE, OWNER, canonical_target
@@ -88,28 +88,27 @@ class DeliveryRouter:
             raise DeliveryError(f"{OWNER_KEY} must name a chat, file or webhook, not {canonical!r}")
         return canonical
 
-    async def deliver(
-        self,
-        target: str,
-        text: str,
-        *,
-        key: str,
-        source: str | None = None,
-        urgent: bool = False,
-    ) -> DeliveryResult:
+    async def deliver(self, target: str, text: str, notice: Notice) -> DeliveryResult:
         resolved = self.resolve(target)
         if resolved == NONE:
             return DeliveryResult("none")
         if is_silent(text):
             return DeliveryResult("silent")
         now = self.clock()
-        until = None if urgent or self.dnd is None else await self.dnd.quiet_until(now)
+        until = None if notice.urgent or self.dnd is None else await self.dnd.quiet_until(now)
         not_before = None
         if until is not None:
             not_before = HELD_FOREVER if math.isinf(until) else until
-        payload = {"text": text, "source": source, "urgent": urgent, "held": until is not None}
+        source = notice.source
+        payload = {
+            "text": text,
+            "source": source,
+            "urgent": notice.urgent,
+            "held": until is not None,
+        }
         item = await self.outbox.enqueue(
-            key, Outgoing(resolved, json.dumps(payload), source=source, not_before=not_before)
+            notice.key,
+            Outgoing(resolved, json.dumps(payload), source=source, not_before=not_before),
         )
         return DeliveryResult("held" if is_held(item, now) else "queued", item)
 
