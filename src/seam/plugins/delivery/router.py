@@ -23,6 +23,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Collection
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
 from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult, Notice
@@ -41,27 +42,23 @@ def is_silent(text: str) -> bool:
     return text.strip() == SILENT
 
 
+@dataclass(eq=False)  # a service with identity, not a value
 class DeliveryRouter:
     """A `Delivery` over an `Outbox`; `owner` is the `[gateway] owner` target (None: not
     configured), `deliveries` the folder `file:` targets live in, `chats` the chat
     platforms whose `<name>:<chat>` targets it takes (wiring's registry)."""
 
-    def __init__(
-        self,
-        outbox: Outbox,
-        *,
-        deliveries: Path,
-        owner: str | None = None,
-        dnd: DndChecker | None = None,
-        clock: Callable[[], float] = time.time,
-        chats: Collection[str] = (),
-    ) -> None:
-        self.outbox = outbox
-        self.chats = tuple(chats)
-        self.deliveries = deliveries
-        self.owner = owner.strip() if owner and owner.strip() else None
-        self.dnd = dnd
-        self.clock = clock
+    outbox: Outbox
+    _: KW_ONLY
+    deliveries: Path
+    owner: str | None = None
+    dnd: DndChecker | None = None
+    clock: Callable[[], float] = time.time
+    chats: Collection[str] = ()
+
+    def __post_init__(self) -> None:
+        self.chats = tuple(self.chats)
+        self.owner = self.owner.strip() if self.owner and self.owner.strip() else None
 
     def check_target(self, target: str) -> str:
         canonical = canonical_target(target, self.deliveries, self.chats)
