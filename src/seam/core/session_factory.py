@@ -19,7 +19,7 @@ from seam.contracts.events import AgentEvent, Halt
 from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
-from seam.contracts.tools import CancelToken, Tool, ToolError
+from seam.contracts.tools import AS_DEFAULTS, CancelToken, ChildSetup, Tool, ToolError
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
 from seam.core.hook_registry import fire_isolated
@@ -144,18 +144,9 @@ class SessionSubagents:
     def max_depth(self) -> int:
         return self._session.factory.max_depth
 
-    async def delegate(
-        self,
-        task: str,
-        *,
-        task_id: str,
-        personality: str | None = None,
-        tools: Sequence[str] | None = None,
-    ) -> str:
+    async def delegate(self, task: str, *, task_id: str, setup: ChildSetup = AS_DEFAULTS) -> str:
         parent = self._session
-        child = await parent.factory.create_child(
-            parent, task_id, personality=personality, tools=tools
-        )
+        child = await parent.factory.create_child(parent, task_id, setup)
         sub = await child.ask(task, submission_id=submission_id_for(child.key))
         if sub.outcome == "completed" and sub.finish_reason in HALTED:
             # Halted turns settle completed with whatever text they had; the parent must
@@ -259,12 +250,7 @@ class SessionFactory:
         return replace(info, working_dir=path)
 
     async def create_child(
-        self,
-        parent: Session,
-        task_id: str,
-        *,
-        personality: str | None = None,
-        tools: Sequence[str] | None = None,
+        self, parent: Session, task_id: str, setup: ChildSetup = AS_DEFAULTS
     ) -> Session:
         """A subagent session `task:<parent name>:<task_id>`, lineage stored, one level
         deeper than its parent; refused past `max_depth`."""
@@ -291,10 +277,10 @@ class SessionFactory:
             info = await self.store.create(
                 key,
                 NewSession(
-                    personality=personality or parent.info.personality,
+                    personality=setup.personality or parent.info.personality,
                     parent_key=parent.key,
                     tenant=tenant,
-                    tools=tools if tools is not None else parent.info.tools,
+                    tools=setup.tools if setup.tools is not None else parent.info.tools,
                     model=parent.info.model,
                 ),
             )
@@ -375,8 +361,7 @@ class WorkflowExecutor:
             child = await self.factory.create_child(
                 parent,
                 f"wf-{name}-{run_id}-{node.name}",
-                personality=node.personality,
-                tools=node.tools,
+                ChildSetup(node.personality, node.tools),
             )
             prompt = node.prompt.format(input=input, previous=previous)
             sub = await child.ask(prompt, submission_id=submission_id_for(child.key))
