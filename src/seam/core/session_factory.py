@@ -12,14 +12,14 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from seam.contracts import hooks
 from seam.contracts.events import AgentEvent, Halt
 from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
-from seam.contracts.tools import AS_DEFAULTS, CancelToken, ChildSetup, Tool, ToolError
+from seam.contracts.tools import AS_DEFAULTS, ChildSetup, Tool, ToolError
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
 from seam.core.hook_registry import fire_isolated
@@ -31,8 +31,9 @@ from seam.core.identity import (
     create_task_session_name,
     parse_session_storage_key,
 )
+from seam.core.loop_parts import SessionTurnOptions, check_keywords
 from seam.core.model_step import CallModel, UserPrompt
-from seam.core.turn import TranscriptWriter, TurnStep
+from seam.core.turn import TurnStep
 from seam.core.workflows import WorkflowRegistry
 
 if TYPE_CHECKING:
@@ -62,33 +63,24 @@ class Session:
         return parse_session_storage_key(self.key)[2]
 
     def run(
-        self,
-        user_message: str | None,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-        transcript: TranscriptWriter | None = None,
+        self, user_message: str | None, **options: Unpack[SessionTurnOptions]
     ) -> AsyncIterator[AgentEvent]:
         """One turn, not durable by itself (`ask` is): see `AgentLoop.run`."""
         start = CallModel() if user_message is None else UserPrompt(user_message)
-        return self.run_from(start, personality=personality, cancel=cancel, transcript=transcript)
+        return self.run_from(start, **options)
 
     def run_from(
-        self,
-        start: TurnStep,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-        transcript: TranscriptWriter | None = None,
+        self, start: TurnStep, **options: Unpack[SessionTurnOptions]
     ) -> AsyncIterator[AgentEvent]:
         """One turn from `start` (see `AgentLoop.run_from`); its tools reach this
         session's subagents. The stored tool names and model apply (the loop reads them)."""
+        check_keywords(options, SessionTurnOptions.__optional_keys__, "run_from")
         return self.loop.run_from(
             self.key,
             start,
-            personality=personality or self.info.personality,
-            cancel=cancel,
-            transcript=transcript,
+            personality=options.get("personality") or self.info.personality,
+            cancel=options.get("cancel"),
+            transcript=options.get("transcript"),
             subagents=self.subagents,
         )
 
