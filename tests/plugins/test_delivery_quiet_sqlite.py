@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from seam.contracts.delivery import Notice
 from seam.plugins.delivery.outbox_worker import OutboxDeliverer
 from seam.plugins.delivery.router import DeliveryRouter
 from seam.plugins.delivery.senders import FileSender
@@ -25,8 +26,10 @@ async def test_held_under_dnd_then_released_and_written_once(tmp_path: Path) -> 
     deliverer = OutboxDeliverer(store, [FileSender(root)], clock=clock)
     try:
         await dnd_command("on", dnd, store, now=clock())
-        held = await router.deliver("owner", "The disk is 95% full.", key="hb:1", source="hb")
-        urgent = await router.deliver("file:alerts.md", "Down!", key="a:1", urgent=True)
+        held = await router.deliver(
+            "owner", "The disk is 95% full.", Notice(key="hb:1", source="hb")
+        )
+        urgent = await router.deliver("file:alerts.md", "Down!", Notice(key="a:1", urgent=True))
         assert (held.verdict, urgent.verdict) == ("held", "queued")
         await deliverer.deliver_due()
         assert (root / "alerts.md").read_text().count("Down!") == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from seam.contracts.delivery import Delivery, DeliveryError
+from seam.contracts.delivery import Delivery, DeliveryError, Notice
 from seam.contracts.outbox import Outgoing
 from seam.core.execution import InMemoryExecutionStore
 from seam.plugins.delivery.quiet import held_count, hold_queued, release_held
@@ -114,7 +114,7 @@ def test_owner_without_gateway_owner_names_the_key(tmp_path: Path) -> None:
 
 
 async def test_owner_is_resolved_when_delivering(rig: Rig) -> None:
-    result = await rig.router.deliver("owner", "Disk 95% full", key="k1", source="run-1")
+    result = await rig.router.deliver("owner", "Disk 95% full", Notice(key="k1", source="run-1"))
     assert result.verdict == "queued"
     assert result.item is not None and result.item.target == "telegram:42"
     assert json.loads(result.item.payload) == {
@@ -131,7 +131,7 @@ async def test_each_kind_is_enqueued_for_its_sender(rig: Rig) -> None:
     for n, target in enumerate(
         ["slack:C01", "discord:55", "file:log.md", "https://example.com/hook"]
     ):
-        await rig.router.deliver(target, "hi", key=f"k{n}")
+        await rig.router.deliver(target, "hi", Notice(key=f"k{n}"))
     items = await rig.store.outbox_items()
     assert [item.target for item in items] == [
         "slack:C01",
@@ -142,24 +142,24 @@ async def test_each_kind_is_enqueued_for_its_sender(rig: Rig) -> None:
 
 
 async def test_none_and_silent_enqueue_nothing(rig: Rig) -> None:
-    assert (await rig.router.deliver("none", "anything", key="a")).verdict == "none"
+    assert (await rig.router.deliver("none", "anything", Notice(key="a"))).verdict == "none"
     for text in ("[SILENT]", "  [SILENT]\n"):
-        result = await rig.router.deliver("owner", text, key="b")
+        result = await rig.router.deliver("owner", text, Notice(key="b"))
         assert (result.verdict, result.item) == ("silent", None)
     # Only exactly [SILENT] is silent.
-    assert (await rig.router.deliver("owner", "[SILENT] but…", key="c")).verdict == "queued"
+    assert (await rig.router.deliver("owner", "[SILENT] but…", Notice(key="c"))).verdict == "queued"
     assert [item.key for item in await rig.store.outbox_items()] == ["c"]
 
 
 async def test_a_bad_target_fails_delivery_loudly(rig: Rig) -> None:
     with pytest.raises(DeliveryError):
-        await rig.router.deliver("file:../x", "text", key="k")
+        await rig.router.deliver("file:../x", "text", Notice(key="k"))
     assert await rig.store.outbox_items() == []
 
 
 async def test_the_same_key_delivers_once(rig: Rig) -> None:
-    first = await rig.router.deliver("owner", "first", key="cron:job@slot")
-    second = await rig.router.deliver("owner", "second", key="cron:job@slot")
+    first = await rig.router.deliver("owner", "first", Notice(key="cron:job@slot"))
+    second = await rig.router.deliver("owner", "second", Notice(key="cron:job@slot"))
     assert first.item == second.item
     [item] = await rig.store.outbox_items()
     assert json.loads(item.payload)["text"] == "first"
@@ -167,7 +167,7 @@ async def test_the_same_key_delivers_once(rig: Rig) -> None:
 
 async def test_held_in_a_quiet_window_and_sent_when_it_ends(rig: Rig) -> None:
     await rig.dnd.add_rule(make_rule("11:00", "13:00"))  # UTC
-    result = await rig.router.deliver("owner", "Disk full", key="k")
+    result = await rig.router.deliver("owner", "Disk full", Notice(key="k"))
     assert result.verdict == "held"
     assert result.item is not None and result.item.next_attempt_at == NOON + HOUR
     assert await rig.due() == []
@@ -179,14 +179,14 @@ async def test_held_in_a_quiet_window_and_sent_when_it_ends(rig: Rig) -> None:
 
 async def test_urgent_goes_through_quiet_hours(rig: Rig) -> None:
     await rig.dnd.toggle_indefinite(True)
-    result = await rig.router.deliver("owner", "Server down", key="u", urgent=True)
+    result = await rig.router.deliver("owner", "Server down", Notice(key="u", urgent=True))
     assert result.verdict == "queued"
     assert await rig.due() == ["u"]
 
 
 async def test_the_toggle_holds_until_dnd_off_releases(rig: Rig) -> None:
     await rig.dnd.toggle_indefinite(True)
-    result = await rig.router.deliver("owner", "Disk full", key="k")
+    result = await rig.router.deliver("owner", "Disk full", Notice(key="k"))
     assert result.verdict == "held"
     assert result.item is not None and result.item.next_attempt_at == HELD_FOREVER
     # Still held, whatever the time; release does nothing while the toggle is on.
@@ -195,7 +195,7 @@ async def test_the_toggle_holds_until_dnd_off_releases(rig: Rig) -> None:
     assert await rig.due() == []
     assert await held_count(rig.store, rig.clock()) == 1
     # Asking again with the same key says it is still held.
-    assert (await rig.router.deliver("owner", "Disk full", key="k")).verdict == "held"
+    assert (await rig.router.deliver("owner", "Disk full", Notice(key="k"))).verdict == "held"
 
     await rig.dnd.toggle_indefinite(False)
     assert await release_held(rig.store, rig.dnd, rig.clock()) == 1
@@ -207,7 +207,7 @@ async def test_the_toggle_holds_until_dnd_off_releases(rig: Rig) -> None:
 async def test_dnd_off_inside_a_rule_window_releases_at_its_end(rig: Rig) -> None:
     await rig.dnd.add_rule(make_rule("11:00", "14:00"))
     await rig.dnd.toggle_indefinite(True)
-    await rig.router.deliver("owner", "Disk full", key="k")
+    await rig.router.deliver("owner", "Disk full", Notice(key="k"))
     await rig.dnd.toggle_indefinite(False)
     assert await release_held(rig.store, rig.dnd, rig.clock()) == 1
     assert await rig.due() == []
@@ -216,8 +216,8 @@ async def test_dnd_off_inside_a_rule_window_releases_at_its_end(rig: Rig) -> Non
 
 
 async def test_dnd_on_holds_what_was_queued_but_not_yet_sent(rig: Rig) -> None:
-    await rig.router.deliver("owner", "Disk full", key="plain")
-    await rig.router.deliver("owner", "Server down", key="urgent", urgent=True)
+    await rig.router.deliver("owner", "Disk full", Notice(key="plain"))
+    await rig.router.deliver("owner", "Server down", Notice(key="urgent", urgent=True))
     await rig.store.enqueue("chat:reply", Outgoing("telegram:42", json.dumps({"text": "a reply"})))
     await rig.dnd.toggle_indefinite(True)
     assert await hold_queued(rig.store, rig.clock()) == 1

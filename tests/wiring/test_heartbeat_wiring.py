@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from seam.contracts.delivery import Notice
 from seam.contracts.messages import Usage
 from seam.contracts.storage import Reach
 from seam.core.execution import InMemoryExecutionStore
@@ -117,5 +118,5 @@ async def test_owner_is_the_gateway_owner_of_the_config(tmp_path: Path) -> None:
     runtime = assemble_runtime(model=ScriptedModel([]), settings=settings)
     delivery = delivery_for(runtime)
     assert delivery.resolve("owner") == "telegram:123456789"
-    result = await delivery.deliver("owner", "hello", key="k")
+    result = await delivery.deliver("owner", "hello", Notice(key="k"))
     assert result.item is not None and result.item.target == "telegram:123456789"

@@ -21,6 +21,17 @@ DeliveryVerdict = Literal["queued", "held", "silent", "none"]
 
 
 @dataclass(frozen=True, slots=True)
+class Notice:
+    """What a delivery is besides its target and text, one object the protocol and each
+    `Delivery` take: `key` is the producer's idempotency key (delivering twice under one
+    key delivers once), `source` names what produced it, `urgent` skips quiet hours."""
+
+    key: str
+    source: str | None = None
+    urgent: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class DeliveryResult:
     verdict: DeliveryVerdict  # queued, held for quiet hours, dropped as [SILENT], or none
     item: OutboxItem | None = None  # the outbox row, when queued or held
@@ -39,12 +50,4 @@ class Delivery(Protocol):
         created, long before anything is delivered."""
         ...
 
-    async def deliver(
-        self,
-        target: str,
-        text: str,
-        *,
-        key: str,
-        source: str | None = None,
-        urgent: bool = False,
-    ) -> DeliveryResult: ...
+    async def deliver(self, target: str, text: str, notice: Notice) -> DeliveryResult: ...

@@ -39,6 +39,19 @@ class ProcessInfo:
     started_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class StartOptions:
+    """How `Sandbox.start` launches a background process: one object the protocol and
+    each sandbox take, instead of the same keyword list restated in every one."""
+
+    env: Mapping[str, str] | None = None
+    # As `Sandbox.run`'s: True only for a command a person approved that is about them.
+    allow_git_control_writes: bool = False
+
+
+START_DEFAULTS = StartOptions()
+
+
 @runtime_checkable
 class Sandbox(Protocol):
     """Runs shell commands for one session, in its working directory."""
@@ -68,13 +81,7 @@ class Sandbox(Protocol):
         allow_git_control_writes: bool = False,
     ) -> CommandResult: ...
 
-    async def start(
-        self,
-        command: str,
-        *,
-        env: Mapping[str, str] | None = None,
-        allow_git_control_writes: bool = False,
-    ) -> ProcessInfo:
+    async def start(self, command: str, options: StartOptions = START_DEFAULTS) -> ProcessInfo:
         """Start a background process; its output is kept for `poll`."""
         ...
 

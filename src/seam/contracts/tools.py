@@ -68,6 +68,19 @@ def _no_progress(message: str) -> None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class ChildSetup:
+    """How a child session differs from its factory's defaults, one object for
+    `Subagents.delegate`, its implementation and `SessionFactory.create_child`: the
+    personality it runs as and the tools it may use (None: the defaults)."""
+
+    personality: str | None = None
+    tools: Sequence[str] | None = None
+
+
+AS_DEFAULTS = ChildSetup()
+
+
 class Subagents(Protocol):
     """What a session offers its tools for running other sessions (`delegate_task`,
     `workflow`): child sessions built by the same factory, one level deeper."""
@@ -80,14 +93,7 @@ class Subagents(Protocol):
     @property
     def max_depth(self) -> int: ...
 
-    async def delegate(
-        self,
-        task: str,
-        *,
-        task_id: str,
-        personality: str | None = None,
-        tools: Sequence[str] | None = None,
-    ) -> str:
+    async def delegate(self, task: str, *, task_id: str, setup: ChildSetup = AS_DEFAULTS) -> str:
         """Run `task` in a child session and return its final answer."""
         ...
 

@@ -9,7 +9,7 @@ implementation; a test may hand the Coordinator anything of this shape.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol, TypedDict
+from typing import TYPE_CHECKING, Protocol, TypedDict, Unpack
 
 from seam.contracts.events import AgentEvent
 from seam.contracts.execution import Submission
@@ -18,7 +18,8 @@ from seam.contracts.tools import CancelToken
 
 if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
-    from seam.core.turn import TranscriptWriter, TurnStep
+    from seam.core.loop_parts import SessionTurnOptions
+    from seam.core.turn import TurnStep
 
 
 class ClaimSession(Protocol):
@@ -32,12 +33,7 @@ class ClaimSession(Protocol):
     def loop(self) -> AgentLoop: ...
 
     def run_from(
-        self,
-        start: TurnStep,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-        transcript: TranscriptWriter | None = None,
+        self, start: TurnStep, **options: Unpack[SessionTurnOptions]
     ) -> AsyncIterator[AgentEvent]: ...
 
     def is_idempotent(self, tool_name: str) -> bool: ...

@@ -73,11 +73,17 @@ class RunOptions(TypedDict, total=False):
     cancel: CancelToken | None
 
 
-class TurnOptions(RunOptions, total=False):
-    """`AgentLoop.run_from`'s keywords: `RunOptions`, what writes the turn's transcript
-    (None: the session store) and the session's subagents (None: none)."""
+class SessionTurnOptions(RunOptions, total=False):
+    """A session's `run`/`run_from` keywords (the Coordinator's sessions take these):
+    `RunOptions` and what writes the turn's transcript (None: the session store)."""
 
     transcript: TranscriptWriter | None
+
+
+class TurnOptions(SessionTurnOptions, total=False):
+    """`AgentLoop.run_from`'s keywords: `SessionTurnOptions` and the session's subagents
+    (None: none); a session passes its own."""
+
     subagents: Subagents | None
 
 

@@ -12,14 +12,14 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import KW_ONLY, dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from seam.contracts import hooks
 from seam.contracts.events import AgentEvent, Halt
 from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
-from seam.contracts.tools import CancelToken, Tool, ToolError
+from seam.contracts.tools import AS_DEFAULTS, ChildSetup, Tool, ToolError
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
 from seam.core.hook_registry import fire_isolated
@@ -31,8 +31,9 @@ from seam.core.identity import (
     create_task_session_name,
     parse_session_storage_key,
 )
+from seam.core.loop_parts import SessionTurnOptions, check_keywords
 from seam.core.model_step import CallModel, UserPrompt
-from seam.core.turn import TranscriptWriter, TurnStep
+from seam.core.turn import TurnStep
 from seam.core.workflows import WorkflowRegistry
 
 if TYPE_CHECKING:
@@ -62,33 +63,24 @@ class Session:
         return parse_session_storage_key(self.key)[2]
 
     def run(
-        self,
-        user_message: str | None,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-        transcript: TranscriptWriter | None = None,
+        self, user_message: str | None, **options: Unpack[SessionTurnOptions]
     ) -> AsyncIterator[AgentEvent]:
         """One turn, not durable by itself (`ask` is): see `AgentLoop.run`."""
         start = CallModel() if user_message is None else UserPrompt(user_message)
-        return self.run_from(start, personality=personality, cancel=cancel, transcript=transcript)
+        return self.run_from(start, **options)
 
     def run_from(
-        self,
-        start: TurnStep,
-        *,
-        personality: str | None = None,
-        cancel: CancelToken | None = None,
-        transcript: TranscriptWriter | None = None,
+        self, start: TurnStep, **options: Unpack[SessionTurnOptions]
     ) -> AsyncIterator[AgentEvent]:
         """One turn from `start` (see `AgentLoop.run_from`); its tools reach this
         session's subagents. The stored tool names and model apply (the loop reads them)."""
+        check_keywords(options, SessionTurnOptions.__optional_keys__, "run_from")
         return self.loop.run_from(
             self.key,
             start,
-            personality=personality or self.info.personality,
-            cancel=cancel,
-            transcript=transcript,
+            personality=options.get("personality") or self.info.personality,
+            cancel=options.get("cancel"),
+            transcript=options.get("transcript"),
             subagents=self.subagents,
         )
 
@@ -144,18 +136,9 @@ class SessionSubagents:
     def max_depth(self) -> int:
         return self._session.factory.max_depth
 
-    async def delegate(
-        self,
-        task: str,
-        *,
-        task_id: str,
-        personality: str | None = None,
-        tools: Sequence[str] | None = None,
-    ) -> str:
+    async def delegate(self, task: str, *, task_id: str, setup: ChildSetup = AS_DEFAULTS) -> str:
         parent = self._session
-        child = await parent.factory.create_child(
-            parent, task_id, personality=personality, tools=tools
-        )
+        child = await parent.factory.create_child(parent, task_id, setup)
         sub = await child.ask(task, submission_id=submission_id_for(child.key))
         if sub.outcome == "completed" and sub.finish_reason in HALTED:
             # Halted turns settle completed with whatever text they had; the parent must
@@ -259,12 +242,7 @@ class SessionFactory:
         return replace(info, working_dir=path)
 
     async def create_child(
-        self,
-        parent: Session,
-        task_id: str,
-        *,
-        personality: str | None = None,
-        tools: Sequence[str] | None = None,
+        self, parent: Session, task_id: str, setup: ChildSetup = AS_DEFAULTS
     ) -> Session:
         """A subagent session `task:<parent name>:<task_id>`, lineage stored, one level
         deeper than its parent; refused past `max_depth`."""
@@ -291,10 +269,10 @@ class SessionFactory:
             info = await self.store.create(
                 key,
                 NewSession(
-                    personality=personality or parent.info.personality,
+                    personality=setup.personality or parent.info.personality,
                     parent_key=parent.key,
                     tenant=tenant,
-                    tools=tools if tools is not None else parent.info.tools,
+                    tools=setup.tools if setup.tools is not None else parent.info.tools,
                     model=parent.info.model,
                 ),
             )
@@ -375,8 +353,7 @@ class WorkflowExecutor:
             child = await self.factory.create_child(
                 parent,
                 f"wf-{name}-{run_id}-{node.name}",
-                personality=node.personality,
-                tools=node.tools,
+                ChildSetup(node.personality, node.tools),
             )
             prompt = node.prompt.format(input=input, previous=previous)
             sub = await child.ask(prompt, submission_id=submission_id_for(child.key))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult
+from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult, Notice
 from seam.core.cron import InMemoryCronStore
 from seam.core.scripted_model import ScriptedModel, Step
 from seam.plugins.cron.admin import CronAdmin
@@ -45,17 +45,15 @@ class RecordingDelivery:
             raise DeliveryError(f"unknown target {target!r}")
         return target
 
-    async def deliver(
-        self, target: str, text: str, *, key: str, source: str | None = None, urgent: bool = False
-    ) -> DeliveryResult:
+    async def deliver(self, target: str, text: str, notice: Notice) -> DeliveryResult:
         if target in self.fail_targets:
             raise DeliveryError(f"cannot reach {target}")
         if text.strip() == SILENT:
             return DeliveryResult("silent")
         if target == "none":
             return DeliveryResult("none")
-        if all(s.key != key for s in self.sent):
-            self.sent.append(Sent(target, text, key, source, urgent))
+        if all(s.key != notice.key for s in self.sent):
+            self.sent.append(Sent(target, text, notice.key, notice.source, notice.urgent))
         return DeliveryResult("queued")
 
     def to(self, target: str) -> list[str]:

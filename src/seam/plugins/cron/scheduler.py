@@ -49,7 +49,7 @@ from seam.contracts.cron import (
     run_submission_id,
     slot_key,
 )
-from seam.contracts.delivery import Delivery, DeliveryError
+from seam.contracts.delivery import Delivery, DeliveryError, Notice
 from seam.contracts.execution import Submission
 from seam.contracts.outbox import Outbox
 from seam.plugins.cron.schedule import ScheduleError, due_slots, parse_schedule
@@ -261,9 +261,7 @@ class CronScheduler:
             result = await self.delivery.deliver(
                 job.deliver,
                 sub.result or "",
-                key=f"cron:{run.slot_key}",
-                source=run.slot_key,
-                urgent=job.urgent,
+                Notice(key=f"cron:{run.slot_key}", source=run.slot_key, urgent=job.urgent),
             )
         except DeliveryError as exc:
             log.warning("cron run %s: cannot deliver to %s: %s", run.slot_key, job.deliver, exc)
@@ -309,6 +307,6 @@ class CronScheduler:
 
     async def _alert(self, key: str, text: str) -> None:
         try:
-            await self.delivery.deliver("owner", text, key=key, source=key, urgent=False)
+            await self.delivery.deliver("owner", text, Notice(key=key, source=key, urgent=False))
         except Exception as exc:
             log.warning("cron: could not alert the owner (%s): %s", exc, text)

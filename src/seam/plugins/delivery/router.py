@@ -23,9 +23,10 @@ import json
 import math
 import time
 from collections.abc import Callable, Collection
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 
-from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult
+from seam.contracts.delivery import SILENT, DeliveryError, DeliveryResult, Notice
 from seam.contracts.dnd import DndChecker
 from seam.contracts.outbox import Outbox, OutboxItem, Outgoing
 from seam.plugins.delivery.targets import NONE, OWNER, canonical_target
@@ -41,27 +42,23 @@ def is_silent(text: str) -> bool:
     return text.strip() == SILENT
 
 
+@dataclass(eq=False)  # a service with identity, not a value
 class DeliveryRouter:
     """A `Delivery` over an `Outbox`; `owner` is the `[gateway] owner` target (None: not
     configured), `deliveries` the folder `file:` targets live in, `chats` the chat
     platforms whose `<name>:<chat>` targets it takes (wiring's registry)."""
 
-    def __init__(
-        self,
-        outbox: Outbox,
-        *,
-        deliveries: Path,
-        owner: str | None = None,
-        dnd: DndChecker | None = None,
-        clock: Callable[[], float] = time.time,
-        chats: Collection[str] = (),
-    ) -> None:
-        self.outbox = outbox
-        self.chats = tuple(chats)
-        self.deliveries = deliveries
-        self.owner = owner.strip() if owner and owner.strip() else None
-        self.dnd = dnd
-        self.clock = clock
+    outbox: Outbox
+    _: KW_ONLY
+    deliveries: Path
+    owner: str | None = None
+    dnd: DndChecker | None = None
+    clock: Callable[[], float] = time.time
+    chats: Collection[str] = ()
+
+    def __post_init__(self) -> None:
+        self.chats = tuple(self.chats)
+        self.owner = self.owner.strip() if self.owner and self.owner.strip() else None
 
     def check_target(self, target: str) -> str:
         canonical = canonical_target(target, self.deliveries, self.chats)
@@ -88,28 +85,27 @@ class DeliveryRouter:
             raise DeliveryError(f"{OWNER_KEY} must name a chat, file or webhook, not {canonical!r}")
         return canonical
 
-    async def deliver(
-        self,
-        target: str,
-        text: str,
-        *,
-        key: str,
-        source: str | None = None,
-        urgent: bool = False,
-    ) -> DeliveryResult:
+    async def deliver(self, target: str, text: str, notice: Notice) -> DeliveryResult:
         resolved = self.resolve(target)
         if resolved == NONE:
             return DeliveryResult("none")
         if is_silent(text):
             return DeliveryResult("silent")
         now = self.clock()
-        until = None if urgent or self.dnd is None else await self.dnd.quiet_until(now)
+        until = None if notice.urgent or self.dnd is None else await self.dnd.quiet_until(now)
         not_before = None
         if until is not None:
             not_before = HELD_FOREVER if math.isinf(until) else until
-        payload = {"text": text, "source": source, "urgent": urgent, "held": until is not None}
+        source = notice.source
+        payload = {
+            "text": text,
+            "source": source,
+            "urgent": notice.urgent,
+            "held": until is not None,
+        }
         item = await self.outbox.enqueue(
-            key, Outgoing(resolved, json.dumps(payload), source=source, not_before=not_before)
+            notice.key,
+            Outgoing(resolved, json.dumps(payload), source=source, not_before=not_before),
         )
         return DeliveryResult("held" if is_held(item, now) else "queued", item)
 

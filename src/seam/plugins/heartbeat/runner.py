@@ -22,7 +22,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
-from seam.contracts.delivery import Delivery, DeliveryError
+from seam.contracts.delivery import Delivery, DeliveryError, Notice
 from seam.contracts.dnd import DndChecker
 from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionStore
@@ -98,7 +98,9 @@ async def settle_beat(
     if is_heartbeat_ok(reply):
         return "ok", details
     try:
-        result = await delivery.deliver(target, reply, key=key, source=sub.id, urgent=urgent)
+        result = await delivery.deliver(
+            target, reply, Notice(key=key, source=sub.id, urgent=urgent)
+        )
     except DeliveryError as exc:
         return "failed", {**details, "reason": f"cannot deliver: {exc}"}
     return "delivered", {**details, "delivery": result.verdict}

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from seam.contracts.git_controls import names_git_controls
-from seam.contracts.sandbox import CommandResult, Sandbox, SandboxError
+from seam.contracts.sandbox import CommandResult, Sandbox, SandboxError, StartOptions
 from seam.contracts.tool_spec import SpecTool, ToolSpec
 from seam.contracts.tools import Tool, ToolContext, ToolError, ToolRegistry
 
@@ -135,7 +135,7 @@ class Terminal(SpecTool):
         if not background:
             return _report(await _run(ctx, sandbox, command, timeout, git_writes))
         try:
-            info = await sandbox.start(command, allow_git_control_writes=git_writes)
+            info = await sandbox.start(command, StartOptions(allow_git_control_writes=git_writes))
         except SandboxError as exc:
             raise ToolError(str(exc)) from None
         return (

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from seam.contracts.tool_spec import SpecTool, ToolSpec
-from seam.contracts.tools import Subagents, ToolContext, ToolError, ToolRegistry
+from seam.contracts.tools import ChildSetup, Subagents, ToolContext, ToolError, ToolRegistry
 
 
 def _subagents(ctx: ToolContext) -> Subagents:
@@ -49,7 +49,7 @@ class DelegateTask(SpecTool):
         personality: str | None = args.get("personality") or None
         subagents = _subagents(ctx)
         return await subagents.delegate(
-            task, task_id=ctx.call_id or "task", personality=personality
+            task, task_id=ctx.call_id or "task", setup=ChildSetup(personality)
         )
 
 

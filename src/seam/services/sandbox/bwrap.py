@@ -21,6 +21,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from seam.contracts.sandbox import SandboxError
@@ -147,6 +148,7 @@ class BwrapSandbox(GroupSandbox):
         return argv, {}
 
 
+@dataclass(eq=False, kw_only=True)
 class BwrapSandboxProvider(GroupSandboxProvider):
     """Bubblewrap sandboxes; `read_only`: directories every command sees read-only even
     where the reach denies them (the wiring passes `$SEAM_HOME/skills`); `network_allow`:
@@ -154,20 +156,13 @@ class BwrapSandboxProvider(GroupSandboxProvider):
 
     name = "bwrap"
 
-    def __init__(
-        self,
-        *,
-        base_env: Mapping[str, str],
-        options: SandboxOptions | None = None,
-        clock: Callable[[], float] = time.time,
-        bwrap: str = DEFAULT_BWRAP,
-        read_only: tuple[str, ...] = (),
-        network_allow: tuple[str, ...] = (),
-    ) -> None:
-        super().__init__(base_env=base_env, options=options, clock=clock)
-        self._bwrap = bwrap
-        self._read_only = read_only
-        self._egress = EgressProxy(network_allow)
+    bwrap: str = DEFAULT_BWRAP
+    read_only: tuple[str, ...] = ()
+    network_allow: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._egress = EgressProxy(self.network_allow)
 
     async def aclose(self) -> None:
         await super().aclose()
@@ -176,13 +171,13 @@ class BwrapSandboxProvider(GroupSandboxProvider):
     def _make(self, working_dir: str, network: bool, reach: Reach | None) -> BwrapSandbox:
         return BwrapSandbox(
             working_dir,
-            base_env=self._base_env,
+            base_env=self.base_env,
             network=network,
             reach=reach,
-            options=self._options,
-            clock=self._clock,
-            bwrap=self._bwrap,
-            read_only=self._read_only,
+            options=self.options,
+            clock=self.clock,
+            bwrap=self.bwrap,
+            read_only=self.read_only,
             cgroups=self._cgroups,
             egress=self._egress,
         )

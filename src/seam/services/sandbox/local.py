@@ -30,8 +30,8 @@ class LocalSandboxProvider(GroupSandboxProvider):
     def _make(self, working_dir: str, network: bool, reach: Reach | None) -> LocalSandbox:
         return LocalSandbox(
             working_dir,
-            base_env=self._base_env,
-            options=self._options,
-            clock=self._clock,
+            base_env=self.base_env,
+            options=self.options,
+            clock=self.clock,
             cgroups=self._cgroups,
         )

@@ -18,10 +18,16 @@ import shutil
 import subprocess
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError
+from seam.contracts.sandbox import (
+    START_DEFAULTS,
+    CommandResult,
+    ProcessInfo,
+    SandboxError,
+    StartOptions,
+)
 from seam.contracts.storage import Reach
 from seam.services.sandbox.cgroups import CallCgroup, Cgroups, shared_cgroups
 from seam.services.sandbox.child import Child, abandon, raise_for_limit, signal_group
@@ -337,16 +343,10 @@ class GroupSandbox:
             spill_path=spill_path,
         )
 
-    async def start(
-        self,
-        command: str,
-        *,
-        env: Mapping[str, str] | None = None,
-        allow_git_control_writes: bool = False,
-    ) -> ProcessInfo:
+    async def start(self, command: str, options: StartOptions = START_DEFAULTS) -> ProcessInfo:
         self._make_room()
         ring = OutputRing(self._options.buffer_limit)
-        child = await self._spawn(command, env, ring.feed, allow_git_control_writes)
+        child = await self._spawn(command, options.env, ring.feed, options.allow_git_control_writes)
         child.end_with_leader()
         self._job_count += 1
         job = _Background(f"p{self._job_count}", command, child, ring, self._clock())
@@ -408,22 +408,20 @@ class GroupSandbox:
         )
 
 
+@dataclass(eq=False, kw_only=True)  # a service with identity, not a value
 class GroupSandboxProvider:
     """One sandbox per (session, working dir, network, reach), kept so background processes
-    outlive the turn that started them. Subclasses say how to build one (`_make`)."""
+    outlive the turn that started them. Subclasses say how to build one (`_make`) and
+    add their own fields (a dataclass each, so none restates these)."""
 
     name = "sandbox"
 
-    def __init__(
-        self,
-        *,
-        base_env: Mapping[str, str],
-        options: SandboxOptions | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._base_env = dict(base_env)
-        self._options = options or SandboxOptions()
-        self._clock = clock
+    base_env: Mapping[str, str]
+    options: SandboxOptions = field(default_factory=SandboxOptions)
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self) -> None:
+        self.base_env = dict(self.base_env)  # a copy: the caller's mapping may change
         self._cgroups = shared_cgroups()
         self._sandboxes: dict[tuple[str, str, bool, Reach | None], GroupSandbox] = {}
 

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from seam.contracts.sandbox import CommandResult, ProcessInfo, SandboxError, SpillWriter
+from seam.contracts.sandbox import (
+    START_DEFAULTS,
+    CommandResult,
+    ProcessInfo,
+    SandboxError,
+    SpillWriter,
+    StartOptions,
+)
 from seam.contracts.storage import Reach
 
 FIX = (
@@ -46,13 +53,7 @@ class UnavailableSandbox:
     ) -> CommandResult:
         raise self._refuse()
 
-    async def start(
-        self,
-        command: str,
-        *,
-        env: Mapping[str, str] | None = None,
-        allow_git_control_writes: bool = False,
-    ) -> ProcessInfo:
+    async def start(self, command: str, options: StartOptions = START_DEFAULTS) -> ProcessInfo:
         raise self._refuse()
 
     async def processes(self) -> list[ProcessInfo]:

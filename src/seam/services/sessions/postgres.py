@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Self
+from typing import Any, Self, TypedDict, Unpack
 
 import psycopg
 from psycopg import AsyncConnection, errors
@@ -80,6 +80,15 @@ from seam.services.sessions.rows import (
 __all__ = ["CHANNEL", "COMPACTION_COLUMNS", "CONNECT_TIMEOUT", "PostgresStore", "describe_url"]
 
 
+class PostgresOptions(TypedDict, total=False):
+    """`PostgresStore`'s keywords, which `connect` passes on as they are."""
+
+    clock: Callable[[], float]
+    schema: str | None
+    min_connections: int
+    max_connections: int
+
+
 class PostgresStore(
     PostgresCron,
     PostgresApprovals,
@@ -128,22 +137,9 @@ class PostgresStore(
         self._pool_check: asyncio.Task[None] | None = None
 
     @classmethod
-    async def connect(
-        cls,
-        url: str,
-        *,
-        clock: Callable[[], float] = time.time,
-        schema: str | None = None,
-        min_connections: int = 1,
-        max_connections: int = 10,
-    ) -> Self:
-        store = cls(
-            url,
-            clock=clock,
-            schema=schema,
-            min_connections=min_connections,
-            max_connections=max_connections,
-        )
+    async def connect(cls, url: str, **options: Unpack[PostgresOptions]) -> Self:
+        """Build (the constructor's keywords) and open: `await PostgresStore.connect(url)`."""
+        store = cls(url, **options)
         await store.open()
         return store
 
