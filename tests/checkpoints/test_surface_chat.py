@@ -23,8 +23,8 @@ def leave(terminal: Terminal, pid: int, *, after: int) -> int:
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
 
-def spawn_chat(cli: Cli) -> tuple[int, int]:
-    """`seam chat --session s` in the project on a fresh pty: (its pid, the pty's fd)."""
+def spawn_chat(cli: Cli) -> tuple[int, Terminal]:
+    """`seam chat --session s` in the project on a fresh pty: its pid and the terminal."""
     pid, fd = pty.fork()
     if pid == 0:  # the child: become `seam chat` on the pty, never return into pytest
         try:
@@ -33,7 +33,17 @@ def spawn_chat(cli: Cli) -> tuple[int, int]:
             os.execve(str(SEAM), [str(SEAM), "chat", "--session", "s"], env)
         finally:
             os._exit(127)
-    return pid, fd
+    return pid, Terminal(fd)
+
+
+def first_prompt(terminal: Terminal) -> int:
+    return terminal.wait_for(PROMPT_SHOWN, after=terminal.wait_for("Ctrl-D to leave"))
+
+
+def ask_fresh_then_leave(terminal: Terminal, pid: int, *, after: int) -> int:
+    """The turn after the undo ("what now?", answered "Fresh answer."), then Ctrl-D."""
+    terminal.type("what now?\r")
+    return leave(terminal, pid, after=terminal.wait_for("Fresh answer.", after=after))
 
 
 def test_undo_on_a_terminal_restores_the_file_and_the_model_forgets(
@@ -48,10 +58,9 @@ def test_undo_on_a_terminal_restores_the_file_and_the_model_forgets(
         text_reply("I rewrote the notes."),
         text_reply("Fresh answer."),
     )
-    pid, fd = spawn_chat(cli)
-    terminal = Terminal(fd)
+    pid, terminal = spawn_chat(cli)
     try:
-        at = terminal.wait_for(PROMPT_SHOWN, after=terminal.wait_for("Ctrl-D to leave"))
+        at = first_prompt(terminal)
         terminal.type("rewrite the notes\r")
         at = terminal.wait_for("I rewrote the notes.", after=at)
         at = terminal.wait_for(PROMPT_SHOWN, after=at)
@@ -62,11 +71,9 @@ def test_undo_on_a_terminal_restores_the_file_and_the_model_forgets(
         at = terminal.wait_for(PROMPT_SHOWN, after=at)
         assert notes.read_text() == "first version\n"
         assert not (cli.project / "new.txt").exists()
-        terminal.type("what now?\r")
-        at = terminal.wait_for("Fresh answer.", after=at)
-        code = leave(terminal, pid, after=at)
+        code = ask_fresh_then_leave(terminal, pid, after=at)
     finally:
-        os.close(fd)
+        os.close(terminal.fd)
     assert code == 0
     screen = terminal.seen.decode()
     assert re.search(r"restored +notes\.txt", screen), screen
@@ -126,10 +133,9 @@ def test_undo_on_a_terminal_puts_back_a_create_an_edit_and_an_rm(
     for name, data in BEFORE.items():
         (cli.project / name).write_bytes(data)
     tidy_script(openai_server)
-    pid, fd = spawn_chat(cli)
-    terminal = Terminal(fd)
+    pid, terminal = spawn_chat(cli)
     try:
-        at = terminal.wait_for(PROMPT_SHOWN, after=terminal.wait_for("Ctrl-D to leave"))
+        at = first_prompt(terminal)
         terminal.type("tidy up\r")
         at = terminal.wait_for("[a]lways", after=at)
         terminal.type("a\r")
@@ -140,11 +146,9 @@ def test_undo_on_a_terminal_puts_back_a_create_an_edit_and_an_rm(
         at = terminal.wait_for("undid turn 1 of session s", after=at)
         at = terminal.wait_for(PROMPT_SHOWN, after=at)
         assert files(cli.project) == BEFORE
-        terminal.type("what now?\r")
-        at = terminal.wait_for("Fresh answer.", after=at)
-        code = leave(terminal, pid, after=at)
+        code = ask_fresh_then_leave(terminal, pid, after=at)
     finally:
-        os.close(fd)
+        os.close(terminal.fd)
     assert code == 0
     screen = terminal.seen.decode(errors="replace")
     for pattern in (r"deleted +new\.txt", r"restored +notes\.txt", r"recreated +old\.bin"):
