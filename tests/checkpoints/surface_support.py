@@ -14,8 +14,13 @@ from seam.core import DefaultToolRegistry, ScriptedModel
 from seam.core.scripted_model import Step, call, text_step, tool_step
 from seam.plugins.checkpoints.turns import TurnCheckpoints
 from seam.plugins.checkpoints.undo import UndoService
+from seam.plugins.guardrail.approvals import ApprovalCache
+from seam.plugins.guardrail.classifier import CommandClassifier
+from seam.plugins.guardrail.gate import GuardedCommandGate
 from seam.plugins.tools.files import register_file_tools
+from seam.plugins.tools.shell import Terminal
 from seam.services.checkpoints import ShadowCheckpoints
+from seam.services.sandbox.local import LocalSandboxProvider
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.services.storage.fs import FsStorage
 from seam.wiring import assemble_runtime
@@ -71,6 +76,17 @@ def equip(runtime: Runtime, tmp: Path) -> Path:
     runtime.loop.working_dir = str(root)
     attach(runtime, tmp)
     return root
+
+
+def equip_terminal(runtime: Runtime, tmp: Path) -> None:
+    """Give such a runtime the real `terminal` tool on the local (process) backend, behind
+    the real command gate whose lasting answers go to `tmp/approvals.json`: a command
+    that changes files asks the surface's person first, as in `seam serve`."""
+    runtime.loop.tools.register_tool(Terminal())
+    runtime.loop.sandboxes = LocalSandboxProvider(base_env=os.environ)
+    runtime.loop.gate = GuardedCommandGate(
+        CommandClassifier(), ApprovalCache(tmp / "approvals.json")
+    )
 
 
 def write_call(path: str, content: str) -> tuple[str, str]:

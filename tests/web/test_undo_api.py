@@ -10,8 +10,8 @@ import httpx
 
 from seam.apps.web.keys import KeyStore
 from seam.core import ScriptedModel
-from seam.core.scripted_model import text_step
-from tests.checkpoints.surface_support import equip, write_turn
+from seam.core.scripted_model import call, text_step, tool_step
+from tests.checkpoints.surface_support import equip, equip_terminal, write_turn
 from tests.web.harness import Served, serving, sse_events
 
 
@@ -71,6 +71,66 @@ async def test_undo_restores_the_files_and_the_next_turn_forgets(tmp_path: Path)
         assert not (root / "a.txt").exists()
         nothing = await client.post("/api/sessions/s/undo")
         assert nothing.status_code == 409 and "nothing to undo" in nothing.text
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+async def approve_always(client: httpx.AsyncClient, name: str) -> int:
+    """Answer the turn's waiting approval "always" as a person on the web page does;
+    returns the id of the last event read."""
+    asked = await sse_events(client, f"/api/sessions/{name}/events", until="tool_approval_required")
+    call_id = asked[-1]["data"]["call_id"]
+    answer = await client.post(
+        f"/api/sessions/{name}/approvals/{call_id}", json={"decision": "always"}
+    )
+    assert answer.status_code == 200, answer.text
+    last: int = asked[-1]["id"]
+    return last
+
+
+async def test_undo_puts_back_a_create_an_edit_and_an_rm(tmp_path: Path) -> None:
+    """The issue's scenario: one turn creates new.txt, edits notes.txt and `rm`s old.bin
+    through the real terminal on the process backend (approved "always" through the
+    API); undo puts all three back byte for byte and the model never sees the turn again."""
+    model = ScriptedModel(
+        [
+            tool_step(
+                call("write_file", path="new.txt", content="created\n"),
+                call("write_file", path="notes.txt", content="UNDONE-EDIT\n"),
+                call("terminal", command="rm old.bin"),
+            ),
+            text_step("tidied"),
+            text_step("after the undo"),
+        ]
+    )
+    async with serving(model, tmp_path) as served, served.client() as client:
+        root = equip(served.backend.runtime, tmp_path)
+        equip_terminal(served.backend.runtime, tmp_path)
+        (root / "old.bin").write_bytes(bytes(range(256)) * 4)
+        before = files(root)
+        sent = await client.post("/api/sessions/s/messages", json={"text": "tidy up"})
+        assert sent.status_code == 202, sent.text
+        after = await approve_always(client, "s")
+        await sse_events(client, f"/api/sessions/s/events?after={after}")
+        assert "rm old.bin" in (tmp_path / "approvals.json").read_text()
+        assert not (root / "old.bin").exists() and (root / "new.txt").exists()
+        undone = await client.post("/api/sessions/s/undo")
+        assert undone.status_code == 200, undone.text
+        assert sorted((r["path"], r["action"]) for r in undone.json()["restored"]) == [
+            ("new.txt", "deleted"),
+            ("notes.txt", "restored"),
+            ("old.bin", "recreated"),
+        ]
+        assert files(root) == before
+        detail = (await client.get("/api/sessions/s")).json()
+        assert detail["messages"] == []
+        await turn(client, "s", "what now?", 2)
+        seen = " ".join(m.content for m in model.requests[-1].messages)
+        for gone in ("tidy up", "UNDONE-EDIT", "rm old.bin", "tidied"):
+            assert gone not in seen, seen
+        assert "what now?" in seen
 
 
 async def test_a_user_edit_needs_force(tmp_path: Path) -> None:
