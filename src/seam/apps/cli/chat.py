@@ -13,21 +13,19 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from seam import __version__
+from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
 from seam.apps.cli.chat_undo import COMMANDS as UNDO_COMMANDS
 from seam.apps.cli.chat_undo import UndoCommands
 from seam.apps.cli.exits import USAGE
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
-    APPROVAL_PROMPT,
     CliError,
-    approval_request_text,
     check_personality,
+    check_session_name,
     check_toolset,
     fresh_session_name,
     open_runtime,
-    parse_approval,
-    require_utf8,
     run_turn,
     session_key,
     turn_time_limit,
@@ -80,8 +78,7 @@ async def run_chat(
     yes: bool = False,
 ) -> int:
     _check_stdin()
-    if session is not None:
-        require_utf8(session, "the session name")
+    check_session_name(session)
     confirm_working_dir(yes)
     chat: Chat | None = None
 

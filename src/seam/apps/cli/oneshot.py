@@ -14,20 +14,19 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
+from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
 from seam.apps.cli.exits import USAGE, TurnReport
 from seam.apps.cli.faults import stored_failure
 from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
-    APPROVAL_PROMPT,
     CliError,
     TurnResult,
-    approval_request_text,
     check_personality,
+    check_session_name,
     check_toolset,
     fresh_session_name,
     open_runtime,
-    parse_approval,
     require_utf8,
     run_turn,
     say_error,
@@ -135,8 +134,7 @@ async def run_once(
     stdout and its exit code the turn's outcome."""
     confirm_working_dir(yes)
     text = read_prompt(prompt)
-    if session is not None:
-        require_utf8(session, "the session name")
+    check_session_name(session)
     # Retries go to stderr as they happen (stdout is for the answer or the JSON events).
     async with (
         RetryView(sys.stderr) as retries,

@@ -176,9 +176,15 @@ def require_utf8(text: str, what: str) -> str:
     return text
 
 
+def check_session_name(name: str | None) -> None:
+    """A session name given on the command line must be UTF-8 (None: none given)."""
+    if name is not None:
+        require_utf8(name, "the session name")
+
+
 def session_key(runtime: Runtime, name: str) -> str:
     """The key of a public session name; a reserved or malformed name is a usage error."""
-    require_utf8(name, "the session name")
+    check_session_name(name)
     try:
         return runtime.session_key_for(name)
     except ValueError as exc:
@@ -247,32 +253,7 @@ def check_toolset(runtime: Runtime, stored: SessionInfo | None, personality: str
     )
 
 
-APPROVAL_PROMPT = "approve? [o]nce, [s]ession, [a]lways, [d]eny, [n]ever: "
-_ANSWERS: dict[str, ApprovalDecision] = {
-    "o": "once",
-    "once": "once",
-    "y": "once",
-    "yes": "once",
-    "s": "session",
-    "session": "session",
-    "a": "always",
-    "always": "always",
-    "d": "deny",
-    "deny": "deny",
-    "no": "deny",
-    "n": "always_deny",
-    "never": "always_deny",
-}
 Approve = Callable[[ToolApprovalRequired], Awaitable[ApprovalDecision]]
-
-
-def parse_approval(answer: str) -> ApprovalDecision | None:
-    """A person's answer to the approval prompt; None when it is not one of the choices."""
-    return _ANSWERS.get(answer.strip().lower())
-
-
-def approval_request_text(event: ToolApprovalRequired) -> str:
-    return f"{event.name} wants to run: {event.command}\n  why it needs approval: {event.reason}"
 
 
 @dataclass

@@ -27,6 +27,13 @@ class HealthBook:
         if h.state == state and (error is None or error == h.last_error):
             return
         if state != h.state:
-            self._log.info("%s: %s%s", self._platform, state, f" ({error})" if error else "")
+            # A connection lost is worth a warning (with the error that lost it); the rest is news.
+            level = logging.WARNING if state in ("down", "reconnecting") else logging.INFO
+            shown = error or (h.last_error if level == logging.WARNING else None)
+            self._log.log(level, "%s: %s%s", self._platform, state, f" ({shown})" if shown else "")
         since = self._clock() if state != h.state else h.since
         self.current = AdapterHealth(state, h.last_received_at, error or h.last_error, since)
+
+    def failed(self, error: str) -> None:
+        """An error that did not change the state (a flood wait, an undelivered update)."""
+        self.set_state(self.current.state, error)

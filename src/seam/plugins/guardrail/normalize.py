@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), DCS/SOS/PM/APC strings, two-byte escapes.
 _ANSI = re.compile(
@@ -181,27 +182,39 @@ UNREADABLE = "<options the guard cannot read>"
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
-def skip_options(args: tuple[str, ...], with_value: frozenset[str], operands: int = 0) -> int:
-    """The index of the first word after a program's own options and leading operands."""
+def scan_options(args: tuple[str, ...], width: Callable[[str], int | None]) -> int | None:
+    """The index of the first word after the leading options, an option taking `width(arg)`
+    words (itself and its values); None when `width` cannot read an option. One scanner,
+    so every wrapper agrees on what ends the options: `--`, `-` or a plain word."""
     i = 0
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            i += 1
-            break
+            return i + 1
         if not arg.startswith("-") or arg == "-":
-            break
-        if arg.startswith("--"):
-            if "=" not in arg and arg in with_value:
-                i += 1
-        else:  # a cluster such as -Eu: the first letter that takes a value ends it
-            for k, letter in enumerate(arg[1:], 1):
-                if "-" + letter in with_value:
-                    if k == len(arg) - 1:
-                        i += 1
-                    break
-        i += 1
-    return min(i + operands, len(args))
+            return i
+        taken = width(arg)
+        if taken is None:
+            return None
+        i += taken
+    return i
+
+
+def _option_width(with_value: frozenset[str], arg: str) -> int:
+    """How many words an option takes when the ones in `with_value` take a value."""
+    if arg.startswith("--"):
+        return 2 if "=" not in arg and arg in with_value else 1
+    # a cluster such as -Eu: the first letter that takes a value ends it
+    for k, letter in enumerate(arg[1:], 1):
+        if "-" + letter in with_value:
+            return 2 if k == len(arg) - 1 else 1
+    return 1
+
+
+def skip_options(args: tuple[str, ...], with_value: frozenset[str], operands: int = 0) -> int:
+    """The index of the first word after a program's own options and leading operands."""
+    end = scan_options(args, partial(_option_width, with_value))
+    return min((len(args) if end is None else end) + operands, len(args))
 
 
 def shell_script(args: tuple[str, ...]) -> str | None:
@@ -302,21 +315,19 @@ def _runs_command(subcommand: str, args: tuple[str, ...]) -> Inner | None:
     if start >= len(args) or args[start] != subcommand:
         return None
     rest = args[start + 1 :]
-    i = 0
-    while i < len(rest):
-        arg = rest[i]
-        if arg == "--":
-            i += 1
-            break
-        if not arg.startswith("-") or arg == "-":
-            break
-        if arg in _RUN_VALUES:
-            i += 2
-        elif arg in _RUN_FLAGS or "=" in arg:
-            i += 1
-        else:
-            return Inner(commands=((UNREADABLE,),))
-    return Inner(commands=(rest[i:],)) if rest[i:] else None
+    end = scan_options(rest, _run_option_width)
+    if end is None:
+        return Inner(commands=((UNREADABLE,),))
+    return Inner(commands=(rest[end:],)) if rest[end:] else None
+
+
+def _run_option_width(arg: str) -> int | None:
+    """`uv run`'s own options: the known ones with and without a value, or `--opt=value`."""
+    if arg in _RUN_VALUES:
+        return 2
+    if arg in _RUN_FLAGS or "=" in arg:
+        return 1
+    return None
 
 
 def _env(args: tuple[str, ...]) -> Inner:

@@ -181,21 +181,24 @@ def _names_wrong(exc: fastjsonschema.JsonSchemaValueException, where: str) -> st
     return None
 
 
+# The size rules, by name: the bound's words, the unit, and the plainer words for a bound
+# of 1 (None: no plainer words). One table, so the four messages cannot drift apart.
+_SIZES: dict[str, tuple[str, str, str | None]] = {
+    "minLength": ("be at least", "characters", "must not be empty"),
+    "maxLength": ("be at most", "characters", None),
+    "minItems": ("have at least", "items", "must not be an empty list"),
+    "maxItems": ("have at most", "items", None),
+}
+
+
 def _size_wrong(rule: str | None, subject: str, limit: Any, value: Any) -> str | None:
     """A text or a list too short or too long; None for any other rule."""
-    if rule == "minLength":
-        if limit == 1:
-            return f"{subject} must not be empty"
-        return f"{subject} must be at least {limit} characters (got {len(value)})"
-    if rule == "maxLength":
-        return f"{subject} must be at most {limit:,} characters (got {len(value):,})"
-    if rule == "minItems":
-        if limit == 1:
-            return f"{subject} must not be an empty list"
-        return f"{subject} must have at least {limit} items (got {len(value)})"
-    if rule == "maxItems":
-        return f"{subject} must have at most {limit} items (got {len(value)})"
-    return None
+    if rule not in _SIZES:
+        return None
+    bound, unit, when_one = _SIZES[rule]
+    if limit == 1 and when_one is not None:
+        return f"{subject} {when_one}"
+    return f"{subject} must {bound} {limit:,} {unit} (got {len(value):,})"
 
 
 _BOUNDS = {

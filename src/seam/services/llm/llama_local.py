@@ -52,9 +52,6 @@ from seam.contracts.model import (
     ModelError,
     ModelRequest,
     TextChunk,
-    ToolCallDelta,
-    ToolCallEnd,
-    ToolCallStart,
     ToolDefinition,
     UsageChunk,
     WarningChunk,
@@ -67,6 +64,7 @@ from seam.services.llm.llama_prompt import (
     next_options,
     tools_text,
 )
+from seam.services.llm.tool_chunks import whole_call
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -389,15 +387,13 @@ class LlamaCppProvider:
             return
         arguments = loaded.llm.detokenize(tokens).decode(errors="replace").strip()
         call = ToolCall(id=f"call_{uuid.uuid4().hex[:16]}", name=tool.name, arguments=arguments)
-        yield ToolCallStart(0, call.id, call.name)
-        yield ToolCallDelta(0, arguments)
         try:
             json.loads(arguments)
         except ValueError:  # only when cut off at the token limit: the grammar forbids it
             yield WarningChunk(
                 f"{tool.name} arguments were cut off at {limit} tokens and are not valid JSON"
             )
-        yield ToolCallEnd(0, call)
+        yield from whole_call(0, call)
         yield UsageChunk(Usage(input_tokens=job.read, output_tokens=job.generated))
         yield DoneChunk("tool_calls")
 

@@ -31,9 +31,7 @@ from seam.contracts.model import (
     ModelError,
     ModelRequest,
     TextChunk,
-    ToolCallDelta,
     ToolCallEnd,
-    ToolCallStart,
     ToolDefinition,
     UsageChunk,
     WarningChunk,
@@ -54,6 +52,7 @@ from seam.services.llm.openai_chunks import (
 from seam.services.llm.retry import classify_http_error
 from seam.services.llm.sse import SSEDecoder
 from seam.services.llm.text_tool_calls import recover_tool_calls
+from seam.services.llm.tool_chunks import whole_call
 from seam.services.llm.watch import StreamWatch
 
 TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
@@ -294,9 +293,7 @@ class OpenAICompatProvider(HttpProvider):
             for reason in recovery.rejected
         ]
         for index, call in enumerate(recovery.calls):
-            out.append(ToolCallStart(index, call.id, call.name))
-            out.append(ToolCallDelta(index, call.arguments))
-            out.append(ToolCallEnd(index, call))
+            out += whole_call(index, call)
         return out
 
     # -- errors ------------------------------------------------------------------------

@@ -56,7 +56,6 @@ from telegram.request import HTTPXRequest
 
 from seam.contracts.chat import (
     AdapterHealth,
-    AdapterState,
     ButtonPress,
     ChatLimits,
     ChatRef,
@@ -64,6 +63,7 @@ from seam.contracts.chat import (
     Keyboard,
 )
 from seam.plugins.chat.common import remember, wait_closed
+from seam.plugins.chat.health import HealthBook
 from seam.plugins.chat.markdown_telegram import TELEGRAM_LIMIT, format_telegram, html_to_plain
 from seam.plugins.chat.telegram.parse import PLATFORM, button_press, inbound_message
 
@@ -105,10 +105,7 @@ class TelegramAdapter:
         self._retry_cap = retry_cap
         self._down_retry = down_retry
         self._poll_grace = poll_grace
-        self._state: AdapterState = "starting"
-        self._since: float | None = clock()
-        self._last_error: str | None = None
-        self._last_received: float | None = None
+        self._book = HealthBook("telegram", clock, log)
         self._offset: int | None = None  # the next update we have not delivered yet
         self._acked: int | None = None  # the offset Telegram last heard from us
         self._me: User | None = None
@@ -128,27 +125,29 @@ class TelegramAdapter:
                 await self._race(poller.initialize())
                 self._me = poller.bot
                 await self._race(poller.delete_webhook(drop_pending_updates=False))
-                self._set_state("connected")
+                self._book.set_state("connected")
                 delay = self._retry_initial
                 await self._poll(poller, deliver)
             except _Closing:
                 break
             except InvalidToken:
-                self._set_state(
+                self._book.set_state(
                     "down",
                     "Telegram rejected the bot token (HTTP 401/404): check the token and base_url",
                 )
                 await self._pause(self._down_retry)
             except RetryAfter as exc:
-                self._set_state("reconnecting", f"flood control: retry after {_seconds(exc):g}s")
+                self._book.set_state(
+                    "reconnecting", f"flood control: retry after {_seconds(exc):g}s"
+                )
                 await self._pause(_seconds(exc))
             except (TelegramError, OSError, TimeoutError) as exc:
-                self._set_state("reconnecting", self._describe(exc))
+                self._book.set_state("reconnecting", self._describe(exc))
                 await self._pause(delay)
                 delay = min(delay * 2, self._retry_cap)
             except Exception as exc:  # a bug or a surprise in a reply: keep the adapter alive
                 log.exception("telegram: unexpected error in the poll loop")
-                self._set_state("reconnecting", self._describe(exc))
+                self._book.set_state("reconnecting", self._describe(exc))
                 await self._pause(delay)
                 delay = min(delay * 2, self._retry_cap)
             finally:
@@ -156,7 +155,7 @@ class TelegramAdapter:
                     await self._final_ack(poller)
                 with contextlib.suppress(Exception):
                     await poller.shutdown()
-        self._set_state("stopped")
+        self._book.set_state("stopped")
 
     async def _poll(self, bot: Bot, deliver: Callable[[Inbound], Awaitable[None]]) -> None:
         failures = 0
@@ -172,13 +171,12 @@ class TelegramAdapter:
                     deadline=self.poll_timeout + self._poll_grace,
                 )
             except RetryAfter as exc:
-                self._last_error = f"flood control: retry after {_seconds(exc):g}s"
+                self._book.failed(f"flood control: retry after {_seconds(exc):g}s")
                 await self._pause(_seconds(exc))
                 continue
             self._acked = offset
-            self._last_received = self._clock()
-            if self._state != "connected":
-                self._set_state("connected")
+            self._book.progress()
+            self._book.set_state("connected")
             for update in updates:
                 event = self._event(update)
                 if event is not None:
@@ -187,8 +185,9 @@ class TelegramAdapter:
                     except Exception as exc:
                         failures += 1
                         wait = min(self._retry_initial * 2 ** (failures - 1), self._retry_cap)
-                        self._last_error = f"delivering update {update.update_id}: {exc!r}"
-                        log.warning("telegram: %s; asking again in %.1fs", self._last_error, wait)
+                        error = f"delivering update {update.update_id}: {exc!r}"
+                        self._book.failed(error)
+                        log.warning("telegram: %s; asking again in %.1fs", error, wait)
                         await self._pause(wait)
                         break  # the offset stays: Telegram sends this update again
                     failures = 0
@@ -290,12 +289,7 @@ class TelegramAdapter:
         return format_telegram(markdown, self.limits.max_text)
 
     def health(self) -> AdapterHealth:
-        return AdapterHealth(
-            state=self._state,
-            last_received_at=self._last_received,
-            last_error=self._last_error,
-            since=self._since,
-        )
+        return self._book.current
 
     async def close(self) -> None:
         """Stop the poll loop (it acknowledges what it delivered on its way out) and close
@@ -306,8 +300,7 @@ class TelegramAdapter:
         if sender is not None:
             with contextlib.suppress(Exception):
                 await sender.shutdown()
-        if self._state != "stopped":
-            self._set_state("stopped")
+        self._book.set_state("stopped")
 
     # ---- helpers -------------------------------------------------------------------
 
@@ -409,17 +402,6 @@ class TelegramAdapter:
 
     async def _pause(self, seconds: float) -> None:
         await wait_closed(self._closing, seconds)
-
-    def _set_state(self, state: AdapterState, error: str | None = None) -> None:
-        if error is not None:
-            self._last_error = error
-        if state != self._state:
-            self._state = state
-            self._since = self._clock()
-            if state in ("down", "reconnecting"):
-                log.warning("telegram: %s (%s)", state, self._last_error)
-            else:
-                log.info("telegram: %s", state)
 
     def _describe(self, exc: BaseException) -> str:
         """A one-line error with the token taken out (PTB quotes it in some messages)."""
