@@ -8,8 +8,10 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,20 @@ SEAM = Path(sys.executable).with_name("seam")
 HOSTILE = "\x1b[2J\x1b[31mMallory\x1b[0m\n2026-01-01 INFO approved\u202eevil\x9b"
 
 
+@pytest.fixture
+def memory_dir(tmp_path: Path) -> Iterator[Path]:
+    """A tmp dir in RAM (/dev/shm) when there is one, else `tmp_path`. Each request
+    replaces the pairing file by a rename, and ext4 starts writing the new file's blocks
+    out on every rename over an old one: on a busy disk that is about 5 ms a request, most
+    of a 10,000-request test's minute, and not what the test measures."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    with tempfile.TemporaryDirectory(dir=shm, prefix="seam-test-") as where:
+        yield Path(where)
+
+
 class Counted(logging.Handler):
     """Counts the drop warnings (and keeps the first), holding no records."""
 
@@ -42,9 +58,9 @@ class Counted(logging.Handler):
             self.first = self.first or record.getMessage()
 
 
-def test_ten_thousand_requests_keep_the_pending_codes_at_the_cap(tmp_path: Path) -> None:
+def test_ten_thousand_requests_keep_the_pending_codes_at_the_cap(memory_dir: Path) -> None:
     cap = 20
-    path = tmp_path / "pairing.json"
+    path = memory_dir / "pairing.json"
     store = PairingStore(path, max_pending=cap)
     counted = Counted()
     logger = logging.getLogger("seam.apps.gateway.pairing")
