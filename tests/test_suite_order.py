@@ -11,17 +11,32 @@ import pytest
 from tests.support.durations import DurationLog, longest_first, read_durations
 
 
-def test_units_go_longest_first_and_units_with_a_new_test_before_them() -> None:
+def test_units_go_longest_first_and_a_new_test_counts_as_the_mean() -> None:
     queue = {
         "a.py::fast": {"a.py::fast": False},
         "group": {"b.py::one": False, "b.py::two": False},
         "c.py::slow": {"c.py::slow": False},
         "d.py::new": {"d.py::new": False},
         "e.py::also_new": {"e.py::also_new": False},
+        "f.py::tiny": {"f.py::tiny": False},
     }
-    times = {"a.py::fast": 0.1, "b.py::one": 3.0, "b.py::two": 4.0, "c.py::slow": 5.0}
+    times = {"a.py::fast": 0.5, "b.py::one": 3.0, "b.py::two": 4.0, "c.py::slow": 5.0}
+    times["f.py::tiny"] = 0.0  # the mean of the known: 12.5 / 5 = 2.5
     longest_first(queue, times)
-    assert list(queue) == ["d.py::new", "e.py::also_new", "group", "c.py::slow", "a.py::fast"]
+    assert list(queue) == [
+        "group",
+        "c.py::slow",
+        "d.py::new",
+        "e.py::also_new",
+        "a.py::fast",
+        "f.py::tiny",
+    ]
+
+
+def test_without_figures_the_order_is_xdists() -> None:
+    queue = {f"t.py::{n}": {f"t.py::{n}": False} for n in "zyxw"}
+    longest_first(queue, {})
+    assert list(queue) == ["t.py::z", "t.py::y", "t.py::x", "t.py::w"]
 
 
 def test_no_file_or_a_broken_one_means_no_figures(tmp_path: Path) -> None:
