@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
 from tests.support.durations import DurationLog, longest_first, read_durations
+
+When = Literal["setup", "call", "teardown"]
 
 
 def test_units_go_longest_first_and_a_new_test_counts_as_the_mean() -> None:
@@ -52,7 +55,7 @@ def test_no_file_or_a_broken_one_means_no_figures(tmp_path: Path) -> None:
     assert read_durations(mixed) == {"t.py::a": 1.5}
 
 
-def _report(nodeid: str, when: str, duration: float) -> pytest.TestReport:
+def _report(nodeid: str, when: When, duration: float) -> pytest.TestReport:
     return pytest.TestReport(nodeid, ("t.py", 1, nodeid), {}, "passed", None, when, (), duration)
 
 
@@ -61,7 +64,8 @@ def test_each_tests_phases_are_summed_and_merged_over_the_last_figures(tmp_path:
     path.parent.mkdir()
     path.write_text(json.dumps({"elsewhere.py::kept": 9.0, "t.py::a": 99.0}))
     log = DurationLog(path)
-    for when, duration in (("setup", 0.25), ("call", 1.0), ("teardown", 0.25)):
+    phases: list[tuple[When, float]] = [("setup", 0.25), ("call", 1.0), ("teardown", 0.25)]
+    for when, duration in phases:
         log.pytest_runtest_logreport(_report("t.py::a", when, duration))
     log.pytest_runtest_logreport(_report("t.py::b", "call", 0.5))
     log.pytest_sessionfinish()
