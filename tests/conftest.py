@@ -4,7 +4,7 @@ the developer's real home, and provider variables from the outer shell never lea
 The suite runs in parallel (`scripts/test`: pytest-xdist, `--dist loadgroup`): each test
 leaves the process as it found it (`isolated_home`, `root_logger_restored`), and
 `pytest_xdist_make_scheduler` keeps together on one worker the modules that must share one
-(`ONE_WORKER`)."""
+(`ONE_WORKER`) and hands out the longest tests first (`tests/support/durations.py`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.durations import DurationLog, durations_path, longest_first, read_durations
 
 pytest_plugins = ["tests.support.openai_server", "tests.support.postgres"]
 
@@ -66,19 +68,38 @@ ONE_WORKER: dict[str, str] = {
 }
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller (not an xdist worker) records each test's time for the next run's
+    order, when `scripts/test` names the file (`SEAM_TEST_DURATIONS`)."""
+    path = durations_path()
+    if path is not None and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(DurationLog(path), "seam-durations")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """With `--dist loadgroup`: each test a unit of its own, except the modules in
     `ONE_WORKER`, each a unit sent whole to one worker (and, as xdist does, tests marked
     `xdist_group`). The grouping is decided here, on the node ids, because pytest 9 no
-    longer lets xdist append a group to an item's node id on the workers."""
+    longer lets xdist append a group to an item's node id on the workers. The units are
+    handed out longest first, by the last run's times (`tests/support/durations.py`)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling  # type: ignore[import-untyped]
 
+    durations = read_durations(durations_path())
+
     class Grouped(LoadGroupScheduling):  # type: ignore[misc]
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             group = ONE_WORKER.get(nodeid.split("::", 1)[0])
             return group if group is not None else str(super()._split_scope(nodeid))
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the queue is complete by the first hand-out
+                longest_first(self.workqueue, durations)
+                self.ordered = True
+            super()._assign_work_unit(node)
 
     return Grouped(config, log)

@@ -8,7 +8,10 @@ from tests.cli.conftest import make_cli
 
 
 def test_without_a_platform_or_a_token_seam_gateway_says_so(tmp_path: Path) -> None:
-    cli = make_cli(tmp_path, {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    # In this process: the messages are what is checked, not the process (saves three
+    # `seam` start-ups).
+    provider = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    cli = make_cli(tmp_path, provider, in_process=True)
     nothing = cli("gateway")
     assert nothing.returncode == 2
     assert nothing.stderr == (

@@ -6,14 +6,12 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from seam.apps.gateway.pairing import ALPHABET, CODE_TTL, LOCKOUT, PairingError, PairingStore
-
-SEAM = Path(sys.executable).with_name("seam")
+from tests.support.in_process import run_seam
 
 
 class Clock:
@@ -85,9 +83,8 @@ def test_seam_pairing_list_approve_revoke(tmp_path: Path) -> None:
     code = PairingStore(home / "pairing.json").request("telegram", "99", "Ann", "x").code
 
     def seam(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(SEAM), "pairing", *args], env=env, capture_output=True, text=True, timeout=30
-        )
+        # In this process: the command's answers are checked, not its process.
+        return run_seam(["pairing", *args], env=env, cwd=tmp_path)
 
     listed = seam("list")
     assert listed.returncode == 0 and code in listed.stdout and "telegram:99" in listed.stdout

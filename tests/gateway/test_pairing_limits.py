@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
-import sys
+import tempfile
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,11 +21,25 @@ from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel
 from tests.gateway.fake_chat import FakePlatform
 from tests.gateway.harness import gateway_running, make_runtime, until
+from tests.support.in_process import run_seam
 
-SEAM = Path(sys.executable).with_name("seam")
 # ESC sequences that clear the screen and recolour it, a forged log line, and a bidi
 # override that shows the rest backwards.
 HOSTILE = "\x1b[2J\x1b[31mMallory\x1b[0m\n2026-01-01 INFO approved\u202eevil\x9b"
+
+
+@pytest.fixture
+def memory_dir(tmp_path: Path) -> Iterator[Path]:
+    """A tmp dir in RAM (/dev/shm) when there is one, else `tmp_path`. Each request
+    replaces the pairing file by a rename, and ext4 starts writing the new file's blocks
+    out on every rename over an old one: on a busy disk that is about 5 ms a request, most
+    of a 10,000-request test's minute, and not what the test measures."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    with tempfile.TemporaryDirectory(dir=shm, prefix="seam-test-") as where:
+        yield Path(where)
 
 
 class Counted(logging.Handler):
@@ -42,9 +56,9 @@ class Counted(logging.Handler):
             self.first = self.first or record.getMessage()
 
 
-def test_ten_thousand_requests_keep_the_pending_codes_at_the_cap(tmp_path: Path) -> None:
+def test_ten_thousand_requests_keep_the_pending_codes_at_the_cap(memory_dir: Path) -> None:
     cap = 20
-    path = tmp_path / "pairing.json"
+    path = memory_dir / "pairing.json"
     store = PairingStore(path, max_pending=cap)
     counted = Counted()
     logger = logging.getLogger("seam.apps.gateway.pairing")
@@ -109,9 +123,7 @@ def test_seam_pairing_list_prints_no_escape_codes_for_a_hostile_name(tmp_path: P
     store.request("telegram", "99", HOSTILE, "telegram:99")
     raw = home / "pairing.json"  # a file written before names were cleaned
     raw.write_text(raw.read_text().replace("Mallory", "Mallory\\u001b[5m"))
-    listed = subprocess.run(
-        [str(SEAM), "pairing", "list"], env=env, capture_output=True, text=True, timeout=30
-    )
+    listed = run_seam(["pairing", "list"], env=env, cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "Mallory" in listed.stdout
     printed = listed.stdout.replace("\t", " ").replace("\n", " ")
@@ -140,8 +152,6 @@ def test_a_bad_cap_is_a_one_line_error(tmp_path: Path) -> None:
     home.mkdir()
     (home / "config.toml").write_text("[gateway]\nmax_pending_pairings = 0\n")
     env = {**os.environ, "SEAM_HOME": str(home), "HOME": str(tmp_path)}
-    listed = subprocess.run(
-        [str(SEAM), "pairing", "list"], env=env, capture_output=True, text=True, timeout=30
-    )
+    listed = run_seam(["pairing", "list"], env=env, cwd=tmp_path)
     assert listed.returncode == 1 and "Traceback" not in listed.stderr
     assert "max_pending_pairings" in listed.stderr and len(listed.stderr.splitlines()) == 1
