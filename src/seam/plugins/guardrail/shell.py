@@ -113,14 +113,28 @@ def _skipped(reader: Reader, root: Node) -> str:
     return ""
 
 
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+
+
+def _ascii_shape(source: bytes) -> bytes:
+    """`source` with every byte past ASCII made `x`, for the grammar only. Bash's syntax
+    is all ASCII (blanks, operators, quotes), so a multi-byte character is word text
+    either way and the tree's shape and byte offsets are unchanged; words are read from
+    the real bytes. The grammar's scanner can crash the process on some multi-byte
+    input (`{` then a 4-byte character: a segfault the fuzz suite found), which a
+    hostile command must never be able to do."""
+    return _NON_ASCII.sub(b"x", source)
+
+
 def _parse(source: bytes, deadline: Clock) -> Tree:
     """Parse within the deadline: the source is handed over in chunks, and running out of
     time ends it (some inputs make the grammar's scanner very slow)."""
+    shaped = _ascii_shape(source)
 
     def read(offset: int, _point: object) -> bytes:
         if deadline.past():
             raise OverBudget("the command takes too long to parse")
-        return source[offset : offset + _CHUNK]
+        return shaped[offset : offset + _CHUNK]
 
     out_of_time = False
 
