@@ -39,23 +39,9 @@ from seam.core.turn_deps import (
     Turn,
     TurnState,
 )
+from tests.support.tools import Echo
 
 KEY = "alone"
-
-
-class Echo:
-    name = "echo"
-    description = "echo the text back"
-    parameters: Mapping[str, Any] = {"type": "object", "properties": {"text": {"type": "string"}}}
-    concurrent = True
-    idempotent = True
-
-    def __init__(self) -> None:
-        self.runs: list[str] = []
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        self.runs.append(str(args.get("text", "")))
-        return f"echo: {args.get('text', '')}"
 
 
 def a_turn(model: ModelProvider, *tools: Echo, cancel: CancelToken | None = None) -> Turn:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from seam.contracts import (
@@ -13,7 +12,6 @@ from seam.contracts import (
     Message,
     RunStart,
     TextDelta,
-    ToolContext,
     ToolEnd,
     ToolStart,
 )
@@ -36,23 +34,9 @@ from seam.core.tool_step import RunTools
 from seam.core.turn import Finish, TurnStep
 from seam.core.turn_deps import StepEnd, Turn, TurnRequest, TurnState
 from seam.core.turn_driver import prepare_turn
+from tests.support.tools import Echo
 
 KEY = "s1"
-
-
-class Echo:
-    name = "echo"
-    description = "echo the text back"
-    parameters: Mapping[str, Any] = {"type": "object", "properties": {"text": {"type": "string"}}}
-    concurrent = True
-    idempotent = True
-
-    def __init__(self) -> None:
-        self.runs: list[str] = []
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        self.runs.append(str(args.get("text", "")))
-        return f"echo: {args.get('text', '')}"
 
 
 def make_loop(
