@@ -65,8 +65,11 @@ class UndoCommands:
         service, key = await self._service_and_key()
         found = await service.changes(key, turn)
         if found is None:
-            which = f"turn {turn}" if turn is not None else "no turn of this session"
-            self.say(f"{which} changed no files")
+            self.say(
+                f"turn {turn} changed no files"
+                if turn is not None
+                else "no turn of this session changed files"
+            )
         elif not found.diff.changes:
             self.say(f"turn {found.turn} left the files as they were")
         else:

@@ -88,8 +88,10 @@ async def changes(name: str | None, turn: int | None) -> int:
         found = await service.changes(key, turn)
         session = runtime.session_name_of(key)
     if found is None:
-        which = f"turn {turn}" if turn is not None else "no turn"
-        print(f"{which} of session {session} changed no files")
+        if turn is None:
+            print(f"no turn of session {session} changed files")
+        else:
+            print(f"turn {turn} of session {session} changed no files")
         return 1
     if not found.diff.changes:
         print(f"turn {found.turn} of session {session} left the files as they were")
