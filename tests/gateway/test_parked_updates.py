@@ -49,7 +49,7 @@ async def test_a_poisoned_update_ends_dead_and_only_its_own_chat_waits(
         assert not platform.pending()  # every update was acknowledged
         report = await Inbox(store).report()
     texts = said(platform, "42")
-    assert [t for t in texts if "could not handle" in t][0].count("\n") == 0  # one line
+    assert next(t for t in texts if "could not handle" in t).count("\n") == 0  # one line
     gave_up = next(i for i, t in enumerate(texts) if "gave up" in t)
     assert "after 3 tries" in texts[gave_up]
     assert gave_up < next(i for i, t in enumerate(texts) if "for 42" in t)
