@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -21,6 +22,7 @@ from tests.support.gateway_process import fake_process, stop, wait_for
 from tests.support.openai_server import OpenAIServer, text_reply
 
 POISON = "tell me \ud800 about it"
+T = TypeVar("T")
 
 
 def _cli(tmp_path: Path, openai: OpenAIServer, tokens: dict[str, str], table: str) -> Cli:
@@ -66,10 +68,20 @@ def _run_scenario(
     assert len(openai.chat_requests) == 1
 
 
+def _serving(module: str, remote: Callable[[str], T]) -> Iterator[T]:
+    """The fake platform `module` in its own process, as its `remote` client."""
+    with fake_process(module) as url:
+        yield remote(url)
+
+
 @pytest.fixture
 def fake_slack() -> Iterator[RemoteFakeSlack]:
-    with fake_process("tests.support.fake_slack") as url:
-        yield RemoteFakeSlack(url)
+    yield from _serving("tests.support.fake_slack", RemoteFakeSlack)
+
+
+@pytest.fixture
+def fake_discord() -> Iterator[RemoteFakeDiscord]:
+    yield from _serving("tests.support.fake_discord", RemoteFakeDiscord)
 
 
 def test_slack_never_jams(
@@ -92,12 +104,6 @@ def test_slack_never_jams(
         ]
 
     _run_scenario(cli, openai_server, send, said, "D0001", "D0002")
-
-
-@pytest.fixture
-def fake_discord() -> Iterator[RemoteFakeDiscord]:
-    with fake_process("tests.support.fake_discord") as url:
-        yield RemoteFakeDiscord(url)
 
 
 def test_discord_never_jams(

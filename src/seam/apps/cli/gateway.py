@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -36,20 +37,15 @@ def gateway_command(ctx: typer.Context) -> None:
     execute(serve_gateway())
 
 
-@gateway_app.command("status")
-def gateway_status() -> None:
-    """Each platform's state, and the updates that are dead or stuck."""
-    from seam.apps.cli.runner import execute
+def _subcommand(name: str, summary: str, main: Callable[[], Coroutine[Any, Any, int]]) -> None:
+    """`seam gateway NAME`, running `main()` as every command runs (one-line errors)."""
 
-    execute(_status())
+    def command() -> None:
+        from seam.apps.cli.runner import execute
 
+        execute(main())
 
-@gateway_app.command("clear")
-def gateway_clear() -> None:
-    """Dismiss the dead updates (after reading them in seam gateway status)."""
-    from seam.apps.cli.runner import execute
-
-    execute(_clear())
+    gateway_app.command(name, help=summary)(command)
 
 
 async def _status() -> int:
@@ -86,6 +82,10 @@ def _outbox(runtime: Runtime) -> Outbox:
     if not isinstance(store, Outbox):
         raise CliError("this store keeps no outbox, so no gateway updates", USAGE)
     return store
+
+
+_subcommand("status", "Each platform's state, and the updates that are dead or stuck.", _status)
+_subcommand("clear", "Dismiss the dead updates (after reading seam gateway status).", _clear)
 
 
 def register(app: typer.Typer) -> None:
