@@ -113,6 +113,7 @@ class Gateway:
         self._rescue_every = rescue_every
         self._driving: dict[str, Driving] = {}
         self._owners: dict[str, frozenset[str]] = {}
+        self._drive_failures: dict[str, int] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
     def slot(self, platform: str) -> AdapterSlot:
@@ -272,9 +273,10 @@ class Gateway:
                 on_event=view.on_event,
                 cancel=token,
             )
-        except Exception:
+        except Exception as exc:
             log.exception("driving %s failed", sub.id)
             await view.close()
+            await self._drive_failed(adapter, chat, sub.id, exc)
             return
         preview = await view.close()
         if settled.state != "settled":
@@ -283,6 +285,24 @@ class Gateway:
         text = answer_text(settled, partial=view.said)
         await enqueue_reply(self.outbox, adapter, chat, settled.id, text, edit=preview)
         self._owners.pop(sub.id, None)
+
+    async def _drive_failed(
+        self, adapter: ChatAdapter, chat: ChatRef, sid: str, exc: Exception
+    ) -> None:
+        """A turn whose driving raised (not one that settled failed: that one answers
+        with its error) is tried again by `rescue_forever`, `ATTEMPTS` times in this
+        process; the chat is told once, and once more when it is given up (aborted)."""
+        tries = self._drive_failures[sid] = self._drive_failures.get(sid, 0) + 1
+        error = one_line(exc)
+        if tries < ATTEMPTS:
+            await self._say(adapter, chat, sid, failed_text(error), kind="turn-error")
+            return
+        text = f"I gave up on that message after {tries} tries ({error})."
+        await self._say(adapter, chat, sid, text, kind="turn-dead")
+        try:
+            await self.runtime.abort(sid)
+        except Exception as abort_error:
+            log.warning("could not abort %s: %s", sid, abort_error)
 
     def _default_owners(self, chat: ChatRef) -> frozenset[str]:
         """Who may answer a rescued turn's approvals (its sender is not known here): the
@@ -398,7 +418,8 @@ class Gateway:
         while True:
             try:
                 for sub in await self.runtime.store.submissions(query=UNSETTLED):
-                    if sub.id.startswith(prefix) and sub.id not in self._driving:
+                    given_up = self._drive_failures.get(sub.id, 0) >= ATTEMPTS
+                    if sub.id.startswith(prefix) and sub.id not in self._driving and not given_up:
                         self._drive(platform, sub)
             except Exception:
                 log.exception("looking for submissions to drive failed")
