@@ -4,6 +4,7 @@ after their retries, or stuck waiting for one: `inbox.py`)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -32,8 +33,16 @@ def adapter_lines(adapters: Mapping[str, Mapping[str, Any]], now: float) -> list
 
 def item_line(state: str, item: OutboxItem) -> str:
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(item.updated_at))
-    error = item.last_error or "-"
+    error = item.last_error or _parked_error(item.payload) or "-"
     return f"{state}\t{chat_of(item.target)}\t{item.source}\t{when}\t{error}"
+
+
+def _parked_error(payload: str) -> str:
+    """The first try's error, kept in the row when it was parked."""
+    try:
+        return str(json.loads(payload).get("error") or "")
+    except (ValueError, AttributeError):
+        return ""
 
 
 async def update_lines(outbox: Outbox) -> list[str]:
