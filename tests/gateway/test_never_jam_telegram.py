@@ -58,6 +58,9 @@ def test_new_usage_and_a_poisoned_update_never_jam_across_a_restart(
         fake_telegram.push_message("/usage", chat_id=OWNER, user_id=OWNER)
         wait_for(lambda: has(fake_telegram, OWNER, "No model calls"), "/usage", gateway)
         assert has(fake_telegram, OWNER, "Started a new conversation.")
+        fake_telegram.push_message("/new", chat_id=OTHER, user_id=OTHER)
+        fake_telegram.push_message("/usage", chat_id=OTHER, user_id=OTHER)
+        wait_for(lambda: has(fake_telegram, OTHER, "No model calls"), "their /usage", gateway)
         fake_telegram.push_message(POISON, chat_id=OTHER, user_id=OTHER)
         wait_for(lambda: has(fake_telegram, OTHER, "could not handle"), "the error", gateway)
         # The poisoned chat waits for its retries; the owner's does not.
