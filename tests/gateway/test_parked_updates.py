@@ -32,7 +32,7 @@ def has(platform: FakePlatform, chat: str, part: str) -> bool:
 async def test_a_poisoned_update_ends_dead_and_only_its_own_chat_waits(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inbox, "DELAYS", (0.3, 0.6))
+    monkeypatch.setattr(inbox, "DELAYS", (0.5, 2.0))
     model = ScriptedModel([text_step("for 43"), text_step("for 42")])
     store = SQLiteSessionStore(str(tmp_path / "sessions.db"))
     runtime = make_runtime(model, store)  # type: ignore[arg-type]
