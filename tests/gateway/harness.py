@@ -121,6 +121,7 @@ async def gateway_running(
         PairingStore(tmp / "pairing.json"),
         working_dir=working_dir,
         rescue_every=0.2,
+        retry_tick=0.05,
         book=ChatBook(tmp / "gateway-chats.json"),
     )
     supervisor = Supervisor(

@@ -208,8 +208,9 @@ def _message_id_of(fake: RemoteFakeTelegram, call: dict[str, Any]) -> int:
 def test_pairing_a_stranger(
     tmp_path: Path, openai_server: OpenAIServer, fake_telegram: RemoteFakeTelegram
 ) -> None:
+    """The stranger's first message waits for the approval, and is answered then."""
     cli = gateway_cli(tmp_path, openai_server, fake_telegram)
-    openai_server.push(text_reply("Hello, new friend."))
+    openai_server.push(text_reply("Hello, new friend."), text_reply("Welcome back."))
     gateway = cli.popen("gateway")
     try:
         fake_telegram.push_message("hi", chat_id=2002, user_id=2002)
@@ -218,16 +219,20 @@ def test_pairing_a_stranger(
             "the code",
             gateway,
         )
+        assert any("once you are approved" in t for t in texts(fake_telegram))
         listed = cli("pairing", "list")
         code = listed.stdout.split("\t")[1]
         assert "telegram:2002" in listed.stdout
         approved = cli("pairing", "approve", code)
         assert approved.returncode == 0, approved.stderr
-        fake_telegram.push_message("hi again", chat_id=2002, user_id=2002)
         wait_for(lambda: finals(fake_telegram, "Hello, new friend.") == 1, "the answer", gateway)
+        assert openai_server.chat_requests[0].body["messages"][-1]["content"] == "hi"
+        fake_telegram.push_message("hi again", chat_id=2002, user_id=2002)
+        wait_for(lambda: finals(fake_telegram, "Welcome back.") == 1, "the next", gateway)
     finally:
         stop(gateway)
-    assert len(openai_server.chat_requests) == 1
+    assert len(openai_server.chat_requests) == 2
+    assert finals(fake_telegram, "Hello, new friend.") == 1
 
 
 @pytest.mark.parametrize("backend", ["postgres", "sqlite"])

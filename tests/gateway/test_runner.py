@@ -164,6 +164,9 @@ async def test_stop_aborts_the_running_answer(tmp_path: Path) -> None:
     sub = await store.submission(message_key(msg))
     assert sub is not None and sub.outcome == "aborted"
     assert "Stopping." in platform.sent_texts()
+    # What was already said stays, marked stopped (it was replaced with nothing).
+    (final,) = [t for t in platform.sent_texts() if "Stopped" in t]
+    assert final.startswith("thinking") and final.endswith("_Stopped._")
 
 
 async def test_groups_are_answered_only_when_addressed(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,21 +14,82 @@ from seam.contracts.names import clean_name
 
 if TYPE_CHECKING:
     from seam.apps.gateway.pairing import PairingStore
+    from seam.contracts.outbox import Outbox
+    from seam.wiring.runtime import Runtime
 
 pairing_app = typer.Typer(
     help="Approve people who asked to talk to the agent.", no_args_is_help=True
 )
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("gateway")
-    def gateway_command() -> None:
-        """Run the chat platforms configured under [gateway] until stopped."""
+gateway_app = typer.Typer(help="Run the chat platforms configured under [gateway] until stopped.")
+
+
+@gateway_app.callback(invoke_without_command=True)
+def gateway_command(ctx: typer.Context) -> None:
+    """Run the chat platforms configured under [gateway] until stopped (`status` and
+    `clear` look at what did not go through)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from seam.apps.cli.runner import execute
+    from seam.apps.gateway.serve import serve_gateway
+
+    execute(serve_gateway())
+
+
+def _subcommand(name: str, summary: str, main: Callable[[], Coroutine[Any, Any, int]]) -> None:
+    """`seam gateway NAME`, running `main()` as every command runs (one-line errors)."""
+
+    def command() -> None:
         from seam.apps.cli.runner import execute
-        from seam.apps.gateway.serve import serve_gateway
 
-        execute(serve_gateway())
+        execute(main())
 
+    gateway_app.command(name, help=summary)(command)
+
+
+async def _status() -> int:
+    from seam.apps.cli.render import terminal_safe
+    from seam.apps.cli.runner import open_runtime
+    from seam.apps.gateway.report import adapter_lines, update_lines
+    from seam.apps.gateway.status import read_status, status_path
+
+    async with open_runtime() as runtime:
+        assert runtime.settings is not None
+        adapters = read_status(status_path(runtime.settings)).get("adapters", {})
+        lines = adapter_lines(adapters, time.time()) or ["no gateway has run here yet"]
+        lines += await update_lines(_outbox(runtime))
+    sys.stdout.write("".join(f"{terminal_safe(line)}\n" for line in lines))
+    return 0
+
+
+async def _clear() -> int:
+    from seam.apps.cli.runner import open_runtime
+    from seam.apps.gateway.inbox import Inbox
+
+    async with open_runtime() as runtime:
+        cleared = await Inbox(_outbox(runtime)).clear()
+    sys.stdout.write(f"cleared {cleared} dead update(s)\n")
+    return 0
+
+
+def _outbox(runtime: Runtime) -> Outbox:
+    from seam.apps.cli.exits import USAGE
+    from seam.apps.cli.runner import CliError
+    from seam.contracts.outbox import Outbox
+
+    store = runtime.store
+    if not isinstance(store, Outbox):
+        raise CliError("this store keeps no outbox, so no gateway updates", USAGE)
+    return store
+
+
+_subcommand("status", "Each platform's state, and the updates that are dead or stuck.", _status)
+_subcommand("clear", "Dismiss the dead updates (after reading seam gateway status).", _clear)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(gateway_app, name="gateway")
     app.add_typer(pairing_app, name="pairing")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from seam.apps.doctor.check import Check, Diagnosis
 from seam.apps.doctor.checkpoints import checkpoints_check
-from seam.apps.doctor.gateway import gateway_checks
+from seam.apps.doctor.gateway import gateway_checks, updates_check
 from seam.apps.doctor.model import generate_one_token, local_checks, provider_check, remote_live
 from seam.apps.doctor.parts import (
     context_room,
@@ -55,6 +55,9 @@ async def diagnose(
     if room is not None:
         checks.append(room)
     checks.extend(gateway_checks(settings))
+    updates = await updates_check(settings)
+    if updates is not None:
+        checks.append(updates)
     return Diagnosis(checks, config_ok=True)
 
 

@@ -1,6 +1,6 @@
 """The gateway's lines in `seam doctor`: for each configured platform, whether its token
 is set (its `ChatPlatform.token_fields`), and what the running gateway last wrote about it
-(state, last receipt)."""
+(state, last receipt); and the updates that are dead or stuck (`updates_check`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from seam.wiring.chat_platforms import chat_platforms
 from seam.wiring.gateway_settings import gateway_section
 from seam.wiring.settings import ConfigError, Settings
 
+UPDATES = "gateway updates"
 # A status entry older than this means no gateway is running that adapter now.
 STALE_AFTER = 60.0
 
@@ -65,3 +66,36 @@ def _ago(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+async def updates_check(settings: Settings) -> Check | None:
+    """The gateway's updates that did not go through: ✗ with the counts when any is dead
+    (after its retries) or stuck (waiting for a retry no gateway runs); None when no
+    platform is configured."""
+    from seam.apps.gateway.inbox import Inbox
+    from seam.apps.gateway.report import CLEAR_HINT, counts
+    from seam.contracts.outbox import Outbox
+    from seam.wiring.store_backends import open_store, store_location
+
+    try:
+        if not gateway_section(settings).platforms():
+            return None
+    except ConfigError:
+        return None  # `gateway_checks` says what is wrong
+    where = store_location(settings)
+    if where.url is None and not settings.store_path.exists():
+        return Check(UPDATES, True, "none yet (no store)")
+    store = open_store(where)
+    try:
+        opener = getattr(store, "open", None)
+        if opener is not None:
+            await opener()
+        if not isinstance(store, Outbox):
+            return None
+        report = await Inbox(store).report()
+    except Exception as exc:  # the store's own line says what is wrong with it
+        return Check(UPDATES, False, f"could not read them: {exc}", "see the session store line")
+    finally:
+        await store.aclose()
+    ok = not report.dead and not report.stuck
+    return Check(UPDATES, ok, counts(report), "" if ok else CLEAR_HINT)

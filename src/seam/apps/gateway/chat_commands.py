@@ -19,6 +19,7 @@ from seam.apps.gateway.tenants import ChatTenants
 from seam.contracts.chat import InboundMessage
 from seam.contracts.execution import UNSETTLED
 from seam.contracts.outbox import Outbox
+from seam.contracts.sessions import SessionNotFound
 from seam.wiring.runtime import Runtime
 
 # Commands only the owner (a user the config names) may run, with the refusal.
@@ -73,7 +74,11 @@ class ChatCommands:
         return "Stopping." if stopped else "Nothing is running."
 
     async def _usage(self, key: str) -> str:
-        totals = await self.runtime.store.usage_totals(key)
+        try:
+            totals = await self.runtime.store.usage_totals(key)
+        except SessionNotFound:
+            # `/new` (or a first `/usage`): the session is made by the next message.
+            return usage_text(0, 0, 0, 0.0, 0)
         usage = totals.usage
         return usage_text(
             totals.calls,

@@ -24,13 +24,15 @@ def reply_key(source: str, part: int = 0, kind: str = "reply") -> str:
     return f"{source}:{kind}:{part}"
 
 
-def answer_text(sub: Submission) -> str:
-    """What the chat is told when a submission settles."""
+def answer_text(sub: Submission, *, partial: str = "") -> str:
+    """What the chat is told when a submission settles; `partial`: what the turn had
+    streamed, kept (and marked stopped) when a stopped turn's own result is empty, so
+    `/stop` never replaces what was already said with nothing."""
     if sub.outcome == "completed":
         return (sub.result or "").strip() or NO_ANSWER
     if sub.outcome == "aborted":
-        partial = (sub.result or "").strip()
-        return f"{partial}\n\n_{STOPPED}_" if partial else STOPPED
+        said = (sub.result or "").strip() or partial.strip()
+        return f"{said}\n\n_{STOPPED}_" if said else STOPPED
     return f"Sorry, that did not work: {sub.error or 'the turn failed'}"
 
 

@@ -42,8 +42,10 @@ from seam.apps.gateway.book import ChatBook
 from seam.apps.gateway.chat_commands import ChatCommands
 from seam.apps.gateway.chats import ChatSessions, id_prefix, message_key, parse_ref
 from seam.apps.gateway.commands import parse_command
+from seam.apps.gateway.inbox import ATTEMPTS, Inbox, one_line
 from seam.apps.gateway.pairing import PairingStore
 from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
+from seam.apps.gateway.retries import TICK, Retries, failed_text
 from seam.apps.gateway.sender import AdapterSlot
 from seam.apps.gateway.stream import TurnView
 from seam.apps.gateway.tenants import ChatTenants
@@ -89,6 +91,7 @@ class Gateway:
         clock: Callable[[], float] = time.time,
         rescue_every: float = RESCUE_EVERY,
         book: ChatBook | None = None,
+        retry_tick: float = TICK,
     ) -> None:
         store = runtime.store
         if not isinstance(store, Outbox):
@@ -103,11 +106,14 @@ class Gateway:
         self.commands = ChatCommands(runtime, self.chats, self.tenants, store, self._cancel_local)
         self.book = book
         self.approvals = Approvals()
+        self.inbox = Inbox(store, clock)
+        self.retries = Retries(self.inbox, self, runtime.owner, tick=retry_tick, clock=clock)
         self.slots: dict[str, AdapterSlot] = {}
         self._clock = clock
         self._rescue_every = rescue_every
         self._driving: dict[str, Driving] = {}
         self._owners: dict[str, frozenset[str]] = {}
+        self._drive_failures: dict[str, int] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
     def slot(self, platform: str) -> AdapterSlot:
@@ -116,16 +122,52 @@ class Gateway:
     # Inbound
 
     async def deliver(self, adapter: ChatAdapter, event: Inbound) -> None:
-        """The adapters' callback: returns once the event is durable (or handled)."""
+        """The adapters' callback: returns once the event is durable (or handled). An
+        update that fails is parked for its retries (`inbox.py`) and the chat told, so
+        the platform's acknowledgement never waits on it; only a store that cannot even
+        park it makes this raise (the adapter then asks the platform again)."""
         if isinstance(event, ButtonPress):
-            await self._press(adapter, event)
-        else:
+            try:
+                await self._press(adapter, event)
+            except Exception:  # a press is not retried: the person can press again
+                log.exception("handling a button press in %s failed", event.chat)
+            return
+        sid = message_key(event)
+        if await self.inbox.waiting(event.chat):
+            # An earlier update of this chat waits for a retry: this one queues behind it.
+            await self.inbox.park(sid, event, tried=0)
+            return
+        try:
             await self._message(adapter, event)
+        except Exception as exc:
+            error = one_line(exc)
+            log.warning("update %s failed (try 1 of %d): %s", sid, ATTEMPTS, error, exc_info=True)
+            await self.inbox.park(sid, event, tried=1, error=error)
+            await self._say(adapter, event.chat, sid, failed_text(error), kind="error")
 
     def allowed(self, platform: str, user_id: str) -> bool:
         return user_id in self.section.allowed(platform) or self.pairing.is_paired(
             platform, user_id
         )
+
+    async def handle_parked(self, adapter: ChatAdapter, msg: InboundMessage) -> None:
+        """A parked update's next try (`retries.py`): as it came, raising when it fails."""
+        await self._message(adapter, msg)
+
+    async def handle_paired(self, adapter: ChatAdapter, msg: InboundMessage, sid: str) -> None:
+        """A stranger's waiting message, run once they are paired (under an id of its
+        own: `sid` itself was answered with the pairing code)."""
+        paired = f"{sid}:paired"
+        existing = await self.runtime.store.submission(paired)
+        if existing is not None:
+            self._drive(adapter.platform, existing)
+        elif not await replied(self.outbox, paired):
+            await self._admit(adapter, msg, paired)
+
+    async def tell(
+        self, adapter: ChatAdapter, chat: ChatRef, source: str, text: str, kind: str
+    ) -> None:
+        await self._say(adapter, chat, source, text, kind=kind)
 
     async def _message(self, adapter: ChatAdapter, msg: InboundMessage) -> None:
         if msg.is_group and not msg.addressed:
@@ -141,6 +183,10 @@ class Gateway:
         if not self.allowed(msg.chat.platform, msg.user_id):
             await self._pair(adapter, msg, sid)
             return
+        await self._admit(adapter, msg, sid)
+
+    async def _admit(self, adapter: ChatAdapter, msg: InboundMessage, sid: str) -> None:
+        """Answer a command, or submit the message (as submission `sid`) and drive it."""
         command = parse_command(msg.text)
         if command is not None:
             await self._say(adapter, msg.chat, sid, await self.commands.run(command, msg))
@@ -170,11 +216,14 @@ class Gateway:
     async def _pair(self, adapter: ChatAdapter, msg: InboundMessage, sid: str) -> None:
         request = self.pairing.request(msg.chat.platform, msg.user_id, msg.user_name, str(msg.chat))
         log.info("pairing requested by %s:%s (%s)", msg.chat.platform, msg.user_id, msg.user_name)
+        kept = await self.inbox.park_for_pairing(sid, msg)
         text = (
             "I don't know you yet. Ask my owner to approve you with:\n\n"
             f"`seam pairing approve {request.code}`\n\n"
             "The code is valid for an hour."
         )
+        if kept:
+            text += " I will answer this message once you are approved."
         await self._say(adapter, msg.chat, sid, text)
 
     async def _say(
@@ -224,17 +273,36 @@ class Gateway:
                 on_event=view.on_event,
                 cancel=token,
             )
-        except Exception:
+        except Exception as exc:
             log.exception("driving %s failed", sub.id)
             await view.close()
+            await self._drive_failed(adapter, chat, sub.id, exc)
             return
         preview = await view.close()
         if settled.state != "settled":
             return
-        await enqueue_reply(
-            self.outbox, adapter, chat, settled.id, answer_text(settled), edit=preview
-        )
+        # A stopped turn keeps what it had said: the streamed text, when its own is gone.
+        text = answer_text(settled, partial=view.said)
+        await enqueue_reply(self.outbox, adapter, chat, settled.id, text, edit=preview)
         self._owners.pop(sub.id, None)
+
+    async def _drive_failed(
+        self, adapter: ChatAdapter, chat: ChatRef, sid: str, exc: Exception
+    ) -> None:
+        """A turn whose driving raised (not one that settled failed: that one answers
+        with its error) is tried again by `rescue_forever`, `ATTEMPTS` times in this
+        process; the chat is told once, and once more when it is given up (aborted)."""
+        tries = self._drive_failures[sid] = self._drive_failures.get(sid, 0) + 1
+        error = one_line(exc)
+        if tries < ATTEMPTS:
+            await self._say(adapter, chat, sid, failed_text(error), kind="turn-error")
+            return
+        text = f"I gave up on that message after {tries} tries ({error})."
+        await self._say(adapter, chat, sid, text, kind="turn-dead")
+        try:
+            await self.runtime.abort(sid)
+        except Exception as abort_error:
+            log.warning("could not abort %s: %s", sid, abort_error)
 
     def _default_owners(self, chat: ChatRef) -> frozenset[str]:
         """Who may answer a rescued turn's approvals (its sender is not known here): the
@@ -350,7 +418,8 @@ class Gateway:
         while True:
             try:
                 for sub in await self.runtime.store.submissions(query=UNSETTLED):
-                    if sub.id.startswith(prefix) and sub.id not in self._driving:
+                    given_up = self._drive_failures.get(sub.id, 0) >= ATTEMPTS
+                    if sub.id.startswith(prefix) and sub.id not in self._driving and not given_up:
                         self._drive(platform, sub)
             except Exception:
                 log.exception("looking for submissions to drive failed")
@@ -363,12 +432,14 @@ class Gateway:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.retries.stop(platform)
 
     async def aclose(self) -> None:
         tasks = [d.task for d in self._driving.values()] + list(self._background)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.retries.stop()
 
     def spawn(self, work: Awaitable[object]) -> None:
         """Run `work` in the background (cancelled by `aclose`)."""

@@ -50,6 +50,11 @@ class TurnView:
         self._closed = False
         self._sending = False
 
+    @property
+    def said(self) -> str:
+        """The text streamed so far (what the preview shows)."""
+        return self._text.strip()
+
     def start(self) -> None:
         if self._typing is None:
             self._typing = asyncio.ensure_future(self._keep_typing())

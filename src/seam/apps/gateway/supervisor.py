@@ -108,6 +108,7 @@ class Supervisor:
                 deliver_forever(self.gateway.outbox, sender, self.delivery_owner)
             ),
             asyncio.ensure_future(self.gateway.rescue_forever(self.name)),
+            asyncio.ensure_future(self.gateway.retries.run_forever(self.name)),
         ]
         try:
             while True:
