@@ -22,6 +22,7 @@ from seam.apps.web.app import create_app
 from seam.apps.web.auth import Authenticator
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.keys import KeyStore
+from seam.apps.web.retries import RetryBoard
 from seam.apps.web.serve import server_config
 from seam.contracts import ToolContext
 from seam.contracts.model import ModelProvider
@@ -95,6 +96,7 @@ async def serving(
     config: WebSection | None = None,
     store: Any = None,
     approval_timeout: float = 30.0,
+    retries: RetryBoard | None = None,
 ) -> AsyncIterator[Served]:
     tmp.mkdir(parents=True, exist_ok=True)
     store = store if store is not None else SQLiteSessionStore(str(tmp / "sessions.db"))
@@ -109,6 +111,7 @@ async def serving(
         config or WebSection(heartbeat_seconds=0.5),
         rescue_seconds=0.2,
         tenants_dir=tmp / "tenants",
+        retries=retries or RetryBoard(),
     )
     keystore = KeyStore(tmp / "keys.json")
     keys = {t: keystore.create(f"key-{t}", t) for t in ("local", "alpha", "beta")}

@@ -1,0 +1,72 @@
+"""The model's retries as they happen, for the streams that follow the retrying session.
+
+A provider that is about to wait and send a failed request again tells its `on_retry`
+callback, which knows nothing of sessions. It runs inside the turn's task, where the
+coordinator has set the running turn's log fields (its session key and submission), so
+`RetryBoard` learns from them whose turn waits and hands the notice to every stream of
+that session. Retries are live news, not history: they are not stored, carry no sequence
+number, and a stream that opens during a back-off sees only the retries after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+from seam.contracts.model import RetryNotice
+from seam.wiring.web import LOG_FIELDS
+
+RetryPayload = dict[str, Any]
+
+
+def retry_payload(notice: RetryNotice, session_key: str, submission_id: str) -> RetryPayload:
+    """What a stream sends for one retry (`event: retry`)."""
+    return {
+        "type": "retry",
+        "session_key": session_key,
+        "submission_id": submission_id,
+        "attempt": notice.attempt,
+        "attempts": notice.attempts,
+        "delay": round(notice.delay, 3),
+        "reason": notice.reason,
+        "provider": notice.provider,
+        "message": notice.line(),
+    }
+
+
+class RetryBoard:
+    """An `on_retry` callback that fans each retry out to the streams of its session."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[str, set[asyncio.Queue[RetryPayload]]] = {}
+
+    def __call__(self, notice: RetryNotice) -> None:
+        fields = LOG_FIELDS.get()
+        key = fields.get("session")
+        if not key:
+            return  # not a turn's call (a title or a memory review): nobody waits on it
+        queues = self._subscribers.get(key)
+        if not queues:
+            return
+        payload = retry_payload(notice, key, fields.get("submission", ""))
+        for queue in queues:
+            queue.put_nowait(payload)
+
+    @contextlib.contextmanager
+    def subscribe(self, key: str) -> Iterator[asyncio.Queue[RetryPayload]]:
+        """A queue of the retries of session `key`'s turns, while the block runs."""
+        queue: asyncio.Queue[RetryPayload] = asyncio.Queue()
+        self._subscribers.setdefault(key, set()).add(queue)
+        try:
+            yield queue
+        finally:
+            queues = self._subscribers.get(key)
+            if queues is not None:
+                queues.discard(queue)
+                if not queues:
+                    del self._subscribers[key]
+
+
+__all__ = ["RetryBoard", "RetryPayload", "retry_payload"]
