@@ -106,3 +106,19 @@ async def test_a_retry_of_another_session_or_outside_a_turn_reaches_no_stream() 
         assert queue.qsize() == 1
         got = queue.get_nowait()
         assert json.loads(json.dumps(got))["attempt"] == 3
+
+
+def test_a_stream_that_opens_during_a_back_off_gets_the_pending_retry() -> None:
+    from seam.contracts.model import RetryNotice
+    from seam.wiring.web import LOG_FIELDS
+
+    board = RetryBoard()
+    token = LOG_FIELDS.set({"session": "mine", "submission": "s"})
+    board(RetryNotice(2, 4, 30.0, "HTTP 503"))
+    LOG_FIELDS.reset(token)
+    with board.subscribe("mine") as queue:
+        late = queue.get_nowait()
+        assert late["attempt"] == 2 and 29 < late["delay"] <= 30
+    board.seen("mine")  # the attempt began
+    with board.subscribe("mine") as queue:
+        assert queue.empty()

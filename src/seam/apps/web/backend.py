@@ -104,6 +104,7 @@ class WebBackend:
 
     def _on_event(self, event: AgentEvent) -> None:
         self.metrics.observe(event)
+        self.retries.seen(event.session_key)
         self.hub.publish(event)
 
     # Names and tenants
