@@ -261,6 +261,7 @@ def test_a_dropped_connection_resumes_without_repeating_text(
         settled(page)
         text = log_text(page)
         assert text.count("word0 ") == 1 and text.count("THE END.") == 1
+        assert page.locator("#log .msg.user", has_text="count again").count() == 1
     finally:
         proxy.close()
 
