@@ -142,24 +142,32 @@ async def sse_events(
 ) -> list[dict[str, Any]]:
     """Read an event stream until the `count`-th `until` event (or `stop_after` events);
     each item is {"id", "event", "data"}."""
-    out: list[dict[str, Any]] = []
-    seen = 0
     async with client.stream("GET", path, headers=headers or {}) as response:
         assert response.status_code == 200, await response.aread()
         assert response.headers["content-type"].startswith("text/event-stream")
-        item: dict[str, Any] = {}
-        async for line in response.aiter_lines():
-            if line.startswith("id: "):
-                item["id"] = int(line[4:])
-            elif line.startswith("event: "):
-                item["event"] = line[7:]
-            elif line.startswith("data: "):
-                item["data"] = json.loads(line[6:])
-            elif line == "" and "event" in item:
-                out.append(item)
-                if item["event"] == until:
-                    seen += 1
-                item = {}
-                if seen >= count or (stop_after is not None and len(out) >= stop_after):
-                    break
+        return await read_sse(response.aiter_lines(), until, count, stop_after)
+
+
+async def read_sse(
+    lines: AsyncIterator[str], until: str = "done", count: int = 1, stop_after: int | None = None
+) -> list[dict[str, Any]]:
+    """The events of a stream's `lines` until the `count`-th `until` event (or `stop_after`
+    events); each item is {"event", "data"} and its "id" when it has one."""
+    out: list[dict[str, Any]] = []
+    seen = 0
+    item: dict[str, Any] = {}
+    async for line in lines:
+        if line.startswith("id: "):
+            item["id"] = int(line[4:])
+        elif line.startswith("event: "):
+            item["event"] = line[7:]
+        elif line.startswith("data: "):
+            item["data"] = json.loads(line[6:])
+        elif line == "" and "event" in item:
+            out.append(item)
+            if item["event"] == until:
+                seen += 1
+            item = {}
+            if seen >= count or (stop_after is not None and len(out) >= stop_after):
+                break
     return out

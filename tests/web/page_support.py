@@ -28,7 +28,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.support.shared_model import (  # noqa: F401  (the module's `shared_model` fixture)
+from tests.support.gateway_process import stop
+from tests.support.shared_model import (
     SharedModel,
     shared_model_fixture,
 )
@@ -115,32 +116,48 @@ class Pages:
             page.context.close()
 
 
-class CuttableProxy:
+class LoopbackListener:
+    """A TCP listener on 127.0.0.1 whose thread hands each connection to `handle`.
+    A subclass sets what `handle` uses before calling `__init__` (it starts the thread)."""
+
+    def __init__(self) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.handle(conn)
+
+    def handle(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class CuttableProxy(LoopbackListener):
     """A loopback TCP proxy in front of `seam serve` whose open connections a test can cut,
     as a flaky network does (the browser's offline emulation leaves open streams alone)."""
 
     def __init__(self, upstream: str) -> None:
         host, port = upstream.removeprefix("http://").split(":")
         self.upstream = (host, int(port))
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.open: set[socket.socket] = set()
         self.lock = threading.Lock()
         self.cuts = 0
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(self.upstream)
-            with self.lock:
-                self.open |= {client, server}
-            for a, b in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+    def handle(self, client: socket.socket) -> None:
+        server = socket.create_connection(self.upstream)
+        with self.lock:
+            self.open |= {client, server}
+        for a, b in ((client, server), (server, client)):
+            threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
     def _pump(self, source: socket.socket, sink: socket.socket) -> None:
         try:
@@ -164,7 +181,7 @@ class CuttableProxy:
         self.cuts += 1
 
     def close(self) -> None:
-        self.listener.close()
+        super().close()
         self.cut()
 
 
@@ -255,12 +272,7 @@ def served_fixture(
             pytest.fail(f"seam serve did not start: {first}{proc.stderr.read()}")
         yield Served(first.split()[-1].rstrip("/"), login.split()[-1], project, home)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 @pytest.fixture(scope="module", name="signed_in")
@@ -298,3 +310,14 @@ def settled(page: Any) -> None:
 def log_text(page: Any) -> str:
     text: str = page.locator("#log").inner_text()
     return text
+
+
+# What a browser test module imports with `*`: the fixtures, by the names tests ask for.
+__all__ = [
+    "browser_fixture",
+    "model_fixture",
+    "pages_fixture",
+    "served_fixture",
+    "shared_model_fixture",
+    "signed_in_fixture",
+]

@@ -7,27 +7,22 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import threading
 from pathlib import Path
 
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
-from tests.web.page_support import (  # noqa: F401  (the fixtures: `browser`, `pages`, …)
+from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `pages`, …)
+from tests.web.page_support import (
     PHONE,
     CuttableProxy,
+    LoopbackListener,
     Pages,
     Served,
     answers,
-    browser_fixture,
     keep_shot,
     log_text,
-    model_fixture,
-    pages_fixture,
     screenshots_on_failure,
     send,
-    served_fixture,
     settled,
-    shared_model_fixture,
-    signed_in_fixture,
 )
 
 ANSWER = (
@@ -80,29 +75,19 @@ def test_an_answer_never_runs_script_from_its_markdown(pages: Pages, model: Open
     assert page.locator("#log script").count() == 0
 
 
-class Listener:
+class Listener(LoopbackListener):
     """A loopback TCP listener that records every connection made to it (a remote host an
     answer's image might name); it never answers."""
 
     def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
         self.seen: list[bytes] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(2)
-                with contextlib.suppress(OSError):
-                    self.seen.append(conn.recv(4096) or b"(connected)")
-
-    def close(self) -> None:
-        self.sock.close()
+    def handle(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(2)
+            with contextlib.suppress(OSError):
+                self.seen.append(conn.recv(4096) or b"(connected)")
 
 
 @screenshots_on_failure

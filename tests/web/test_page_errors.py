@@ -9,19 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support.openai_server import OpenAIServer, error_reply, text_reply
-from tests.web.page_support import (  # noqa: F401  (the fixtures: `browser`, `pages`, …)
+from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `pages`, …)
+from tests.web.page_support import (
     Pages,
     answers,
-    browser_fixture,
     log_text,
-    model_fixture,
-    pages_fixture,
     screenshots_on_failure,
     send,
-    served_fixture,
     settled,
-    shared_model_fixture,
-    signed_in_fixture,
     sync_api,
 )
 

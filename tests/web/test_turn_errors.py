@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 from seam.apps.web.retries import RetryBoard
 from seam.services.llm.openai_compat import OpenAICompatProvider
 from tests.support.openai_server import OpenAIServer, error_reply, text_reply
-from tests.web.harness import serving, sse_events
+from tests.web.harness import read_sse, serving, sse_events
 
 REASON = "Invalid value for 'temperature': must be at most 2"
 
@@ -45,25 +43,6 @@ async def test_a_model_error_is_a_turn_error_event_with_the_providers_reason(
             assert [m["role"] for m in detail["messages"]] == ["user"]
 
 
-async def read_events(lines: AsyncIterator[str]) -> list[dict[str, Any]]:
-    """The rest of an event stream until its `done`: {"event", "data"[, "id"]} each."""
-    out: list[dict[str, Any]] = []
-    item: dict[str, Any] = {}
-    async for line in lines:
-        if line.startswith("id: "):
-            item["id"] = int(line[4:])
-        elif line.startswith("event: "):
-            item["event"] = line[7:]
-        elif line.startswith("data: "):
-            item["data"] = json.loads(line[6:])
-        elif not line and "event" in item:
-            out.append(item)
-            if item["event"] == "done":
-                return out
-            item = {}
-    return out
-
-
 async def test_each_retry_reaches_the_stream_as_it_happens(tmp_path: Path) -> None:
     retries = RetryBoard()
     with OpenAIServer() as server:
@@ -77,7 +56,7 @@ async def test_each_retry_reaches_the_stream_as_it_happens(tmp_path: Path) -> No
                 lines = response.aiter_lines()
                 assert await anext(lines) == "retry: 1000"  # the stream follows retries now
                 await client.post("/api/sessions/r/messages", json={"text": "hi"})
-                events = await asyncio.wait_for(read_events(lines), 20)
+                events = await asyncio.wait_for(read_sse(lines), 20)
     names = [e["event"] for e in events]
     assert names.count("retry") == 1 and names.index("retry") < names.index("text_delta")
     retry = next(e for e in events if e["event"] == "retry")

@@ -82,15 +82,14 @@ class RetryBoard:
         pending = self._still_pending(key)
         if pending is not None:
             queue.put_nowait(pending)
-        self._subscribers.setdefault(key, set()).add(queue)
+        streams = self._subscribers.setdefault(key, set())
+        streams.add(queue)
         try:
             yield queue
         finally:
-            queues = self._subscribers.get(key)
-            if queues is not None:
-                queues.discard(queue)
-                if not queues:
-                    del self._subscribers[key]
+            streams.discard(queue)
+            if not streams and self._subscribers.get(key) is streams:
+                del self._subscribers[key]
 
 
 __all__ = ["RetryBoard", "RetryPayload", "retry_payload"]
