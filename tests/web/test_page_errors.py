@@ -13,6 +13,7 @@ from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `p
 from tests.web.page_support import (
     Pages,
     answers,
+    keep_shot,
     log_text,
     screenshots_on_failure,
     send,
@@ -64,6 +65,7 @@ def test_a_model_error_shows_the_providers_reason_in_the_conversation(
     assert page.locator("#log .turn-error").count() == 1
     seen = statuses(page)
     assert not [s for s in seen if "Connection lost" in s], seen
+    keep_shot(page, "model-error")
     # Reopened, the session still says why the turn failed, once, after its message.
     page.reload()
     page.locator("body[data-ready=true]").wait_for()
@@ -84,6 +86,7 @@ def test_a_providers_retry_is_shown_as_it_happens(pages: Pages, model: OpenAISer
     retry.filter(has_text="retrying in").wait_for()
     text = retry.inner_text()
     assert ", 2 of 4: HTTP 503" in text, text
+    keep_shot(page, "provider-retry")
     answers(page).last.locator(".body", has_text="Back again.").wait_for()
     settled(page)
     assert retry.count() == 0  # gone once the attempt began
@@ -105,6 +108,7 @@ def test_a_failed_turn_tried_again_shows_the_message_once(
     waiting = page.locator("#pending .rerun-note")
     waiting.locator(".turn-error", has_text="the model is overloaded").wait_for()
     assert ", 2 of " in waiting.inner_text()
+    keep_shot(page, "turn-tried-again")
     assert users(page, "try hard") == 1
     answers(page).last.locator(".body", has_text="Third time lucky.").wait_for()
     settled(page)
