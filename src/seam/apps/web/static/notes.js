@@ -1,4 +1,4 @@
-// What the conversation says when the model fails or is tried again: an error block with
+// What the conversation says when a turn fails or is tried again: an error block with
 // the provider's reason, and a retry line ("retrying in 4 s, 2 of 5: HTTP 503: …") whose
 // seconds count down until the attempt starts.
 
@@ -17,11 +17,16 @@ export function failureText(message) {
   return String(message ?? "").replace(/^[a-z_]+: (?=[^:\s]+: )/, "");
 }
 
-/** A model error in the conversation: what failed, and the provider's own words. */
-export function errorBlock(message) {
+/**
+ * A turn's error in the conversation: the heading, then the error as given (for a model
+ * error, the provider's own words: "openai: fatal (HTTP 400): …"). Not every failure is
+ * the model's (an unknown personality, a crash), so the heading names the turn. `live`:
+ * it just happened, so a screen reader announces it (not each time history is redrawn).
+ */
+export function errorBlock(message, live = false) {
   const box = el("div", "turn-error");
-  box.setAttribute("role", "alert");
-  box.append(el("strong", "", "The model failed: "), el("span", "reason", failureText(message)));
+  if (live) box.setAttribute("role", "alert");
+  box.append(el("strong", "", "This turn failed: "), el("span", "reason", failureText(message)));
   return box;
 }
 

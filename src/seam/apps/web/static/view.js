@@ -138,7 +138,7 @@ export class LiveTurn {
         break;
       case "error":
         this.failed = true;
-        this.node.append(errorBlock(event.message));
+        this.node.append(errorBlock(event.message, true));
         break;
       case "halt":
         this.note(`stopped: ${event.message}`, "error");
