@@ -12,7 +12,6 @@ from tests.support.openai_server import OpenAIServer, error_reply, text_reply
 from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `pages`, …)
 from tests.web.page_support import (
     Pages,
-    answers,
     keep_shot,
     log_text,
     screenshots_on_failure,
@@ -22,6 +21,11 @@ from tests.web.page_support import (
 )
 
 REASON = "Invalid value for 'temperature': expected a number at most 2"
+
+
+def said(page: Any) -> Any:
+    """The answers shown (stored or streaming)."""
+    return page.locator("#log .msg.assistant:not(.retry-note):not(.rerun-note)")
 
 
 def users(page: Any, text: str) -> int:
@@ -87,7 +91,7 @@ def test_a_providers_retry_is_shown_as_it_happens(pages: Pages, model: OpenAISer
     text = retry.inner_text()
     assert ", 2 of 4: HTTP 503" in text, text
     keep_shot(page, "provider-retry")
-    answers(page).last.locator(".body", has_text="Back again.").wait_for()
+    said(page).last.locator(".body", has_text="Back again.").wait_for()
     settled(page)
     assert retry.count() == 0  # gone once the attempt began
     assert users(page, "are you busy?") == 1
@@ -110,7 +114,7 @@ def test_a_failed_turn_tried_again_shows_the_message_once(
     assert ", 2 of " in waiting.inner_text()
     keep_shot(page, "turn-tried-again")
     assert users(page, "try hard") == 1
-    answers(page).last.locator(".body", has_text="Third time lucky.").wait_for()
+    said(page).last.locator(".body", has_text="Third time lucky.").wait_for()
     settled(page)
     assert users(page, "try hard") == 1
     assert page.locator("#log .turn-error").count() == 0  # it succeeded in the end
@@ -125,7 +129,7 @@ def test_a_long_session_opens_at_its_latest_message(pages: Pages, model: OpenAIS
     page = pages.open()
     for n in range(2):
         send(page, f"question {n}")
-        answers(page).nth(n).locator(".body", has_text="of a long answer").first.wait_for()
+        said(page).nth(n).locator(".body", has_text="of a long answer").first.wait_for()
         settled(page)
     send(page, "question 2")
     page.locator("#log .body", has_text="The very last words.").wait_for()
