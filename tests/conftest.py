@@ -65,6 +65,7 @@ ONE_WORKER: dict[str, str] = {
     "tests/services/test_llama_local.py": "llama-local",
     "tests/services/test_llama_server_e2e.py": "llama-server",
     "tests/web/test_page.py": "chromium",
+    "tests/web/test_page_errors.py": "chromium",
 }
 
 

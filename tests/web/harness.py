@@ -22,6 +22,7 @@ from seam.apps.web.app import create_app
 from seam.apps.web.auth import Authenticator
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.keys import KeyStore
+from seam.apps.web.retries import RetryBoard
 from seam.apps.web.serve import server_config
 from seam.contracts import ToolContext
 from seam.contracts.model import ModelProvider
@@ -95,6 +96,7 @@ async def serving(
     config: WebSection | None = None,
     store: Any = None,
     approval_timeout: float = 30.0,
+    retries: RetryBoard | None = None,
 ) -> AsyncIterator[Served]:
     tmp.mkdir(parents=True, exist_ok=True)
     store = store if store is not None else SQLiteSessionStore(str(tmp / "sessions.db"))
@@ -109,6 +111,7 @@ async def serving(
         config or WebSection(heartbeat_seconds=0.5),
         rescue_seconds=0.2,
         tenants_dir=tmp / "tenants",
+        retries=retries or RetryBoard(),
     )
     keystore = KeyStore(tmp / "keys.json")
     keys = {t: keystore.create(f"key-{t}", t) for t in ("local", "alpha", "beta")}
@@ -139,24 +142,32 @@ async def sse_events(
 ) -> list[dict[str, Any]]:
     """Read an event stream until the `count`-th `until` event (or `stop_after` events);
     each item is {"id", "event", "data"}."""
-    out: list[dict[str, Any]] = []
-    seen = 0
     async with client.stream("GET", path, headers=headers or {}) as response:
         assert response.status_code == 200, await response.aread()
         assert response.headers["content-type"].startswith("text/event-stream")
-        item: dict[str, Any] = {}
-        async for line in response.aiter_lines():
-            if line.startswith("id: "):
-                item["id"] = int(line[4:])
-            elif line.startswith("event: "):
-                item["event"] = line[7:]
-            elif line.startswith("data: "):
-                item["data"] = json.loads(line[6:])
-            elif line == "" and "event" in item:
-                out.append(item)
-                if item["event"] == until:
-                    seen += 1
-                item = {}
-                if seen >= count or (stop_after is not None and len(out) >= stop_after):
-                    break
+        return await read_sse(response.aiter_lines(), until, count, stop_after)
+
+
+async def read_sse(
+    lines: AsyncIterator[str], until: str = "done", count: int = 1, stop_after: int | None = None
+) -> list[dict[str, Any]]:
+    """The events of a stream's `lines` until the `count`-th `until` event (or `stop_after`
+    events); each item is {"event", "data"} and its "id" when it has one."""
+    out: list[dict[str, Any]] = []
+    seen = 0
+    item: dict[str, Any] = {}
+    async for line in lines:
+        if line.startswith("id: "):
+            item["id"] = int(line[4:])
+        elif line.startswith("event: "):
+            item["event"] = line[7:]
+        elif line.startswith("data: "):
+            item["data"] = json.loads(line[6:])
+        elif line == "" and "event" in item:
+            out.append(item)
+            if item["event"] == until:
+                seen += 1
+            item = {}
+            if seen >= count or (stop_after is not None and len(out) >= stop_after):
+                break
     return out

@@ -3,7 +3,8 @@ personalities' folder (`build_web_deps`); `apps/web/backend.py` drives them.
 
 It also hands the web surface the lower layers' parts it uses (surfaces reach core and
 plugins only through wiring): the event hub and session streams, the approval log, the
-tenant-aware session names, the personality files' check, and a tenant's own files
+tenant-aware session names, the running turn's log fields (whose retry a provider
+reports), the personality files' check, and a tenant's own files
 (`tenant_dir`, `tenant_memory`: the owner's checks and limits over a folder of the
 tenant's; `TENANT_KEYS` and `tenant_ref_problem`: what its personality may set).
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from seam.contracts.model import OnRetry
 from seam.core.approval_log import approval_state
+from seam.core.log_fields import LOG_FIELDS
 from seam.core.session_stream import EventHub, follow_session
 from seam.core.tenants import session_name, tenant_session_key, tenant_session_name
 from seam.plugins.personalities.check import personality_problem
@@ -37,16 +40,18 @@ class WebDeps:
     tenants_dir: Path | None = None
 
 
-def build_web_deps(settings: Settings) -> WebDeps:
-    """What `seam serve` runs: the configured runtime and the `[web]` section."""
+def build_web_deps(settings: Settings, on_retry: OnRetry | None = None) -> WebDeps:
+    """What `seam serve` runs: the configured runtime and the `[web]` section.
+    `on_retry` hears of each retry the runtime's models make (the page shows them)."""
     from seam.wiring.configure import create_runtime
 
-    runtime = create_runtime(settings)
+    runtime = create_runtime(settings, on_retry=on_retry)
     tenants = settings.home / TENANTS_DIR
     return WebDeps(runtime, web_section(settings), settings.personalities_dir, tenants)
 
 
 __all__ = [
+    "LOG_FIELDS",
     "TENANTS_DIR",
     "TENANT_KEYS",
     "EventHub",

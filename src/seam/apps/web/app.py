@@ -4,7 +4,6 @@ Every route but `GET /healthz` needs a principal (see `auth.py`); everything a r
 goes through `WebBackend` (`backend.py`), which holds the Runtime.
 """
 
-import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -29,8 +28,8 @@ from seam.apps.web.backend import WebBackend
 from seam.apps.web.errors import ApiError, error_response, install
 from seam.apps.web.headers import SecurityHeaders
 from seam.apps.web.limits import BodyLimit
+from seam.apps.web.streams import sse_body
 from seam.apps.web.undo import add_undo_routes
-from seam.contracts.events import AgentEvent, event_to_dict
 from seam.contracts.execution import Submission
 from seam.contracts.memory import MemoryTarget
 
@@ -68,11 +67,6 @@ class MemoryFiles(_Body):
 
 def submission_body(backend: WebBackend, sub: Submission) -> dict[str, Any]:
     return submission_dict(sub, backend.owned_name(sub.session_key))
-
-
-def sse(event: AgentEvent) -> bytes:
-    data = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
-    return f"id: {event.seq}\nevent: {event.type}\ndata: {data}\n\n".encode()
 
 
 @dataclass(eq=False)
@@ -209,7 +203,6 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
     @api.get("/sessions/{name}")
     async def show_session(who: Who, name: str) -> dict[str, Any]:
         detail = await backend.session_detail(who.tenant, name)
-        detail["submissions"] = [submission_dict(s) for s in detail["submissions"]]
         return detail
 
     @api.delete("/sessions/{name}", status_code=204)
@@ -249,19 +242,10 @@ def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
                 start = max(0, int(last_event_id))
             except ValueError:
                 raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
-        await backend.existing_key(who.tenant, name)
+        key = await backend.existing_key(who.tenant, name)
         stream = backend.event_batches(who.tenant, name, start)
-
-        async def body() -> AsyncIterator[bytes]:
-            yield b"retry: 1000\n\n"
-            try:
-                async for batch in stream:
-                    yield b"".join(b": heartbeat\n\n" if e is None else sse(e) for e in batch)
-            finally:
-                await stream.aclose()
-
         return StreamingResponse(
-            body(),
+            sse_body(stream, backend.retries, key),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )

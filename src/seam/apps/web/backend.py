@@ -24,6 +24,7 @@ from seam.apps.web import approvals, editing, sessions, tenant_files
 from seam.apps.web.auth import Principal
 from seam.apps.web.metrics import Metrics
 from seam.apps.web.problems import Conflict, Forbidden, Invalid, NotFound
+from seam.apps.web.retries import RetryBoard
 from seam.apps.web.turns import RESCUE_SECONDS, TurnDrivers
 from seam.contracts.events import AgentEvent
 from seam.contracts.execution import (
@@ -71,6 +72,8 @@ class WebBackend:
     tenants_dir: Path | None = None
     # Seconds between the turn drivers' looks for turns to rescue (`turns.py`).
     rescue_seconds: InitVar[float] = RESCUE_SECONDS
+    # The model's retries, by session (`retries.py`): `seam serve` hands it to the models.
+    retries: RetryBoard = field(default_factory=RetryBoard)
     hub: EventHub = field(default_factory=EventHub, init=False)
     metrics: Metrics = field(default_factory=Metrics, init=False)
     turns: TurnDrivers = field(init=False)
@@ -80,12 +83,13 @@ class WebBackend:
         self.turns = TurnDrivers(self.runtime, self._on_event, self.metrics.settled, rescue_seconds)
 
     @classmethod
-    def from_deps(cls, deps: WebDeps) -> WebBackend:
+    def from_deps(cls, deps: WebDeps, retries: RetryBoard | None = None) -> WebBackend:
         return cls(
             deps.runtime,
             deps.config,
             personalities_dir=deps.personalities_dir,
             tenants_dir=deps.tenants_dir,
+            retries=retries or RetryBoard(),
         )
 
     async def start(self) -> None:
@@ -100,6 +104,7 @@ class WebBackend:
 
     def _on_event(self, event: AgentEvent) -> None:
         self.metrics.observe(event)
+        self.retries.seen(event.session_key)
         self.hub.publish(event)
 
     # Names and tenants
@@ -144,7 +149,7 @@ class WebBackend:
         return sessions.session_info(name, info)
 
     async def session_detail(self, tenant: str, name: str) -> dict[str, Any]:
-        """The parts of `seam sessions show --json` (submissions as `Submission`s)."""
+        """The parts of `seam sessions show --json` (`sessions.session_detail`)."""
         return await sessions.session_detail(
             self.runtime, await self.existing_key(tenant, name), name
         )

@@ -68,6 +68,7 @@ async def serve(host: str, port: int) -> int:
     from seam.apps.web.auth import Authenticator
     from seam.apps.web.backend import WebBackend
     from seam.apps.web.keys import KeyStore
+    from seam.apps.web.retries import RetryBoard
     from seam.wiring.settings import load_settings
     from seam.wiring.web import build_web_deps
     from seam.wiring.web_keys import DEFAULT_TENANT, web_secret
@@ -80,7 +81,8 @@ async def serve(host: str, port: int) -> int:
             "key exists. Create one first (seam keys create NAME), or bind 127.0.0.1.",
             USAGE,
         )
-    backend = WebBackend.from_deps(build_web_deps(settings))
+    retries = RetryBoard()  # the page shows the model's retries as they happen
+    backend = WebBackend.from_deps(build_web_deps(settings, retries), retries)
     token = secrets.token_urlsafe(24)
     auth = Authenticator(keys, web_secret(settings), token, DEFAULT_TENANT)
     app = create_app(backend, auth)

@@ -8,6 +8,8 @@ import secrets
 import time
 from typing import Any
 
+from seam.apps.cli.durable import submission_dict
+from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionInfo, message_to_dict, usage_to_dict
 from seam.wiring.runtime import Runtime
 from seam.wiring.web import tenant_session_name
@@ -58,17 +60,33 @@ async def _search(runtime: Runtime, tenant: str, query: str) -> list[dict[str, A
     return list(seen.values())
 
 
+def submission_entry(sub: Submission) -> dict[str, Any]:
+    """A submission as `seam sessions show --json` lists it, plus what the page needs to
+    say that a failed turn will run again: when (`not_before`) and how often at most."""
+    return {
+        **submission_dict(sub),
+        "max_attempts": sub.max_attempts,
+        "not_before": sub.not_before,
+    }
+
+
 async def session_detail(runtime: Runtime, key: str, name: str) -> dict[str, Any]:
-    """The parts of `seam sessions show --json` (submissions as `Submission`s)."""
+    """The parts of `seam sessions show --json` (see `submission_entry`)."""
     store = runtime.store
     messages = await store.messages(key)
     return {
         "key": key,
         "name": name,
         "messages": [message_to_dict(m) for m in messages],
-        "submissions": await store.submissions(key),
+        "submissions": [submission_entry(s) for s in await store.submissions(key)],
         "usage": usage_to_dict(await store.usage_totals(key)),
     }
 
 
-__all__ = ["list_sessions", "new_session_name", "session_detail", "session_info"]
+__all__ = [
+    "list_sessions",
+    "new_session_name",
+    "session_detail",
+    "session_info",
+    "submission_entry",
+]

@@ -43,11 +43,13 @@ export const api = {
   eventsUrl: (name, after) => `/api/sessions/${enc(name)}/events?after=${after}`,
 };
 
-// Every event type the server streams (`event:` lines); EventSource needs each by name.
+// Every event the server streams (`event:` lines); EventSource needs each by name. A turn's
+// error comes as `turn_error` (its JSON still says "type": "error"): an event named
+// `error` would reach EventSource's own error handler, as if the connection were lost.
 export const EVENT_TYPES = [
   "run_start", "text_delta", "thinking_delta", "tool_start", "tool_progress", "tool_end",
   "tool_approval_required", "tool_approval_response", "usage", "context_compacted",
-  "context_warning", "halt", "notice", "error", "done",
+  "context_warning", "halt", "notice", "turn_error", "done",
 ];
 
 /**
@@ -80,6 +82,8 @@ export function follow(name, after, onEvent, onState) {
         onEvent(JSON.parse(message.data));
       });
     }
+    // A model's retry is live news, never stored nor replayed: it has no sequence number.
+    source.addEventListener("retry", (message) => onEvent(JSON.parse(message.data)));
   };
   open();
   return {

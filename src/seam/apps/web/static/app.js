@@ -6,7 +6,12 @@
 // the last event id) for turns still running. A finished turn's streamed bubble gives way
 // to its stored message once the transcript holds it.
 import { api, ApiError, follow } from "./api.js";
-import { historyAssistant, LiveTurn, userBubble } from "./view.js";
+import { failedTurns, historyNodes } from "./history.js";
+import { providerRetry, rerunNote } from "./notes.js";
+import { displayTitle, sessionItems } from "./sessions.js";
+import { closeSidebar, sidebarToggle } from "./sidebar.js";
+import { renderUsage } from "./usage.js";
+import { LiveTurn, userBubble } from "./view.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -29,6 +34,7 @@ const ui = {
   send: $("send"),
   cancel: $("cancel"),
 };
+sidebarToggle(ui.toggle, ui.search);
 
 const state = {
   name: null, // the open session
@@ -94,18 +100,6 @@ ui.personality.addEventListener("change", () => {
 
 // ---------------------------------------------------------------- the session list
 
-function when(seconds) {
-  if (!seconds) return "";
-  return new Date(seconds * 1000).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
-}
-
-/** The session's title, else its name as the page made it ("first-words-3fa2"). */
-function displayTitle(s) {
-  if (s.title) return s.title;
-  const made = /^([a-z0-9]+(?:-[a-z0-9]+)*)-[0-9a-f]{4}$/.exec(s.name);
-  return made ? made[1].replaceAll("-", " ") : s.name;
-}
-
 async function loadSessions() {
   const q = ui.search.value.trim();
   const mine = ++state.searchSeq;
@@ -117,45 +111,11 @@ async function loadSessions() {
     return;
   }
   if (mine !== state.searchSeq) return; // a newer search answered first
-  const items = sessions
-    .sort((a, b) => (b.updated_at ?? 0) - (a.updated_at ?? 0))
-    .map((s) => {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "session";
-      button.dataset.name = s.name;
-      if (s.name === state.name) button.setAttribute("aria-current", "true");
-      const title = document.createElement("span");
-      title.className = "session-title";
-      title.textContent = displayTitle(s);
-      button.title = s.name;
-      const meta = document.createElement("span");
-      meta.className = "session-meta";
-      meta.textContent = [s.personality, `${s.message_count ?? 0} messages`, when(s.updated_at)]
-        .filter(Boolean)
-        .join(" · ");
-      button.append(title, meta);
-      if (s.snippet) {
-        const snippet = document.createElement("span");
-        snippet.className = "session-snippet";
-        snippet.textContent = s.snippet;
-        button.append(snippet);
-      }
-      button.addEventListener("click", () => {
-        location.hash = encodeURIComponent(s.name);
-        closeSidebar();
-      });
-      const li = document.createElement("li");
-      li.append(button);
-      return li;
-    });
-  if (!items.length) {
-    const li = document.createElement("li");
-    li.className = "empty";
-    li.textContent = q ? `No session matches “${q}”.` : "No sessions yet.";
-    items.push(li);
-  }
-  ui.sessions.replaceChildren(...items);
+  const onOpen = (name) => {
+    location.hash = encodeURIComponent(name);
+    closeSidebar();
+  };
+  ui.sessions.replaceChildren(...sessionItems(sessions, { current: state.name, query: q, onOpen }));
 }
 
 ui.search.addEventListener("input", () => loadSessions());
@@ -183,6 +143,7 @@ function resetView() {
 async function openSession(name) {
   resetView();
   state.name = name;
+  state.scrollOnOpen = true; // a session opens at its latest message
   ui.title.textContent = name;
   for (const b of ui.sessions.querySelectorAll("button.session")) {
     if (b.dataset.name === name) b.setAttribute("aria-current", "true");
@@ -246,8 +207,12 @@ async function refresh() {
       state.detail = detail;
       renderHistory(detail);
       settle(detail);
-      renderUsage(detail.usage);
+      renderUsage(ui.usage, detail.usage);
       updateButtons();
+      if (state.scrollOnOpen) {
+        state.scrollOnOpen = false;
+        scrollToEnd();
+      }
       lookAgainSoon(detail);
     } while (state.refreshAgain && state.name === name);
   })();
@@ -287,25 +252,7 @@ function renderHistory(detail) {
     const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
     if (at >= 0) shown = detail.messages.slice(0, at + 1);
   }
-  // One bubble per turn: consecutive assistant messages (steps around tool calls) share it;
-  // a call's result is the tool message that follows its step (ids may repeat across turns).
-  const nodes = [];
-  let bubble = null;
-  shown.forEach((m, i) => {
-    if (m.role === "user") {
-      bubble = null;
-      nodes.push(userBubble(m.content));
-    } else if (m.role === "assistant") {
-      const results = new Map();
-      for (let j = i + 1; j < shown.length && shown[j].role === "tool"; j++) {
-        if (shown[j].tool_call_id) results.set(shown[j].tool_call_id, shown[j]);
-      }
-      const node = historyAssistant(m, results, bubble);
-      if (!bubble) nodes.push(node);
-      bubble = node;
-    }
-  });
-  ui.history.replaceChildren(...nodes);
+  ui.history.replaceChildren(...historyNodes(shown, failedTurns(detail)));
   ui.title.textContent = displayTitle(detail);
 }
 
@@ -331,8 +278,9 @@ function settle(detail) {
   const waiting = unsettled(detail);
   for (const [id, turn] of state.turns) {
     // Once nothing runs, the transcript is the whole truth.
-    const inTranscript = turn.finished
-      && (waiting.length === 0 || !turn.finalText?.trim() || answers.has(turn.finalText.trim()));
+    const inTranscript = turn.finished && (turn.failed
+      ? !waiting.some((s) => s.state === "running")
+      : waiting.length === 0 || !turn.finalText?.trim() || answers.has(turn.finalText.trim()));
     const abandoned = !turn.finished && waiting.length === 0;
     if (inTranscript || abandoned) {
       turn.node.remove();
@@ -344,6 +292,12 @@ function settle(detail) {
   const known = new Set(detail.submissions.map((s) => s.id));
   const bubbles = [];
   for (const sub of waiting) {
+    if (sub.attempts > 0) {
+      // It ran already, so its input is in the transcript: never show it twice. Queued
+      // again after a failure, it waits to be tried again.
+      if (sub.state === "queued" && sub.error) bubbles.push(rerunNote(sub));
+      continue;
+    }
     if (sub.state === "running" && sub.input === lastUser) continue; // in the transcript
     bubbles.push(userBubble(sub.input, sub.state === "queued" ? "queued" : ""));
   }
@@ -354,15 +308,32 @@ function settle(detail) {
   ui.pending.replaceChildren(...bubbles);
 }
 
+/** A provider's retry, shown until the attempt starts (the turn's next event). */
+function showRetry(event) {
+  const stick = nearBottom();
+  clearRetries();
+  ui.live.append(providerRetry(event));
+  if (stick) scrollToEnd();
+}
+
+function clearRetries() {
+  for (const note of ui.live.querySelectorAll(".retry-note")) note.remove();
+}
+
 function onEvent(name, event) {
   if (state.name !== name) return;
+  if (event.type === "retry") return showRetry(event);
+  clearRetries(); // any other event: the attempt started, or the turn ended
   let turn = state.turns.get(event.turn_id);
   if (!turn) {
     turn = new LiveTurn(event.turn_id, (callId, decision) => api.approve(name, callId, decision));
     state.turns.set(event.turn_id, turn);
     // Shown from the next frame: a finished turn replayed on opening is gone by then.
     requestAnimationFrame(() => {
-      if (state.turns.get(turn.turnId) === turn) ui.live.append(turn.node);
+      if (state.turns.get(turn.turnId) !== turn) return;
+      const stick = nearBottom();
+      ui.live.append(turn.node);
+      if (stick) scrollToEnd();
     });
   }
   const stick = nearBottom();
@@ -387,22 +358,6 @@ function onEvent(name, event) {
   }
 }
 
-function renderUsage(usage) {
-  if (!usage) {
-    ui.usage.textContent = "";
-    return;
-  }
-  const n = (x) => (x ?? 0).toLocaleString("en-US");
-  let cost;
-  if (usage.calls === 0) cost = "$0";
-  else if (usage.unpriced_calls && usage.unpriced_calls === usage.calls) cost = "cost unknown";
-  else if (usage.cost_usd > 0 && usage.cost_usd < 0.0001) cost = "<$0.0001";
-  else cost = `$${usage.cost_usd.toFixed(usage.cost_usd < 0.01 ? 4 : 2)}`;
-  if (usage.unpriced_calls && usage.unpriced_calls !== usage.calls) cost += ` (+${usage.unpriced_calls} unpriced)`;
-  ui.usage.textContent = `${n(usage.input_tokens)} in · ${n(usage.output_tokens)} out · ${cost}`;
-  ui.usage.title = `${usage.calls} model calls; cache read ${n(usage.cache_read_tokens)}, reasoning ${n(usage.reasoning_tokens)} tokens`;
-}
-
 function busy() {
   return unsettled(state.detail).length > 0 || state.optimistic.size > 0 || streaming();
 }
@@ -422,6 +377,8 @@ function nearBottom() {
 
 function scrollToEnd() {
   ui.log.scrollTop = ui.log.scrollHeight;
+  const box = document.scrollingElement; // on a narrow screen the page itself may scroll
+  if (box) box.scrollTop = box.scrollHeight;
 }
 
 // ---------------------------------------------------------------- sending and cancelling
@@ -501,28 +458,6 @@ ui.cancel.addEventListener("click", async () => {
     await refresh();
   } catch (err) {
     explain(err);
-  }
-});
-
-// ---------------------------------------------------------------- narrow screens
-
-function closeSidebar() {
-  document.body.classList.remove("sidebar-open");
-  ui.toggle.setAttribute("aria-expanded", "false");
-}
-
-ui.toggle.addEventListener("click", () => {
-  const open = !document.body.classList.contains("sidebar-open");
-  document.body.style.setProperty("--bar-h", `${document.querySelector(".bar").getBoundingClientRect().bottom}px`);
-  document.body.classList.toggle("sidebar-open", open);
-  ui.toggle.setAttribute("aria-expanded", String(open));
-  if (open) ui.search.focus();
-});
-
-document.addEventListener("keydown", (e) => {
-  if (e.key === "Escape" && document.body.classList.contains("sidebar-open")) {
-    closeSidebar();
-    ui.toggle.focus();
   }
 });
 

@@ -1,5 +1,6 @@
 // Building the conversation's DOM: stored messages (history) and live turns (events).
 import { renderMarkdown } from "./markdown.js";
+import { errorBlock } from "./notes.js";
 
 export const DECISIONS = [
   ["once", "Allow once"],
@@ -81,6 +82,7 @@ export class LiveTurn {
     this.turnId = turnId;
     this.answer = answer;
     this.finished = false;
+    this.failed = false; // the model's error ended it
     this.finalText = null;
     this.segments = []; // [{ body, text }] text between tool calls
     this.tools = new Map();
@@ -135,7 +137,8 @@ export class LiveTurn {
         this.note(event.message ?? `context: ${event.type.replace("context_", "")}`);
         break;
       case "error":
-        this.note(`error (${event.kind}): ${event.message}`, "error");
+        this.failed = true;
+        this.node.append(errorBlock(event.message, true));
         break;
       case "halt":
         this.note(`stopped: ${event.message}`, "error");

@@ -1,0 +1,95 @@
+"""The model's retries as they happen, for the streams that follow the retrying session.
+
+A provider that is about to wait and send a failed request again tells its `on_retry`
+callback, which knows nothing of sessions. It runs inside the turn's task, where the
+coordinator has set the running turn's log fields (its session key and submission), so
+`RetryBoard` learns from them whose turn waits and hands the notice to every stream of
+that session. Retries are live news, not history: they are not stored and carry no
+sequence number. A stream that opens during a back-off (the page opening its stream just
+as its first message fails, or a reload) gets the pending retry first, with the seconds
+left; the session's next event ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from seam.contracts.model import RetryNotice
+from seam.wiring.web import LOG_FIELDS
+
+RetryPayload = dict[str, Any]
+
+
+def retry_payload(notice: RetryNotice, session_key: str, submission_id: str) -> RetryPayload:
+    """What a stream sends for one retry (`event: retry`)."""
+    return {
+        "type": "retry",
+        "session_key": session_key,
+        "submission_id": submission_id,
+        "attempt": notice.attempt,
+        "attempts": notice.attempts,
+        "delay": round(notice.delay, 3),
+        "reason": notice.reason,
+        "provider": notice.provider,
+        "message": notice.line(),
+    }
+
+
+class RetryBoard:
+    """An `on_retry` callback that fans each retry out to the streams of its session."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[str, set[asyncio.Queue[RetryPayload]]] = {}
+        # The retry each session waits on: its payload and when (monotonic) it was sent.
+        self._pending: dict[str, tuple[RetryPayload, float]] = {}
+
+    def __call__(self, notice: RetryNotice) -> None:
+        fields = LOG_FIELDS.get()
+        key = fields.get("session")
+        if not key:
+            return  # not a turn's call (a title or a memory review): nobody waits on it
+        payload = retry_payload(notice, key, fields.get("submission", ""))
+        self._pending[key] = (payload, time.monotonic())
+        for queue in self._subscribers.get(key, ()):
+            queue.put_nowait(payload)
+
+    def seen(self, key: str) -> None:
+        """Session `key` sent an event: the attempt it waited for began (or the turn
+        ended), so no retry is pending any more."""
+        if self._pending:
+            self._pending.pop(key, None)
+
+    def _still_pending(self, key: str) -> RetryPayload | None:
+        """The retry `key` waits on, with the seconds of back-off left; None if none."""
+        pending = self._pending.get(key)
+        if pending is None:
+            return None
+        payload, sent = pending
+        left = payload["delay"] - (time.monotonic() - sent)
+        if left <= 0:
+            del self._pending[key]
+            return None
+        return {**payload, "delay": round(left, 3)}
+
+    @contextlib.contextmanager
+    def subscribe(self, key: str) -> Iterator[asyncio.Queue[RetryPayload]]:
+        """A queue of the retries of session `key`'s turns, while the block runs."""
+        queue: asyncio.Queue[RetryPayload] = asyncio.Queue()
+        pending = self._still_pending(key)
+        if pending is not None:
+            queue.put_nowait(pending)
+        streams = self._subscribers.setdefault(key, set())
+        streams.add(queue)
+        try:
+            yield queue
+        finally:
+            streams.discard(queue)
+            if not streams and self._subscribers.get(key) is streams:
+                del self._subscribers[key]
+
+
+__all__ = ["RetryBoard", "RetryPayload", "retry_payload"]
