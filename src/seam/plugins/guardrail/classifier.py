@@ -27,8 +27,8 @@ from fnmatch import fnmatchcase
 from seam.contracts.guardrail import Classification
 from seam.plugins.guardrail.command import Rule
 from seam.plugins.guardrail.normalize import canonical_path, strip_ansi
-from seam.plugins.guardrail.rules import FLOOR, PATTERNS
 from seam.plugins.guardrail.protect import PROTECTED_REASON, PROTECTED_RULE
+from seam.plugins.guardrail.rules import FLOOR, PATTERNS
 from seam.plugins.guardrail.shell import OverBudget
 from seam.plugins.guardrail.skill_runs import UNTRUSTED_RULE, SkillPlaces, untrusted_reason
 from seam.plugins.guardrail.walk import MAX_DEPTH, Walk
@@ -155,7 +155,6 @@ class CommandClassifier:
         read_only = verdict == "safe" and walk.kind == "read" and not walk.allowed_by
         read_only = read_only and not walk.unconfined
         return Classification(verdict, rule, reason, normalized, read_only)
-
 
     def _judge_skill_runs(self, walk: Walk, cwd: str | None) -> None:
         """Each skill folder the command runs a file from, against the skills trusted now
