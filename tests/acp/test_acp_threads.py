@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import acp
 import pytest
 
 from tests.acp.conftest import Agent, EditorClient, open_editor
-from tests.cli.conftest import Cli
+from tests.cli.conftest import Cli, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 TURN = 60.0
+SKILL = Path(__file__).resolve().parents[1] / "fixtures" / "skills" / "webapp-testing"
 SHARED_LOOP = pytest.mark.asyncio(loop_scope="module")
 
 
@@ -161,3 +164,55 @@ async def test_the_editor_picks_a_threads_model(cli: Cli, openai_server: OpenAIS
 def _current(options: list[Any]) -> str:
     [option] = options
     return str((option.root if hasattr(option, "root") else option).current_value)
+
+
+@SHARED_LOOP
+async def test_each_thread_reads_its_own_projects_context(agent: Agent) -> None:
+    cli, model = agent.cli, agent.model
+    projects = []
+    for name in ("alpha", "beta"):
+        folder = cli.project / name
+        folder.mkdir()
+        (folder / "AGENTS.md").write_text(f"Project {name} uses tabs-{name}.\n")
+        projects.append(folder)
+    model.push(text_reply("A."), text_reply("B."))
+    async with agent.editor(EditorClient()) as (conn, _):
+        for folder in projects:
+            session = await conn.new_session(cwd=str(folder), mcp_servers=[])
+            await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")]), TURN
+            )
+    systems = [
+        next(m["content"] for m in r.body["messages"] if m["role"] == "system")
+        for r in model.chat_requests
+        if isinstance(r.body, dict)
+    ]
+    assert "tabs-alpha" in systems[0] and "tabs-beta" not in systems[0]
+    assert "tabs-beta" in systems[1] and "tabs-alpha" not in systems[1]
+
+
+@SHARED_LOOP
+async def test_a_trusted_project_skills_script_runs_in_its_threads_sandbox(agent: Agent) -> None:
+    cli, model = agent.cli, agent.model
+    repo = cli.project / "webapp"
+    folder = repo / ".agents" / "skills" / "webapp-testing"
+    shutil.copytree(SKILL, folder)
+    trusted = cli("skills", "trust", str(folder))
+    assert trusted.returncode == 0, trusted.stderr
+    run = json.dumps({"command": "python3 /skills/webapp-testing/scripts/with_server.py --help"})
+    model.push(
+        tool_call_reply([("skill_view", json.dumps({"name": "webapp-testing"}))]),
+        tool_call_reply([("terminal", run)]),
+        text_reply("It takes --server and --port."),
+    )
+    client = EditorClient()
+    async with agent.editor(client) as (conn, _):
+        session = await conn.new_session(cwd=str(repo), mcp_servers=[])
+        reply = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("test it")]), TURN
+        )
+    assert reply.stop_reason == "end_turn"
+    assert not client.permissions  # trusted: it ran without asking
+    viewed, ran = (m["content"] for m in tool_messages(model, 2))
+    assert "Folder: /skills/webapp-testing" in viewed
+    assert "usage: with_server.py" in ran
