@@ -8,30 +8,19 @@ import asyncio
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import acp
 import pytest
 
-from tests.acp.conftest import Agent, EditorClient, open_editor
+from tests.acp.conftest import Agent, EditorClient, WatchingClient, open_editor, stalled_turn
 from tests.cli.conftest import Cli, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
 TURN = 60.0
 SKILL = Path(__file__).resolve().parents[1] / "fixtures" / "skills" / "webapp-testing"
 SHARED_LOOP = pytest.mark.asyncio(loop_scope="module")
-
-
-@dataclass
-class ToolWatch(EditorClient):
-    tool_started: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        await super().session_update(session_id, update, **kwargs)
-        if update.session_update == "tool_call":
-            self.tool_started.set()
 
 
 def titles(client: EditorClient) -> list[str]:
@@ -84,13 +73,9 @@ async def test_a_cursor_that_was_never_given_is_a_one_line_error(agent: Agent) -
 @SHARED_LOOP
 async def test_closing_a_thread_stops_its_turn_and_load_opens_it_again(agent: Agent) -> None:
     cli, model = agent.cli, agent.model
-    model.push(text_reply("one two three four five six", chunk_size=2).stalled(after=2))
     client = EditorClient()
     async with agent.editor(client) as (conn, _):
-        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
-        sid = session.session_id
-        turn = asyncio.ensure_future(conn.prompt(session_id=sid, prompt=[acp.text_block("count")]))
-        await asyncio.wait_for(client.first_text.wait(), TURN)
+        sid, turn = await stalled_turn(agent, client, conn)
         await asyncio.wait_for(conn.close_session(session_id=sid), TURN)
         reply = await asyncio.wait_for(turn, TURN)
         model.release()
@@ -113,13 +98,13 @@ async def test_cancel_stops_a_turn_running_a_command(agent: Agent) -> None:
     cli, model = agent.cli, agent.model
     command = json.dumps({"command": "sleep 30; echo slept-through"})
     model.push(tool_call_reply([("terminal", command)]), text_reply("Stopped."))
-    client = ToolWatch()
+    client = WatchingClient()
     async with agent.editor(client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         turn = asyncio.ensure_future(
             conn.prompt(session_id=session.session_id, prompt=[acp.text_block("wait")])
         )
-        await asyncio.wait_for(client.tool_started.wait(), TURN)
+        await asyncio.wait_for(client.seen.wait(), TURN)
         started = time.monotonic()
         await conn.cancel(session_id=session.session_id)
         reply = await asyncio.wait_for(turn, TURN)

@@ -146,34 +146,33 @@ def classifier(trusted: list[str]) -> CommandClassifier:
     return CommandClassifier(home="/home/me", protected=("/home/me/.seam",), skills=places)
 
 
-@pytest.mark.parametrize(
-    ("command", "verdict", "rule"),
-    [
-        ("python3 /skills/good/scripts/run.py --help", "safe", "proof:run"),
-        ("env python3 /skills/good/scripts/run.py", "safe", "proof:run"),
-        ("python3 /home/me/.seam/skills/good/run.py", "safe", "proof:run"),
-        ("python3 .agents/skills/ok/run.py", "safe", "proof:run"),
-        ("python3 /skills/other/run.py", "needs_approval", "skill:untrusted"),
-        ("bash .agents/skills/cloned/install.sh", "needs_approval", "skill:untrusted"),
-        ("cd .agents && python3 skills/cloned/run.py", "needs_approval", "skill:untrusted"),
-        # A trusted skill's script, but the rest of the command is judged as ever.
-        ("python3 /skills/good/run.py > ~/.seam/config.toml", "forbidden", "floor:seam-home"),
-        ("python3 /skills/good/run.py ~/.seam/approvals.json", "forbidden", "floor:seam-home"),
-        ("python3 /skills/good/run.py | sh", "needs_approval", None),
-        # Seam's home is still out of reach, but for a trusted skill's own script.
-        ("python3 ~/.seam/skills/other/run.py", "forbidden", "floor:seam-home"),
-        ("python3 ~/.seam/skills/good/../../config.toml", "forbidden", "floor:seam-home"),
-        ("cat ~/.seam/skills/good/SKILL.md", "forbidden", "floor:seam-home"),
-    ],
-)
-def test_the_guard_runs_trusted_skills_scripts_and_asks_for_others(
-    command: str, verdict: str, rule: str | None
-) -> None:
+# A command, and what the guard finds: "verdict rule" (the rule when it matters).
+GUARD_CASES = {
+    "python3 /skills/good/scripts/run.py --help": "safe proof:run",
+    "env python3 /skills/good/scripts/run.py": "safe proof:run",
+    "python3 /home/me/.seam/skills/good/run.py": "safe proof:run",
+    "python3 .agents/skills/ok/run.py": "safe proof:run",
+    "python3 /skills/other/run.py": "needs_approval skill:untrusted",
+    "bash .agents/skills/cloned/install.sh": "needs_approval skill:untrusted",
+    "cd .agents && python3 skills/cloned/run.py": "needs_approval skill:untrusted",
+    # A trusted skill's script, but the rest of the command is judged as ever.
+    "python3 /skills/good/run.py > ~/.seam/config.toml": "forbidden floor:seam-home",
+    "python3 /skills/good/run.py ~/.seam/approvals.json": "forbidden floor:seam-home",
+    "python3 /skills/good/run.py | sh": "needs_approval",
+    # Seam's home is still out of reach, but for a trusted skill's own script.
+    "python3 ~/.seam/skills/other/run.py": "forbidden floor:seam-home",
+    "python3 ~/.seam/skills/good/../../config.toml": "forbidden floor:seam-home",
+    "cat ~/.seam/skills/good/SKILL.md": "forbidden floor:seam-home",
+}
+
+
+@pytest.mark.parametrize("command", list(GUARD_CASES))
+def test_the_guard_runs_trusted_skills_scripts_and_asks_for_others(command: str) -> None:
     trusted = ["/skills/good", "/home/me/.seam/skills/good", "/work/p/.agents/skills/ok"]
     found = classifier(trusted).classify(command, cwd="/work/p")
+    verdict, _, rule = GUARD_CASES[command].partition(" ")
     assert found.verdict == verdict, found
-    if rule is not None:
-        assert found.rule == rule, found
+    assert found.rule == (rule or found.rule), found
 
 
 def test_trust_that_cannot_be_read_trusts_nothing() -> None:
