@@ -30,6 +30,7 @@ from tests.cli.conftest import SEAM, Cli, make_cli
 from tests.support.openai_server import (
     OpenAIServer,
     openai_server_fixture,  # noqa: F401  (registers the `openai_server` fixture)
+    text_reply,
 )
 from tests.support.shared_model import (  # noqa: F401  (registers `shared_model`)
     SharedModel,
@@ -101,6 +102,31 @@ class EditorClient:
 
     def text(self, kind: str = "agent_message_chunk") -> str:
         return "".join(u.content.text for u in self.updates if u.session_update == kind)
+
+
+@dataclass
+class WatchingClient(EditorClient):
+    """An EditorClient that sets `seen` when an update of the kind `watch` arrives."""
+
+    watch: str = "tool_call"
+    seen: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await super().session_update(session_id, update, **kwargs)
+        if update.session_update == self.watch:
+            self.seen.set()
+
+
+async def stalled_turn(agent: Agent, client: EditorClient, conn: Any) -> tuple[str, Any]:
+    """A new thread in the test's project whose turn is stalled mid-answer, its first
+    words shown: (the thread's id, the prompt's future)."""
+    reply = text_reply("one two three four five six", chunk_size=2).stalled(after=2)
+    agent.model.push(reply)
+    session = await conn.new_session(cwd=str(agent.cli.project), mcp_servers=[])
+    prompt = [acp.text_block("count")]
+    turn = asyncio.ensure_future(conn.prompt(session_id=session.session_id, prompt=prompt))
+    await asyncio.wait_for(client.first_text.wait(), 60)
+    return session.session_id, turn
 
 
 @dataclass

@@ -12,7 +12,7 @@ import acp
 import pytest
 from acp.schema import McpServerStdio
 
-from tests.acp.conftest import Agent, EditorClient, open_editor
+from tests.acp.conftest import Agent, EditorClient, open_editor, stalled_turn
 from tests.cli.conftest import Cli, sent_messages, tool_messages
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 
@@ -118,16 +118,11 @@ async def test_files_are_read_through_the_editor(agent: Agent) -> None:
 
 @SHARED_LOOP
 async def test_cancel_stops_the_turn(agent: Agent) -> None:
-    cli, openai_server = agent.cli, agent.model
-    openai_server.push(text_reply("one two three four five six", chunk_size=2).stalled(after=2))
+    openai_server = agent.model
     client = EditorClient()
     async with agent.editor(client) as (conn, _):
-        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
-        turn = asyncio.ensure_future(
-            conn.prompt(session_id=session.session_id, prompt=[acp.text_block("count")])
-        )
-        await asyncio.wait_for(client.first_text.wait(), TURN)
-        await conn.cancel(session_id=session.session_id)
+        sid, turn = await stalled_turn(agent, client, conn)
+        await conn.cancel(session_id=sid)
         # The model is still stalled mid-answer: the cancel cuts the stream short.
         reply = await asyncio.wait_for(turn, TURN)
         openai_server.release()

@@ -12,7 +12,7 @@ from typing import Any
 import acp
 from acp.schema import AllowedOutcome, RequestPermissionResponse
 
-from tests.acp.conftest import EditorClient, open_editor
+from tests.acp.conftest import EditorClient, WatchingClient, open_editor
 from tests.cli.conftest import Cli, sent_messages, tool_messages
 from tests.plugins.test_skills import write_skill
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
@@ -83,16 +83,6 @@ async def test_two_sessions_run_turns_concurrently_each_in_its_own_cwd(
     assert "B done." in client.text() and "A done." in client.text()
 
 
-@dataclass
-class CommandsClient(EditorClient):
-    listed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        await super().session_update(session_id, update, **kwargs)
-        if update.session_update == "available_commands_update":
-            self.listed.set()
-
-
 async def test_a_sessions_skills_are_its_slash_commands(
     cli: Cli, openai_server: OpenAIServer
 ) -> None:
@@ -102,10 +92,10 @@ async def test_a_sessions_skills_are_its_slash_commands(
     trusted = cli("skills", "trust", str(repo / ".agents" / "skills" / "release-notes"))
     assert trusted.returncode == 0, trusted.stderr
     openai_server.push(text_reply("Notes written."))
-    client = CommandsClient()
+    client = WatchingClient(watch="available_commands_update")
     async with open_editor(cli, client) as (conn, _):
         session = await conn.new_session(cwd=str(repo), mcp_servers=[])
-        await asyncio.wait_for(client.listed.wait(), TURN)
+        await asyncio.wait_for(client.seen.wait(), TURN)
         [listed] = [u for u in client.updates if u.session_update == "available_commands_update"]
         assert [(c.name, c.description) for c in listed.available_commands] == [
             ("release-notes", "Write release notes."),

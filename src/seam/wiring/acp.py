@@ -1,6 +1,8 @@
 """What `seam acp` is built from: the configured runtime over the storage the surface
 hands in (`apps/acp/storage.py` wraps the real filesystem so files can go through the
-editor), and the editor's MCP servers offered like configured ones.
+editor), the editor's MCP servers offered like configured ones, and the models a session
+may be switched to (the main one, then those the personalities and fallbacks name), each
+session's choice applied to its turns' personality.
 
 The ACP surface (apps/acp) speaks the protocol and decides; this module only builds.
 """
@@ -9,13 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from seam.contracts.personality import Personality
 from seam.contracts.storage import Storage
 from seam.wiring.configure import create_runtime
 from seam.wiring.runtime import Runtime
-from seam.wiring.settings import load_settings
+from seam.wiring.settings import ConfigError, load_settings
 
 if TYPE_CHECKING:
     from seam.plugins.mcp.servers import McpServers
@@ -99,9 +102,59 @@ def _editor_mcp(runtime: Runtime) -> McpServers:
     return runtime.mcp
 
 
+def model_choices(runtime: Runtime) -> list[str]:
+    """The models an editor may pick for a session, as `kind:model` refs: the main model
+    first (what a session uses until one is picked), then each model a personality or the
+    fallback chain names. Empty without settings (a runtime built in a test)."""
+    from seam.wiring.models import ModelFactory, parse_ref
+
+    settings = runtime.settings
+    if settings is None:
+        return []
+    kind = settings.provider
+    main = ModelFactory(settings).default_model_name(kind)
+    refs = [f"{kind}:{main}" if main else kind]
+    named = list(settings.config.model.fallback)
+    try:
+        for personality in runtime.personalities.list():
+            named += [r for r in (personality.model, *personality.fallback) if r]
+    except Exception:  # a broken personality file: `seam doctor` names it
+        pass
+    for ref in named:
+        try:
+            found, model = parse_ref(ref, kind)
+        except ConfigError:
+            continue
+        full = f"{found}:{model}" if model else found
+        if full not in refs:
+            refs.append(full)
+    return refs
+
+
+def use_session_models(runtime: Runtime, chosen: Mapping[str, str]) -> None:
+    """Run each session in `chosen` (session key -> model ref, read at each turn) on its
+    model, over whatever personality overlay the runtime already has (tenants')."""
+    loop = runtime.loop
+    inner = loop.personality_overlay
+
+    def overlay(key: str, personality: Personality) -> Personality:
+        found = personality if inner is None else inner(key, personality)
+        ref = chosen.get(key)
+        return found if ref is None else replace(found, model=ref)
+
+    loop.personality_overlay = overlay
+
+
 def _server_name(name: str) -> str:
     """A tool-name-safe server name (`mcp__<server>__<tool>`)."""
     return re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "editor"
 
 
-__all__ = ["EditorServer", "add_mcp_servers", "create_acp_runtime", "file_storage"]
+__all__ = [
+    "EditorServer",
+    "add_mcp_servers",
+    "create_acp_runtime",
+    "file_storage",
+    "model_choices",
+    "use_session_models",
+]

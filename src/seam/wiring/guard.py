@@ -28,6 +28,7 @@ from seam.plugins.guardrail.approvals import ApprovalCache, ApprovalFileError
 from seam.plugins.guardrail.classifier import CommandClassifier
 from seam.plugins.guardrail.gate import DEFAULT_TIMEOUT, GuardedCommandGate
 from seam.wiring.settings import ConfigError, Settings
+from seam.wiring.skills import skill_places
 
 APPROVALS_FILE = "approvals.json"
 
@@ -70,7 +71,7 @@ def protected_paths(settings: Settings) -> tuple[str, ...]:
 
 
 def build_guardrail(settings: Settings) -> CommandClassifier:
-    return _classifier(guard_section(settings), protected_paths(settings))
+    return _classifier(guard_section(settings), settings)
 
 
 def build_gate(
@@ -87,7 +88,7 @@ def build_gate(
     except ApprovalFileError as exc:
         raise ConfigError(str(exc)) from None
     return GuardedCommandGate(
-        _classifier(section, protected_paths(settings)),
+        _classifier(section, settings),
         approvals,
         judge=judge,
         allow_off=allow_off,
@@ -95,7 +96,7 @@ def build_gate(
     )
 
 
-def _classifier(section: GuardSection, protected: tuple[str, ...]) -> CommandClassifier:
+def _classifier(section: GuardSection, settings: Settings) -> CommandClassifier:
     # The person's home, so /home/me/.bashrc is recognised as ~/.bashrc.
     # realpath: a read through a symlink that leaves the working directory is not proven
     # read-only (on the local backend it asks).
@@ -103,6 +104,8 @@ def _classifier(section: GuardSection, protected: tuple[str, ...]) -> CommandCla
         deny=section.deny,
         allow=section.allow,
         home=str(Path.home()),
-        protected=protected,
+        protected=protected_paths(settings),
         realpath=os.path.realpath,
+        # Trusted skills' scripts run unasked, untrusted ones ask (`skill_runs.py`).
+        skills=skill_places(settings),
     )

@@ -53,13 +53,14 @@ def build_sandboxes(settings: Settings) -> SandboxProvider:
     # Probing bubblewrap starts a short subprocess: callers do this at most once.
     if not bwrap_available():
         return UnavailableSandboxProvider(UNAVAILABLE)
-    # Skills' scripts must run, though the rest of $SEAM_HOME stays out.
-    skills = str(settings.home / "skills")
+    # Trusted skills' scripts must run (at /skills/<name>), though $SEAM_HOME stays out.
+    from seam.wiring.skills import trusted_skill_folders
+
     return BwrapSandboxProvider(
         base_env=base_env,
         options=options,
-        read_only=(skills,),
         network_allow=tuple(section.network_allow),
+        skills=trusted_skill_folders(settings),
     )
 
 

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from seam.contracts.personality import PersonalityRegistry
+from seam.plugins.guardrail.skill_runs import SkillPlaces
 from seam.plugins.safety.injection import scan
 from seam.plugins.skills.catalog import Entry, NoticeText, SkillCatalog, SkillDir, UnknownSkill
 from seam.plugins.skills.skill import SKILL_FILE, SkillError
 from seam.plugins.skills.tools import render_body
 from seam.plugins.skills.trust import TrustStore
+from seam.services.sandbox.mounts import SKILLS_MOUNT
 from seam.wiring.default_tools import DefaultGets
 from seam.wiring.settings import Settings
 
@@ -61,6 +64,40 @@ def build_skills(settings: Settings, working_dir: Path | None = None) -> SkillCa
         home_dir=settings.home / "skills",
         project=PROJECT_SKILLS,
     )
+
+
+def trusted_skill_folders(settings: Settings) -> Callable[[str], dict[str, str]]:
+    """`{name: folder}` of the skills offered to a session working in a directory (the
+    trusted ones): what the sandbox shows read-only at `/skills/<name>`. Asked before each
+    command, so it reads trust and content as they are then; an unreadable folder shows
+    no skill."""
+    catalog = build_skills(settings)
+
+    def folders(working_dir: str) -> dict[str, str]:
+        try:
+            return {s.name: str(s.path) for s in catalog.at(working_dir).offered()}
+        except OSError:
+            return {}
+
+    return folders
+
+
+def skill_places(settings: Settings) -> SkillPlaces:
+    """Where skills live and which are trusted, as the guard reads commands: a script of a
+    skill offered in the session's working directory (at its folder or at the sandbox's
+    `/skills/<name>`) runs unasked, one of any other skill asks."""
+    catalog = build_skills(settings)
+    roots = [SKILLS_MOUNT, *(str(d.path) for d in catalog.dirs if d.origin != "project")]
+
+    def trusted(cwd: str | None) -> list[str]:
+        seen = catalog.at(cwd or settings.working_dir)
+        folders: list[str] = []
+        for skill in seen.offered():
+            folders += (str(skill.path), os.path.realpath(skill.path))
+            folders.append(f"{SKILLS_MOUNT}/{skill.name}")
+        return folders
+
+    return SkillPlaces(tuple(roots), PROJECT_SKILLS.as_posix(), trusted)
 
 
 def skills_index(catalog: SkillCatalog) -> Any:

@@ -4,6 +4,7 @@ Every prompt is a durable submission (`Runtime.run`), streamed back as agent mes
 thought chunks, tool calls and plan updates; approvals become `session/request_permission`
 and `session/cancel` stops the turn. Each session works in its own `cwd`, so turns of
 different sessions run side by side; one session's prompts run one after another.
+`session/list`, `session/close`, titles and the model option are in `threads.py`.
 
 The editor is the owner unless `seam acp --tenant T` says otherwise; what a tenant may
 not do is decided in `access.py`.
@@ -24,13 +25,19 @@ from acp.schema import (
     AvailableCommand,
     AvailableCommandsUpdate,
     ClientCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionListCapabilities,
+    SetSessionConfigOptionResponse,
     ToolCallUpdate,
     UnstructuredCommandInput,
 )
@@ -52,6 +59,7 @@ from seam.apps.acp.sessions import (
     stored_messages,
 )
 from seam.apps.acp.storage import CURRENT_SESSION, ClientStorage
+from seam.apps.acp.threads import MODEL_OPTION, Titles, list_threads, model_option
 from seam.apps.acp.undo import COMMAND as UNDO_COMMAND
 from seam.apps.acp.undo import is_undo, undo_in_editor
 from seam.contracts.events import (
@@ -67,7 +75,7 @@ from seam.contracts.events import (
 )
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.tools import CancelToken
-from seam.wiring.acp import EditorServer, add_mcp_servers
+from seam.wiring.acp import EditorServer, add_mcp_servers, model_choices, use_session_models
 from seam.wiring.runtime import Runtime
 
 log = logging.getLogger("seam.acp")
@@ -108,9 +116,15 @@ class SeamAgent:
         self.conn: Any = None
         self.sessions: dict[str, _Session] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self.titles = Titles(runtime, None)
+        # The model each session was switched to (session key -> ref), read at each turn.
+        self.models: dict[str, str] = {}
+        self._choices: list[str] | None = None
+        use_session_models(runtime, self.models)
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
+        self.titles.conn = conn
 
     async def initialize(
         self,
@@ -134,6 +148,9 @@ class SeamAgent:
                     image=False, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(), close=SessionCloseCapabilities()
+                ),
             ),
             agent_info=Implementation(name="seam", title="Seam", version=__version__),
         )
@@ -146,9 +163,10 @@ class SeamAgent:
     ) -> NewSessionResponse:
         self._check_servers(mcp_servers)
         name = f"acp-{secrets.token_hex(6)}"
-        await self.runtime.get_session(self.runtime.session_key_for(name), title=name)
+        # No title yet: the runtime names the thread after its first exchange.
+        await self.runtime.get_session(self.runtime.session_key_for(name))
         await self._open(name, cwd, mcp_servers)
-        return NewSessionResponse(session_id=name)
+        return NewSessionResponse(session_id=name, config_options=self._config(name))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
@@ -161,7 +179,56 @@ class SeamAgent:
         for message in messages:
             for update in _replay(message):
                 await self.conn.session_update(session_id=session_id, update=update)
-        return LoadSessionResponse()
+        await self.titles.tell(session_id)
+        return LoadSessionResponse(config_options=self._config(session_id))
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        try:
+            return await list_threads(self.runtime, cwd, cursor)
+        except ValueError as exc:
+            raise acp.RequestError.invalid_params({"cursor": str(exc)}) from None
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Stop the thread's turn (if one runs) and forget the thread here; it stays
+        stored, so `session/load` opens it again."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id}"})
+        await self.cancel(session_id)
+        async with session.turns:  # the cancelled turn has settled
+            self.sessions.pop(session_id, None)
+        key = self.runtime.session_key_for(session_id)
+        self.models.pop(key, None)
+        self.titles.told.pop(session_id, None)
+        self.runtime.drop_session(key)
+        return CloseSessionResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """Switch the thread's model (the only option): its next turns run on it."""
+        if session_id not in self.sessions:
+            raise acp.RequestError.invalid_params({"sessionId": f"unknown session {session_id}"})
+        if config_id != MODEL_OPTION:
+            raise acp.RequestError.invalid_params({"configId": f"no option {config_id!r}"})
+        choices = self._model_choices()
+        if not isinstance(value, str) or value not in choices:
+            known = ", ".join(choices) or "none"
+            problem = f"no model {value!r} (models: {known})"
+            raise acp.RequestError.invalid_params({"value": problem})
+        self.models[self.runtime.session_key_for(session_id)] = value
+        return SetSessionConfigOptionResponse(config_options=self._config(session_id))
+
+    def _model_choices(self) -> list[str]:
+        if self._choices is None:
+            self._choices = model_choices(self.runtime)
+        return self._choices
+
+    def _config(self, name: str) -> list[Any]:
+        current = self.models.get(self.runtime.session_key_for(name), "")
+        return model_option(self._model_choices(), current)
 
     def _check_servers(self, mcp_servers: list[Any] | None) -> None:
         """Refuse a tenant's MCP servers before anything is opened."""
@@ -237,6 +304,7 @@ class SeamAgent:
                 CURRENT_SESSION.reset(reset)
                 session.cancel = None
         finish = done.finish_reason if done is not None else "cancelled"
+        await self.titles.after_turn(session_id)
         return PromptResponse(stop_reason=stop_reason(finish, cancelled=cancel.cancelled))
 
     async def _stream(self, session: _Session, text: str, cancel: CancelToken) -> Done | None:

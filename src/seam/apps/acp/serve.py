@@ -41,8 +41,9 @@ async def serve_acp(model: str | None = None, tenant: str | None = None) -> int:
     runtime = create_acp_runtime(storage, model, tenant=tenant)
     async with runtime:
         # SeamAgent implements the methods it supports; the SDK answers the optional rest
-        # (list/fork/resume sessions, config options) with "method not found".
+        # (fork/resume sessions) with "method not found". `session/close` is still marked
+        # unstable in the SDK: without the flag it would be refused.
         access = EditorAccess(None if tenant in (None, DEFAULT_TENANT) else tenant)
         agent = cast("acp.Agent", SeamAgent(runtime, storage, access))
-        await acp.run_agent(agent, writer, reader)
+        await acp.run_agent(agent, writer, reader, use_unstable_protocol=True)
     return 0

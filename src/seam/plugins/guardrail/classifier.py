@@ -27,8 +27,10 @@ from fnmatch import fnmatchcase
 from seam.contracts.guardrail import Classification
 from seam.plugins.guardrail.command import Rule
 from seam.plugins.guardrail.normalize import canonical_path, strip_ansi
+from seam.plugins.guardrail.protect import PROTECTED_REASON, PROTECTED_RULE
 from seam.plugins.guardrail.rules import FLOOR, PATTERNS
 from seam.plugins.guardrail.shell import OverBudget
+from seam.plugins.guardrail.skill_runs import UNTRUSTED_RULE, SkillPlaces, untrusted_reason
 from seam.plugins.guardrail.walk import MAX_DEPTH, Walk
 
 __all__ = ["CPU_BUDGET", "MAX_CHARS", "MAX_DEPTH", "CommandClassifier"]
@@ -49,7 +51,9 @@ class CommandClassifier:
     whatever the user's rules say. `cpu_budget`: seconds of CPU one classification may
     spend before it gives up and asks. `realpath`: where a path really leads on disk
     (`os.path.realpath`, handed in by wiring), so a read through a symlink that leaves the
-    working directory is not proven read-only; without it paths are judged as written."""
+    working directory is not proven read-only; without it paths are judged as written.
+    `skills`: where Agent Skills live and which are trusted (`skill_runs.py`): a script of
+    a trusted skill runs like any proven command, one of an untrusted skill asks."""
 
     def __init__(
         self,
@@ -60,6 +64,7 @@ class CommandClassifier:
         protected: Iterable[str] = (),
         cpu_budget: float = CPU_BUDGET,
         realpath: Callable[[str], str] | None = None,
+        skills: SkillPlaces | None = None,
     ) -> None:
         self.deny = tuple(deny)
         self._realpath = realpath
@@ -69,6 +74,7 @@ class CommandClassifier:
             if not isinstance(glob, str) or not glob.strip():
                 raise ValueError(f"a guard rule must be a non-empty glob, got {glob!r}")
         self.home = home.rstrip("/")
+        self.skills = None if skills is None else skills.canonical(self.home)
         self.protected = tuple(
             canonical_path(p.rstrip("/") or "/", home=self.home, cwd=None) for p in protected
         )
@@ -141,12 +147,31 @@ class CommandClassifier:
         for glob in self.deny:
             if fnmatchcase(normalized, glob):
                 walk.note("forbidden", f"user:deny:{glob}", "matches a deny rule in your config")
+        if walk.skill_runs:
+            self._judge_skill_runs(walk, cwd)
         if walk.malformed:  # the flat form is not all that would run: show it as written
             normalized = text
         verdict, rule, reason = walk.result()
         read_only = verdict == "safe" and walk.kind == "read" and not walk.allowed_by
         read_only = read_only and not walk.unconfined
         return Classification(verdict, rule, reason, normalized, read_only)
+
+    def _judge_skill_runs(self, walk: Walk, cwd: str | None) -> None:
+        """Each skill folder the command runs a file from, against the skills trusted now
+        (asked here, off the analysis clock: trust is read by hashing files)."""
+        assert self.skills is not None
+        try:
+            found = self.skills.trusted(cwd)
+        except Exception:  # trust that cannot be read trusts nothing
+            found = ()
+        trusted = {canonical_path(f, home=self.home, cwd=None) for f in found}
+        for folder, in_protected in walk.skill_runs.items():
+            if folder in trusted:
+                continue
+            if in_protected:
+                walk.note("forbidden", PROTECTED_RULE, PROTECTED_REASON)
+            else:
+                walk.note("needs_approval", UNTRUSTED_RULE, untrusted_reason(folder))
 
 
 def _index(rules: tuple[Rule, ...]) -> tuple[dict[str, tuple[Rule, ...]], tuple[Rule, ...]]:

@@ -13,6 +13,7 @@ from seam.plugins.guardrail.command import Cmd, Rule
 from seam.plugins.guardrail.echo import fold_echo, printed
 from seam.plugins.guardrail.rules import DOWNLOADERS
 from seam.plugins.guardrail.shell import Clock, OverBudget
+from seam.plugins.guardrail.skill_runs import SkillPlaces
 
 EXPANSION_BUDGET = 1_000_000  # characters variable expansion may produce in all
 MAX_WORD = 65_536  # characters one expanded word or variable may have
@@ -35,6 +36,7 @@ class Policy(Protocol):
     deny: tuple[str, ...]
     allow: tuple[str, ...]
     cpu_budget: float
+    skills: SkillPlaces | None
 
     def resolve(self, full: str) -> str | None: ...
 
@@ -59,6 +61,7 @@ class Scope:
         "malformed",
         "proofs",
         "root",
+        "skill_runs",
         "unconfined",
         "variables",
         "written",
@@ -79,6 +82,9 @@ class Scope:
         self.unconfined = ""  # the first word that reads outside the working directory
         self.downloads: set[str] = set()  # files a downloader wrote earlier in the script
         self.written: dict[str, str] = {}  # scripts written earlier (`echo .. > x.sh`), by path
+        # Skill folders a command runs a file from, and whether that folder lies in a
+        # protected place (`$SEAM_HOME/skills`): judged once the walk is done.
+        self.skill_runs: dict[str, bool] = {}
 
     def note(self, verdict: Verdict, rule: str, reason: str) -> None:
         """Keep the most severe finding, the first of its severity; a plain change of

@@ -6,6 +6,7 @@ patterns and the allowlist, in that order (see `classifier.py`)."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from fnmatch import fnmatchcase
 
 from seam.plugins.guardrail.allowlist import ANY_ARGUMENTS, Doubt, prove, risky_assignment, widest
@@ -25,6 +26,7 @@ from seam.plugins.guardrail.protect import PROTECTED_REASON, PROTECTED_RULE, pro
 from seam.plugins.guardrail.rules import TEXT_FLOOR
 from seam.plugins.guardrail.scope import CHANGES_FILES, Scope
 from seam.plugins.guardrail.shell import Pipeline, Redirect, Script, Simple, parse
+from seam.plugins.guardrail.skill_runs import skill_folder
 
 MAX_DEPTH = 8  # wrappers and substitutions nested deeper than this need approval
 MAX_STAGES = 64  # a longer pipeline needs approval (each stage sees the ones before it)
@@ -291,9 +293,10 @@ class Walk(Scope):
             if rule.test(cmd):
                 self.note("forbidden", rule.name, rule.reason)
                 return True
+        checked = self.skill_run(cmd)
         if not classifier.protected:
             return False
-        reached = protected(classifier, cmd, self.cwd, self.variables)
+        reached = protected(classifier, checked, self.cwd, self.variables)
         if reached == "named":
             self.note("forbidden", PROTECTED_RULE, PROTECTED_REASON)
             return True
@@ -301,6 +304,25 @@ class Walk(Scope):
             reason = "goes through a directory that holds Seam's own files"
             self.note("needs_approval", "protected:ancestor", reason)
         return False
+
+    def skill_run(self, cmd: Cmd) -> Cmd:
+        """Note the skill folder `cmd` runs a file from; returns `cmd` as the protected
+        paths see it: a script in a skill folder under `$SEAM_HOME` is judged with the
+        skill's trust once the walk is done (forbidden unless trusted), not here."""
+        places = self.classifier.skills
+        found = None if places is None else skill_folder(places, cmd, self.root)
+        if found is None:
+            return cmd
+        word, folder = found
+        bare = replace(
+            cmd,
+            args=tuple("" if a == word else a for a in cmd.args),
+            argv0="" if cmd.argv0 == word else cmd.argv0,
+        )
+        alone = replace(cmd, args=(word,), argv0="", redirects=())
+        inside = protected(self.classifier, alone, None, self.variables)
+        self.skill_runs[folder] = self.skill_runs.get(folder, False) or bool(inside)
+        return bare
 
     def ruled(self, shown: str, resolved: str) -> bool:
         """Whether one of the user's globs decided: a deny forbids, an allow lets this one

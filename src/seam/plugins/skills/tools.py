@@ -1,8 +1,10 @@
 """`skill_view` (load a skill's body or one of its files) and `skill_write` (draft one).
 
 `skill_view` is the second step of progressive disclosure: the prompt only lists skills,
-the body arrives when the model asks. A `file` is a relative path inside the skill's
-folder; absolute paths, `..` and symlinks leading out of it are refused. `skill_write`
+the body arrives when the model asks, with the folder its commands reach the skill at (in
+the bubblewrap sandbox `/skills/<name>`, read-only; elsewhere its real path), so the
+scripts it names can run. A `file` is a relative path inside the skill's folder; absolute
+paths, `..` and symlinks leading out of it are refused. `skill_write`
 writes only `$SEAM_HOME/skills/<name>/SKILL.md`, after the person approves (nobody to ask
 is a refusal), and never through the file tools, which cannot write $SEAM_HOME at all.
 """
@@ -53,21 +55,36 @@ class SkillViewTool(SpecTool):
         self.catalog = catalog
 
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        return await asyncio.to_thread(self._view, str(args["name"]), args.get("file"))
+        view = self._view
+        return await asyncio.to_thread(view, str(args["name"]), args.get("file"), ctx.sandbox)
 
-    def _view(self, name: str, file: str | None) -> str:
+    def _view(self, name: str, file: str | None, sandbox: object = None) -> str:
         try:
             skill = self.catalog.get(name)
         except SkillError as exc:
             raise ToolError(str(exc)) from None
         if file:
             return read_inside(skill.path, file)
-        return render_body(skill)
+        return render_body(skill, folder_seen(skill, sandbox))
 
 
-def render_body(skill: Skill) -> str:
-    """What `skill_view NAME` returns: the body, then the files the skill has."""
-    parts = [f"# Skill: {skill.name}", skill.body or "(this skill has no instructions)"]
+def folder_seen(skill: Skill, sandbox: object) -> str:
+    """Where the session's commands reach `skill`'s folder: under the sandbox's skills
+    mount when it has one (bubblewrap: `/skills/<name>`), else its real path."""
+    mount = getattr(sandbox, "skills_at", None) if sandbox is not None else None
+    return f"{mount}/{skill.name}" if isinstance(mount, str) else str(skill.path)
+
+
+def render_body(skill: Skill, folder: str | None = None) -> str:
+    """What `skill_view NAME` returns: the body, where its folder is for commands (when
+    known), then the files the skill has."""
+    parts = [f"# Skill: {skill.name}"]
+    if folder is not None:
+        parts.append(
+            f"Folder: {folder} (read-only; paths in these instructions are relative to it:"
+            f" run a script with its interpreter, e.g. `python3 {folder}/scripts/...`)"
+        )
+    parts.append(skill.body or "(this skill has no instructions)")
     if skill.allowed_tools:
         parts.append("Tools this skill expects: " + ", ".join(skill.allowed_tools))
     files = skill_files(skill.path)

@@ -12,11 +12,13 @@ one, and when `bwrap` dies everything inside dies with it: bwrap exits when the 
 shell does, its pid namespace's init goes with it, and the kernel kills every process
 left in the namespace (`sleep 1000 &`, `setsid` daemons alike). `.git/hooks` and
 `.git/config` are read-only unless the person approved the command writing there, and
-`$SEAM_HOME/skills` is shown read-only (see `mounts.py`); the limits are in `limits.py`.
+each trusted skill's folder is shown read-only at `/skills/<name>` (see `mounts.py`); the
+limits are in `limits.py`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import time
@@ -34,7 +36,7 @@ from seam.services.sandbox.egress import (
     proxy_env,
     python_inside,
 )
-from seam.services.sandbox.mounts import View, mount_args
+from seam.services.sandbox.mounts import SKILLS_MOUNT, View, mount_args
 from seam.services.sandbox.process import (
     GroupSandbox,
     GroupSandboxProvider,
@@ -43,6 +45,8 @@ from seam.services.sandbox.process import (
 )
 
 DEFAULT_BWRAP = "/usr/bin/bwrap"  # where Debian's bubblewrap package puts it
+# A working directory in, the trusted skills a session there may run ({name: folder}).
+SkillFolders = Callable[[str], Mapping[str, str]]
 
 
 def _isolation() -> list[str]:
@@ -71,9 +75,13 @@ def bwrap_available(bwrap: str = DEFAULT_BWRAP) -> bool:
 
 
 class BwrapSandbox(GroupSandbox):
+    """`skills`: the trusted skills of the working directory, asked again before each
+    command (so a skill untrusted since, or changed, is gone from the next one)."""
+
     name = "bwrap"
     isolated = True
     _namespaced = True  # bwrap makes user and pid namespaces for each command
+    skills_at = SKILLS_MOUNT  # where a skill's folder is seen (`/skills/<name>`)
 
     def __init__(
         self,
@@ -88,6 +96,7 @@ class BwrapSandbox(GroupSandbox):
         read_only: tuple[str, ...] = (),
         cgroups: Cgroups | None = None,
         egress: EgressProxy | None = None,
+        skills: SkillFolders | None = None,
     ) -> None:
         super().__init__(
             working_dir, base_env=base_env, options=options, clock=clock, cgroups=cgroups
@@ -106,8 +115,14 @@ class BwrapSandbox(GroupSandbox):
         self._egress = (egress or EgressProxy()) if network else None
         self._egress_socket: str | None = None
         self._python = python_inside()
+        self._skills = skills
+        self._skill_folders: tuple[tuple[str, str], ...] = ()
 
     async def _prepare(self) -> None:
+        if self._skills is not None:
+            # Off the event loop: trust is checked by hashing the skills' files.
+            found = await asyncio.to_thread(self._skills, self.working_dir)
+            self._skill_folders = tuple(sorted(found.items()))
         if self._egress is None:
             return
         if self._python is None:
@@ -121,7 +136,7 @@ class BwrapSandbox(GroupSandbox):
 
     def mounts(self, *, git_writes: bool = False) -> list[str]:
         """What the next command will see (computed from the filesystem as it is now)."""
-        view = View(read_only=self._read_only, git_writes=git_writes)
+        view = View(read_only=self._read_only, git_writes=git_writes, skills=self._skill_folders)
         return mount_args(
             self.working_dir, self.reach, home=self.home, network=self.network, view=view
         )
@@ -151,14 +166,16 @@ class BwrapSandbox(GroupSandbox):
 @dataclass(eq=False, kw_only=True)
 class BwrapSandboxProvider(GroupSandboxProvider):
     """Bubblewrap sandboxes; `read_only`: directories every command sees read-only even
-    where the reach denies them (the wiring passes `$SEAM_HOME/skills`); `network_allow`:
-    hosts (or host:port) the egress proxy lets through although they are not public."""
+    where the reach denies them; `skills`: the trusted skills of a working directory
+    (`{name: folder}`), shown read-only at `/skills/<name>`; `network_allow`: hosts (or
+    host:port) the egress proxy lets through although they are not public."""
 
     name = "bwrap"
 
     bwrap: str = DEFAULT_BWRAP
     read_only: tuple[str, ...] = ()
     network_allow: tuple[str, ...] = ()
+    skills: SkillFolders | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -180,4 +197,5 @@ class BwrapSandboxProvider(GroupSandboxProvider):
             read_only=self.read_only,
             cgroups=self._cgroups,
             egress=self._egress,
+            skills=self.skills,
         )

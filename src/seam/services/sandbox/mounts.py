@@ -48,6 +48,8 @@ RESOLVER_DIRS: tuple[str, ...] = ("/run/systemd/resolve",)
 _BASE, _CHILD, _ROOT, _SPLIT, _MASK, _DIR = range(6)
 # Entries of one directory rebuilt at most; beyond it the directory is bound read-only.
 MAX_SPLIT_ENTRIES = 2000
+# Where the trusted skills' folders are shown, each at `/skills/<name>`.
+SKILLS_MOUNT = "/skills"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +66,14 @@ class _Op:
 @dataclass(frozen=True, slots=True)
 class View:
     """What one command's view adds to its reach: directories shown read-only although
-    the reach denies them (`$SEAM_HOME/skills`, so skills' scripts run), and whether the
-    person approved this command writing `.git/hooks` and `.git/config`."""
+    the reach denies them, the trusted skills' folders (`{name: folder}`, each shown
+    read-only at `/skills/<name>` so their scripts run at a path that does not depend on
+    where the skill lives), and whether the person approved this command writing
+    `.git/hooks` and `.git/config`."""
 
     read_only: tuple[str, ...] = ()
     git_writes: bool = False
+    skills: tuple[tuple[str, str], ...] = ()
 
 
 def _has_glob(text: str) -> bool:
@@ -141,6 +146,7 @@ class _Planner:
         for path in self.view.read_only:
             if Path(path).is_dir():  # shown read-only even where the reach denies it
                 ops.append(_Op(path, _MASK, ("--ro-bind", path, path)))
+        self._show_skills()
         if not any(within(self.working_dir, r) for r in self.roots) or self.reach.denied(
             self.working_dir
         ):
@@ -150,6 +156,17 @@ class _Planner:
         for op in sorted(ops, key=lambda op: op.key):
             args.extend(op.args)
         return args
+
+    def _show_skills(self) -> None:
+        """Each trusted skill's folder, read-only at `/skills/<name>` (never when a root
+        is `/` itself: bwrap would have to create `/skills` on the host)."""
+        if any(root == "/" for root in self.roots):
+            return
+        for name, folder in self.view.skills:
+            if "/" in name or name in ("", ".", "..") or not Path(folder).is_dir():
+                continue
+            target = f"{SKILLS_MOUNT}/{name}"
+            self.ops.append(_Op(target, _MASK, ("--ro-bind", folder, target)))
 
     def _protect_git(self) -> None:
         """`.git/hooks` and `.git/config` read-only in every writable repository in view
