@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 
 CLOSE_GRACE = 5.0  # seconds a closing connection gets before its task is cancelled
 
+# Answers a server's `elicitation/create` for the call that is waiting on it.
+Asker = Callable[[Any], Awaitable[Any]]
+# Takes a server's `notifications/progress` for a call: (progress, total, message).
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
 
 class ServerError(Exception):
     """The server could not be reached or broke off; the message is for the model."""
@@ -46,6 +51,10 @@ class ServerConnection:
         self.state = "not started"  # not started | starting | ready | failed | crashed | stopped
         self.error = ""
         self.tools: list[Any] | None = None  # the server's listing (mcp `Tool`s), once known
+        self.prompts: list[Any] = []  # its prompts (mcp `Prompt`s), listed with the tools
+        self.resources = False  # whether it declared the resources capability
+        # The calls waiting on the server, newest last: an elicitation goes to the newest.
+        self._askers: list[Asker] = []
         self.starts = 0
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -77,6 +86,7 @@ class ServerConnection:
                 async with asyncio.timeout(self.spec.connect_timeout):
                     self._client = await self._start()
                     self.tools = await _list_tools(self._client)
+                    await self._list_extras(self._client)
             except TimeoutError:
                 await self._close()
                 self.state = "failed"
@@ -90,8 +100,39 @@ class ServerConnection:
             self.starts += 1
             return self._client
 
-    async def call(self, tool: str, args: dict[str, Any]) -> Any:
-        """`tools/call` with the call timeout; a broken connection is marked for restart."""
+    async def _list_extras(self, client: Any) -> None:
+        """What the server offers beside tools: its prompts (for slash commands) and
+        whether it has resources (for `mcp__resources` / `mcp__read_resource`)."""
+        capabilities = client.server_capabilities
+        self.resources = capabilities.resources is not None
+        self.prompts = []
+        if capabilities.prompts is not None:
+            self.prompts = list((await client.list_prompts()).prompts)
+
+    async def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        progress: Progress | None = None,
+        ask: Asker | None = None,
+    ) -> Any:
+        """`tools/call` with the call timeout; a broken connection is marked for restart.
+        `progress` gets the server's progress notes; `ask` answers its elicitations while
+        the call waits (without one they are declined)."""
+        if ask is not None:
+            self._askers.append(ask)
+        try:
+            return await self.request(
+                tool, lambda client: client.call_tool(tool, args, progress_callback=progress)
+            )
+        finally:
+            if ask is not None:
+                self._askers.remove(ask)
+
+    async def request(self, what: str, send: Callable[[Any], Awaitable[Any]]) -> Any:
+        """One request (`send(client)`) with the call timeout; a broken connection is
+        marked for restart, and every failure is a `ServerError` for the model."""
         client = await self.client()
         if _closed(client):
             # It died while idle (the process was killed, the HTTP server went away): the
@@ -101,10 +142,10 @@ class ServerConnection:
             client = await self.client()
         try:
             async with asyncio.timeout(self.spec.call_timeout):
-                return await client.call_tool(tool, args)
+                return await send(client)
         except TimeoutError:
             raise ServerError(
-                f"{tool} did not answer within {self.spec.call_timeout:g} s (call timeout)"
+                f"{what} did not answer within {self.spec.call_timeout:g} s (call timeout)"
             ) from None
         except Exception as exc:
             if self._broken(exc):
@@ -115,6 +156,15 @@ class ServerConnection:
                     "it will be restarted on the next call"
                 ) from None
             raise ServerError(_reason(exc)) from None
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        """The SDK's elicitation callback: the newest waiting call's person answers; with
+        no call waiting (a server asking out of turn) the request is declined."""
+        from mcp.types import ElicitResult
+
+        if not self._askers:
+            return ElicitResult(action="decline")
+        return await self._askers[-1](params)
 
     def _broken(self, exc: Exception) -> bool:
         from mcp.shared.exceptions import MCPError
@@ -174,7 +224,9 @@ class ServerConnection:
                 )
             )
             transport = streamable_http_client(spec.url, http_client=http)
-        return await stack.enter_async_context(Client(transport))
+        return await stack.enter_async_context(
+            Client(transport, elicitation_callback=self._elicit)
+        )
 
     async def _close(self, *, keep_state: bool = False) -> None:
         task, self._task, self._client = self._task, None, None
