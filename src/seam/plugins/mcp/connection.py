@@ -224,9 +224,7 @@ class ServerConnection:
                 )
             )
             transport = streamable_http_client(spec.url, http_client=http)
-        return await stack.enter_async_context(
-            Client(transport, elicitation_callback=self._elicit)
-        )
+        return await stack.enter_async_context(Client(transport, elicitation_callback=self._elicit))
 
     async def _close(self, *, keep_state: bool = False) -> None:
         task, self._task, self._client = self._task, None, None

@@ -33,7 +33,7 @@ def render(result: Any) -> ToolOutput:
     parts: list[str] = []
     images: list[ImagePart] = []
     for item in getattr(result, "content", None) or ():
-        parts.append(_part(item, images))
+        parts.append(part(item, images))
     structured = getattr(result, "structured_content", None)
     if structured is not None:
         dumped = json.dumps(structured, ensure_ascii=False, sort_keys=True, default=str)
@@ -42,7 +42,8 @@ def render(result: Any) -> ToolOutput:
     return ToolOutput("\n".join(parts), tuple(images))
 
 
-def _part(item: Any, images: list[ImagePart]) -> str:
+def part(item: Any, images: list[ImagePart]) -> str:
+    """One content item as text; an image that a model may see joins `images`."""
     kind = getattr(item, "type", "")
     if kind == "text":
         return str(item.text)
@@ -99,4 +100,4 @@ def _same_json(text: str, value: Any) -> bool:
         return False
 
 
-__all__ = ["MAX_IMAGE_BYTES", "render"]
+__all__ = ["MAX_IMAGE_BYTES", "image", "part", "render", "resource"]
