@@ -102,12 +102,30 @@ class ServerConnection:
 
     async def _list_extras(self, client: Any) -> None:
         """What the server offers beside tools: its prompts (for slash commands) and
-        whether it has resources (for `mcp__resources` / `mcp__read_resource`)."""
+        whether it has resources (for `mcp__resources` / `mcp__read_resource`). A server
+        that fails to list them still offers its tools."""
         capabilities = client.server_capabilities
-        self.resources = capabilities.resources is not None
-        self.prompts = []
-        if capabilities.prompts is not None:
-            self.prompts = list((await client.list_prompts()).prompts)
+        self.resources, self.prompts = False, []
+        try:
+            if capabilities.resources is not None:
+                # The SDK's servers declare the capability whether or not they have any:
+                # the tools are offered (their tokens spent) only for a server with some.
+                found = await client.list_resources()
+                templates = await client.list_resource_templates()
+                self.resources = bool(found.resources or templates.resource_templates)
+            if capabilities.prompts is not None:
+                self.prompts = list((await client.list_prompts()).prompts)
+        except Exception as exc:
+            if not self._broken_listing(exc):
+                log.warning("mcp server %s: listing its extras failed: %s", self.spec.name, exc)
+                return
+            raise
+
+    def _broken_listing(self, exc: Exception) -> bool:
+        """A closed connection fails the start; an error answer only loses the extras."""
+        from mcp.shared.exceptions import MCPError
+
+        return not isinstance(exc, MCPError)
 
     async def call(
         self,
