@@ -46,7 +46,7 @@ def format_status(found: list[ServerStatus]) -> list[str]:
 
 def is_prompt_command(name: str) -> bool:
     """Whether a chat line's first word is `/server:prompt` (an MCP prompt)."""
-    from seam.plugins.mcp.prompts import parse_command
+    from seam.wiring.mcp import parse_command
 
     try:
         return parse_command(name, "") is not None
@@ -58,8 +58,7 @@ async def prompt_turn_text(runtime: Any, name: str, rest: str) -> str:
     """The text of the turn `/server:prompt rest` asks for; a `CliError` (one line)
     when the server, the prompt or the arguments are wrong."""
     from seam.apps.cli.runner import CliError
-    from seam.plugins.mcp.prompts import PromptError, parse_command
-    from seam.wiring.mcp import runtime_servers
+    from seam.wiring.mcp import PromptError, parse_command, runtime_servers
 
     servers = runtime_servers(runtime)
     try:
