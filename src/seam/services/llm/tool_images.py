@@ -19,13 +19,14 @@ from typing import Any
 from seam.contracts.messages import ImagePart, Message
 
 # Model names of OpenAI-compatible models that take images (OpenAI's own and the common
-# open vision families served by vLLM, llama.cpp, Ollama and the gateways).
-_VISION = re.compile(
-    r"gpt-4o|gpt-4\.1|gpt-4-turbo|gpt-4-vision|gpt-5|chatgpt-4o|(^|/)o[134](-|$)|claude"
-    r"|gemini|llava|vision|[-_.]vl\b|[-_.]vl[-_.]|pixtral|gemma-?3|llama-?4|minicpm-v"
-    r"|moondream|qwen[23]?(\.5)?-?vl|mistral-(small|medium)-3",
-    re.IGNORECASE,
+# open vision families served by vLLM, llama.cpp, Ollama and the gateways), as patterns.
+VISION_FAMILIES = (
+    *("gpt-4o", r"gpt-4\.1", "gpt-4-turbo", "gpt-4-vision", "gpt-5", "chatgpt-4o"),
+    *(r"(^|/)o[134](-|$)", "claude", "gemini", "llava", "vision", r"[-_.]vl\b", r"[-_.]vl[-_.]"),
+    *("pixtral", "gemma-?3", "llama-?4", "minicpm-v", "moondream", r"qwen[23]?(\.5)?-?vl"),
+    "mistral-(small|medium)-3",
 )
+_VISION = re.compile("|".join(VISION_FAMILIES), re.IGNORECASE)
 
 
 def sees_images(model: str) -> bool:
