@@ -48,7 +48,7 @@ async def test_progress_notes_are_tool_progress_events() -> None:
     servers = McpServers([everything()])
     runtime, _ = runtime_with(
         servers,
-        tool_step(call("mcp__everything__trigger-long-running-operation", duration=0.3, steps=3)),
+        tool_step(call("mcp__everything__trigger-long-running-operation", duration=1.5, steps=3)),
     )
     async with runtime:
         events = await turn(runtime)
@@ -56,6 +56,19 @@ async def test_progress_notes_are_tool_progress_events() -> None:
     assert notes == ["1/3", "2/3", "3/3"]
     [end] = ends(events)
     assert "Long running operation completed" in end.result
+
+
+async def test_a_flood_of_progress_notes_is_thinned_to_a_few_events() -> None:
+    servers = McpServers([everything()])
+    runtime, _ = runtime_with(
+        servers,
+        tool_step(call("mcp__everything__trigger-long-running-operation", duration=0.5, steps=50)),
+    )
+    async with runtime:
+        events = await turn(runtime)
+    notes = [e.message for e in events if isinstance(e, ToolProgress)]
+    assert notes[0] == "1/50" and notes[-1] == "50/50"
+    assert 2 <= len(notes) <= 6
 
 
 async def test_an_image_reaches_the_models_next_step_with_a_placeholder() -> None:

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from seam.contracts.guardrail import APPROVING, ApprovalDecision
 from seam.contracts.tool_approval import ask_person
 from seam.contracts.tools import ForeignSchema, ToolContext, ToolError
-from seam.plugins.mcp.connection import ServerConnection, ServerError
+from seam.plugins.mcp.connection import Progress, ServerConnection, ServerError
 from seam.plugins.mcp.content import render
 from seam.plugins.mcp.elicit import elicit
 from seam.plugins.mcp.spec import ServerSpec
@@ -34,6 +36,7 @@ log = logging.getLogger("seam.mcp")
 PREFIX = "mcp"
 NAME_LIMIT = 64  # model APIs accept ^[a-zA-Z0-9_-]{1,64}$
 ARGS_SHOWN = 200
+PROGRESS_EVERY = 0.25  # seconds between the progress events of one call
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -118,9 +121,7 @@ class McpTool:
         if self.asks:
             await self._approve(args, ctx)
         server = self._connection.spec.name
-
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            ctx.progress(progress_line(done, total, message))
+        progress = progress_reporter(ctx.progress)
 
         async def ask(params: Any) -> Any:
             return await elicit(ctx, server, self.name, params)
@@ -166,6 +167,23 @@ class McpTool:
             log.warning("could not save the answer for %s: %s", self.name, exc)
         if answer not in APPROVING:
             raise ToolError(f"refused: the person denied {self.name}")
+
+
+def progress_reporter(show: Callable[[str], None]) -> Progress:
+    """The SDK's progress callback for one call: each note shown as a line, at most one
+    every `PROGRESS_EVERY` seconds (events are stored; a server may send thousands), the
+    first and the last always."""
+    last = -math.inf
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        nonlocal last
+        now = time.monotonic()
+        final = total is not None and done >= total
+        if final or now - last >= PROGRESS_EVERY:
+            last = now
+            show(progress_line(done, total, message))
+
+    return report
 
 
 def progress_line(done: float, total: float | None, message: str | None) -> str:
