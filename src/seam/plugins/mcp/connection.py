@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -38,6 +39,10 @@ Asker = Callable[[Any], Awaitable[Any]]
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
+# The asker of the call running in this task (see `_elicit`).
+_ASKER: contextvars.ContextVar[Asker | None] = contextvars.ContextVar("mcp_asker", default=None)
+
+
 class ServerError(Exception):
     """The server could not be reached or broke off; the message is for the model."""
 
@@ -53,8 +58,8 @@ class ServerConnection:
         self.tools: list[Any] | None = None  # the server's listing (mcp `Tool`s), once known
         self.prompts: list[Any] = []  # its prompts (mcp `Prompt`s), listed with the tools
         self.resources = False  # whether it declared the resources capability
-        # The calls waiting on the server, newest last: an elicitation goes to the newest.
-        self._askers: list[Asker] = []
+        # The calls waiting on the server, newest last, with their sessions (`_elicit`).
+        self._askers: list[tuple[str, Asker]] = []
         self.starts = 0
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -134,19 +139,23 @@ class ServerConnection:
         *,
         progress: Progress | None = None,
         ask: Asker | None = None,
+        session: str = "",
     ) -> Any:
         """`tools/call` with the call timeout; a broken connection is marked for restart.
         `progress` gets the server's progress notes; `ask` answers its elicitations while
-        the call waits (without one they are declined)."""
-        if ask is not None:
-            self._askers.append(ask)
+        the call waits (without one they are declined); `session` is whose call it is."""
+        entry = (session, ask) if ask is not None else None
+        token = _ASKER.set(ask)
+        if entry is not None:
+            self._askers.append(entry)
         try:
             return await self.request(
                 tool, lambda client: client.call_tool(tool, args, progress_callback=progress)
             )
         finally:
-            if ask is not None:
-                self._askers.remove(ask)
+            _ASKER.reset(token)
+            if entry is not None:
+                self._askers.remove(entry)
 
     async def request(self, what: str, send: Callable[[Any], Awaitable[Any]]) -> Any:
         """One request (`send(client)`) with the call timeout; a broken connection is
@@ -176,13 +185,21 @@ class ServerConnection:
             raise ServerError(_reason(exc)) from None
 
     async def _elicit(self, context: Any, params: Any) -> Any:
-        """The SDK's elicitation callback: the newest waiting call's person answers; with
-        no call waiting (a server asking out of turn) the request is declined."""
+        """The SDK's elicitation callback. On the current protocol the question comes back
+        in the call's own result, so it is answered in the calling task (`_ASKER`). On an
+        older one it arrives on its own, unlabelled: the newest waiting call answers when
+        every waiting call is one session's; otherwise (several sessions share the server,
+        and the question could be one person's about another's call), or with no call
+        waiting, it is declined."""
         from mcp.types import ElicitResult
 
-        if not self._askers:
+        ask = _ASKER.get()
+        if ask is None and len({session for session, _ in self._askers}) == 1:
+            ask = self._askers[-1][1]
+        if ask is None:
+            log.info("mcp server %s: an elicitation no call could answer, declined", self.spec.name)
             return ElicitResult(action="decline")
-        return await self._askers[-1](params)
+        return await ask(params)
 
     def _broken(self, exc: Exception) -> bool:
         from mcp.shared.exceptions import MCPError

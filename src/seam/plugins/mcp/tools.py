@@ -128,7 +128,7 @@ class McpTool:
 
         try:
             result = await self._connection.call(
-                self.remote_name, dict(args), progress=progress, ask=ask
+                self.remote_name, dict(args), progress=progress, ask=ask, session=ctx.session_key
             )
         except ServerError as exc:
             raise ToolError(f"MCP server {self._connection.spec.name!r}: {exc}") from None
