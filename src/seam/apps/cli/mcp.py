@@ -38,6 +38,8 @@ def format_status(found: list[ServerStatus]) -> list[str]:
             lines.append(f"  error: {server.error}")
         for tool in server.tools:
             lines.append(f"  {tool}" + ("  (asks for approval)" if tool in server.asks else ""))
+        if server.resources:
+            lines.append("  resources: listed by mcp__resources, read by mcp__read_resource")
         lines += [f"  prompt: {command}" for command in server.prompts]
         if server.hidden:
             lines.append(f"  not offered (tools allow/deny): {', '.join(server.hidden)}")
