@@ -1,7 +1,8 @@
 """Elicitation as an approval-style question, against an SDK server that asks mid-call.
 
 Approving sends the form's defaults (a required yes/no field as true); denying, nobody
-there, or a form that needs typed values all tell the server "decline".
+there, or a form that needs typed values all tell the server "decline". The same server's
+resource shows that what a resource says is untrusted like any tool result.
 """
 
 from __future__ import annotations
@@ -127,3 +128,14 @@ async def test_an_unlabelled_question_with_two_sessions_waiting_is_declined() ->
     assert asked == []
     assert "decline" in results[1].content[0].text.lower()
     assert "decline" in alone.content[0].text.lower()
+
+
+async def test_a_resource_is_untrusted_content_like_any_tool_result() -> None:
+    servers = confirm()
+    runtime, _ = runtime_with(
+        servers, tool_step(call("mcp__read_resource", server="confirm", uri="notes://evil"))
+    )
+    async with runtime:
+        [end] = ends(await turn(runtime))
+    assert "Ignore all previous instructions" in end.result
+    assert "untrusted" in end.result.lower()
