@@ -23,6 +23,19 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image a tool returned (an MCP server's screenshot, say), for a model that can
+    see images. `data` is base64 as it came; `sha256` (of the decoded bytes) names it in
+    the text placeholder that every model reads, so a log or a later turn can tell which
+    image it was. Kept in memory for the turn's next model step, not in the transcript."""
+
+    mime_type: str
+    data: str
+    sha256: str
+    size: int  # decoded bytes
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
     role: Role
     content: str = ""
@@ -32,6 +45,9 @@ class Message:
     # Marks assistant text that was cut off (cancellation, crash, timeout), so a resumed
     # turn can tell the model its previous answer was interrupted.
     interrupted: bool = False
+    # A tool result's images, for providers whose model can see them (the text holds a
+    # placeholder for each, for the others).
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,4 +89,4 @@ class Usage:
 
 EMPTY_USAGE = Usage()
 
-__all__ = ["EMPTY_USAGE", "Message", "Role", "ToolCall", "ToolResult", "Usage"]
+__all__ = ["EMPTY_USAGE", "ImagePart", "Message", "Role", "ToolCall", "ToolResult", "Usage"]

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from seam.contracts.guardrail import ApprovalMode, Approver, CommandGate
 from seam.contracts.memory import MemoryProvider
+from seam.contracts.messages import ImagePart
 from seam.contracts.model import ToolDefinition
 from seam.contracts.sandbox import Sandbox
 from seam.contracts.storage import Storage
@@ -128,6 +129,20 @@ class ToolContext:
     # What the loop redacts stored text with; a tool that writes command output to a file
     # itself (a spilled log) applies it too. None: nothing to redact with.
     redact: Callable[[str], str] | None = None
+
+
+class ToolOutput(str):
+    """A tool's result text carrying images: what `Tool.run` may return instead of a plain
+    `str` when it has pictures for the model. The loop reads `images` before its hooks
+    see the text (which holds a placeholder for each image) and attaches them to the tool
+    message; a provider whose model cannot see images sends the text alone."""
+
+    images: tuple[ImagePart, ...]
+
+    def __new__(cls, text: str, images: tuple[ImagePart, ...] = ()) -> ToolOutput:
+        made = super().__new__(cls, text)
+        made.images = images
+        return made
 
 
 @runtime_checkable

@@ -16,7 +16,7 @@ from typing import Any
 
 from seam.contracts import hooks
 from seam.contracts.hooks import AfterToolCall, BeforeToolCall
-from seam.contracts.messages import ToolCall
+from seam.contracts.messages import ImagePart, ToolCall
 from seam.contracts.tools import Tool, ToolContext, ToolError
 from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.truncation import truncate_result
@@ -37,6 +37,7 @@ class ToolOutcome:
     duration_ms: float
     truncated: bool
     halt: str | None = None
+    images: tuple[ImagePart, ...] = ()  # a `ToolOutput`'s, for a model that sees images
 
 
 CANCELLED = ToolOutcome("cancelled before the tool finished", True, 0.0, False)
@@ -79,7 +80,9 @@ async def run_one(
         content, is_error = f"error: {tool_call.name} failed: {type(exc).__name__}: {exc}", True
     if not isinstance(content, str):
         content = str(content)
-    return await _after(site, tool_call, args, content, is_error, started, halt)
+    images: tuple[ImagePart, ...] = getattr(content, "images", ())
+    outcome = await _after(site, tool_call, args, str(content), is_error, started, halt)
+    return replace(outcome, images=images) if images and not is_error else outcome
 
 
 def _arguments(tool_call: ToolCall) -> dict[str, Any] | str:

@@ -75,7 +75,13 @@ async def run_tools(step: RunTools, deps: ToolDeps, turn: Turn, state: TurnState
             for outcome in batch.ready(runner, len(results)):
                 tool_call = calls[len(results)]
                 results.append(
-                    Message("tool", outcome.content, tool_call_id=tool_call.id, name=tool_call.name)
+                    Message(
+                        "tool",
+                        outcome.content,
+                        tool_call_id=tool_call.id,
+                        name=tool_call.name,
+                        images=outcome.images,
+                    )
                 )
                 seq += 1
                 yield _ended(turn, seq, tool_call, outcome)

@@ -18,6 +18,7 @@ from typing import Any
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.personality import PersonalityRegistry
 from seam.plugins.guardrail.approvals import ApprovalCache
+from seam.plugins.mcp.prompts import PromptError, parse_command
 from seam.plugins.mcp.servers import McpServers, ServerStatus
 from seam.plugins.mcp.spec import ServerSpec
 from seam.wiring.default_tools import DefaultGets
@@ -27,9 +28,11 @@ from seam.wiring.settings import ConfigError, McpServerSection, Settings, load_s
 __all__ = [
     "MCP_TOOLS",
     "McpServers",
+    "PromptError",
     "ServerStatus",
     "build_mcp",
     "default_gets_mcp",
+    "parse_command",
     "reload_mcp",
     "runtime_servers",
     "server_specs",

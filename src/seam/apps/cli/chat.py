@@ -17,6 +17,7 @@ from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse
 from seam.apps.cli.chat_undo import COMMANDS as UNDO_COMMANDS
 from seam.apps.cli.chat_undo import UndoCommands
 from seam.apps.cli.exits import USAGE
+from seam.apps.cli.mcp import is_prompt_command, prompt_turn_text
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
@@ -59,6 +60,7 @@ COMMANDS = (
     ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
     ("/skills", "the Agent Skills found, and why one is not offered"),
     ("/SKILL-NAME [text]", "run a turn with that skill loaded"),
+    ("/SERVER:PROMPT [arg=value]", "run a turn with an MCP server's prompt (listed by /mcp)"),
     ("/cron", "the cron jobs, their schedules and next runs"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
@@ -188,6 +190,9 @@ class Chat:
                 return
             handler = self._commands.get(name)
             try:
+                if handler is None and is_prompt_command(name):  # an MCP prompt (apps/cli/mcp.py)
+                    await self._turn(await prompt_turn_text(self.runtime, name, arg))
+                    continue
                 if handler is None:
                     await self._skill_turn(name, arg)
                     continue

@@ -1,4 +1,5 @@
-"""`seam mcp list`: each configured MCP server, its state and the tools it offers.
+"""`seam mcp list`: each configured MCP server, its state and the tools it offers; and
+`/server:prompt arg=value` in chat, a turn from one of a server's prompts.
 
 Every server is started to list its tools (within its `connect_timeout`) and stopped
 again; a server that cannot start is shown with its error, and the command still exits 0.
@@ -37,9 +38,41 @@ def format_status(found: list[ServerStatus]) -> list[str]:
             lines.append(f"  error: {server.error}")
         for tool in server.tools:
             lines.append(f"  {tool}" + ("  (asks for approval)" if tool in server.asks else ""))
+        if server.resources:
+            lines.append("  resources: listed by mcp__resources, read by mcp__read_resource")
+        lines += [f"  prompt: {command}" for command in server.prompts]
         if server.hidden:
             lines.append(f"  not offered (tools allow/deny): {', '.join(server.hidden)}")
     return lines
+
+
+def is_prompt_command(name: str) -> bool:
+    """Whether a chat line's first word is `/server:prompt` (an MCP prompt)."""
+    from seam.wiring.mcp import parse_command
+
+    try:
+        return parse_command(name, "") is not None
+    except ValueError:
+        return False
+
+
+async def prompt_turn_text(runtime: Any, name: str, rest: str) -> str:
+    """The text of the turn `/server:prompt rest` asks for; a `CliError` (one line)
+    when the server, the prompt or the arguments are wrong."""
+    from seam.apps.cli.runner import CliError
+    from seam.wiring.mcp import PromptError, parse_command, runtime_servers
+
+    servers = runtime_servers(runtime)
+    try:
+        command = parse_command(name, rest)
+        if command is None or servers is None:
+            raise PromptError(f"unknown command {name}; type /help for the list")
+        text = await servers.prompt(command)
+    except PromptError as exc:
+        raise CliError(str(exc)) from None
+    if not text.strip():
+        raise CliError(f"{name} gave no text to send")
+    return text
 
 
 async def list_configured(settings: Settings | None = None) -> list[str]:

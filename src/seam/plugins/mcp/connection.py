@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,6 +33,15 @@ log = logging.getLogger(__name__)
 
 CLOSE_GRACE = 5.0  # seconds a closing connection gets before its task is cancelled
 
+# Answers a server's `elicitation/create` for the call that is waiting on it.
+Asker = Callable[[Any], Awaitable[Any]]
+# Takes a server's `notifications/progress` for a call: (progress, total, message).
+Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+
+
+# The asker of the call running in this task (see `_elicit`).
+_ASKER: contextvars.ContextVar[Asker | None] = contextvars.ContextVar("mcp_asker", default=None)
+
 
 class ServerError(Exception):
     """The server could not be reached or broke off; the message is for the model."""
@@ -46,6 +56,10 @@ class ServerConnection:
         self.state = "not started"  # not started | starting | ready | failed | crashed | stopped
         self.error = ""
         self.tools: list[Any] | None = None  # the server's listing (mcp `Tool`s), once known
+        self.prompts: list[Any] = []  # its prompts (mcp `Prompt`s), listed with the tools
+        self.resources = False  # whether it declared the resources capability
+        # The calls waiting on the server, newest last, with their sessions (`_elicit`).
+        self._askers: list[tuple[str, Asker]] = []
         self.starts = 0
         self._client: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -77,6 +91,7 @@ class ServerConnection:
                 async with asyncio.timeout(self.spec.connect_timeout):
                     self._client = await self._start()
                     self.tools = await _list_tools(self._client)
+                    await self._list_extras(self._client)
             except TimeoutError:
                 await self._close()
                 self.state = "failed"
@@ -90,8 +105,61 @@ class ServerConnection:
             self.starts += 1
             return self._client
 
-    async def call(self, tool: str, args: dict[str, Any]) -> Any:
-        """`tools/call` with the call timeout; a broken connection is marked for restart."""
+    async def _list_extras(self, client: Any) -> None:
+        """What the server offers beside tools: its prompts (for slash commands) and
+        whether it has resources (for `mcp__resources` / `mcp__read_resource`). A server
+        that fails to list them still offers its tools."""
+        capabilities = client.server_capabilities
+        self.resources, self.prompts = False, []
+        try:
+            if capabilities.resources is not None:
+                # The SDK's servers declare the capability whether or not they have any:
+                # the tools are offered (their tokens spent) only for a server with some.
+                found = await client.list_resources()
+                templates = await client.list_resource_templates()
+                self.resources = bool(found.resources or templates.resource_templates)
+            if capabilities.prompts is not None:
+                self.prompts = list((await client.list_prompts()).prompts)
+        except Exception as exc:
+            if not self._broken_listing(exc):
+                log.warning("mcp server %s: listing its extras failed: %s", self.spec.name, exc)
+                return
+            raise
+
+    def _broken_listing(self, exc: Exception) -> bool:
+        """A closed connection fails the start; an error answer only loses the extras."""
+        from mcp.shared.exceptions import MCPError
+
+        return not isinstance(exc, MCPError)
+
+    async def call(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        progress: Progress | None = None,
+        ask: Asker | None = None,
+        session: str = "",
+    ) -> Any:
+        """`tools/call` with the call timeout; a broken connection is marked for restart.
+        `progress` gets the server's progress notes; `ask` answers its elicitations while
+        the call waits (without one they are declined); `session` is whose call it is."""
+        entry = (session, ask) if ask is not None else None
+        token = _ASKER.set(ask)
+        if entry is not None:
+            self._askers.append(entry)
+        try:
+            return await self.request(
+                tool, lambda client: client.call_tool(tool, args, progress_callback=progress)
+            )
+        finally:
+            _ASKER.reset(token)
+            if entry is not None:
+                self._askers.remove(entry)
+
+    async def request(self, what: str, send: Callable[[Any], Awaitable[Any]]) -> Any:
+        """One request (`send(client)`) with the call timeout; a broken connection is
+        marked for restart, and every failure is a `ServerError` for the model."""
         client = await self.client()
         if _closed(client):
             # It died while idle (the process was killed, the HTTP server went away): the
@@ -101,10 +169,10 @@ class ServerConnection:
             client = await self.client()
         try:
             async with asyncio.timeout(self.spec.call_timeout):
-                return await client.call_tool(tool, args)
+                return await send(client)
         except TimeoutError:
             raise ServerError(
-                f"{tool} did not answer within {self.spec.call_timeout:g} s (call timeout)"
+                f"{what} did not answer within {self.spec.call_timeout:g} s (call timeout)"
             ) from None
         except Exception as exc:
             if self._broken(exc):
@@ -115,6 +183,23 @@ class ServerConnection:
                     "it will be restarted on the next call"
                 ) from None
             raise ServerError(_reason(exc)) from None
+
+    async def _elicit(self, context: Any, params: Any) -> Any:
+        """The SDK's elicitation callback. On the current protocol the question comes back
+        in the call's own result, so it is answered in the calling task (`_ASKER`). On an
+        older one it arrives on its own, unlabelled: the newest waiting call answers when
+        every waiting call is one session's; otherwise (several sessions share the server,
+        and the question could be one person's about another's call), or with no call
+        waiting, it is declined."""
+        from mcp.types import ElicitResult
+
+        ask = _ASKER.get()
+        if ask is None and len({session for session, _ in self._askers}) == 1:
+            ask = self._askers[-1][1]
+        if ask is None:
+            log.info("mcp server %s: an elicitation no call could answer, declined", self.spec.name)
+            return ElicitResult(action="decline")
+        return await ask(params)
 
     def _broken(self, exc: Exception) -> bool:
         from mcp.shared.exceptions import MCPError
@@ -174,7 +259,7 @@ class ServerConnection:
                 )
             )
             transport = streamable_http_client(spec.url, http_client=http)
-        return await stack.enter_async_context(Client(transport))
+        return await stack.enter_async_context(Client(transport, elicitation_callback=self._elicit))
 
     async def _close(self, *, keep_state: bool = False) -> None:
         task, self._task, self._client = self._task, None, None

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 
 from seam.contracts.tools import Tool, ToolContext, ToolFactory
 from seam.plugins.mcp.connection import ServerConnection, ServerError
+from seam.plugins.mcp.prompts import PromptCommand, PromptError, get_prompt, usage
+from seam.plugins.mcp.resources import LIST_NAME, READ_NAME, ListResources, ReadResource
 from seam.plugins.mcp.spec import ServerSpec
 from seam.plugins.mcp.tools import PREFIX, Answers, McpTool, StandingAnswers, tool_name
 
@@ -35,6 +37,8 @@ class ServerStatus:
     tools: tuple[str, ...] = ()  # offered, as the model sees them
     hidden: tuple[str, ...] = ()  # listed by the server, filtered out by allow/deny
     asks: tuple[str, ...] = field(default=())  # offered tools that need approval
+    prompts: tuple[str, ...] = ()  # its prompts as chat commands (`/server:prompt arg=…`)
+    resources: bool = False  # whether it offers resources (mcp__resources)
 
 
 class McpServers:
@@ -95,7 +99,23 @@ class McpServers:
                 if conn.spec.offers(listed.name):
                     tool = McpTool(conn, listed, self._answers)
                     out.setdefault(tool.name, _static(tool))
+        if any(conn.resources for conn in self._connections.values()):
+            out.setdefault(LIST_NAME, _static(ListResources(self._live)))
+            out.setdefault(READ_NAME, _static(ReadResource(self._live)))
         return out
+
+    def _live(self) -> Mapping[str, ServerConnection]:
+        return dict(self._connections)
+
+    # Prompts (chat commands)
+
+    async def prompt(self, command: PromptCommand) -> str:
+        """The text of a turn from `command`'s prompt; `PromptError` says what is wrong."""
+        conn = self._connections.get(command.server)
+        if conn is None:
+            names = ", ".join(self.names()) or "none"
+            raise PromptError(f"no MCP server {command.server!r} (servers: {names})")
+        return await get_prompt(conn, command)
 
     # Listings and lifecycle (seam mcp list, /mcp, /mcp reload)
 
@@ -121,6 +141,8 @@ class McpServers:
                     tools=tuple(tool.name for tool in tools),
                     hidden=tuple(t.name for t in listed if not spec.offers(t.name)),
                     asks=tuple(tool.name for tool in tools if tool.asks),
+                    prompts=tuple(usage(name, prompt) for prompt in conn.prompts),
+                    resources=conn.resources,
                 )
             )
         return out
@@ -179,4 +201,4 @@ def _wanted(server: str, names: Sequence[str] | None) -> bool:
     return False
 
 
-__all__ = ["PREFIX", "McpServers", "ServerStatus"]
+__all__ = ["PREFIX", "McpServers", "PromptCommand", "PromptError", "ServerStatus"]

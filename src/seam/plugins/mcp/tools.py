@@ -7,24 +7,28 @@ for the session (`session`) or for good (`always`, `always_deny`, kept by an inj
 store: wiring hands in the one the command guard keeps in `approvals.json`, keyed by the
 tool's `mcp__<server>__<tool>` name). MCP servers
 run outside any sandbox, so the personality's approval mode "off" does not skip the
-question (as the gate does for commands without isolation). The result becomes text:
-text parts as they are, structured content as JSON (unless a text part already carries
-it), images, audio and binary resources as a one-line note; the loop's hooks (the
-injection guard among them) then see it like any tool's output.
+question (as the gate does for commands without isolation). While the call runs, the
+server's progress notes become the turn's `tool_progress` events and its elicitations
+approval-style questions (elicit.py). The result becomes text with images (content.py);
+the loop's hooks (the injection guard among them) then see it like any tool's output.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from seam.contracts.guardrail import APPROVING, ApprovalDecision
 from seam.contracts.tool_approval import ask_person
 from seam.contracts.tools import ForeignSchema, ToolContext, ToolError
-from seam.plugins.mcp.connection import ServerConnection, ServerError
+from seam.plugins.mcp.connection import Progress, ServerConnection, ServerError
+from seam.plugins.mcp.content import render
+from seam.plugins.mcp.elicit import elicit
 from seam.plugins.mcp.spec import ServerSpec
 
 log = logging.getLogger("seam.mcp")
@@ -32,6 +36,7 @@ log = logging.getLogger("seam.mcp")
 PREFIX = "mcp"
 NAME_LIMIT = 64  # model APIs accept ^[a-zA-Z0-9_-]{1,64}$
 ARGS_SHOWN = 200
+PROGRESS_EVERY = 0.25  # seconds between the progress events of one call
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -115,13 +120,21 @@ class McpTool:
     async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
         if self.asks:
             await self._approve(args, ctx)
+        server = self._connection.spec.name
+        progress = progress_reporter(ctx.progress)
+
+        async def ask(params: Any) -> Any:
+            return await elicit(ctx, server, self.name, params)
+
         try:
-            result = await self._connection.call(self.remote_name, dict(args))
+            result = await self._connection.call(
+                self.remote_name, dict(args), progress=progress, ask=ask, session=ctx.session_key
+            )
         except ServerError as exc:
             raise ToolError(f"MCP server {self._connection.spec.name!r}: {exc}") from None
         text = render(result)
         if getattr(result, "is_error", False):
-            raise ToolError(text or f"{self.remote_name} failed")
+            raise ToolError(str(text) or f"{self.remote_name} failed")
         return text
 
     async def _approve(self, args: Mapping[str, Any], ctx: ToolContext) -> None:
@@ -156,6 +169,31 @@ class McpTool:
             raise ToolError(f"refused: the person denied {self.name}")
 
 
+def progress_reporter(show: Callable[[str], None]) -> Progress:
+    """The SDK's progress callback for one call: each note shown as a line, at most one
+    every `PROGRESS_EVERY` seconds (events are stored; a server may send thousands), the
+    first and the last always."""
+    last = -math.inf
+
+    async def report(done: float, total: float | None, message: str | None) -> None:
+        nonlocal last
+        now = time.monotonic()
+        final = total is not None and done >= total
+        if final or now - last >= PROGRESS_EVERY:
+            last = now
+            show(progress_line(done, total, message))
+
+    return report
+
+
+def progress_line(done: float, total: float | None, message: str | None) -> str:
+    """A server's progress note as one line: "3/5", "40%" or "3" (then its message)."""
+    line = f"{done:g}"
+    if total:
+        line = f"{done:g}/{total:g}" if total != 1 else f"{done * 100:.0f}%"
+    return f"{line}: {message}" if message else line
+
+
 # Schema keywords keyed by names (property names, definitions), not by keywords.
 _NAMED = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
@@ -173,45 +211,3 @@ def lean(schema: Any, named: bool = False) -> Any:
     if isinstance(schema, list):
         return [lean(item) for item in schema]
     return schema
-
-
-def render(result: Any) -> str:
-    """A `CallToolResult` as the text the model reads."""
-    parts: list[str] = []
-    for item in getattr(result, "content", None) or ():
-        kind = getattr(item, "type", "")
-        if kind == "text":
-            parts.append(item.text)
-        elif kind in ("image", "audio"):
-            size = len(item.data) * 3 // 4
-            parts.append(f"[{kind} {item.mime_type}, about {size:,} bytes, not shown]")
-        elif kind == "resource_link":
-            parts.append(f"[resource link: {item.uri}" + (f" ({item.name})]" if item.name else "]"))
-        elif kind == "resource":
-            inner = item.resource
-            text = getattr(inner, "text", None)
-            if text is not None:
-                parts.append(f"[resource {inner.uri}]\n{text}")
-            else:
-                mime = getattr(inner, "mime_type", None) or "binary"
-                parts.append(f"[resource {inner.uri} ({mime}), not shown]")
-        else:
-            parts.append(f"[{kind or 'unknown'} content, not shown]")
-    structured = getattr(result, "structured_content", None)
-    if structured is not None:
-        dumped = json.dumps(structured, ensure_ascii=False, sort_keys=True, default=str)
-        if not any(_same_json(part, structured) for part in parts):
-            parts.append(dumped)
-    return "\n".join(parts)
-
-
-def _same_json(text: str, value: Any) -> bool:
-    """Whether a text part already says what the structured content says."""
-    if isinstance(value, dict) and set(value) == {"result"}:
-        value = value["result"]  # the SDK's wrapped return value: {"result": 3} beside "3"
-        if isinstance(value, str):
-            return text == value
-    try:
-        return bool(json.loads(text) == value)
-    except ValueError:
-        return False

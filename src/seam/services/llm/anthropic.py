@@ -43,6 +43,7 @@ from seam.services.llm.http import (
 )
 from seam.services.llm.retry import classify_http_error
 from seam.services.llm.sse import SSEDecoder
+from seam.services.llm.tool_images import anthropic_content
 from seam.services.llm.watch import StreamWatch
 
 _SHAPE_ERRORS = (AttributeError, TypeError, KeyError, IndexError)
@@ -195,6 +196,8 @@ class AnthropicProvider(HttpProvider):
         }
         if message.content:
             block["content"] = message.content
+        if message.images:  # a tool's images, after its text (tool_images.py)
+            block["content"] = anthropic_content(message)
         # The loop reports failed tools as text starting "error:" (Message has no flag).
         if message.content.startswith("error:"):
             block["is_error"] = True

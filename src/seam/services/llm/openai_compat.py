@@ -53,6 +53,7 @@ from seam.services.llm.retry import classify_http_error
 from seam.services.llm.sse import SSEDecoder
 from seam.services.llm.text_tool_calls import recover_tool_calls
 from seam.services.llm.tool_chunks import whole_call
+from seam.services.llm.tool_images import openai_messages, sees_images
 from seam.services.llm.watch import StreamWatch
 
 TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
@@ -125,9 +126,9 @@ class OpenAICompatProvider(HttpProvider):
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        for position, message in enumerate(request.messages):
-            messages.append(self._wire_message(position, message))
         model = request.model or self.model
+        # Tool results' images follow them for a model that sees images (tool_images.py).
+        messages += openai_messages(request.messages, self._wire_message, sees_images(model))
         body: dict[str, Any] = {
             "model": model,
             "messages": messages,
