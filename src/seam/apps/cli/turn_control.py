@@ -36,6 +36,28 @@ Approve = Callable[[ToolApprovalRequired], Awaitable[ApprovalDecision]]
 
 
 @dataclass
+class Unanswered:
+    """The first approval request in a turn's events that no one answered (no person
+    here, or none in time: the `unavailable` answer), and what its tool then told the
+    model (its `tool_end` result), which a surface repeats to the person."""
+
+    waited: ToolApprovalRequired | None = None
+    told: str | None = None
+    requests: dict[str, ToolApprovalRequired] = field(default_factory=dict)
+
+    def note(self, event: AgentEvent) -> None:
+        if isinstance(event, ToolApprovalRequired):
+            self.requests[event.call_id] = event
+        elif isinstance(event, ToolApprovalResponse) and event.decision == UNAVAILABLE:
+            if self.waited is None:
+                self.waited = self.requests.get(event.call_id)
+        elif isinstance(event, ToolEnd) and self.told is None:
+            waited = self.waited
+            if waited is not None and event.call_id == waited.call_id:
+                self.told = event.result
+
+
+@dataclass
 class TurnResult:
     """What one CLI turn left behind: the submission as it settled (None when it was
     abandoned before it could be read back), and what its events said along the way."""
@@ -46,9 +68,17 @@ class TurnResult:
     error: ErrorEvent | None = None
     halt: Halt | None = None
     # The first approval request nobody could answer (no terminal, end of input, no
-    # answer in time), and what its tool then told the model (its `tool_end` result).
-    waited: ToolApprovalRequired | None = None
-    told: str | None = None
+    # answer in time), and what its tool then told the model.
+    unanswered: Unanswered = field(default_factory=Unanswered)
+
+    @property
+    def waited(self) -> ToolApprovalRequired | None:
+        return self.unanswered.waited
+
+    @property
+    def told(self) -> str | None:
+        return self.unanswered.told
+
     interrupted: bool = False
     # The turn's deadline (seconds) when it ran out and stopped the turn.
     timed_out: float | None = None
@@ -67,21 +97,18 @@ class TurnControl:
     # Approval prompts still open, and the abort requests sent when the turn stopped.
     answering: dict[asyncio.Task[None], ToolApprovalRequired] = field(default_factory=dict)
     aborting: list[asyncio.Task[None]] = field(default_factory=list)
-    # Every approval request of the turn, by call id.
-    requests: dict[str, ToolApprovalRequired] = field(default_factory=dict)
 
     async def answer(self, event: ToolApprovalRequired) -> None:
-        """Ask `approve` (or answer unavailable without one), remembering the first
-        request nobody could answer so the CLI can say the turn waited on it."""
+        """Ask `approve`, or answer unavailable without one (the `unavailable` answer then
+        shows in the events, where `Unanswered` notes it)."""
         decision = await self.approve(event) if self.approve is not None else UNAVAILABLE
-        if decision == UNAVAILABLE and self.result.waited is None:
-            self.result.waited = event
         self.runtime.respond_to(event.session_key, event.call_id, decision)
 
     def watch(self, event: AgentEvent) -> None:
         """Hand each event on, keep what the result reports, and answer approval
         requests in their own task so the turn's event stream is never blocked."""
         self.on_event(event)
+        self.result.unanswered.note(event)
         if isinstance(event, Done):
             self.result.done = event
         elif isinstance(event, ErrorEvent):
@@ -89,24 +116,9 @@ class TurnControl:
         elif isinstance(event, Halt):
             self.result.halt = event
         elif isinstance(event, ToolApprovalRequired):
-            self.requests[event.call_id] = event
             task = asyncio.ensure_future(self.answer(event))
             self.answering[task] = event
             task.add_done_callback(lambda t: self.answering.pop(t, None))
-        else:
-            self.note_unanswered(event)
-
-    def note_unanswered(self, event: AgentEvent) -> None:
-        """Keep the first request no one answered (here, or by the loop's timeout) and
-        what its tool told the model, which the CLI repeats to the person."""
-        result = self.result
-        if isinstance(event, ToolApprovalResponse) and event.decision == UNAVAILABLE:
-            if result.waited is None:
-                result.waited = self.requests.get(event.call_id)
-        elif isinstance(event, ToolEnd) and result.told is None:
-            waited = result.waited
-            if waited is not None and event.call_id == waited.call_id:
-                result.told = event.result
 
     def stop_asking(self) -> None:
         """A prompt the turn no longer waits for must not stay up to compete with the next
