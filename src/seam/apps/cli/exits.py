@@ -32,7 +32,7 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (USAGE, "usage", "bad input or config (arguments, prompt, config.toml, personality)"),
     (PROVIDER, "provider_error", "the model provider failed (auth, quota, unreachable, timeout)"),
     (HALTED, "halted", "the turn was halted (circuit breaker, max iterations)"),
-    (APPROVAL, "approval_unavailable", "a command needed approval and no one could answer"),
+    (APPROVAL, "approval_unavailable", "a tool call needed approval and no one could answer"),
     (TIMED_OUT, "timed_out", "the turn ran past its deadline (--timeout, [agent] turn_timeout)"),
     (INTERRUPTED, "cancelled", "cancelled (Ctrl-C, or the submission was aborted)"),
 )
