@@ -270,7 +270,7 @@ class Chat:
         except CliError as exc:
             self._say(self.style.red(f"error: {exc.message}"))
             return
-        view = self._view = TurnView(sys.stdout, self.style)
+        view = self._view = TurnView(sys.stdout, self.style, markdown=self.style.enabled)
         stop_retries = self.retries.stop
 
         def on_event(event: AgentEvent) -> None:
@@ -291,6 +291,7 @@ class Chat:
         finally:
             self.retries.stop()
             self._view = None
+            view.end_text()
         report = turn_report(result)
         shown = result.done is not None and result.done.finish_reason == "cancelled"
         if report.outcome == "timed_out":

@@ -1,5 +1,8 @@
 """`seam run`: one turn, the answer on stdout, and an exit code that says how it went.
 
+On a terminal the answer is drawn as markdown once it is complete; piped, it is the
+model's text as written.
+
 stdout carries only the answer (or, with `--json`, only event lines and a last `exit`
 line), so the command composes in pipes; tool activity goes to stderr, and only when a
 person is watching it. The exit codes are in `exits.py` (and `seam run --help`).
@@ -17,6 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
 from seam.apps.cli.exits import USAGE, TurnReport
 from seam.apps.cli.faults import stored_failure
+from seam.apps.cli.markdown import render_markdown
 from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
@@ -231,9 +235,13 @@ def _report(result: TurnResult, key_env: str) -> TurnReport:
 
 def _print_answer(sub: Submission | None, as_json: bool) -> None:
     """A completed turn's answer on stdout, made safe for the terminal (with --json the
-    events already carried it, escaped)."""
+    events already carried it, escaped): drawn as markdown when stdout is a terminal, the
+    model's text as written otherwise (a pipe, a file)."""
     answer = sub.result if sub is not None and sub.outcome == "completed" else ""
     if not as_json and answer:
+        if _is_terminal(sys.stdout):
+            render_markdown(answer, sys.stdout)
+            return
         answer = terminal_safe(answer)  # shown, never obeyed (--json escapes it itself)
         sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         sys.stdout.flush()
