@@ -202,6 +202,7 @@ class TurnView:
         if self._markdown is not None:
             if not thinking:
                 self._markdown.feed(text)
+                self._at_line_start = self._markdown.at_line_start
                 return
             self.end_text()
         out = self._out
@@ -216,8 +217,6 @@ class TurnView:
         """Draw the answer text still held back for markdown (the answer, or this stretch
         of it before a tool runs, ended)."""
         if self._markdown is not None and self._markdown.holding:
-            if not self._at_line_start:
-                self._out.write("\n")
             self._markdown.flush()
             self._at_line_start = True
             self._thinking = False
