@@ -304,7 +304,10 @@ class Chat:
         commands and their arguments (`chat_complete.py`)."""
         from prompt_toolkit import PromptSession
 
-        return PromptSession(history=history, completer=self.completer())
+        # Tab completes (a menu only when several choices fit), not every keystroke.
+        return PromptSession(
+            history=history, completer=self.completer(), complete_while_typing=False
+        )
 
     def completer(self) -> SlashCompleter:
         from seam.apps.cli.chat_complete import SlashCompleter
