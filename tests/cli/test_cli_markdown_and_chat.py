@@ -104,13 +104,10 @@ def test_chat_on_a_terminal_completes_switches_model_renders_and_retries(
         at = terminal.wait_for(PROMPT_SHOWN, after=at)
         terminal.type("/retry\r")
         at = terminal.wait_for("retrying: hello", after=at)
-        at = terminal.wait_for("Second", after=at)
-        terminal.wait_for(PROMPT_SHOWN, after=at)
-        terminal.type("\x04")
-        _, status = os.waitpid(pid, 0)
+        code = terminal.leave_chat(pid, after=terminal.wait_for("Second", after=at))
     finally:
         os.close(fd)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert code == 0
     first, second = openai_server.chat_requests
     assert first.body["model"] == second.body["model"] == "other-model"
     # The retry replaced the first answer: the model saw the question once, no answer.
