@@ -65,7 +65,7 @@ from seam.contracts.events import (
     ToolEnd,
     ToolStart,
 )
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.tools import CancelToken
 from seam.wiring.acp import EditorServer, add_mcp_servers
 from seam.wiring.runtime import Runtime
@@ -293,7 +293,8 @@ class SeamAgent:
             await self.conn.session_update(session_id=session_id, update=update)
 
     async def _ask(self, session: _Session, event: ToolApprovalRequired) -> None:
-        """One approval, asked of the editor; a failed or cancelled request is a denial."""
+        """One approval, asked of the editor; a cancelled request is a denial, a failed one
+        means no one could answer (the model is told so, not that the person said no)."""
         session.approvals[event.call_id] = event.session_key
         decision: ApprovalDecision = "deny"
         try:
@@ -317,7 +318,8 @@ class SeamAgent:
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("session/request_permission failed; denying %s", event.call_id)
+            log.exception("session/request_permission failed; not running %s", event.call_id)
+            decision = UNAVAILABLE
         finally:
             session.approvals.pop(event.call_id, None)
             self.runtime.respond_to(event.session_key, event.call_id, decision)
