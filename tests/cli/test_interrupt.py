@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pty
 import signal
 import subprocess
 import time
@@ -46,12 +47,12 @@ def shown(cli: Cli, name: str) -> dict[str, Any]:
     return body
 
 
-def popen(cli: Cli, *args: str) -> subprocess.Popen[str]:
+def popen(cli: Cli, *args: str, stdin: int = subprocess.PIPE) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [str(SEAM), *args],
         cwd=cli.project,
         env=cli.env,
-        stdin=subprocess.PIPE,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         encoding="utf-8",
@@ -128,17 +129,23 @@ def test_ctrl_c_during_a_retry_back_off_aborts_at_once(
 def test_a_second_ctrl_c_exits_at_once_and_still_settles(
     cli: Cli, openai_server: OpenAIServer
 ) -> None:
-    # A turn waiting for an approval answer on an open pipe that never comes.
+    # A turn waiting for an approval answer on a terminal where nobody types (a pipe is
+    # nobody: its turn would not wait).
     (cli.project / "build").mkdir()
     command = json.dumps({"command": "rm -r build"})
     openai_server.push(tool_call_reply([("terminal", command)]), text_reply("unused"))
-    process = popen(cli, "run", "--json", "--session", "twice", "remove build")
-    read_json_until(process, "tool_approval_required")
+    master, slave = pty.openpty()
+    try:
+        process = popen(cli, "run", "--json", "--session", "twice", "remove build", stdin=slave)
+        read_json_until(process, "tool_approval_required")
 
-    started = time.monotonic()
-    process.send_signal(signal.SIGINT)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=30)
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        os.close(master)
+        os.close(slave)
 
     assert time.monotonic() - started < STOP_BOUND
     assert process.returncode == 130, err

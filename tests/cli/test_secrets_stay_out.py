@@ -128,7 +128,7 @@ def test_a_configured_key_read_through_every_channel_is_stored_nowhere(
     openai_server.push(tool_call_reply(calls), text_reply("Read them all."))
 
     # Approve whatever the guard asks about: the point is what happens to the output.
-    result = cli.spawn("run", "--json", "--session", "leaky", "read the key", stdin="o\n" * 100)
+    result = cli.spawn("run", "--yes", "--json", "--session", "leaky", "read the key")
 
     assert result.returncode == 0, result.stderr
     # The key really was configured: the provider was called with it.

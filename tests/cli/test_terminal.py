@@ -41,6 +41,13 @@ class Terminal:
     def type(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
 
+    def leave_chat(self, pid: int, *, after: int) -> int:
+        """At the chat's next prompt, Ctrl-D; the chat's exit code once it has left."""
+        self.wait_for(PROMPT_SHOWN, after=after)
+        self.type("\x04")
+        _, status = os.waitpid(pid, 0)
+        return os.waitstatus_to_exitcode(status)
+
 
 def test_run_shows_tool_activity_on_a_terminal_stderr_only(
     cli: Cli, openai_server: OpenAIServer

@@ -8,7 +8,7 @@ cannot reach that memory, so it is written here, keyed by (session key, call id)
 waiting process picks it up: at once on PostgreSQL (LISTEN/NOTIFY), within a short poll
 on SQLite. The key is unique: the first answer wins and every later one is told the call
 was already answered, whichever process it reached. The waiting process writes the answer
-it acted on too (one given in its own memory, or the denial a timeout gives), so a late
+it acted on too (one given in its own memory, or `unavailable` when none came), so a late
 answer elsewhere is refused rather than silently ignored. Call ids are the model's and may
 repeat (a local model numbering every step's calls from 0): a new request clears what an
 earlier request with the same id left, before anyone can see it, so nobody can answer it.

@@ -3,12 +3,13 @@
 A tool (through the command gate) awaits `request()`; the loop streams a
 `tool_approval_required` event; the surface answers with `AgentLoop.respond()` from
 wherever it runs (an inline CLI prompt, a web request, a chat button). No answer within
-the timeout is a denial.
+the timeout is `unavailable`: no one was there to approve. It is refused like a denial,
+but never reported as the person's "no" (nobody said it) and never remembered.
 
 With a `relay` (the store's `ApprovalAnswers`), an answer may also come from another
 process: the waiter watches the store beside its in-memory future, and writes the answer
-it acts on (given here, or the timeout's denial) so a later answer anywhere is refused as
-already given. The first answer stored wins, wherever it was given.
+it acts on (given here, or the timeout's `unavailable`) so a later answer anywhere is
+refused as already given. The first answer stored wins, wherever it was given.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, cast, get_args
 
 from seam.contracts.approval_answers import ApprovalAnswers
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class TurnApprover:
                 try:
                     decision = await asyncio.wait_for(future, self.timeout)
                 except TimeoutError:
-                    decision = "deny"
+                    decision = UNAVAILABLE
             else:
                 decision = await self._either(relay, call_id, future)
         finally:
@@ -126,7 +127,8 @@ class TurnApprover:
         elif not remote.cancelled() and remote.exception() is None and remote.result():
             return _decision(remote.result())
         else:
-            local = "deny"  # nobody answered in time (or the store failed: the safe answer)
+            # Nobody answered in time (or the store failed): refused, and not a "no".
+            local = UNAVAILABLE
         try:
             if await relay.answer_approval(self.session_key, call_id, local):
                 return local

@@ -4,7 +4,7 @@
 [guard]
 deny = ["git push*", "*terraform apply*"]   # forbidden (matched against each command)
 allow = ["make deploy"]                      # safe, unless the hard floor forbids it
-approval_timeout = 300                       # seconds to answer; silence is a deny
+approval_timeout = 300                       # seconds to answer; silence: no one was there
 ```
 
 Globs are matched against the normalised command `seam guard check` prints. Answers the
@@ -49,7 +49,7 @@ class GuardSection(BaseModel):
     deny: list[Glob] = Field(default_factory=list)
     # Globs of commands allowed unasked, unless the hard floor forbids them.
     allow: list[Glob] = Field(default_factory=list)
-    # Seconds a person has to answer an approval; silence is a deny.
+    # Seconds a person has to answer an approval; silence means no one was there (refused).
     approval_timeout: float = Field(DEFAULT_TIMEOUT, gt=0)
 
 

@@ -123,7 +123,7 @@ async def test_approval_mode_off_asks_nobody_and_no_approver_refuses() -> None:
     tool, _, admin, ctx = setup()
     from dataclasses import replace
 
-    with pytest.raises(ToolError, match="nobody could be asked"):
+    with pytest.raises(ToolError, match="no one was available to approve cron add"):
         await tool.run(
             {"action": "add", "prompt": "poll", "every": "1h"}, replace(ctx, approvals=None)
         )

@@ -153,19 +153,25 @@ async def test_always_deny_refuses_from_now_on_without_asking(tmp_path: Path) ->
     assert len(approver.asked) == 1
 
 
-async def test_no_answer_within_the_timeout_is_a_deny(tmp_path: Path) -> None:
+async def test_no_answer_within_the_timeout_is_no_one_there(tmp_path: Path) -> None:
     approver = ScriptedApprover([None])
     decision = await check(make_gate(tmp_path, timeout=0.05), approver=approver)
     assert not decision.allowed
-    assert decision.reason == "refused: no answer within 0.05 s (treated as deny)"
+    assert decision.reason.startswith(
+        "refused: no one was available to approve 'rm -rf build' (deletes a directory tree"
+        " (pattern:rm-recursive)) within 0.05 s, so it did not run"
+    )
 
 
 async def test_without_an_approver_nobody_can_approve(tmp_path: Path) -> None:
     decision = await check(make_gate(tmp_path), approver=None)
     assert not decision.allowed
     assert decision.reason == (
-        "refused: needs approval (deletes a directory tree (pattern:rm-recursive)) and no one"
-        " was available to approve it, so it did not run; this is not a refusal by the person"
+        "refused: no one was available to approve 'rm -rf build' (deletes a directory tree"
+        " (pattern:rm-recursive)), so it did not run; this is not a refusal by the person."
+        " To allow it: pass --yes to seam run, or ask where a person can answer (seam chat,"
+        ' the web page, a paired chat), or add [guard] allow = ["rm -rf build"] to'
+        " config.toml."
     )
 
 
@@ -176,7 +182,7 @@ async def test_an_unavailable_answer_says_no_one_was_there_and_is_not_remembered
     gate = make_gate(tmp_path)
     first = await check(gate, approver=approver)
     assert (first.allowed, first.decision) == (False, "unavailable")
-    assert "no one was available to approve it" in first.reason
+    assert "no one was available to approve 'rm -rf build'" in first.reason
     assert "denied" not in first.reason
     assert (await check(gate, approver=approver)).allowed  # asked again: nothing was kept
 

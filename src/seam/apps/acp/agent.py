@@ -73,7 +73,7 @@ from seam.contracts.events import (
     ToolEnd,
     ToolStart,
 )
-from seam.contracts.guardrail import ApprovalDecision
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.tools import CancelToken
 from seam.wiring.acp import EditorServer, add_mcp_servers, model_choices, use_session_models
 from seam.wiring.runtime import Runtime
@@ -361,7 +361,8 @@ class SeamAgent:
             await self.conn.session_update(session_id=session_id, update=update)
 
     async def _ask(self, session: _Session, event: ToolApprovalRequired) -> None:
-        """One approval, asked of the editor; a failed or cancelled request is a denial."""
+        """One approval, asked of the editor; a cancelled request is a denial, a failed one
+        means no one could answer (the model is told so, not that the person said no)."""
         session.approvals[event.call_id] = event.session_key
         decision: ApprovalDecision = "deny"
         try:
@@ -385,7 +386,8 @@ class SeamAgent:
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("session/request_permission failed; denying %s", event.call_id)
+            log.exception("session/request_permission failed; not running %s", event.call_id)
+            decision = UNAVAILABLE
         finally:
             session.approvals.pop(event.call_id, None)
             self.runtime.respond_to(event.session_key, event.call_id, decision)

@@ -61,6 +61,15 @@ YesOption = Annotated[
     bool,
     typer.Option("--yes", "-y", help="Start even in the home directory itself (or /)."),
 ]
+RunYesOption = Annotated[
+    bool,
+    typer.Option(
+        "--yes",
+        "-y",
+        help="Answer yes for the person: approve each tool call that asks (once; forbidden"
+        " and never-allowed ones stay refused), and start even in the home directory.",
+    ),
+]
 TurnTimeoutOption = Annotated[
     float | None,
     typer.Option(
@@ -106,7 +115,7 @@ def run(
     json_: Annotated[
         bool, typer.Option("--json", help="Print every event as a JSON line instead.")
     ] = False,
-    yes: YesOption = False,
+    yes: RunYesOption = False,
     timeout: TurnTimeoutOption = None,
 ) -> None:
     """Run one turn and print the answer (exit codes below)."""

@@ -8,12 +8,14 @@ only; Ctrl-C at the prompt clears the line; Ctrl-D (or end of input) leaves.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from seam import __version__
 from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
+from seam.apps.cli.chat_info import InfoCommands
 from seam.apps.cli.chat_undo import COMMANDS as UNDO_COMMANDS
 from seam.apps.cli.chat_undo import UndoCommands
 from seam.apps.cli.exits import USAGE
@@ -31,20 +33,20 @@ from seam.apps.cli.runner import (
     session_key,
     turn_time_limit,
 )
-from seam.apps.cli.sessions import session_table
 from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
-from seam.contracts.events import AgentEvent, ContextCompacted, Notice, ToolApprovalRequired
+from seam.contracts.events import AgentEvent, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
-from seam.contracts.model import RetryNotice
+from seam.contracts.model import OnRetry, RetryNotice
 
 if TYPE_CHECKING:
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import History
     from rich.console import Console
 
+    from seam.apps.cli.chat_complete import SlashCompleter
     from seam.wiring.runtime import Runtime
 
-RECENT_SESSIONS = 10
 LOCAL_MODEL_NOTE = (
     "This is a small offline demo model (SmolLM2-135M): fine for trying Seam, weak at real"
     " work. For a real model set OPENAI_API_KEY, or OPENAI_BASE_URL for any"
@@ -56,6 +58,8 @@ COMMANDS = (
     ("/sessions", "list recent sessions"),
     ("/resume NAME", "switch to an existing session"),
     ("/personality [ID]", "show the current personality and the others, or switch"),
+    ("/model [NAME]", "show the current and configured models, or switch this chat to NAME"),
+    ("/retry", "run your last message again, replacing its answer"),
     ("/tools", "the tools the current personality may use"),
     ("/mcp [reload]", "MCP servers, their state and tools; reload re-reads the config"),
     ("/skills", "the Agent Skills found, and why one is not offered"),
@@ -89,7 +93,10 @@ async def run_chat(
         if chat is not None:
             chat.retries(notice)
 
-    async with open_runtime(model, on_retry=on_retry, interactive=True) as runtime:
+    async with contextlib.AsyncExitStack() as stack:
+        runtime = await stack.enter_async_context(
+            open_runtime(model, on_retry=on_retry, interactive=True)
+        )
         if session is not None:
             session_key(runtime, session)
         if personality:
@@ -100,8 +107,34 @@ async def run_chat(
             personality,
             time_limit=turn_time_limit(runtime, time_limit),
         )
-        await chat.run()
+        switch = await chat.run()
+        while switch is not None:
+            stack = await _switch_model(chat, stack, switch, on_retry)
+            switch = await chat.run(banner=False)
+        await stack.aclose()
     return 0
+
+
+async def _switch_model(
+    chat: Chat, stack: contextlib.AsyncExitStack, model: str, on_retry: OnRetry
+) -> contextlib.AsyncExitStack:
+    """`/model NAME`: the chat's runtime reopened with `model` (the old one is closed only
+    once the new one is open: a model that cannot be set keeps the chat as it was)."""
+    from seam.wiring.settings import ConfigError
+
+    fresh = contextlib.AsyncExitStack()
+    try:
+        runtime = await fresh.enter_async_context(
+            open_runtime(model, on_retry=on_retry, interactive=True)
+        )
+    except (CliError, ConfigError) as exc:
+        await fresh.aclose()
+        chat.say_error(str(exc))
+        return stack
+    await stack.aclose()
+    chat.attach(runtime)
+    chat.say_model()
+    return fresh
 
 
 def _check_stdin() -> None:
@@ -154,30 +187,45 @@ class Chat:
         self.style = Style.for_stream(sys.stdout)
         self.interactive = sys.stdin.isatty()
         self._prompt: PromptSession[str] | None = None
+        # `/model NAME`: the model the chat asked to switch to (its runner reopens).
+        self._switch: str | None = None
         self._commands: dict[str, Callable[[str], Awaitable[None]]] = {
+            "/model": self._model,
+            "/retry": self._retry,
             "/new": self._new,
-            "/sessions": self._sessions,
             "/resume": self._resume,
             "/personality": self._personality,
-            "/tools": self._tools,
-            "/mcp": self._mcp,
-            "/skills": self._skills,
-            "/cron": self._cron,
-            "/usage": self._usage,
-            "/compress": self._compress,
-            "/dnd": self._dnd,
             "/help": self._help,
         }
-        undo = UndoCommands(runtime, lambda: self.session, self._say, self._read_line)
-        self._commands.update(undo.handlers())
+        self.attach(runtime)
 
-    async def run(self) -> None:
-        await self._banner()
-        while True:
+    def attach(self, runtime: Runtime) -> None:
+        """Talk through `runtime` from now on (at the start, and after `/model NAME`)."""
+        self.runtime = runtime
+        self._undo = UndoCommands(runtime, lambda: self.session, self._say, self._read_line)
+        self._commands.update(self._undo.handlers())
+        info = InfoCommands(
+            runtime,
+            lambda: self.session,
+            lambda: self.personality,
+            self._current_personality,
+            self._say,
+            self.style,
+            self.console,
+        )
+        self._commands.update(info.handlers())
+
+    async def run(self, *, banner: bool = True) -> str | None:
+        """Read and answer until the person leaves (None) or asks for another model (its
+        name: the caller reopens the runtime with it and calls `run` again)."""
+        if banner:
+            await self._banner()
+        self._switch = None
+        while self._switch is None:
             line = await self._read_line()
             if line is None:
                 await self._end_session()
-                return
+                return None
             line = line.strip()
             if not line:
                 continue
@@ -187,7 +235,7 @@ class Chat:
             name, _, arg = line.partition(" ")
             if name in ("/exit", "/quit"):
                 await self._end_session()
-                return
+                return None
             handler = self._commands.get(name)
             try:
                 if handler is None and is_prompt_command(name):  # an MCP prompt (apps/cli/mcp.py)
@@ -198,7 +246,16 @@ class Chat:
                     continue
                 await handler(arg.strip())
             except CliError as exc:
-                self._say(self.style.red(f"error: {exc.message}"))
+                self.say_error(exc.message)
+        return self._switch
+
+    def say_error(self, message: str) -> None:
+        self._say(self.style.red(f"error: {message}"))
+
+    def say_model(self) -> None:
+        from seam.apps.cli.chat_model import current_model
+
+        self._say(self.style.plain(f"model is now {current_model(self.runtime)}"))
 
     # -- input and output --
 
@@ -228,7 +285,6 @@ class Chat:
                 self._say(self.style.red("error: that line is not valid UTF-8; it was skipped"))
                 return ""
         if self._prompt is None:
-            from prompt_toolkit import PromptSession
             from prompt_toolkit.history import FileHistory
 
             class RedactedHistory(FileHistory):
@@ -240,13 +296,40 @@ class Chat:
             settings = self.runtime.settings
             redact = self.runtime.redact
             history = RedactedHistory(str(settings.home / "history")) if settings else None
-            self._prompt = PromptSession(history=history)
+            self._prompt = self._make_prompt(history)
         try:
             return await self._prompt.prompt_async(prompt or "> ")
         except KeyboardInterrupt:  # Ctrl-C at the prompt: drop the line, ask again
             return ""
         except EOFError:
             return None
+
+    def _make_prompt(self, history: History | None) -> PromptSession[str]:
+        """The prompt on a terminal: editing, `history`, and Tab completing the slash
+        commands and their arguments (`chat_complete.py`)."""
+        from prompt_toolkit import PromptSession
+
+        # Tab completes (a menu only when several choices fit), not every keystroke.
+        return PromptSession(
+            history=history, completer=self.completer(), complete_while_typing=False
+        )
+
+    def completer(self) -> SlashCompleter:
+        from seam.apps.cli.chat_complete import SlashCompleter
+
+        def commands() -> list[str]:
+            return [name.split(" ")[0] for name, _ in COMMANDS if "SKILL" not in name]
+
+        return SlashCompleter(commands, self._argument_choices)
+
+    def _argument_choices(self, command: str) -> list[str]:
+        from seam.apps.cli.chat_model import model_names
+
+        if command == "/model":
+            return model_names(self.runtime)
+        if command == "/personality":
+            return [p.id for p in self.runtime.personalities.list()]
+        return {"/mcp": ["reload"], "/dnd": ["on", "off"]}.get(command, [])
 
     async def _end_session(self) -> None:
         """Mark the current session ended (leaving the chat, `/new`), so `seam sessions
@@ -275,7 +358,7 @@ class Chat:
         except CliError as exc:
             self._say(self.style.red(f"error: {exc.message}"))
             return
-        view = self._view = TurnView(sys.stdout, self.style)
+        view = self._view = TurnView(sys.stdout, self.style, markdown=self.style.enabled)
         stop_retries = self.retries.stop
 
         def on_event(event: AgentEvent) -> None:
@@ -296,6 +379,7 @@ class Chat:
         finally:
             self.retries.stop()
             self._view = None
+            view.end_text()
         report = turn_report(result)
         shown = result.done is not None and result.done.finish_reason == "cancelled"
         if report.outcome == "timed_out":
@@ -344,19 +428,24 @@ class Chat:
         lines = [f"  {name.ljust(width)}  {what}" for name, what in COMMANDS]
         self._say("Commands:\n" + "\n".join(lines))
 
+    async def _model(self, arg: str) -> None:
+        from seam.apps.cli.chat_model import checked_name, model_lines
+
+        if not arg:
+            self._say(self.style.plain("\n".join(model_lines(self.runtime))))
+            return
+        self._switch = checked_name(arg)
+
+    async def _retry(self, arg: str) -> None:
+        text = await self._undo.take_back_last()
+        if text is not None:
+            self._say(self.style.dim(f"retrying: {first_line(text)}"))
+            await self._turn(text)
+
     async def _new(self, arg: str) -> None:
         await self._end_session()
         self.session = fresh_session_name("chat")
         self._say(f"new session {self.session}")
-
-    async def _sessions(self, arg: str) -> None:
-        runtime = self.runtime
-        infos = await runtime.list_sessions(RECENT_SESSIONS)
-        if not infos:
-            self._say("no sessions yet")
-            return
-        current = session_key(runtime, self.session)
-        self.console.print(session_table(infos, runtime.session_name_of, current=current))
 
     async def _resume(self, arg: str) -> None:
         if not arg:
@@ -381,61 +470,6 @@ class Chat:
             lines.append(f" {mark} {p.id}{about}")
         self._say(self.style.plain("\n".join(lines)))
 
-    async def _usage(self, arg: str) -> None:
-        from seam.apps.cli.sessions import usage_line
-
-        key = session_key(self.runtime, self.session)
-        if await self.runtime.sessions.get(key) is None:
-            self._say("usage: nothing yet in this session")
-            return
-        self._say(usage_line(await self.runtime.sessions.usage_totals(key)))
-        context = await self.runtime.context_usage(self.session, personality=self.personality)
-        if context is not None:
-            self._say(
-                f"context: ~{context.tokens:,} of {context.window:,} tokens ({context.percent}%)"
-            )
-
-    async def _compress(self, arg: str) -> None:
-        runtime = self.runtime
-        if await runtime.sessions.get(session_key(runtime, self.session)) is None:
-            self._say("nothing to compress yet")
-            return
-        self._say(self.style.dim("compressing…"))
-        events = await runtime.compress(self.session, personality=self.personality)
-        if not events:
-            self._say("nothing to compress: the conversation is still short")
-        for event in events:
-            if isinstance(event, ContextCompacted):
-                how = "summarised" if event.summarised else "cleared old tool output"
-                self._say(
-                    f"compressed ({how}): {event.messages_before} → {event.messages_after}"
-                    f" messages, ~{event.tokens_before:,} → ~{event.tokens_after:,} tokens"
-                )
-            elif isinstance(event, Notice):
-                self._say(self.style.yellow(f"note ({event.kind}): {event.message}"))
-
-    async def _dnd(self, arg: str) -> None:
-        from seam.apps.cli.dnd import ACTIONS, outbox_of
-        from seam.wiring.delivery import build_dnd, dnd_command
-
-        action = arg or "status"
-        if action not in ACTIONS or self.runtime.settings is None:
-            raise CliError("usage: /dnd, /dnd on or /dnd off")
-        dnd = build_dnd(self.runtime.settings)
-        lines = await dnd_command(action, dnd, outbox_of(self.runtime))
-        self._say("\n".join(lines))
-
-    async def _skills(self, arg: str) -> None:
-        from seam.apps.cli.skills import list_lines
-
-        self._say("\n".join(list_lines(self.runtime.settings)))
-
-    async def _cron(self, arg: str) -> None:
-        from seam.apps.cli.render import terminal_safe
-        from seam.wiring.cron import cron_lines
-
-        self._say(terminal_safe("\n".join(await cron_lines(self.runtime))))
-
     async def _skill_turn(self, name: str, arg: str) -> None:
         """`/<skill-name> text`: a turn whose message carries that skill's body."""
         from seam.wiring.skills import SkillError, UnknownSkill, skill_turn_text
@@ -447,26 +481,3 @@ class Chat:
         except SkillError as exc:
             raise CliError(str(exc)) from None
         await self._turn(text)
-
-    async def _mcp(self, arg: str) -> None:
-        from seam.apps.cli.mcp import mcp_report
-        from seam.wiring.mcp import reload_mcp
-
-        if arg == "reload":
-            self._say("\n".join(await reload_mcp(self.runtime)))
-        elif arg:
-            raise CliError("usage: /mcp or /mcp reload")
-        self._say("\n".join(await mcp_report(self.runtime)))
-
-    async def _tools(self, arg: str) -> None:
-        current = await self._current_personality()
-        try:
-            tools = sorted(self.runtime.toolset(current), key=lambda tool: tool.name)
-        except KeyError as exc:  # the personality broke on disk since it was chosen
-            raise CliError(str(exc.args[0] if exc.args else exc)) from None
-        if not tools:
-            self._say(f"personality {current} has no tools")
-            return
-        width = max(len(tool.name) for tool in tools)
-        lines = [f"  {t.name.ljust(width)}  {first_line(t.description)}" for t in tools]
-        self._say(f"tools of {current}:\n" + "\n".join(lines))

@@ -1,4 +1,4 @@
-"""`/undo`, `/diff` and `/rewind N` in `seam chat`: the chat's doors to the services every
+"""`/undo`, `/diff`, `/rewind N` and `/retry` in `seam chat`: the chat's doors to the services every
 surface shares (`Runtime.checkpoints`, `seam.wiring.rewind.rewinder`; docs/undo.md).
 
 They act on the chat's current session. A file the person changed after the agent's turn
@@ -93,6 +93,30 @@ class UndoCommands:
         lines = [f"rewound to turn {turn} (of {plan.turns})", *changed_lines(done.restored, plan)]
         lines.append(f"removed {done.removed_messages} messages of the later turns")
         self.say(terminal_safe("\n".join(lines)))
+
+    async def take_back_last(self) -> str | None:
+        """`/retry`: the last turn taken back (its messages dropped, the files it changed
+        put back, as `/rewind` does), and its user message returned to run again; None
+        when the person would rather keep their own later edits to those files."""
+        from seam.wiring.rewind import rewinder
+
+        key = await self._key()
+        messages = await self.runtime.sessions.messages(key)
+        text = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        service = rewinder(self.runtime)
+        try:
+            plan = await service.plan(key, 0)
+            if plan.turns > 1:
+                plan = await service.plan(key, plan.turns - 1)
+        except TurnOutOfRange as exc:
+            raise CliError(str(exc)) from None
+        if not text.strip():
+            raise CliError("nothing to retry: this session has no message of yours")
+        if plan.edited and not await self._agrees(plan.edited, plan.turn):
+            self.say("nothing retried")
+            return None
+        await service.rewind(plan)
+        return text
 
     async def _key(self) -> str:
         key = session_key(self.runtime, self.session())

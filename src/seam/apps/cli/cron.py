@@ -113,13 +113,14 @@ async def change_job(job_id: str, action: str) -> int:
 async def run_job(job_id: str) -> int:
     from seam.apps.cli.durable import _deny_approvals
     from seam.apps.cli.exits import FAILURE
-    from seam.apps.cli.runner import CliError, open_runtime
+    from seam.apps.cli.runner import CliError, open_runtime, say_error
     from seam.contracts.cron import CronJobNotFound
     from seam.wiring.cron import CronInputError, run_job_now
 
     async with open_runtime() as runtime:
+        nobody = _deny_approvals(runtime)
         try:
-            run = await run_job_now(runtime, job_id, on_event=_deny_approvals(runtime))
+            run = await run_job_now(runtime, job_id, on_event=nobody)
         except CronJobNotFound as exc:
             raise CliError(str(exc.args[0]), USAGE) from None
         except CronInputError as exc:
@@ -127,6 +128,9 @@ async def run_job(job_id: str) -> int:
         sub = await runtime.store.submission(run.submission_id)
     body = (sub.result if sub and sub.outcome == "completed" else sub and sub.error) or ""
     _write(f"== {job_id} · {run.outcome or 'unsettled'} · delivery {run.delivery}\n{body}")
+    waited = nobody.line()
+    if waited is not None:  # the run went on without it: said, not an error
+        say_error(waited)
     return 0 if run.outcome == "completed" and run.delivery != "failed" else FAILURE
 
 

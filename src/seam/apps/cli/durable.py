@@ -14,7 +14,6 @@ queue for another worker; a second signal hands it back at once.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -50,15 +49,36 @@ def submission_dict(sub: Submission, name: str | None = None) -> dict[str, Any]:
     return out
 
 
-def _deny_approvals(runtime: Runtime) -> Callable[[AgentEvent], None]:
-    from seam.contracts.events import ToolApprovalRequired
-    from seam.contracts.guardrail import UNAVAILABLE
+class NobodyHere:
+    """The events of turns nobody watches (a worker, a resume, a cron run): each approval
+    request is answered `unavailable` at once, and the first one (with what its tool told
+    the model) is kept, for a surface that can say so."""
 
-    def on_event(event: AgentEvent) -> None:
+    def __init__(self, runtime: Runtime) -> None:
+        from seam.apps.cli.turn_control import Unanswered
+
+        self.runtime = runtime
+        self.unanswered = Unanswered()
+
+    def __call__(self, event: AgentEvent) -> None:
+        from seam.contracts.events import ToolApprovalRequired
+        from seam.contracts.guardrail import UNAVAILABLE
+
+        self.unanswered.note(event)
         if isinstance(event, ToolApprovalRequired):
-            runtime.respond_to(event.session_key, event.call_id, UNAVAILABLE)
+            self.runtime.respond_to(event.session_key, event.call_id, UNAVAILABLE)
 
-    return on_event
+    def line(self) -> str | None:
+        """What waited for an approval no one could give, and how to allow it (None:
+        nothing did)."""
+        from seam.apps.cli.exits import waited_line
+
+        waited = self.unanswered.waited
+        return None if waited is None else waited_line(waited, self.unanswered.told)
+
+
+def _deny_approvals(runtime: Runtime) -> NobodyHere:
+    return NobodyHere(runtime)
 
 
 def _report(runtime: Runtime, sub: Submission, as_json: bool) -> None:

@@ -32,7 +32,7 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (USAGE, "usage", "bad input or config (arguments, prompt, config.toml, personality)"),
     (PROVIDER, "provider_error", "the model provider failed (auth, quota, unreachable, timeout)"),
     (HALTED, "halted", "the turn was halted (circuit breaker, max iterations)"),
-    (APPROVAL, "approval_unavailable", "a command needed approval and no one could answer"),
+    (APPROVAL, "approval_unavailable", "a tool call needed approval and no one could answer"),
     (TIMED_OUT, "timed_out", "the turn ran past its deadline (--timeout, [agent] turn_timeout)"),
     (INTERRUPTED, "cancelled", "cancelled (Ctrl-C, or the submission was aborted)"),
 )
@@ -77,14 +77,24 @@ class TurnReport:
         return out
 
 
-def waited_line(waited: ToolApprovalRequired) -> str:
-    """Which command waited for an approval nobody could give, and how to allow it."""
-    command = waited.command
-    return (
-        f"{waited.name} needed approval to run {command!r} ({waited.reason}) and no one was"
-        f" available to approve it; allow it with [guard] allow = [{_toml(command)}] in"
-        " config.toml, or run seam interactively (seam chat, or seam run on a terminal)"
-    )
+def waited_line(waited: ToolApprovalRequired, told: str | None = None) -> str:
+    """Which tool waited for an approval nobody could give, and how to allow it: the very
+    words its tool told the model (`told`, its `tool_end` result: they offer a config entry
+    only where one would help), else the shared wording without one."""
+    from seam.contracts.tool_approval import nobody_there
+
+    said = _refusal(told) if told else ""
+    if "no one was available" not in said:
+        said = _refusal(nobody_there(f"{waited.command!r} ({waited.reason})"))
+    return f"{waited.name}: {said}"
+
+
+def _refusal(told: str) -> str:
+    """A tool's refusal without the "error: refused: " its result starts with."""
+    for prefix in ("error:", "refused:"):
+        if told.startswith(prefix):
+            told = told[len(prefix) :].lstrip()
+    return told
 
 
 def timed_out_line(seconds: float) -> str:
@@ -93,11 +103,6 @@ def timed_out_line(seconds: float) -> str:
         f"timed out: the turn took longer than {seconds:g} s and was stopped"
         " (--timeout or [agent] turn_timeout sets the limit; 0 means none)"
     )
-
-
-def _toml(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
 
 
 def judge(
@@ -109,9 +114,11 @@ def judge(
     waited: ToolApprovalRequired | None,
     hint: str = "",
     timed_out: float | None = None,
+    told: str | None = None,
 ) -> TurnReport:
     """The report for a turn that ended as `sub` (None: it was abandoned unsettled);
-    `timed_out`: the turn's deadline (seconds) ran out and stopped it.
+    `timed_out`: the turn's deadline (seconds) ran out and stopped it; `told`: what the
+    tool that `waited` told the model.
 
     Order: stopped by its deadline, cancelled, failed (provider or other), an approval
     nobody could give (a model that keeps retrying the refused command is then often
@@ -128,7 +135,7 @@ def judge(
         kind = error_kind or _kind_of(sub.error)
         return TurnReport(PROVIDER if kind in PROVIDER_KINDS else FAILURE, message)
     if waited is not None:
-        return TurnReport(APPROVAL, waited_line(waited))
+        return TurnReport(APPROVAL, waited_line(waited, told))
     if sub.finish_reason in HALTED_FINISHES:
         why = halt_message or f"the turn ended with {sub.finish_reason!r}"
         return TurnReport(HALTED, f"halted: {why}")

@@ -1,5 +1,8 @@
 """`seam run`: one turn, the answer on stdout, and an exit code that says how it went.
 
+On a terminal the answer is drawn as markdown once it is complete; piped, it is the
+model's text as written.
+
 stdout carries only the answer (or, with `--json`, only event lines and a last `exit`
 line), so the command composes in pipes; tool activity goes to stderr, and only when a
 person is watching it. The exit codes are in `exits.py` (and `seam run --help`).
@@ -17,11 +20,11 @@ from typing import TYPE_CHECKING, TextIO
 from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
 from seam.apps.cli.exits import USAGE, TurnReport
 from seam.apps.cli.faults import stored_failure
+from seam.apps.cli.markdown import render_markdown
 from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
     CliError,
-    TurnResult,
     check_personality,
     check_session_name,
     check_toolset,
@@ -33,6 +36,7 @@ from seam.apps.cli.runner import (
     session_key,
     turn_time_limit,
 )
+from seam.apps.cli.turn_control import Approve, TurnResult
 from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import AgentEvent, ToolApprovalRequired, event_to_dict
@@ -78,19 +82,49 @@ def _read_stdin() -> str:
         raise CliError(f"cannot read stdin: {exc.strerror or exc}", USAGE) from None
 
 
-async def _ask_on_stdin(event: ToolApprovalRequired) -> ApprovalDecision:
-    """One answer line per request. End of input (or no stdin at all) means nobody is
-    there to answer; an answer that is not a choice is a denial."""
+def _approver(prompt: str, yes: bool) -> Approve | None:
+    """Who answers the turn's approval requests. `--yes` answers "once" to each (a person
+    said yes to the run, forbidden commands are still never asked); a person on a
+    terminal is asked on stdin; otherwise nobody is there to answer (None), whatever stdin
+    holds: a pipe is a script's input, not a person (`echo | seam run`), and a blank line
+    in it is not someone's "no"."""
+    if yes:
+        return _approve_for_yes
     stdin = sys.stdin
-    if stdin is None:
-        return UNAVAILABLE
-    sys.stderr.write(f"{terminal_safe(approval_request_text(event))}\n{APPROVAL_PROMPT}")
+    if prompt == "-" or stdin is None or not _is_terminal(stdin):
+        return None
+    return _ask_on_terminal
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):  # closed or detached: nobody can type into it
+        return False
+
+
+async def _approve_for_yes(event: ToolApprovalRequired) -> ApprovalDecision:
+    sys.stderr.write(f"{terminal_safe(approval_request_text(event))}\n  approved (--yes)\n")
     sys.stderr.flush()
-    line = await _readline(stdin)
-    if line is None:
-        sys.stderr.write("\n")
-        return UNAVAILABLE
-    return parse_approval(line) or "deny"
+    return "once"
+
+
+async def _ask_on_terminal(event: ToolApprovalRequired) -> ApprovalDecision:
+    """Ask the person at the terminal; three answers that are not a choice are a denial,
+    end of input (Ctrl-D) means nobody is there to answer."""
+    sys.stderr.write(f"{terminal_safe(approval_request_text(event))}\n")
+    for _ in range(3):
+        sys.stderr.write(APPROVAL_PROMPT)
+        sys.stderr.flush()
+        line = await _readline(sys.stdin)
+        if line is None:
+            sys.stderr.write("\n")
+            return UNAVAILABLE
+        decision = parse_approval(line)
+        if decision is not None:
+            return decision
+        sys.stderr.write("answer o, s, a, d or n\n")
+    return "deny"
 
 
 async def _readline(stdin: TextIO) -> str | None:
@@ -153,8 +187,7 @@ async def run_once(
             if show is not None:
                 show(event)
 
-        # Approvals are read from stdin (a terminal or a pipe) unless stdin held the prompt.
-        approve = None if prompt == "-" else _ask_on_stdin
+        approve = _approver(prompt, yes)
         result = await run_turn(
             runtime,
             key,
@@ -202,9 +235,13 @@ def _report(result: TurnResult, key_env: str) -> TurnReport:
 
 def _print_answer(sub: Submission | None, as_json: bool) -> None:
     """A completed turn's answer on stdout, made safe for the terminal (with --json the
-    events already carried it, escaped)."""
+    events already carried it, escaped): drawn as markdown when stdout is a terminal, the
+    model's text as written otherwise (a pipe, a file)."""
     answer = sub.result if sub is not None and sub.outcome == "completed" else ""
     if not as_json and answer:
+        if _is_terminal(sys.stdout):
+            render_markdown(answer, sys.stdout)
+            return
         answer = terminal_safe(answer)  # shown, never obeyed (--json escapes it itself)
         sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         sys.stdout.flush()

@@ -1,7 +1,8 @@
 """Turn events into terminal text: streamed answers and one short line per tool step.
 
 Deltas are written straight to the stream and flushed: re-rendering the whole answer per
-delta (Rich Live) costs more than the model takes to produce it. Colours are plain ANSI
+delta (Rich Live) costs more than the model takes to produce it. On a terminal the chat
+draws its answers as markdown instead, a paragraph at a time (`markdown.py`). Colours are plain ANSI
 codes, on only when the stream is a terminal, so piped output stays clean text.
 """
 
@@ -11,6 +12,8 @@ import json
 import re
 from typing import TextIO
 
+from seam.apps.cli.markdown import MarkdownStream
+from seam.apps.cli.safe_text import terminal_safe as terminal_safe
 from seam.contracts.events import (
     AgentEvent,
     Done,
@@ -32,32 +35,6 @@ FINISH_NOTES = {
     "length": "(cut off: the model reached its output limit)",
     "content_filter": "(stopped by the provider's content filter)",
 }
-
-
-# Every C0 control but tab and newline, DEL, and the C1 controls (U+0080-U+009F, where
-# U+009B is a one-character CSI and U+009D an OSC). ESC starts every escape sequence.
-_CONTROL = re.compile(r"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    char = match.group(0)
-    return "\n" if char == "\r\n" else f"\\x{ord(char):02x}"
-
-
-def terminal_safe(text: str) -> str:
-    """`text` with every control character shown as `\\xNN` instead of obeyed.
-
-    What a model writes, a tool prints or a transcript holds is not trusted to drive the
-    terminal: an escape sequence could set the clipboard (OSC 52), plant a link that shows
-    one address and opens another (OSC 8), clear the screen or move the cursor to paint
-    over what a person is about to approve, and a bare carriage return could overwrite a
-    line. Each such character is made visible, so nothing is hidden and nothing obeyed;
-    tabs and newlines stay, and a Windows line end becomes a plain newline. Styling is
-    applied after this, by `Style`, so its own escape codes are the only ones that reach
-    the terminal."""
-    if _CONTROL.search(text) is None:
-        return text
-    return _CONTROL.sub(_visible, text)
 
 
 # What JSON leaves unescaped but a terminal may act on: DEL and the C1 controls.
@@ -147,12 +124,16 @@ class TurnView:
     stdout waits for the final answer).
     """
 
-    def __init__(self, out: TextIO, style: Style, *, text: bool = True) -> None:
+    def __init__(
+        self, out: TextIO, style: Style, *, text: bool = True, markdown: bool = False
+    ) -> None:
         self._out = out
         self._style = style
         self._text = text
         self._at_line_start = True
         self._thinking = False
+        # With `markdown` (a terminal), the answer is drawn a paragraph at a time.
+        self._markdown = MarkdownStream(out) if markdown else None
 
     def __call__(self, event: AgentEvent) -> None:
         """Show one event: streamed text, a tool's activity, or (with text) how the turn
@@ -218,6 +199,12 @@ class TurnView:
     def _write_text(self, text: str, *, thinking: bool = False) -> None:
         if not text:
             return
+        if self._markdown is not None:
+            if not thinking:
+                self._markdown.feed(text)
+                self._at_line_start = self._markdown.at_line_start
+                return
+            self.end_text()
         out = self._out
         if thinking != self._thinking and not self._at_line_start:
             out.write("\n")
@@ -226,7 +213,16 @@ class TurnView:
         out.flush()
         self._at_line_start = text.endswith("\n")
 
+    def end_text(self) -> None:
+        """Draw the answer text still held back for markdown (the answer, or this stretch
+        of it before a tool runs, ended)."""
+        if self._markdown is not None and self._markdown.holding:
+            self._markdown.flush()
+            self._at_line_start = True
+            self._thinking = False
+
     def _line(self, line: str) -> None:
+        self.end_text()
         out = self._out
         if not self._at_line_start:
             out.write("\n")
@@ -236,6 +232,7 @@ class TurnView:
         self._thinking = False
 
     def _finish(self, done: Done) -> None:
+        self.end_text()
         note = FINISH_NOTES.get(done.finish_reason)
         if note:
             self._line(self._style.dim(note))

@@ -8,7 +8,7 @@ ran out. One function hands those to `exits.judge`, so the two cannot judge diff
 from __future__ import annotations
 
 from seam.apps.cli.exits import TurnReport, judge
-from seam.apps.cli.runner import TurnResult
+from seam.apps.cli.turn_control import TurnResult
 
 
 def turn_report(result: TurnResult, hint: str = "") -> TurnReport:
@@ -22,4 +22,5 @@ def turn_report(result: TurnResult, hint: str = "") -> TurnReport:
         waited=result.waited,
         hint=hint,
         timed_out=result.timed_out,
+        told=result.told,
     )

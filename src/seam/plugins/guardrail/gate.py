@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from dataclasses import replace
 from typing import get_args
 
@@ -31,11 +32,12 @@ from seam.contracts.guardrail import (
     Judge,
     JudgeVerdict,
 )
+from seam.contracts.tool_approval import nobody_there
 from seam.plugins.guardrail.approvals import ApprovalCache, ApprovalFileError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = 300.0  # seconds a person (or the judge) has to answer; silence is a deny
+DEFAULT_TIMEOUT = 300.0  # seconds a person (or the judge) has to answer; silence: no one
 
 
 NOT_ISOLATED_RULE = "policy:not-isolated"
@@ -43,6 +45,8 @@ NOT_ISOLATED_REASON = (
     "commands run without a sandbox here, and only commands proven read-only run unasked"
 )
 _DECISIONS = frozenset(get_args(ApprovalDecision))
+# One simple command: no operator, substitution, redirection or grouping.
+_PLAIN = re.compile(r"[^;&|<>$`(){}\n]+")
 _REMEMBERED = {
     "once": "approved once, ahead of this call",
     "session": "approved earlier in this session",
@@ -55,12 +59,17 @@ _ANSWERED = {
 }
 
 
-def _nobody(why: str) -> str:
-    """The refusal when no one could be asked (no terminal, a worker, end of input)."""
-    return (
-        f"refused: needs approval ({why}) and no one was available to approve it, so it did"
-        " not run; this is not a refusal by the person"
-    )
+def _nobody(found: Classification, why: str, isolated: bool, waited: str = "") -> str:
+    """The refusal when no one could be asked (no terminal, a worker, end of input, no
+    answer in time): the shared wording, plus the `[guard] allow` entry where it would
+    help: inside a sandbox (without one, an allow still asks) and for one plain command
+    (an allow covers only the command it matches, not others chained to it)."""
+    command = found.normalized
+    allow = ""
+    if isolated and _PLAIN.fullmatch(command) and not found.rule.startswith("floor"):
+        quoted = command.replace("\\", "\\\\").replace('"', '\\"')
+        allow = f'add [guard] allow = ["{quoted}"] to config.toml'
+    return nobody_there(f"{command!r} ({why}){waited}", also=allow)
 
 
 class GuardedCommandGate:
@@ -116,7 +125,7 @@ class GuardedCommandGate:
                 return GateDecision(True, found, f"allowed by the approval judge: {why}")
             if verdict == "deny":
                 return GateDecision(False, found, f"refused by the approval judge: {why}")
-        return await self._ask_person(found, session_key, tool, call_id, approver)
+        return await self._ask_person(found, session_key, tool, call_id, approver, isolated)
 
     def _classify(self, command: str, isolated: bool, working_dir: str | None) -> Classification:
         """The guard's classification; without isolation, only a read-only proof is safe."""
@@ -169,18 +178,19 @@ class GuardedCommandGate:
         tool: str,
         call_id: str,
         approver: Approver | None,
+        isolated: bool = True,
     ) -> GateDecision:
         why = f"{found.reason} ({found.rule})"
         if approver is None:
-            return GateDecision(False, found, _nobody(why))
+            return GateDecision(False, found, _nobody(found, why, isolated))
         try:
             async with asyncio.timeout(self._timeout):
                 answer = await approver.request(
                     call_id=call_id, tool=tool, command=found.normalized, reason=why
                 )
         except TimeoutError:
-            reason = f"refused: no answer within {self._timeout:g} s (treated as deny)"
-            return GateDecision(False, found, reason)
+            waited = f" within {self._timeout:g} s"
+            return GateDecision(False, found, _nobody(found, why, isolated, waited))
         except Exception as exc:  # the surface went away: nobody approved it
             return GateDecision(False, found, f"refused: asking for approval failed ({exc})")
         if answer not in _DECISIONS:
@@ -188,7 +198,7 @@ class GuardedCommandGate:
         if answer == UNAVAILABLE:
             # Not a "no": nobody was there to ask. The model must not read it as a refusal
             # by the person (and nothing is remembered).
-            return GateDecision(False, found, _nobody(why), answer)
+            return GateDecision(False, found, _nobody(found, why, isolated), answer)
         note = self._remember(session_key, found.normalized, answer)
         if answer in APPROVING:
             reason = f"allowed: {_ANSWERED[answer]}{note}"

@@ -24,7 +24,9 @@ from typing import Protocol
 
 from seam.contracts.delivery import Delivery, DeliveryError, Notice
 from seam.contracts.dnd import DndChecker
+from seam.contracts.events import AgentEvent, ToolApprovalRequired
 from seam.contracts.execution import Submission
+from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.sessions import SessionStore
 from seam.plugins.heartbeat.ledger import BeatDetails, BeatStatus, HeartbeatLedger, HeartbeatRun
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY
@@ -44,10 +46,30 @@ class BeatRuntime(Protocol):
 
     # As a beat asks (`Runtime.ask` also takes fewer arguments, and more).
     async def ask(
-        self, session: str, text: str, *, personality: str, submission_id: str
+        self,
+        session: str,
+        text: str,
+        *,
+        personality: str,
+        submission_id: str,
+        on_event: Callable[[AgentEvent], None],
     ) -> Submission: ...
 
     def session_key_for(self, name: str) -> str: ...
+
+    def respond_to(self, session_key: str, call_id: str, decision: ApprovalDecision) -> bool: ...
+
+
+def nobody_answers(runtime: BeatRuntime) -> Callable[[AgentEvent], None]:
+    """A beat's events: nobody watches a beat, so a tool call that asks for approval is
+    answered `unavailable` at once (it does not run, and the model is told no one was
+    there to approve it) instead of waiting out the approval timeout for nobody."""
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, ToolApprovalRequired):
+            runtime.respond_to(event.session_key, event.call_id, UNAVAILABLE)
+
+    return on_event
 
 
 def slot_name(at: float) -> str:
@@ -135,7 +157,11 @@ async def run_heartbeat(
     session = sub_id = f"heartbeat:{name}"
     try:
         sub = await runtime.ask(
-            session, beat_message(started), personality=personality, submission_id=sub_id
+            session,
+            beat_message(started),
+            personality=personality,
+            submission_id=sub_id,
+            on_event=nobody_answers(runtime),
         )
     except Exception as exc:
         log.warning("heartbeat %s failed: %s", name, exc)

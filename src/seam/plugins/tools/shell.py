@@ -74,7 +74,8 @@ async def _gate(ctx: ToolContext, sandbox: Sandbox, command: str, tool: str) -> 
         working_dir=sandbox.working_dir,
     )
     if not decision.allowed:
-        raise ToolError(f"refused: {decision.reason}")
+        reason = decision.reason  # the gate's own reasons already begin "refused"
+        raise ToolError(reason if reason.startswith("refused") else f"refused: {reason}")
     return decision.by_person and names_git_controls(command)
 
 

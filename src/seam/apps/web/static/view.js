@@ -228,8 +228,9 @@ export class LiveTurn {
   approved(callId, decision) {
     const block = this.tools.get(callId);
     if (!block) return;
-    const approvedNow = !["deny", "never", "always_deny", "timeout"].includes(decision);
-    block.state.textContent = approvedNow ? `approved (${decision})` : `denied (${decision})`;
+    const approvedNow = !["deny", "never", "always_deny", "timeout", "unavailable"].includes(decision);
+    block.state.textContent = decision === "unavailable" ? "not run (no one was available to approve it)"
+      : approvedNow ? `approved (${decision})` : `denied (${decision})`;
     if (block.approval) {
       for (const b of block.approval.querySelectorAll("button")) b.disabled = true;
       block.approval.classList.add("answered");
