@@ -36,16 +36,12 @@ def nobody_there(what: str, *, also: str = "") -> str:
     )
 
 
-async def ask_person(
-    ctx: ToolContext, *, tool: str, command: str, reason: str, nobody: str | None = None
-) -> ApprovalDecision:
+async def ask_person(ctx: ToolContext, *, tool: str, command: str, reason: str) -> ApprovalDecision:
     """The person's answer to "may `tool` run `command`?" (`reason` says why it asks).
 
     Raises ToolError with `nobody_there` when no one could answer (no approver, an
     `unavailable` answer, no answer in time): the caller only decides what a real answer
-    allows. `nobody` is ignored: it is kept so callers written before the shared wording
-    still work."""
-    del nobody
+    allows."""
     if ctx.approvals is None:
         raise ToolError(nobody_there(command))
     try:

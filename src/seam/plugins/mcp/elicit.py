@@ -54,7 +54,6 @@ async def elicit(ctx: ToolContext, server: str, tool: str, params: Any) -> Any:
             tool=tool,
             command=command,
             reason=f"MCP server {server!r} asks: {message or '(no message)'}",
-            nobody="nobody could be asked",
         )
     except ToolError as exc:  # nobody there, or no answer in time
         log.info("elicitation from %s declined: %s", server, exc)

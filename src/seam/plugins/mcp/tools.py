@@ -159,7 +159,6 @@ class McpTool:
             tool=self.name,
             command=f"{self.name} {shown}",
             reason=why,
-            nobody="refused: this tool needs approval and nobody could be asked",
         )
         try:
             self._answers.record(ctx.session_key, self.name, answer)

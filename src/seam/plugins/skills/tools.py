@@ -199,7 +199,6 @@ class SkillWriteTool(SpecTool):
             tool=self.name,
             command=f"skill_write {verb} {target}",
             reason=f"a new skill for later sessions: {description[:200]}",
-            nobody="refused: skill_write needs approval and nobody could be asked",
         )
         if answer not in APPROVING:
             raise ToolError("refused: the person denied skill_write")

@@ -137,7 +137,6 @@ class CronTool(SpecTool):
             tool=self.name,
             command=command,
             reason=reason,
-            nobody="refused: cron changes need approval and nobody could be asked",
         )
         if answer not in APPROVING:
             raise ToolError("refused: the person denied the cron change")
