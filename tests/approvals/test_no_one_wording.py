@@ -57,9 +57,7 @@ def test_the_sentence_names_what_and_how_to_allow_it() -> None:
 @pytest.mark.parametrize("approver", [None, Answers("unavailable")])
 async def test_ask_person_refuses_when_no_one_can_answer(approver: Answers | None) -> None:
     with pytest.raises(ToolError) as raised:
-        await ask_person(
-            context(approver), tool="cron", command="cron add x", reason="why", nobody="old"
-        )
+        await ask_person(context(approver), tool="cron", command="cron add x", reason="why")
     assert str(raised.value) == nobody_there("cron add x")
 
 
