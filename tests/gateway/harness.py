@@ -105,6 +105,7 @@ async def gateway_running(
     build: Callable[[FakePlatform], ChatAdapter] | None = None,
     options: WatchOptions | None = None,
     working_dir: str = WORKDIR,
+    rescue_every: float = 0.2,
 ) -> AsyncIterator[Running]:
     from seam.apps.gateway.book import ChatBook
 
@@ -120,7 +121,7 @@ async def gateway_running(
         config or section(),
         PairingStore(tmp / "pairing.json"),
         working_dir=working_dir,
-        rescue_every=0.2,
+        rescue_every=rescue_every,
         retry_tick=0.05,
         book=ChatBook(tmp / "gateway-chats.json"),
     )

@@ -49,6 +49,7 @@ from seam.apps.gateway.retries import TICK, Retries, failed_text
 from seam.apps.gateway.sender import AdapterSlot
 from seam.apps.gateway.stream import TurnView
 from seam.apps.gateway.tenants import ChatTenants
+from seam.apps.gateway.turn_failures import TurnFailures
 from seam.contracts.chat import (
     Button,
     ButtonPress,
@@ -113,7 +114,7 @@ class Gateway:
         self._rescue_every = rescue_every
         self._driving: dict[str, Driving] = {}
         self._owners: dict[str, frozenset[str]] = {}
-        self._drive_failures: dict[str, int] = {}
+        self.turn_failures = TurnFailures(store)
         self._background: set[asyncio.Task[Any]] = set()
 
     def slot(self, platform: str) -> AdapterSlot:
@@ -290,10 +291,11 @@ class Gateway:
         self, adapter: ChatAdapter, chat: ChatRef, sid: str, exc: Exception
     ) -> None:
         """A turn whose driving raised (not one that settled failed: that one answers
-        with its error) is tried again by `rescue_forever`, `ATTEMPTS` times in this
-        process; the chat is told once, and once more when it is given up (aborted)."""
-        tries = self._drive_failures[sid] = self._drive_failures.get(sid, 0) + 1
+        with its error) is tried again by `rescue_forever`, `ATTEMPTS` times in all,
+        restarts included (`turn_failures.py`); the chat is told once, and once more
+        when it is given up (aborted)."""
         error = one_line(exc)
+        tries = await self.turn_failures.record(sid, chat, error)
         if tries < ATTEMPTS:
             await self._say(adapter, chat, sid, failed_text(error), kind="turn-error")
             return
@@ -418,8 +420,9 @@ class Gateway:
         while True:
             try:
                 for sub in await self.runtime.store.submissions(query=UNSETTLED):
-                    given_up = self._drive_failures.get(sub.id, 0) >= ATTEMPTS
-                    if sub.id.startswith(prefix) and sub.id not in self._driving and not given_up:
+                    if not sub.id.startswith(prefix) or sub.id in self._driving:
+                        continue
+                    if not await self.turn_failures.given_up(sub.id):
                         self._drive(platform, sub)
             except Exception:
                 log.exception("looking for submissions to drive failed")
