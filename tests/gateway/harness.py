@@ -108,6 +108,7 @@ async def gateway_running(
     rescue_every: float = 0.2,
 ) -> AsyncIterator[Running]:
     from seam.apps.gateway.book import ChatBook
+    from seam.apps.gateway.kept_files import KeptFiles
 
     adapters: list[Any] = []  # FakeAdapters, unless `build` makes a real platform's
 
@@ -124,6 +125,7 @@ async def gateway_running(
         rescue_every=rescue_every,
         retry_tick=0.05,
         book=ChatBook(tmp / "gateway-chats.json"),
+        files=KeptFiles(tmp / "gateway-files"),
     )
     supervisor = Supervisor(
         gateway,
