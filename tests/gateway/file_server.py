@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from aiohttp import ClientSession, web
+from aiohttp.test_utils import TestServer
 
 from seam.contracts.chat import Attachment
 
@@ -53,15 +54,12 @@ async def file_server() -> AsyncIterator[FileServer]:
     server = FileServer()
     app = web.Application()
     app.router.add_get("/{name}", server._get)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    server.base = f"http://127.0.0.1:{port}"
+    http = TestServer(app, host="127.0.0.1")
+    await http.start_server()
+    server.base = str(http.make_url("")).rstrip("/")
     try:
         yield server
     finally:
         for gate in server.held.values():
             gate.set()
-        await runner.cleanup()
+        await http.close()

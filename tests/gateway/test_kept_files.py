@@ -97,6 +97,16 @@ def refuse_submission(db: Path) -> None:
     conn.close()
 
 
+def failing_store(
+    tmp: Path, monkeypatch: pytest.MonkeyPatch, delays: tuple[float, float]
+) -> SQLiteSessionStore:
+    """A SQLite store refusing submission `SID` (retried after `delays`)."""
+    monkeypatch.setattr(inbox, "DELAYS", delays)
+    store = SQLiteSessionStore(str(tmp / "sessions.db"))
+    refuse_submission(tmp / "sessions.db")
+    return store
+
+
 def allow_submission(db: Path) -> None:
     with sqlite3.connect(db) as conn:
         conn.execute("DROP TRIGGER submit_fault")
@@ -106,12 +116,9 @@ def allow_submission(db: Path) -> None:
 async def test_a_retried_message_has_its_files(
     tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inbox, "DELAYS", (0.5, 2.0))
-    db = tmp_path / "sessions.db"
-    store = SQLiteSessionStore(str(db))
+    store = failing_store(tmp_path, monkeypatch, (0.5, 2.0))
     runtime = runtime_over(store, work, "read it")
     platform = FakePlatform()
-    refuse_submission(db)
     async with file_server() as files:
         notes = files.document("notes.txt", NOTES)
         async with gateway_running(runtime, platform, tmp_path, working_dir=str(work)):  # type: ignore[arg-type]
@@ -119,7 +126,7 @@ async def test_a_retried_message_has_its_files(
             failed = lambda: any("could not handle" in t for t in texts(platform, "42"))  # noqa: E731
             await until(platform, failed, "the error")
             assert len(kept(tmp_path)) == 2  # the document's copy and the update's list
-            allow_submission(db)
+            allow_submission(tmp_path / "sessions.db")
             await until(platform, lambda: "read it" in texts(platform, "42"), "the answer")
     said = texts(platform, "42")
     assert said[0] == "I can't use images here yet."  # said once, on the first try
@@ -137,12 +144,9 @@ async def test_a_retried_message_has_its_files(
 async def test_a_dead_message_leaves_no_files(
     tmp_path: Path, work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(inbox, "DELAYS", (0.1, 0.1))
-    db = tmp_path / "sessions.db"
-    store = SQLiteSessionStore(str(db))
+    store = failing_store(tmp_path, monkeypatch, (0.1, 0.1))
     runtime = runtime_over(store, work)
     platform = FakePlatform()
-    refuse_submission(db)
     async with file_server() as files:
         notes = files.document("notes.txt", NOTES)
         async with gateway_running(runtime, platform, tmp_path, working_dir=str(work)):  # type: ignore[arg-type]
