@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from seam.apps.gateway import inbox
-from seam.contracts.chat import Attachment
+from seam.apps.gateway.inbox import LOST, decode, encode
+from seam.apps.gateway.kept_files import KeptFiles
+from seam.contracts.chat import Attachment, ChatRef, InboundMessage
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.services.storage.fs import FsStorage
@@ -155,3 +158,16 @@ async def test_a_dead_message_leaves_no_files(
     assert files.gets == ["notes.txt"]
     assert kept(tmp_path) == []
     await store.aclose()
+
+
+def test_a_message_whose_copies_are_gone_names_its_documents_lost(tmp_path: Path) -> None:
+    """After a process died mid-download (no list of copies), or with no folder to keep
+    them in: the text says the documents were lost; a photo still gets its refusal."""
+    notes = Attachment("document", "notes.txt", "text/plain", 20)
+    sent = InboundMessage(ChatRef("telegram", "42"), "1000", "42", "u", "look")
+    sent = replace(sent, attachments=(notes, PHOTO))
+    parked, _ = decode(encode(sent, tried=1))
+    for files in (KeptFiles(tmp_path / "gateway-files"), KeptFiles(None)):
+        msg = files.restore(SID, parked)
+        assert msg.text == f"look\n\n{LOST}"
+        assert [a.name for a in msg.attachments] == ["photo.jpg"]

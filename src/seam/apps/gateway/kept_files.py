@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from seam.apps.gateway.attachments import readable
+from seam.apps.gateway.attachments import readable, wanted
 from seam.apps.gateway.inbox import LOST
 from seam.contracts.chat import Attachment, InboundMessage
 
@@ -70,7 +70,7 @@ class KeptFiles:
     async def _keep(self, sid: str, attachments: Sequence[Attachment]) -> None:
         entries: list[dict[str, Any]] = []
         for item in attachments:
-            if not readable(item) or item.fetch is None:
+            if item.fetch is None or not wanted(item):
                 entries.append({})
                 continue
             try:
@@ -122,9 +122,11 @@ class KeptFiles:
             return msg
         entries = self._read_list(sid)
         if entries is None or len(entries) != len(msg.attachments):
-            if any(map(readable, msg.attachments)):
-                return replace(msg, text=f"{msg.text}\n\n{LOST}".strip())
-            return msg
+            if not any(map(wanted, msg.attachments)):
+                return msg
+            # The documents are named lost; the rest still get their one-line refusal.
+            others = tuple(item for item in msg.attachments if not wanted(item))
+            return replace(msg, text=f"{msg.text}\n\n{LOST}".strip(), attachments=others)
         pairs = zip(msg.attachments, entries, strict=True)
         items = [self._attachment(item, entry) for item, entry in pairs]
         return replace(msg, attachments=tuple(items))
@@ -133,7 +135,7 @@ class KeptFiles:
         sha = entry.get("sha")
         if not isinstance(sha, str):
             why = "not downloaded" if entry.get("error") else "not kept"
-            return replace(item, fetch=_failed_fetch(why) if readable(item) else None)
+            return replace(item, fetch=_failed_fetch(why) if wanted(item) else None)
         path = (self.root or Path()) / sha
 
         async def fetch() -> bytes:
