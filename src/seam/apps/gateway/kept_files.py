@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from seam.apps.gateway.attachments import readable, wanted
+from seam.apps.gateway.attachments import MAX_DOCUMENT_BYTES, readable, wanted
 from seam.apps.gateway.inbox import LOST
 from seam.contracts.chat import Attachment, InboundMessage
 
@@ -80,10 +80,15 @@ class KeptFiles:
             except Exception as exc:
                 log.warning("downloading %s failed: %s", item.name, exc)
                 entries.append({"error": "download"})
-        self._write_list(sid, entries)
+        try:
+            self._write_list(sid, entries)
+        except OSError as exc:  # the update is handled all the same, its files named lost
+            log.warning("could not keep the files of %s: %s", sid, exc)
 
     def _store(self, data: bytes) -> str:
         assert self.root is not None
+        if len(data) > MAX_DOCUMENT_BYTES:
+            raise OSError(f"{len(data)} bytes, over the limit")
         sha = _digest(data)
         path = self.root / sha
         if not path.exists():
