@@ -105,8 +105,10 @@ async def gateway_running(
     build: Callable[[FakePlatform], ChatAdapter] | None = None,
     options: WatchOptions | None = None,
     working_dir: str = WORKDIR,
+    rescue_every: float = 0.2,
 ) -> AsyncIterator[Running]:
     from seam.apps.gateway.book import ChatBook
+    from seam.apps.gateway.kept_files import KeptFiles
 
     adapters: list[Any] = []  # FakeAdapters, unless `build` makes a real platform's
 
@@ -120,9 +122,10 @@ async def gateway_running(
         config or section(),
         PairingStore(tmp / "pairing.json"),
         working_dir=working_dir,
-        rescue_every=0.2,
+        rescue_every=rescue_every,
         retry_tick=0.05,
         book=ChatBook(tmp / "gateway-chats.json"),
+        files=KeptFiles(tmp / "gateway-files"),
     )
     supervisor = Supervisor(
         gateway,

@@ -54,6 +54,17 @@ def is_text(item: Attachment) -> bool:
     return mime.startswith("text/") or mime in TEXT_MIMES or not mime
 
 
+def wanted(item: Attachment) -> bool:
+    """Whether `item` is what `receive` reads: a text document within the limit."""
+    small = item.size is None or item.size <= MAX_DOCUMENT_BYTES
+    return item.kind == "document" and small and is_text(item)
+
+
+def readable(item: Attachment) -> bool:
+    """Whether `receive` downloads `item` (wanted, and it can be fetched)."""
+    return wanted(item) and item.fetch is not None
+
+
 async def receive(attachments: Sequence[Attachment], message_id: str, storage: Storage) -> Received:
     """Save the text documents through `storage` (confined to the working directory:
     relative paths land there); a sentence for each attachment that was not saved."""

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from seam.contracts.chat import ChatRef, InboundMessage
+from seam.contracts.chat import Attachment, ChatRef, InboundMessage
 from seam.contracts.outbox import Outbox, OutboxItem, OutboxQuery, Outgoing
 
 RETRY_PREFIX = "gateway-in:"
@@ -40,6 +40,7 @@ DELAYS = (1.0, 4.0)
 STUCK_AFTER = 120.0
 # A pairing request is valid for an hour; its waiting message is dropped after that.
 WAIT_FOR_PAIRING = 3600.0
+LOST = "[The files sent with this message were lost; ask for them again]"
 # Seconds a claimed row is out of others' reach (handling one takes well under that).
 LEASE = 30.0
 SCAN_LIMIT = 500
@@ -59,8 +60,8 @@ def chat_of(target: str) -> str:
 
 
 def encode(msg: InboundMessage, *, tried: int, error: str = "") -> str:
-    """The message as the row keeps it (attachments cannot be kept: their downloads
-    live in the adapter; a retried message says it had some)."""
+    """The message as the row keeps it: its attachments as what they are (their
+    downloads are kept beside the row, `kept_files.py`)."""
     body: dict[str, Any] = {
         "chat": [msg.chat.platform, msg.chat.chat_id, msg.chat.thread_id],
         "message_id": msg.message_id,
@@ -70,7 +71,7 @@ def encode(msg: InboundMessage, *, tried: int, error: str = "") -> str:
         "is_group": msg.is_group,
         "addressed": msg.addressed,
         "received_at": msg.received_at,
-        "attachments": len(msg.attachments),
+        "attachments": [[a.kind, a.name, a.mime_type, a.size] for a in msg.attachments],
         "tried": tried,
         "error": error,
     }
@@ -78,12 +79,15 @@ def encode(msg: InboundMessage, *, tried: int, error: str = "") -> str:
 
 
 def decode(payload: str) -> tuple[InboundMessage, int]:
-    """The parked message and how many tries it had before it was parked."""
+    """The parked message and how many tries it had before it was parked (its
+    attachments without their downloads: `KeptFiles.restore` gives those back)."""
     body = json.loads(payload)
     platform, chat_id, thread = body["chat"]
     text = str(body["text"])
-    if body.get("attachments"):
-        text = f"{text}\n\n[The files sent with this message were lost; ask for them again]"
+    kept = body.get("attachments") or []
+    if isinstance(kept, int):  # a row parked before attachments were kept
+        text, kept = f"{text}\n\n{LOST}", []
+    attachments = tuple(Attachment(kind, name, mime, size) for kind, name, mime, size in kept)
     msg = InboundMessage(
         ChatRef(str(platform), str(chat_id), thread),
         str(body["message_id"]),
@@ -93,6 +97,7 @@ def decode(payload: str) -> tuple[InboundMessage, int]:
         is_group=bool(body["is_group"]),
         addressed=bool(body["addressed"]),
         received_at=float(body.get("received_at") or 0.0),
+        attachments=attachments,
     )
     return msg, int(body.get("tried", 0))
 

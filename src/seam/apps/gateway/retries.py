@@ -57,6 +57,10 @@ class Handler(Protocol):
 
     async def handle_parked(self, adapter: ChatAdapter, msg: InboundMessage) -> None: ...
 
+    def ready(self, sid: str) -> bool: ...
+
+    def settled(self, sid: str) -> None: ...
+
     async def handle_paired(self, adapter: ChatAdapter, msg: InboundMessage, sid: str) -> None: ...
 
     async def tell(
@@ -103,7 +107,7 @@ class Retries:
             return
         now = self._clock()
         for item in await self.inbox.heads(f"{RETRY_PREFIX}{platform}:"):
-            if item.next_attempt_at <= now:
+            if item.next_attempt_at <= now and self.handler.ready(item.source or ""):
                 self._start(item.target, self._retry(adapter, item.target))
         for item in await self.inbox.heads(f"{WAIT_PREFIX}{platform}:"):
             msg, _ = decode(item.payload)
@@ -139,6 +143,7 @@ class Retries:
             await self._failed(adapter, item, msg, tried + item.attempts, one_line(exc))
             return
         await self.inbox.outbox.mark_sent(item.key)
+        self.handler.settled(item.source or item.key)
 
     async def _failed(
         self, adapter: ChatAdapter, item: OutboxItem, msg: InboundMessage, tries: int, error: str
@@ -148,6 +153,7 @@ class Retries:
         wait = retry_after(tries)
         if wait is None:
             await self.inbox.outbox.mark_failed(item.key, error, retry_at=None)
+            self.handler.settled(source)
             log.warning("update %s is dead after %d tries: %s", source, tries, error)
             await self._tell(adapter, msg.chat, source, dead_text(tries, error), "dead")
             return

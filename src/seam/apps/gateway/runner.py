@@ -37,18 +37,20 @@ from seam.apps.gateway.approvals import (
     Approvals,
     prompt_text,
 )
-from seam.apps.gateway.attachments import describe, receive
+from seam.apps.gateway.attachments import describe, readable, receive
 from seam.apps.gateway.book import ChatBook
 from seam.apps.gateway.chat_commands import ChatCommands
 from seam.apps.gateway.chats import ChatSessions, id_prefix, message_key, parse_ref
 from seam.apps.gateway.commands import parse_command
 from seam.apps.gateway.inbox import ATTEMPTS, Inbox, one_line
+from seam.apps.gateway.kept_files import KeptFiles
 from seam.apps.gateway.pairing import PairingStore
 from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
 from seam.apps.gateway.retries import TICK, Retries, failed_text
 from seam.apps.gateway.sender import AdapterSlot
 from seam.apps.gateway.stream import TurnView
 from seam.apps.gateway.tenants import ChatTenants
+from seam.apps.gateway.turn_failures import TurnFailures
 from seam.contracts.chat import (
     Button,
     ButtonPress,
@@ -92,6 +94,7 @@ class Gateway:
         rescue_every: float = RESCUE_EVERY,
         book: ChatBook | None = None,
         retry_tick: float = TICK,
+        files: KeptFiles | None = None,
     ) -> None:
         store = runtime.store
         if not isinstance(store, Outbox):
@@ -107,13 +110,14 @@ class Gateway:
         self.book = book
         self.approvals = Approvals()
         self.inbox = Inbox(store, clock)
+        self.files = files or KeptFiles(None)
         self.retries = Retries(self.inbox, self, runtime.owner, tick=retry_tick, clock=clock)
         self.slots: dict[str, AdapterSlot] = {}
         self._clock = clock
         self._rescue_every = rescue_every
         self._driving: dict[str, Driving] = {}
         self._owners: dict[str, frozenset[str]] = {}
-        self._drive_failures: dict[str, int] = {}
+        self.turn_failures = TurnFailures(store)
         self._background: set[asyncio.Task[Any]] = set()
 
     def slot(self, platform: str) -> AdapterSlot:
@@ -133,8 +137,12 @@ class Gateway:
                 log.exception("handling a button press in %s failed", event.chat)
             return
         sid = message_key(event)
-        if await self.inbox.waiting(event.chat):
-            # An earlier update of this chat waits for a retry: this one queues behind it.
+        fetch = await self._fetch_first(sid, event)
+        if fetch or await self.inbox.waiting(event.chat):
+            # Its files are downloaded first, in a task of their own (`kept_files.py`),
+            # or an earlier update of this chat waits for a retry: parked, in order.
+            if fetch:
+                self.files.begin(sid, event.attachments)
             await self.inbox.park(sid, event, tried=0)
             return
         try:
@@ -151,8 +159,26 @@ class Gateway:
         )
 
     async def handle_parked(self, adapter: ChatAdapter, msg: InboundMessage) -> None:
-        """A parked update's next try (`retries.py`): as it came, raising when it fails."""
-        await self._message(adapter, msg)
+        """A parked update's next try (`retries.py`): as it came, with its kept files,
+        raising when it fails."""
+        await self._message(adapter, self.files.restore(message_key(msg), msg))
+
+    def ready(self, sid: str) -> bool:
+        """Whether parked update `sid` can be tried (its files are not downloading)."""
+        return not self.files.busy(sid)
+
+    def settled(self, sid: str) -> None:
+        """Parked update `sid` was handled or is dead: its kept files go."""
+        self.files.forget(sid)
+
+    async def _fetch_first(self, sid: str, msg: InboundMessage) -> bool:
+        """Whether `msg` has files to download before it is handled: a new message from
+        an allowed user, addressed to us, with a document to read."""
+        if self.files.root is None or not any(map(readable, msg.attachments)):
+            return False
+        if (msg.is_group and not msg.addressed) or not self.allowed(msg.chat.platform, msg.user_id):
+            return False
+        return await self.runtime.store.submission(sid) is None
 
     async def handle_paired(self, adapter: ChatAdapter, msg: InboundMessage, sid: str) -> None:
         """A stranger's waiting message, run once they are paired (under an id of its
@@ -290,10 +316,11 @@ class Gateway:
         self, adapter: ChatAdapter, chat: ChatRef, sid: str, exc: Exception
     ) -> None:
         """A turn whose driving raised (not one that settled failed: that one answers
-        with its error) is tried again by `rescue_forever`, `ATTEMPTS` times in this
-        process; the chat is told once, and once more when it is given up (aborted)."""
-        tries = self._drive_failures[sid] = self._drive_failures.get(sid, 0) + 1
+        with its error) is tried again by `rescue_forever`, `ATTEMPTS` times in all,
+        restarts included (`turn_failures.py`); the chat is told once, and once more
+        when it is given up (aborted)."""
         error = one_line(exc)
+        tries = await self.turn_failures.record(sid, chat, error)
         if tries < ATTEMPTS:
             await self._say(adapter, chat, sid, failed_text(error), kind="turn-error")
             return
@@ -418,8 +445,9 @@ class Gateway:
         while True:
             try:
                 for sub in await self.runtime.store.submissions(query=UNSETTLED):
-                    given_up = self._drive_failures.get(sub.id, 0) >= ATTEMPTS
-                    if sub.id.startswith(prefix) and sub.id not in self._driving and not given_up:
+                    if not sub.id.startswith(prefix) or sub.id in self._driving:
+                        continue
+                    if not await self.turn_failures.given_up(sub.id):
                         self._drive(platform, sub)
             except Exception:
                 log.exception("looking for submissions to drive failed")
@@ -440,6 +468,7 @@ class Gateway:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await self.retries.stop()
+        await self.files.aclose()
 
     def spawn(self, work: Awaitable[object]) -> None:
         """Run `work` in the background (cancelled by `aclose`)."""

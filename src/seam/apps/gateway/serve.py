@@ -53,6 +53,7 @@ async def serve_gateway(
     supervisor fails (its error is raised). `stall_after`, `check_every`: tests shorten
     the watchdog."""
     from seam.apps.gateway.book import CHATS_FILE, ChatBook
+    from seam.apps.gateway.kept_files import KEPT_DIR, KeptFiles
     from seam.apps.gateway.pairing import PairingStore
     from seam.apps.gateway.runner import Gateway
     from seam.apps.gateway.status import status_path
@@ -75,6 +76,7 @@ async def serve_gateway(
             PairingStore.for_settings(settings),
             working_dir=str(settings.working_dir),
             book=ChatBook(settings.home / CHATS_FILE),
+            files=KeptFiles(settings.home / KEPT_DIR),
         )
         supervisors = [
             Supervisor(
