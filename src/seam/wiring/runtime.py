@@ -345,6 +345,11 @@ class Runtime(ClosesOnExit):
             await self.end_idle_sessions()
 
     @property
+    def working_dir(self) -> str:
+        """Where sessions work unless they were given a folder of their own."""
+        return str(self.loop.working_dir)
+
+    @property
     def owner(self) -> str:
         """This process's lease owner id (what `seam worker` prints)."""
         return self.coordinator.owner

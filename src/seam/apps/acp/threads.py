@@ -58,7 +58,7 @@ async def list_threads(
     if start < 0:
         raise ValueError(f"not a cursor this agent gave: {cursor!r}")
     await runtime.open()
-    default = str(runtime.loop.working_dir)
+    default = runtime.working_dir
     wanted = start + PAGE + 1
     fetch = wanted
     while True:  # other tenants' and other projects' sessions are skipped: read more
