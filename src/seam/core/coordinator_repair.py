@@ -20,6 +20,7 @@ from seam.core.event_log import decode
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
+from seam.core.turn_extras import TurnExtras
 
 UNKNOWN_OUTCOME = (
     "outcome unknown: the process running this tool stopped before its result was saved, "
@@ -115,3 +116,9 @@ def _last_calls(written: Sequence[Message]) -> tuple[tuple[ToolCall, ...], set[s
             answered = {m.tool_call_id for m in written[index + 1 :] if m.tool_call_id}
             return message.tool_calls, {a for a in answered if a is not None}
     return None
+
+
+def resumed(start: TurnStep, extras: TurnExtras) -> TurnStep:
+    """The step a first run starts from: a turn that goes on from tool results its
+    caller added (`extras.resume`) calls the model instead of storing its input."""
+    return CallModel() if extras.resume and isinstance(start, UserPrompt) else start

@@ -15,6 +15,7 @@ from seam.contracts.events import AgentEvent
 from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionInfo
 from seam.contracts.tools import CancelToken
+from seam.core.turn_extras import TurnExtras
 
 if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
@@ -45,6 +46,8 @@ class SubmitOptions(TypedDict, total=False):
 
     submission_id: str | None
     personality: str | None
+    # Kept in this process for the submission's turn (`core/turn_extras.py`).
+    extras: TurnExtras | None
 
 
 class DriveOptions(TypedDict, total=False):

@@ -63,6 +63,7 @@ from seam.core.turn_deps import (
     TurnStep,
 )
 from seam.core.turn_driver import compact_now, measure, run_turn
+from seam.core.turn_extras import NO_EXTRAS
 
 __all__ = ["AgentLoop", "EventSequences", "LoopOptions", "ModelResolver", "Pricing"]
 
@@ -251,6 +252,7 @@ class AgentLoop:
             token,
             options.get("transcript"),
             options.get("subagents"),
+            options.get("extras", NO_EXTRAS),
         )
         return run_turn(self.turn_setup, request)
 

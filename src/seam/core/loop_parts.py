@@ -29,6 +29,7 @@ from seam.core.turn_deps import (
     Redact,
     TranscriptWriter,
 )
+from seam.core.turn_extras import TurnExtras
 
 T = TypeVar("T")
 
@@ -78,6 +79,8 @@ class SessionTurnOptions(RunOptions, total=False):
     `RunOptions` and what writes the turn's transcript (None: the session store)."""
 
     transcript: TranscriptWriter | None
+    # The caller's tools, sampling settings, ... (`core/turn_extras.py`).
+    extras: TurnExtras
 
 
 class TurnOptions(SessionTurnOptions, total=False):
