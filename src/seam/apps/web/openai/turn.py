@@ -24,7 +24,7 @@ from seam.apps.web.backend import WebBackend
 from seam.apps.web.errors import ApiError
 from seam.apps.web.openai.answer import AnswerFormat
 from seam.apps.web.openai.messages import refuse, trailing_results
-from seam.contracts.events import AgentEvent, Done, ToolApprovalRequired
+from seam.contracts.events import AgentEvent, Done, ErrorEvent, ToolApprovalRequired
 from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
 from seam.core.turn_extras import NO_EXTRAS, TurnExtras, unanswered_calls
 
@@ -116,6 +116,8 @@ class OpenAITurn:
                 if self.stateless and isinstance(event, ToolApprovalRequired):
                     self.unattended.append(event.command)
                     await backend.respond_unattended(self.tenant, self.name, event.call_id)
+                if isinstance(event, ErrorEvent):
+                    self.outcome.error = f"{event.kind}: {event.message}"
                 if isinstance(event, Done) and await backend.settled(self.submission_id):
                     await self._settle(event)
                     yield event
@@ -133,7 +135,9 @@ class OpenAITurn:
         out.text, out.usage = done.text, done.usage
         out.finish = FINISH.get(done.finish_reason, "stop")
         if (sub is not None and sub.outcome == "failed") or done.finish_reason == "error":
-            out.error = (sub.error if sub else None) or "the turn failed"
+            out.error = out.error or (sub.error if sub else None) or "the turn failed"
+        else:
+            out.error = None  # an error the turn recovered from (a retry) is no failure
         if out.finish == "tool_calls":
             key = self.backend.key_for(self.tenant, self.name)
             pending = unanswered_calls(await self.backend.runtime.sessions.messages(key))
