@@ -66,10 +66,10 @@ from seam.core.coordinator_settle import (
     Settling,
 )
 from seam.core.event_log import EventRecorder
+from seam.core.external_calls import ExtrasBook
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.loop_parts import check_keywords
 from seam.core.outage import OutagePolicy
-from seam.core.turn_extras import ExtrasBook
 
 log = logging.getLogger("seam.coordinator")
 
@@ -112,7 +112,7 @@ class Coordinator(OutageRetry, Settling):
         self.compress = compress
         self._clock = clock
         self._new_id = new_id or (lambda: secrets.token_hex(8))
-        # What callers added to their submissions' turns (`core/turn_extras.py`).
+        # What callers added to their submissions' turns (`contracts/turn_extras.py`).
         self.extras = ExtrasBook()
 
     # Admission

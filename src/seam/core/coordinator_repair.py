@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from seam.contracts.events import TextDelta
 from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.messages import Message, ToolCall
+from seam.contracts.turn_extras import TurnExtras
 from seam.core.coordinator_session import ClaimSession
 from seam.core.event_log import decode
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
-from seam.core.turn_extras import TurnExtras
 
 UNKNOWN_OUTCOME = (
     "outcome unknown: the process running this tool stopped before its result was saved, "

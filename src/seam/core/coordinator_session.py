@@ -15,7 +15,7 @@ from seam.contracts.events import AgentEvent
 from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionInfo
 from seam.contracts.tools import CancelToken
-from seam.core.turn_extras import TurnExtras
+from seam.contracts.turn_extras import TurnExtras
 
 if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
@@ -46,7 +46,7 @@ class SubmitOptions(TypedDict, total=False):
 
     submission_id: str | None
     personality: str | None
-    # Kept in this process for the submission's turn (`core/turn_extras.py`).
+    # Kept in this process for the submission's turn (`contracts/turn_extras.py`).
     extras: TurnExtras | None
 
 

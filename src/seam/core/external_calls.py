@@ -1,5 +1,5 @@
 """Where a model step goes after the model answered, when some of its calls are the
-caller's to run (`core/turn_extras.py`).
+caller's to run (`contracts/turn_extras.py`).
 
 The calls to the session's own tools run as usual (`RunTools`); the calls to external
 tools are not run. The turn then ends with `Finish("tool_calls")`: the assistant message
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from seam.contracts.messages import ToolCall
+from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.tool_step import RunTools
 from seam.core.turn import Finish
 from seam.core.turn_deps import Turn, TurnStep
-from seam.core.turn_extras import NO_EXTRAS, TurnExtras
 
 # The finish reason of a turn stopped by calls for its caller (OpenAI's own word).
 EXTERNAL_FINISH = "tool_calls"
@@ -50,4 +50,25 @@ def with_extras(turn: Turn, extras: TurnExtras) -> Turn:
     return replace(turn, definitions=offered, system=system, extras=kept)
 
 
-__all__ = ["EXTERNAL_FINISH", "after_answer", "with_extras"]
+class ExtrasBook:
+    """Submission id -> the extras its turn runs with, in this process: the caller hands
+    them over before its submission is driven (they are not stored: a turn another
+    process rescues after a crash runs without them). Bounded: the oldest go first."""
+
+    __slots__ = ("_by_id", "_limit")
+
+    def __init__(self, limit: int = 1024) -> None:
+        self._by_id: dict[str, TurnExtras] = {}
+        self._limit = limit
+
+    def offer(self, submission_id: str, extras: TurnExtras) -> None:
+        self._by_id.pop(submission_id, None)
+        self._by_id[submission_id] = extras
+        while len(self._by_id) > self._limit:
+            del self._by_id[next(iter(self._by_id))]
+
+    def get(self, submission_id: str) -> TurnExtras:
+        return self._by_id.get(submission_id, NO_EXTRAS)
+
+
+__all__ = ["EXTERNAL_FINISH", "ExtrasBook", "after_answer", "with_extras"]

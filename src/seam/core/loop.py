@@ -34,6 +34,7 @@ from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, ToolContext, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
+from seam.contracts.turn_extras import NO_EXTRAS
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
@@ -63,7 +64,6 @@ from seam.core.turn_deps import (
     TurnStep,
 )
 from seam.core.turn_driver import compact_now, measure, run_turn
-from seam.core.turn_extras import NO_EXTRAS
 
 __all__ = ["AgentLoop", "EventSequences", "LoopOptions", "ModelResolver", "Pricing"]
 

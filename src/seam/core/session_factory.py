@@ -20,6 +20,7 @@ from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
 from seam.contracts.tools import AS_DEFAULTS, ChildSetup, Tool, ToolError
+from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
 from seam.core.hook_registry import fire_isolated
@@ -34,7 +35,6 @@ from seam.core.identity import (
 from seam.core.loop_parts import SessionTurnOptions, check_keywords
 from seam.core.model_step import CallModel, UserPrompt
 from seam.core.turn import TurnStep
-from seam.core.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.workflows import WorkflowRegistry
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class Session:
     ) -> Submission:
         """Queue `text` as a durable submission of this session (its turn runs as
         `personality`, when given, instead of the session's own; with `extras`, the
-        caller's tools and settings: `core/turn_extras.py`).
+        caller's tools and settings: `contracts/turn_extras.py`).
 
         The input is stored redacted, as the transcript stores it: the submission row
         must not keep a secret the transcript hides.

@@ -30,13 +30,13 @@ from seam.contracts.personality import Personality
 from seam.contracts.sessions import SessionStore, UsageRecord
 from seam.contracts.tools import CancelToken, Subagents, Tool, ToolContext, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
+from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
 from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.memory import NoopMemory
 from seam.core.tokens import CharTokenEstimator
-from seam.core.turn_extras import NO_EXTRAS, TurnExtras
 
 # (provider, model, usage) -> cost in USD, or None when the price is unknown.
 Pricing = Callable[[str, str, Usage], float | None]
@@ -118,7 +118,7 @@ class TurnRequest:
     cancel: CancelToken = field(default_factory=CancelToken)
     transcript: TranscriptWriter | None = None
     subagents: Subagents | None = None
-    # The caller's own tools, sampling settings, ... (`core/turn_extras.py`).
+    # The caller's own tools, sampling settings, ... (`contracts/turn_extras.py`).
     extras: TurnExtras = NO_EXTRAS
 
 

@@ -35,7 +35,7 @@ from seam.contracts.execution import (
 from seam.contracts.guardrail import UNAVAILABLE
 from seam.contracts.memory import MemoryTarget
 from seam.contracts.messages import Message
-from seam.core.turn_extras import TurnExtras
+from seam.contracts.turn_extras import TurnExtras
 from seam.wiring.cron import Background, maybe_start_scheduler, stop_scheduler
 from seam.wiring.runtime import Runtime
 from seam.wiring.web import (

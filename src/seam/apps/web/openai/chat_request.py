@@ -6,12 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from seam.apps.web.openai.answer import answer_format
-from seam.apps.web.openai.fields import check_fields, definition, max_tokens, sampling, stops
+from seam.apps.web.openai.fields import (
+    an_object,
+    basics,
+    client_tools,
+    max_tokens,
+    sampling,
+    stops,
+)
 from seam.apps.web.openai.fields import tool_choice as choice_of
 from seam.apps.web.openai.messages import refuse, transcript_messages
 from seam.apps.web.openai.turn import Asked
-from seam.contracts.model import ToolDefinition
-from seam.core.turn_extras import TurnExtras
+from seam.contracts.turn_extras import TurnExtras
 
 HONOURED = frozenset(
     {
@@ -32,22 +38,12 @@ HONOURED = frozenset(
 
 def chat_request(body: Any, own_tools: frozenset[str]) -> Asked:
     """Check the body and reduce it; `own_tools`: names a client tool may not take."""
-    if not isinstance(body, dict):
-        raise refuse("body", "must be a JSON object")
-    check_fields(body, HONOURED)
-    model = body.get("model")
-    if not isinstance(model, str) or not 1 <= len(model) <= 100:
-        raise refuse("model", "must be a model id (GET /v1/models)")
+    model, stream = basics(body, HONOURED)
     messages = body.get("messages")
     if not isinstance(messages, list) or not 1 <= len(messages) <= 10_000:
         raise refuse("messages", "must be a list of 1 to 10000 messages")
-    stream = body.get("stream") or False
-    if not isinstance(stream, bool):
-        raise refuse("stream", "must be true or false")
-    options = body.get("stream_options") or {}
-    if not isinstance(options, dict):
-        raise refuse("stream_options", "must be an object")
-    external = _tools(body.get("tools"), own_tools)
+    options = an_object(body, "stream_options")
+    external = client_tools(body.get("tools"), own_tools, nested=True)
     limit = max_tokens(body, "max_completion_tokens", "max_tokens")
     asked_format = answer_format(body.get("response_format"))
     extras = TurnExtras(
@@ -64,20 +60,6 @@ def chat_request(body: Any, own_tools: frozenset[str]) -> Asked:
         format=asked_format,
         usage_wanted=bool(options.get("include_usage")),
     )
-
-
-def _tools(raw: Any, own: frozenset[str]) -> tuple[ToolDefinition, ...]:
-    """`tools`: `{"type": "function", "function": {...}}` each."""
-    if not raw:
-        return ()
-    if not isinstance(raw, list):
-        raise refuse("tools", "must be a list")
-    out = []
-    for i, tool in enumerate(raw):
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            raise refuse(f"tools[{i}].type", "only 'function' tools are supported")
-        out.append(definition(tool.get("function"), f"tools[{i}].function", own))
-    return tuple(out)
 
 
 __all__ = ["HONOURED", "chat_request"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from seam.apps.web.openai.messages import refuse
 from seam.contracts.model import ToolDefinition
-from seam.core.turn_extras import Sampling
+from seam.contracts.turn_extras import Sampling
 
 # Bookkeeping fields that change nothing the client gets back.
 IGNORED = frozenset(
@@ -74,6 +74,29 @@ def check_fields(body: Mapping[str, Any], honoured: frozenset[str], more: Rules 
         accepts, why = rule
         if not accepts(value):
             raise refuse(name, why)
+
+
+def basics(body: Any, honoured: frozenset[str], more: Rules = NO_RULES) -> tuple[str, bool]:
+    """What both APIs check first: a JSON object, every field known, and its `model`
+    and `stream`."""
+    if not isinstance(body, dict):
+        raise refuse("body", "must be a JSON object")
+    check_fields(body, honoured, more)
+    model = body.get("model")
+    if not isinstance(model, str) or not 1 <= len(model) <= 100:
+        raise refuse("model", "must be a model id (GET /v1/models)")
+    stream = body.get("stream") or False
+    if not isinstance(stream, bool):
+        raise refuse("stream", "must be true or false")
+    return model, stream
+
+
+def an_object(body: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """An optional object field (missing: empty)."""
+    value = body.get(name) or {}
+    if not isinstance(value, dict):
+        raise refuse(name, "must be an object")
+    return value
 
 
 def max_tokens(body: Mapping[str, Any], *names: str) -> int | None:
@@ -143,6 +166,24 @@ def definition(raw: Any, field: str, own: frozenset[str]) -> ToolDefinition:
     return ToolDefinition(name, description, parameters)
 
 
+def client_tools(raw: Any, own: frozenset[str], nested: bool) -> tuple[ToolDefinition, ...]:
+    """`tools`: each `{"type": "function", ...}` with the function's fields under
+    `function` (chat, `nested`) or beside `type` (responses)."""
+    if not raw:
+        return ()
+    if not isinstance(raw, list):
+        raise refuse("tools", "must be a list")
+    out = []
+    for i, tool in enumerate(raw):
+        if not isinstance(tool, dict) or tool.get("type") != "function":
+            raise refuse(f"tools[{i}].type", "only 'function' tools are supported")
+        spec, where = (
+            (tool.get("function"), f"tools[{i}].function") if nested else (tool, f"tools[{i}]")
+        )
+        out.append(definition(spec, where, own))
+    return tuple(out)
+
+
 def sampling(body: Mapping[str, Any], limit: int | None, choice: str) -> Sampling:
     return Sampling(max_tokens=limit, temperature=temperature(body), tool_choice=choice)
 
@@ -150,7 +191,10 @@ def sampling(body: Mapping[str, Any], limit: int | None, choice: str) -> Samplin
 __all__ = [
     "IGNORED",
     "NEUTRAL",
+    "an_object",
+    "basics",
     "check_fields",
+    "client_tools",
     "definition",
     "max_tokens",
     "sampling",

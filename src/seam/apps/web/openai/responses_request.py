@@ -14,13 +14,19 @@ from dataclasses import replace
 from typing import Any
 
 from seam.apps.web.openai.answer import answer_format
-from seam.apps.web.openai.fields import Rules, check_fields, definition, max_tokens, sampling
+from seam.apps.web.openai.fields import (
+    Rules,
+    an_object,
+    basics,
+    client_tools,
+    max_tokens,
+    sampling,
+)
 from seam.apps.web.openai.fields import tool_choice as choice_of
 from seam.apps.web.openai.messages import refuse, text_of
 from seam.apps.web.openai.turn import Asked
 from seam.contracts.messages import Message, ToolCall
-from seam.contracts.model import ToolDefinition
-from seam.core.turn_extras import TurnExtras
+from seam.contracts.turn_extras import TurnExtras
 
 HONOURED = frozenset(
     {
@@ -56,27 +62,17 @@ _PARTS = ("input_text", "output_text", "text", "refusal")
 
 def responses_request(body: Any, own_tools: frozenset[str]) -> Asked:
     """Check the body and reduce it; `own_tools`: names a client tool may not take."""
-    if not isinstance(body, dict):
-        raise refuse("body", "must be a JSON object")
-    check_fields(body, HONOURED, NEUTRAL)
-    model = body.get("model")
-    if not isinstance(model, str) or not 1 <= len(model) <= 100:
-        raise refuse("model", "must be a model id (GET /v1/models)")
+    model, stream = basics(body, HONOURED, NEUTRAL)
     history = _items(body.get("input"))
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         raise refuse("instructions", "must be a string")
     if instructions:
         history.insert(0, Message("system", instructions))
-    stream = body.get("stream") or False
-    if not isinstance(stream, bool):
-        raise refuse("stream", "must be true or false")
-    text = body.get("text") or {}
-    if not isinstance(text, dict):
-        raise refuse("text", "must be an object")
+    text = an_object(body, "text")
     asked_format = answer_format(text.get("format"), "text.format")
     extras = TurnExtras(
-        external=_tools(body.get("tools"), own_tools),
+        external=client_tools(body.get("tools"), own_tools, nested=False),
         sampling=sampling(
             body, max_tokens(body, "max_output_tokens"), choice_of(body.get("tool_choice"))
         ),
@@ -140,20 +136,6 @@ def _add_call(out: list[Message], call: ToolCall) -> None:
         out[-1] = replace(out[-1], tool_calls=(*out[-1].tool_calls, call))
     else:
         out.append(Message("assistant", "", tool_calls=(call,)))
-
-
-def _tools(raw: Any, own: frozenset[str]) -> tuple[ToolDefinition, ...]:
-    """`tools`: `{"type": "function", "name", "description", "parameters"}` each."""
-    if not raw:
-        return ()
-    if not isinstance(raw, list):
-        raise refuse("tools", "must be a list")
-    out = []
-    for i, tool in enumerate(raw):
-        if not isinstance(tool, dict) or tool.get("type") != "function":
-            raise refuse(f"tools[{i}].type", "only 'function' tools are supported")
-        out.append(definition(tool, f"tools[{i}]", own))
-    return tuple(out)
 
 
 __all__ = ["HONOURED", "NEUTRAL", "responses_request"]

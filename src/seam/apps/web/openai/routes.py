@@ -6,7 +6,8 @@ naming it, never a 422 or a silent drop. `X-Seam-Session: NAME` makes the turn d
 in session NAME (`turn.py`).
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, Request
@@ -19,9 +20,21 @@ from seam.apps.web.openai.chat import chunks, completion
 from seam.apps.web.openai.chat_request import chat_request
 from seam.apps.web.openai.responses import response, response_events
 from seam.apps.web.openai.responses_request import responses_request
-from seam.apps.web.openai.turn import OpenAITurn
+from seam.apps.web.openai.turn import Asked, OpenAITurn
 
 Json = Annotated[Any, Body()]
+
+
+@dataclass(frozen=True)
+class Api:
+    """How one API answers a turn: streamed (SSE bytes) or whole (a JSON object)."""
+
+    stream: Callable[[OpenAITurn], AsyncIterator[bytes]]
+    whole: Callable[[OpenAITurn], Awaitable[dict[str, Any]]]
+
+
+CHAT = Api(chunks, completion)
+RESPONSES = Api(response_events, response)
 Session = Annotated[str | None, Header()]  # X-Seam-Session
 
 
@@ -46,21 +59,21 @@ def router(
                 return model(p)
         raise ApiError(404, f"the model {model_id!r} does not exist", "invalid_request_error")
 
+    async def answer(asked: Asked, tenant: str, session: str | None, shape: Api) -> Any:
+        turn = await OpenAITurn.start(backend, tenant, asked, session)
+        if asked.stream:
+            return StreamingResponse(shape.stream(turn), media_type="text/event-stream")
+        return JSONResponse(await shape.whole(turn))
+
     @api.post("/chat/completions", response_model=None)
     async def chat(principal: Who, body: Json, x_seam_session: Session = None) -> Any:
         asked = chat_request(body, _own_tools(backend))
-        turn = await OpenAITurn.start(backend, principal.tenant, asked, x_seam_session)
-        if asked.stream:
-            return StreamingResponse(chunks(turn), media_type="text/event-stream")
-        return JSONResponse(await completion(turn))
+        return await answer(asked, principal.tenant, x_seam_session, CHAT)
 
     @api.post("/responses", response_model=None)
     async def responses(principal: Who, body: Json, x_seam_session: Session = None) -> Any:
         asked = responses_request(body, _own_tools(backend))
-        turn = await OpenAITurn.start(backend, principal.tenant, asked, x_seam_session)
-        if asked.stream:
-            return StreamingResponse(response_events(turn), media_type="text/event-stream")
-        return JSONResponse(await response(turn))
+        return await answer(asked, principal.tenant, x_seam_session, RESPONSES)
 
     return api
 

@@ -26,7 +26,7 @@ from seam.apps.web.openai.answer import AnswerFormat
 from seam.apps.web.openai.messages import refuse, trailing_results
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, ToolApprovalRequired
 from seam.contracts.messages import EMPTY_USAGE, Message, ToolCall, Usage
-from seam.core.turn_extras import NO_EXTRAS, TurnExtras, unanswered_calls
+from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras, unanswered_calls
 
 # Seam's finish reasons in OpenAI's words.
 FINISH = {

@@ -8,7 +8,7 @@ call to one of them is not run here. The turn stops there (`core/external_calls.
 with the call in the transcript, unanswered, and `done` says `finish_reason:
 "tool_calls"`; the caller's next request appends the results and starts a turn with
 `resume`, which calls the model again. Plain values only: the steps read them from the
-`Turn`.
+`Turn`. The core keeps them per submission (`core/external_calls.ExtrasBook`).
 """
 
 from __future__ import annotations
@@ -62,25 +62,4 @@ def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
     return []
 
 
-class ExtrasBook:
-    """Submission id -> the extras its turn runs with, in this process: the caller hands
-    them over before its submission is driven (they are not stored: a turn another
-    process rescues after a crash runs without them). Bounded: the oldest go first."""
-
-    __slots__ = ("_by_id", "_limit")
-
-    def __init__(self, limit: int = 1024) -> None:
-        self._by_id: dict[str, TurnExtras] = {}
-        self._limit = limit
-
-    def offer(self, submission_id: str, extras: TurnExtras) -> None:
-        self._by_id.pop(submission_id, None)
-        self._by_id[submission_id] = extras
-        while len(self._by_id) > self._limit:
-            del self._by_id[next(iter(self._by_id))]
-
-    def get(self, submission_id: str) -> TurnExtras:
-        return self._by_id.get(submission_id, NO_EXTRAS)
-
-
-__all__ = ["NO_EXTRAS", "ExtrasBook", "Sampling", "TurnExtras", "unanswered_calls"]
+__all__ = ["NO_EXTRAS", "Sampling", "TurnExtras", "unanswered_calls"]
