@@ -113,3 +113,17 @@ async def test_a_json_schema_answer(tmp_path: Path) -> None:
             text={"format": {"type": "json_schema", "name": "place", "schema": schema}},
         )
         assert json.loads(answer.output_text) == {"city": "Oslo"}
+
+
+async def test_a_stateless_approval_is_told_in_the_stream_too(tmp_path: Path) -> None:
+    model = ScriptedModel([tool_step(call("danger")), says_result])
+    async with serving(model, tmp_path) as served:
+        stream = await client_for(served).responses.create(
+            model="default", input="clean up", stream=True
+        )
+        events = [e async for e in stream]
+        said = "".join(e.delta for e in events if e.type == "response.output_text.delta")  # type: ignore[union-attr]
+        final = events[-1].response  # type: ignore[union-attr]
+        assert said == final.output_text
+        assert said.startswith("The tool said: decision: unavailable")
+        assert "`rm -r build` needed approval and was not run" in said

@@ -118,7 +118,7 @@ async def response_events(turn: OpenAITurn) -> AsyncIterator[bytes]:
     event = _Events()
     yield event("response.created", response=_response(turn, "in_progress", []))
     yield event("response.in_progress", response=_response(turn, "in_progress", []))
-    item_id, opened, said = f"msg_{turn.submission_id}", False, []
+    item_id, opened = f"msg_{turn.submission_id}", False
     where = {"item_id": item_id, "output_index": 0, "content_index": 0}
     async for happened in turn.events():
         if happened is None:
@@ -128,8 +128,14 @@ async def response_events(turn: OpenAITurn) -> AsyncIterator[bytes]:
                 opened = True
                 for opening in _open_message(turn, event):
                     yield opening
-            said.append(happened.text)
             yield event("response.output_text.delta", delta=happened.text, logprobs=[], **where)
+    note = turn.note() if turn.outcome.error is None else ""
+    if note:  # what was not run for want of an approver, as the chat stream says it
+        if not opened:
+            opened = True
+            for opening in _open_message(turn, event):
+                yield opening
+        yield event("response.output_text.delta", delta=note, logprobs=[], **where)
     try:
         text, _ = finished_text(turn, turn.outcome)
     except ApiError as exc:
