@@ -42,7 +42,8 @@ class ClaimSession(Protocol):
 
 class SubmitOptions(TypedDict, total=False):
     """`Coordinator.submit`'s keywords (and `Runtime.submit`'s): the caller's submission
-    id, an idempotency key (None: a new one), and the personality the turn runs as."""
+    id, an idempotency key (None: a new one), the personality the turn runs as, and what
+    the caller adds to the turn (its own tools, sampling settings: `TurnExtras`)."""
 
     submission_id: str | None
     personality: str | None
