@@ -1,6 +1,7 @@
-"""The web API's payload models and the OpenAI-compatible request's messages: any JSON
-body is a validated payload or a `ValidationError` (a 422), and the messages of a valid
-chat request always become a transcript, never a 500."""
+"""The web API's payload models and the OpenAI-compatible requests: any JSON body is a
+validated payload or a `ValidationError` (a 422); any chat or responses body is a request
+or a 400 naming a field, and its messages always become a transcript or a 400, never a
+500."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from seam.apps.web.app import ApprovalAnswer, MemoryFiles, NewMessage, NewSession, PersonalityFiles
-from seam.apps.web.openai_compat import ChatRequest
-from seam.apps.web.transcript import transcript_messages
+from seam.apps.web.errors import ApiError
+from seam.apps.web.openai.chat_request import chat_request
+from seam.apps.web.openai.messages import transcript_messages
+from seam.apps.web.openai.responses_request import responses_request
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
@@ -34,7 +37,6 @@ MODELS: list[type[BaseModel]] = [
     ApprovalAnswer,
     PersonalityFiles,
     MemoryFiles,
-    ChatRequest,
 ]
 message = st.fixed_dictionaries(
     {},
@@ -62,10 +64,25 @@ def test_any_json_body_validates_or_is_a_validation_error(
 @given(st.lists(message, min_size=1, max_size=5))
 @example([{"role": "user", "content": [{"type": "text", "text": 5}]}])
 @example([{"role": "user", "content": [{"type": "text", "text": None}]}])
-def test_the_messages_of_any_valid_chat_request_become_a_transcript(
+def test_the_messages_of_any_chat_request_become_a_transcript_or_a_400(
     messages: list[dict[str, Any]],
 ) -> None:
-    request = ChatRequest.model_validate({"model": "default", "messages": messages})
-    for item in transcript_messages(request.messages):
-        assert item.role in ("system", "user", "assistant")
+    try:
+        transcript = transcript_messages(messages)
+    except ApiError as exc:
+        assert exc.status == 400 and exc.message.startswith("messages[")
+        return
+    for item in transcript:
+        assert item.role in ("system", "user", "assistant", "tool")
         assert isinstance(item.content, str)
+
+
+@given(json_values | st.dictionaries(st.text(max_size=10), json_values))
+@example({"model": "default", "messages": [{"role": "user", "content": "hi"}], "n": 2})
+@example({"model": "default", "input": [{"type": "function_call_output"}]})
+def test_any_openai_body_is_a_request_or_a_400(body: Any) -> None:
+    for parse in (chat_request, responses_request):
+        try:
+            parse(body, frozenset({"echo"}))
+        except ApiError as exc:
+            assert exc.status == 400 and ": " in exc.message

@@ -112,42 +112,54 @@ async def test_an_unknown_model_is_a_404_the_client_understands(tmp_path: Path) 
             await bad_key.models.list()
 
 
-async def test_client_side_tools_are_refused_with_a_clear_400(tmp_path: Path) -> None:
-    async with serving(ScriptedModel([]), tmp_path) as served:
+async def test_client_side_tools_come_back_as_tool_calls(tmp_path: Path) -> None:
+    """A client tool is offered to the model; its call comes back to the client (not run
+    here), after a Seam tool ran in the same turn; the `tool` message continues it."""
+    model = ScriptedModel(
+        [
+            tool_step(call("echo", text="first")),  # Seam's own tool, run on the server
+            tool_step(call("weather", city="Oslo"), text="Checking."),  # the client's
+            echo_tool_result,
+        ]
+    )
+    weather = {
+        "type": "function",
+        "function": {
+            "name": "weather",
+            "description": "today's weather in a city",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+    async with serving(model, tmp_path) as served:
         client = client_for(served)
-        weather = {
-            "type": "function",
-            "function": {"name": "weather", "parameters": {"type": "object", "properties": {}}},
-        }
-        with pytest.raises(openai.BadRequestError) as caught:
-            await client.chat.completions.create(
-                model="default",
-                messages=[{"role": "user", "content": "weather?"}],
-                tools=[weather],  # type: ignore[list-item]
-            )
-        assert "client-side tools are not supported" in str(caught.value)
-        with pytest.raises(openai.BadRequestError) as caught:
-            await client.chat.completions.create(
-                model="default",
-                messages=[
-                    {"role": "user", "content": "weather?"},
-                    {
-                        "role": "assistant",
-                        "content": None,
-                        "tool_calls": [
-                            {
-                                "id": "c1",
-                                "type": "function",
-                                "function": {"name": "weather", "arguments": "{}"},
-                            }
-                        ],
-                    },
-                    {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
-                    {"role": "user", "content": "so?"},
-                ],
-            )
-        assert "'tool' message" in str(caught.value)
-        async with served.client() as native:  # nothing was run or stored
+        messages: list[Any] = [{"role": "user", "content": "weather in Oslo?"}]
+        answer = await client.chat.completions.create(
+            model="default",
+            messages=messages,
+            tools=[weather],  # type: ignore[list-item]
+        )
+        choice = answer.choices[0]
+        assert choice.finish_reason == "tool_calls"
+        assert choice.message.content == "Checking."
+        (asked,) = choice.message.tool_calls or []
+        assert asked.function.name == "weather"  # type: ignore[union-attr]
+        assert asked.function.arguments == '{"city": "Oslo"}'  # type: ignore[union-attr]
+        offered = {t.name for t in model.requests[0].tools}
+        assert {"weather", "echo"} <= offered
+        messages += [
+            choice.message.model_dump(exclude_none=True),
+            {"role": "tool", "tool_call_id": asked.id, "content": "sunny, 21 C"},
+        ]
+        final = await client.chat.completions.create(
+            model="default",
+            messages=messages,
+            tools=[weather],  # type: ignore[list-item]
+        )
+        assert final.choices[0].finish_reason == "stop"
+        assert final.choices[0].message.content == "The tool said: sunny, 21 C"
+        sent = model.requests[-1].messages
+        assert [m.role for m in sent if m.role != "system"][-3:] == ["user", "assistant", "tool"]
+        async with served.client() as native:  # both throwaway sessions are gone
             assert (await native.get("/api/sessions")).json() == {"sessions": []}
 
 

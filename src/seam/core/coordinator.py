@@ -57,7 +57,7 @@ from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
-from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan
+from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan, resumed
 from seam.core.coordinator_session import ClaimSession, DriveOptions, Resolve, SubmitOptions
 from seam.core.coordinator_settle import (
     CONTEXT_OVERFLOW,
@@ -66,6 +66,7 @@ from seam.core.coordinator_settle import (
     Settling,
 )
 from seam.core.event_log import EventRecorder
+from seam.core.external_calls import ExtrasBook
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.loop_parts import check_keywords
 from seam.core.outage import OutagePolicy
@@ -111,6 +112,8 @@ class Coordinator(OutageRetry, Settling):
         self.compress = compress
         self._clock = clock
         self._new_id = new_id or (lambda: secrets.token_hex(8))
+        # What callers added to their submissions' turns (`contracts/turn_extras.py`).
+        self.extras = ExtrasBook()
 
     # Admission
 
@@ -118,7 +121,7 @@ class Coordinator(OutageRetry, Settling):
         self, session_key: str, text: str, **options: Unpack[SubmitOptions]
     ) -> Submission:
         check_keywords(options, SubmitOptions.__optional_keys__, "submit")
-        return await self.store.admit(
+        sub = await self.store.admit(
             NewSubmission(
                 options.get("submission_id") or self._new_id(),
                 session_key,
@@ -127,6 +130,10 @@ class Coordinator(OutageRetry, Settling):
                 max_attempts=self.max_attempts,
             )
         )
+        extras = options.get("extras")
+        if extras is not None:
+            self.extras.offer(sub.id, extras)
+        return sub
 
     async def abort(self, submission_id: str) -> Submission:
         return await self.store.request_abort(submission_id)
@@ -441,11 +448,13 @@ class Coordinator(OutageRetry, Settling):
                 sub.session_key, await store.last_seq(sub.session_key)
             )
             assert plan.start is not None  # only a plan that settles has none
+            extras = self.extras.get(sub.id)
             events = session.run_from(
-                plan.start,
+                resumed(plan.start, extras),
                 personality=sub.personality,
                 cancel=cancel,
                 transcript=write_transcript,
+                extras=extras,
             )
             async for event in events:
                 if not recorder.buffer(event):

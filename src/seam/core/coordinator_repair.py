@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from seam.contracts.events import TextDelta
 from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.messages import Message, ToolCall
+from seam.contracts.turn_extras import TurnExtras
 from seam.core.coordinator_session import ClaimSession
 from seam.core.event_log import decode
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
@@ -115,3 +116,9 @@ def _last_calls(written: Sequence[Message]) -> tuple[tuple[ToolCall, ...], set[s
             answered = {m.tool_call_id for m in written[index + 1 :] if m.tool_call_id}
             return message.tool_calls, {a for a in answered if a is not None}
     return None
+
+
+def resumed(start: TurnStep, extras: TurnExtras) -> TurnStep:
+    """The step a first run starts from: a turn that goes on from tool results its
+    caller added (`extras.resume`) calls the model instead of storing its input."""
+    return CallModel() if extras.resume and isinstance(start, UserPrompt) else start

@@ -15,6 +15,7 @@ from seam.contracts.events import AgentEvent
 from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionInfo
 from seam.contracts.tools import CancelToken
+from seam.contracts.turn_extras import TurnExtras
 
 if TYPE_CHECKING:
     from seam.core.loop import AgentLoop
@@ -41,10 +42,13 @@ class ClaimSession(Protocol):
 
 class SubmitOptions(TypedDict, total=False):
     """`Coordinator.submit`'s keywords (and `Runtime.submit`'s): the caller's submission
-    id, an idempotency key (None: a new one), and the personality the turn runs as."""
+    id, an idempotency key (None: a new one), the personality the turn runs as, and what
+    the caller adds to the turn (its own tools, sampling settings: `TurnExtras`)."""
 
     submission_id: str | None
     personality: str | None
+    # Kept in this process for the submission's turn (`contracts/turn_extras.py`).
+    extras: TurnExtras | None
 
 
 class DriveOptions(TypedDict, total=False):

@@ -34,6 +34,7 @@ from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, ToolContext, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
+from seam.contracts.turn_extras import NO_EXTRAS
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
@@ -251,6 +252,7 @@ class AgentLoop:
             token,
             options.get("transcript"),
             options.get("subagents"),
+            options.get("extras", NO_EXTRAS),
         )
         return run_turn(self.turn_setup, request)
 

@@ -22,6 +22,7 @@ from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
 from seam.contracts.tools import CancelToken, Subagents, ToolRegistry
 from seam.contracts.tracing import Tracer
+from seam.contracts.turn_extras import TurnExtras
 from seam.core.turn_deps import (
     LoopOptions,
     ModelResolver,
@@ -78,6 +79,8 @@ class SessionTurnOptions(RunOptions, total=False):
     `RunOptions` and what writes the turn's transcript (None: the session store)."""
 
     transcript: TranscriptWriter | None
+    # The caller's tools, sampling settings, ... (`contracts/turn_extras.py`).
+    extras: TurnExtras
 
 
 class TurnOptions(SessionTurnOptions, total=False):

@@ -21,10 +21,10 @@ from seam.contracts.hooks import AfterLLMCall, BeforeLLMCall
 from seam.contracts.messages import EMPTY_USAGE, Message
 from seam.contracts.model import ModelError, ModelRequest
 from seam.core.context_step import fit_context, overflow_compacted
+from seam.core.external_calls import after_answer
 from seam.core.history import answer_dangling
 from seam.core.hook_registry import fire_isolated
 from seam.core.model_stream import CallRecord, OpenStream
-from seam.core.tool_step import RunTools
 from seam.core.turn import Finish, flush, record_usage, save_partial, store, usage_record
 from seam.core.turn_deps import (
     ModelDeps,
@@ -40,7 +40,8 @@ from seam.core.turn_deps import (
 @dataclass(frozen=True, slots=True)
 class CallModel:
     """Call the model with the history; its answer ends the turn, its tool calls lead to
-    `RunTools` and then back here.
+    `RunTools` and then back here (calls to the caller's own tools end the turn:
+    `core/external_calls.py`).
 
     `note` is said to the model in this call's system prompt (and in every later call of
     the turn): a resumed turn tells the model its previous reply was cut off.
@@ -144,12 +145,16 @@ async def _request(
 ) -> ModelRequest:
     """The call's request (the state's history is a tuple: the request never sees the
     turn move on); `before_llm_call` sees it first."""
+    sampling = turn.extras.sampling
     request = ModelRequest(
         system=system,
         messages=state.messages,
         tools=turn.definitions,
+        tool_choice=sampling.tool_choice,
         # With a resolver, the personality's model is already the provider's.
         model=None if deps.resolves_models else turn.personality.model,
+        max_tokens=sampling.max_tokens,
+        temperature=sampling.temperature,
     )
     if deps.hooks.has(hooks.BEFORE_LLM_CALL):
         payload = BeforeLLMCall(turn.session_key, turn.turn_id, iteration, request)
@@ -218,7 +223,7 @@ async def _answered(step: CallModel, deps: ModelDeps, turn: Turn, call: CallReco
         return state._replace(final_text=text, step=_cancelled(turn))
     calls = tuple(call.calls)
     assistant = Message("assistant", text, tool_calls=calls)
-    following = RunTools(calls, then=step) if calls else Finish(call.finish, answered=True)
+    following = after_answer(calls, turn.extras.external_names, step, call.finish)
     state = await store(
         deps.context.store,
         turn,

@@ -20,6 +20,7 @@ from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
 from seam.contracts.tools import AS_DEFAULTS, ChildSetup, Tool, ToolError
+from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
 from seam.core.hook_registry import fire_isolated
@@ -82,6 +83,7 @@ class Session:
             cancel=options.get("cancel"),
             transcript=options.get("transcript"),
             subagents=self.subagents,
+            extras=options.get("extras", NO_EXTRAS),
         )
 
     def tools(self) -> list[Tool]:
@@ -96,10 +98,16 @@ class Session:
         return any(t.name == tool_name and t.idempotent for t in self.tools())
 
     async def submit(
-        self, text: str, *, submission_id: str | None = None, personality: str | None = None
+        self,
+        text: str,
+        *,
+        submission_id: str | None = None,
+        personality: str | None = None,
+        extras: TurnExtras | None = None,
     ) -> Submission:
         """Queue `text` as a durable submission of this session (its turn runs as
-        `personality`, when given, instead of the session's own).
+        `personality`, when given, instead of the session's own; with `extras`, the
+        caller's tools and settings: `contracts/turn_extras.py`).
 
         The input is stored redacted, as the transcript stores it: the submission row
         must not keep a secret the transcript hides.
@@ -112,6 +120,7 @@ class Session:
             text,
             submission_id=submission_id,
             personality=personality or self.info.personality,
+            extras=extras,
         )
 
     async def ask(

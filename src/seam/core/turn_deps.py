@@ -30,6 +30,7 @@ from seam.contracts.personality import Personality
 from seam.contracts.sessions import SessionStore, UsageRecord
 from seam.contracts.tools import CancelToken, Subagents, Tool, ToolContext, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER, Tracer
+from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
@@ -109,7 +110,7 @@ class EventSequences:
 class TurnRequest:
     """What a turn is asked to do: the session, the step it starts from, and what the
     caller adds (a personality over the session's, a cancel token, the transcript writer
-    of a durable submission, the session's subagents)."""
+    of a durable submission, the session's subagents, the caller's extras)."""
 
     session_key: str
     start: TurnStep
@@ -117,6 +118,8 @@ class TurnRequest:
     cancel: CancelToken = field(default_factory=CancelToken)
     transcript: TranscriptWriter | None = None
     subagents: Subagents | None = None
+    # The caller's own tools, sampling settings, ... (`contracts/turn_extras.py`).
+    extras: TurnExtras = NO_EXTRAS
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +137,8 @@ class Turn:
     system: str
     # None: the session store's own `append`.
     transcript: TranscriptWriter | None = None
+    # The caller's own tools (in `definitions` too), sampling settings, ...
+    extras: TurnExtras = NO_EXTRAS
 
 
 class ContextEstimate(NamedTuple):

@@ -22,6 +22,7 @@ from seam.contracts.personality import Personality
 from seam.contracts.sessions import NewSession, SessionInfo
 from seam.contracts.tools import ToolContext, ToolRegistry
 from seam.core.context_step import build_system, compact, estimate, load_history, window
+from seam.core.external_calls import with_extras
 from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.model_step import UserPrompt
 from seam.core.turn import UnknownPersonality, flush, open_turn
@@ -118,6 +119,7 @@ async def prepare_turn(
     turn, notices = await _resolve(
         setup, info, chosen, ctx, request.transcript, lambda s: _prompt_hook(setup, key, s, said)
     )
+    turn = with_extras(turn, request.extras)
     history = await load_history(setup.services.context, key)
     seq = setup.sequences.last(key)
     return turn, TurnState(step=start, messages=history, seq=seq, waiting=notices)

@@ -152,7 +152,7 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     add_settings_routes(api, backend)
     app.include_router(api)
 
-    from seam.apps.web.openai_compat import router as openai_router
+    from seam.apps.web.openai.routes import router as openai_router
 
     app.include_router(openai_router(backend, principal))
     add_page_routes(app, auth)

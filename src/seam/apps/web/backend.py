@@ -36,6 +36,7 @@ from seam.contracts.execution import (
 from seam.contracts.guardrail import UNAVAILABLE
 from seam.contracts.memory import MemoryTarget
 from seam.contracts.messages import Message
+from seam.contracts.turn_extras import TurnExtras
 from seam.wiring.cron import Background, maybe_start_scheduler, stop_scheduler
 from seam.wiring.runtime import Runtime
 from seam.wiring.web import (
@@ -59,6 +60,8 @@ class MessageOptions(TypedDict, total=False):
 
     submission_id: str | None
     personality: str | None
+    # The client's own tools and settings for the turn (the OpenAI-compatible API).
+    extras: TurnExtras | None
 
 
 @dataclass(eq=False)
@@ -194,7 +197,12 @@ class WebBackend:
             await self._check_id_free(tenant, submission_id)
         session = await self.runtime.get_session(key, personality=personality)
         try:
-            sub = await session.submit(text, submission_id=submission_id, personality=personality)
+            sub = await session.submit(
+                text,
+                submission_id=submission_id,
+                personality=personality,
+                extras=options.get("extras"),
+            )
         except SubmissionConflict as exc:
             raise Conflict(str(exc)) from None
         if sub.state != "settled" and sub.id not in self.turns:
