@@ -55,6 +55,9 @@ DEFAULT_IDLE_TIMEOUT = 60.0
 _NOT_SSE_LINES = 200
 _NOT_SSE_CHARS = 64_000
 _SAID_CHARS = 200
+# How long the rest of a body may take after the answer is whole (see `_drain`): past
+# it, the connection is closed rather than kept.
+_DRAIN_SECONDS = 1.0
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 
@@ -279,6 +282,19 @@ class HttpProvider:
                 raise await self._not_event_stream(exc.line, lines, response) from None
             if data is not None:
                 yield data
+
+    async def _drain(self, lines: AsyncIterator[str]) -> None:
+        """Read what is left of a whole answer's body (usually just the chunked
+        encoding's last empty chunk), so httpx hands the connection back to the pool
+        instead of closing it with unread bytes: every model call of a process then
+        shares one connection, not a TCP (and TLS) handshake each. Bounded by
+        `_DRAIN_SECONDS`; whatever goes wrong here no longer matters to the answer."""
+        try:
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                async for _ in lines:
+                    pass
+        except (TimeoutError, httpx.HTTPError, ModelError):
+            return
 
     async def _not_event_stream(
         self, line: str, lines: AsyncIterator[str], response: httpx.Response

@@ -1,0 +1,61 @@
+"""The OpenAI-compatible provider keeps one connection for all its calls.
+
+It reads each answer's body to its end (past `data: [DONE]`), so httpx returns the
+connection to its pool; a server that sends `[DONE]` and then holds the body open costs
+the answer nothing (the drain is bounded, the connection is then dropped).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+
+from seam.contracts.model import DoneChunk
+from seam.services.llm.openai_compat import OpenAICompatProvider
+from tests.support.openai_server import OpenAIServer, text_reply
+from tests.support.providers import ask, collect, provider_factory, text_of
+
+Make = Callable[..., OpenAICompatProvider]
+
+
+@pytest.fixture
+async def make(openai_server: OpenAIServer, delays: list[float]) -> AsyncIterator[Make]:
+    async with provider_factory(
+        OpenAICompatProvider,
+        delays,
+        base_url=openai_server.base_url,
+        api_key="sk-test",
+        model="test-model",
+    ) as build:
+        yield build
+
+
+async def test_five_calls_share_one_connection(openai_server: OpenAIServer, make: Make) -> None:
+    provider = make()
+    for n in range(5):
+        openai_server.push(text_reply(f"answer {n}"))
+        chunks = await collect(provider, ask())
+        assert text_of(chunks) == f"answer {n}"
+
+    assert len(openai_server.chat_requests) == 5
+    assert openai_server.connections_accepted == 1
+
+
+async def test_a_body_held_open_after_done_still_answers(
+    openai_server: OpenAIServer, make: Make
+) -> None:
+    held = text_reply("whole")
+    openai_server.push(held.stalled(after=len(held.parts)), text_reply("next"))
+    provider = make()
+
+    started = time.monotonic()
+    chunks = await collect(provider, ask())
+
+    assert text_of(chunks) == "whole"
+    assert chunks[-1] == DoneChunk("stop")
+    assert time.monotonic() - started < 5  # the drain gave up; no stall error
+    # That connection could not be reused: the next call opens another.
+    assert text_of(await collect(provider, ask())) == "next"
+    assert openai_server.connections_accepted == 2
