@@ -20,6 +20,7 @@ import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
+from importlib.util import find_spec
 from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
 
 import httpx
@@ -140,7 +141,7 @@ class HttpProvider:
         }
         client = options.get("client")
         self._owns_client = client is None
-        self._client = client or _default_client(self._root, self._timeout)
+        self._client = client or default_client(self._root, self._timeout)
 
     def count_tokens(self, text: str) -> int:
         """A cheap estimate (about four characters a token): good enough for budgeting."""
@@ -406,16 +407,27 @@ def _mapping_to_dict(value: object) -> dict[str, Any]:
     raise TypeError(f"cannot send {type(value).__name__} to the model: not JSON")
 
 
-def _default_client(base_url: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
+def default_client(base_url: str, timeout: httpx.Timeout | None = None) -> httpx.AsyncClient:
     """A client that reads no environment (proxy variables included: services never do;
-    wiring injects a configured client when a proxy is needed).
+    wiring injects a configured client when a proxy is needed). Every request passes its
+    own timeouts, so one client (one connection pool) can serve every provider that talks
+    to `base_url`.
 
     A plain-http endpoint (a local proxy, llama.cpp, vLLM or Ollama) never speaks TLS,
     since redirects are not followed, so it gets an empty TLS context instead of the CA
     bundle, which takes tens of milliseconds to load; any TLS attempt with it fails
-    verification.
+    verification. An https endpoint is offered HTTP/2 (agreed in the TLS handshake, so a
+    server without it answers in HTTP/1.1), when `h2` is installed.
     """
     verify: ssl.SSLContext | bool = True
+    http2 = False
     if base_url.startswith("http://"):
         verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify)
+    else:
+        http2 = find_spec("h2") is not None
+    return httpx.AsyncClient(
+        timeout=timeout or httpx.Timeout(DEFAULT_TIMEOUT, connect=DEFAULT_CONNECT_TIMEOUT),
+        trust_env=False,
+        verify=verify,
+        http2=http2,
+    )
