@@ -14,6 +14,7 @@ import pytest
 
 from seam.contracts.model import DoneChunk
 from seam.services.llm.http import default_client
+from seam.services.llm.lean_http import LeanTransport
 from seam.services.llm.openai_compat import OpenAICompatProvider
 from tests.support.openai_server import OpenAIServer, text_reply
 from tests.support.providers import ask, collect, provider_factory, text_of
@@ -62,11 +63,11 @@ async def test_a_body_held_open_after_done_still_answers(
     assert openai_server.connections_accepted == 2
 
 
-async def test_https_endpoints_are_offered_http2_plain_http_is_not() -> None:
+async def test_https_is_offered_http2_plain_http_gets_the_lean_transport() -> None:
     # HTTP/2 is agreed in the TLS handshake (ALPN): a server without it answers in 1.1.
-    for url, http2 in (("https://api.example.test/v1", True), ("http://127.0.0.1:1/v1", False)):
-        client = default_client(url)
-        try:
-            assert client._transport._pool._http2 is http2  # type: ignore[attr-defined]
-        finally:
-            await client.aclose()
+    client = default_client("https://api.example.test/v1")
+    assert client._transport._pool._http2 is True  # type: ignore[attr-defined]
+    await client.aclose()
+    client = default_client("http://127.0.0.1:1/v1")
+    assert isinstance(client._transport, LeanTransport)
+    await client.aclose()

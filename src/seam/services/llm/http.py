@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
@@ -33,6 +32,7 @@ from seam.contracts.model import (
     OnRetry,
     ToolDefinition,
 )
+from seam.services.llm.lean_http import LeanTransport
 from seam.services.llm.retry import (
     ProviderError,
     RetryPolicy,
@@ -43,7 +43,7 @@ from seam.services.llm.retry import (
     retry_stream,
     stalled,
 )
-from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.sse import LineSplitter, NotEventStream, SSEDecoder
 from seam.services.llm.watch import StreamWatch
 
 T = TypeVar("T")
@@ -275,14 +275,16 @@ class HttpProvider:
         """The `data:` payloads of a successful response's event stream, as `decoder`
         completes them; a 200 answer that is not an event stream is the ModelError
         `_not_event_stream` makes of it, at once."""
-        lines = response.aiter_lines()
-        async for line in lines:
-            try:
-                data = decoder.feed(line)
-            except NotEventStream as exc:
-                raise await self._not_event_stream(exc.line, lines, response) from None
-            if data is not None:
-                yield data
+        lines = _lines(response)
+        async for batch in lines:
+            for at, line in enumerate(batch):
+                try:
+                    data = decoder.feed(line)
+                except NotEventStream as exc:
+                    rest = _rest(batch[at + 1 :], lines)
+                    raise await self._not_event_stream(exc.line, rest, response) from None
+                if data is not None:
+                    yield data
 
     async def _drain(self, lines: AsyncIterator[str]) -> None:
         """Read what is left of a whole answer's body (usually just the chunked
@@ -388,6 +390,30 @@ def _what_it_said(text: str) -> str:
     return said if len(said) <= _SAID_CHARS else said[: _SAID_CHARS - 1] + "…"
 
 
+async def _lines(response: httpx.Response) -> AsyncGenerator[list[str], None]:
+    """The body's lines, a batch per network read. Read raw (no decoder layer) unless the
+    server compressed the body."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    reads = response.aiter_raw() if encoding in ("identity", "") else response.aiter_bytes()
+    splitter = LineSplitter()
+    async for data in reads:
+        batch = splitter.feed(data)
+        if batch:
+            yield batch
+    last = splitter.flush()
+    if last:
+        yield last
+
+
+async def _rest(batch: list[str], batches: AsyncIterator[list[str]]) -> AsyncGenerator[str, None]:
+    """One line at a time: what is left of this batch, then the batches after it."""
+    for line in batch:
+        yield line
+    async for later in batches:
+        for line in later:
+            yield line
+
+
 def json_body(body: Mapping[str, Any]) -> bytes:
     """The request body as compact UTF-8 JSON (non-ASCII text kept as is, not escaped)."""
     return json.dumps(
@@ -414,20 +440,12 @@ def default_client(base_url: str, timeout: httpx.Timeout | None = None) -> httpx
     to `base_url`.
 
     A plain-http endpoint (a local proxy, llama.cpp, vLLM or Ollama) never speaks TLS,
-    since redirects are not followed, so it gets an empty TLS context instead of the CA
-    bundle, which takes tens of milliseconds to load; any TLS attempt with it fails
-    verification. An https endpoint is offered HTTP/2 (agreed in the TLS handshake, so a
-    server without it answers in HTTP/1.1), when `h2` is installed.
+    since redirects are not followed, so it gets `LeanTransport` (HTTP/1.1 straight over
+    asyncio: a streamed answer costs a fraction of the CPU, and no CA bundle is loaded).
+    An https endpoint gets httpx's own transport, offered HTTP/2 (agreed in the TLS
+    handshake, so a server without it answers in HTTP/1.1) when `h2` is installed.
     """
-    verify: ssl.SSLContext | bool = True
-    http2 = False
+    timeout = timeout or httpx.Timeout(DEFAULT_TIMEOUT, connect=DEFAULT_CONNECT_TIMEOUT)
     if base_url.startswith("http://"):
-        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    else:
-        http2 = find_spec("h2") is not None
-    return httpx.AsyncClient(
-        timeout=timeout or httpx.Timeout(DEFAULT_TIMEOUT, connect=DEFAULT_CONNECT_TIMEOUT),
-        trust_env=False,
-        verify=verify,
-        http2=http2,
-    )
+        return httpx.AsyncClient(timeout=timeout, trust_env=False, transport=LeanTransport())
+    return httpx.AsyncClient(timeout=timeout, trust_env=False, http2=find_spec("h2") is not None)
