@@ -71,7 +71,7 @@ def parse_run(args: list[str]) -> RunArgs | None:
     )
 
 
-def _seconds(text: str | None) -> float | None | bool:
+def _seconds(text: str | None) -> float | bool | None:
     """A `--timeout` as Typer reads it (a number >= 0), None if absent, False if not."""
     if text is None:
         return None
