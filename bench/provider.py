@@ -26,7 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelRequest, ToolDefinition
@@ -201,7 +201,7 @@ async def floor_turns(port: int, turns: int) -> None:
 # -- measuring -------------------------------------------------------------------------------
 
 
-def measure(client: Callable[[int, int], Awaitable[None]], turns: int) -> tuple[float, int]:
+def measure(client: Callable[[int, int], Coroutine[None, None, None]], turns: int) -> tuple[float, int]:
     """CPU ms per turn of this process, and the connections the server accepted."""
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve"],

@@ -1,10 +1,13 @@
-"""Start-up cost of the `seam` command, next to bare Python.
+"""Start-up cost of the `seam` command, next to bare Python (and Hermes Agent).
 
 Wall time of whole subprocesses (median of N runs): `python -c pass`, `import seam`,
 `seam --version`, `seam --help`, and a one-shot `seam run` answered by an in-process
-loopback OpenAI server. Run:
+loopback OpenAI server; then the modules that one-shot imports and its peak RSS. With
+Hermes Agent installed in a virtualenv of its own (`--hermes DIR/bin/hermes`, default
+the one `SEAM_BENCH_PEER_PYTHON` names, as `bench/all.py` sets it), its one-shot
+(`hermes chat -q`) against the same server, interleaved with Seam's. Run:
 
-    .venv/bin/python bench/startup.py [--runs 15]
+    .venv/bin/python bench/startup.py [--runs 15] [--hermes PATH]
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.support.imports import probe_modules  # noqa: E402
 from tests.support.openai_server import OpenAIServer, text_reply  # noqa: E402
 
 PYTHON = sys.executable
@@ -42,10 +46,32 @@ def wall_ms(
     return statistics.median(samples)
 
 
+def peak_rss_mib(argv: Sequence[str], env: dict[str, str], cwd: str) -> float:
+    """The peak RSS of one run of `argv` (the kernel's count for the child)."""
+    child = subprocess.Popen(
+        argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    _pid, _status, usage = os.wait4(child.pid, 0)
+    child.returncode = 0
+    return usage.ru_maxrss / 1024
+
+
+def hermes_path(given: str | None) -> str | None:
+    """The `hermes` console script: given, or beside the peer python bench/all.py names."""
+    if given:
+        return given
+    peer = os.environ.get("SEAM_BENCH_PEER_PYTHON")
+    found = Path(peer).with_name("hermes") if peer else None
+    return str(found) if found is not None and found.exists() else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    parser.add_argument("--hermes", help="Hermes Agent's `hermes` script (own virtualenv)")
+    args = parser.parse_args()
+    runs = args.runs
+    hermes = hermes_path(args.hermes)
 
     with tempfile.TemporaryDirectory() as tmp, OpenAIServer() as server:
         # PYTHONDONTWRITEBYTECODE (set in some sandboxes) would make every run compile
@@ -72,12 +98,17 @@ def main() -> None:
             ("seam --help", [SEAM, "--help"], nothing),
             ('seam run "hi" (loopback)', [SEAM, "run", "--session", "bench", "hi"], answer),
         ]
+        if hermes:
+            cases.append(("hermes one-shot (loopback)", [hermes, "chat", "-q", "hi"], answer))
         # A project folder, as a user runs it (in the home itself `seam run` asks first).
         project = Path(tmp) / "project"
         project.mkdir()
         results = [
             (name, wall_ms(argv, env, str(project), runs, before)) for name, argv, before in cases
         ]
+        answer()
+        rss = peak_rss_mib([SEAM, "run", "--session", "rss", "hi"], env, str(project))
+    used, start = probe_modules()
 
     base = results[0][1]
     width = max(len(name) for name, _ in results)
@@ -85,6 +116,11 @@ def main() -> None:
     print(f"{'command'.ljust(width)}  {'ms':>8}  {'x python':>8}")
     for name, ms in results:
         print(f"{name.ljust(width)}  {ms:8.1f}  {ms / base:8.1f}")
+    print(f"modules imported by seam run: {len(used)} ({len(start)} of them by bare Python)")
+    print(f"peak RSS of seam run: {rss:.1f} MiB")
+    if not hermes:
+        print("hermes: not installed (python3 -m venv ~/.cache/seam-bench/hermes &&")
+        print("  ~/.cache/seam-bench/hermes/bin/pip install hermes-agent; or --hermes PATH)")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,12 @@ def _modules(argv: list[str], env: dict[str, str], cwd: str) -> set[str]:
 
 def seam_run_modules() -> list[str]:
     """What `seam run "hi"` imports beyond bare Python's start-up, sorted."""
+    used, start = probe_modules()
+    return sorted(used - start - {"__main__"})
+
+
+def probe_modules() -> tuple[set[str], set[str]]:
+    """`sys.modules` at the end of a `seam run "hi"`, and at bare Python's start-up."""
     skipped = ("OPENAI_", "SEAM_", "ANTHROPIC_")
     with tempfile.TemporaryDirectory() as tmp, OpenAIServer() as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
@@ -63,7 +69,7 @@ def seam_run_modules() -> list[str]:
             "import sys; sys.stderr.write('MODULES ' + ' '.join(sys.modules))",
         ]
         start = _modules(bare, env, str(project))
-    return sorted(used - start - {"__main__"})
+    return used, start
 
 
 def listed() -> list[str]:
