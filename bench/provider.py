@@ -201,7 +201,9 @@ async def floor_turns(port: int, turns: int) -> None:
 # -- measuring -------------------------------------------------------------------------------
 
 
-def measure(client: Callable[[int, int], Coroutine[None, None, None]], turns: int) -> tuple[float, int]:
+def measure(
+    client: Callable[[int, int], Coroutine[None, None, None]], turns: int
+) -> tuple[float, int]:
     """CPU ms per turn of this process, and the connections the server accepted."""
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve"],
