@@ -46,7 +46,7 @@ def sandbox_limits(section: SandboxSection) -> Limits:
 def build_sandboxes(settings: Settings) -> SandboxProvider:
     """The backend the settings ask for. Its modules (about a dozen) are imported here,
     not with this module: `LazySandboxes` calls this on a session's first command."""
-    from seam.services.sandbox.bwrap import BwrapSandboxProvider, bwrap_available
+    from seam.services.sandbox.bwrap import BwrapSandboxProvider
     from seam.services.sandbox.local import LocalSandboxProvider
     from seam.services.sandbox.process import SandboxOptions
     from seam.services.sandbox.unavailable import UnavailableSandboxProvider
@@ -68,6 +68,13 @@ def build_sandboxes(settings: Settings) -> SandboxProvider:
         read_only=(skills,),
         network_allow=tuple(section.network_allow),
     )
+
+
+def bwrap_available() -> bool:
+    """Whether bubblewrap can run here (`services.sandbox.bwrap`, imported on first use)."""
+    from seam.services.sandbox.bwrap import bwrap_available as probe
+
+    return probe()
 
 
 class LazySandboxes:
