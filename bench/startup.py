@@ -5,7 +5,7 @@ Wall time of whole subprocesses (median of N runs): `python -c pass`, `import se
 loopback OpenAI server; then the modules that one-shot imports and its peak RSS. With
 Hermes Agent installed in a virtualenv of its own (`--hermes DIR/bin/hermes`, default
 the one `SEAM_BENCH_PEER_PYTHON` names, as `bench/all.py` sets it), its one-shot
-(`hermes chat -q`) against the same server, interleaved with Seam's. Run:
+(`hermes -z`, its config pointing at the same server) against the same server. Run:
 
     .venv/bin/python bench/startup.py [--runs 15] [--hermes PATH]
 """
@@ -56,6 +56,16 @@ def peak_rss_mib(argv: Sequence[str], env: dict[str, str], cwd: str) -> float:
     return usage.ru_maxrss / 1024
 
 
+def write_hermes_config(home: Path, base_url: str) -> None:
+    """Hermes reads its provider from `~/.hermes/config.yaml`: the loopback server."""
+    (home / ".hermes").mkdir(exist_ok=True)
+    (home / ".hermes" / "config.yaml").write_text(
+        f"model:\n  provider: custom\n  base_url: {base_url}\n  default: test-model\n"
+        "  api_key: bench-key\n",
+        encoding="utf-8",
+    )
+
+
 def hermes_path(given: str | None) -> str | None:
     """The `hermes` console script: given, or beside the peer python bench/all.py names."""
     if given:
@@ -99,7 +109,8 @@ def main() -> None:
             ('seam run "hi" (loopback)', [SEAM, "run", "--session", "bench", "hi"], answer),
         ]
         if hermes:
-            cases.append(("hermes one-shot (loopback)", [hermes, "chat", "-q", "hi"], answer))
+            write_hermes_config(Path(tmp), server.base_url)
+            cases.append(("hermes one-shot (loopback)", [hermes, "-z", "hi"], answer))
         # A project folder, as a user runs it (in the home itself `seam run` asks first).
         project = Path(tmp) / "project"
         project.mkdir()
