@@ -84,22 +84,23 @@ def _rows_startup(out: str) -> list[Row]:
     return rows
 
 
-def _rows_loop(out: str) -> list[Row]:
-    memory = _number(r"in-memory store\s+mean\s+([\d.]+) ms", out)
-    sqlite = _number(r"sqlite store.*?mean\s+([\d.]+) ms", out)
-    if memory is None or sqlite is None:
+def _pair(out: str, name: str, ours: str, theirs: str, label: str, goal: str) -> list[Row]:
+    """A row comparing two `mean X ms` figures of one script's output."""
+    seam = _number(ours + r"\s+mean\s+([\d.]+) ms", out)
+    other = _number(theirs + r"\s+mean\s+([\d.]+) ms", out)
+    if seam is None or other is None:
         return []
-    return [Row("loop turn CPU, SQLite", f"{sqlite:.3f} ms", f"bare loop {memory:.3f} ms",
-                sqlite / memory, "<= 3x")]  # fmt: skip
+    return [Row(name, f"{seam:.3f} ms", f"{label} {other:.3f} ms", seam / other, goal)]
+
+
+def _rows_loop(out: str) -> list[Row]:
+    return _pair(out, "loop turn CPU, SQLite", r"sqlite store[^\n]*?", "in-memory store",
+                 "bare loop", "<= 3x")  # fmt: skip
 
 
 def _rows_peers(out: str) -> list[Row]:
-    seam = _number(r"seam bare loop \(in-memory\)\s+mean\s+([\d.]+) ms", out)
-    peer = _number(r"openai-agents turn\s+mean\s+([\d.]+) ms", out)
-    if seam is None or peer is None:
-        return []
-    return [Row("bare loop turn CPU", f"{seam:.3f} ms", f"openai-agents {peer:.3f} ms",
-                seam / peer, "< 1")]  # fmt: skip
+    return _pair(out, "bare loop turn CPU", r"seam bare loop \(in-memory\)",
+                 "openai-agents turn", "openai-agents", "< 1")  # fmt: skip
 
 
 def _rows_search(out: str) -> list[Row]:

@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.support.imports import probe_modules  # noqa: E402
+from tests.support.imports import loopback_env, probe_modules  # noqa: E402
 from tests.support.openai_server import OpenAIServer, text_reply  # noqa: E402
 
 PYTHON = sys.executable
@@ -84,16 +84,7 @@ def main() -> None:
     hermes = hermes_path(args.hermes)
 
     with tempfile.TemporaryDirectory() as tmp, OpenAIServer() as server:
-        # PYTHONDONTWRITEBYTECODE (set in some sandboxes) would make every run compile
-        # every module from source: users run with bytecode caches, so measure that.
-        skipped = ("OPENAI_", "SEAM_", "PYTHONDONTWRITEBYTECODE")
-        env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
-        env.update(
-            HOME=tmp,
-            SEAM_HOME=str(Path(tmp) / ".seam"),
-            OPENAI_BASE_URL=server.base_url,
-            OPENAI_API_KEY="bench-key",
-        )
+        env = loopback_env(tmp, server.base_url)  # users run with bytecode caches
 
         def nothing() -> None:
             return None

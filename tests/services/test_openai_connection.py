@@ -8,33 +8,19 @@ the answer nothing (the drain is bounded, the connection is then dropped).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable
-
-import pytest
 
 from seam.contracts.model import DoneChunk
 from seam.services.llm.http import default_client
 from seam.services.llm.lean_http import LeanTransport
-from seam.services.llm.openai_compat import OpenAICompatProvider
+from tests.services.test_openai_compat import Make, make  # noqa: F401  (the fixture)
 from tests.support.openai_server import OpenAIServer, text_reply
-from tests.support.providers import ask, collect, provider_factory, text_of
-
-Make = Callable[..., OpenAICompatProvider]
+from tests.support.providers import ask, collect, text_of
 
 
-@pytest.fixture
-async def make(openai_server: OpenAIServer, delays: list[float]) -> AsyncIterator[Make]:
-    async with provider_factory(
-        OpenAICompatProvider,
-        delays,
-        base_url=openai_server.base_url,
-        api_key="sk-test",
-        model="test-model",
-    ) as build:
-        yield build
-
-
-async def test_five_calls_share_one_connection(openai_server: OpenAIServer, make: Make) -> None:
+async def test_five_calls_share_one_connection(
+    openai_server: OpenAIServer,
+    make: Make,  # noqa: F811  (the fixture imported above)
+) -> None:
     provider = make()
     for n in range(5):
         openai_server.push(text_reply(f"answer {n}"))
@@ -46,7 +32,8 @@ async def test_five_calls_share_one_connection(openai_server: OpenAIServer, make
 
 
 async def test_a_body_held_open_after_done_still_answers(
-    openai_server: OpenAIServer, make: Make
+    openai_server: OpenAIServer,
+    make: Make,  # noqa: F811  (the fixture imported above)
 ) -> None:
     held = text_reply("whole")
     openai_server.push(held.stalled(after=len(held.parts)), text_reply("next"))

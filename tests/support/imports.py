@@ -47,17 +47,25 @@ def seam_run_modules() -> list[str]:
     return sorted(used - start - {"__main__"})
 
 
+def loopback_env(home: str, base_url: str) -> dict[str, str]:
+    """This environment less its provider and Seam settings, with HOME and SEAM_HOME in
+    `home` and the OpenAI provider at `base_url`. PYTHONDONTWRITEBYTECODE (set in some
+    sandboxes) would make every run compile every module: users have bytecode caches."""
+    skipped = ("OPENAI_", "SEAM_", "ANTHROPIC_", "PYTHONDONTWRITEBYTECODE")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
+    env.update(
+        HOME=home,
+        SEAM_HOME=str(Path(home) / ".seam"),
+        OPENAI_BASE_URL=base_url,
+        OPENAI_API_KEY="bench-key",
+    )
+    return env
+
+
 def probe_modules() -> tuple[set[str], set[str]]:
     """`sys.modules` at the end of a `seam run "hi"`, and at bare Python's start-up."""
-    skipped = ("OPENAI_", "SEAM_", "ANTHROPIC_")
     with tempfile.TemporaryDirectory() as tmp, OpenAIServer() as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(skipped)}
-        env.update(
-            HOME=tmp,
-            SEAM_HOME=str(Path(tmp) / ".seam"),
-            OPENAI_BASE_URL=server.base_url,
-            OPENAI_API_KEY="imports",
-        )
+        env = loopback_env(tmp, server.base_url)
         project = Path(tmp) / "project"
         project.mkdir()
         server.push(text_reply("Hello"))

@@ -21,13 +21,13 @@ _FLAGS = {"--json": "json", "--yes": "yes", "-y": "yes"}
 class RunArgs:
     """What `seam run` was asked, as `app.run` receives it."""
 
-    prompt: str
-    session: str | None = None
-    personality: str | None = None
-    model: str | None = None
-    json: bool = False
-    yes: bool = False
-    timeout: float | None = None
+    prompt: str  # "-": read from stdin
+    session: str | None = None  # --session NAME
+    personality: str | None = None  # --personality ID
+    model: str | None = None  # --model NAME
+    json: bool = False  # --json
+    yes: bool = False  # --yes, -y
+    timeout: float | None = None  # --timeout SECONDS
 
 
 def parse_run(args: list[str]) -> RunArgs | None:
