@@ -275,6 +275,7 @@ def _decode(body: bytes, charset: str | None, html: bool) -> str:
 
 # --- HTML to text -------------------------------------------------------------------------
 
+
 def html_to_text(html: str, base_url: str = "") -> str:
     """Readable text of a page (see `web_text`, imported on the first page: a session
     that fetches none never loads the HTML parser)."""
