@@ -299,7 +299,7 @@ def test_an_unexpected_error_is_one_line_naming_the_log(
 
     with pytest.raises(BaseException) as ended:
         execute(broken())
-    assert getattr(ended.value, "exit_code", None) == 1
+    assert isinstance(ended.value, SystemExit) and ended.value.code == 1
     err = capsys.readouterr().err
     lines = err.splitlines()
     assert len(lines) == 1, err

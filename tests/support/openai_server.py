@@ -325,6 +325,8 @@ class ScriptedServer:
         self._released = threading.Event()
         self._closing = threading.Event()
         self._connections: set[socket.socket] = set()
+        # Connections accepted so far (a test of connection reuse counts them).
+        self.connections_accepted = 0
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -426,6 +428,7 @@ class ScriptedServer:
         with self._lock:
             if open_:
                 self._connections.add(connection)
+                self.connections_accepted += 1
             else:
                 self._connections.discard(connection)
 

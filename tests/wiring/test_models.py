@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from seam.contracts import Personality, RunStart
+from seam.contracts.messages import Message
+from seam.contracts.model import ModelRequest
 from seam.core import StaticPersonalityRegistry
 from seam.services.llm.anthropic import AnthropicProvider
 from seam.services.llm.fallback import FallbackProvider
@@ -16,6 +18,7 @@ from seam.wiring import create_runtime
 from seam.wiring.models import ModelFactory, parse_ref
 from seam.wiring.settings import ConfigError, load_settings
 from tests.support.openai_server import OpenAIServer, closed_port, error_reply, text_reply
+from tests.support.providers import text_of
 
 
 @pytest.mark.parametrize(
@@ -130,3 +133,20 @@ def test_side_models_default_to_the_main_one_or_their_own_ref(
     assert factory.side("titles").model == factory.main().model
     with pytest.raises(ValueError, match="unknown side task"):
         factory.side("poetry")
+
+
+async def test_every_provider_of_one_endpoint_shares_one_connection(
+    tmp_path: Path, openai_server: OpenAIServer
+) -> None:
+    env = {"OPENAI_BASE_URL": openai_server.base_url, "OPENAI_API_KEYS": "key-a,key-b"}
+    factory = ModelFactory(load_settings(env, home=tmp_path))
+    openai_server.push(error_reply(401), text_reply("key b"), text_reply("other model"))
+    request = ModelRequest(system="", messages=(Message("user", "hi"),))
+
+    main = [c async for c in factory.main().stream(request)]
+    other = [c async for c in factory.ref("openai:other-model").stream(request)]
+
+    assert text_of(main) == "key b" and text_of(other) == "other model"
+    assert len(openai_server.chat_requests) == 3  # two keys, two models
+    assert openai_server.connections_accepted == 1
+    await factory.aclose()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Collection
+from functools import lru_cache
 
 SNIPPET_CHARS = 160
 # Tool output and system prompts are bulky and would drown the conversation a person is
@@ -35,7 +36,25 @@ def words(text: str) -> list[str]:
 
 def terms(text: str) -> list[str]:
     """The stems of `text`'s words, in order, repeats kept: what search matches on."""
-    return [stem(word) for word in words(text)]
+    return [_cached_stem(word) for word in words(text)]
+
+
+# A snippet stems every word before the first match, and a search builds up to `limit`
+# snippets: the same few thousand words again and again. Stemming one costs several
+# microseconds of pure Python, a cache hit a dictionary lookup; the bound keeps a store
+# that sees every identifier under the sun from growing without end.
+_STEM_CACHE = 1 << 16
+
+
+@lru_cache(maxsize=_STEM_CACHE)
+def _cached_stem(word: str) -> str:
+    return stem(word)
+
+
+@lru_cache(maxsize=_STEM_CACHE)
+def _term(raw: str) -> str:
+    """The term of one word as it appears in a message (folded, then stemmed)."""
+    return _cached_stem(fold(raw))
 
 
 def snippet(content: str, wanted: Collection[str], *, word_chars: int | None = None) -> str:
@@ -44,14 +63,26 @@ def snippet(content: str, wanted: Collection[str], *, word_chars: int | None = N
     text = " ".join(content.split())
     if len(text) <= SNIPPET_CHARS:
         return text
-    at = next(
-        (m.start() for m in WORD.finditer(text) if stem(fold(m.group()))[:word_chars] in wanted),
-        0,
-    )
+    at = _first_match(text, wanted, word_chars)
     room = SNIPPET_CHARS - 2  # one ellipsis each side
     start = max(0, min(at - room // 3, len(text) - room))
     end = start + room
     return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+
+
+def _first_match(text: str, wanted: Collection[str], word_chars: int | None) -> int:
+    """Where the first word whose term is in `wanted` starts (0 if none does): the
+    snippet's hot loop, one cached term lookup a word until the first hit."""
+    term = _term
+    if word_chars is None:
+        for match in WORD.finditer(text):
+            if term(match.group()) in wanted:
+                return match.start()
+        return 0
+    for match in WORD.finditer(text):
+        if term(match.group())[:word_chars] in wanted:
+            return match.start()
+    return 0
 
 
 # -- the Porter stemmer of SQLite's FTS5 `porter` tokenizer --------------------------------

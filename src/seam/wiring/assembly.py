@@ -50,7 +50,7 @@ from seam.plugins.safety import injection
 from seam.plugins.safety.redact import redact
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.wiring.context import build_context_builder
-from seam.wiring.cron import tool_jobs
+from seam.wiring.cron_tool import DeferredCronJobs
 from seam.wiring.runtime import Runtime
 from seam.wiring.settings import Settings
 from seam.wiring.tools import build_tool_registry
@@ -159,7 +159,7 @@ def built_in_tools(
         workflows=bool(workflows.names()),
         sources=() if mcp is None else (mcp,),
         skills=given.get("skills"),
-        cron=tool_jobs(store, settings),
+        cron=DeferredCronJobs(store, settings),
         allow_private=settings.config.network.allow_private if settings else (),
     )
 

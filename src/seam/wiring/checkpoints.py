@@ -72,14 +72,14 @@ def build_engine(settings: Settings) -> ShadowCheckpoints:
 def attach_checkpoints(runtime: Runtime, settings: Settings) -> None:
     """Register the turn hook and offer `runtime.checkpoints`, when `[checkpoints]` is
     enabled and the store keeps a checkpoint log (every built-in store does)."""
-    from seam.wiring.guard import build_guardrail
+    from seam.wiring.guard import deferred_guardrail
 
     store = runtime.store
     if not checkpoint_settings(settings).enabled or not isinstance(store, CheckpointLog):
         return
     engine = build_engine(settings)
     hook = TurnCheckpoints(
-        engine, store, store, runtime.loop.working_dir_for, build_guardrail(settings)
+        engine, store, store, runtime.loop.working_dir_for, deferred_guardrail(settings)
     )
     hook.register(runtime.hooks)
     runtime.checkpoints = UndoService(engine, store, store)

@@ -254,7 +254,7 @@ def build_extras(
         mcp, personalities = with_mcp(settings, personalities)
         skills, personalities = with_skills(settings, personalities)
     if personalities is not None:
-        from seam.wiring.heartbeat import with_heartbeat
+        from seam.wiring.heartbeat_personality import with_heartbeat
 
         # The lean `heartbeat` personality, in every runtime so any worker runs a beat.
         personalities = with_heartbeat(personalities, settings)

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from seam.contracts.guardrail import Judge
+from seam.contracts.guardrail import Classification, Judge
 from seam.plugins.guardrail.approvals import ApprovalCache, ApprovalFileError
-from seam.plugins.guardrail.classifier import CommandClassifier
 from seam.plugins.guardrail.gate import DEFAULT_TIMEOUT, GuardedCommandGate
 from seam.wiring.settings import ConfigError, Settings
 from seam.wiring.skills import skill_places
+
+if TYPE_CHECKING:
+    from seam.plugins.guardrail.classifier import CommandClassifier
 
 APPROVALS_FILE = "approvals.json"
 
@@ -74,6 +76,11 @@ def build_guardrail(settings: Settings) -> CommandClassifier:
     return _classifier(guard_section(settings), settings)
 
 
+def deferred_guardrail(settings: Settings) -> DeferredClassifier:
+    """`build_guardrail`'s classifier, built when it first classifies a command."""
+    return DeferredClassifier(guard_section(settings), settings)
+
+
 def build_gate(
     settings: Settings, *, judge: Judge | None = None, allow_off: bool = False
 ) -> GuardedCommandGate:
@@ -88,7 +95,7 @@ def build_gate(
     except ApprovalFileError as exc:
         raise ConfigError(str(exc)) from None
     return GuardedCommandGate(
-        _classifier(section, settings),
+        DeferredClassifier(section, settings),
         approvals,
         judge=judge,
         allow_off=allow_off,
@@ -96,7 +103,25 @@ def build_gate(
     )
 
 
+class DeferredClassifier:
+    """The gate's `Guardrail`: the command classifier (its shell grammar, program tables
+    and rules: about 35 modules) is built when the first command is classified, so a
+    turn that runs no command (most one-shots) never loads it."""
+
+    def __init__(self, section: GuardSection, settings: Settings) -> None:
+        self._section = section
+        self._settings = settings
+        self._built: CommandClassifier | None = None
+
+    def classify(self, command: str, *, cwd: str | None = None) -> Classification:
+        if self._built is None:
+            self._built = _classifier(self._section, self._settings)
+        return self._built.classify(command, cwd=cwd)
+
+
 def _classifier(section: GuardSection, settings: Settings) -> CommandClassifier:
+    from seam.plugins.guardrail.classifier import CommandClassifier
+
     # The person's home, so /home/me/.bashrc is recognised as ~/.bashrc.
     # realpath: a read through a symlink that leaves the working directory is not proven
     # read-only (on the local backend it asks).

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Protocol
 
 from seam.contracts.cron import CronJob, CronStore
@@ -28,19 +27,30 @@ from seam.plugins.heartbeat.schedule import BEAT_PROMPT, heartbeat_job, manual_s
 from seam.plugins.heartbeat.status import HeartbeatSetting, run_line
 from seam.plugins.heartbeat.status import status_lines as setting_status_lines
 from seam.wiring.delivery import DeliveryRuntime, build_dnd, delivery_for, runtime_settings
-from seam.wiring.delivery_settings import HeartbeatSection
+from seam.wiring.heartbeat_personality import (
+    CHECKLIST_FILE,
+    base_personality,
+    checklist_path,
+    checklist_reader,
+    section,
+    with_heartbeat,
+)
 from seam.wiring.settings import Settings
 
-CHECKLIST_FILE = "HEARTBEAT.md"
 LEDGER_FILE = "heartbeat.jsonl"
 
 __all__ = [
     "BEAT_PROMPT",
+    "CHECKLIST_FILE",
     "HEARTBEAT_PERSONALITY",
     "HeartbeatRuntime",
+    "base_personality",
     "beat",
+    "checklist_path",
+    "checklist_reader",
     "heartbeat_kind",
     "run_line",
+    "section",
     "status_lines",
     "sync_heartbeat_job",
     "with_heartbeat",
@@ -53,46 +63,6 @@ class HeartbeatRuntime(DeliveryRuntime, BeatRuntime, Protocol):
 
     @property
     def personalities(self) -> PersonalityRegistry: ...
-
-
-def section(settings: Settings) -> HeartbeatSection:
-    return settings.config.heartbeat
-
-
-def base_personality(settings: Settings) -> str:
-    return section(settings).personality or settings.config.agent.personality
-
-
-def checklist_path(settings: Settings, personality_id: str | None = None) -> Path:
-    """The checklist a beat reads: the personality's own, else the home's."""
-    own = settings.personalities_dir / (personality_id or base_personality(settings))
-    if (own / CHECKLIST_FILE).is_file():
-        return own / CHECKLIST_FILE
-    return settings.home / CHECKLIST_FILE
-
-
-def checklist_reader(settings: Settings) -> Callable[[str], str | None]:
-    def read(personality_id: str) -> str | None:
-        try:
-            return checklist_path(settings, personality_id).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
-
-    return read
-
-
-def with_heartbeat(
-    personalities: PersonalityRegistry, settings: Settings
-) -> HeartbeatPersonalities:
-    """`personalities` plus the lean `heartbeat` one (in every runtime built from the
-    settings, so any worker runs a beat the same way)."""
-    hb = section(settings)
-    return HeartbeatPersonalities(
-        personalities,
-        checklist_reader(settings),
-        base=hb.personality or None,
-        tools=hb.tools,
-    )
 
 
 def ledger(settings: Settings) -> HeartbeatLedger:

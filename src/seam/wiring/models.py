@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seam.contracts.model import (
     ModelCapabilities,
@@ -31,6 +31,9 @@ from seam.wiring.settings import (
     ProviderKind,
     Settings,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 LOCAL_SETUP_HINT = (
     "run scripts/bootstrap to install the offline model, or configure a provider: "
@@ -65,6 +68,7 @@ class ModelFactory:
         self.settings = settings
         self.on_retry = on_retry
         self._built: dict[tuple[str, str], ModelProvider] = {}
+        self._clients: dict[str, httpx.AsyncClient] = {}  # one per endpoint
 
     @property
     def default_kind(self) -> ProviderKind:
@@ -126,6 +130,18 @@ class ModelFactory:
         for provider in self._built.values():
             await provider.aclose()
         self._built.clear()
+        for client in self._clients.values():
+            await client.aclose()
+        self._clients.clear()
+
+    def _client(self, base_url: str) -> httpx.AsyncClient:
+        """The one HTTP client (and connection pool) for an endpoint, made on first use;
+        the providers only borrow it, the factory closes it."""
+        if base_url not in self._clients:
+            from seam.services.llm.http import default_client
+
+            self._clients[base_url] = default_client(base_url)
+        return self._clients[base_url]
 
     # -- builders --
 
@@ -183,7 +199,11 @@ class ModelFactory:
 
         def make(key: str, retries: int) -> ModelProvider:
             return OpenAICompatProvider(
-                base_url=base_url, api_key=key or None, model=model, **self._link(section, retries)
+                base_url=base_url,
+                api_key=key or None,
+                model=model,
+                client=self._client(base_url.rstrip("/")),
+                **self._link(section, retries),
             )
 
         return self._pooled("openai", keys, make)
@@ -203,6 +223,7 @@ class ModelFactory:
                 base_url=section.base_url,
                 max_tokens=section.max_tokens,
                 thinking_budget=section.thinking_budget or None,
+                client=self._client(section.base_url.rstrip("/")),
                 **self._link(section, retries),
             )
 

@@ -10,16 +10,14 @@ apply to both.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seam.contracts.sandbox import Sandbox, SandboxProvider
 from seam.contracts.storage import Reach
-from seam.services.sandbox.bwrap import BwrapSandboxProvider, bwrap_available
-from seam.services.sandbox.limits import Limits
-from seam.services.sandbox.local import LocalSandboxProvider
-from seam.services.sandbox.process import SandboxOptions
-from seam.services.sandbox.unavailable import UnavailableSandboxProvider
 from seam.wiring.settings import SandboxSection, Settings
+
+if TYPE_CHECKING:
+    from seam.services.sandbox.limits import Limits
 
 __all__ = [
     "UNAVAILABLE",
@@ -35,6 +33,8 @@ UNAVAILABLE = "bubblewrap is not installed or cannot create namespaces here"
 
 
 def sandbox_limits(section: SandboxSection) -> Limits:
+    from seam.services.sandbox.limits import Limits
+
     return Limits(
         memory_mb=section.memory_mb,
         max_processes=section.max_processes,
@@ -44,6 +44,13 @@ def sandbox_limits(section: SandboxSection) -> Limits:
 
 
 def build_sandboxes(settings: Settings) -> SandboxProvider:
+    """The backend the settings ask for. Its modules (about a dozen) are imported here,
+    not with this module: `LazySandboxes` calls this on a session's first command."""
+    from seam.services.sandbox.bwrap import BwrapSandboxProvider
+    from seam.services.sandbox.local import LocalSandboxProvider
+    from seam.services.sandbox.process import SandboxOptions
+    from seam.services.sandbox.unavailable import UnavailableSandboxProvider
+
     section = settings.config.sandbox
     options = SandboxOptions(timeout=section.timeout, limits=sandbox_limits(section))
     # Commands see a filtered copy of this environment: the sandbox drops secrets.
@@ -62,6 +69,13 @@ def build_sandboxes(settings: Settings) -> SandboxProvider:
         network_allow=tuple(section.network_allow),
         skills=trusted_skill_folders(settings),
     )
+
+
+def bwrap_available() -> bool:
+    """Whether bubblewrap can run here (`services.sandbox.bwrap`, imported on first use)."""
+    from seam.services.sandbox.bwrap import bwrap_available as probe
+
+    return probe()
 
 
 class LazySandboxes:

@@ -119,21 +119,9 @@ def run(
     timeout: TurnTimeoutOption = None,
 ) -> None:
     """Run one turn and print the answer (exit codes below)."""
-    from seam.apps.cli.oneshot import run_once
-    from seam.apps.cli.runner import execute
+    from seam.apps.cli.run_args import RunArgs, run_command
 
-    execute(
-        run_once(
-            prompt,
-            session=session,
-            personality=personality,
-            model=model,
-            as_json=json_,
-            time_limit=timeout,
-            yes=yes,
-        ),
-        json_exit=json_,
-    )
+    run_command(RunArgs(prompt, session, personality, model, json_, yes, timeout))
 
 
 @app.command()

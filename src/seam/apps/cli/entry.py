@@ -2,12 +2,14 @@
 
 `seam --version` is answered before anything else is imported: a version check (and the
 shell completions and scripts that run one) should cost barely more than starting
-Python. Everything else loads the Typer app, whose commands import their own needs.
+Python. A well-formed `seam run` goes straight to the one-shot (`run_args`), without
+Typer; everything else loads the Typer app, whose commands import their own needs.
 """
 
 from __future__ import annotations
 
 import sys
+import types
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,7 +19,38 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"seam {__version__}\n")
         return 0
+    skip_httpx_command_line()
+    skip_pydantic_plugin_scan()
+    if args[:1] == ["run"]:
+        from seam.apps.cli.run_args import parse_run, run_command
+
+        parsed = parse_run(args[1:])
+        if parsed is not None:  # well-formed: no Typer needed (see `run_args`)
+            run_command(parsed)
+            return 0
     from seam.apps.cli.app import app
 
     app(args=args, prog_name="seam")
     return 0
+
+
+def skip_httpx_command_line() -> None:
+    """httpx's package imports its own command line (`httpx._main`, which pulls in
+    click, rich and pygments: about 100 modules) whenever those are installed, and
+    quietly does without it when that import fails. Seam never runs it: a `None` entry
+    in `sys.modules` makes the import fail, before httpx is first imported."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
+
+def skip_pydantic_plugin_scan() -> None:
+    """pydantic looks for plugins the first time a model is built: it reads the entry
+    points of every installed distribution through `importlib.metadata` (which imports
+    email, zipfile, csv and importlib.resources: about 30 modules, and a walk of
+    site-packages). Seam uses no pydantic plugin, so the command line stands in a loader
+    that finds none, unless pydantic already loaded its own."""
+    name = "pydantic.plugin._loader"
+    if name not in sys.modules:
+        loader = types.ModuleType(name, "Seam's command line: no pydantic plugins.")
+        loader.get_plugins = tuple  # type: ignore[attr-defined]
+        sys.modules[name] = loader

@@ -6,13 +6,17 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import sys
 from pathlib import Path
 
 from seam.wiring.logs import JSON_LOG_KEEP, JSON_LOG_MAX_BYTES, json_log_file, log_fields
 
 
 def _trace_ids() -> tuple[str, str] | None:
-    """The current OpenTelemetry span's trace and span ids, when tracing is on."""
+    """The current OpenTelemetry span's trace and span ids, when tracing is on (it never
+    is before something imported the tracing API: no import here for a log line)."""
+    if "opentelemetry.trace" not in sys.modules:
+        return None
     try:
         from opentelemetry import trace
     except ImportError:

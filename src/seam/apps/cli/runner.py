@@ -54,8 +54,6 @@ def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
     gets its own line from `faults.describe`; anything else is the backstop: one line
     naming the crash log that holds the traceback.
     """
-    import typer
-
     from seam.apps.cli.log_setup import configure_logging
     from seam.wiring.log_secrets import COMMAND_SECRETS, LogSecrets
 
@@ -73,7 +71,9 @@ def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
 
             _json_line(TurnReport(code, " ".join(message.split())).exit_line())
     if code:
-        raise typer.Exit(code)
+        # SystemExit, not typer.Exit: click lets it through unchanged, and `seam run`'s
+        # path without Typer (`run_args`) then imports no Typer either.
+        raise SystemExit(code)
 
 
 def _outcome(main: Coroutine[Any, Any, int]) -> tuple[int, str]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import ssl
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
+from importlib.util import find_spec
 from typing import Any, ClassVar, TypedDict, TypeVar, Unpack
 
 import httpx
@@ -32,6 +32,7 @@ from seam.contracts.model import (
     OnRetry,
     ToolDefinition,
 )
+from seam.services.llm.lean_http import LeanTransport
 from seam.services.llm.retry import (
     ProviderError,
     RetryPolicy,
@@ -42,7 +43,7 @@ from seam.services.llm.retry import (
     retry_stream,
     stalled,
 )
-from seam.services.llm.sse import NotEventStream, SSEDecoder
+from seam.services.llm.sse import LineSplitter, NotEventStream, SSEDecoder
 from seam.services.llm.watch import StreamWatch
 
 T = TypeVar("T")
@@ -55,6 +56,9 @@ DEFAULT_IDLE_TIMEOUT = 60.0
 _NOT_SSE_LINES = 200
 _NOT_SSE_CHARS = 64_000
 _SAID_CHARS = 200
+# How long the rest of a body may take after the answer is whole (see `_drain`): past
+# it, the connection is closed rather than kept.
+_DRAIN_SECONDS = 1.0
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
 
@@ -137,7 +141,7 @@ class HttpProvider:
         }
         client = options.get("client")
         self._owns_client = client is None
-        self._client = client or _default_client(self._root, self._timeout)
+        self._client = client or default_client(self._root, self._timeout)
 
     def count_tokens(self, text: str) -> int:
         """A cheap estimate (about four characters a token): good enough for budgeting."""
@@ -271,14 +275,29 @@ class HttpProvider:
         """The `data:` payloads of a successful response's event stream, as `decoder`
         completes them; a 200 answer that is not an event stream is the ModelError
         `_not_event_stream` makes of it, at once."""
-        lines = response.aiter_lines()
-        async for line in lines:
-            try:
-                data = decoder.feed(line)
-            except NotEventStream as exc:
-                raise await self._not_event_stream(exc.line, lines, response) from None
-            if data is not None:
-                yield data
+        lines = _lines(response)
+        async for batch in lines:
+            for at, line in enumerate(batch):
+                try:
+                    data = decoder.feed(line)
+                except NotEventStream as exc:
+                    rest = _rest(batch[at + 1 :], lines)
+                    raise await self._not_event_stream(exc.line, rest, response) from None
+                if data is not None:
+                    yield data
+
+    async def _drain(self, lines: AsyncIterator[str]) -> None:
+        """Read what is left of a whole answer's body (usually just the chunked
+        encoding's last empty chunk), so httpx hands the connection back to the pool
+        instead of closing it with unread bytes: every model call of a process then
+        shares one connection, not a TCP (and TLS) handshake each. Bounded by
+        `_DRAIN_SECONDS`; whatever goes wrong here no longer matters to the answer."""
+        try:
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                async for _ in lines:
+                    pass
+        except (TimeoutError, httpx.HTTPError, ModelError):
+            return
 
     async def _not_event_stream(
         self, line: str, lines: AsyncIterator[str], response: httpx.Response
@@ -371,6 +390,32 @@ def _what_it_said(text: str) -> str:
     return said if len(said) <= _SAID_CHARS else said[: _SAID_CHARS - 1] + "…"
 
 
+async def _lines(response: httpx.Response) -> AsyncGenerator[list[str], None]:
+    """The body's lines, a batch per network read. Read raw (no decoder layer) unless the
+    server compressed the body or it was read already."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    raw = encoding in ("identity", "") and not response.is_stream_consumed
+    # A body already in memory (a test's canned response) is served by aiter_bytes.
+    reads = response.aiter_raw() if raw else response.aiter_bytes()
+    splitter = LineSplitter()
+    async for data in reads:
+        batch = splitter.feed(data)
+        if batch:
+            yield batch
+    last = splitter.flush()
+    if last:
+        yield last
+
+
+async def _rest(batch: list[str], batches: AsyncIterator[list[str]]) -> AsyncGenerator[str, None]:
+    """One line at a time: what is left of this batch, then the batches after it."""
+    for line in batch:
+        yield line
+    async for later in batches:
+        for line in later:
+            yield line
+
+
 def json_body(body: Mapping[str, Any]) -> bytes:
     """The request body as compact UTF-8 JSON (non-ASCII text kept as is, not escaped)."""
     return json.dumps(
@@ -390,16 +435,19 @@ def _mapping_to_dict(value: object) -> dict[str, Any]:
     raise TypeError(f"cannot send {type(value).__name__} to the model: not JSON")
 
 
-def _default_client(base_url: str, timeout: httpx.Timeout) -> httpx.AsyncClient:
+def default_client(base_url: str, timeout: httpx.Timeout | None = None) -> httpx.AsyncClient:
     """A client that reads no environment (proxy variables included: services never do;
-    wiring injects a configured client when a proxy is needed).
+    wiring injects a configured client when a proxy is needed). Every request passes its
+    own timeouts, so one client (one connection pool) can serve every provider that talks
+    to `base_url`.
 
     A plain-http endpoint (a local proxy, llama.cpp, vLLM or Ollama) never speaks TLS,
-    since redirects are not followed, so it gets an empty TLS context instead of the CA
-    bundle, which takes tens of milliseconds to load; any TLS attempt with it fails
-    verification.
+    since redirects are not followed, so it gets `LeanTransport` (HTTP/1.1 straight over
+    asyncio: a streamed answer costs a fraction of the CPU, and no CA bundle is loaded).
+    An https endpoint gets httpx's own transport, offered HTTP/2 (agreed in the TLS
+    handshake, so a server without it answers in HTTP/1.1) when `h2` is installed.
     """
-    verify: ssl.SSLContext | bool = True
+    timeout = timeout or httpx.Timeout(DEFAULT_TIMEOUT, connect=DEFAULT_CONNECT_TIMEOUT)
     if base_url.startswith("http://"):
-        verify = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    return httpx.AsyncClient(timeout=timeout, trust_env=False, verify=verify)
+        return httpx.AsyncClient(timeout=timeout, trust_env=False, transport=LeanTransport())
+    return httpx.AsyncClient(timeout=timeout, trust_env=False, http2=find_spec("h2") is not None)

@@ -213,7 +213,8 @@ class OpenAICompatProvider(HttpProvider):
     async def _events(
         self, response: httpx.Response, watch: StreamWatch, state: StreamState
     ) -> AsyncGenerator[ModelChunk, None]:
-        """The chunks of a successful response's event stream, until `[DONE]`.
+        """The chunks of a successful response's event stream, until `[DONE]` (the rest
+        of the body is then read, so the connection goes back to the pool).
 
         Only `data:` events count as progress for `watch`, and the time the consumer
         takes with a chunk is not counted against the server. A stream that ends with
@@ -230,6 +231,9 @@ class OpenAICompatProvider(HttpProvider):
                 for chunk in self._event_chunks(data, state):
                     yield chunk
                 watch.waiting()
+            if done:
+                watch.got_event()  # the answer is whole: the server's time is up
+                await self._drain(events)
         if not done:
             done = decoder.flush() == "[DONE]"
         if not done and state.finish is None:

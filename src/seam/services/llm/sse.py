@@ -1,13 +1,18 @@
 """Incremental server-sent-events decoding, one line at a time.
 
 A push decoder (feed a line, maybe get an event's data back) rather than a generator
-layer, so the streaming hot path pays one method call per line. Comments (`: keep-alive`,
-OpenRouter's `: OPENROUTER PROCESSING`), `event`, `id` and `retry` lines are accepted and
-ignored. Any other line means the body is not an event stream at all (a proxy's HTML
-page, a plain JSON body), which the caller must hear about instead of getting nothing.
+layer, so the streaming hot path pays one method call per line; `LineSplitter` makes the
+lines from the body's bytes a network read at a time (a list per read, not a generator
+step per line, which httpx's `aiter_lines` costs through four layers of generators).
+Comments (`: keep-alive`, OpenRouter's `: OPENROUTER PROCESSING`), `event`, `id` and
+`retry` lines are accepted and ignored. Any other line means the body is not an event
+stream at all (a proxy's HTML page, a plain JSON body), which the caller must hear about
+instead of getting nothing.
 """
 
 from __future__ import annotations
+
+import codecs
 
 _IGNORED_FIELDS = ("event:", "id:", "retry:")
 _BARE_FIELDS = frozenset({"event", "id", "retry"})
@@ -55,3 +60,34 @@ class SSEDecoder:
         """At the end of the body: `[DONE]` if that was the unterminated last event."""
         data, self._data = self._data, None
         return data if data == "[DONE]" else None
+
+
+class LineSplitter:
+    """The body's bytes in, its lines out: CR, LF or CRLF end a line (the spec's three,
+    and no others: a JSON string may hold U+2028, which `str.splitlines` would split
+    on), UTF-8 decoded across reads. `feed` returns the lines a read completed."""
+
+    __slots__ = ("_decode", "_pending")
+
+    def __init__(self) -> None:
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+        self._pending = ""
+
+    def feed(self, data: bytes) -> list[str]:
+        text = self._pending + self._decode(data)
+        held = ""
+        if "\r" in text:
+            if text.endswith("\r"):  # maybe the first half of a CRLF: decide next time
+                text, held = text[:-1], "\r"
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.split("\n")
+        self._pending = lines.pop() + held
+        return lines
+
+    def flush(self) -> list[str]:
+        """At the end of the body: the last line, if it had no line ending."""
+        text = self._pending + self._decode(b"", True)
+        self._pending = ""
+        if text.endswith("\r"):
+            text = text[:-1]
+        return [text] if text else []
