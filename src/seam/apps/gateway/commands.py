@@ -9,13 +9,12 @@ from seam.wiring.mcp import is_command
 HELP = (
     "I'm your Seam agent. Just write to me; I answer here.\n\n"
     "/new — start a fresh conversation\n"
-    "/stop — stop the answer I'm working on\n"
+    "/stop — stop my current answer\n"
     "/undo — take back my last turn that changed files\n"
-    "/usage — tokens and cost of this conversation\n"
-    "/cron — the scheduled jobs and when they run next (the owner only)\n"
-    "/dnd [on|off] — quiet hours: hold what I send unasked (the owner only)\n"
-    "/mcp — the MCP servers' prompts you can run\n"
-    "/server:prompt arg=value — run a turn with an MCP server's prompt\n"
+    "/usage — tokens and cost so far\n"
+    "/cron — the scheduled jobs, when they run next (the owner only)\n"
+    "/dnd [on|off] — quiet hours: hold what I send unasked (owner only)\n"
+    "/mcp — MCP prompts, run as /server:prompt\n"
     "/help — this message"
 )
 NAMES = {
