@@ -1,0 +1,63 @@
+"""MCP prompts over ACP (issue 26), with the ACP SDK's client as the editor and npm's
+server-everything from the config: the prompts are offered in `available_commands_update`
+(with their arguments as the hint), `/server:prompt arg=value` sent as a prompt runs a
+turn with the prompt's text, and a bad line is one line in the session, no turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import acp
+
+from tests.acp.conftest import WatchingClient, open_editor
+from tests.cli.conftest import Cli, sent_messages
+from tests.mcp.installed import EVERYTHING, need
+from tests.support.openai_server import OpenAIServer, text_reply
+
+TURN = 90.0
+
+
+def offered(client: WatchingClient) -> dict[str, object]:
+    """The commands of the last `available_commands_update`: name -> its input hint."""
+    [listed] = [u for u in client.updates if u.session_update == "available_commands_update"]
+    return {
+        c.name: (c.input.root.hint if c.input is not None else None)
+        for c in listed.available_commands
+    }
+
+
+async def test_mcp_prompts_are_offered_and_run(cli: Cli, openai_server: OpenAIServer) -> None:
+    need(EVERYTHING)
+    cli.write_config(
+        f"[mcp.servers.everything]\ncommand = {json.dumps([str(EVERYTHING), 'stdio'])}\n"
+    )
+    openai_server.push(text_reply("Sunny in Paris."))
+    client = WatchingClient(watch="available_commands_update")
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
+        await asyncio.wait_for(client.seen.wait(), TURN)
+        commands = offered(client)
+
+        async def send(text: str) -> str:
+            prompt = [acp.text_block(text)]
+            reply = await asyncio.wait_for(
+                conn.prompt(session_id=session.session_id, prompt=prompt), TURN
+            )
+            return str(reply.stop_reason)
+
+        ran = await send("/everything:args-prompt city=Paris")
+        missing = await send("/everything:args-prompt")
+        unknown = await send("/everything:nope")
+    assert commands["everything:args-prompt"] == "city=… [state=…]"
+    assert "everything:simple-prompt" in commands
+    assert ran == missing == unknown == "end_turn"
+    assert sent_messages(openai_server, 0)[-1] == {
+        "role": "user",
+        "content": "What's weather in Paris?",
+    }
+    assert len(openai_server.chat_requests) == 1  # the bad lines ran no turn
+    text = client.text()
+    assert "Sunny in Paris." in text
+    assert "missing city; usage: /everything:args-prompt city=… [state=…]" in text
+    assert "has no prompt 'nope'" in text
