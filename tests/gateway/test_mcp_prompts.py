@@ -17,6 +17,8 @@ pytest.importorskip("seam.plugins.chat.telegram")
 
 from pathlib import Path
 
+from seam.apps.gateway.commands import parse_command
+from seam.wiring.mcp import PromptError, command_text
 from tests.gateway.test_gateway_telegram import OWNER, fake_telegram, gateway_cli
 from tests.gateway.test_never_jam_telegram import has, said
 from tests.mcp.installed import EVERYTHING, need
@@ -77,3 +79,24 @@ def test_owner_and_paired_stranger_run_a_prompt(
     stranger_mcp = next(t for t in said(fake_telegram, STRANGER) if "prompt: /every" in t)
     assert "stdio" not in stranger_mcp  # others see only the prompts
     assert not any("Traceback" in t or "don't know" in t for t in owner_lines)
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("/time:get_time", "prompt"),
+        ("/time:get_time@seam_bot timezone=UTC", "prompt"),
+        ("/mcp time:get_time", "mcp"),
+        ("/new", "new"),
+        ("/etc/hosts:1 is odd", None),
+        ("/:x", "unknown"),
+        ("what time is it", None),
+    ],
+)
+def test_the_gateway_parser_routes_prompt_lines(text: str, command: str | None) -> None:
+    assert parse_command(text) == command
+
+
+async def test_a_runtime_without_mcp_answers_one_line() -> None:
+    with pytest.raises(PromptError, match=r"^unknown command /time:get_time: no MCP servers"):
+        await command_text(None, "/time:get_time timezone=UTC")

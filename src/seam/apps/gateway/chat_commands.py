@@ -10,7 +10,9 @@ that change the rules for everyone (Always, Never).
 An MCP prompt (`/server:prompt arg=value`) is not answered here: its text becomes the
 sender's turn, in their own session, like a message they typed (`Turn`); the servers are
 the runtime's, the same ones every session of the gateway, owner's or tenant's, has.
-`/mcp` lists those prompts (and, to the owner, the servers and their tools).
+`/mcp` lists those prompts (and, to the owner, the servers and their tools);
+`/mcp server:prompt arg=value` runs one where a command cannot hold a `:` (Slack's
+registered commands; Telegram's menu).
 """
 
 from __future__ import annotations
@@ -89,10 +91,15 @@ class ChatCommands:
         except PromptError as exc:
             return f"{exc}. /mcp lists the prompts."
 
-    async def _mcp(self, msg: InboundMessage) -> str:
-        """The owner sees `seam chat`'s `/mcp` report; others only the prompts."""
+    async def _mcp(self, msg: InboundMessage) -> str | Turn:
+        """`/mcp server:prompt ...` runs the prompt (for platforms whose commands cannot
+        hold a `:`, such as Slack's registered ones); bare `/mcp` lists: the owner sees
+        `seam chat`'s report, others only the prompts."""
         from seam.apps.cli.mcp import mcp_report
 
+        rest = msg.text.strip().split(maxsplit=1)[1:]
+        if rest:
+            return await self._prompt(f"/{rest[0]}")
         lines = await mcp_report(self.runtime)
         if not self.tenants.is_owner(msg.chat.platform, msg.user_id):
             lines = [line.strip() for line in lines if line.startswith("  prompt: ")]

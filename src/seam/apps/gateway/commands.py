@@ -14,7 +14,7 @@ HELP = (
     "/usage — tokens and cost so far\n"
     "/cron — the scheduled jobs, when they run next (the owner only)\n"
     "/dnd [on|off] — quiet hours: hold what I send unasked (owner only)\n"
-    "/mcp — MCP prompts, run as /server:prompt\n"
+    "/mcp — MCP prompts; run one: /server:prompt\n"
     "/help — this message"
 )
 NAMES = {
