@@ -72,7 +72,7 @@ async def command_text(servers: PromptSource | None, line: str) -> str:
     place every chat surface (terminal, gateways, ACP) turns a prompt into a turn.
     `PromptError` (one line, for the person) when the line, server or prompt is wrong."""
     words = line.split(maxsplit=1)
-    name, rest = (words + ["", ""])[:2]
+    name, rest = [*words, "", ""][:2]
     command = parse_command(name, rest)
     if command is None:
         raise PromptError(f"unknown command {name}")
