@@ -18,7 +18,11 @@ pytest.importorskip("seam.plugins.chat.telegram")
 from pathlib import Path
 
 from seam.apps.gateway.commands import parse_command
+from seam.core.execution import InMemoryExecutionStore
+from seam.core.scripted_model import ScriptedModel
 from seam.wiring.mcp import PromptError, command_text
+from tests.gateway.fake_chat import FakePlatform
+from tests.gateway.harness import gateway_running, make_runtime, until
 from tests.gateway.test_gateway_telegram import OWNER, fake_telegram, gateway_cli
 from tests.gateway.test_never_jam_telegram import has, said
 from tests.mcp.installed import EVERYTHING, need
@@ -100,3 +104,23 @@ def test_the_gateway_parser_routes_prompt_lines(text: str, command: str | None) 
 async def test_a_runtime_without_mcp_answers_one_line() -> None:
     with pytest.raises(PromptError, match=r"^unknown command /time:get_time: no MCP servers"):
         await command_text(None, "/time:get_time timezone=UTC")
+
+
+async def test_without_mcp_servers_prompt_lines_answer_one_line(tmp_path: Path) -> None:
+    """A runtime built without MCP servers: each line is answered, no turn runs."""
+    model = ScriptedModel([])
+    store = InMemoryExecutionStore()
+    platform = FakePlatform()
+    async with gateway_running(make_runtime(model, store), platform, tmp_path):
+        for line in ("/time:get_time", "/mcp reload", "/mcp time:get_time", "/mcp"):
+            count = len(platform.sent_texts())
+            platform.say(line)
+            await until(platform, lambda n=count: len(platform.sent_texts()) > n, line)
+    texts = platform.sent_texts()
+    assert texts[0] == (
+        "unknown command /time:get_time: no MCP servers here. /mcp lists the prompts."
+    )
+    assert texts[1] == "Use /mcp, or /mcp server:prompt arg=value to run a prompt."
+    assert texts[2] == texts[0]
+    assert "no MCP servers configured" in texts[3]
+    assert await store.submissions() == []

@@ -98,6 +98,8 @@ class ChatCommands:
         from seam.apps.cli.mcp import mcp_report
 
         rest = msg.text.strip().split(maxsplit=1)[1:]
+        if rest and ":" not in rest[0].split()[0]:
+            return "Use /mcp, or /mcp server:prompt arg=value to run a prompt."
         if rest:
             return await self._prompt(f"/{rest[0]}")
         lines = await mcp_report(self.runtime)
