@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
+from typing import Any
 
 import acp
 
@@ -18,9 +20,22 @@ from tests.support.openai_server import OpenAIServer, text_reply
 TURN = 90.0
 
 
+@dataclass
+class PromptsClient(WatchingClient):
+    """`seen` is set by the `available_commands_update` that offers MCP prompts (Seam's
+    own commands come first, in an update of their own)."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+        if update.session_update == "available_commands_update" and any(
+            ":" in c.name for c in update.available_commands
+        ):
+            self.seen.set()
+
+
 def offered(client: WatchingClient) -> dict[str, object]:
     """The commands of the last `available_commands_update`: name -> its input hint."""
-    [listed] = [u for u in client.updates if u.session_update == "available_commands_update"]
+    listed = [u for u in client.updates if u.session_update == "available_commands_update"][-1]
     return {
         c.name: (c.input.root.hint if c.input is not None else None)
         for c in listed.available_commands
@@ -33,7 +48,7 @@ async def test_mcp_prompts_are_offered_and_run(cli: Cli, openai_server: OpenAISe
         f"[mcp.servers.everything]\ncommand = {json.dumps([str(EVERYTHING), 'stdio'])}\n"
     )
     openai_server.push(text_reply("Sunny in Paris."))
-    client = WatchingClient(watch="available_commands_update")
+    client = PromptsClient()
     async with open_editor(cli, client) as (conn, _):
         session = await conn.new_session(cwd=str(cli.project), mcp_servers=[])
         await asyncio.wait_for(client.seen.wait(), TURN)
@@ -51,6 +66,7 @@ async def test_mcp_prompts_are_offered_and_run(cli: Cli, openai_server: OpenAISe
         unknown = await send("/everything:nope")
     assert commands["everything:args-prompt"] == "city=… [state=…]"
     assert "everything:simple-prompt" in commands
+    assert "undo" in commands  # Seam's own stay in the list
     assert ran == missing == unknown == "end_turn"
     assert sent_messages(openai_server, 0)[-1] == {
         "role": "user",

@@ -22,6 +22,7 @@ from typing import Any
 import acp
 from acp.schema import (
     AgentCapabilities,
+    AvailableCommand,
     AvailableCommandsUpdate,
     ClientCapabilities,
     CloseSessionResponse,
@@ -42,7 +43,7 @@ from acp.schema import (
 
 from seam import __version__
 from seam.apps.acp.access import EditorAccess
-from seam.apps.acp.commands import available, prompt_turn
+from seam.apps.acp.commands import local_commands, mcp_prompts, prompt_turn
 from seam.apps.acp.mapping import (
     decision_for,
     plan_from_todo,
@@ -245,17 +246,23 @@ class SeamAgent:
         task.add_done_callback(self._background.discard)
 
     async def _advertise(self, session_id: str, cwd: str) -> None:
-        """The session's commands (`commands.py`) as ACP's available commands."""
+        """The session's commands (`commands.py`) as ACP's available commands: Seam's
+        own at once, then again with the MCP prompts once the servers have listed them."""
         try:
-            commands = await available(self.runtime, cwd)
-            if not commands:
-                return
-            update = AvailableCommandsUpdate(
-                session_update="available_commands_update", available_commands=commands
-            )
-            await self.conn.session_update(session_id=session_id, update=update)
+            commands = await local_commands(self.runtime, cwd)
+            if commands:
+                await self._offer(session_id, commands)
+            prompts = await mcp_prompts(self.runtime)
+            if prompts:
+                await self._offer(session_id, [*commands, *prompts])
         except Exception:
             log.warning("could not list the commands of %s", session_id, exc_info=True)
+
+    async def _offer(self, session_id: str, commands: list[AvailableCommand]) -> None:
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=commands
+        )
+        await self.conn.session_update(session_id=session_id, update=update)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         problem = self.access.mode_refusal()

@@ -3,10 +3,12 @@
 ACP's `available_commands_update` tells the editor what it may offer after `/`: the
 skills found in the session's `cwd` (`/<skill-name>`), `/undo` when checkpoints are on,
 and every prompt of the session's MCP servers (`/<server>:<prompt>`, the configured ones
-and the editor's own), with its arguments as the input hint (`city=… [state=…]`). The
-editor sends the chosen command back as an ordinary prompt; `prompt_turn` turns an MCP
-prompt's line into the turn's text through `command_text`, the one place every chat
-surface does it (terminal, gateways and here).
+and the editor's own), with its arguments as the input hint (`city=… [state=…]`); Seam's
+own are sent at once, then the whole list again once the servers have listed their
+prompts, so a slow server never holds up the rest. The editor sends the chosen command
+back as an ordinary prompt; `prompt_turn` turns an MCP prompt's line into the turn's text
+through `command_text`, the one place every chat surface does it (terminal, gateways and
+here).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from seam.wiring.runtime import Runtime
 SKILL_HINT = "what to do (optional)"
 
 
-async def available(runtime: Runtime, cwd: str) -> list[AvailableCommand]:
-    """Every command of a session in `cwd`: skills, `/undo`, then the MCP prompts."""
+async def local_commands(runtime: Runtime, cwd: str) -> list[AvailableCommand]:
+    """The commands Seam itself offers a session in `cwd`: its skills and `/undo`. Sent
+    first: the MCP prompts follow once the servers have started (a slow one waits)."""
     listed = await asyncio.to_thread(skill_commands, runtime, cwd)
     if runtime.checkpoints is not None:
         listed = [*listed, UNDO_COMMAND]
@@ -34,7 +37,7 @@ async def available(runtime: Runtime, cwd: str) -> list[AvailableCommand]:
         )
         for name, description in listed
     ]
-    return commands + await mcp_prompts(runtime)
+    return commands
 
 
 async def mcp_prompts(runtime: Runtime) -> list[AvailableCommand]:
@@ -67,4 +70,4 @@ async def prompt_turn(runtime: Runtime, text: str) -> tuple[str, str] | None:
         return "", str(exc)
 
 
-__all__ = ["available", "mcp_prompts", "prompt_turn"]
+__all__ = ["local_commands", "mcp_prompts", "prompt_turn"]
