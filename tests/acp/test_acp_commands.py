@@ -1,16 +1,19 @@
-"""MCP prompts over ACP (issue 26), with the ACP SDK's client as the editor and npm's
-server-everything from the config: the prompts are offered in `available_commands_update`
-(with their arguments as the hint), `/server:prompt arg=value` sent as a prompt runs a
-turn with the prompt's text, and a bad line is one line in the session, no turn."""
+"""MCP prompts over ACP (issue 26), with the ACP SDK's client as the editor, npm's
+server-everything from the config and an editor's own server (the MCP SDK's
+`MCPServer`): the prompts are offered in `available_commands_update` (with their
+arguments as the hint), `/server:prompt arg=value` sent as a prompt runs a turn with the
+prompt's text, and a bad line is one line in the session, no turn."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 import acp
+from acp.schema import McpServerStdio
 
 from tests.acp.conftest import WatchingClient, open_editor
 from tests.cli.conftest import Cli, sent_messages
@@ -18,6 +21,21 @@ from tests.mcp.installed import EVERYTHING, need
 from tests.support.openai_server import OpenAIServer, text_reply
 
 TURN = 90.0
+# An editor's own MCP server with one prompt, built with the MCP SDK.
+NOTES_SERVER = """
+from mcp.server import MCPServer
+
+srv = MCPServer("notes")
+
+
+@srv.prompt()
+def review(path: str, focus: str = "bugs") -> str:
+    \"\"\"Review a file.\"\"\"
+    return f"Review {path} for {focus}."
+
+
+srv.run("stdio")
+"""
 
 
 @dataclass
@@ -77,3 +95,18 @@ async def test_mcp_prompts_are_offered_and_run(cli: Cli, openai_server: OpenAISe
     assert "Sunny in Paris." in text
     assert "missing city; usage: /everything:args-prompt city=… [state=…]" in text
     assert "has no prompt 'nope'" in text
+
+
+async def test_an_editors_server_prompt_is_offered_and_runs(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(text_reply("Looks fine."))
+    server = McpServerStdio(name="notes", command=sys.executable, args=["-c", NOTES_SERVER], env=[])
+    client = PromptsClient()
+    async with open_editor(cli, client) as (conn, _):
+        session = await conn.new_session(cwd=str(cli.project), mcp_servers=[server])
+        await asyncio.wait_for(client.seen.wait(), TURN)
+        prompt = [acp.text_block('/notes:review "src/a b.py"')]
+        await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=prompt), TURN)
+    assert offered(client)["notes:review"] == "path=… [focus=…]"
+    assert sent_messages(openai_server, 0)[-1]["content"] == "Review src/a b.py for bugs."
