@@ -4,6 +4,7 @@
 only layer that reads it); a variable that is not set makes that server report the
 problem instead of starting with an empty secret. Surfaces (`seam mcp list`, `/mcp`) use
 the builders here and `reload_mcp`, never the plugin; what they print is apps/cli/mcp.py.
+Every chat surface turns `/server:prompt ...` into a turn's text with `command_text`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from seam.contracts.guardrail import ApprovalDecision
 from seam.contracts.personality import PersonalityRegistry
 from seam.plugins.guardrail.approvals import ApprovalCache
-from seam.plugins.mcp.prompts import PromptError, parse_command
+from seam.plugins.mcp.prompts import PromptError, command_text, is_command, parse_command
 from seam.plugins.mcp.servers import McpServers, ServerStatus
 from seam.plugins.mcp.spec import ServerSpec
 from seam.wiring.default_tools import DefaultGets
@@ -31,7 +32,9 @@ __all__ = [
     "PromptError",
     "ServerStatus",
     "build_mcp",
+    "command_text",
     "default_gets_mcp",
+    "is_command",
     "parse_command",
     "reload_mcp",
     "runtime_servers",

@@ -39,11 +39,11 @@ from acp.schema import (
     SessionListCapabilities,
     SetSessionConfigOptionResponse,
     ToolCallUpdate,
-    UnstructuredCommandInput,
 )
 
 from seam import __version__
 from seam.apps.acp.access import EditorAccess
+from seam.apps.acp.commands import local_commands, mcp_prompts, prompt_turn
 from seam.apps.acp.mapping import (
     decision_for,
     plan_from_todo,
@@ -54,13 +54,11 @@ from seam.apps.acp.mapping import (
 )
 from seam.apps.acp.sessions import (
     set_working_dir,
-    skill_commands,
     skill_prompt,
     stored_messages,
 )
 from seam.apps.acp.storage import CURRENT_SESSION, ClientStorage
 from seam.apps.acp.threads import MODEL_OPTION, Titles, list_threads, model_option
-from seam.apps.acp.undo import COMMAND as UNDO_COMMAND
 from seam.apps.acp.undo import is_undo, undo_in_editor
 from seam.contracts.events import (
     AgentEvent,
@@ -248,28 +246,23 @@ class SeamAgent:
         task.add_done_callback(self._background.discard)
 
     async def _advertise(self, session_id: str, cwd: str) -> None:
-        """The session's `/<skill-name>` commands (and `/undo`), as ACP's available
-        commands."""
+        """The session's commands (`commands.py`) as ACP's available commands: Seam's
+        own at once, then again with the MCP prompts once the servers have listed them."""
         try:
-            commands = await asyncio.to_thread(skill_commands, self.runtime, cwd)
-            if self.runtime.checkpoints is not None:
-                commands = [*commands, UNDO_COMMAND]
-            if not commands:
-                return
-            update = AvailableCommandsUpdate(
-                session_update="available_commands_update",
-                available_commands=[
-                    AvailableCommand(
-                        name=name,
-                        description=description,
-                        input=UnstructuredCommandInput(hint="what to do (optional)"),
-                    )
-                    for name, description in commands
-                ],
-            )
-            await self.conn.session_update(session_id=session_id, update=update)
+            commands = await local_commands(self.runtime, cwd)
+            if commands:
+                await self._offer(session_id, commands)
+            prompts = await mcp_prompts(self.runtime)
+            if prompts:
+                await self._offer(session_id, [*commands, *prompts])
         except Exception:
-            log.warning("could not list the skill commands of %s", session_id, exc_info=True)
+            log.warning("could not list the commands of %s", session_id, exc_info=True)
+
+    async def _offer(self, session_id: str, commands: list[AvailableCommand]) -> None:
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=commands
+        )
+        await self.conn.session_update(session_id=session_id, update=update)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         problem = self.access.mode_refusal()
@@ -287,9 +280,7 @@ class SeamAgent:
                 can_write = self.storage.can_write
                 await undo_in_editor(self.runtime, self.conn, session_id, undo, can_write=can_write)
             return PromptResponse(stop_reason="end_turn")
-        text, problem = await asyncio.to_thread(
-            skill_prompt, self.runtime, session.cwd, prompt_text(prompt)
-        )
+        text, problem = await self._turn_text(session, prompt_text(prompt))
         if problem:
             update = acp.update_agent_message_text(problem)
             await self.conn.session_update(session_id=session_id, update=update)
@@ -306,6 +297,14 @@ class SeamAgent:
         finish = done.finish_reason if done is not None else "cancelled"
         await self.titles.after_turn(session_id)
         return PromptResponse(stop_reason=stop_reason(finish, cancelled=cancel.cancelled))
+
+    async def _turn_text(self, session: _Session, text: str) -> tuple[str, str]:
+        """The prompt as the turn runs it (an MCP prompt's or a skill's text), and a
+        problem to show instead ("" if none)."""
+        mcp = await prompt_turn(self.runtime, text)
+        if mcp is not None:
+            return mcp
+        return await asyncio.to_thread(skill_prompt, self.runtime, session.cwd, text)
 
     async def _stream(self, session: _Session, text: str, cancel: CancelToken) -> Done | None:
         asks: set[asyncio.Task[None]] = set()

@@ -48,31 +48,21 @@ def format_status(found: list[ServerStatus]) -> list[str]:
 
 def is_prompt_command(name: str) -> bool:
     """Whether a chat line's first word is `/server:prompt` (an MCP prompt)."""
-    from seam.wiring.mcp import parse_command
+    from seam.wiring.mcp import is_command
 
-    try:
-        return parse_command(name, "") is not None
-    except ValueError:
-        return False
+    return is_command(name)
 
 
 async def prompt_turn_text(runtime: Any, name: str, rest: str) -> str:
     """The text of the turn `/server:prompt rest` asks for; a `CliError` (one line)
     when the server, the prompt or the arguments are wrong."""
     from seam.apps.cli.runner import CliError
-    from seam.wiring.mcp import PromptError, parse_command, runtime_servers
+    from seam.wiring.mcp import PromptError, command_text, runtime_servers
 
-    servers = runtime_servers(runtime)
     try:
-        command = parse_command(name, rest)
-        if command is None or servers is None:
-            raise PromptError(f"unknown command {name}; type /help for the list")
-        text = await servers.prompt(command)
+        return await command_text(runtime_servers(runtime), f"{name} {rest}")
     except PromptError as exc:
         raise CliError(str(exc)) from None
-    if not text.strip():
-        raise CliError(f"{name} gave no text to send")
-    return text
 
 
 async def list_configured(settings: Settings | None = None) -> list[str]:

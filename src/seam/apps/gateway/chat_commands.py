@@ -6,6 +6,13 @@ What is the owner's alone is refused to a paired user with one line saying so: t
 scheduled jobs (`/cron` shows the owner's prompts and targets), quiet hours (`/dnd on|off`,
 for the `[gateway] owner` chat only, as before), and, in `runner.py`, the approval answers
 that change the rules for everyone (Always, Never).
+
+An MCP prompt (`/server:prompt arg=value`) is not answered here: its text becomes the
+sender's turn, in their own session, like a message they typed (`Turn`); the servers are
+the runtime's, the same ones every session of the gateway, owner's or tenant's, has.
+`/mcp` lists those prompts (and, to the owner, the servers and their tools);
+`/mcp server:prompt arg=value` runs one where a command cannot hold a `:` (Slack's
+registered commands; Telegram's menu).
 """
 
 from __future__ import annotations
@@ -14,16 +21,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from seam.apps.gateway.chats import ChatSessions
-from seam.apps.gateway.commands import HELP, command_argument, usage_text
+from seam.apps.gateway.commands import HELP, PROMPT, command_argument, usage_text
 from seam.apps.gateway.tenants import ChatTenants
 from seam.contracts.chat import InboundMessage
 from seam.contracts.execution import UNSETTLED
 from seam.contracts.outbox import Outbox
 from seam.contracts.sessions import SessionNotFound
+from seam.wiring.mcp import PromptError, command_text, runtime_servers
 from seam.wiring.runtime import Runtime
 
 # Commands only the owner (a user the config names) may run, with the refusal.
 OWNER_ONLY = {"cron": "Only the owner sees the scheduled jobs."}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A command whose answer is a turn of the agent: `text` is submitted as the message."""
+
+    text: str
 
 
 @dataclass
@@ -37,10 +52,14 @@ class ChatCommands:
     outbox: Outbox
     cancel_local: Callable[[str], None]
 
-    async def run(self, command: str, msg: InboundMessage) -> str:
-        """The reply to `command` sent by `msg`'s user."""
+    async def run(self, command: str, msg: InboundMessage) -> str | Turn:
+        """The reply to `command` sent by `msg`'s user, or the `Turn` it asks for."""
         if command == "help":
             return HELP
+        if command == PROMPT:
+            return await self._prompt(msg.text)
+        if command == "mcp":
+            return await self._mcp(msg)
         refusal = OWNER_ONLY.get(command)
         if refusal is not None and not self.tenants.is_owner(msg.chat.platform, msg.user_id):
             return refusal
@@ -64,6 +83,29 @@ class ChatCommands:
 
             return await undo_reply(self.runtime, key, command_argument(msg.text))
         return "I don't know that command. /help lists the ones I do."
+
+    async def _prompt(self, line: str) -> str | Turn:
+        """An MCP prompt's text as the turn; what is wrong with the line as one line."""
+        try:
+            return Turn(await command_text(runtime_servers(self.runtime), line))
+        except PromptError as exc:
+            return f"{exc}. /mcp lists the prompts."
+
+    async def _mcp(self, msg: InboundMessage) -> str | Turn:
+        """`/mcp server:prompt ...` runs the prompt (for platforms whose commands cannot
+        hold a `:`, such as Slack's registered ones); bare `/mcp` lists: the owner sees
+        `seam chat`'s report, others only the prompts."""
+        from seam.apps.cli.mcp import mcp_report
+
+        rest = msg.text.strip().split(maxsplit=1)[1:]
+        if rest and ":" not in rest[0].split()[0]:
+            return "Use /mcp, or /mcp server:prompt arg=value to run a prompt."
+        if rest:
+            return await self._prompt(f"/{rest[0]}")
+        lines = await mcp_report(self.runtime)
+        if not self.tenants.is_owner(msg.chat.platform, msg.user_id):
+            lines = [line.strip() for line in lines if line.startswith("  prompt: ")]
+        return "\n".join(lines) or "No MCP prompts here."
 
     async def _stop(self, key: str) -> str:
         stopped = 0
@@ -108,4 +150,4 @@ class ChatCommands:
         return bool(owner) and owner in (str(msg.chat), f"{msg.chat.platform}:{msg.user_id}")
 
 
-__all__ = ["OWNER_ONLY", "ChatCommands"]
+__all__ = ["OWNER_ONLY", "ChatCommands", "Turn"]

@@ -1,16 +1,20 @@
 """The slash commands every chat understands: /new, /stop, /undo, /usage, /cron, /dnd,
-/help."""
+/mcp, /help, and an MCP server's prompts as `/server:prompt arg=value` (typed: Telegram's
+command menu cannot hold a `:`, but the typed line arrives as text and is routed here)."""
 
 from __future__ import annotations
+
+from seam.wiring.mcp import is_command
 
 HELP = (
     "I'm your Seam agent. Just write to me; I answer here.\n\n"
     "/new — start a fresh conversation\n"
-    "/stop — stop the answer I'm working on\n"
+    "/stop — stop my current answer\n"
     "/undo — take back my last turn that changed files\n"
-    "/usage — tokens and cost of this conversation\n"
-    "/cron — the scheduled jobs and when they run next (the owner only)\n"
-    "/dnd [on|off] — quiet hours: hold what I send unasked (the owner only)\n"
+    "/usage — tokens and cost so far\n"
+    "/cron — the scheduled jobs, when they run next (the owner only)\n"
+    "/dnd [on|off] — quiet hours: hold what I send unasked (owner only)\n"
+    "/mcp — MCP prompts; run one: /server:prompt\n"
     "/help — this message"
 )
 NAMES = {
@@ -21,8 +25,10 @@ NAMES = {
     "usage": "usage",
     "cron": "cron",
     "dnd": "dnd",
+    "mcp": "mcp",
     "help": "help",
 }
+PROMPT = "prompt"  # `/server:prompt ...`: an MCP prompt
 NAMES["start"] = "help"  # what Telegram sends when someone opens the bot
 
 
@@ -36,6 +42,8 @@ def parse_command(text: str) -> str | None:
     word = word.split("@", 1)[0].lower()
     if not word or "/" in word:
         return None  # a path like /etc/hosts is a message
+    if is_command(text):
+        return PROMPT
     return NAMES.get(word, "unknown")
 
 

@@ -214,10 +214,13 @@ class Gateway:
     async def _admit(self, adapter: ChatAdapter, msg: InboundMessage, sid: str) -> None:
         """Answer a command, or submit the message (as submission `sid`) and drive it."""
         command = parse_command(msg.text)
-        if command is not None:
-            await self._say(adapter, msg.chat, sid, await self.commands.run(command, msg))
-            return
         text = msg.text.strip()
+        if command is not None:
+            answer = await self.commands.run(command, msg)
+            if isinstance(answer, str):
+                await self._say(adapter, msg.chat, sid, answer)
+                return
+            text = answer.text  # an MCP prompt: its text is the turn (chat_commands.py)
         if msg.attachments:
             storage = working_dir_storage(self.runtime, self.working_dir)
             got = await receive(msg.attachments, msg.message_id, storage)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from seam.plugins.mcp.connection import ServerConnection, ServerError
 from seam.plugins.mcp.content import part
@@ -34,11 +34,10 @@ class PromptCommand:
 
 def parse_command(name: str, rest: str) -> PromptCommand | None:
     """`/server:prompt` and the rest of its line; None when `name` is not that shape."""
-    if not name.startswith("/") or ":" not in name:
+    names = _split_name(name)
+    if names is None:
         return None
-    server, _, prompt = name[1:].partition(":")
-    if not server or not prompt:
-        return None
+    server, prompt = names
     try:
         words = shlex.split(rest)
     except ValueError as exc:
@@ -54,6 +53,45 @@ def parse_command(name: str, rest: str) -> PromptCommand | None:
     if bare:
         named["\0"] = "\0".join(bare)  # resolved against the declared arguments later
     return PromptCommand(server, prompt, named)
+
+
+class PromptSource(Protocol):
+    """What serves a prompt command (`McpServers`)."""
+
+    async def prompt(self, command: PromptCommand) -> str: ...
+
+
+def is_command(line: str) -> bool:
+    """Whether a chat line starts with `/server:prompt` (an MCP prompt)."""
+    words = line.strip().split(maxsplit=1)
+    return bool(words) and _split_name(words[0]) is not None
+
+
+async def command_text(servers: PromptSource | None, line: str) -> str:
+    """The text of the turn the line `/server:prompt arg=value ...` asks for: the one
+    place every chat surface (terminal, gateways, ACP) turns a prompt into a turn.
+    `PromptError` (one line, for the person) when the line, server or prompt is wrong."""
+    words = line.split(maxsplit=1)
+    name, rest = [*words, "", ""][:2]
+    command = parse_command(name, rest)
+    if command is None:
+        raise PromptError(f"unknown command {name}")
+    if servers is None:
+        raise PromptError(f"unknown command {name}: no MCP servers here")
+    text = await servers.prompt(command)
+    if not text.strip():
+        raise PromptError(f"{name} gave no text to send")
+    return text
+
+
+def _split_name(name: str) -> tuple[str, str] | None:
+    """`/server:prompt` (an `@bot` suffix, as Telegram groups add, taken off) as its two
+    names; None when the word is not that shape."""
+    if not name.startswith("/") or ":" not in name:
+        return None
+    server, _, prompt = name[1:].partition(":")
+    prompt = prompt.split("@", 1)[0]
+    return (server, prompt) if server and prompt else None
 
 
 def bind(declared: Sequence[Any], given: dict[str, str], usage: str) -> dict[str, str]:
@@ -114,8 +152,11 @@ def prompt_text(result: Any) -> str:
 __all__ = [
     "PromptCommand",
     "PromptError",
+    "PromptSource",
     "bind",
+    "command_text",
     "get_prompt",
+    "is_command",
     "parse_command",
     "prompt_text",
     "usage",
