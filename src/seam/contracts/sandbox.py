@@ -112,3 +112,8 @@ class SandboxProvider(Protocol):
     ) -> Sandbox: ...
 
     async def aclose(self) -> None: ...
+
+
+# Where the sandbox shows each trusted skill's folder (`/skills/<name>`): the guard and
+# `skill_view` name the same path.
+SKILLS_MOUNT = "/skills"

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from seam.contracts.personality import PersonalityRegistry
+from seam.contracts.sandbox import SKILLS_MOUNT
 from seam.plugins.guardrail.skill_runs import SkillPlaces
 from seam.plugins.safety.injection import scan
 from seam.plugins.skills.catalog import Entry, NoticeText, SkillCatalog, SkillDir, UnknownSkill
 from seam.plugins.skills.skill import SKILL_FILE, SkillError
 from seam.plugins.skills.tools import render_body
 from seam.plugins.skills.trust import TrustStore
-from seam.services.sandbox.mounts import SKILLS_MOUNT
 from seam.wiring.default_tools import DefaultGets
 from seam.wiring.settings import Settings
 

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, TextIO
 from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
 from seam.apps.cli.exits import USAGE, TurnReport
 from seam.apps.cli.faults import stored_failure
-from seam.apps.cli.markdown import render_markdown
 from seam.apps.cli.render import Style, TurnView, json_safe, terminal_safe
 from seam.apps.cli.retries import RetryView
 from seam.apps.cli.runner import (
@@ -240,6 +239,9 @@ def _print_answer(sub: Submission | None, as_json: bool) -> None:
     answer = sub.result if sub is not None and sub.outcome == "completed" else ""
     if not as_json and answer:
         if _is_terminal(sys.stdout):
+            # Rich loads only for a person at a terminal: a piped one-shot never pays it.
+            from seam.apps.cli.markdown import render_markdown
+
             render_markdown(answer, sys.stdout)
             return
         answer = terminal_safe(answer)  # shown, never obeyed (--json escapes it itself)

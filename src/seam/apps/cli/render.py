@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from seam.apps.cli.markdown import MarkdownStream
 from seam.apps.cli.safe_text import terminal_safe as terminal_safe
 from seam.contracts.events import (
     AgentEvent,
@@ -27,6 +26,9 @@ from seam.contracts.events import (
     ToolProgress,
     ToolStart,
 )
+
+if TYPE_CHECKING:
+    from seam.apps.cli.markdown import MarkdownStream
 
 ARGS_PREVIEW_CHARS = 120
 # Said after a turn whose answer stopped short for a reason the reader should know.
@@ -133,7 +135,11 @@ class TurnView:
         self._at_line_start = True
         self._thinking = False
         # With `markdown` (a terminal), the answer is drawn a paragraph at a time.
-        self._markdown = MarkdownStream(out) if markdown else None
+        self._markdown: MarkdownStream | None = None
+        if markdown:  # Rich loads only for a person at a terminal
+            from seam.apps.cli.markdown import MarkdownStream
+
+            self._markdown = MarkdownStream(out)
 
     def __call__(self, event: AgentEvent) -> None:
         """Show one event: streamed text, a tool's activity, or (with text) how the turn

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from seam.plugins.guardrail.command import Cmd
 from seam.plugins.guardrail.normalize import canonical_path, script_operand
+
+if TYPE_CHECKING:  # the shell grammar loads with the classifier, not with the settings
+    from seam.plugins.guardrail.command import Cmd
 
 UNTRUSTED_RULE = "skill:untrusted"
 # A working directory (None: unknown) in, the skill folders trusted there (canonical).

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from seam.contracts.sandbox import SandboxError
+from seam.contracts.sandbox import SKILLS_MOUNT, SandboxError
 from seam.contracts.storage import Reach
 from seam.services.sandbox.cgroups import Cgroups
 from seam.services.sandbox.egress import (
@@ -36,7 +36,7 @@ from seam.services.sandbox.egress import (
     proxy_env,
     python_inside,
 )
-from seam.services.sandbox.mounts import SKILLS_MOUNT, View, mount_args
+from seam.services.sandbox.mounts import View, mount_args
 from seam.services.sandbox.process import (
     GroupSandbox,
     GroupSandboxProvider,

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from seam.contracts.sandbox import SKILLS_MOUNT
 from seam.contracts.storage import GLOB_CHARS, Reach, within
 from seam.services.sandbox.git_controls import git_control_paths
 
@@ -48,8 +49,6 @@ RESOLVER_DIRS: tuple[str, ...] = ("/run/systemd/resolve",)
 _BASE, _CHILD, _ROOT, _SPLIT, _MASK, _DIR = range(6)
 # Entries of one directory rebuilt at most; beyond it the directory is bound read-only.
 MAX_SPLIT_ENTRIES = 2000
-# Where the trusted skills' folders are shown, each at `/skills/<name>`.
-SKILLS_MOUNT = "/skills"
 
 
 @dataclass(frozen=True, slots=True)
