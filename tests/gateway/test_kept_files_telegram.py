@@ -11,24 +11,17 @@ import pytest
 
 pytest.importorskip("seam.plugins.chat.telegram")
 
-import sqlite3
 from pathlib import Path
 
 from seam.apps.gateway.kept_files import KEPT_DIR
 from tests.gateway.test_gateway_telegram import OWNER, fake_telegram, gateway_cli
 from tests.gateway.test_never_jam_telegram import has
 from tests.support.fake_telegram import RemoteFakeTelegram
-from tests.support.gateway_process import stop, wait_for
+from tests.support.gateway_process import sql, stop, wait_for
 from tests.support.openai_server import OpenAIServer, text_reply
 
 fake_telegram = fake_telegram  # the fixture, registered here
 NOTES = b"remember the milk\n"
-
-
-def sql(db: Path, statement: str) -> None:
-    with sqlite3.connect(db) as conn:
-        conn.execute(statement)
-    conn.close()
 
 
 def test_a_retried_message_on_telegram_still_has_its_document(

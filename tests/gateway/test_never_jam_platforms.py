@@ -1,8 +1,10 @@
 """Gateways never jam (issue 26), on Slack and on Discord: the real `seam gateway` as a
 subprocess, the platform a fake in its own process (slack-bolt over Socket Mode,
 discord.py), the model a scripted OpenAI-compatible server. `/new` then `/usage`
-answers; a poisoned update (a lone UTF-16 surrogate, which no store can keep) ends as
-dead after its three tries while another chat is answered; `seam gateway status` lists
+answers; a poisoned update (one a trigger on the gateway's SQLite file refuses to
+store: a real store fault; discord.py with orjson installed cannot even parse the lone
+surrogate the Telegram test sends) ends as dead after its three tries while another chat
+is answered; `seam gateway status` lists
 it. The Telegram test (`test_never_jam_telegram.py`) adds a restart."""
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ pytest.importorskip("seam.apps.gateway.runner")
 from tests.cli.conftest import Cli, make_cli
 from tests.support.fake_discord import OWNER_ID, RemoteFakeDiscord
 from tests.support.fake_slack import RemoteFakeSlack
-from tests.support.gateway_process import fake_process, stop, wait_for
+from tests.support.gateway_process import fake_process, sql, stop, wait_for
 from tests.support.openai_server import OpenAIServer, text_reply
 
-POISON = "tell me \ud800 about it"
+POISON = "tell me about the poisoned well"
 T = TypeVar("T")
 
 
@@ -54,6 +56,11 @@ def _run_scenario(
         wait_for(lambda: has(owner, "Started a new conversation."), "/new", gateway)
         send(owner, "/usage")
         wait_for(lambda: has(owner, "No model calls"), "/usage", gateway)
+        sql(
+            cli.home / "sessions.db",
+            "CREATE TRIGGER poison BEFORE INSERT ON submissions WHEN NEW.input LIKE "
+            "'%poisoned well%' BEGIN SELECT RAISE(ABORT, 'injected store fault'); END",
+        )
         send(other, POISON)
         wait_for(lambda: has(other, "could not handle"), "the error", gateway)
         send(owner, "hello")

@@ -4,6 +4,7 @@ own process, waiting on a condition while watching the gateway, and stopping it.
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -41,7 +42,8 @@ def wait_for(
             _, err = process.communicate()
             raise AssertionError(f"seam gateway exited ({process.returncode}): {err}")
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            err = stop(process)  # what the gateway logged says why
+            raise AssertionError(f"timed out waiting for {what}; the gateway said: {err[-3000:]}")
         time.sleep(0.1)
 
 
@@ -55,3 +57,12 @@ def stop(process: subprocess.Popen[str]) -> str:
         process.kill()
         _, err = process.communicate()
     return err
+
+
+def sql(db: Path, statement: str) -> None:
+    """Run one statement on the gateway's own SQLite file from a second connection (how a
+    test injects a real store fault: a trigger that refuses a write)."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(statement)
+    conn.close()
