@@ -85,12 +85,30 @@ async def test_events_the_store_refuses_for_a_moment_are_stored_once_it_recovers
     assert [e.type for e in await replay(store, KEY)] == ["tool_start", "done"]
 
 
-async def test_events_are_dropped_only_after_the_last_retry() -> None:
+async def test_events_refused_past_the_last_retry_wait_for_the_next_write() -> None:
+    """A batch given up on goes back to the front of the queue, for the next flush or
+    handover to take: the log never lags the transcript (the chaos suite once found
+    tool results stored without their `tool_start`)."""
     store = RefusesTwice()
+    await store.create(KEY)
+    recorder = EventRecorder(store, "s1", retry_delays=(0.0,))
+    await recorder.record(ev.Done(KEY, "t", 1, "first", "stop"))
+    await recorder.flush()
+    assert await store.events(KEY) == []  # refused twice: kept, not stored
+    await recorder.record(ev.Done(KEY, "t", 2, "second", "stop"))
+    assert [r.seq for r in await recorder.handover()] == [1, 2]
+    assert not recorder.lost
+
+
+async def test_events_are_dropped_only_when_the_recorder_closes() -> None:
+    store = RefusesTwice()
+    store.refusals = -2  # four refusals: both attempts of both flushes
     await store.create(KEY)
     recorder = EventRecorder(store, "s1", retry_delays=(0.0,))
     await recorder.record(ev.Done(KEY, "t", 1, "lost", "stop"))
     await recorder.flush()
+    await recorder.aclose()
+    assert recorder.lost
     await recorder.record(ev.Done(KEY, "t", 2, "kept", "stop"))
     await recorder.aclose()
     assert [e.text for e in await replay(store, KEY)] == ["kept"]  # type: ignore[attr-defined]

@@ -105,6 +105,11 @@ class Settlement:
     # "aborted", no result or error), in the same transaction, so the caller need not
     # read the submission first to find out.
     unless_aborted: bool = False
+    # The turn's last step, written in the same transaction before the submission is
+    # settled (as `append_for` would write it, under the same lease check): its answer
+    # and last events cost no write of their own, and the answer is durable no later
+    # than the acknowledgement.
+    journal: JournalEntry | None = None
 
     def for_submission(self, sub: Submission) -> Settlement:
         """What is recorded for `sub`: this, or the abort it asked to honour."""
@@ -271,7 +276,8 @@ class SubmissionLeases(Protocol):
         """Settle exactly once. `owner` must hold the lease (None: only for a queued
         submission, e.g. an abort before it ran). Raises LeaseLost otherwise.
 
-        `settlement.unless_aborted`: see `Settlement.for_submission`."""
+        `settlement.unless_aborted`: see `Settlement.for_submission`;
+        `settlement.journal`: written first, in the same transaction (needs an `owner`)."""
         ...
 
     async def release(

@@ -38,7 +38,6 @@ from functools import partial
 from typing import Unpack
 
 from seam.contracts.db import StoreUnavailable
-from seam.contracts.events import Done, ErrorEvent
 from seam.contracts.execution import (
     ABORTED,
     DEFAULT_LEASE_SECONDS,
@@ -51,19 +50,18 @@ from seam.contracts.execution import (
     Settlement,
     Submission,
 )
-from seam.contracts.messages import Message
-from seam.contracts.sessions import UsageRecord
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
+from seam.core.coordinator_journal import TurnJournal
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
 from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan, resumed
 from seam.core.coordinator_session import ClaimSession, DriveOptions, Resolve, SubmitOptions
 from seam.core.coordinator_settle import (
     CONTEXT_OVERFLOW,
-    FAILED_FINISHES,
     TRANSIENT_ERRORS,
     Settling,
+    TurnEnd,
 )
 from seam.core.event_log import EventRecorder
 from seam.core.external_calls import ExtrasBook
@@ -114,6 +112,7 @@ class Coordinator(OutageRetry, Settling):
         self._new_id = new_id or (lambda: secrets.token_hex(8))
         # What callers added to their submissions' turns (`contracts/turn_extras.py`).
         self.extras = ExtrasBook()
+        self.unwritten: dict[str, JournalEntry] = {}
 
     # Admission
 
@@ -362,6 +361,7 @@ class Coordinator(OutageRetry, Settling):
         store = self.store
         owner = self.owner
         try:
+            await self._write_unwritten(sub)
             # An aborted submission still gets its transcript repaired (every tool call
             # answered, cut-off text kept), so the session's next turn is valid.
             plan = await self.plan(sub, session, rerun=not sub.abort_requested)
@@ -396,7 +396,7 @@ class Coordinator(OutageRetry, Settling):
         cancel = cancel or CancelToken()
         try:
             turn = self._stream(sub, session, plan, on_event, cancel)
-            done, error = await self._leased(sub.id, turn, cancel)
+            end = await self._leased(sub.id, turn, cancel)
         except asyncio.CancelledError:
             await self._let_go(sub, cancel)
             raise
@@ -410,13 +410,15 @@ class Coordinator(OutageRetry, Settling):
             # than taking the worker down (and the next submission with it).
             return await self._crashed(sub, exc, session)
         try:
-            return await self._conclude(sub, done, error)
+            return await self._conclude(sub, end)
         except LeaseLost:
             return await self._current(sub)
         except StoreUnavailable:
             raise
         except Exception as exc:  # e.g. the injected compressor
             return await self._crashed(sub, exc, session)
+        finally:
+            end.deliver(on_event)  # `done` once the answer is stored with the settlement
 
     async def _stream(
         self,
@@ -425,24 +427,13 @@ class Coordinator(OutageRetry, Settling):
         plan: RepairPlan,
         on_event: OnEvent | None,
         cancel: CancelToken,
-    ) -> tuple[Done | None, ErrorEvent | None]:
-        """Run the turn, storing its events; returns its `done` and last `error` event."""
+    ) -> TurnEnd:
+        """Run the turn, storing its events; returns how it ended and what is left to
+        write (the answer and the last events, for the settlement to write)."""
         store = self.store
-        owner = self.owner
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
-        done: Done | None = None
-        error: ErrorEvent | None = None
-
-        async def write_transcript(
-            messages: Sequence[Message], usage: Sequence[UsageRecord]
-        ) -> None:
-            # The recorder stores events behind the turn's back; repair reads the log
-            # beside the transcript (`_unsaved_text`), so the log must never lag it.
-            events = await recorder.handover() if messages else ()
-            await store.append_for(
-                sub.id, owner, JournalEntry(messages, usage=usage, events=events)
-            )
-
+        journal = TurnJournal(store, sub.id, self.owner, recorder)
+        end = TurnEnd()
         try:
             session.loop.sequences.continue_after(
                 sub.session_key, await store.last_seq(sub.session_key)
@@ -453,27 +444,19 @@ class Coordinator(OutageRetry, Settling):
                 resumed(plan.start, extras),
                 personality=sub.personality,
                 cancel=cancel,
-                transcript=write_transcript,
+                transcript=journal.write,
                 extras=extras,
             )
             async for event in events:
                 if not recorder.buffer(event):
                     await recorder.record(event)
-                if on_event is not None:
-                    on_event(event)
-                if isinstance(event, ErrorEvent):
-                    error = event
-                elif isinstance(event, Done):
-                    done = event
-        finally:
-            await recorder.aclose()
-        if recorder.lost and done is not None and done.finish_reason not in FAILED_FINISHES:
-            # A batch the store refused for good (an outage longer than the recorder's
-            # retries) may have held this turn's `done`: write it if it is missing, so a
-            # replay shows exactly one `done` per answer. A store still down raises here,
-            # and the outage handling resumes the claim, which closes the log itself.
-            await self._close_log(sub, session, done.text)
-        return done, error
+                end.saw(event, on_event)
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await journal.abandon()
+            raise
+        end.tail = await journal.tail()
+        return end
 
 
 # Re-exported: these lived here, and callers import them from here.

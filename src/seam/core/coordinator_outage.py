@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from seam.contracts.db import StoreUnavailable
-from seam.contracts.execution import LeaseLost, Submission
+from seam.contracts.execution import JournalEntry, LeaseLost, Submission
 from seam.core.coordinator_leases import Leases
 from seam.core.outage import OutagePolicy
 
@@ -24,6 +24,7 @@ class OutageRetry(Leases):
     """`_drive_claim`: the claim's attempts, again after each outage of the store."""
 
     outage: OutagePolicy
+    unwritten: dict[str, JournalEntry]
 
     async def _drive_claim(
         self, sub: Submission, attempt: Callable[[Submission], Awaitable[Submission]]
@@ -46,6 +47,7 @@ class OutageRetry(Leases):
                 pause = self.outage.pause(outages)
                 if pause is None:
                     log.warning("the store stayed unavailable; leaving %s to its lease", sub.id)
+                    self.unwritten.pop(sub.id, None)  # the next claim asks again
                     raise
                 log.warning(
                     "the store is unavailable (%s); resuming %s in %.2fs", exc, sub.id, pause

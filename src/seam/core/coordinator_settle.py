@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
-from seam.contracts.events import Done, ErrorEvent
+from seam.contracts.db import StoreUnavailable
+from seam.contracts.events import AgentEvent, Done, ErrorEvent
 from seam.contracts.execution import (
     ABORTED,
     EventQuery,
@@ -22,10 +24,12 @@ from seam.contracts.execution import (
 )
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
-from seam.core.coordinator_leases import Leases
+from seam.core.coordinator_leases import Leases, OnEvent
 from seam.core.coordinator_repair import Repairs
 from seam.core.coordinator_session import ClaimSession
 from seam.core.event_log import encode
+
+T = TypeVar("T")
 
 # How a turn ends without an answer to settle as completed.
 FAILED_FINISHES = ("cancelled", "error", "timeout")
@@ -37,30 +41,80 @@ TRANSIENT_ERRORS = RETRYABLE_KINDS | {"timeout"}
 CONTEXT_OVERFLOW = "context_overflow"
 
 
+class TurnEnd:
+    """How a claimed turn ended: its `done` and last `error` events, and what is left to
+    write (`TurnJournal.tail`). `done` reaches the caller's `on_event` only once the
+    settlement (with the answer) is written: a surface that sees it may read the answer
+    back at once."""
+
+    __slots__ = ("_held", "done", "error", "tail")
+
+    def __init__(self) -> None:
+        self.done: Done | None = None
+        self.error: ErrorEvent | None = None
+        self.tail: JournalEntry | None = None
+        self._held: Done | None = None
+
+    def saw(self, event: AgentEvent, on_event: OnEvent | None) -> None:
+        if isinstance(event, Done):
+            self.done = event
+            if on_event is not None:
+                self._held = event
+            return
+        if on_event is not None:
+            on_event(event)
+        if isinstance(event, ErrorEvent):
+            self.error = event
+
+    def deliver(self, on_event: OnEvent | None) -> None:
+        held, self._held = self._held, None
+        if held is not None and on_event is not None:
+            on_event(held)
+
+
 class Settling(Repairs, Leases):
     """How a claim ends, written to the store."""
 
     rerun_transient: bool
     backoff: tuple[float, ...]
     compress: Callable[[str], Awaitable[bool]] | None
+    # Per submission, the turn's last write (its answer) that a store outage refused: the
+    # claim's next attempt writes it first, so the answer is not asked for again.
+    unwritten: dict[str, JournalEntry]
 
-    async def _conclude(
-        self, sub: Submission, done: Done | None, error: ErrorEvent | None
-    ) -> Submission:
+    async def _write_unwritten(self, sub: Submission) -> None:
+        """Write what an outage kept from the previous attempt (see `unwritten`)."""
+        tail = self.unwritten.pop(sub.id, None)
+        if tail is not None:
+            await self._keeping(sub, tail, self.store.append_for(sub.id, self.owner, tail))
+
+    async def _keeping(self, sub: Submission, tail: JournalEntry | None, write: Awaitable[T]) -> T:
+        """`write`, which carries `tail`; kept for the next attempt when the store is out
+        (the transaction did not commit: a settle that did leaves nothing to attempt)."""
+        try:
+            return await write
+        except StoreUnavailable:
+            if tail is not None:
+                self.unwritten[sub.id] = tail
+            raise
+
+    async def _conclude(self, sub: Submission, end: TurnEnd) -> Submission:
         store = self.store
         owner = self.owner
+        done, error = end.done, end.error
         if done is not None and done.finish_reason not in FAILED_FINISHES:
-            # The usual end: the settle itself turns it aborted if one was requested.
-            return await store.settle(
-                sub.id,
-                owner,
-                Settlement(
-                    "completed",
-                    result=done.text,
-                    finish_reason=done.finish_reason,
-                    unless_aborted=True,
-                ),
+            # The usual end, with the answer and the last events in the same write: the
+            # settle itself turns it aborted if one was requested.
+            settlement = Settlement(
+                "completed",
+                result=done.text,
+                finish_reason=done.finish_reason,
+                unless_aborted=True,
+                journal=end.tail,
             )
+            return await self._keeping(sub, end.tail, store.settle(sub.id, owner, settlement))
+        if end.tail is not None:
+            await self._keeping(sub, end.tail, store.append_for(sub.id, owner, end.tail))
         current = await self._current(sub)
         if current.abort_requested or (done is not None and done.finish_reason == "cancelled"):
             return await store.settle(sub.id, owner, ABORTED)

@@ -177,13 +177,16 @@ async def replay(store: ExecutionStore, session_key: str, after_seq: int = 0) ->
 class EventRecorder:
     """Stores a turn's events as they pass through (see the module docstring).
 
-    The turn never waits for the store: records go to one writer task per recorder,
-    which stores them in order, as many at a time as have piled up while the previous
-    write was committing. `flush` and `aclose` wait for everything recorded so far.
-    A batch the store refuses is tried again after each of `retry_delays` (later
-    records wait behind it, keeping the order); failing for good is logged, never raised:
-    the turn is what matters, and the transcript (written separately) stays the source of
-    truth for recovery.
+    The turn never waits for the store, and most events cost no write of their own:
+    records wait (at most `FLUSH_AFTER_SECONDS`) for the turn's next transcript write to
+    take them (`handover`); what no write takes in time goes to one writer task per
+    recorder, which stores records in order, as many at a time as have piled up. `flush`
+    and `aclose` wait for everything recorded so far. A batch the store refuses is tried
+    again after each of `retry_delays` (later records wait behind it, keeping the order);
+    past the last one it goes back to the front of the queue, for the next handover or
+    flush to take, so the log never lags the transcript. Failing for good (at `aclose`)
+    is logged, never raised: the turn is what matters, and the transcript stays the source
+    of truth for recovery.
     """
 
     def __init__(
@@ -202,10 +205,10 @@ class EventRecorder:
         self._redact = redact
         self._deltas: list[TextDelta] = []
         self._timer: asyncio.TimerHandle | None = None
-        # Encoded records waiting for the writer task, oldest first.
+        # Encoded records not stored yet, oldest first.
         self._pending: list[EventRecord] = []
         self._writer: asyncio.Task[None] | None = None
-        # Whether a batch was given up on (the store refused it past every retry).
+        # Whether records were given up on (the store refused them past every retry).
         self.lost = False
         # The writer task is in a store call (its records cannot be handed over).
         self._writing = False
@@ -220,8 +223,7 @@ class EventRecorder:
             return False
         deltas.append(event)
         if self._timer is None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(FLUSH_AFTER_SECONDS, self._flush_soon)
+            self._arm()
         return True
 
     async def record(self, event: AgentEvent) -> None:
@@ -232,11 +234,15 @@ class EventRecorder:
         if isinstance(event, TextDelta):  # a delta of a new turn: start a new batch
             self.buffer(event)
             return
-        self._send(encode(event, self._submission_id, self._redact))
+        self._pending.append(encode(event, self._submission_id, self._redact))
+        if self._timer is None:
+            self._arm()
 
     async def flush(self) -> None:
         """Store every event recorded so far; returns once they are (or failed to be)."""
+        self._disarm()
         self._take()
+        self._start()
         writer = self._writer
         if writer is not None:
             await asyncio.shield(writer)
@@ -244,35 +250,48 @@ class EventRecorder:
     async def handover(self) -> list[EventRecord]:
         """Every record not stored yet, for the caller to store in its own write (the
         transcript's), so the log still never lags the transcript but costs no write of
-        its own. A write already under way is waited for instead (records commit in
-        order), and then nothing is left to hand over."""
+        its own. A write already under way is waited for first (records commit in order);
+        what it gave up on is handed over with the rest."""
+        self._disarm()
         self._take()
         if self._writing:
-            await self.flush()
-            return []
-        # The writer task, if one is due, finds nothing pending and ends.
+            writer = self._writer
+            if writer is not None:
+                await asyncio.shield(writer)
+            self._take()
+        # A writer task due to start finds nothing pending and ends.
         records, self._pending = self._pending, []
         return records
 
     async def aclose(self) -> None:
         await self.flush()
+        if self._pending:  # given up on for good
+            log.error("could not store %d events", len(self._pending))
+            self.lost = True
+            self._pending = []
 
-    def _take(self) -> None:
-        """Move the buffered deltas, as one record, to the writer."""
+    def _arm(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(FLUSH_AFTER_SECONDS, self._flush_soon)
+
+    def _disarm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+    def _take(self) -> None:
+        """Move the buffered deltas, as one record, behind the pending records."""
         if self._deltas:
-            self._send(encode_deltas(self._deltas, self._submission_id, self._redact))
+            self._pending.append(encode_deltas(self._deltas, self._submission_id, self._redact))
             self._deltas = []
 
     def _flush_soon(self) -> None:
         self._timer = None
         self._take()
+        self._start()
 
-    def _send(self, record: EventRecord) -> None:
-        self._pending.append(record)
-        if self._writer is None:
+    def _start(self) -> None:
+        if self._pending and self._writer is None:
             self._writer = asyncio.ensure_future(self._write_pending())
 
     async def _write_pending(self) -> None:
@@ -283,21 +302,24 @@ class EventRecorder:
                 records, self._pending = self._pending, []
                 self._writing = True
                 try:
-                    await self._append(records)
+                    stored = await self._append(records)
                 finally:
                     self._writing = False
+                if not stored:  # back to the front, for a handover or the next flush
+                    self._pending[:0] = records
+                    return
         finally:
             self._writer = None
 
-    async def _append(self, records: list[EventRecord]) -> None:
+    async def _append(self, records: list[EventRecord]) -> bool:
         for delay in (*self._retry_delays, None):
             try:
                 await self._store.append_events(records)
-                return
+                return True
             except Exception:
                 if delay is None:
-                    log.exception("could not store %d events", len(records))
-                    self.lost = True
-                    return
+                    log.warning("could not store %d events", len(records), exc_info=True)
+                    return False
                 log.debug("could not store %d events; trying again", len(records))
                 await asyncio.sleep(delay)
+        return False  # pragma: no cover (the loop returns)

@@ -144,7 +144,10 @@ class InMemoryExecutionStore(
         self._put(sub, lease_expires_at=self._clock() + lease)
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
-        sub = self._held(submission_id, owner)
+        await self._append_for(self._held(submission_id, owner), entry)
+
+    async def _append_for(self, sub: Submission, entry: JournalEntry) -> None:
+        submission_id = sub.id
         messages = entry.messages
         if entry.events:
             await self.append_events(entry.events)
@@ -165,6 +168,9 @@ class InMemoryExecutionStore(
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         sub = check_holder(self._submissions.get(submission_id), submission_id, owner)
+        if settlement.journal is not None:
+            await self._append_for(sub, settlement.journal)
+            sub = self._submissions[submission_id]
         settled = settlement.for_submission(sub)
         return self._put(
             sub,

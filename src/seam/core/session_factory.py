@@ -128,7 +128,9 @@ class Session:
     ) -> Submission:
         """Submit `text` and drive it to settlement here; returns the settled submission."""
         sub = await self.submit(text, submission_id=submission_id)
-        return await self.factory.coordinator.run(sub.id, self.factory.resolve, on_event)
+        return await self.factory.coordinator.run(
+            sub.id, self.factory.resolve, on_event, admitted=sub
+        )
 
 
 @dataclass(frozen=True)

@@ -241,24 +241,29 @@ class PostgresSubmissions:
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
         async with self._tx() as conn:
-            sub = await _held(conn, submission_id, owner)
-            now = self._clock()
-            messages = entry.messages
-            try:
-                for record in entry.usage:
-                    await insert_usage(conn, sub.session_key, record, now)
-                if entry.events:
-                    async with conn.cursor() as cur:
-                        await _insert_events(cur, entry.events)
-            except errors.ForeignKeyViolation:
-                raise SessionNotFound(f"no session {sub.session_key!r}") from None
-            if not messages:
-                return
-            await insert_messages(conn, sub.session_key, messages, submission_id, now)
-            await conn.execute(
-                "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
-                (len(messages), now, submission_id),
-            )
+            await self._append_for(conn, await _held(conn, submission_id, owner), entry)
+
+    async def _append_for(
+        self, conn: AsyncConnection[Any], sub: Submission, entry: JournalEntry
+    ) -> None:
+        """`entry` written in the caller's transaction, for `sub` (its lease checked)."""
+        now = self._clock()
+        messages = entry.messages
+        try:
+            for record in entry.usage:
+                await insert_usage(conn, sub.session_key, record, now)
+            if entry.events:
+                async with conn.cursor() as cur:
+                    await _insert_events(cur, entry.events)
+        except errors.ForeignKeyViolation:
+            raise SessionNotFound(f"no session {sub.session_key!r}") from None
+        if not messages:
+            return
+        await insert_messages(conn, sub.session_key, messages, sub.id, now)
+        await conn.execute(
+            "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
+            (len(messages), now, sub.id),
+        )
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
         if await self._one("SELECT 1 FROM submissions WHERE id = %s", (submission_id,)) is None:
@@ -276,6 +281,8 @@ class PostgresSubmissions:
     ) -> Submission:
         async with self._tx() as conn:
             sub = await _held(conn, submission_id, owner)
+            if settlement.journal is not None:
+                await self._append_for(conn, sub, settlement.journal)
             end = settlement.for_submission(sub)
             now = self._clock()
             cur = await conn.execute(

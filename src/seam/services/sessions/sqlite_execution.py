@@ -203,7 +203,7 @@ class SQLiteSubmissions:
         await self._threads.write(partial(self._append_for, submission_id, owner, entry))
 
     def _append_for(
-        self, submission_id: str, owner: str, entry: JournalEntry, db: sqlite3.Connection
+        self, submission_id: str, owner: str | None, entry: JournalEntry, db: sqlite3.Connection
     ) -> None:
         sub = self._held(db, submission_id, owner)
         now = self._clock()
@@ -262,6 +262,8 @@ class SQLiteSubmissions:
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
+            if settlement.journal is not None:
+                self._append_for(submission_id, owner, settlement.journal, db)
             sub = self._held(db, submission_id, owner)
             end = settlement.for_submission(sub)
             now = self._clock()

@@ -14,6 +14,7 @@ from seam.contracts.execution import (
     ExecutionStore,
     JournalEntry,
     LeaseLost,
+    Settlement,
 )
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import UsageRecord
@@ -73,6 +74,25 @@ class TurnJournalSuite:
             await store.append_for("a", "w2", JournalEntry([Message("user", "x")], events=[late]))
         assert await store.events(KEY) == records
         assert [m.content for m in await store.messages(KEY)] == ["hi"]
+
+    async def test_settle_writes_its_journal_in_the_same_transaction(
+        self, store: ExecutionStore
+    ) -> None:
+        await store.create(KEY)
+        await _admit(store, "a")
+        await store.claim("w1")
+        done = EventRecord(KEY, 1, 1, "done", "{}", "a")
+        answer = JournalEntry(
+            [Message("assistant", "42")], usage=[UsageRecord("p", "m", Usage(5, 1))], events=[done]
+        )
+        with pytest.raises(LeaseLost):  # another worker's settle writes nothing
+            await store.settle("a", "w2", Settlement("completed", result="42", journal=answer))
+        assert await store.messages(KEY) == [] and await store.events(KEY) == []
+        settled = await store.settle("a", "w1", Settlement("completed", result="42", journal=answer))
+        assert (settled.state, settled.outcome, settled.steps) == ("settled", "completed", 1)
+        assert [m.content for m in await store.submission_messages("a")] == ["42"]
+        assert await store.events(KEY) == [done]
+        assert (await store.usage_totals(KEY)).calls == 1
 
     async def test_append_for_needs_the_lease(self, store: ExecutionStore) -> None:
         await store.create(KEY)

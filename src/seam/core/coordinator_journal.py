@@ -1,0 +1,93 @@
+"""What a claimed turn writes, in as few transactions as durability allows.
+
+A turn writes its transcript at each step's end. Most of those writes must commit
+before the turn goes on: the user's message and the results of tools (what a resume
+starts from), and above all an assistant message that asks for tool calls, which is the
+intent that must be durable before any tool has a side effect. The final answer is
+different: nothing happens after it but the turn's `done`, so it waits and commits with
+the settlement (`Settlement.journal`), in one transaction: the answer is durable no
+later than the acknowledgement, and an answer never settles without its events.
+
+The event log rides along: its records go with the next transcript write
+(`EventRecorder.handover`), and the last ones with the settlement, so a quick turn makes
+no event write of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from seam.contracts.execution import EventRecord, ExecutionStore, JournalEntry
+from seam.contracts.messages import Message
+from seam.contracts.sessions import UsageRecord
+from seam.core.event_log import EventRecorder
+
+EMPTY = JournalEntry(())
+
+
+def is_answer(messages: Sequence[Message]) -> bool:
+    """A final answer: one complete assistant message that asks for no tool call."""
+    if len(messages) != 1:
+        return False
+    message = messages[0]
+    return message.role == "assistant" and not message.tool_calls and not message.interrupted
+
+
+def joined(first: JournalEntry, then: JournalEntry) -> JournalEntry:
+    """Both entries as one write, `first` before `then`."""
+    if first is EMPTY:
+        return then
+    return JournalEntry(
+        (*first.messages, *then.messages),
+        usage=(*first.usage, *then.usage),
+        events=(*first.events, *then.events),
+    )
+
+
+class TurnJournal:
+    """The transcript writer of one claim, and what it holds back for the settlement."""
+
+    def __init__(
+        self, store: ExecutionStore, submission_id: str, owner: str, recorder: EventRecorder
+    ) -> None:
+        self._store = store
+        self._submission_id = submission_id
+        self._owner = owner
+        self.recorder = recorder
+        self._held = EMPTY
+
+    async def write(self, messages: Sequence[Message], usage: Sequence[UsageRecord]) -> None:
+        """The turn's `TranscriptWriter`. The recorder stores events behind the turn's
+        back; repair reads the log beside the transcript (`_unsaved_text`), so the log
+        must never lag it: what it has not stored goes in this write."""
+        events: Sequence[EventRecord] = await self.recorder.handover() if messages else ()
+        entry = joined(self._held, JournalEntry(messages, usage=usage, events=events))
+        if is_answer(messages):
+            self._held = entry  # written with the settlement (or `release`)
+            return
+        self._held = EMPTY
+        await self._store.append_for(self._submission_id, self._owner, entry)
+
+    async def tail(self) -> JournalEntry | None:
+        """What is left to write when the turn is over: the held answer and every event
+        not stored yet; None when nothing is. The caller writes it (with its settlement)."""
+        events = await self.recorder.handover()
+        entry = joined(self._held, JournalEntry((), events=events))
+        self._held = EMPTY
+        if not (entry.messages or entry.usage or entry.events):
+            return None
+        return entry
+
+    async def abandon(self) -> None:
+        """The turn stopped on an error: write what was held (best effort, it may be the
+        error), then store the events left."""
+        entry = self._held
+        self._held = EMPTY
+        try:
+            if entry is not EMPTY:
+                events = await self.recorder.handover()
+                await self._store.append_for(
+                    self._submission_id, self._owner, joined(entry, JournalEntry((), events=events))
+                )
+        finally:
+            await self.recorder.aclose()
