@@ -55,6 +55,33 @@ EVENT_TYPES: dict[str, type[Any]] = {
 # A pure function of its text (the same text always comes back the same), which is what
 # lets `encode` remember the redaction of names that repeat.
 Redact = Callable[[str], str]
+
+
+class Remembered:
+    """A `Redact` that remembers its last few texts. A turn's answer is redacted where it
+    is stored, again for its `done` event, and again where that event is logged; a tool's
+    output where it is made, then in the transcript and the log: with this, each text is
+    scanned once (a text that comes back unchanged is found again by identity)."""
+
+    __slots__ = ("_recent", "redact")
+
+    SIZE = 16
+
+    def __init__(self, redact: Redact) -> None:
+        self.redact = redact
+        self._recent: dict[str, str] = {}
+
+    def __call__(self, text: str) -> str:
+        recent = self._recent
+        cleaned = recent.get(text)
+        if cleaned is None:
+            cleaned = self.redact(text)
+            if len(recent) >= self.SIZE:
+                del recent[next(iter(recent))]
+            recent[text] = cleaned
+        return cleaned
+
+
 # Fields that name things rather than carry text: the record stores the session key in
 # the clear anyway, the turn id is made here, the type is a constant, and a tool call's
 # id is the provider's (the transcript keeps it unredacted too).

@@ -38,6 +38,7 @@ from seam.contracts.turn_extras import NO_EXTRAS
 from seam.core.approvals import PendingApprovals
 from seam.core.compression import HistoryCompressor
 from seam.core.context import DefaultContextBuilder
+from seam.core.event_log import Remembered
 from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.loop_parts import LoopParts, RunOptions, TurnOptions, check_keywords, given_or
 from seam.core.memory import NoopMemory, memory_for_session
@@ -129,6 +130,8 @@ class AgentLoop:
     @redact.setter
     def redact(self, redact: Redact | None) -> None:
         # The steps hold it in their dependencies: a new one rebuilds them.
+        if redact is not None and not isinstance(redact, Remembered):
+            redact = Remembered(redact)
         self._redact = redact
         self.services = self._services()
         self.turn_setup = self._setup_deps()

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 from seam.contracts import hooks
 from seam.contracts.events import AgentEvent, Done, ErrorEvent, Halt, HaltReason, RunStart
 from seam.contracts.hooks import AgentDone
-from seam.contracts.messages import Message, Usage
+from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.model import RouteChunk
 from seam.contracts.sessions import UsageRecord
 from seam.core.hook_registry import fire_isolated
@@ -175,13 +175,22 @@ async def _write_usage(deps: StoreDeps, turn: Turn, record: UsageRecord) -> None
 
 
 def _redacted(message: Message, redact: Callable[[str], str]) -> Message:
+    """`message` with its text and tool arguments redacted; itself (no copy) when the
+    redaction changed nothing, which is nearly always."""
     content = redact(message.content)
     calls = message.tool_calls
     if calls:
-        calls = tuple(replace(c, arguments=redact(c.arguments)) for c in calls)
-    if content is message.content and calls is message.tool_calls:
+        cleaned = tuple(_redacted_call(c, redact) for c in calls)
+        if any(new is not old for new, old in zip(cleaned, calls, strict=True)):
+            calls = cleaned
+    if content == message.content and calls is message.tool_calls:
         return message
     return replace(message, content=content, tool_calls=calls)
+
+
+def _redacted_call(call: ToolCall, redact: Callable[[str], str]) -> ToolCall:
+    arguments = redact(call.arguments)
+    return call if arguments == call.arguments else replace(call, arguments=arguments)
 
 
 # -- the last step of every turn --
