@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import AsyncGenerator, Iterator
 
 from seam.contracts.events import AgentEvent, Done
@@ -18,6 +19,46 @@ from seam.contracts.execution import ExecutionStore
 from seam.core.event_log import replay
 
 Batch = list[AgentEvent | None]
+
+
+class EventChannel:
+    """A turn's events, from the task that drives it to the one that reads them: a list
+    and one waiter, so the reader wakes once for however many events arrived meanwhile
+    (an `asyncio.Queue` wakes it once per event). `close` ends the reading."""
+
+    __slots__ = ("_closed", "_items", "_waiter")
+
+    def __init__(self) -> None:
+        self._items: deque[AgentEvent] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+
+    def put(self, event: AgentEvent) -> None:
+        self._items.append(event)
+        self._wake()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def events(self) -> AsyncGenerator[AgentEvent, None]:
+        """Every event put, in order, until the channel is closed and drained."""
+        items = self._items
+        while True:
+            while items:
+                yield items.popleft()
+            if self._closed:
+                return
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
 
 
 class EventHub:

@@ -50,6 +50,7 @@ from seam.core.identity import (
 from seam.core.loop import AgentLoop
 from seam.core.loop_parts import RunOptions, check_keywords
 from seam.core.session_factory import Session, SessionFactory, WorkflowExecutor
+from seam.core.session_stream import EventChannel
 from seam.core.workflows import WorkflowRegistry
 from seam.plugins.hooks.reflection import ReflectionHook
 from seam.plugins.hooks.titles import TitleHook
@@ -260,19 +261,17 @@ class Runtime(ClosesOnExit):
     async def _stream(
         self, session: str, text: str, personality: str | None, cancel: CancelToken | None
     ) -> AsyncIterator[AgentEvent]:
-        events: asyncio.Queue[AgentEvent | None] = asyncio.Queue()
+        channel = EventChannel()
         # Our own token, so stopping early never cancels one the caller shares elsewhere.
         stop = CancelToken()
         unlink = cancel.on_cancel(lambda: stop.cancel(cancel.reason)) if cancel else None
         task = asyncio.ensure_future(
-            self.ask(
-                session, text, personality=personality, on_event=events.put_nowait, cancel=stop
-            )
+            self.ask(session, text, personality=personality, on_event=channel.put, cancel=stop)
         )
-        task.add_done_callback(lambda _: events.put_nowait(None))
+        task.add_done_callback(lambda _: channel.close())
         ended = False
         try:
-            while (event := await events.get()) is not None:
+            async for event in channel.events():
                 ended = ended or isinstance(event, Done)
                 yield event
             if not ended:
