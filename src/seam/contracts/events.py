@@ -3,9 +3,9 @@
 Each event is a slotted dataclass with a `type` tag (a class constant, so it costs
 nothing per event). Not frozen: a frozen dataclass sets each field through
 `object.__setattr__`, which made building an event (a turn builds hundreds) about 40%
-dearer; nothing changes an event once it is sent, by convention. Every event carries the session key, the turn id and a
-per-session sequence number, so a consumer that reconnects can resume where it left
-off. Consumers must ignore event types they do not know.
+dearer; nothing changes an event once it is sent, by convention. Every event carries the
+session key, the turn id and a per-session sequence number, so a consumer that reconnects
+can resume where it left off. Consumers must ignore event types they do not know.
 """
 
 from __future__ import annotations

@@ -88,7 +88,9 @@ class TurnJournalSuite:
         with pytest.raises(LeaseLost):  # another worker's settle writes nothing
             await store.settle("a", "w2", Settlement("completed", result="42", journal=answer))
         assert await store.messages(KEY) == [] and await store.events(KEY) == []
-        settled = await store.settle("a", "w1", Settlement("completed", result="42", journal=answer))
+        settled = await store.settle(
+            "a", "w1", Settlement("completed", result="42", journal=answer)
+        )
         assert (settled.state, settled.outcome, settled.steps) == ("settled", "completed", 1)
         assert [m.content for m in await store.submission_messages("a")] == ["42"]
         assert await store.events(KEY) == [done]
