@@ -97,6 +97,7 @@ async def serving(
     store: Any = None,
     approval_timeout: float = 30.0,
     retries: RetryBoard | None = None,
+    sees_images: bool = False,
 ) -> AsyncIterator[Served]:
     tmp.mkdir(parents=True, exist_ok=True)
     store = store if store is not None else SQLiteSessionStore(str(tmp / "sessions.db"))
@@ -112,6 +113,7 @@ async def serving(
         rescue_seconds=0.2,
         tenants_dir=tmp / "tenants",
         retries=retries or RetryBoard(),
+        sees_images=lambda _pid: sees_images,
     )
     keystore = KeyStore(tmp / "keys.json")
     keys = {t: keystore.create(f"key-{t}", t) for t in ("local", "alpha", "beta")}

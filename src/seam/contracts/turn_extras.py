@@ -14,9 +14,9 @@ with the call in the transcript, unanswered, and `done` says `finish_reason:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from seam.contracts.messages import Message, ToolCall
+from seam.contracts.messages import ImagePart, Message, ToolCall
 from seam.contracts.model import ToolDefinition
 
 
@@ -33,12 +33,16 @@ class Sampling:
 @dataclass(frozen=True, slots=True)
 class TurnExtras:
     """See the module docstring. `external`: the caller's tools (their calls end the
-    turn); `note`: added to the system prompt; `resume`: start with a model call."""
+    turn); `note`: added to the system prompt; `resume`: start with a model call;
+    `images`: what the caller's new message shows (for a model that sees images; the
+    caller checked that it does), sent with that message on each model call of the turn
+    and not stored (the transcript keeps the message's text)."""
 
     external: tuple[ToolDefinition, ...] = ()
     sampling: Sampling = Sampling()
     note: str | None = None
     resume: bool = False
+    images: tuple[ImagePart, ...] = ()
 
     @property
     def external_names(self) -> frozenset[str]:
@@ -46,6 +50,17 @@ class TurnExtras:
 
 
 NO_EXTRAS = TurnExtras()
+
+
+def with_images(
+    messages: tuple[Message, ...], images: tuple[ImagePart, ...]
+) -> tuple[Message, ...]:
+    """`messages` with `images` on the newest user message (the turn's own input)."""
+    for at in range(len(messages) - 1, -1, -1):
+        if messages[at].role == "user":
+            shown = replace(messages[at], images=images)
+            return (*messages[:at], shown, *messages[at + 1 :])
+    return messages
 
 
 def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
@@ -62,4 +77,4 @@ def unanswered_calls(messages: Sequence[Message]) -> list[ToolCall]:
     return []
 
 
-__all__ = ["NO_EXTRAS", "Sampling", "TurnExtras", "unanswered_calls"]
+__all__ = ["NO_EXTRAS", "Sampling", "TurnExtras", "unanswered_calls", "with_images"]

@@ -20,6 +20,7 @@ from seam.contracts.events import AgentEvent, TextDelta
 from seam.contracts.hooks import AfterLLMCall, BeforeLLMCall
 from seam.contracts.messages import EMPTY_USAGE, Message
 from seam.contracts.model import ModelError, ModelRequest
+from seam.contracts.turn_extras import with_images
 from seam.core.context_step import fit_context, overflow_compacted
 from seam.core.external_calls import after_answer
 from seam.core.history import answer_dangling
@@ -145,10 +146,10 @@ async def _request(
 ) -> ModelRequest:
     """The call's request (the state's history is a tuple: the request never sees the
     turn move on); `before_llm_call` sees it first."""
-    sampling = turn.extras.sampling
+    sampling, images = turn.extras.sampling, turn.extras.images
     request = ModelRequest(
         system=system,
-        messages=state.messages,
+        messages=with_images(state.messages, images) if images else state.messages,
         tools=turn.definitions,
         tool_choice=sampling.tool_choice,
         # With a resolver, the personality's model is already the provider's.

@@ -11,6 +11,7 @@ tenant's; `TENANT_KEYS` and `tenant_ref_problem`: what its personality may set).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,16 +39,20 @@ class WebDeps:
     personalities_dir: Path | None
     # Where each tenant's own personality overrides and memory live, one folder each.
     tenants_dir: Path | None = None
+    # Whether a personality's model sees images (`vision.py`); None: none does.
+    sees_images: Callable[[str], bool] | None = None
 
 
 def build_web_deps(settings: Settings, on_retry: OnRetry | None = None) -> WebDeps:
     """What `seam serve` runs: the configured runtime and the `[web]` section.
     `on_retry` hears of each retry the runtime's models make (the page shows them)."""
     from seam.wiring.configure import create_runtime
+    from seam.wiring.vision import vision_check
 
     runtime = create_runtime(settings, on_retry=on_retry)
     tenants = settings.home / TENANTS_DIR
-    return WebDeps(runtime, web_section(settings), settings.personalities_dir, tenants)
+    vision = vision_check(settings, runtime.personalities)
+    return WebDeps(runtime, web_section(settings), settings.personalities_dir, tenants, vision)
 
 
 __all__ = [

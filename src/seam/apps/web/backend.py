@@ -15,7 +15,7 @@ process runs are followed from the store and reach the hub the same way.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict, Unpack
@@ -77,6 +77,8 @@ class WebBackend:
     rescue_seconds: InitVar[float] = RESCUE_SECONDS
     # The model's retries, by session (`retries.py`): `seam serve` hands it to the models.
     retries: RetryBoard = field(default_factory=RetryBoard)
+    # Whether a personality's model sees images (wiring/vision.py); by default none does.
+    sees_images: Callable[[str], bool] = lambda _pid: False
     hub: EventHub = field(default_factory=EventHub, init=False)
     metrics: Metrics = field(default_factory=Metrics, init=False)
     turns: TurnDrivers = field(init=False)
@@ -93,6 +95,7 @@ class WebBackend:
             personalities_dir=deps.personalities_dir,
             tenants_dir=deps.tenants_dir,
             retries=retries or RetryBoard(),
+            sees_images=deps.sees_images or (lambda _pid: False),
         )
 
     async def start(self) -> None:

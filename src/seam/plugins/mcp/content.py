@@ -13,19 +13,12 @@ tool output.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import json
 from typing import Any
 
+from seam.contracts.images import IMAGE_TYPES, MAX_IMAGE_BYTES, decode_image
 from seam.contracts.messages import ImagePart
 from seam.contracts.tools import ToolOutput
-
-# Anthropic refuses images over 5 MB; OpenAI's limit is higher. One cap for both.
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
-IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-MAX_IMAGES = 8  # per result: more are notes
 
 
 def render(result: Any) -> ToolOutput:
@@ -72,20 +65,10 @@ def resource(inner: Any, images: list[ImagePart]) -> str:
 
 def image(mime: str, data: str, images: list[ImagePart]) -> str:
     """The placeholder for one image; the image joins `images` when a model may see it."""
-    try:
-        raw = base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return f"[image {mime}: its data is not valid base64, not shown]"
-    digest = hashlib.sha256(raw).hexdigest()
-    head = f"[image {mime}, {len(raw):,} bytes, sha256 {digest[:16]}"
-    if mime not in IMAGE_TYPES:
-        return head + ": not a type models take, not shown]"
-    if len(raw) > MAX_IMAGE_BYTES:
-        return head + f": over the {MAX_IMAGE_BYTES // (1024 * 1024)} MiB limit, not shown]"
-    if len(images) >= MAX_IMAGES:
-        return head + f": more than {MAX_IMAGES} images, not shown]"
-    images.append(ImagePart(mime, data, digest, len(raw)))
-    return head + "]"
+    shown, line = decode_image(mime, data, len(images))
+    if shown is not None:
+        images.append(shown)
+    return line
 
 
 def _same_json(text: str, value: Any) -> bool:

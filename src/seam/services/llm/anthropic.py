@@ -165,7 +165,9 @@ class AnthropicProvider(HttpProvider):
             role: str = message.role
             content = message.content
             has_text = bool(content) and not content.isspace()
-            if role == "user":
+            if role == "user" and message.images:  # what the person's message shows
+                blocks = anthropic_content(message)
+            elif role == "user":
                 blocks = [{"type": "text", "text": content}] if has_text else []
             elif role == "assistant":
                 blocks = [{"type": "text", "text": content}] if has_text else []

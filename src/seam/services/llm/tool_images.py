@@ -47,12 +47,23 @@ def openai_messages(
         if held and message.role != "tool":
             out.append(_openai_images(held))
             held = []
-        out.append(wire(position, message))
+        wired = wire(position, message)
+        if message.role == "user" and message.images:  # the caller checked `vision`
+            wired = {"role": "user", "content": user_parts(message)}
+        out.append(wired)
         if vision and message.role == "tool" and message.images:
             held.append(message)
     if held:
         out.append(_openai_images(held))
     return out
+
+
+def user_parts(message: Message) -> list[dict[str, Any]]:
+    """A user message that shows images, as chat API content parts: its text, then them."""
+    parts: list[dict[str, Any]] = []
+    if message.content:
+        parts.append({"type": "text", "text": message.content})
+    return parts + [_image_url(image) for image in message.images]
 
 
 def _openai_images(messages: Sequence[Message]) -> dict[str, Any]:
@@ -71,7 +82,7 @@ def _image_url(image: ImagePart) -> dict[str, Any]:
 
 
 def anthropic_content(message: Message) -> list[dict[str, Any]]:
-    """A tool result's `content` blocks: its text, then its images."""
+    """A tool result's or a user message's `content` blocks: its text, then its images."""
     blocks: list[dict[str, Any]] = []
     if message.content:
         blocks.append({"type": "text", "text": message.content})
@@ -81,4 +92,4 @@ def anthropic_content(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-__all__ = ["anthropic_content", "openai_messages", "sees_images"]
+__all__ = ["anthropic_content", "openai_messages", "sees_images", "user_parts"]

@@ -1,10 +1,12 @@
 """An OpenAI chat request's `messages` as transcript messages: the history a stateless
 request seeds its one-off session with, and the tool results that continue a turn.
 
-Text parts are joined; an image part is refused with a 400 naming it (no Seam model
-takes images). `assistant` messages keep their `tool_calls` and `tool` messages their
-`tool_call_id`, so a conversation with the client's own tools reads back exactly as the
-model wrote it.
+Text parts are joined. An image part (a base64 `data:` URL; Seam fetches no image URL)
+becomes an `ImagePart` on its message and a placeholder line in its text (type, size,
+SHA-256); only the newest user message's images reach the model, and only one that sees
+images (`turn.py` refuses them with a 400 otherwise). `assistant` messages keep their
+`tool_calls` and `tool` messages their `tool_call_id`, so a conversation with the
+client's own tools reads back exactly as the model wrote it.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from seam.apps.web.errors import ApiError
-from seam.contracts.messages import Message, ToolCall
+from seam.contracts.images import decode_image
+from seam.contracts.messages import ImagePart, Message, ToolCall
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 IMAGE_PARTS = ("image_url", "input_image", "image")
@@ -23,8 +26,9 @@ def refuse(field: str, why: str) -> ApiError:
     return ApiError(400, f"{field}: {why}", "invalid_request_error")
 
 
-def text_of(content: Any, where: str) -> str:
-    """A message's text: a string, or the text of its parts (an image part: a 400)."""
+def text_of(content: Any, where: str, images: list[ImagePart] | None = None) -> str:
+    """A message's text: a string, or the text of its parts. An image part joins `images`
+    (a 400 where no images are taken: `images` None) and leaves its placeholder line."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -34,14 +38,27 @@ def text_of(content: Any, where: str) -> str:
     texts = []
     for j, part in enumerate(content):
         if isinstance(part, dict) and str(part.get("type")) in IMAGE_PARTS:
-            raise refuse(
-                f"{where}[{j}]",
-                "image parts are not supported (the model behind this endpoint takes text only)",
-            )
+            texts.append(_image(part, f"{where}[{j}]", images))
         # Only text parts with string text (`{"text": 5}` was a 500, found by fuzzing).
-        if isinstance(part, dict) and isinstance(part.get("text"), str):
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
             texts.append(part["text"])
     return "".join(texts)
+
+
+def _image(part: dict[str, Any], where: str, images: list[ImagePart] | None) -> str:
+    """One image part (chat's `image_url: {url}`, responses' `image_url: "..."`)."""
+    if images is None:
+        raise refuse(where, "image parts are taken only in user messages")
+    url = part.get("image_url")
+    url = url.get("url") if isinstance(url, dict) else url
+    head, comma, data = url.partition(",") if isinstance(url, str) else ("", "", "")
+    if not (head.startswith("data:") and head.endswith(";base64") and comma):
+        raise refuse(where, "an image must be a base64 data: URL (Seam fetches no image URL)")
+    shown, line = decode_image(head[5:].removesuffix(";base64"), data, len(images))
+    if shown is None:
+        raise refuse(where, line.strip("[]"))
+    images.append(shown)
+    return line
 
 
 def transcript_messages(items: list[dict[str, Any]]) -> list[Message]:
@@ -63,8 +80,10 @@ def transcript_messages(items: list[dict[str, Any]]) -> list[Message]:
             raise refuse(f"{where}.role", f"unknown role {role!r}")
         calls = _calls(item.get("tool_calls"), where) if role == "assistant" else ()
         names.update((c.id, c.name) for c in calls)
-        content = text_of(item.get("content"), f"{where}.content")
-        out.append(Message(_ROLES[role], content, tool_calls=calls))  # type: ignore[arg-type]
+        images: list[ImagePart] | None = [] if role == "user" else None
+        content = text_of(item.get("content"), f"{where}.content", images)
+        shown = tuple(images or ())
+        out.append(Message(_ROLES[role], content, tool_calls=calls, images=shown))  # type: ignore[arg-type]
     return out
 
 

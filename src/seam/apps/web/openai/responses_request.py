@@ -25,7 +25,7 @@ from seam.apps.web.openai.fields import (
 from seam.apps.web.openai.fields import tool_choice as choice_of
 from seam.apps.web.openai.messages import refuse, text_of
 from seam.apps.web.openai.turn import Asked
-from seam.contracts.messages import Message, ToolCall
+from seam.contracts.messages import ImagePart, Message, ToolCall
 from seam.contracts.turn_extras import TurnExtras
 
 HONOURED = frozenset(
@@ -97,8 +97,10 @@ def _items(raw: Any) -> list[Message]:
             role = _ROLES.get(str(item.get("role")))
             if role is None:
                 raise refuse(f"{where}.role", f"unknown role {item.get('role')!r}")
-            content = _content(item.get("content"), f"{where}.content")
-            out.append(Message(role, content))  # type: ignore[arg-type]
+            images: list[ImagePart] | None = [] if role == "user" else None
+            content = _content(item.get("content"), f"{where}.content", images)
+            shown = tuple(images or ())
+            out.append(Message(role, content, images=shown))  # type: ignore[arg-type]
         elif kind == "function_call":
             _add_call(out, _call(item, where))
             names[str(item.get("call_id"))] = str(item.get("name"))
@@ -113,14 +115,15 @@ def _items(raw: Any) -> list[Message]:
     return out
 
 
-def _content(raw: Any, where: str) -> str:
-    """A message's or output's text: a string or text parts (an image or file: a 400)."""
+def _content(raw: Any, where: str, images: list[ImagePart] | None = None) -> str:
+    """A message's or output's text: a string or text parts; an image joins `images`
+    (a 400 where none are taken); a file part is a 400."""
     if isinstance(raw, list):
         for j, part in enumerate(raw):
             kind = str(part.get("type")) if isinstance(part, dict) else None
             if kind not in _PARTS and kind not in ("input_image", "image_url"):
                 raise refuse(f"{where}[{j}]", f"{kind!r} parts are not supported (text only)")
-    return text_of(raw, where)
+    return text_of(raw, where, images)
 
 
 def _call(item: dict[str, Any], where: str) -> ToolCall:

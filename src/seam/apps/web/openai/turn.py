@@ -92,6 +92,7 @@ class OpenAITurn:
             extras = replace(extras, resume=True)
         elif history and history[-1].role == "user" and history[-1].content.strip():
             text = history[-1].content
+            extras = _with_images(backend, asked.model, history, extras)
         else:
             raise refuse(
                 "messages", "the last message must be a user message with text or tool results"
@@ -154,6 +155,22 @@ class OpenAITurn:
             "X-Seam-Session header has no one to ask. Send it with X-Seam-Session: NAME and "
             "answer at POST /api/sessions/NAME/approvals/{call_id}.]"
         )
+
+
+def _with_images(
+    backend: WebBackend, model: str, history: list[Message], extras: TurnExtras
+) -> TurnExtras:
+    """The new message's images go with the turn to a model that sees them; for one
+    that does not, the request is a 400 naming the message (older messages' images are
+    their placeholder lines only: a client re-sends its history with each request)."""
+    images = history[-1].images
+    if not images:
+        return extras
+    if not backend.sees_images(model):
+        raise refuse(
+            "image_url", f"image parts need a model that sees images; {model!r} takes text only"
+        )
+    return replace(extras, images=images)
 
 
 def _check_model(backend: WebBackend, model: str) -> None:
