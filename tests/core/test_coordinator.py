@@ -186,6 +186,27 @@ async def test_a_saved_reply_whose_done_event_was_lost_gets_one_on_resume() -> N
     assert isinstance(event, Done) and event.text == "the answer" and event.seq == 1
 
 
+async def test_a_call_answered_by_the_repair_is_in_the_log_too() -> None:
+    # The worker stored the model's call and died before its `tool_start` reached the log:
+    # the repair's unknown-outcome result comes with a tool_start and a tool_end, so a
+    # replay of the log tells the transcript's story (found by the chaos suite).
+    factory, _, _ = build([text_step("sorry")])
+    email = call("send_email")
+    sid = await crashed_claim(
+        factory, "mail it", Message("user", "mail it"), Message("assistant", "", (email,))
+    )
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert sub.outcome == "completed"
+    records = await factory.store.events(KEY, EventQuery(submission_id=sid))
+    told = [e for r in records for e in decode(r)]
+    assert [(e.type, getattr(e, "call_id", None)) for e in told[:2]] == [
+        ("tool_start", email.id),
+        ("tool_end", email.id),
+    ]
+    seqs = [e.seq for e in told]
+    assert seqs == sorted(set(seqs))
+
+
 async def test_resume_reruns_idempotent_tools_and_marks_others_unknown() -> None:
     factory, model, tools = build([text_step("all done")])
     lookup = call("lookup")

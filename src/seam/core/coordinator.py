@@ -366,7 +366,7 @@ class Coordinator(OutageRetry, Settling):
             # answered, cut-off text kept), so the session's next turn is valid.
             plan = await self.plan(sub, session, rerun=not sub.abort_requested)
             if plan.repairs:
-                await store.append_for(sub.id, owner, JournalEntry(plan.repairs))
+                await self.write_repairs(sub, session, owner, plan)
             if sub.abort_requested:
                 return await store.settle(sub.id, owner, ABORTED)
             if plan.settle_with is not None:

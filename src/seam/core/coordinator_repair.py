@@ -12,12 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from seam.contracts.events import TextDelta
-from seam.contracts.execution import EventQuery, ExecutionStore, Submission
+from seam.contracts.events import AgentEvent, TextDelta, ToolEnd, ToolStart
+from seam.contracts.execution import (
+    EventQuery,
+    EventRecord,
+    ExecutionStore,
+    JournalEntry,
+    Submission,
+)
 from seam.contracts.messages import Message, ToolCall
 from seam.contracts.turn_extras import TurnExtras
 from seam.core.coordinator_session import ClaimSession
-from seam.core.event_log import decode
+from seam.core.event_log import decode, encode
 from seam.core.model_step import CallModel, UserPrompt, continues_cut_off
 from seam.core.tool_step import RunTools
 from seam.core.turn import TurnStep
@@ -48,6 +54,8 @@ class RepairPlan:
     settle_with: str | None = None
     # Written before the turn continues: cut-off text, "outcome unknown" results.
     repairs: list[Message] = field(default_factory=list)
+    # The calls `repairs` answers with UNKNOWN_OUTCOME (their log events: `write_repairs`).
+    unanswered: list[ToolCall] = field(default_factory=list)
 
 
 class Repairs:
@@ -86,8 +94,39 @@ class Repairs:
                     plan.repairs.append(
                         Message("tool", UNKNOWN_OUTCOME, tool_call_id=call.id, name=call.name)
                     )
+                    plan.unanswered.append(call)
         plan.start = RunTools(tuple(again), then=model_step) if again else model_step
         return plan
+
+    async def write_repairs(
+        self, sub: Submission, session: ClaimSession, owner: str, plan: RepairPlan
+    ) -> None:
+        """Store the plan's repairs with the log events that tell the same story: each call
+        answered with UNKNOWN_OUTCOME gets its `tool_start` (when the crash came before the
+        log had it) and a `tool_end`, so a replay of the log matches the transcript (found
+        by the chaos suite: results without a `tool_start`)."""
+        events: list[EventRecord] = []
+        if plan.unanswered:
+            records = await self.store.events(sub.session_key, EventQuery(submission_id=sub.id))
+            started = {e.call_id for r in records for e in decode(r) if isinstance(e, ToolStart)}
+            # After what the store holds and what this process numbered but may not have
+            # written yet (a crashed turn's buffered events): never a reused number.
+            stored = await self.store.last_seq(sub.session_key)
+            seq = max(stored, session.loop.sequences.last(sub.session_key))
+            key, redact = sub.session_key, session.loop.redact
+            for call in plan.unanswered:
+                told: list[AgentEvent] = []
+                if call.id not in started:
+                    told.append(ToolStart(key, "", seq + 1, call.id, call.name, call.arguments))
+                    seq += 1
+                told.append(
+                    ToolEnd(key, "", seq + 1, call.id, call.name, UNKNOWN_OUTCOME, True, 0.0)
+                )
+                seq += 1
+                events += [encode(event, sub.id, redact) for event in told]
+        await self.store.append_for(sub.id, owner, JournalEntry(plan.repairs, events=events))
+        if events:
+            session.loop.sequences.record(sub.session_key, events[-1].seq)
 
     async def _unsaved_text(self, sub: Submission, last: Message) -> str:
         """Text the model streamed in this submission's last model call that never made

@@ -187,4 +187,4 @@ class Settling(Repairs, Leases):
         current = await self.store.submission(sub.id) or sub
         plan = await self.plan(current, session, rerun=False)
         if plan.repairs:
-            await self.store.append_for(sub.id, self.owner, JournalEntry(plan.repairs))
+            await self.write_repairs(sub, session, self.owner, plan)
