@@ -38,7 +38,11 @@ __all__ = ["CPU_BUDGET", "MAX_CHARS", "MAX_DEPTH", "CommandClassifier"]
 MAX_CHARS = 256_000  # a longer command is not read at all: it needs approval
 CPU_BUDGET = 0.010  # seconds of CPU one classification may take
 # One classification off the clock before the first real one (`_warm_up`).
-WARM_UP_COMMAND = "cd src && grep -rn 'x' . | sort > /tmp/out; echo $(ls -la) \"${HOME}\""
+# It takes every path a command can open (substitution, redirection, a heredoc to a shell).
+WARM_UP_COMMAND = (
+    "cd src && grep -rn 'x' . | sort > /tmp/out; echo $(ls -la) \"${HOME}\"; "
+    "bash <<EOF\nrm -f /tmp/out\nEOF\n"
+)
 WARM_UP_BUDGET = 5.0
 _warmed = False
 
