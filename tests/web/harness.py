@@ -29,6 +29,7 @@ from seam.contracts.model import ModelProvider
 from seam.core import DefaultToolRegistry, LoopOptions
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.wiring import assemble_runtime
+from seam.wiring.settings import Settings
 from seam.wiring.web_keys import WebSection
 
 LOGIN = "login-token-for-tests"
@@ -117,7 +118,15 @@ async def serving(
     )
     keystore = KeyStore(tmp / "keys.json")
     keys = {t: keystore.create(f"key-{t}", t) for t in ("local", "alpha", "beta")}
-    app = create_app(backend, Authenticator(keystore, b"s" * 32, LOGIN, "local"))
+    # The dashboard's owner sections read this home (its config.toml, cron jobs, keys).
+    settings = Settings(home=tmp / "home", working_dir=tmp)
+    settings.home.mkdir(exist_ok=True)
+    app = create_app(
+        backend,
+        Authenticator(keystore, b"s" * 32, LOGIN, "local"),
+        settings=settings,
+        keys=keystore,
+    )
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)

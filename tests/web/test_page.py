@@ -340,9 +340,12 @@ def test_the_keyboard_alone_reaches_everything(pages: Pages, model: OpenAIServer
     page.locator("#prompt").focus()
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "send"
-    # Tab order from the top: skip link, then the header and the session list (which
-    # holds the other tests' sessions too: one more Tab for each).
+    # Tab order from the top: skip link, the sections' navigation bar, then the header and
+    # the session list (which holds the other tests' sessions too: one more Tab for each).
     listed = page.locator("#sessions button.session").count()
+    nav = page.get_by_role("navigation", name="Sections").get_by_role("link")
+    nav.last.wait_for()
+    listed += nav.count()
     page.locator("body").focus()
     seen = []
     for _ in range(8 + listed):

@@ -208,7 +208,7 @@ async def scoped(tmp: Path, scope: str) -> AsyncIterator[httpx.AsyncClient]:
 def reached_by(scope: str, method: str, path: str) -> bool:
     if scope == "read":
         return method in ("GET", "HEAD")
-    return path.startswith(("/api/sessions", "/v1/"))
+    return path.startswith(("/api/sessions", "/api/control", "/v1/"))
 
 
 @pytest.mark.parametrize("scope", ["chat", "read"])

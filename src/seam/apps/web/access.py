@@ -16,9 +16,22 @@ from seam.apps.web.errors import ApiError
 
 READ_METHODS = frozenset({"GET", "HEAD"})
 # Route paths (as declared) a `chat` key reaches, by prefix.
-CHAT_PREFIXES = ("/api/sessions", "/v1/")
+CHAT_PREFIXES = ("/api/sessions", "/api/control", "/v1/")
 # Route paths only the owner reaches, with why.
 OWNER_ONLY = {"/metrics": "only the owner sees the server's metrics"}
+# The dashboard's owner-only sections, by route prefix, with why: they change or show the
+# agent itself (its jobs, tools, keys, configuration), not one tenant's conversations.
+OWNER_PREFIXES = {
+    "/api/cron": "only the owner manages the agent's cron jobs",
+    "/api/skills": "only the owner manages the agent's skills",
+    "/api/mcp": "only the owner manages the agent's MCP servers",
+    "/api/approvals": "only the owner sees and changes the remembered approvals",
+    "/api/logs": "only the owner reads the server's log",
+    "/api/channels": "only the owner manages the chat channels and pairing",
+    "/api/keys": "only the owner manages API keys",
+    "/api/settings": "only the owner sees and changes the configuration",
+    "/api/doctor": "only the owner runs the server's checks",
+}
 # Routes of the API (everything else is the page and its static files).
 API_PREFIXES = ("/api/", "/v1/", "/metrics")
 
@@ -29,6 +42,10 @@ def refusal(who: Principal, method: str, route: str) -> str | None:
         return None
     if route in OWNER_ONLY and not who.owner:
         return OWNER_ONLY[route]
+    if not who.owner:
+        for prefix, why in OWNER_PREFIXES.items():
+            if route == prefix or route.startswith(prefix + "/"):
+                return why
     if who.scope == "read" and method not in READ_METHODS:
         return "this key may only read (scope read): GET routes only"
     if who.scope == "chat" and not route.startswith(CHAT_PREFIXES):
@@ -51,4 +68,4 @@ async def authorize(request: Request) -> None:
         raise ApiError(403, problem)
 
 
-__all__ = ["authorize", "refusal"]
+__all__ = ["OWNER_PREFIXES", "authorize", "refusal"]

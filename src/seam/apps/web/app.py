@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
@@ -25,6 +25,7 @@ from seam.apps.cli.durable import submission_dict
 from seam.apps.web.access import authorize
 from seam.apps.web.auth import Authenticator, Principal, RateLimiter, cookie_name
 from seam.apps.web.backend import WebBackend
+from seam.apps.web.control import Control, add_control_routes
 from seam.apps.web.errors import ApiError, error_response, install
 from seam.apps.web.headers import SecurityHeaders
 from seam.apps.web.limits import BodyLimit
@@ -32,6 +33,10 @@ from seam.apps.web.streams import sse_body
 from seam.apps.web.undo import add_undo_routes
 from seam.contracts.execution import Submission
 from seam.contracts.memory import MemoryTarget
+
+if TYPE_CHECKING:
+    from seam.apps.web.keys import KeyStore
+    from seam.wiring.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
 
@@ -129,9 +134,17 @@ async def principal(request: Request) -> Principal:
 Who = Annotated[Principal, Depends(principal)]
 
 
-def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
-    """The whole app, composed in the order FastAPI matches routes: meta, the native API,
-    the OpenAI-compatible API, then the page (its catch-all last); middleware around it."""
+def create_app(
+    backend: WebBackend,
+    auth: Authenticator,
+    *,
+    settings: "Settings | None" = None,
+    keys: "KeyStore | None" = None,
+) -> FastAPI:
+    """The whole app, composed in the order FastAPI matches routes: meta, the native API
+    (the dashboard's sections among it), the OpenAI-compatible API, then the page (its
+    catch-all last); middleware around it. `settings` and `keys` serve the dashboard's
+    owner sections (configuration, cron, keys...)."""
     limiter = RateLimiter(backend.config.rate_limit)
     app = FastAPI(
         title="Seam",
@@ -150,6 +163,7 @@ def create_app(backend: WebBackend, auth: Authenticator) -> FastAPI:
     add_approval_routes(api, backend)
     add_undo_routes(api, backend, principal)
     add_settings_routes(api, backend)
+    add_control_routes(api, Control(backend, settings, keys))
     app.include_router(api)
 
     from seam.apps.web.openai.routes import router as openai_router

@@ -85,7 +85,7 @@ async def serve(host: str, port: int) -> int:
     backend = WebBackend.from_deps(build_web_deps(settings, retries), retries)
     token = secrets.token_urlsafe(24)
     auth = Authenticator(keys, web_secret(settings), token, DEFAULT_TENANT)
-    app = create_app(backend, auth)
+    app = create_app(backend, auth, settings=settings, keys=keys)
     tune_gc()
     server = uvicorn.Server(server_config(app, host, port, backend.config))
     task = asyncio.ensure_future(server.serve())

@@ -8,7 +8,7 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, path, body) {
+export async function call(method, path, body) {
   const init = { method, headers: {}, credentials: "same-origin" };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";

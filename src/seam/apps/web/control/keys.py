@@ -1,0 +1,14 @@
+"""The dashboard's Keys section: create (shown once), list with scope, revoke."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from seam.apps.web.control.deps import Control
+
+
+def add_routes(api: APIRouter, control: Control) -> None:
+    """The section's `/api/...` routes (none yet)."""
+
+
+__all__ = ["add_routes"]

@@ -1,0 +1,7 @@
+// The dashboard's section "mcp" (its view; routes in apps/web/control/mcp.py).
+import { el } from "./ui.js";
+
+/** Show the section in `root` (called on every visit; `ctx` has call, who, readOnly, say). */
+export async function show(root, ctx) {
+  root.replaceChildren(el("p", { className: "empty" }, "This section is not built yet."));
+}
