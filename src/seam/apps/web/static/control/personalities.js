@@ -49,9 +49,10 @@ async function editor(pid, ctx, refresh) {
   const whose = settings.tenant ? ` (tenant ${settings.tenant}'s own override)` : "";
   return el("section", { className: "personality-editor", aria: { labelledby: "personality-title" } },
     el("h2", { id: "personality-title" }, `${pid}${whose}`),
-    soulForm(pid, files, settings.soul.limit, ctx, refresh),
-    el("h3", {}, "Settings"),
-    settingsForm(settings, ctx.readOnly || !settings.stored_in_files, save),
+    el("div", { className: "personality-columns" },
+      el("div", {}, el("h3", {}, "SOUL.md"), soulForm(pid, files, settings.soul.limit, ctx, refresh)),
+      el("div", {}, el("h3", {}, "Settings (config.toml)"),
+        settingsForm(settings, ctx.readOnly || !settings.stored_in_files, save))),
     el("details", {}, el("summary", {}, "config.toml as stored"),
       el("pre", { className: "config-text" }, files.config || "(no config.toml: every default applies)")));
 }
