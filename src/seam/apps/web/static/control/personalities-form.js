@@ -21,7 +21,7 @@ function shown(value) {
 
 /** A value in effect as a hint says it: lists in brackets, so "." reads as a folder. */
 function inEffect(value) {
-  if (value === undefined || value === null) return "(not set)";
+  if (value === undefined || value === null || value === "") return "(not set)";
   return Array.isArray(value) ? `[${value.map((v) => JSON.stringify(v)).join(", ")}]` : String(value);
 }
 

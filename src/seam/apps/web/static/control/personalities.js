@@ -50,7 +50,7 @@ async function editor(pid, ctx, refresh) {
   return el("section", { className: "personality-editor", aria: { labelledby: "personality-title" } },
     el("h2", { id: "personality-title" }, `${pid}${whose}`),
     el("div", { className: "personality-columns" },
-      el("div", {}, el("h3", {}, "SOUL.md"), soulForm(pid, files, settings.soul.limit, ctx, refresh)),
+      el("div", {}, el("h3", {}, "Soul (the system prompt)"), soulForm(pid, files, settings.soul.limit, ctx, refresh)),
       el("div", {}, el("h3", {}, "Settings (config.toml)"),
         settingsForm(settings, ctx.readOnly || !settings.stored_in_files, save))),
     el("details", {}, el("summary", {}, "config.toml as stored"),
