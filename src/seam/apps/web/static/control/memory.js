@@ -38,10 +38,10 @@ function counter(file) {
   return { line, update };
 }
 
-function entryBox(file, entry, n, remove) {
+function entryBox(file, entry, n, remove, readOnly) {
   const box = el("textarea", { rows: Math.min(6, entry.split("\n").length + 1), value: entry });
   const label = `${file.file} entry ${n + 1}`;
-  const drop = button("Remove", () => remove(n, entry), { aria: { label: `Remove ${label}` } });
+  const drop = button("Remove", () => remove(n, entry), { aria: { label: `Remove ${label}` }, disabled: readOnly });
   return { box, item: el("li", { className: "memory-entry" }, field(label, box), drop) };
 }
 
@@ -54,7 +54,7 @@ function fileView(file, separator, ctx, refresh) {
       await ctx.call("DELETE", path);
       await refresh(`Removed entry ${n + 1} of ${file.file}.`);
     });
-  const rows = file.entries.map((entry, n) => entryBox(file, entry, n, remove));
+  const rows = file.entries.map((entry, n) => entryBox(file, entry, n, remove, ctx.readOnly));
   const boxes = rows.map((r) => r.box);
   const draft = el("textarea", { rows: 2, className: "memory-draft" });
   const recount = () => update(usedChars(boxes.map((b) => b.value), separator),
