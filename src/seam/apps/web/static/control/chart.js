@@ -58,7 +58,7 @@ export function barChart(rows, label, series, format = String) {
       chart.append(rect);
       base += v;
     }
-    if (i % every === 0 || i === rows.length - 1) {
+    if ((rows.length - 1 - i) % every === 0) { // counted from the last bar: it is always named
       chart.append(svg("text", { x: x + slot * 0.35, y: HEIGHT - 8, class: "axis", "text-anchor": "middle" }, label(row).slice(5)));
     }
   });
