@@ -26,6 +26,11 @@ def create_session_storage_key(tenant: str, harness: str, session: str) -> str:
     )
 
 
+def tenant_key_prefix(tenant: str) -> str:
+    """What every storage key of `tenant`'s sessions starts with (and no other's)."""
+    return create_session_storage_key(tenant, "", "").rsplit(",", 2)[0] + ","
+
+
 def parse_session_storage_key(key: str) -> tuple[str, str, str]:
     """The (tenant, harness, name) a key was made from; ValueError for anything else."""
     if not key.startswith(SESSION_STORAGE_PREFIX):

@@ -87,6 +87,25 @@ class ApprovalCache:
         else:
             raise ValueError(f"unknown approval decision {decision!r}")
 
+    def remembered(self) -> dict[str, list[str]]:
+        """The persisted lists as the file has them now: `always` and `always_deny`."""
+        self._refresh()
+        return {"always": sorted(self._always), "always_deny": sorted(self._always_deny)}
+
+    def forget(self, kind: str, command: str) -> bool:
+        """Remove `command` from the persisted `kind` list ("always" or "always_deny"),
+        merged with what other processes wrote; False when it was not there. Every gate
+        sharing the file sees the removal on its next check (it re-reads a changed file)."""
+        self._refresh()
+        kept = {"always": self._always, "always_deny": self._always_deny}.get(kind)
+        if kept is None:
+            raise ValueError(f"kind must be always or always_deny, not {kind!r}")
+        if command not in kept:
+            return False
+        kept.discard(command)
+        self._save()
+        return True
+
     def forget_session(self, session_key: str) -> None:
         self._session.pop(session_key, None)
         self._once = {grant for grant in self._once if grant[0] != session_key}
@@ -99,6 +118,10 @@ class ApprovalCache:
         if deny is not None:
             self._always_deny.add(deny)
             self._always.discard(deny)
+        self._save()
+
+    def _save(self) -> None:
+        """Write the persisted lists as this cache holds them."""
         data = {
             "version": FORMAT_VERSION,
             "always": sorted(self._always),

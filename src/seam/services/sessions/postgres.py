@@ -65,6 +65,7 @@ from seam.services.sessions.postgres_rows import (
 from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
+from seam.services.sessions.postgres_usage_report import PostgresUsageReport
 from seam.services.sessions.postgres_working_dir import PostgresWorkingDirs
 from seam.services.sessions.rows import (
     COMPACTION_COLUMNS,
@@ -97,6 +98,7 @@ class PostgresStore(
     PostgresOutbox,
     PostgresWorkingDirs,
     PostgresCheckpoints,
+    PostgresUsageReport,
     PostgresListener,
     ClosesOnExit,
 ):

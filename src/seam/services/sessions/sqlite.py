@@ -59,6 +59,7 @@ from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 from seam.services.sessions.sqlite_upkeep import SECONDS_PER_DAY, SQLiteUpkeep
+from seam.services.sessions.sqlite_usage_report import SQLiteUsageReport
 from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
 
 # Re-exported: the schema and the day length lived here, and callers import them from here.
@@ -74,6 +75,7 @@ class SQLiteSessionStore(
     SQLiteOutbox,
     SQLiteWorkingDirs,
     SQLiteCheckpoints,
+    SQLiteUsageReport,
 ):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 

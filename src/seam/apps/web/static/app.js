@@ -465,7 +465,8 @@ ui.cancel.addEventListener("click", async () => {
 
 function hashName() {
   const raw = location.hash.slice(1);
-  return raw ? decodeURIComponent(raw) : null;
+  // `#/<section>` is the dashboard's navigation (control/nav.js), not a session.
+  return raw && !raw.startsWith("/") ? decodeURIComponent(raw) : null;
 }
 
 window.addEventListener("hashchange", () => {

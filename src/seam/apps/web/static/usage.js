@@ -2,7 +2,7 @@
 
 const n = (x) => (x ?? 0).toLocaleString("en-US");
 
-function cost(usage) {
+export function cost(usage) {
   let text;
   if (usage.calls === 0) text = "$0";
   else if (usage.unpriced_calls && usage.unpriced_calls === usage.calls) text = "cost unknown";

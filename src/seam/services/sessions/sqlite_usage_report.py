@@ -1,0 +1,34 @@
+"""`UsageReport` of the SQLite store: usage summed by day, model or session in one
+statement (a mixin of `SQLiteSessionStore`)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from seam.contracts.usage_report import UsageGroup, UsageGrouping, UsageQuery
+from seam.services.sessions.sqlite_queries import USAGE_TOTALS
+from seam.services.sessions.sqlite_threads import SQLiteThreads
+from seam.services.sessions.usage_report_sql import (
+    UsageDialect,
+    usage_groups,
+    usage_params,
+    usage_statement,
+)
+
+_SQLITE = UsageDialect("?", "CAST((created_at + ?) / 86400 AS INTEGER)", USAGE_TOTALS)
+
+
+class SQLiteUsageReport:
+    _threads: SQLiteThreads
+
+    async def usage_by(self, grouping: UsageGrouping, query: UsageQuery) -> list[UsageGroup]:
+        sql = usage_statement(_SQLITE, grouping)
+        params = usage_params(grouping, query)
+
+        def read(db: sqlite3.Connection) -> list[UsageGroup]:
+            return usage_groups(db.execute(sql, params).fetchall())
+
+        return await self._threads.read(read)
+
+
+__all__ = ["SQLiteUsageReport"]
