@@ -93,7 +93,8 @@ async def test_secrets_never_leave_and_every_value_says_where_it_came_from(
         servers = values["mcp.servers"]
         assert servers["kind"] == "table" and servers["editable"] is False
         assert servers["value"]["github"]["env"] == {"GITHUB_TOKEN": MASK}
-        assert servers["value"]["remote"]["headers"] == {"Authorization": MASK, "Accept": "text/plain"}
+        headers = servers["value"]["remote"]["headers"]
+        assert headers == {"Authorization": MASK, "Accept": "text/plain"}
         keys = {k["variable"]: k for k in body["keys"]}
         assert keys["OPENAI_API_KEY"]["set"] is True and keys["OPENAI_API_KEY"]["value"] == MASK
         assert keys["ANTHROPIC_API_KEY"]["set"] is False
@@ -212,14 +213,16 @@ async def test_doctor_runs_the_checks_for_this_home(tmp_path: Path) -> None:
 
 async def test_only_the_owner_reaches_settings_and_doctor(tmp_path: Path) -> None:
     home_of(tmp_path)
-    async with serving(ScriptedModel([]), tmp_path, env=ENV) as served:
-        async with served.client("alpha") as alpha:
-            for method, path in [
-                ("GET", "/api/settings"),
-                ("GET", "/api/settings/schema"),
-                ("PATCH", "/api/settings"),
-                ("POST", "/api/doctor"),
-            ]:
-                response = await alpha.request(method, path, json={"values": {"a.b": 1}})
-                assert response.status_code == 403, path
-                assert OPENAI_KEY not in response.text
+    async with (
+        serving(ScriptedModel([]), tmp_path, env=ENV) as served,
+        served.client("alpha") as alpha,
+    ):
+        for method, path in [
+            ("GET", "/api/settings"),
+            ("GET", "/api/settings/schema"),
+            ("PATCH", "/api/settings"),
+            ("POST", "/api/doctor"),
+        ]:
+            response = await alpha.request(method, path, json={"values": {"a.b": 1}})
+            assert response.status_code == 403, path
+            assert OPENAI_KEY not in response.text

@@ -76,8 +76,9 @@ def add_routes(api: APIRouter, control: Control) -> None:
         who: Principal = request.state.principal
         if who.id == f"key:{name}":
             raise ApiError(
-                409, "this request came with that key: revoke it from the page, another key or "
-                "seam keys revoke"
+                409,
+                "this request came with that key: revoke it from the page, another key or "
+                "seam keys revoke",
             )
         if not control.need_keys().revoke(name):
             raise ApiError(404, f"no key named {name!r}")

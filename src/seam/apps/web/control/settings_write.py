@@ -30,7 +30,12 @@ from seam.wiring.settings import ConfigFile, Settings
 # One writer at a time in this process (the CLI writes its own files; last rename wins).
 _WRITING = threading.Lock()
 MAX_TEXT = 10_000
-KINDS = {"string": str, "integer": int, "number": (int, float), "boolean": bool}
+KINDS: dict[str, type | tuple[type, ...]] = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+}
 
 
 def _field_type(section: str, name: str) -> str:
@@ -126,8 +131,8 @@ def write_atomic(path: Path, text: str) -> None:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        Path(tmp).chmod(mode)
+        Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
