@@ -20,7 +20,7 @@ from seam.apps.doctor.check import Diagnosis
 from seam.apps.web.control.deps import Control
 from seam.apps.web.errors import ApiError
 
-DOCTOR_SECONDS = 60.0
+DOCTOR_SECONDS = 15.0
 _RUNNING = threading.Lock()
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from seam.plugins.safety.secret_names import is_secret_name
+from seam.wiring.secrets import is_secret_name
 
 MASK = "••••••"
 # What redaction leaves in a text (plugins/safety/redact.py): never a real value either.
