@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from seam.apps.web.control.settings_mask import MASK
+from seam.apps.web.control.settings_write import patched
 from seam.core import ScriptedModel
 from seam.wiring.settings import load_settings
 from tests.web.harness import serving
@@ -226,3 +227,22 @@ async def test_only_the_owner_reaches_settings_and_doctor(tmp_path: Path) -> Non
             response = await alpha.request(method, path, json={"values": {"a.b": 1}})
             assert response.status_code == 403, path
             assert OPENAI_KEY not in response.text
+
+
+def test_dotted_keys_inline_tables_and_new_sections_are_edited_in_place() -> None:
+    text = (
+        "# head\n"
+        "agent.max_iterations = 3 # dotted\n"
+        'model = { provider = "auto" }  # inline\n'
+        "\n[sandbox] # s\ntimeout = 10\n"
+    )
+    values = {
+        "agent.max_iterations": 5,
+        "model.model": "x",
+        "sandbox.memory_mb": 7,
+        "reflection.enabled": True,
+    }
+    new = patched(text, values)
+    assert new.startswith("# head\nagent.max_iterations = 5 # dotted\n")
+    assert "# inline" in new and "[sandbox] # s\ntimeout = 10\nmemory_mb = 7\n" in new
+    assert new.endswith("[reflection]\nenabled = true\n")

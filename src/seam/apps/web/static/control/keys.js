@@ -41,7 +41,7 @@ function createForm(ctx, refresh, shown) {
     "form",
     { className: "key-create", aria: { label: "Create a key" } },
     el("div", { className: "row" }, field("Name", name), field("Tenant", tenant), field("Scope", scope)),
-    el("button", { type: "submit" }, "Create key"),
+    el("button", { type: "submit", disabled: ctx.readOnly }, "Create key"),
   );
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -74,7 +74,8 @@ function revokeCell(ctx, key, refresh) {
     cell.replaceChildren(el("span", {}, `Revoke ${key.name}?`), yes, no);
     yes.focus();
   };
-  const start = () => button("Revoke", async () => ask(), { aria: { label: `Revoke ${key.name}` } });
+  const start = () =>
+    button("Revoke", async () => ask(), { aria: { label: `Revoke ${key.name}` }, disabled: ctx.readOnly });
   cell.replaceChildren(start());
   return cell;
 }
