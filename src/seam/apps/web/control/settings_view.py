@@ -10,6 +10,7 @@ source: `default`, `file`, or `environment` (with the variable's name: the varia
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -63,6 +64,12 @@ def file_data(settings: Settings) -> dict[str, Any]:
         raise ApiError(409, f"{path}: cannot be read now: {exc}") from None
 
 
+@functools.cache
+def config_schema() -> dict[str, Any]:
+    """`ConfigFile`'s JSON Schema, built once (the models do not change while running)."""
+    return ConfigFile.model_json_schema()
+
+
 def leaf_kind(prop: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
     """`scalar`, `list` (of scalars) or `table` (anything else) for a schema property:
     the page edits the first two in its form and shows tables read-only."""
@@ -82,8 +89,7 @@ def leaf_kind(prop: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
 def leaves() -> Iterator[tuple[str, str, str, str]]:
     """(key, section, name, kind) for every value of `ConfigFile`, in its order: a section
     model's fields one by one, a free-form table (`guard`, `web`, ...) as one value."""
-    schema = ConfigFile.model_json_schema()
-    defs = schema.get("$defs", {})
+    defs = config_schema().get("$defs", {})
     for section, info in ConfigFile.model_fields.items():
         model = info.annotation
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -151,4 +157,12 @@ def settings_body(running: Settings) -> dict[str, Any]:
     }
 
 
-__all__ = ["ENV_OVERRIDES", "RESTART", "effective", "fresh_settings", "leaves", "settings_body"]
+__all__ = [
+    "ENV_OVERRIDES",
+    "RESTART",
+    "config_schema",
+    "effective",
+    "fresh_settings",
+    "leaves",
+    "settings_body",
+]

@@ -23,7 +23,12 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import Table
 
 from seam.apps.web.control.settings_mask import is_placeholder
-from seam.apps.web.control.settings_view import ENV_OVERRIDES, fresh_settings, leaves
+from seam.apps.web.control.settings_view import (
+    ENV_OVERRIDES,
+    config_schema,
+    fresh_settings,
+    leaves,
+)
 from seam.apps.web.errors import ApiError
 from seam.wiring.settings import ConfigFile, Settings
 
@@ -40,7 +45,7 @@ KINDS: dict[str, type | tuple[type, ...]] = {
 
 def _field_type(section: str, name: str) -> str:
     """The JSON type a form value of `section.name` must have (`any` when unsaid)."""
-    schema = ConfigFile.model_json_schema()
+    schema = config_schema()
     model = ConfigFile.model_fields[section].annotation
     prop = schema["$defs"][getattr(model, "__name__", "")]["properties"][name]
     options = [p for p in prop.get("anyOf", [prop]) if p.get("type") != "null"]
