@@ -99,6 +99,7 @@ async def serving(
     approval_timeout: float = 30.0,
     retries: RetryBoard | None = None,
     sees_images: bool = False,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[Served]:
     tmp.mkdir(parents=True, exist_ok=True)
     store = store if store is not None else SQLiteSessionStore(str(tmp / "sessions.db"))
@@ -119,7 +120,7 @@ async def serving(
     keystore = KeyStore(tmp / "keys.json")
     keys = {t: keystore.create(f"key-{t}", t) for t in ("local", "alpha", "beta")}
     # The dashboard's owner sections read this home (its config.toml, cron jobs, keys).
-    settings = Settings(home=tmp / "home", working_dir=tmp)
+    settings = Settings(home=tmp / "home", working_dir=tmp, env=dict(env or {}))
     settings.home.mkdir(exist_ok=True)
     app = create_app(
         backend,
