@@ -12,11 +12,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import expect
-
 from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `pages`, …)
-from tests.web.page_support import SEAM, Pages, Served, keep_shot, screenshots_on_failure
+from tests.web.page_support import (
+    SEAM,
+    Pages,
+    Served,
+    keep_shot,
+    screenshots_on_failure,
+    sync_api,
+)
+from tests.web.test_control_skills import write_skill
 
+expect = sync_api.expect  # Playwright's waits (page_support skips without a browser)
 START_MS = 90_000
 SERVER = Path(__file__).resolve().parents[1] / "support" / "mcp_server.py"
 CONFIG = f"""# the owner's notes: this comment stays
@@ -29,15 +36,6 @@ connect_timeout = 30
 command = [{str(sys.executable)!r}, "-c", "raise SystemExit(3)"]
 connect_timeout = 30
 """
-
-
-def write_skill(folder: Path, name: str, description: str, body: str) -> Path:
-    skill = folder / name
-    (skill / "scripts").mkdir(parents=True, exist_ok=True)
-    text = f"---\nname: {name}\ndescription: {description}\n---\n\n{body}\n"
-    (skill / "SKILL.md").write_text(text, encoding="utf-8")
-    (skill / "scripts" / "changes.py").write_text("print('changes')\n", encoding="utf-8")
-    return skill
 
 
 def seam(served: Served, *args: str) -> str:
@@ -64,7 +62,7 @@ def test_trust_a_working_directory_skill(pages: Pages, served: Served) -> None:
         project,
         "release-notes",
         "Write release notes from the git log since the last tag.",
-        "1. Run `python3 scripts/changes.py`.\n2. Group by <b>kind</b>; never invent entries.",
+        "1. Run `python3 scripts/run.py`.\n2. Group by <b>kind</b>; never invent entries.",
     )
     write_skill(
         served.home / "skills",
@@ -81,7 +79,7 @@ def test_trust_a_working_directory_skill(pages: Pages, served: Served) -> None:
     page.get_by_role("button", name="View release-notes").click()
     text = page.locator(".skill-text")
     expect(text).to_contain_text("Group by <b>kind</b>")  # shown as text, never as HTML
-    expect(page.locator(".skill-files")).to_contain_text("scripts/changes.py")
+    expect(page.locator(".skill-files")).to_contain_text("scripts/run.py")
 
     row.get_by_role("button", name="Trust release-notes").click()
     expect(page.locator(".control-status:visible")).to_contain_text("trusted ")
