@@ -32,7 +32,9 @@ class ApprovalChange(BaseModel):
 def add_routes(api: APIRouter, control: Control) -> None:
     """`GET /api/mcp/servers` and `PUT /api/mcp/servers/{name}/approval`."""
     listing = InFlight()
-    writing = asyncio.Lock()  # one edit of config.toml at a time (they share a temp file)
+    # One edit of config.toml at a time (they share a temp file), and no reading of it
+    # given to the runtime while one is being written and applied.
+    applying = asyncio.Lock()
 
     @api.get("/mcp/servers")
     async def mcp_servers() -> dict[str, Any]:
@@ -42,7 +44,7 @@ def add_routes(api: APIRouter, control: Control) -> None:
         connections are reported after it takes the file as it is now (like `/mcp
         reload`); servers it has not tried yet are started, each within its
         `connect_timeout`."""
-        return {"servers": await listing.run(lambda: server_states(control))}
+        return {"servers": await listing.run(lambda: server_states(control, applying))}
 
     @api.put("/mcp/servers/{name}/approval")
     async def mcp_set_approval(change: ApprovalChange, name: str = SERVER_NAME) -> dict[str, Any]:
@@ -50,10 +52,10 @@ def add_routes(api: APIRouter, control: Control) -> None:
         file's comments; the serving runtime takes it at once (the server is restarted),
         and so does `seam mcp list`. 404 when the file has no such server."""
         settings = control.need_settings()
-        async with writing:
+        async with applying:
             await asyncio.to_thread(set_approval, settings.config_path, name, change.approval)
-        listing.forget()
-        await apply_config(control, fresh_settings(control))
+            listing.forget()
+            await apply_config(control, fresh_settings(control))
         return {"name": name, "approval": change.approval}
 
 

@@ -58,11 +58,15 @@ async def apply_config(control: Control, settings: Settings) -> bool:
     return True
 
 
-async def server_states(control: Control) -> list[dict[str, Any]]:
-    """Every configured server as the page shows it (see the module's docstring)."""
-    settings = fresh_settings(control)
+async def server_states(control: Control, applying: asyncio.Lock) -> list[dict[str, Any]]:
+    """Every configured server as the page shows it (see the module's docstring).
+    `applying` is held while the file is read and given to the runtime, so an edit being
+    written meanwhile is never undone by an older reading."""
+    async with applying:
+        settings = fresh_settings(control)
+        live = await apply_config(control, settings)
     servers = runtime_servers(control.backend.runtime)
-    if await apply_config(control, settings) and servers is not None:
+    if live and servers is not None:
         await servers.prepare(None)
         found = await servers.status(connect=False)
     elif settings.config.mcp.servers:

@@ -10,6 +10,7 @@ shows, and a trust given here is what the CLI and the running agent see next. Tr
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from seam.wiring.settings import Settings
     from seam.wiring.skills import Entry
 
+# One trust at a time: the trust file is read, changed and written back whole.
+_TRUSTING = threading.Lock()
 SKILL_NAME = PathParam(min_length=1, max_length=64, description="The skill's name.")
 
 
@@ -82,7 +85,8 @@ def trust_named(name: str, settings: Settings) -> dict[str, Any]:
             raise ApiError(409, f"skill {name!r} is in the {where} folder: it needs no trust")
         raise ApiError(404, f"no skill named {name!r} in the working directory")
     try:
-        lines = [line for entry in mine for line in trust_paths(entry.folder, settings)]
+        with _TRUSTING:
+            lines = [line for entry in mine for line in trust_paths(entry.folder, settings)]
     except (SkillError, OSError) as exc:
         raise ApiError(409, f"cannot trust {name!r}: {exc}") from None
     fresh = [e for e in catalog_for(settings).entries() if e.origin == "project" and e.name == name]
