@@ -79,11 +79,12 @@ def test_trust_a_working_directory_skill(pages: Pages, served: Served) -> None:
     page.get_by_role("button", name="View release-notes").click()
     text = page.locator(".skill-text")
     expect(text).to_contain_text("Group by <b>kind</b>")  # shown as text, never as HTML
-    expect(page.locator(".skill-files")).to_contain_text("scripts/run.py")
+    expect(text).to_contain_text("- scripts/run.py")
 
     row.get_by_role("button", name="Trust release-notes").click()
     expect(page.locator(".control-status:visible")).to_contain_text("trusted ")
     expect(row).to_contain_text("yes")
+    expect(page.locator(".skill-text")).not_to_contain_text("NOT OFFERED")  # still open
     assert "untrusted" not in seam(served, "skills", "list")
     keep_shot(page, "control-skills")
 

@@ -8,10 +8,20 @@ const enc = encodeURIComponent;
 
 /** Show the section in `root` (called on every visit; `ctx` has call, who, readOnly, say). */
 export async function show(root, ctx) {
+  await render(root, ctx, null);
+}
+
+/** The table, and below it the skill named `viewing` (kept open after a Trust). */
+async function render(root, ctx, viewing) {
   const found = await guarded(ctx, () => ctx.call("GET", "/api/skills"));
   if (!found) return;
   const detail = el("section", { className: "skill-detail", aria: { live: "polite" } });
-  const open = (skill) => view(detail, ctx, skill, () => show(root, ctx));
+  const state = { viewing };
+  const again = () => render(root, ctx, state.viewing);
+  const open = (skill) => {
+    state.viewing = skill.name;
+    return view(detail, ctx, skill, again);
+  };
   const where = found.looked_in.map((d) => d.path).join(", ");
   root.replaceChildren(
     table(
@@ -21,7 +31,7 @@ export async function show(root, ctx) {
         ["Description", (s) => s.description],
         ["Where", (s) => el("span", {}, `${s.origin}: `, el("code", {}, s.folder))],
         ["Offered", (s) => (s.offered ? "yes" : `no: ${s.problem}`)],
-        ["Trusted", (s) => trustCell(s, ctx, () => show(root, ctx))],
+        ["Trusted", (s) => trustCell(s, ctx, again)],
         ["SKILL.md", (s) => button("View", () => open(s), { "aria-label": `View ${s.name}` })],
       ],
       found.skills,
@@ -29,6 +39,8 @@ export async function show(root, ctx) {
     ),
     detail,
   );
+  const shown = found.skills.find((s) => s.name === viewing);
+  if (shown) await open(shown);
 }
 
 /** "yes", "not needed", or a Trust button for a working-directory skill not trusted yet. */
@@ -47,24 +59,20 @@ async function trust(skill, ctx, again) {
   ctx.say(done.trusted.join("; "));
 }
 
-/** The skill's text as `seam skills show` prints it, and its files. */
+/** The skill's text as `seam skills show` prints it (its files listed at the end). */
 async function view(detail, ctx, skill, again) {
   const shown = await guarded(ctx, () => ctx.call("GET", `/api/skills/${enc(skill.name)}`));
   if (!shown) return;
   const heading = el("h2", { tabIndex: -1 }, `SKILL.md of ${shown.name}`);
-  const files = shown.files.length
-    ? el("ul", { className: "skill-files" }, shown.files.map((f) => el("li", {}, el("code", {}, f))))
-    : el("p", { className: "empty" }, "No other files.");
-  detail.replaceChildren(
+  const parts = [
     heading,
     el("p", {}, `${shown.origin}: `, el("code", {}, shown.folder)),
     shown.offered ? null : el("p", { className: "danger" }, `Not offered: ${shown.problem}`),
     el("pre", { className: "skill-text" }, shown.text),
-    el("h3", {}, "Files"),
-    files,
     shown.needs_trust && !shown.trusted && !ctx.readOnly
       ? button("Trust this skill", () => trust(shown, ctx, again))
       : null,
-  );
+  ];
+  detail.replaceChildren(...parts.filter((part) => part !== null));
   heading.focus();
 }
