@@ -21,7 +21,7 @@ from seam.plugins.guardrail.skill_runs import SkillPlaces
 from seam.plugins.safety.injection import scan
 from seam.plugins.skills.catalog import Entry, NoticeText, SkillCatalog, SkillDir, UnknownSkill
 from seam.plugins.skills.skill import SKILL_FILE, SkillError
-from seam.plugins.skills.tools import render_body
+from seam.plugins.skills.tools import render_body, skill_files
 from seam.plugins.skills.trust import TrustStore
 from seam.wiring.default_tools import DefaultGets
 from seam.wiring.settings import Settings
@@ -36,6 +36,7 @@ __all__ = [
     "build_skills",
     "catalog_for",
     "render_body",
+    "skill_files",
     "skill_turn_text",
     "trust_store",
 ]

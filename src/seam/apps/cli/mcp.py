@@ -65,18 +65,27 @@ async def prompt_turn_text(runtime: Any, name: str, rest: str) -> str:
         raise CliError(str(exc)) from None
 
 
-async def list_configured(settings: Settings | None = None) -> list[str]:
-    """`seam mcp list`: start every configured server, report it, and stop it again."""
+async def configured_status(settings: Settings) -> list[ServerStatus]:
+    """Start every server `settings` configure, list it and stop it again: what `seam mcp
+    list` shows, and the dashboard when its runtime holds no MCP servers of its own. Each
+    start is bounded by the server's `connect_timeout`; they start side by side."""
     from seam.wiring.mcp import build_mcp
-    from seam.wiring.settings import load_settings
 
-    servers = build_mcp(settings or load_settings())
+    servers = build_mcp(settings)
     try:
-        if not servers.names():
-            return [NONE_CONFIGURED]
-        return format_status(await servers.status(connect=True))
+        return await servers.status(connect=True)
     finally:
         await servers.aclose()
+
+
+async def list_configured(settings: Settings | None = None) -> list[str]:
+    """`seam mcp list`: start every configured server, report it, and stop it again."""
+    from seam.wiring.settings import load_settings
+
+    settings = settings or load_settings()
+    if not settings.config.mcp.servers:
+        return [NONE_CONFIGURED]
+    return format_status(await configured_status(settings))
 
 
 async def list_servers() -> int:

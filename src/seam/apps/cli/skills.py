@@ -36,22 +36,33 @@ def _entry_line(entry: Entry) -> str:
     return f"{head}\n  not offered: {entry.problem}"
 
 
+def entry_named(name: str, settings: Settings | None = None) -> Entry:
+    """The skill `name` as `seam skills show` and the dashboard pick it: the offered one,
+    else the first found with a readable SKILL.md (an untrusted or flagged one, so the
+    person can review it before trusting); raises SkillError (UnknownSkill: none at all)."""
+    from seam.wiring.skills import catalog_for
+
+    catalog = catalog_for(settings)
+    named = [entry for entry in catalog.entries() if entry.name == name]
+    chosen = next((e for e in named if e.offered), None) or next(
+        (e for e in named if e.skill is not None), None
+    )
+    if chosen is None:
+        catalog.get(name)  # raises the SkillError that says why there is none
+        raise AssertionError("an offered skill has an entry")  # pragma: no cover
+    return chosen
+
+
 def show_text(name: str, settings: Settings | None = None) -> str:
     """`seam skills show NAME`: the front matter's fields and the body; raises SkillError.
 
     A skill that is not offered (untrusted, flagged) is shown too, with the reason, so the
     person can review it before `seam skills trust`."""
-    from seam.wiring.skills import SkillError, catalog_for, render_body
+    from seam.wiring.skills import render_body
 
-    catalog = catalog_for(settings)
-    problem = ""
-    try:
-        skill = catalog.get(name)
-    except SkillError:
-        found = [e for e in catalog.entries() if e.name == name and e.skill is not None]
-        if not found or found[0].skill is None:
-            raise
-        skill, problem = found[0].skill, found[0].problem
+    entry = entry_named(name, settings)
+    skill, problem = entry.skill, entry.problem
+    assert skill is not None  # entry_named returns only readable skills
     lines = [f"name: {skill.name}", f"description: {skill.description}", f"path: {skill.path}"]
     if problem:
         lines.insert(0, f"NOT OFFERED: {problem}")
