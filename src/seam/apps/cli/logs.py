@@ -77,7 +77,7 @@ def pretty(line: dict[str, Any]) -> str:
     where = ""
     session = line.get("session")
     if isinstance(session, str):
-        name = _public_name(session)
+        name = public_name(session)
         sub = line.get("submission")
         where = f" [{name}{' / ' + sub if isinstance(sub, str) else ''}]"
     text = f"{when} {str(line.get('level', '?')).upper():<8} {line.get('logger', '?')}{where}"
@@ -89,7 +89,7 @@ def pretty(line: dict[str, Any]) -> str:
     return text
 
 
-def _public_name(key: str) -> str:
+def public_name(key: str) -> str:
     _, _, parts = key.partition(":")
     try:
         decoded = json.loads(parts)
