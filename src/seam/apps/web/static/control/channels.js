@@ -7,7 +7,7 @@ import { when } from "./logs-row.js";
 const enc = encodeURIComponent;
 
 function ago(now, stamp) {
-  return typeof stamp === "number" ? `${Math.max(0, Math.round(now - stamp))} s ago` : "never";
+  return typeof stamp === "number" ? `${Math.max(0, Math.round(now - stamp))} s ago` : "nothing received";
 }
 
 function platformRows(data) {
@@ -54,12 +54,11 @@ export async function show(root, ctx) {
       `/api/channels/${enc(u.platform)}/users/${enc(u.user_id)}`, `Revoked ${u.ref}.`),
       { disabled: ctx.readOnly, aria: { label: `Revoke ${u.ref} (${u.user_name})` } })],
   ], data.paired, "Nobody is paired yet.");
+  const problem = data.config_error ? [el("p", { className: "danger" }, data.config_error)] : [];
   root.replaceChildren(
     el("div", { className: "row" }, button("Refresh", () => show(root, ctx))),
-    data.config_error ? el("p", { className: "danger" }, data.config_error) : null,
-    el("h2", {}, "Platforms"),
+    ...problem,
     platformRows(data),
-    el("h2", {}, "Pairing"),
     pending,
     paired,
   );

@@ -10,6 +10,7 @@ const MAX_ROWS = 1000;
 const LEVELS = ["debug", "info", "warning", "error", "critical"];
 const SURFACES = ["cli", "web", "gateway", "worker", "acp"];
 let source = null; // the open EventSource, closed on leaving or re-filtering
+let generation = 0; // the latest load: an earlier one still answering opens no stream
 
 function stop() {
   source?.close();
@@ -17,7 +18,10 @@ function stop() {
 }
 
 window.addEventListener("hashchange", () => {
-  if (location.hash !== "#/logs") stop();
+  if (location.hash !== "#/logs") {
+    generation += 1;
+    stop();
+  }
 });
 
 function select(name, values, first) {
@@ -75,9 +79,10 @@ export async function show(root, ctx) {
 
   async function load() {
     stop();
+    const mine = ++generation;
     const params = query(form);
     const last = await guarded(ctx, () => ctx.call("GET", `/api/logs?${params}&limit=200`));
-    if (!last) return;
+    if (!last || mine !== generation || !root.isConnected) return;
     list.replaceChildren();
     add(last.lines);
     if (!last.lines.length) ctx.say("No lines match yet; new ones appear here as they are written.");
