@@ -156,11 +156,15 @@ async def follow_lines(
     new one from its start; truncation starts over. Reads are at most `READ_CHUNK` bytes
     and a line longer than `MAX_LINE` is dropped, so memory stays bounded."""
     tail = _Tail(current, from_end)
-    while True:
-        batch = tail.step()
-        yield batch
-        if not batch:
-            await asyncio.sleep(poll)
+    try:
+        while True:
+            batch = tail.step()
+            yield batch
+            if not batch:
+                await asyncio.sleep(poll)
+    finally:  # the caller stopped (a client gone, Ctrl-C): let go of the file
+        if tail.handle is not None:
+            tail.handle.close()
 
 
 class _Tail:
