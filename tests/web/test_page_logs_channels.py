@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from typing import Any
 
 from seam.apps.gateway.pairing import PairingStore
@@ -46,14 +47,19 @@ def test_a_pairing_request_is_approved_in_channels(pages: Pages, served: Served)
     store.request("discord", "77", "Bob", "900")
     paired = store.request("slack", "U01", "Carol", "C9")
     store.approve(paired.code, by="test")
+    now = time.time()
     write_status(
         status_path(settings),
-        {"telegram": {"state": "running", "last_received_at": None, "pid": 1234}},
+        {
+            "telegram": {"state": "running", "last_received_at": now - 12, "pid": 1234},
+            "slack": {"state": "backoff", "last_error": "invalid_auth", "pid": 1234},
+        },
     )
     page = pages.open()
     visit(page, "Channels")
     page.get_by_role("cell", name="telegram", exact=True).first.wait_for()
     page.get_by_role("cell", name="slack:U01", exact=True).wait_for()
+    page.get_by_role("cell", name="invalid_auth").wait_for()
     page.get_by_role("button", name=f"Approve {ann.code} (Ann Example)").click()
     page.locator(".control-status", has_text="Approved telegram:4242.").wait_for()
     page.get_by_role("cell", name="telegram:4242", exact=True).wait_for()

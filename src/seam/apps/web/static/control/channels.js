@@ -7,7 +7,8 @@ import { when } from "./logs-row.js";
 const enc = encodeURIComponent;
 
 function ago(now, stamp) {
-  return typeof stamp === "number" ? `${Math.max(0, Math.round(now - stamp))} s ago` : "nothing received";
+  if (typeof stamp !== "number") return "nothing received";
+  return `${Math.max(0, Math.round(now - stamp))} s ago`;
 }
 
 function platformRows(data) {
@@ -27,6 +28,11 @@ function updates(items) {
     items.map((u) => el("li", {}, `${u.state} ${u.chat} (${u.when}): ${u.error}`)));
 }
 
+/** A row's action button's attributes: its full name, disabled for a read-only key. */
+function labelled(ctx, label) {
+  return { disabled: ctx.readOnly, aria: { label } };
+}
+
 /** Show the section in `root` (called on every visit; `ctx` has call, who, readOnly, say). */
 export async function show(root, ctx) {
   const data = await guarded(ctx, () => ctx.call("GET", "/api/channels"));
@@ -35,16 +41,17 @@ export async function show(root, ctx) {
     const ok = await guarded(ctx, () => ctx.call(method, path), done);
     if (ok) await show(root, ctx);
   };
+  const answer = (verb, r, done) => button(verb,
+    () => act("POST", `/api/channels/pairing/${enc(r.code)}/${verb.toLowerCase()}`, done),
+    labelled(ctx, `${verb} ${r.code} (${r.user_name})`));
   const pending = table("Waiting for approval", [
     ["Code", (r) => el("code", {}, r.code)],
     ["User", (r) => `${r.platform}:${r.user_id}`],
     ["Name", (r) => r.user_name],
     ["Expires in", (r) => `${r.minutes_left} min`],
     ["", (r) => el("span", { className: "row" },
-      button("Approve", () => act("POST", `/api/channels/pairing/${enc(r.code)}/approve`,
-        `Approved ${r.platform}:${r.user_id}.`), { disabled: ctx.readOnly, aria: { label: `Approve ${r.code} (${r.user_name})` } }),
-      button("Deny", () => act("POST", `/api/channels/pairing/${enc(r.code)}/deny`,
-        `Denied ${r.code}.`), { disabled: ctx.readOnly, aria: { label: `Deny ${r.code} (${r.user_name})` } }))],
+      answer("Approve", r, `Approved ${r.platform}:${r.user_id}.`),
+      answer("Deny", r, `Denied ${r.code}.`))],
   ], data.pending, "Nobody is waiting for approval.");
   const paired = table("Paired users", [
     ["User", (u) => u.ref],
@@ -52,7 +59,7 @@ export async function show(root, ctx) {
     ["Since", (u) => when(u.approved_at).slice(0, 16)],
     ["", (u) => button("Revoke", () => act("DELETE",
       `/api/channels/${enc(u.platform)}/users/${enc(u.user_id)}`, `Revoked ${u.ref}.`),
-      { disabled: ctx.readOnly, aria: { label: `Revoke ${u.ref} (${u.user_name})` } })],
+      labelled(ctx, `Revoke ${u.ref} (${u.user_name})`))],
   ], data.paired, "Nobody is paired yet.");
   const problem = data.config_error ? [el("p", { className: "danger" }, data.config_error)] : [];
   root.replaceChildren(

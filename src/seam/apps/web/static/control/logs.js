@@ -41,7 +41,9 @@ function query(form) {
 /** Show the section in `root` (called on every visit; `ctx` has call, who, readOnly, say). */
 export async function show(root, ctx) {
   stop();
-  const list = el("ol", { className: "log-lines", role: "log", aria: { label: "Log lines", live: "off" } });
+  const list = el("ol", {
+    className: "log-lines", role: "log", aria: { label: "Log lines", live: "off" },
+  });
   const held = [];
   let paused = false;
   const pause = el("button", { type: "button", aria: { pressed: "false" } }, "Pause");
@@ -49,7 +51,9 @@ export async function show(root, ctx) {
     "form",
     { className: "row log-filters", aria: { label: "Filter the log" } },
     field("Level", select("level", LEVELS)),
-    field("Session", el("input", { name: "session", type: "search", maxLength: 200, autocomplete: "off", placeholder: "any" })),
+    field("Session", el("input", {
+      name: "session", type: "search", maxLength: 200, autocomplete: "off", placeholder: "any",
+    })),
     field("Surface", select("surface", SURFACES, "any")),
     el("button", { type: "submit" }, "Apply"),
     pause,
@@ -85,7 +89,7 @@ export async function show(root, ctx) {
     if (!last || mine !== generation || !root.isConnected) return;
     list.replaceChildren();
     add(last.lines);
-    if (!last.lines.length) ctx.say("No lines match yet; new ones appear here as they are written.");
+    if (!last.lines.length) ctx.say("No lines match yet; new ones appear as they are written.");
     source = new EventSource(`/api/logs/stream?${params}`);
     source.addEventListener("ready", () => {
       list.dataset.live = "true";
@@ -103,6 +107,7 @@ export async function show(root, ctx) {
     load();
   });
   for (const name of ["level", "surface"]) form.elements[name].addEventListener("change", load);
-  root.replaceChildren(form, list, el("p", { className: "hint" }, `The last ${MAX_ROWS} lines are kept here; seam logs shows them all.`));
+  const hint = `The last ${MAX_ROWS} lines are kept here; seam logs shows them all.`;
+  root.replaceChildren(form, list, el("p", { className: "hint" }, hint));
   await load();
 }
