@@ -182,7 +182,7 @@ def acp_(
     if problem is not None:
         typer.echo(f"seam: {problem}", err=True)
         raise typer.Exit(2)
-    execute(serve_acp(model, tenant))
+    execute(serve_acp(model, tenant), surface="acp")
 
 
 @sessions_app.command("list")

@@ -198,4 +198,4 @@ def register(app: typer.Typer) -> None:
         """Run submissions from the queue until stopped (Ctrl-C or SIGTERM)."""
         from seam.apps.cli.runner import execute
 
-        execute(work(once, json_, grace))
+        execute(work(once, json_, grace), surface="worker")

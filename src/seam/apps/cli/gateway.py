@@ -34,7 +34,7 @@ def gateway_command(ctx: typer.Context) -> None:
     from seam.apps.cli.runner import execute
     from seam.apps.gateway.serve import serve_gateway
 
-    execute(serve_gateway())
+    execute(serve_gateway(), surface="gateway")
 
 
 def _subcommand(name: str, summary: str, main: Callable[[], Coroutine[Any, Any, int]]) -> None:

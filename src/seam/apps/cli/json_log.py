@@ -28,8 +28,14 @@ def _trace_ids() -> tuple[str, str] | None:
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per record: time, level, logger, message, the trace and span id
-    when in a span, the session and submission when in a turn, and the traceback."""
+    """One JSON object per record: time, level, logger, message, the surface that wrote it
+    (cli, web, gateway, acp, worker: what the Control UI's Logs section filters by), the
+    trace and span id when in a span, the session and submission when in a turn, and the
+    traceback."""
+
+    def __init__(self, surface: str | None = None) -> None:
+        super().__init__()
+        self.surface = surface
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, object] = {
@@ -38,6 +44,8 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        if self.surface:
+            line["surface"] = self.surface
         ids = _trace_ids()
         if ids is not None:
             line["trace_id"], line["span_id"] = ids
@@ -59,13 +67,19 @@ class JsonLinesHandler(logging.Handler):
     The path is resolved per record (SEAM_HOME may change under a test); a log that
     cannot be written (a read-only or full SEAM_HOME) is skipped silently."""
 
-    def __init__(self, *, max_bytes: int = JSON_LOG_MAX_BYTES, keep: int = JSON_LOG_KEEP):
+    def __init__(
+        self,
+        *,
+        max_bytes: int = JSON_LOG_MAX_BYTES,
+        keep: int = JSON_LOG_KEEP,
+        surface: str | None = None,
+    ):
         super().__init__()
         self.max_bytes = max_bytes
         self.keep = keep
         self._file: logging.Handler | None = None
         self._path: Path | None = None
-        self.setFormatter(JsonFormatter())
+        self.setFormatter(JsonFormatter(surface))
 
     def _target(self) -> logging.Handler:
         from logging.handlers import RotatingFileHandler

@@ -29,13 +29,14 @@ def configure_logging(
     json_level: int = logging.INFO,
     max_bytes: int = JSON_LOG_MAX_BYTES,
     keep: int = JSON_LOG_KEEP,
+    surface: str = "cli",
 ) -> None:
     """One stderr handler on the root logger; the filter sits on the handler so records
     from every child logger pass through it. It redacts with `redact`, by default the
     patterns plus the exact secrets of the settings the environment describes. stderr gets
     one line per warning; a record with a traceback goes only to `$SEAM_HOME/logs/seam.log`
     (`log_file()`), so a fault the CLI reports in its own line is not buried under a stack
-    dump."""
+    dump. Each JSON line names the `surface` that wrote it (the Logs section filters by it)."""
     root = logging.getLogger()
     if any(h in _INSTALLED for h in root.handlers):
         return
@@ -51,7 +52,7 @@ def configure_logging(
     details.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     # Every record at `json_level` and above, one redacted JSON object a line, rotated:
     # what `seam logs` reads.
-    lines = JsonLinesHandler(max_bytes=max_bytes, keep=keep)
+    lines = JsonLinesHandler(max_bytes=max_bytes, keep=keep, surface=surface)
     lines.setLevel(json_level)
     for each in (handler, details, lines):
         each.addFilter(redacting_filter(scrub))

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Annotated, Any
@@ -22,15 +22,22 @@ import typer
 
 LEVELS = {"debug": 10, "info": 20, "warning": 30, "error": 40, "critical": 50}
 POLL_SECONDS = 0.2
+# `follow_lines` reads at most this much at a time, and drops a line longer than MAX_LINE.
+READ_CHUNK = 64 * 1024
+MAX_LINE = 1024 * 1024
 
 
 @dataclass(frozen=True)
 class LogFilter:
     session: str | None = None
     level: int = 0
+    # The process that wrote the line (cli, web, gateway, acp, worker), None for any.
+    surface: str | None = None
 
     def keeps(self, line: dict[str, Any]) -> bool:
         if LEVELS.get(str(line.get("level", "")).lower(), 0) < self.level:
+            return False
+        if self.surface is not None and line.get("surface") != self.surface:
             return False
         return self.session is None or session_matches(line.get("session"), self.session)
 
@@ -70,7 +77,7 @@ def pretty(line: dict[str, Any]) -> str:
     where = ""
     session = line.get("session")
     if isinstance(session, str):
-        name = _public_name(session)
+        name = public_name(session)
         sub = line.get("submission")
         where = f" [{name}{' / ' + sub if isinstance(sub, str) else ''}]"
     text = f"{when} {str(line.get('level', '?')).upper():<8} {line.get('logger', '?')}{where}"
@@ -82,7 +89,7 @@ def pretty(line: dict[str, Any]) -> str:
     return text
 
 
-def _public_name(key: str) -> str:
+def public_name(key: str) -> str:
     _, _, parts = key.partition(":")
     try:
         decoded = json.loads(parts)
@@ -132,42 +139,82 @@ async def show_logs(current: Path, keep: LogFilter, *, follow: bool, out: IO[str
 
 async def follow_file(current: Path, keep: LogFilter, out: IO[str]) -> None:
     """Print `current` from its start, then each line appended; reopen on rotation."""
-    handle: IO[str] | None = None
-    inode: int | None = None
-    pending = ""
-    while True:
-        if handle is None:
-            try:
-                handle = current.open(encoding="utf-8", errors="replace")
-                inode = os.fstat(handle.fileno()).st_ino
-            except FileNotFoundError:
-                await asyncio.sleep(POLL_SECONDS)
-                continue
-        chunk = handle.read()
-        if chunk:
-            pending += chunk
-            *complete, pending = pending.split("\n")
-            for raw in complete:
-                _emit(raw, keep, out)
+    async for batch in follow_lines(current):
+        for raw in batch:
+            _emit(raw, keep, out)
+        if batch:
             out.flush()
-            continue
+
+
+async def follow_lines(
+    current: Path, *, from_end: bool = False, poll: float = POLL_SECONDS
+) -> AsyncIterator[list[str]]:
+    """Batches of the lines written to `current` (from its start, or only new ones with
+    `from_end`), for as long as the caller iterates: `seam logs --follow` and the Control
+    UI's live Logs. An empty batch means nothing new this poll (a caller's chance to send
+    a heartbeat). Rotation (the file renamed away) reads the rest of the old file, then the
+    new one from its start; truncation starts over. Reads are at most `READ_CHUNK` bytes
+    and a line longer than `MAX_LINE` is dropped, so memory stays bounded."""
+    tail = _Tail(current, from_end)
+    try:
+        while True:
+            batch = tail.step()
+            yield batch
+            if not batch:
+                await asyncio.sleep(poll)
+    finally:  # the caller stopped (a client gone, Ctrl-C): let go of the file
+        if tail.handle is not None:
+            tail.handle.close()
+
+
+class _Tail:
+    """The state of `follow_lines`: the open file, its inode, the unfinished last line."""
+
+    def __init__(self, current: Path, from_end: bool) -> None:
+        self.current = current
+        self.from_end = from_end  # only for the file there at the first look
+        self.handle: IO[str] | None = None
+        self.inode: int | None = None
+        self.pending = ""
+
+    def step(self) -> list[str]:
+        """The complete lines readable now ([] when none)."""
+        if self.handle is None and not self._open():
+            return []
+        assert self.handle is not None
+        chunk = self.handle.read(READ_CHUNK)
+        if chunk:
+            return self._split(self.pending + chunk)
         try:
-            now = current.stat()  # noqa: ASYNC240 (one local stat per poll)
+            now: os.stat_result | None = self.current.stat()
         except FileNotFoundError:
             now = None
-        rotated = now is None or now.st_ino != inode
-        truncated = now is not None and now.st_size < handle.tell()
-        if rotated or truncated:
-            if rotated:  # what was written to the old file before it was renamed
-                pending += handle.read()
-                for raw in pending.split("\n"):
-                    _emit(raw, keep, out)
-            handle.close()
-            handle, pending = None, ""
-            if now is None:
-                await asyncio.sleep(POLL_SECONDS)
-            continue
-        await asyncio.sleep(POLL_SECONDS)
+        rotated = now is None or now.st_ino != self.inode
+        if not rotated and now is not None and now.st_size >= self.handle.tell():
+            return []
+        # Rotated: what was written to the old file before it was renamed; truncated: over.
+        rest = (self.pending + self.handle.read()).split("\n") if rotated else []
+        self.handle.close()
+        self.handle, self.pending = None, ""
+        return [raw for raw in rest if raw]
+
+    def _open(self) -> bool:
+        try:
+            self.handle = self.current.open(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            self.from_end = False
+            return False
+        self.inode = os.fstat(self.handle.fileno()).st_ino
+        if self.from_end:
+            self.handle.seek(0, os.SEEK_END)
+            self.from_end = False
+        return True
+
+    def _split(self, text: str) -> list[str]:
+        *complete, self.pending = text.split("\n")
+        if len(self.pending) > MAX_LINE:  # no newline in sight: not a log line
+            self.pending = ""
+        return complete
 
 
 def register(app: typer.Typer) -> None:

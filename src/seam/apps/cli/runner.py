@@ -45,20 +45,23 @@ def say_error(message: str) -> None:
     sys.stderr.flush()
 
 
-def execute(main: Coroutine[Any, Any, int], *, json_exit: bool = False) -> None:
+def execute(
+    main: Coroutine[Any, Any, int], *, json_exit: bool = False, surface: str = "cli"
+) -> None:
     """Run a command's coroutine and exit with its code, reporting failures as one line.
 
     `json_exit`: the command streams JSON lines (`seam run --json`); a failure caught
     here still ends the stream with its `exit` line. Each fault the environment can cause
     (config, argv, stdin, a read-only or full SEAM_HOME, a locked or damaged database)
     gets its own line from `faults.describe`; anything else is the backstop: one line
-    naming the crash log that holds the traceback.
+    naming the crash log that holds the traceback. `surface` names the process in each
+    structured log line (web, gateway, acp, worker; cli for the rest).
     """
     from seam.apps.cli.log_setup import configure_logging
     from seam.wiring.log_secrets import COMMAND_SECRETS, LogSecrets
 
     secrets = LogSecrets()
-    configure_logging(redact=secrets)
+    configure_logging(redact=secrets, surface=surface)
     token = COMMAND_SECRETS.set(secrets)
     try:
         code, message = _outcome(main)

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         from seam.apps.cli.runner import execute
         from seam.apps.web.serve import serve
 
-        execute(serve(host, port))
+        execute(serve(host, port), surface="web")
 
     app.add_typer(keys_app, name="keys")
 

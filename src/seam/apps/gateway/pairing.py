@@ -4,7 +4,8 @@ A stranger who writes to the bot gets an 8-character code (valid one hour; askin
 within that hour gives the same code). The owner approves it with `seam pairing approve
 CODE`; from then on that user is known on that platform and gets sessions of their own
 (one per chat, as everyone does), as a tenant of their own, never the owner (`tenants.py`).
-`seam pairing revoke USER` ends it.
+`seam pairing revoke USER` ends it; the Control UI's Channels section can also deny a
+waiting code (`deny`).
 
 Guessing is bounded: whoever enters codes (`by`: the CLI's user, a chat user) is locked
 out for 15 minutes after 5 wrong codes within that time, so a 32^8 code space cannot be
@@ -173,6 +174,14 @@ class PairingStore:
             user = PairedUser(item["platform"], item["user_id"], item["user_name"], now)
             data.setdefault("approved", {})[user.ref] = asdict(user)
             return user
+
+    def deny(self, code: str) -> PairingRequest | None:
+        """Drop the waiting `code` without pairing anyone (the person may ask again);
+        the request it was, or None when no such code waits."""
+        code = code.strip().upper()
+        with self._changing() as data:
+            item = data.setdefault("pending", {}).pop(code, None)
+            return PairingRequest(**item) if item is not None else None
 
     def revoke(self, user: str) -> list[PairedUser]:
         """Un-pair `user` ("telegram:42", or "42" on every platform); who was removed."""
