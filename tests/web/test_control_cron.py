@@ -97,6 +97,8 @@ async def test_a_bad_schedule_zone_target_or_personality_is_one_line_400(tmp_pat
         one_line_error(bad, 400, "'0 9 * *'", "interval", "cron expression", "ISO time")
         bad = await owner.post(preview, json={"schedule": "61 9 * * *"})
         one_line_error(bad, 400, "5-field cron expression")
+        bad = await owner.post(preview, json={"schedule": "0 0 30 2 *"})  # no 30 February
+        one_line_error(bad, 400, "no time Seam can schedule")
         bad = await owner.post(preview, json={"schedule": "10s"})
         one_line_error(bad, 400, "shorter than a minute")
         bad = await owner.post(preview, json={"schedule": "1h", "tz": "Mars/Olympus"})

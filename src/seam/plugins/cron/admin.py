@@ -32,6 +32,7 @@ from seam.plugins.cron.schedule import (
     Schedule,
     ScheduleError,
     classify,
+    describe,
     first_due,
     parse_schedule,
 )
@@ -74,9 +75,17 @@ def read_schedule(spec: ScheduleSpec, now: float) -> tuple[str, ScheduleKind, Sc
     `add`, `edit` and `preview` check it; raises CronInputError."""
     text, kind = spec.text_and_kind()
     try:
-        return text, kind, parse_schedule(text, kind, spec.tz, now)
+        schedule = parse_schedule(text, kind, spec.tz, now)
+        first = first_due(schedule, now)
+        if first is not None:
+            describe(first, spec.tz)  # past the year 9999 in its zone: fails here
     except ScheduleError as exc:
         raise CronInputError(str(exc)) from None
+    except (ValueError, OverflowError):  # croniter finds no such date; out of range
+        raise CronInputError(
+            f"{text!r} names no time Seam can schedule (no such date, or out of range)"
+        ) from None
+    return text, kind, schedule
 
 
 _SPEC_FIELD: dict[ScheduleKind, str] = {"interval": "every", "cron": "cron", "once": "at"}
