@@ -117,9 +117,8 @@ def test_a_job_added_and_paused_in_the_page_is_the_clis_and_back(
 def test_edit_and_delete_a_job_in_the_page(
     pages: Pages, served: Served, model: SharedModel
 ) -> None:
-    page = pages.open()
-    section = open_cron(page)
     prompt = "Weekly review of my calendar"
+    section = open_cron(pages.open())
     add_in_form(section, prompt, "1d", "UTC", "none")
     row = section.locator("tr", has_text=prompt)
     row.get_by_role("button", name="Edit").click()

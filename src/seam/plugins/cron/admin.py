@@ -208,13 +208,8 @@ class CronAdmin:
             )
         current = spec_of(old)
         wanted = spec or current
-        merged = JobOptions(
-            deliver=old.deliver,
-            personality=old.personality,
-            missed=old.missed,
-            continue_session=old.continue_session,
-            urgent=old.urgent,
-        )
+        merged = JobOptions(deliver=old.deliver, personality=old.personality, missed=old.missed)
+        merged |= JobOptions(continue_session=old.continue_session, urgent=old.urgent)
         merged.update(options)
         merged["kind"], merged["job_id"] = old.kind, old.id
         job = await self.prepare(old.prompt if prompt is None else prompt, wanted, **merged)

@@ -114,21 +114,10 @@ def _add_writing_routes(api: APIRouter, control: Control) -> None:
 
 
 def _add_state_routes(api: APIRouter, control: Control) -> None:
-    @api.post("/cron/jobs/{job_id}/pause", tags=["cron"])
-    async def cron_pause(job_id: JobId) -> dict[str, Any]:
-        """Pause a job: nothing of it runs until it is resumed."""
-        admin = admin_of(control)
-        with cron_errors():
-            job = await admin.pause(job_id)
-        return await job_view(admin, job)
-
-    @api.post("/cron/jobs/{job_id}/resume", tags=["cron"])
-    async def cron_resume(job_id: JobId) -> dict[str, Any]:
-        """Resume a paused job (its failure count starts again at 0)."""
-        admin = admin_of(control)
-        with cron_errors():
-            job = await admin.resume(job_id)
-        return await job_view(admin, job)
+    _add_pause_route(api, control, "pause", "Pause a job: nothing of it runs until it is resumed.")
+    _add_pause_route(
+        api, control, "resume", "Resume a paused job (its failure count starts again at 0)."
+    )
 
     @api.post("/cron/jobs/{job_id}/run", tags=["cron"], status_code=202)
     async def cron_run(job_id: JobId) -> dict[str, Any]:
@@ -136,6 +125,17 @@ def _add_state_routes(api: APIRouter, control: Control) -> None:
         answered at once (202) with the run's ledger row, while the turn runs here in
         the background; follow it in the job's runs."""
         return run_dict(await start_now(control, job_id))
+
+
+def _add_pause_route(api: APIRouter, control: Control, action: str, description: str) -> None:
+    """`POST /api/cron/jobs/{id}/pause` or `/resume` (as `seam cron pause|resume`)."""
+
+    @api.post(f"/cron/jobs/{{job_id}}/{action}", tags=["cron"], description=description)
+    async def cron_pause_or_resume(job_id: JobId) -> dict[str, Any]:
+        admin = admin_of(control)
+        with cron_errors():
+            job = await (admin.pause if action == "pause" else admin.resume)(job_id)
+        return await job_view(admin, job)
 
 
 __all__ = ["add_routes"]
