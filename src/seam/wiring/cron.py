@@ -27,8 +27,17 @@ from seam.contracts.outbox import Outbox
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.cron import InMemoryCronStore
 from seam.core.session_factory import SessionFactory
-from seam.plugins.cron.admin import Clock, CronAdmin, CronInputError, JobOptions, ScheduleSpec
+from seam.plugins.cron.admin import (
+    Clock,
+    CronAdmin,
+    CronInputError,
+    JobOptions,
+    ScheduleSpec,
+    guessed_spec,
+    spec_of,
+)
 from seam.plugins.cron.background import Background, stop_background
+from seam.plugins.cron.schedule import describe
 from seam.plugins.cron.scheduler import CronScheduler
 from seam.plugins.cron.text import (
     delivery_errors,
@@ -37,6 +46,7 @@ from seam.plugins.cron.text import (
     job_lines,
     run_dict,
     run_line,
+    run_outcome,
 )
 from seam.wiring.delivery import build_delivery, delivery_for
 from seam.wiring.heartbeat import HeartbeatRuntime, heartbeat_kind, sync_heartbeat_job
@@ -55,15 +65,20 @@ __all__ = [
     "ScheduleSpec",
     "admin_for",
     "build_scheduler",
+    "check_personality",
     "cron_lines",
     "cron_store_of",
     "delivery_errors_of",
+    "describe",
+    "guessed_spec",
     "job_dict",
     "job_line",
     "maybe_start_scheduler",
     "run_dict",
     "run_job_now",
     "run_line",
+    "run_outcome",
+    "spec_of",
     "start_scheduler",
     "stop_scheduler",
     "tool_jobs",
@@ -213,6 +228,16 @@ def admin_for(runtime: CronRuntime, *, clock: Clock = time.time) -> CronAdmin:
     """The `CronAdmin` of a configured runtime (targets checked by its `Delivery`)."""
     check = _target_checker(lambda: delivery_for(runtime))
     return CronAdmin(cron_store_of(runtime.store), check_target=check, clock=clock)
+
+
+def check_personality(runtime: CronRuntime, personality: str | None) -> None:
+    """A job's personality must exist when the job is added or changed (`seam cron add`,
+    the dashboard), not at its first run; raises CronInputError naming the known ones."""
+    if personality is None:
+        return
+    known = {p.id for p in runtime.personalities.list()}
+    if personality not in known:
+        raise CronInputError(f"no personality {personality!r} (known: {sorted(known)})")
 
 
 def tool_jobs(store: Any, settings: Settings | None) -> CronAdmin:

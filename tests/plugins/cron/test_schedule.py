@@ -56,6 +56,7 @@ def test_intervals(text: str, seconds: int) -> None:
     ("text", "kind", "problem"),
     [
         ("10s", "interval", "shorter than a minute"),
+        ("99999d", "interval", "longer than ten years"),
         ("2 weeks", "interval", "not an interval"),
         ("0 9 * *", "cron", "5-field"),
         ("0 9 * * * *", "cron", "5-field"),

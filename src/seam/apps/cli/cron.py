@@ -31,15 +31,11 @@ def _write(line: str) -> None:
 
 async def add_job(prompt: str, spec: ScheduleSpec, options: JobOptions) -> int:
     from seam.apps.cli.runner import CliError, open_runtime
-    from seam.wiring.cron import CronInputError, admin_for
+    from seam.wiring.cron import CronInputError, admin_for, check_personality
 
     async with open_runtime() as runtime:
-        personality = options.get("personality")
-        if personality is not None:
-            known = {p.id for p in runtime.personalities.list()}
-            if personality not in known:
-                raise CliError(f"no personality {personality!r} (known: {sorted(known)})", USAGE)
         try:
+            check_personality(runtime, options.get("personality"))
             job = await admin_for(runtime).add(prompt, spec, **options)
         except CronInputError as exc:
             raise CliError(str(exc), USAGE) from None

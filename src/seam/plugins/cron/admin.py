@@ -14,6 +14,7 @@ import dataclasses
 import time
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from typing import TypedDict, Unpack
 
 from seam.contracts.cron import (
@@ -27,7 +28,14 @@ from seam.contracts.cron import (
     ScheduleKind,
 )
 from seam.contracts.delivery import DeliveryError
-from seam.plugins.cron.schedule import ScheduleError, classify, first_due, parse_schedule
+from seam.plugins.cron.schedule import (
+    Schedule,
+    ScheduleError,
+    classify,
+    describe,
+    first_due,
+    parse_schedule,
+)
 
 Clock = Callable[[], float]
 
@@ -60,6 +68,58 @@ class ScheduleSpec:
         if kind == "interval" and classify(text) != "interval":
             raise CronInputError(f"--every {text!r} is not an interval (e.g. 30m, 2h, 1d)")
         return text.strip(), kind
+
+
+def read_schedule(spec: ScheduleSpec, now: float) -> tuple[str, ScheduleKind, Schedule]:
+    """The schedule `spec` names (its text, kind and reading, anchored at `now`), as
+    `add`, `edit` and `preview` check it; raises CronInputError."""
+    text, kind = spec.text_and_kind()
+    try:
+        schedule = parse_schedule(text, kind, spec.tz, now)
+        first = first_due(schedule, now)
+        if first is not None:
+            describe(first, spec.tz)  # past the year 9999 in its zone: fails here
+    except ScheduleError as exc:
+        raise CronInputError(str(exc)) from None
+    except (ValueError, OverflowError):  # croniter finds no such date; out of range
+        raise CronInputError(
+            f"{text!r} names no time Seam can schedule (no such date, or out of range)"
+        ) from None
+    return text, kind, schedule
+
+
+_SPEC_FIELD: dict[ScheduleKind, str] = {"interval": "every", "cron": "cron", "once": "at"}
+
+
+def spec_for(text: str, kind: ScheduleKind, tz: str) -> ScheduleSpec:
+    """The spec of schedule `text` read as `kind` (e.g. as `classify` reads it)."""
+    return ScheduleSpec(**{_SPEC_FIELD[kind]: text}, tz=tz)
+
+
+def guessed_spec(text: str, tz: str) -> ScheduleSpec:
+    """A schedule given as one text (the dashboard's field), read by its form as
+    `classify` reads it: an interval, five cron fields, else an ISO time; raises
+    CronInputError naming the three forms when it is none of them."""
+    text = text.strip()
+    kind = classify(text)
+    if kind == "once":
+        try:
+            datetime.fromisoformat(text)
+        except ValueError:
+            raise CronInputError(
+                f"{text!r} is not an interval (30m, every 2h), a 5-field cron expression"
+                " (0 9 * * 1-5) or an ISO time (2026-12-24T18:00)"
+            ) from None
+    return spec_for(text, kind, tz)
+
+
+def spec_of(job: CronJob) -> ScheduleSpec:
+    """The schedule a stored job was added with, as `add` takes it."""
+    return spec_for(job.schedule, job.schedule_kind, job.tz)
+
+
+def same_schedule(a: ScheduleSpec, b: ScheduleSpec) -> bool:
+    return a.text_and_kind() == b.text_and_kind() and a.tz == b.tz
 
 
 class JobOptions(TypedDict, total=False):
@@ -104,12 +164,8 @@ class CronAdmin:
         missed = options.get("missed", "skip")
         if missed not in MISSED_POLICIES:
             raise CronInputError(f"--missed must be skip or catch_up_once, not {missed!r}")
-        text, schedule_kind = spec.text_and_kind()
         now = self.clock()
-        try:
-            schedule = parse_schedule(text, schedule_kind, spec.tz, now)
-        except ScheduleError as exc:
-            raise CronInputError(str(exc)) from None
+        text, schedule_kind, schedule = read_schedule(spec, now)
         target = self._target(options.get("deliver", "owner"))
         return CronJob(
             id=options.get("job_id") or uuid.uuid4().hex[:8],
@@ -125,6 +181,47 @@ class CronAdmin:
             continue_session=options.get("continue_session", False),
             urgent=options.get("urgent", False),
             kind=options.get("kind", "prompt"),
+        )
+
+    def preview(self, spec: ScheduleSpec, count: int = 5) -> builtins.list[float]:
+        """When a job with this schedule would run, if added now: its first `count` slots
+        (fewer for a one-shot job). Raises CronInputError as `add` would."""
+        now = self.clock()
+        schedule = read_schedule(spec, now)[2]
+        slots: builtins.list[float] = []
+        at = first_due(schedule, now)
+        while at is not None and len(slots) < count:
+            slots.append(at)
+            at = schedule.next_after(at)
+        return slots
+
+    async def edit(
+        self, job_id: str, prompt: str | None, spec: ScheduleSpec | None, options: JobOptions
+    ) -> CronJob:
+        """Change a job with the checks `add` makes (None and absent options: as it is).
+        A new schedule or zone is due anew as a new job would be; otherwise the job keeps
+        its next slot. Paused, the failure streak and the kind are kept."""
+        old = await self.job(job_id)
+        if old.kind != "prompt":
+            raise CronInputError(
+                f"cron job {job_id} follows [{old.kind}] in config.toml: change it there"
+            )
+        current = spec_of(old)
+        wanted = spec or current
+        merged = JobOptions(deliver=old.deliver, personality=old.personality, missed=old.missed)
+        merged |= JobOptions(continue_session=old.continue_session, urgent=old.urgent)
+        merged.update(options)
+        merged["kind"], merged["job_id"] = old.kind, old.id
+        job = await self.prepare(old.prompt if prompt is None else prompt, wanted, **merged)
+        if same_schedule(wanted, current):
+            job = dataclasses.replace(job, created_at=old.created_at, next_due_at=old.next_due_at)
+        return await self.store.upsert(
+            dataclasses.replace(
+                job,
+                paused=old.paused,
+                enabled=old.enabled,
+                consecutive_failures=old.consecutive_failures,
+            )
         )
 
     def _target(self, deliver: str) -> str:

@@ -29,8 +29,10 @@ _INTERVAL = re.compile(r"^(?:every\s+)?(\d+)\s*([smhd])$", re.IGNORECASE)
 _MINUTE = 60.0
 # Missed slots of a calendar schedule counted one by one at most.
 MAX_MISSED_COUNT = 10_000
-# Seconds of the shortest interval a job may have.
+# Seconds of the shortest interval a job may have, and of the longest (ten years: a
+# longer one's slots soon pass the last date a calendar can show, the year 9999).
 MIN_INTERVAL = 60
+MAX_INTERVAL = 3653 * 86400
 
 
 class ScheduleError(ValueError):
@@ -132,6 +134,8 @@ def parse_schedule(text: str, kind: ScheduleKind, tz: str, anchor: float) -> Sch
             raise ScheduleError(f"{text!r} is not an interval (e.g. 30m, every 2h, 1d)")
         if seconds < MIN_INTERVAL:
             raise ScheduleError(f"interval {text!r} is shorter than a minute")
+        if seconds > MAX_INTERVAL:
+            raise ScheduleError(f"interval {text!r} is longer than ten years")
         return Interval(float(seconds), anchor)
     if kind == "cron":
         fields = text.split()

@@ -31,7 +31,7 @@ def job_line(job: CronJob) -> str:
 
 def run_line(run: CronRun, tz: str, delivery_error: str | None = None) -> str:
     """One run; `delivery_error` (the outbox's reason a delivery failed) ends the line."""
-    outcome = run.outcome or ("skipped" if run.delivery == "none" else "running")
+    outcome = run_outcome(run)
     delivery = "failed" if delivery_error else run.delivery
     note = f"  ({run.note})" if run.note else ""
     error = f"  delivery failed: {delivery_error}" if delivery_error else ""
@@ -39,6 +39,11 @@ def run_line(run: CronRun, tz: str, delivery_error: str | None = None) -> str:
         f"{describe(run.due_at, tz)}  {outcome:9}  delivery {delivery:7}  {run.session}{note}"
         f"{error}"
     )
+
+
+def run_outcome(run: CronRun) -> str:
+    """How a run ended, or "skipped" (a missed slot that never ran) or "running"."""
+    return run.outcome or ("skipped" if run.delivery == "none" else "running")
 
 
 async def delivery_errors(outbox: Outbox | None, runs: Sequence[CronRun]) -> dict[str, str]:
