@@ -10,7 +10,7 @@ from typing import Any
 
 from seam.apps.cli.durable import submission_dict
 from seam.contracts.execution import Submission
-from seam.contracts.sessions import SessionInfo, message_to_dict, usage_to_dict
+from seam.contracts.sessions import SessionInfo, UsageTotals, message_to_dict, usage_to_dict
 from seam.wiring.runtime import Runtime
 from seam.wiring.web import tenant_session_name
 
@@ -19,8 +19,9 @@ LIST_LIMIT = 500
 SEARCH_LIMIT = 100
 
 
-def session_info(name: str, info: SessionInfo) -> dict[str, Any]:
-    return {
+def session_info(name: str, info: SessionInfo, usage: UsageTotals | None = None) -> dict[str, Any]:
+    """A listed session; with `usage` (the listings), its tokens and cost too."""
+    out: dict[str, Any] = {
         "name": name,
         "title": info.title,
         "personality": info.personality,
@@ -28,6 +29,9 @@ def session_info(name: str, info: SessionInfo) -> dict[str, Any]:
         "created_at": info.created_at,
         "updated_at": info.updated_at,
     }
+    if usage is not None:
+        out["usage"] = usage_to_dict(usage)
+    return out
 
 
 def new_session_name() -> str:
@@ -39,10 +43,10 @@ async def list_sessions(runtime: Runtime, tenant: str, query: str | None) -> lis
     if query and query.strip():
         return await _search(runtime, tenant, query)
     out = []
-    for info in await runtime.sessions.list(LIST_LIMIT):
-        name = tenant_session_name(tenant, info.key)
+    for row in await runtime.sessions.list_rich(LIST_LIMIT):
+        name = tenant_session_name(tenant, row.info.key)
         if name is not None:
-            out.append(session_info(name, info))
+            out.append(session_info(name, row.info, row.usage))
     return out
 
 
@@ -56,7 +60,8 @@ async def _search(runtime: Runtime, tenant: str, query: str) -> list[dict[str, A
             continue
         info = await store.get(hit.session_key)
         if info is not None:
-            seen[name] = {**session_info(name, info), "snippet": hit.snippet}
+            usage = await store.usage_totals(hit.session_key)
+            seen[name] = {**session_info(name, info, usage), "snippet": hit.snippet}
     return list(seen.values())
 
 
