@@ -465,8 +465,12 @@ ui.cancel.addEventListener("click", async () => {
 
 function hashName() {
   const raw = location.hash.slice(1);
-  return raw ? decodeURIComponent(raw) : null;
+  // `#/<section>` is the dashboard's navigation (control/nav.js), not a session.
+  return raw && !raw.startsWith("/") ? decodeURIComponent(raw) : null;
 }
+
+// The dashboard's Sessions section renamed, forked or deleted one: list them again.
+window.addEventListener("seam:sessions-changed", () => loadSessions());
 
 window.addEventListener("hashchange", () => {
   const name = hashName();
