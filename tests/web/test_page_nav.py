@@ -173,3 +173,8 @@ def test_at_phone_width_the_bar_scrolls_and_every_section_opens(pages: Pages) ->
     assert nav.evaluate("n => n.scrollLeft") > 0
     bar(page).get_by_role("link", name="Chat", exact=True).click()
     shows(page, "Chat")
+    # Opened by its address, a section's label is scrolled into sight in the bar.
+    page.goto(pages.served.url + "/#/keys")
+    shows(page, "Keys")
+    box = bar(page).get_by_role("link", name="Keys", exact=True).bounding_box()
+    assert 0 <= box["x"] and box["x"] + box["width"] <= PHONE["width"] + 1, box
