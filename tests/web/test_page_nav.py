@@ -177,4 +177,4 @@ def test_at_phone_width_the_bar_scrolls_and_every_section_opens(pages: Pages) ->
     page.goto(pages.served.url + "/#/keys")
     shows(page, "Keys")
     box = bar(page).get_by_role("link", name="Keys", exact=True).bounding_box()
-    assert 0 <= box["x"] and box["x"] + box["width"] <= PHONE["width"] + 1, box
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"] + 1, box
