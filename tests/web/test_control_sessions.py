@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 
 from seam.apps.cli.sessions import named_export
+from seam.apps.web.keys import KeyStore
 from seam.contracts.messages import Usage
 from seam.contracts.sessions import UsageRecord
 from seam.core import ScriptedModel
@@ -158,3 +159,17 @@ async def test_a_tenant_reaches_only_its_own_sessions(tmp_path: Path) -> None:
         assert (await alpha.get("/api/sessions/mine")).json()["messages"][0]["content"] == (
             "alpha-secret"
         )
+
+
+async def test_a_read_key_exports_but_never_renames(tmp_path: Path) -> None:
+    model = ScriptedModel([text_step("ok")])
+    async with serving(model, tmp_path) as served, served.client("alpha") as alpha:
+        await chat(alpha, "kept", "hi")
+        key = KeyStore(tmp_path / "keys.json").create("reader", "alpha", "read")
+        async with httpx.AsyncClient(
+            base_url=served.url, headers={"Authorization": f"Bearer {key}"}
+        ) as reader:
+            assert (await reader.get("/api/sessions/kept/export")).status_code == 200
+            refused = await reader.patch("/api/sessions/kept", json={"name": "other"})
+            assert refused.status_code == 403
+        assert await names_in_store(served) == {"kept"}

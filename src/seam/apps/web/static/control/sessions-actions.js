@@ -18,15 +18,13 @@ function panelForm(title, fields, submitText, onSubmit, close) {
       el("button", { type: "submit" }, submitText),
       button("Cancel", async () => close())),
   );
-  form.addEventListener("submit", async (event) => {
+  // Enter or the button: one request at a time (the button is off while it runs).
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
     const submit = form.querySelector("button[type=submit]");
+    if (submit.disabled) return;
     submit.disabled = true;
-    try {
-      await onSubmit();
-    } finally {
-      submit.disabled = false;
-    }
+    Promise.resolve(onSubmit()).finally(() => { submit.disabled = false; });
   });
   return form;
 }
