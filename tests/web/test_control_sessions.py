@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 
 from seam.apps.cli.sessions import named_export
 from seam.apps.web.keys import KeyStore
@@ -16,7 +18,18 @@ from seam.contracts.messages import Usage
 from seam.contracts.sessions import UsageRecord
 from seam.core import ScriptedModel
 from seam.core.scripted_model import text_step
+from seam.services.sessions.postgres import PostgresStore
 from tests.web.harness import Served, serving, sse_events
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def store(request: pytest.FixtureRequest) -> Any:
+    """The server's store: None (the harness's SQLite file) or a PostgreSQL schema of the
+    test's own (the server closes it when it stops)."""
+    if request.param == "sqlite":
+        return None
+    url = request.getfixturevalue("postgres_url")
+    return await PostgresStore.connect(url, schema=request.getfixturevalue("postgres_schema"))
 
 
 async def chat(client: httpx.AsyncClient, name: str, text: str) -> None:
@@ -39,9 +52,11 @@ async def names_in_store(served: Served) -> set[str]:
     return {runtime.session_name_of(info.key) for info in await runtime.sessions.list(50)}
 
 
-async def test_the_listing_and_search_carry_each_sessions_tokens_and_cost(tmp_path: Path) -> None:
+async def test_the_listing_and_search_carry_each_sessions_tokens_and_cost(
+    tmp_path: Path, store: Any
+) -> None:
     model = ScriptedModel([text_step("sure, the lighthouse"), text_step("ok")])
-    async with serving(model, tmp_path) as served, served.client("alpha") as alpha:
+    async with serving(model, tmp_path, store=store) as served, served.client("alpha") as alpha:
         await chat(alpha, "trip", "plan a trip to the lighthouse")
         await chat(alpha, "other", "hello")
         await priced(served, "alpha", "trip")
@@ -54,9 +69,11 @@ async def test_the_listing_and_search_carry_each_sessions_tokens_and_cost(tmp_pa
         assert found["sessions"][0]["usage"] == usage
 
 
-async def test_rename_moves_the_session_so_every_surface_sees_the_new_name(tmp_path: Path) -> None:
+async def test_rename_moves_the_session_so_every_surface_sees_the_new_name(
+    tmp_path: Path, store: Any
+) -> None:
     model = ScriptedModel([text_step("first answer"), text_step("x")])
-    async with serving(model, tmp_path) as served, served.client("alpha") as alpha:
+    async with serving(model, tmp_path, store=store) as served, served.client("alpha") as alpha:
         await chat(alpha, "draft", "first question")
         await priced(served, "alpha", "draft")
         key = served.backend.key_for("alpha", "draft")
