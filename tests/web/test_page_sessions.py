@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +182,49 @@ def test_bad_input_gets_one_line_and_a_taken_name_is_refused(
     assert "\n" not in status.inner_text()
     section.get_by_role("button", name="Cancel").click()
     assert section.get_by_role("region", name="Session action").count() == 0
+    # By keyboard: Escape closes the form and the focus goes back to the row's button.
+    rename = section.get_by_role("button", name="Rename alpha-two")
+    rename.focus()
+    rename.press("Enter")
+    section.get_by_label("New name").press("Escape")
+    assert section.get_by_role("region", name="Session action").count() == 0
+    page.wait_for_function(
+        "() => document.activeElement?.getAttribute('aria-label') === 'Rename alpha-two'"
+    )
+
+
+@contextmanager
+def keyed_page(browser: Any, served: Served, tenant: str, scope: str = "full") -> Iterator[Any]:
+    """A page whose every request carries a new key of `tenant` (`seam keys create`)."""
+    key = seam(
+        served, "keys", "create", f"sessions-{tenant}-{scope}", "--tenant", tenant, "--scope", scope
+    ).strip()
+    context = browser.new_context(
+        viewport=DESKTOP, extra_http_headers={"Authorization": f"Bearer {key}"}
+    )
+    context.set_default_timeout(WAIT_MS)
+    try:
+        page = context.new_page()
+        page.goto(served.url + "/")
+        page.locator("body[data-ready=true]").wait_for()
+        yield page
+    finally:
+        context.close()
+
+
+@screenshots_on_failure
+def test_a_read_key_sees_the_sessions_and_exports_but_changes_nothing(
+    pages: Pages, served: Served, browser: Any, model: OpenAIServer
+) -> None:
+    owner = pages.open()
+    chat_in(owner, served, "read-only-notes", "something to read", model)
+    with keyed_page(browser, served, "local", scope="read") as page:
+        section = open_sessions(page)
+        found = row(section, "read-only-notes")
+        found.wait_for()
+        assert found.get_by_role("link", name="Export read-only-notes as JSON").count() == 1
+        for action in ("Rename", "Fork", "Undo", "Delete"):
+            assert found.get_by_role("button", name=f"{action} read-only-notes").count() == 0
 
 
 @screenshots_on_failure
@@ -188,20 +233,9 @@ def test_a_tenants_key_sees_only_its_own_sessions(
 ) -> None:
     owner = pages.open()
     chat_in(owner, served, "owners-secret", "owner only", model)
-    key = seam(served, "keys", "create", "page-sessions-alpha", "--tenant", "alpha").strip()
-    context = browser.new_context(
-        viewport=DESKTOP, extra_http_headers={"Authorization": f"Bearer {key}"}
-    )
-    context.set_default_timeout(WAIT_MS)
-    try:
-        page = context.new_page()
-        pages.opened.append(page)
-        page.goto(served.url + "/")
-        page.locator("body[data-ready=true]").wait_for()
+    with keyed_page(browser, served, "alpha") as page:
         chat_in(page, served, "alpha-notes", "alpha's own", model)
         section = open_sessions(page)
         row(section, "alpha-notes").wait_for()
         assert section.locator("tbody tr").count() == 1
         assert row(section, "owners-secret").count() == 0
-    finally:
-        context.close()

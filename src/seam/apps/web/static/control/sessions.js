@@ -68,7 +68,16 @@ export async function show(root, ctx) {
     aria: { label: "Session action" } });
   root.replaceChildren(form, panel, list);
 
-  const close = () => { panel.hidden = true; panel.replaceChildren(); };
+  let opener = null; // the row's button that opened the panel: the focus goes back to it
+  const close = () => {
+    panel.hidden = true;
+    panel.replaceChildren();
+    if (opener?.isConnected) opener.focus();
+    opener = null;
+  };
+  panel.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") close();
+  });
   const done = async (text) => {
     close();
     window.dispatchEvent(new CustomEvent("seam:sessions-changed"));
@@ -76,6 +85,7 @@ export async function show(root, ctx) {
     ctx.say(text);
   };
   const openPanel = (make, name) => {
+    opener = document.activeElement;
     panel.replaceChildren(make(ctx, name, done, close));
     panel.hidden = false;
     panel.querySelector("input, button[type=submit]")?.focus();
