@@ -6,6 +6,8 @@ action scoped to the caller's tenant."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +23,30 @@ from seam.core.scripted_model import text_step
 from seam.services.sessions.postgres import PostgresStore
 from tests.web.harness import Served, serving, sse_events
 
+Alpha = tuple[Served, httpx.AsyncClient]
+
 
 @pytest.fixture(params=["sqlite", "postgres"])
-async def store(request: pytest.FixtureRequest) -> Any:
-    """The server's store: None (the harness's SQLite file) or a PostgreSQL schema of the
-    test's own (the server closes it when it stops)."""
-    if request.param == "sqlite":
-        return None
-    url = request.getfixturevalue("postgres_url")
-    return await PostgresStore.connect(url, schema=request.getfixturevalue("postgres_schema"))
+async def on_either_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Alpha]:
+    """A server (its model answers "ok" four times) on the harness's SQLite file or on a
+    PostgreSQL schema of the test's own (the server closes it when it stops), and tenant
+    alpha's client of it."""
+    store = None
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        store = await PostgresStore.connect(url, schema=request.getfixturevalue("postgres_schema"))
+    async with as_alpha(tmp_path, "ok", "ok", "ok", "ok", store=store) as both:
+        yield both
+
+
+@asynccontextmanager
+async def as_alpha(
+    tmp_path: Path, *answers: str, store: Any = None
+) -> AsyncIterator[tuple[Served, httpx.AsyncClient]]:
+    """A server whose model gives `answers`, and tenant alpha's client of it."""
+    model = ScriptedModel([text_step(a) for a in answers])
+    async with serving(model, tmp_path, store=store) as served, served.client("alpha") as alpha:
+        yield served, alpha
 
 
 async def chat(client: httpx.AsyncClient, name: str, text: str) -> None:
@@ -53,53 +70,51 @@ async def names_in_store(served: Served) -> set[str]:
 
 
 async def test_the_listing_and_search_carry_each_sessions_tokens_and_cost(
-    tmp_path: Path, store: Any
+    on_either_store: Alpha,
 ) -> None:
-    model = ScriptedModel([text_step("sure, the lighthouse"), text_step("ok")])
-    async with serving(model, tmp_path, store=store) as served, served.client("alpha") as alpha:
-        await chat(alpha, "trip", "plan a trip to the lighthouse")
-        await chat(alpha, "other", "hello")
-        await priced(served, "alpha", "trip")
-        listed = {s["name"]: s for s in (await alpha.get("/api/sessions")).json()["sessions"]}
-        usage = listed["trip"]["usage"]
-        assert usage["cost_usd"] >= 0.0125 and usage["input_tokens"] >= 1200
-        assert usage["calls"] == 2 and listed["other"]["usage"]["calls"] == 1
-        found = (await alpha.get("/api/sessions", params={"q": "lighthouse"})).json()
-        assert [s["name"] for s in found["sessions"]] == ["trip"]
-        assert found["sessions"][0]["usage"] == usage
+    """The totals `seam sessions show` prints, in the listing and in each search hit."""
+    served, alpha = on_either_store
+    await chat(alpha, "trip", "plan a trip to the lighthouse")
+    await chat(alpha, "other", "hello")
+    await priced(served, "alpha", "trip")
+    listed = {s["name"]: s for s in (await alpha.get("/api/sessions")).json()["sessions"]}
+    usage = listed["trip"]["usage"]
+    assert usage["cost_usd"] >= 0.0125 and usage["input_tokens"] >= 1200
+    assert usage["calls"] == 2 and listed["other"]["usage"]["calls"] == 1
+    found = (await alpha.get("/api/sessions", params={"q": "lighthouse"})).json()
+    assert [s["name"] for s in found["sessions"]] == ["trip"]
+    assert found["sessions"][0]["usage"] == usage
 
 
 async def test_rename_moves_the_session_so_every_surface_sees_the_new_name(
-    tmp_path: Path, store: Any
+    on_either_store: Alpha,
 ) -> None:
-    model = ScriptedModel([text_step("first answer"), text_step("x")])
-    async with serving(model, tmp_path, store=store) as served, served.client("alpha") as alpha:
-        await chat(alpha, "draft", "first question")
-        await priced(served, "alpha", "draft")
-        key = served.backend.key_for("alpha", "draft")
-        await served.store.set_title(key, "Lighthouse plans")
-        before = (await alpha.get("/api/sessions/draft")).json()
-        done = await alpha.patch("/api/sessions/draft", json={"name": "final plan"})
-        assert done.status_code == 200, done.text
-        assert done.json() == {"name": "final plan", "previous": "draft"}
-        assert await names_in_store(served) == {"final plan"}
-        after = (await alpha.get("/api/sessions/final plan")).json()
-        assert after["messages"] == before["messages"]
-        assert after["usage"]["input_tokens"] == before["usage"]["input_tokens"]
-        assert after["usage"]["cost_usd"] == before["usage"]["cost_usd"]
-        listed = (await alpha.get("/api/sessions")).json()["sessions"]
-        assert [(s["name"], s["title"]) for s in listed] == [("final plan", "Lighthouse plans")]
-        assert (await alpha.get("/api/sessions/draft")).status_code == 404
-        # The renamed session goes on: a new turn sees the whole conversation.
-        await chat(alpha, "final plan", "and then?")
-        assert len((await alpha.get("/api/sessions/final plan")).json()["messages"]) == 4
+    served, alpha = on_either_store
+    key = served.backend.key_for("alpha", "draft")
+    await chat(alpha, "draft", "first question")
+    await served.store.set_title(key, "Lighthouse plans")
+    await priced(served, "alpha", "draft")
+    before = (await alpha.get("/api/sessions/draft")).json()
+    done = await alpha.patch("/api/sessions/draft", json={"name": "final plan"})
+    assert done.status_code == 200, done.text
+    assert done.json() == {"name": "final plan", "previous": "draft"}
+    assert await names_in_store(served) == {"final plan"}
+    after = (await alpha.get("/api/sessions/final plan")).json()
+    assert after["messages"] == before["messages"]
+    assert after["usage"]["input_tokens"] == before["usage"]["input_tokens"]
+    assert after["usage"]["cost_usd"] == before["usage"]["cost_usd"]
+    listed = (await alpha.get("/api/sessions")).json()["sessions"]
+    assert [(s["name"], s["title"]) for s in listed] == [("final plan", "Lighthouse plans")]
+    assert (await alpha.get("/api/sessions/draft")).status_code == 404
+    # The renamed session goes on: a new turn sees the whole conversation.
+    await chat(alpha, "final plan", "and then?")
+    assert len((await alpha.get("/api/sessions/final plan")).json()["messages"]) == 4
 
 
 async def test_rename_refuses_a_taken_name_a_bad_name_and_an_unknown_session(
     tmp_path: Path,
 ) -> None:
-    model = ScriptedModel([text_step("a"), text_step("b")])
-    async with serving(model, tmp_path) as served, served.client("alpha") as alpha:
+    async with as_alpha(tmp_path, "a", "b") as (served, alpha):
         await chat(alpha, "one", "hi")
         await chat(alpha, "two", "hi")
         taken = await alpha.patch("/api/sessions/one", json={"name": "two"})
@@ -118,8 +133,7 @@ async def test_rename_refuses_a_taken_name_a_bad_name_and_an_unknown_session(
 
 
 async def test_export_downloads_the_clis_json_and_a_markdown_transcript(tmp_path: Path) -> None:
-    model = ScriptedModel([text_step("Use ``` fences, like this.")])
-    async with serving(model, tmp_path) as served, served.client("alpha") as alpha:
+    async with as_alpha(tmp_path, "Use ``` fences, like this.") as (served, alpha):
         await chat(alpha, "notes", "how do I quote code?")
         as_json = await alpha.get("/api/sessions/notes/export", params={"format": "json"})
         assert as_json.status_code == 200
@@ -142,8 +156,7 @@ async def test_export_downloads_the_clis_json_and_a_markdown_transcript(tmp_path
 
 
 async def test_an_odd_session_name_cannot_break_the_download_header(tmp_path: Path) -> None:
-    model = ScriptedModel([text_step("ok")])
-    async with serving(model, tmp_path) as _served, _served.client("alpha") as alpha:
+    async with as_alpha(tmp_path, "ok") as (_served, alpha):
         await chat(alpha, 'a "quoted"; name é', "hi")
         got = await alpha.get('/api/sessions/a "quoted"; name é/export')
         assert got.status_code == 200
@@ -179,8 +192,7 @@ async def test_a_tenant_reaches_only_its_own_sessions(tmp_path: Path) -> None:
 
 
 async def test_a_read_key_exports_but_never_renames(tmp_path: Path) -> None:
-    model = ScriptedModel([text_step("ok")])
-    async with serving(model, tmp_path) as served, served.client("alpha") as alpha:
+    async with as_alpha(tmp_path, "ok") as (served, alpha):
         await chat(alpha, "kept", "hi")
         key = KeyStore(tmp_path / "keys.json").create("reader", "alpha", "read")
         async with httpx.AsyncClient(

@@ -9,17 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from tests.support.openai_server import OpenAIServer, text_reply, tool_call_reply
 from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `pages`, …)
 from tests.web.page_support import (
-    DESKTOP,
     SEAM,
-    WAIT_MS,
     Pages,
     Served,
     answers,
@@ -28,6 +24,7 @@ from tests.web.page_support import (
     send,
     settled,
 )
+from tests.web.test_page_nav import keyed_page
 
 
 def seam(served: Served, *args: str) -> str:
@@ -193,31 +190,13 @@ def test_bad_input_gets_one_line_and_a_taken_name_is_refused(
     )
 
 
-@contextmanager
-def keyed_page(browser: Any, served: Served, tenant: str, scope: str = "full") -> Iterator[Any]:
-    """A page whose every request carries a new key of `tenant` (`seam keys create`)."""
-    key = seam(
-        served, "keys", "create", f"sessions-{tenant}-{scope}", "--tenant", tenant, "--scope", scope
-    ).strip()
-    context = browser.new_context(
-        viewport=DESKTOP, extra_http_headers={"Authorization": f"Bearer {key}"}
-    )
-    context.set_default_timeout(WAIT_MS)
-    try:
-        page = context.new_page()
-        page.goto(served.url + "/")
-        page.locator("body[data-ready=true]").wait_for()
-        yield page
-    finally:
-        context.close()
-
-
 @screenshots_on_failure
-def test_a_read_key_sees_the_sessions_and_exports_but_changes_nothing(
+def test_other_keys_see_only_what_they_may(
     pages: Pages, served: Served, browser: Any, model: OpenAIServer
 ) -> None:
     owner = pages.open()
     chat_in(owner, served, "read-only-notes", "something to read", model)
+    # A read key (the owner's tenant): the sessions and their exports, no changing action.
     with keyed_page(browser, served, "local", scope="read") as page:
         section = open_sessions(page)
         found = row(section, "read-only-notes")
@@ -225,17 +204,11 @@ def test_a_read_key_sees_the_sessions_and_exports_but_changes_nothing(
         assert found.get_by_role("link", name="Export read-only-notes as JSON").count() == 1
         for action in ("Rename", "Fork", "Undo", "Delete"):
             assert found.get_by_role("button", name=f"{action} read-only-notes").count() == 0
-
-
-@screenshots_on_failure
-def test_a_tenants_key_sees_only_its_own_sessions(
-    pages: Pages, served: Served, browser: Any, model: OpenAIServer
-) -> None:
-    owner = pages.open()
-    chat_in(owner, served, "owners-secret", "owner only", model)
+    # A tenant's key: its own sessions only.
     with keyed_page(browser, served, "alpha") as page:
+        page.locator("body[data-ready=true]").wait_for()
         chat_in(page, served, "alpha-notes", "alpha's own", model)
         section = open_sessions(page)
         row(section, "alpha-notes").wait_for()
         assert section.locator("tbody tr").count() == 1
-        assert row(section, "owners-secret").count() == 0
+        assert row(section, "read-only-notes").count() == 0
