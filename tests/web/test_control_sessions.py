@@ -77,11 +77,14 @@ async def test_the_listing_and_search_carry_each_sessions_tokens_and_cost(
     await chat(alpha, "trip", "plan a trip to the lighthouse")
     await chat(alpha, "other", "hello")
     await priced(served, "alpha", "trip")
-    listed = {s["name"]: s for s in (await alpha.get("/api/sessions")).json()["sessions"]}
+    plain = (await alpha.get("/api/sessions")).json()["sessions"]
+    assert all("usage" not in s for s in plain)  # the chat's sidebar: the cheap listing
+    with_usage = await alpha.get("/api/sessions", params={"usage": "true"})
+    listed = {s["name"]: s for s in with_usage.json()["sessions"]}
     usage = listed["trip"]["usage"]
     assert usage["cost_usd"] >= 0.0125 and usage["input_tokens"] >= 1200
     assert usage["calls"] == 2 and listed["other"]["usage"]["calls"] == 1
-    found = (await alpha.get("/api/sessions", params={"q": "lighthouse"})).json()
+    found = (await alpha.get("/api/sessions", params={"q": "lighthouse", "usage": True})).json()
     assert [s["name"] for s in found["sessions"]] == ["trip"]
     assert found["sessions"][0]["usage"] == usage
 

@@ -94,7 +94,7 @@ export async function show(root, ctx) {
     const q = state.query;
     let answer;
     try {
-      answer = await ctx.call("GET", q ? `/api/sessions?q=${enc(q)}` : "/api/sessions");
+      answer = await ctx.call("GET", `/api/sessions?usage=true${q ? `&q=${enc(q)}` : ""}`);
     } catch (err) {
       ctx.say(err.message ?? String(err), "error");
       return;
