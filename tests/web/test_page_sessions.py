@@ -51,9 +51,8 @@ def chat_in(
     model.push(text_reply(f"Noted: {text}"))
     page.goto(f"{served.url}/#{name}")
     page.locator("body[data-ready=true]").wait_for()
-    before = answers(page).count()
     send(page, text)
-    answers(page).nth(before).wait_for()
+    answers(page).filter(has_text=f"Noted: {text}").wait_for()  # the turn's last answer
     settled(page)
 
 
