@@ -153,10 +153,10 @@ async def export_sessions(name: str | None) -> int:
     async with open_runtime() as runtime:
         if name is None:
             exported = await runtime.sessions.export_all()
-            body: object = [_named(runtime, item) for item in exported]
+            body: object = [named_export(runtime, item) for item in exported]
         else:
             key = await _key_of_name_or_title(runtime, name)
-            body = _named(runtime, await runtime.sessions.export(key))
+            body = named_export(runtime, await runtime.sessions.export(key))
     sys.stdout.write(json_safe(json.dumps(body, ensure_ascii=False, indent=2)) + "\n")
     return 0
 
@@ -193,7 +193,9 @@ async def prune_sessions(older_than: str) -> int:
     return 0
 
 
-def _named(runtime: Runtime, exported: dict[str, Any]) -> dict[str, Any]:
+def named_export(runtime: Runtime, exported: dict[str, Any]) -> dict[str, Any]:
+    """An exported session (the store's `session_to_dict`) with its public `name` first:
+    what `seam sessions export` prints and the web API's export serves."""
     return {"name": runtime.session_name_of(exported["key"]), **exported}
 
 

@@ -206,8 +206,10 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
     """Sessions and their messages, each scoped to the caller's tenant."""
 
     @api.get("/sessions")
-    async def list_sessions(who: Who, q: str | None = None) -> dict[str, Any]:
-        return {"sessions": await backend.list_sessions(who.tenant, q)}
+    async def list_sessions(who: Who, q: str | None = None, usage: bool = False) -> dict[str, Any]:
+        """Your sessions, newest first (`q`: those whose messages match it); `usage=true`
+        adds each one's tokens and cost (the dashboard's Sessions section)."""
+        return {"sessions": await backend.list_sessions(who.tenant, q, usage=usage)}
 
     @api.post("/sessions", status_code=201)
     async def create_session(who: Who, body: NewSession | None = None) -> dict[str, Any]:

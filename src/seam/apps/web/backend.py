@@ -137,8 +137,10 @@ class WebBackend:
 
     # Sessions
 
-    async def list_sessions(self, tenant: str, query: str | None = None) -> list[dict[str, Any]]:
-        return await sessions.list_sessions(self.runtime, tenant, query)
+    async def list_sessions(
+        self, tenant: str, query: str | None = None, *, usage: bool = False
+    ) -> list[dict[str, Any]]:
+        return await sessions.list_sessions(self.runtime, tenant, query, usage=usage)
 
     async def create_session(
         self, tenant: str, name: str | None, personality: str | None

@@ -10,7 +10,7 @@ from typing import Any
 
 from seam.apps.cli.durable import submission_dict
 from seam.contracts.execution import Submission
-from seam.contracts.sessions import SessionInfo, message_to_dict, usage_to_dict
+from seam.contracts.sessions import SessionInfo, UsageTotals, message_to_dict, usage_to_dict
 from seam.wiring.runtime import Runtime
 from seam.wiring.web import tenant_session_name
 
@@ -19,8 +19,9 @@ LIST_LIMIT = 500
 SEARCH_LIMIT = 100
 
 
-def session_info(name: str, info: SessionInfo) -> dict[str, Any]:
-    return {
+def session_info(name: str, info: SessionInfo, usage: UsageTotals | None = None) -> dict[str, Any]:
+    """A listed session; with `usage` (the listings), its tokens and cost too."""
+    out: dict[str, Any] = {
         "name": name,
         "title": info.title,
         "personality": info.personality,
@@ -28,6 +29,9 @@ def session_info(name: str, info: SessionInfo) -> dict[str, Any]:
         "created_at": info.created_at,
         "updated_at": info.updated_at,
     }
+    if usage is not None:
+        out["usage"] = usage_to_dict(usage)
+    return out
 
 
 def new_session_name() -> str:
@@ -35,18 +39,29 @@ def new_session_name() -> str:
     return f"web-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-async def list_sessions(runtime: Runtime, tenant: str, query: str | None) -> list[dict[str, Any]]:
+async def list_sessions(
+    runtime: Runtime, tenant: str, query: str | None, *, usage: bool = False
+) -> list[dict[str, Any]]:
+    """`tenant`'s sessions (or those `query` finds); with `usage`, each one's tokens and
+    cost too. Asked for, not always given: the rich listing that sums them costs about ten
+    times the plain one, and the chat's sidebar lists sessions after every turn."""
     if query and query.strip():
-        return await _search(runtime, tenant, query)
+        return await _search(runtime, tenant, query, usage)
+    listed: list[tuple[SessionInfo, UsageTotals | None]]
+    if not usage:
+        listed = [(info, None) for info in await runtime.sessions.list(LIST_LIMIT)]
+    else:
+        rows = await runtime.sessions.list_rich(LIST_LIMIT)
+        listed = [(row.info, row.usage) for row in rows]
     out = []
-    for info in await runtime.sessions.list(LIST_LIMIT):
+    for info, totals in listed:
         name = tenant_session_name(tenant, info.key)
         if name is not None:
-            out.append(session_info(name, info))
+            out.append(session_info(name, info, totals))
     return out
 
 
-async def _search(runtime: Runtime, tenant: str, query: str) -> list[dict[str, Any]]:
+async def _search(runtime: Runtime, tenant: str, query: str, usage: bool) -> list[dict[str, Any]]:
     """Sessions with a hit, once each (their first hit's snippet), best first."""
     store = runtime.sessions
     seen: dict[str, dict[str, Any]] = {}
@@ -56,7 +71,8 @@ async def _search(runtime: Runtime, tenant: str, query: str) -> list[dict[str, A
             continue
         info = await store.get(hit.session_key)
         if info is not None:
-            seen[name] = {**session_info(name, info), "snippet": hit.snippet}
+            totals = await store.usage_totals(hit.session_key) if usage else None
+            seen[name] = {**session_info(name, info, totals), "snippet": hit.snippet}
     return list(seen.values())
 
 

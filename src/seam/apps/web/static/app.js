@@ -469,6 +469,9 @@ function hashName() {
   return raw && !raw.startsWith("/") ? decodeURIComponent(raw) : null;
 }
 
+// The dashboard's Sessions section renamed, forked or deleted one: list them again.
+window.addEventListener("seam:sessions-changed", () => loadSessions());
+
 window.addEventListener("hashchange", () => {
   const name = hashName();
   if (name && name !== state.name) openSession(name);

@@ -47,8 +47,13 @@ function rootFor(section) {
 
 async function open(id) {
   for (const a of links.querySelectorAll("a")) {
-    if (a.dataset.section === id) a.setAttribute("aria-current", "page");
-    else a.removeAttribute("aria-current");
+    if (a.dataset.section !== id) {
+      a.removeAttribute("aria-current");
+      continue;
+    }
+    a.setAttribute("aria-current", "page");
+    // On a narrow screen the bar scrolls: keep the open section's label in sight.
+    a.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
   chat.hidden = id !== "chat";
   for (const [sid, root] of loaded) root.hidden = sid !== id;
