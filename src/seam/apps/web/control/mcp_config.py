@@ -13,6 +13,7 @@ import tomlkit
 from pydantic import ValidationError
 from tomlkit.exceptions import TOMLKitError
 
+from seam.apps.web.control.settings_write import CONFIG_WRITING, write_atomic
 from seam.apps.web.errors import ApiError
 from seam.wiring.settings import ConfigError, McpServerSection, read_config
 
@@ -35,11 +36,18 @@ def set_approval(path: Path, name: str, approval: str) -> None:
     """Set `[mcp.servers.NAME] approval` in the file at `path`, checked by the same model
     `config.toml` is loaded with, and written atomically (a reader sees the old file or the
     new one). 404 when the file names no such server."""
-    document = _parse(path)
-    server = _server_table(document, name)
-    if server is None:
-        raise ApiError(404, f"no MCP server {name!r} in {path} ([mcp.servers.{name}])")
-    server["approval"] = approval
+    with CONFIG_WRITING:
+        document = _parse(path)
+        server = _server_table(document, name)
+        if server is None:
+            raise ApiError(404, f"no MCP server {name!r} in {path} ([mcp.servers.{name}])")
+        server["approval"] = approval
+        _check(server, path, name)
+        write_atomic(path, tomlkit.dumps(document))
+
+
+def _check(server: Any, path: Path, name: str) -> None:
+    """409 naming what the same model `config.toml` is loaded with refuses."""
     try:
         McpServerSection.model_validate(server.unwrap())
     except ValidationError as exc:
@@ -48,10 +56,6 @@ def set_approval(path: Path, name: str, approval: str) -> None:
             for err in exc.errors()
         )
         raise ApiError(409, f"{path}: mcp.servers.{name}: {problems}") from None
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(tomlkit.dumps(document), encoding="utf-8")
-    temporary.chmod(path.stat().st_mode & 0o7777)
-    temporary.replace(path)
 
 
 def _parse(path: Path) -> tomlkit.TOMLDocument:

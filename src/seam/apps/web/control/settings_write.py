@@ -32,8 +32,9 @@ from seam.apps.web.control.settings_view import (
 from seam.apps.web.errors import ApiError
 from seam.wiring.settings import ConfigFile, Settings
 
-# One writer at a time in this process (the CLI writes its own files; last rename wins).
-_WRITING = threading.Lock()
+# One writer of config.toml at a time in this process, whichever section edits it (the
+# Settings form, an MCP server's approval); the CLI writes its own files, last rename wins.
+CONFIG_WRITING = threading.Lock()
 MAX_TEXT = 10_000
 KINDS: dict[str, type | tuple[type, ...]] = {
     "string": str,
@@ -148,7 +149,7 @@ def apply_patch(running: Settings, values: Mapping[str, Any]) -> list[str]:
     settings = fresh_settings(running)  # 409 when the file is already unreadable
     wanted = checked(values, settings.env)
     path = settings.config_path
-    with _WRITING:
+    with CONFIG_WRITING:
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -163,4 +164,4 @@ def apply_patch(running: Settings, values: Mapping[str, Any]) -> list[str]:
     return sorted(wanted)
 
 
-__all__ = ["apply_patch", "checked", "patched", "validate", "write_atomic"]
+__all__ = ["CONFIG_WRITING", "apply_patch", "checked", "patched", "validate", "write_atomic"]
