@@ -49,6 +49,9 @@ def chat_in(
         arguments = json.dumps({"path": writes, "content": f"{text}\n"})
         model.push(tool_call_reply([("write_file", arguments)]))
     model.push(text_reply(f"Noted: {text}"))
+    # A fresh load: going from `/#a` to `/#b` is only a hash change, and a message typed
+    # while the page is still switching sessions is a race of the test, not of a person.
+    page.goto("about:blank")
     page.goto(f"{served.url}/#{name}")
     page.locator("body[data-ready=true]").wait_for()
     send(page, text)

@@ -157,8 +157,12 @@ async function openSession(name) {
   }
   if (state.name !== name) return;
   showPersonality(sessionPersonality());
-  // The whole event log: running turns show what they streamed so far, finished ones
-  // give way to the transcript (see `settle`).
+  followEvents(name);
+}
+
+/** Follow the session's whole event log: running turns show what they streamed so far,
+ * finished ones give way to the transcript (see `settle`). */
+function followEvents(name) {
   state.follower = follow(name, 0, (event) => onEvent(name, event), onStreamState);
 }
 
@@ -425,6 +429,9 @@ async function send() {
     scrollToEnd();
     updateButtons();
     await api.send(state.name, body);
+    // A link to a session that did not exist yet (`/#name`) opened no event stream: the
+    // first message made the session, so follow it now, or its answer would never show.
+    if (!state.follower) followEvents(state.name);
     say("");
     await refresh();
     loadSessions();
