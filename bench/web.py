@@ -1,10 +1,11 @@
 """What the web surface adds to a turn, with many clients streaming at once.
 
-N concurrent SSE clients (default 1,000), each with its own session: open the session's
-event stream, POST one message, read until `done`. The server is `seam serve`'s app in a
-process of its own (SQLite store), on a model that waits 1 s and then streams two chunks,
-the last one carrying the time it was sent. Reported:
+N concurrent SSE clients (default 1,000), each with its own session (created first): open
+the session's event stream (all at once), POST one message, read until `done`. The server
+is `seam serve`'s app in a process of its own (SQLite store), on a model that waits 1 s
+and then streams two chunks, the last one carrying the time it was sent. Reported:
 
+- from opening a stream to its first event (the streams opened at once),
 - added latency from the POST to the first `text_delta` on the stream (minus the 1 s),
 - from the model's last chunk to the `done` event on the stream,
 - the server's memory per open stream (RSS with every stream open, less before).
@@ -238,7 +239,6 @@ async def one(
     go: asyncio.Event,
     out: dict[str, list[float]],
 ) -> None:
-    assert await http.request("POST", "/api/sessions", {"name": name}) == 201
     opened = time.time()
     reader, writer = await http.stream(f"/api/sessions/{name}/events")
     chunks = sse_chunks(reader)
@@ -275,6 +275,17 @@ async def one(
     out["done"].append((done - last_chunk) * 1000)
 
 
+async def create_sessions(http: Http, clients: int) -> None:
+    """The clients' sessions, 50 requests at a time."""
+    gate = asyncio.Semaphore(50)
+
+    async def create(name: str) -> None:
+        async with gate:
+            assert await http.request("POST", "/api/sessions", {"name": name}) == 201
+
+    await asyncio.gather(*(create(f"b{i}") for i in range(clients)))
+
+
 async def run(clients: int, spread: float) -> None:
     with tempfile.TemporaryDirectory() as folder:
         proc = subprocess.Popen(  # noqa: ASYNC220 (started once, before any client)
@@ -293,6 +304,7 @@ async def run(clients: int, spread: float) -> None:
             ready, go = asyncio.Event(), asyncio.Event()
             out: dict[str, list[float]] = {"first": [], "done": [], "open": [], "n": [clients]}
             connected: list[int] = []
+            await create_sessions(http, clients)  # first, so the streams open at once
             # The messages are sent at even intervals over `spread` seconds (0: all at once).
             tasks += [
                 asyncio.ensure_future(
