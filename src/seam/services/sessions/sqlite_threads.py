@@ -190,7 +190,21 @@ class _WriterThread(_ConnectionThread):
         job (`_commit_kept`), so each caller gets its own outcome. Failures are rare (a
         lost lease, a duplicate title), so the common case pays for no savepoints."""
         db = self.db
-        outcomes: list[tuple[_Job, Any]] = []
+        return self._one_transaction(group, lambda job: (job, True, job.work(db)))
+
+    def _commit_kept(self, group: list[_Job]) -> bool:
+        """The group again in one transaction, each job in a savepoint of its own: a job
+        that fails is undone alone and hears its error, the others commit together. False
+        (nothing kept, nobody told) when the transaction was lost: SQLite ended it (an I/O
+        error, a full disk) or the commit failed."""
+        return self._one_transaction(group, self._in_savepoint)
+
+    def _one_transaction(
+        self, group: list[_Job], run: Callable[[_Job], tuple[_Job, bool, Any]]
+    ) -> bool:
+        """`run` for each job in one `BEGIN IMMEDIATE`; the outcomes are told after the
+        `COMMIT`. False (nothing kept, nobody told) when `run` raised or the commit failed."""
+        db = self.db
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -200,32 +214,7 @@ class _WriterThread(_ConnectionThread):
                 self._done(job, False, exc)
             return True
         try:
-            for job in group:
-                outcomes.append((job, job.work(db)))
-            db.execute("COMMIT")
-        except Exception:
-            rollback(db)
-            return False
-        for job, value in outcomes:
-            self._done(job, True, value)
-        return True
-
-    def _commit_kept(self, group: list[_Job]) -> bool:
-        """The group again in one transaction, each job in a savepoint of its own: a job
-        that fails is undone alone and hears its error, the others commit together. False
-        (nothing kept, nobody told) when the transaction was lost: SQLite ended it (an I/O
-        error, a full disk) or the commit failed."""
-        db = self.db
-        outcomes: list[tuple[_Job, bool, Any]] = []
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:  # as in _commit_together: they all hear it now
-            for job in group:
-                self._done(job, False, exc)
-            return True
-        try:
-            for job in group:
-                outcomes.append(self._in_savepoint(job))
+            outcomes = [run(job) for job in group]
             db.execute("COMMIT")
         except Exception:
             rollback(db)
