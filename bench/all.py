@@ -75,6 +75,11 @@ def _rows_startup(out: str) -> list[Row]:
     if run is not None and hermes is not None:
         rows.append(Row("Hermes one-shot / seam run", f"{hermes:.0f} ms", f"seam run {run:.0f} ms",
                         hermes / run, ">= 8x"))  # fmt: skip
+    run_cpu = _number(r'seam run "hi" \(loopback\)\s+[\d.]+\s+[\d.]+\s+([\d.]+)', out)
+    hermes_cpu = _number(r"hermes one-shot \(loopback\)\s+[\d.]+\s+[\d.]+\s+([\d.]+)", out)
+    if run_cpu and hermes_cpu is not None:
+        rows.append(Row("Hermes / seam run, CPU", f"{hermes_cpu:.0f} ms",
+                        f"seam run {run_cpu:.0f} ms", hermes_cpu / run_cpu, ">= 8x"))  # fmt: skip
     if modules is not None:
         rows.append(
             Row("modules, seam run", f"{modules:.0f}", "budget 550", modules / 550, "<= 550")
