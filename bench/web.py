@@ -133,9 +133,9 @@ def stop(proc: subprocess.Popen[str]) -> None:
     """SIGTERM (uvicorn closes the open streams, waiting at most 5 s for them), then
     SIGKILL if the server is still there 15 s later: the bench always ends."""
     proc.terminate()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
+    if proc.poll() is None:
         proc.kill()
         proc.wait()
 
