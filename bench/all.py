@@ -75,6 +75,11 @@ def _rows_startup(out: str) -> list[Row]:
     if run is not None and hermes is not None:
         rows.append(Row("Hermes one-shot / seam run", f"{hermes:.0f} ms", f"seam run {run:.0f} ms",
                         hermes / run, ">= 8x"))  # fmt: skip
+    run_cpu = _number(r'seam run "hi" \(loopback\)\s+[\d.]+\s+[\d.]+\s+([\d.]+)', out)
+    hermes_cpu = _number(r"hermes one-shot \(loopback\)\s+[\d.]+\s+[\d.]+\s+([\d.]+)", out)
+    if run_cpu and hermes_cpu is not None:
+        rows.append(Row("Hermes / seam run, CPU", f"{hermes_cpu:.0f} ms",
+                        f"seam run {run_cpu:.0f} ms", hermes_cpu / run_cpu, ">= 8x"))  # fmt: skip
     if modules is not None:
         rows.append(
             Row("modules, seam run", f"{modules:.0f}", "budget 550", modules / 550, "<= 550")
@@ -110,12 +115,68 @@ def _rows_search(out: str) -> list[Row]:
     return [Row("session search p50", f"{p50:.2f} ms", "goal 1 ms", p50 / 1.0, "< 1 ms")]
 
 
+def _rows_durable(out: str) -> list[Row]:
+    """The durable SQLite turn against the bare loop, and PostgreSQL's throughput against
+    SQLite's (one worker) and against itself (four workers on two cores)."""
+    rows = _pair(out, "durable turn CPU, SQLite", r"durable, SQLite \(WAL, file\)",
+                 "bare loop, in-memory session store", "bare loop", "<= 3x")  # fmt: skip
+    sqlite1 = _number(r"SQLite\s+1 worker\(s\):\s+([\d.]+)", out)
+    pg1 = _number(r"PostgreSQL\s+1 worker\(s\):\s+([\d.]+)", out)
+    pg4 = _number(r"PostgreSQL\s+4 worker\(s\):\s+([\d.]+)", out)
+    if pg1 is not None and sqlite1:
+        rows.append(Row("PG 1 worker settled/s", f"{pg1:.0f}/s", f"SQLite 1 worker {sqlite1:.0f}/s",
+                        pg1 / sqlite1, ">= 0.6x"))  # fmt: skip
+    if pg1 and pg4 is not None:
+        rows.append(Row("PG 4 workers settled/s", f"{pg4:.0f}/s", f"PG 1 worker {pg1:.0f}/s",
+                        pg4 / pg1, ">= 1.8x"))  # fmt: skip
+    return rows
+
+
+def _rows_concurrency(out: str) -> list[Row]:
+    """The burst's wall time and the steady load's p99 added latency, on SQLite."""
+    rows = []
+    burst = _number(r"sqlite burst\s+\d+ turns\s+wall\s+([\d.]+) s", out)
+    turns = _number(r"sqlite burst\s+(\d+) turns", out)
+    steady = _number(r"sqlite steady[^\n]*?p99\s+([\d.]+) ms", out)
+    if burst is not None:
+        rows.append(Row(f"burst {turns:.0f} durable turns", f"{burst:.2f} s", "goal 1.5 s",
+                        burst / 1.5, "< 1.5 s"))  # fmt: skip
+    if steady is not None:
+        rows.append(Row("steady 100/s p99 added", f"{steady:.1f} ms", "goal 20 ms", steady / 20,
+                        "< 20 ms"))  # fmt: skip
+    return rows
+
+
+def _rows_web(out: str) -> list[Row]:
+    """All at once: the streams' first event and the messages' first delta (p99)."""
+    rows = []
+    opened = _number(r"stream opened -> first event: p50 [\d.]+ ms, p99 ([\d.]+) ms", out)
+    first = _number(r"first text_delta, added: p50 [\d.]+ ms, p99 ([\d.]+) ms", out)
+    clients = _number(r"(\d+) clients", out) or 0
+    if opened is not None:
+        rows.append(Row(f"SSE {clients:.0f} opened, p99 1st event", f"{opened:.0f} ms",
+                        "goal 250 ms", opened / 250, "< 250 ms"))  # fmt: skip
+    if first is not None:
+        rows.append(Row(f"SSE {clients:.0f} at once, p99 1st delta", f"{first:.0f} ms",
+                        "goal 250 ms", first / 250, "< 250 ms"))  # fmt: skip
+    return rows
+
+
+def _rows_web_spread(out: str) -> list[Row]:
+    first = _number(r"first text_delta, added: p50 [\d.]+ ms, p99 ([\d.]+) ms", out)
+    if first is None:
+        return []
+    return [Row("SSE spread over 10 s, p99 added", f"{first:.0f} ms", "goal 50 ms", first / 50,
+                "< 50 ms")]  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Bench:
     script: str
     quick: tuple[str, ...]
     rows: Parse | None = None
     peer: str | None = None  # the peer venv whose python the script is given
+    always: tuple[str, ...] = ()  # arguments given with --full too
 
 
 BENCHES = (
@@ -130,9 +191,10 @@ BENCHES = (
     Bench("hops.py", ()),
     Bench("checkpoint.py", ("--files", "2000")),
     Bench("sandbox.py", ()),
-    Bench("durable.py", ()),
-    Bench("concurrency.py", ()),
-    Bench("web.py", ("--clients", "200")),
+    Bench("durable.py", ("--turns", "400"), _rows_durable),
+    Bench("concurrency.py", ("--store", "sqlite", "--duration", "10"), _rows_concurrency),
+    Bench("web.py", ("--clients", "1000"), _rows_web),
+    Bench("web.py", ("--clients", "1000"), _rows_web_spread, always=("--spread", "10")),
 )
 
 
@@ -147,7 +209,7 @@ def install_hint(name: str, root: Path) -> str:
 
 
 def run_bench(bench: Bench, full: bool, root: Path) -> tuple[str, float]:
-    argv = [PYTHON, str(BENCH / bench.script), *(() if full else bench.quick)]
+    argv = [PYTHON, str(BENCH / bench.script), *(() if full else bench.quick), *bench.always]
     env = dict(os.environ)
     if bench.peer and (python := peer_python(bench.peer, root)):
         env["SEAM_BENCH_PEER_PYTHON"] = str(python)
@@ -159,10 +221,10 @@ def run_bench(bench: Bench, full: bool, root: Path) -> tuple[str, float]:
 
 
 def table(rows: list[Row]) -> str:
-    lines = [f"{'figure':<32} {'seam':>12}  {'against':<28} {'ratio':>7}  goal"]
+    lines = [f"{'figure':<34} {'seam':>12}  {'against':<30} {'ratio':>7}  goal"]
     for row in rows:
         ratio = f"{row.ratio:6.2f}x" if row.ratio is not None else "      -"
-        lines.append(f"{row.name:<32} {row.figure:>12}  {row.against:<28} {ratio}  {row.goal}")
+        lines.append(f"{row.name:<34} {row.figure:>12}  {row.against:<30} {ratio}  {row.goal}")
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 """Start-up cost of the `seam` command, next to bare Python (and Hermes Agent).
 
-Wall time of whole subprocesses (median of N runs): `python -c pass`, `import seam`,
+Wall and CPU time of whole subprocesses (median of N runs): `python -c pass`, `import seam`,
 `seam --version`, `seam --help`, and a one-shot `seam run` answered by an in-process
 loopback OpenAI server; then the modules that one-shot imports and its peak RSS. With
 Hermes Agent installed in a virtualenv of its own (`--hermes DIR/bin/hermes`, default
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,16 +35,22 @@ SEAM = str(Path(sys.executable).with_name("seam"))
 
 def wall_ms(
     argv: Sequence[str], env: dict[str, str], cwd: str, runs: int, before: Callable[[], None]
-) -> float:
-    """Median wall time in ms, after one untimed warm-up run (disk cache, first-run setup)."""
-    samples = []
+) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system of the command and its
+    children) in ms, after one untimed warm-up run (disk cache, first-run setup). On a
+    loaded machine the wall time is mostly waiting for a core; the CPU time is not."""
+    samples, cpu = [], []
     for i in range(runs + 1):
         before()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(argv, env=env, cwd=cwd, check=True, capture_output=True)
         if i:
             samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            spent = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+            cpu.append(spent * 1000)
+    return statistics.median(samples), statistics.median(cpu)
 
 
 def peak_rss_mib(argv: Sequence[str], env: dict[str, str], cwd: str) -> float:
@@ -112,12 +119,12 @@ def main() -> None:
         rss = peak_rss_mib([SEAM, "run", "--session", "rss", "hi"], env, str(project))
     used, start = probe_modules()
 
-    base = results[0][1]
+    base = results[0][1][0]
     width = max(len(name) for name, _ in results)
-    print(f"median of {runs} runs (wall time, ms)")
-    print(f"{'command'.ljust(width)}  {'ms':>8}  {'x python':>8}")
-    for name, ms in results:
-        print(f"{name.ljust(width)}  {ms:8.1f}  {ms / base:8.1f}")
+    print(f"median of {runs} runs (wall time and CPU time, ms)")
+    print(f"{'command'.ljust(width)}  {'ms':>8}  {'x python':>8}  {'cpu ms':>8}")
+    for name, (ms, cpu) in results:
+        print(f"{name.ljust(width)}  {ms:8.1f}  {ms / base:8.1f}  {cpu:8.1f}")
     print(f"modules imported by seam run: {len(used)} ({len(start)} of them by bare Python)")
     print(f"peak RSS of seam run: {rss:.1f} MiB")
     if not hermes:

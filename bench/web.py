@@ -1,10 +1,11 @@
 """What the web surface adds to a turn, with many clients streaming at once.
 
-N concurrent SSE clients (default 1,000), each with its own session: open the session's
-event stream, POST one message, read until `done`. The server is `seam serve`'s app in a
-process of its own (SQLite store), on a model that waits 1 s and then streams two chunks,
-the last one carrying the time it was sent. Reported:
+N concurrent SSE clients (default 1,000), each with its own session (created first): open
+the session's event stream (all at once), POST one message, read until `done`. The server
+is `seam serve`'s app in a process of its own (SQLite store), on a model that waits 1 s
+and then streams two chunks, the last one carrying the time it was sent. Reported:
 
+- from opening a stream to its first event (the streams opened at once),
 - added latency from the POST to the first `text_delta` on the stream (minus the 1 s),
 - from the model's last chunk to the `done` event on the stream,
 - the server's memory per open stream (RSS with every stream open, less before).
@@ -71,7 +72,7 @@ async def main():
     folder = sys.argv[1]
     store = SQLiteSessionStore(folder + "/sessions.db")
     runtime = assemble_runtime(model=SlowModel(), store=store, tools=None)
-    config = WebSection(rate_limit=1_000_000, heartbeat_seconds=30)
+    config = WebSection(rate_limit=1_000_000, tenant_rate_limit=1_000_000, heartbeat_seconds=30)
     backend = WebBackend(runtime, config)
     keys = KeyStore(__import__("pathlib").Path(folder) / "keys.json")
     key = keys.create("bench")
@@ -82,7 +83,10 @@ async def main():
     print(sock.getsockname()[1], key, flush=True)
     http = os.environ.get("BENCH_HTTP", "auto")  # auto: httptools when installed, as seam serve
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", backlog=4096, http=http)
+        uvicorn.Config(
+            app, log_level="warning", lifespan="on", backlog=4096, http=http,
+            timeout_graceful_shutdown=5,  # open streams do not hold the stop up
+        )
     )
     lags = []
     pauses = []  # garbage collections, in seconds
@@ -123,6 +127,17 @@ if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server, dumped on SIGUS
     signal.signal(signal.SIGUSR2, lambda *_: prof.enable())
 asyncio.run(main())
 """
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    """SIGTERM (uvicorn closes the open streams, waiting at most 5 s for them), then
+    SIGKILL if the server is still there 15 s later: the bench always ends."""
+    proc.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=15)
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
 
 
 def rss_kb(pid: int) -> int:
@@ -224,10 +239,11 @@ async def one(
     go: asyncio.Event,
     out: dict[str, list[float]],
 ) -> None:
-    assert await http.request("POST", "/api/sessions", {"name": name}) == 201
+    opened = time.time()
     reader, writer = await http.stream(f"/api/sessions/{name}/events")
     chunks = sse_chunks(reader)
     await anext(chunks)  # the retry line: the stream is open
+    out["open"].append((time.time() - opened) * 1000)
     connected.append(1)
     if len(connected) == out["n"][0]:
         ready.set()
@@ -259,6 +275,17 @@ async def one(
     out["done"].append((done - last_chunk) * 1000)
 
 
+async def create_sessions(http: Http, clients: int) -> None:
+    """The clients' sessions, 50 requests at a time."""
+    gate = asyncio.Semaphore(50)
+
+    async def create(name: str) -> None:
+        async with gate:
+            assert await http.request("POST", "/api/sessions", {"name": name}) == 201
+
+    await asyncio.gather(*(create(f"b{i}") for i in range(clients)))
+
+
 async def run(clients: int, spread: float) -> None:
     with tempfile.TemporaryDirectory() as folder:
         proc = subprocess.Popen(  # noqa: ASYNC220 (started once, before any client)
@@ -267,6 +294,7 @@ async def run(clients: int, spread: float) -> None:
             text=True,
             env={**os.environ, "SEAM_HOME": folder},
         )
+        tasks: list[asyncio.Future[None]] = []
         try:
             assert proc.stdout is not None
             port, key = proc.stdout.readline().split()
@@ -274,10 +302,11 @@ async def run(clients: int, spread: float) -> None:
             await http.request("GET", "/healthz")
             base = rss_kb(proc.pid)
             ready, go = asyncio.Event(), asyncio.Event()
-            out: dict[str, list[float]] = {"first": [], "done": [], "n": [clients]}
+            out: dict[str, list[float]] = {"first": [], "done": [], "open": [], "n": [clients]}
             connected: list[int] = []
+            await create_sessions(http, clients)  # first, so the streams open at once
             # The messages are sent at even intervals over `spread` seconds (0: all at once).
-            tasks = [
+            tasks += [
                 asyncio.ensure_future(
                     one(http, f"b{i}", spread * i / clients, connected, ready, go, out)
                 )
@@ -302,6 +331,10 @@ async def run(clients: int, spread: float) -> None:
             threads = {k: v - threads_before.get(k, 0.0) for k, v in thread_cpu(proc.pid).items()}
             per_stream = (peak - base) / clients
             print(f"{clients} clients, messages sent over {spread:g} s")
+            print(
+                f"stream opened -> first event: p50 {pct(out['open'], 0.5):.1f} ms, "
+                f"p99 {pct(out['open'], 0.99):.1f} ms"
+            )
             print(
                 f"POST -> first text_delta, added: p50 {pct(out['first'], 0.5):.1f} ms, "
                 f"p99 {pct(out['first'], 0.99):.1f} ms"
@@ -339,11 +372,13 @@ async def run(clients: int, spread: float) -> None:
                     f"{pct(lags, 0.5):.1f} ms, p99 {pct(lags, 0.99):.1f} ms, max {lags[-1]:.1f} ms"
                 )
         finally:
+            for task in tasks:  # a failed run's clients close their streams
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
             if os.environ.get("BENCH_PROFILE"):
                 proc.send_signal(signal.SIGUSR1)
                 await asyncio.sleep(3)
-            proc.terminate()
-            proc.wait(timeout=60)
+            stop(proc)
 
 
 if __name__ == "__main__":

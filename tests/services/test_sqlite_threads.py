@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from seam.contracts.messages import Message
+from seam.contracts.sessions import DuplicateTitle
 from seam.services.sessions.sqlite import SQLiteSessionStore
 
 
@@ -124,6 +125,33 @@ async def test_writes_arriving_together_each_commit_or_fail_alone(tmp_path: Path
     assert await store.search("broken") == []
     info = await store.get("s25")
     assert info is not None and info.message_count == 0
+    await store.aclose()
+
+
+async def test_a_group_with_failing_writes_still_commits_together(tmp_path: Path) -> None:
+    """Sessions racing for one title fail a write each: the others keep their group
+    commit (a savepoint undoes the failing write alone) instead of a commit per write."""
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    for n in range(60):
+        await store.create(f"s{n}")
+    commits: list[str] = []
+    store.connector.connection.set_trace_callback(
+        lambda sql: commits.append(sql) if sql == "COMMIT" else None
+    )
+    # s0 takes "Boiler" first; every later writer of "Boiler" in the group is refused.
+    titles = ["Boiler" if n % 10 == 0 else f"Title {n}" for n in range(60)]
+    results = await asyncio.gather(
+        *(store.set_title(f"s{n}", title) for n, title in enumerate(titles)),
+        return_exceptions=True,
+    )
+    store.connector.connection.set_trace_callback(None)
+    failed = [n for n, r in enumerate(results) if isinstance(r, BaseException)]
+    assert failed == [10, 20, 30, 40, 50]
+    assert all(isinstance(results[n], DuplicateTitle) for n in failed)
+    for n, title in enumerate(titles):
+        info = await store.get(f"s{n}")
+        assert info is not None and info.title == (None if n in failed else title)
+    assert len(commits) < 10, f"{len(commits)} commits for 60 writes"
     await store.aclose()
 
 

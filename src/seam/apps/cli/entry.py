@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> int:
 
         parsed = parse_run(args[1:])
         if parsed is not None:  # well-formed: no Typer needed (see `run_args`)
-            run_command(parsed)
+            # Called with no argv, main is the `seam` script's: the process ends with
+            # the one-shot, without tearing the interpreter down (`runner.end_process`).
+            run_command(parsed, exit_now=argv is None)
             return 0
     from seam.apps.cli.app import app
 

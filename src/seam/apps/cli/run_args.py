@@ -84,9 +84,9 @@ def _seconds(text: str | None) -> float | bool | None:
     return value if math.isfinite(value) and value >= 0 else False
 
 
-def run_command(args: RunArgs) -> None:
+def run_command(args: RunArgs, *, exit_now: bool = False) -> None:
     """Run the one-shot (`seam run`): its answer printed, its failure one line and the
-    process's exit code (SystemExit when not 0)."""
+    process's exit code (SystemExit when not 0; `exit_now`: the process ends there)."""
     from seam.apps.cli.oneshot import run_once
     from seam.apps.cli.runner import execute
 
@@ -101,4 +101,5 @@ def run_command(args: RunArgs) -> None:
             yes=args.yes,
         ),
         json_exit=args.json,
+        exit_now=exit_now,
     )

@@ -3,10 +3,14 @@
 One writer thread owns the connection every write goes through (SQLite has one writer at
 a time anyway). It commits in groups: whatever writes are queued when it starts a
 transaction run in that one `BEGIN IMMEDIATE`, in order, and none of their callers hears
-back before the `COMMIT`. When one of them fails, the whole group is rolled back and run
-again one write per transaction, so each write is still atomic and gets its own outcome,
-and is durable when its `await` returns, while a thousand sessions writing at once pay
-for a few commits instead of a thousand.
+back before the `COMMIT`. When one of them fails, the group is rolled back and run again
+in one transaction with a savepoint around each write: the failing write is undone alone
+and hears its error, the others commit together. Each write is still atomic, gets its own
+outcome and is durable when its `await` returns, while a thousand sessions writing at once
+pay for a few commits instead of a thousand, even when some of their writes fail (sessions
+racing for the same title fail one write each: before, every group holding one fell back
+to a commit per write). Only when the transaction itself is lost (the commit failed, or
+SQLite ended it after an I/O error) is each write run in a transaction of its own.
 
 Reads run on reader threads, each with its own connection: in WAL mode they see every
 committed write and never wait for the writer, so a long `search` or `export_all` holds
@@ -142,7 +146,9 @@ class _WriterThread(_ConnectionThread):
             del group  # see _ConnectionThread._main
 
     def _run(self, group: list[_Job]) -> None:
-        if len(group) == 1 or not self._commit_together(group):
+        if len(group) == 1:
+            self._commit_alone(group[0])
+        elif not self._commit_together(group) and not self._commit_kept(group):
             for job in group:
                 self._commit_alone(job)
 
@@ -180,11 +186,25 @@ class _WriterThread(_ConnectionThread):
 
     def _commit_together(self, group: list[_Job]) -> bool:
         """One transaction for the whole group. False (nothing kept, nobody told) when a
-        job failed or the commit did: the group is then run one job per transaction, so
-        each caller gets its own outcome. Failures are rare (a lost lease, a duplicate
-        title), so the common case pays for no savepoints."""
+        job failed or the commit did: the group is then run again with a savepoint per
+        job (`_commit_kept`), so each caller gets its own outcome. Failures are rare (a
+        lost lease, a duplicate title), so the common case pays for no savepoints."""
         db = self.db
-        outcomes: list[tuple[_Job, Any]] = []
+        return self._one_transaction(group, lambda job: (job, True, job.work(db)))
+
+    def _commit_kept(self, group: list[_Job]) -> bool:
+        """The group again in one transaction, each job in a savepoint of its own: a job
+        that fails is undone alone and hears its error, the others commit together. False
+        (nothing kept, nobody told) when the transaction was lost: SQLite ended it (an I/O
+        error, a full disk) or the commit failed."""
+        return self._one_transaction(group, self._in_savepoint)
+
+    def _one_transaction(
+        self, group: list[_Job], run: Callable[[_Job], tuple[_Job, bool, Any]]
+    ) -> bool:
+        """`run` for each job in one `BEGIN IMMEDIATE`; the outcomes are told after the
+        `COMMIT`. False (nothing kept, nobody told) when `run` raised or the commit failed."""
+        db = self.db
         try:
             db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -194,15 +214,30 @@ class _WriterThread(_ConnectionThread):
                 self._done(job, False, exc)
             return True
         try:
-            for job in group:
-                outcomes.append((job, job.work(db)))
+            outcomes = [run(job) for job in group]
             db.execute("COMMIT")
         except Exception:
             rollback(db)
             return False
-        for job, value in outcomes:
-            self._done(job, True, value)
+        for job, ok, value in outcomes:
+            self._done(job, ok, value)
         return True
+
+    def _in_savepoint(self, job: _Job) -> tuple[_Job, bool, Any]:
+        """`job` inside the open transaction, undone alone when it fails (raises when the
+        failure ended the transaction itself)."""
+        db = self.db
+        db.execute("SAVEPOINT job")
+        try:
+            value = job.work(db)
+        except Exception as exc:
+            if not db.in_transaction:
+                raise
+            db.execute("ROLLBACK TO job")
+            db.execute("RELEASE job")
+            return job, False, exc
+        db.execute("RELEASE job")
+        return job, True, value
 
 
 class SQLiteThreads:
