@@ -19,6 +19,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.messages import Message
@@ -59,8 +60,10 @@ from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 from seam.services.sessions.sqlite_upkeep import SECONDS_PER_DAY, SQLiteUpkeep
-from seam.services.sessions.sqlite_usage_report import SQLiteUsageReport
 from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
+
+if TYPE_CHECKING:
+    from seam.contracts.usage_report import UsageGroup, UsageGrouping, UsageQuery
 
 # Re-exported: the schema and the day length lived here, and callers import them from here.
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
@@ -75,7 +78,6 @@ class SQLiteSessionStore(
     SQLiteOutbox,
     SQLiteWorkingDirs,
     SQLiteCheckpoints,
-    SQLiteUsageReport,
 ):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
@@ -88,6 +90,12 @@ class SQLiteSessionStore(
     one `BEGIN IMMEDIATE` transaction, and `busy_timeout` makes writers queue instead of
     fail. Opening (and migrating) happens in the constructor, on the caller's thread.
     """
+
+    async def usage_by(self, grouping: UsageGrouping, query: UsageQuery) -> list[UsageGroup]:
+        """`UsageReport`: the dashboard's usage sums (imported on first use)."""
+        from seam.services.sessions.sqlite_usage_report import usage_by
+
+        return await usage_by(self._threads, grouping, query)
 
     def __init__(
         self,

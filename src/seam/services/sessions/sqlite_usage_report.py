@@ -1,5 +1,7 @@
-"""`UsageReport` of the SQLite store: usage summed by day, model or session in one
-statement (a mixin of `SQLiteSessionStore`)."""
+"""The SQLite store's `UsageReport`: usage summed by day, model or session in one
+statement. Only the dashboard asks for it, so `SQLiteSessionStore.usage_by` imports this
+module on its first call: every `seam run` opens the store and must not pay for it
+(`tests/cli/imports_seam_run.txt`)."""
 
 from __future__ import annotations
 
@@ -18,17 +20,16 @@ from seam.services.sessions.usage_report_sql import (
 _SQLITE = UsageDialect("?", "CAST((created_at + ?) / 86400 AS INTEGER)", USAGE_TOTALS)
 
 
-class SQLiteUsageReport:
-    _threads: SQLiteThreads
+async def usage_by(
+    threads: SQLiteThreads, grouping: UsageGrouping, query: UsageQuery
+) -> list[UsageGroup]:
+    sql = usage_statement(_SQLITE, grouping)
+    params = usage_params(grouping, query)
 
-    async def usage_by(self, grouping: UsageGrouping, query: UsageQuery) -> list[UsageGroup]:
-        sql = usage_statement(_SQLITE, grouping)
-        params = usage_params(grouping, query)
+    def read(db: sqlite3.Connection) -> list[UsageGroup]:
+        return usage_groups(db.execute(sql, params).fetchall())
 
-        def read(db: sqlite3.Connection) -> list[UsageGroup]:
-            return usage_groups(db.execute(sql, params).fetchall())
-
-        return await self._threads.read(read)
+    return await threads.read(read)
 
 
-__all__ = ["SQLiteUsageReport"]
+__all__ = ["usage_by"]
