@@ -3,32 +3,15 @@ sessions, memory and usage and nothing of the owner's, and no owner-only section
 
 from __future__ import annotations
 
-import os
-import subprocess
 from typing import Any
 
-from tests.support.openai_server import OpenAIServer, text_reply
+from tests.support.openai_server import OpenAIServer
 from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `pages`, …)
-from tests.web.page_support import SEAM, Pages, Served, answers, screenshots_on_failure, send
+from tests.web.page_support import Pages, Served, screenshots_on_failure
 from tests.web.test_page_nav import keyed_page
+from tests.web.test_page_sessions import chat_in, seam
 
 OWNER_ONLY = ("Cron", "Skills", "MCP", "Approvals", "Logs", "Channels", "Keys", "Settings")
-
-
-def seam(served: Served, *args: str) -> str:
-    env = {**os.environ, "SEAM_HOME": str(served.home), "HOME": str(served.home.parent)}
-    done = subprocess.run([str(SEAM), *args], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def chat(page: Any, served: Served, name: str, text: str, model: OpenAIServer) -> None:
-    model.push(text_reply(f"Noted: {text}"))
-    page.goto("about:blank")
-    page.goto(f"{served.url}/#{name}")
-    page.locator("body[data-ready=true]").wait_for()
-    send(page, text)
-    answers(page).filter(has_text=f"Noted: {text}").wait_for()
 
 
 def visit(page: Any, label: str) -> Any:
@@ -43,10 +26,10 @@ def test_a_tenant_sees_only_its_own_sessions_memory_and_usage(
     pages: Pages, served: Served, browser: Any, model: OpenAIServer
 ) -> None:
     owner = pages.open()
-    chat(owner, served, "owner-ledger", "the owner's ledger", model)
+    chat_in(owner, served, "owner-ledger", "the owner's ledger", model)
     seam(served, "memory", "add", "The owner keeps the ledger in the red box.")
     with keyed_page(browser, served, "alpha") as page:
-        chat(page, served, "alpha-garden", "alpha's garden", model)
+        chat_in(page, served, "alpha-garden", "alpha's garden", model)
         bar = page.get_by_role("navigation", name="Sections")
         for label in OWNER_ONLY:
             assert bar.get_by_role("link", name=label, exact=True).count() == 0

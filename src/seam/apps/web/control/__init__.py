@@ -8,6 +8,8 @@ would refuse.
 
 from __future__ import annotations
 
+from types import ModuleType
+
 from fastapi import APIRouter
 
 from seam.apps.web.control import approvals as _approvals
@@ -28,19 +30,10 @@ from seam.apps.web.control.deps import Control
 
 def add_control_routes(api: APIRouter, control: Control) -> None:
     """Every section's routes, on the app's `/api` router."""
-    _nav.add_routes(api, control)
-    _sessions.add_routes(api, control)
-    _cron.add_routes(api, control)
-    _memory.add_routes(api, control)
-    _personalities.add_routes(api, control)
-    _skills.add_routes(api, control)
-    _mcp.add_routes(api, control)
-    _approvals.add_routes(api, control)
-    _usage.add_routes(api, control)
-    _logs.add_routes(api, control)
-    _channels.add_routes(api, control)
-    _keys.add_routes(api, control)
-    _settings.add_routes(api, control)
+    sections: tuple[ModuleType, ...] = (_nav, _sessions, _cron, _memory, _personalities)
+    sections += (_skills, _mcp, _approvals, _usage, _logs, _channels, _keys, _settings)
+    for section in sections:  # the navigation bar's order
+        section.add_routes(api, control)
 
 
 __all__ = ["Control", "add_control_routes"]
