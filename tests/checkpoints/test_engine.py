@@ -250,3 +250,20 @@ async def test_a_deleted_projects_checkpoints_go_entirely(tmp_path: Path) -> Non
     await later.prune(["s"])
     assert await later.sessions() == []
     assert list((tmp_path / "checkpoints").iterdir()) == []
+
+
+async def test_a_linked_session_keeps_its_snapshots_when_the_old_key_is_pruned(
+    tmp_path: Path,
+) -> None:
+    # A rename: the snapshots are named for the new key, then the old key's names go;
+    # what the session took before the rename is still there to undo to.
+    cps = engine(tmp_path)
+    root = project(tmp_path)
+    (root / "a.bin").write_bytes(os.urandom(50_000))
+    before = await cps.snapshot(str(root), session_key="agent-session:old")
+    await cps.link_session("agent-session:old", "agent-session:new")
+    assert await cps.sessions() == ["agent-session:new", "agent-session:old"]
+    await cps.prune(["agent-session:old"])
+    assert await cps.sessions() == ["agent-session:new"]
+    (root / "a.bin").write_bytes(b"changed")
+    assert "a.bin" in [change.path for change in (await cps.diff(str(root), before)).changes]

@@ -131,13 +131,17 @@ def test_sessions_are_listed_searched_renamed_forked_exported_and_deleted(
     section.get_by_text("Forked “lighthouse-trip” into “trip-copy” (2 messages).").wait_for()
     assert "trip-copy" in cli_names(served)
 
-    # Undo the last turn: its messages go.
-    section.get_by_role("button", name="Undo garden").click()
+    # Undo reaches a turn taken before a rename: the checkpoints moved with the session.
+    section.get_by_role("button", name="Rename garden").click()
+    section.get_by_label("New name").fill("shade-garden")
+    section.get_by_label("New name").press("Enter")
+    section.get_by_text("Renamed “garden” to “shade-garden”.").wait_for()
+    section.get_by_role("button", name="Undo shade-garden").click()
     section.get_by_role("region", name="Session action").get_by_role(
         "button", name="Undo", exact=True
     ).click()
-    section.get_by_text("Undid turn 1 of “garden”: 4 messages removed").wait_for()
-    shown = json.loads(seam(served, "sessions", "show", "garden", "--json"))
+    section.get_by_text("Undid turn 1 of “shade-garden”: 4 messages removed").wait_for()
+    shown = json.loads(seam(served, "sessions", "show", "shade-garden", "--json"))
     assert shown["messages"] == []
     assert not (served.project / "garden.md").exists()
 

@@ -26,7 +26,7 @@ every surface can name them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
@@ -191,6 +191,11 @@ class CheckpointEngine(Protocol):
         """The session keys that hold checkpoints (of any directory)."""
         ...
 
+    async def link_session(self, old: str, new: str) -> None:
+        """Keep session `old`'s checkpoints under `new` too (a rename; then `prune` the
+        key that lost)."""
+        ...
+
     async def prune(self, session_keys: Sequence[str]) -> int:
         """Drop the checkpoints these sessions took (content another session's
         checkpoint still holds stays); returns the bytes freed."""
@@ -200,6 +205,16 @@ class CheckpointEngine(Protocol):
         """Drop the oldest sessions' checkpoints (but those of `keep`) until the disk use
         is within the budget; returns the bytes freed."""
         ...
+
+
+@runtime_checkable
+class RenamesCheckpoints(Protocol):
+    """An undo service that carries a session's checkpoints to its new key around
+    `move` (the store's rename), so undo still reaches the turns before a rename."""
+
+    async def rename_session(
+        self, old: str, new: str, move: Callable[[], Awaitable[bool]]
+    ) -> bool: ...
 
 
 @runtime_checkable

@@ -397,6 +397,15 @@ class UsageLedger(Protocol):
 
 
 @runtime_checkable
+class SessionRenamer(Protocol):
+    """A store that moves a session to another key in one step, with everything keyed by
+    it (transcript, usage, submissions, events, checkpoints): a rename, where the name is
+    part of the key. False when `old` does not exist; `new` must not exist."""
+
+    async def rename(self, old: str, new: str) -> bool: ...
+
+
+@runtime_checkable
 class SessionStore(
     Transcript, SessionTitles, SessionCatalogue, SessionUpkeep, UsageLedger, Protocol
 ):

@@ -22,7 +22,7 @@ turn N.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from seam.contracts.checkpoints import (
     CheckpointEngine,
@@ -44,6 +44,15 @@ class UndoService:
         self.engine = engine
         self.log = log
         self._store = store
+
+    async def rename_session(self, old: str, new: str, move: Callable[[], Awaitable[bool]]) -> bool:
+        """`RenamesCheckpoints`: the checkpoints are named for both keys while `move`
+        renames the session in the store, then for the one that holds it: a crash in
+        between leaves an extra name, never a turn whose snapshots were collected."""
+        await self.engine.link_session(old, new)
+        moved = await move()
+        await self.engine.prune([old] if moved else [new])
+        return moved
 
     async def live_turns(self, session_key: str) -> list[tuple[int, TurnCheckpoint]]:
         """The session's turns that changed files and are still in its transcript (not

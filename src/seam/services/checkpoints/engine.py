@@ -76,6 +76,13 @@ class ShadowCheckpoints:
                     keys.add(key)
         return sorted(keys)
 
+    async def link_session(self, old: str, new: str) -> None:
+        """The checkpoints of session `old` kept under `new` as well (a rename: `prune`
+        of the key that lost drops the other names)."""
+        for repo in await self._all_repos():
+            async with self._lock(repo):
+                await repo.copy_refs(session_ref_prefix(old), session_ref_prefix(new))
+
     async def prune(self, session_keys: Sequence[str]) -> int:
         before = await self.disk_usage()
         prefixes = tuple(session_ref_prefix(k) for k in session_keys)

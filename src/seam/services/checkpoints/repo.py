@@ -134,6 +134,18 @@ class ShadowRepo:
         rows = [line.rsplit(" ", 1) for line in out.decode().splitlines() if line]
         return [(ref, int(when or 0)) for ref, when in rows]
 
+    async def copy_refs(self, old_prefix: str, new_prefix: str) -> int:
+        """Name every commit under `old_prefix` under `new_prefix` too (a session's
+        checkpoints, for its new key); returns how many refs were copied."""
+        if not await asyncio.to_thread((self.git_dir / "HEAD").exists):
+            return 0
+        out = await self.git("for-each-ref", "--format=%(refname) %(objectname)", old_prefix)
+        rows = [line.rsplit(" ", 1) for line in out.decode().splitlines() if line]
+        lines = [f"create {new_prefix}{ref[len(old_prefix) :]} {commit}\n" for ref, commit in rows]
+        if lines:
+            await self.git("update-ref", "--stdin", stdin="".join(lines).encode())
+        return len(lines)
+
     async def drop(self, refs: Sequence[str]) -> None:
         """Delete these refs and the objects only they held."""
         if not refs:

@@ -396,6 +396,24 @@ class PostgresStore(
         deleted: bool = cur.rowcount > 0
         return deleted
 
+    async def rename(self, old: str, new: str) -> bool:
+        """`SessionRenamer`: the session and everything keyed by it move to `new`, in one
+        transaction (`session_rename.py`)."""
+        from seam.services.sessions.session_rename import rename_sql
+
+        sql = rename_sql("%s")
+        async with self._connection() as conn, conn.transaction():
+            row = await (await conn.execute(sql.title, (old,))).fetchone()
+            if row is None:
+                return False
+            await conn.execute(sql.copy, (new, old))
+            for statement in (*sql.children, sql.forks):
+                await conn.execute(statement, (new, old))
+            await conn.execute(sql.drop, (old,))
+            if row[0] is not None:
+                await conn.execute(sql.retitle, (row[0], new))
+        return True
+
     async def _exists(self, key: str) -> bool:
         return await self._one("SELECT 1 FROM sessions WHERE key = %s", (key,)) is not None
 

@@ -313,6 +313,27 @@ class SQLiteSessionStore(
 
         return await self._threads.write(write)
 
+    async def rename(self, old: str, new: str) -> bool:
+        """`SessionRenamer`: the session and everything keyed by it move to `new`, in one
+        transaction (`session_rename.py`)."""
+        from seam.services.sessions.session_rename import rename_sql
+
+        sql = rename_sql("?")
+
+        def write(db: sqlite3.Connection) -> bool:
+            row = db.execute(sql.title, (old,)).fetchone()
+            if row is None:
+                return False
+            db.execute(sql.copy, (new, old))
+            for statement in (*sql.children, sql.forks):
+                db.execute(statement, (new, old))
+            db.execute(sql.drop, (old,))
+            if row[0] is not None:
+                db.execute(sql.retitle, (row[0], new))
+            return True
+
+        return await self._threads.write(write)
+
     async def load(self, key: str) -> LoadedSession | None:
         def read(db: sqlite3.Connection) -> LoadedSession | None:
             with snapshot(db):

@@ -3,13 +3,13 @@
 key of the new name, where `seam sessions list`, the chat page and every other surface
 find it at once.
 
-The move goes through the store's public operations (no backend-specific SQL): a session
-under the new key with the old one's spec (personality, tenant, tools, model, working
-directory), title and ended mark, its whole transcript, and its usage totals (tokens and
-cost, as one record); then the old key is deleted. What belongs to the old key's turns,
-not to the conversation (its submissions, event log, approval answers, compaction
-summaries and file checkpoints), is not carried over: `undo` reaches only turns taken
-after the rename. A running turn refuses the rename (409): cancel it first.
+The SQLite and PostgreSQL stores move the session in one transaction with everything
+keyed by it (`SessionRenamer`: transcript, usage records, submissions, event log,
+compaction summaries, approval answers, checkpoints), so undo, usage and the event stream
+see one session. A store without that operation (the in-memory one) gets a copy through
+the public operations instead: the spec, title, ended mark, transcript and usage totals
+(as one record); the old turns' history stays behind there. A running turn refuses the
+rename (409): cancel it first.
 """
 
 from __future__ import annotations
@@ -17,8 +17,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from seam.apps.web.problems import Conflict
+from seam.contracts.checkpoints import RenamesCheckpoints
 from seam.contracts.execution import UNSETTLED
-from seam.contracts.sessions import NewSession, SessionInfo, UsageRecord, UsageTotals
+from seam.contracts.sessions import (
+    NewSession,
+    SessionInfo,
+    SessionRenamer,
+    UsageRecord,
+    UsageTotals,
+)
 
 if TYPE_CHECKING:
     from seam.apps.web.backend import WebBackend
@@ -40,6 +47,11 @@ async def rename_session(backend: WebBackend, tenant: str, name: str, new_name: 
         raise Conflict(f"a session named {new_name!r} exists")
     if await backend.runtime.store.submissions(old_key, UNSETTLED):
         raise Conflict("a turn of this session is running: cancel it first, then rename")
+    if isinstance(store, SessionRenamer):
+        if not await _rename(backend, store, old_key, new_key):
+            raise Conflict(f"session {name!r} was deleted meanwhile")
+        backend.runtime.drop_session(old_key)
+        return new_name
     info = await store.get(old_key)
     if info is None:  # deleted meanwhile
         raise Conflict(f"session {name!r} was deleted meanwhile")
@@ -51,6 +63,15 @@ async def rename_session(backend: WebBackend, tenant: str, name: str, new_name: 
     if info.ended:
         await store.end(new_key)
     return new_name
+
+
+async def _rename(backend: WebBackend, store: SessionRenamer, old: str, new: str) -> bool:
+    """The store's rename, with the session's checkpoints carried to the new key around it
+    when undo is on (so undo reaches the turns before the rename)."""
+    checkpoints = backend.runtime.checkpoints
+    if isinstance(checkpoints, RenamesCheckpoints):
+        return await checkpoints.rename_session(old, new, lambda: store.rename(old, new))
+    return await store.rename(old, new)
 
 
 async def _copy(backend: WebBackend, info: SessionInfo, new_key: str) -> None:
