@@ -79,6 +79,9 @@ class Sandbox(Protocol):
         # Git's hooks and config are read-only in a sandbox (code planted there runs on the
         # host later); True only for a command a person approved that is about them.
         allow_git_control_writes: bool = False,
+        # What the loop redacts results with: applied before a long output is cut to its
+        # head and tail, so the cut never leaves a piece of a secret behind.
+        redact: Callable[[str], str] | None = None,
     ) -> CommandResult: ...
 
     async def start(self, command: str, options: StartOptions = START_DEFAULTS) -> ProcessInfo:

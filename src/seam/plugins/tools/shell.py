@@ -99,6 +99,7 @@ async def _run(
             timeout=seconds,
             spill=_spiller(ctx, sandbox),
             allow_git_control_writes=git_writes,
+            redact=ctx.redact,
         )
     except SandboxError as exc:
         raise ToolError(str(exc)) from None

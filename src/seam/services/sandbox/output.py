@@ -9,6 +9,12 @@ from __future__ import annotations
 
 import codecs
 from collections import deque
+from collections.abc import Callable
+
+# Characters kept past the head's and before the tail's cut, so a secret the cut would
+# slice is whole when `text(redact)` redacts, and only then is the text cut (a piece of a
+# key left at a cut is no exact value any redaction could find).
+MARGIN = 1024
 
 
 class Capture:
@@ -23,6 +29,9 @@ class Capture:
         "_head",
         "_head_len",
         "_head_limit",
+        "_keep_head",
+        "_keep_tail",
+        "_limit",
         "_tail",
         "_tail_len",
         "_tail_limit",
@@ -31,8 +40,11 @@ class Capture:
 
     def __init__(self, limit: int, full_limit: int = 0) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._head_limit = limit // 2
-        self._tail_limit = limit - self._head_limit
+        self._limit = limit
+        self._keep_head = limit // 2
+        self._keep_tail = limit - self._keep_head
+        self._head_limit = self._keep_head + MARGIN
+        self._tail_limit = self._keep_tail + MARGIN
         self._head: list[str] = []
         self._head_len = 0
         self._tail: deque[str] = deque()
@@ -72,17 +84,26 @@ class Capture:
 
     @property
     def truncated(self) -> bool:
-        return self.total > self._head_len + self._tail_limit
+        return self.total > self._limit
 
-    def text(self) -> str:
+    def text(self, redact: Callable[[str], str] | None = None) -> str:
+        """The output, or its head and tail around a marker when it is too long; with
+        `redact`, each side is redacted with its margin before it is cut to size."""
         head = "".join(self._head)
         tail = "".join(self._tail)
         if not self.truncated:
             return head + tail
-        dropped = self.total - self._head_len - self._tail_limit
+        if len(head) + len(tail) == self.total:  # nothing dropped yet: one piece
+            head = tail = head + tail
+        else:
+            tail = tail[-self._tail_limit :]
+        if redact is not None:
+            head = redact(head)
+            tail = head if tail is head else redact(tail)
+        dropped = self.total - self._keep_head - self._keep_tail
         return (
-            f"{head}\n[... {dropped:,} of {self.total:,} characters omitted ...]\n"
-            f"{tail[-self._tail_limit :]}"
+            f"{head[: self._keep_head]}\n[... {dropped:,} of {self.total:,} characters"
+            f" omitted ...]\n{tail[-self._keep_tail :]}"
         )
 
     def full(self) -> str:

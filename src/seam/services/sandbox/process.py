@@ -296,10 +296,12 @@ class GroupSandbox:
         env: Mapping[str, str] | None = None,
         spill: SpillWriter | None = None,
         allow_git_control_writes: bool = False,
+        redact: Callable[[str], str] | None = None,
     ) -> CommandResult:
         """Run `command` to its end. `allow_git_control_writes`: only when the person
         approved this very command writing `.git/hooks` or `.git/config` (bwrap mounts
-        them read-only otherwise). A command a limit killed raises `SandboxError`."""
+        them read-only otherwise); `redact` runs before a long output is cut. A command a
+        limit killed raises `SandboxError`."""
         options = self._options
         limit = options.timeout if timeout is None else timeout
         if not limit > 0:
@@ -319,7 +321,7 @@ class GroupSandbox:
         finally:
             self._running.discard(child)
         capture.finish()
-        output = capture.text()
+        output = capture.text(redact)
         code = TIMEOUT_EXIT_CODE if timed_out else child.returncode
         assert code is not None
         raise_for_limit(child, code, output, options.limits)

@@ -9,7 +9,7 @@ for commands that will be refused anyway.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from seam.contracts.sandbox import (
     START_DEFAULTS,
@@ -50,6 +50,7 @@ class UnavailableSandbox:
         env: Mapping[str, str] | None = None,
         spill: SpillWriter | None = None,
         allow_git_control_writes: bool = False,
+        redact: Callable[[str], str] | None = None,
     ) -> CommandResult:
         raise self._refuse()
 
