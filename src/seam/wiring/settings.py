@@ -348,10 +348,16 @@ def read_config(path: Path) -> ConfigFile:
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"{path}: {problems}") from None
+        raise ConfigError(f"{path}: {validation_problems(exc)}") from None
+
+
+def validation_problems(exc: ValidationError, limit: int | None = None, whole: str = "") -> str:
+    """What pydantic refused, one `key.path: message` a problem, on one line (the first
+    `limit` of them); `whole` names a problem with the whole section (an empty path)."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or whole}: {err['msg']}"
+        for err in exc.errors()[:limit]
+    )
 
 
 def load_settings(

@@ -5,7 +5,6 @@ with tomlkit, so the file keeps its comments, order and layout.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,9 +12,10 @@ import tomlkit
 from pydantic import ValidationError
 from tomlkit.exceptions import TOMLKitError
 
+from seam.apps.web.control import settings_view
 from seam.apps.web.control.settings_write import CONFIG_WRITING, write_atomic
 from seam.apps.web.errors import ApiError
-from seam.wiring.settings import ConfigError, McpServerSection, read_config
+from seam.wiring.settings import McpServerSection, validation_problems
 
 if TYPE_CHECKING:
     from seam.apps.web.control.deps import Control
@@ -25,11 +25,7 @@ if TYPE_CHECKING:
 def fresh_settings(control: Control) -> Settings:
     """The server's settings with `config.toml` as it is now (not as it was at start-up);
     a broken file is a 409 saying what is wrong with it."""
-    settings = control.need_settings()
-    try:
-        return dataclasses.replace(settings, config=read_config(settings.config_path))
-    except ConfigError as exc:
-        raise ApiError(409, str(exc)) from None
+    return settings_view.fresh_settings(control.need_settings())
 
 
 def set_approval(path: Path, name: str, approval: str) -> None:
@@ -51,10 +47,7 @@ def _check(server: Any, path: Path, name: str) -> None:
     try:
         McpServerSection.model_validate(server.unwrap())
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'section'}: {err['msg']}"
-            for err in exc.errors()
-        )
+        problems = validation_problems(exc, whole="section")
         raise ApiError(409, f"{path}: mcp.servers.{name}: {problems}") from None
 
 

@@ -30,7 +30,7 @@ from seam.apps.web.control.settings_view import (
     leaves,
 )
 from seam.apps.web.errors import ApiError
-from seam.wiring.settings import ConfigFile, Settings
+from seam.wiring.settings import ConfigFile, Settings, validation_problems
 
 # One writer of config.toml at a time in this process, whichever section edits it (the
 # Settings form, an MCP server's approval); the CLI writes its own files, last rename wins.
@@ -118,9 +118,7 @@ def validate(text: str, path: Path) -> None:
     try:
         ConfigFile.model_validate(tomlkit.parse(text).unwrap())
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()[:5]
-        )
+        problems = validation_problems(exc, limit=5)
         raise ApiError(400, f"nothing written to {path}: {problems}") from None
 
 
