@@ -106,6 +106,10 @@ class AgentSection(_Section):
     turn_timeout: float = Field(1800.0, ge=0)
 
 
+class BudgetSection(_Section):
+    """Spending limits on tokens and cost, checked before each model call."""
+
+
 class ContextSection(_Section):
     """The context window: prompt assembly, compaction thresholds (core/context*)."""
 
@@ -117,6 +121,11 @@ class ContextSection(_Section):
     # Project files in the working directory added to the system prompt, each capped.
     files: list[str] = Field(default_factory=lambda: ["AGENTS.md"])
     max_file_chars: int = Field(20_000, gt=0)
+
+
+class RecallSection(_Section):
+    """Whether memory and session search add local embeddings to full text
+    (services/recall)."""
 
 
 class ReflectionSection(_Section):
@@ -237,6 +246,10 @@ class NetworkSection(_Section):
     allow_private: list[str] = Field(default_factory=list)
 
 
+class WebSearchSection(_Section):
+    """The `web_search` tool's provider (off unless configured)."""
+
+
 class ConfigFile(_Section):
     model: ModelSection = ModelSection()
     anthropic: AnthropicSection = AnthropicSection()
@@ -255,6 +268,9 @@ class ConfigFile(_Section):
     heartbeat: HeartbeatSection = HeartbeatSection()
     telemetry: TelemetrySection = TelemetrySection()
     network: NetworkSection = NetworkSection()
+    recall: RecallSection = RecallSection()
+    web_search: WebSearchSection = WebSearchSection()
+    budget: BudgetSection = BudgetSection()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)

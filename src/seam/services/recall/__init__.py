@@ -1,0 +1,1 @@
+"""Recall by meaning: local embeddings (`embedder.py`) for memory and session search."""
