@@ -13,17 +13,9 @@ import pytest
 from tests.support.fake_search import FakeSearch, Hit, serve_fake_search
 from tests.support.openai_server import text_reply, tool_call_reply
 from tests.support.shared_model import SharedModel
+from tests.web import page_support as support
 from tests.web.page_support import *  # noqa: F403  (the fixtures: `browser`, `pages`, …)
-from tests.web.page_support import (
-    Pages,
-    Served,
-    answers,
-    keep_shot,
-    screenshots_on_failure,
-    send,
-    serving_seam,
-    settled,
-)
+from tests.web.page_support import Pages, Served
 
 RESULT = "https://93.184.216.34/cabin"
 ANSWER = f"It is in the blue notebook, says [Cabin notes]({RESULT})."
@@ -40,11 +32,11 @@ def served_fixture(
 ) -> Iterator[Served]:
     """`seam serve` with `[web_search]` pointing at the module's fake SearXNG."""
     config = f'[web_search]\nprovider = "searxng"\nurl = "{search.url}"\n'
-    with serving_seam(tmp_path_factory.mktemp("served"), shared_model, config) as served:
+    with support.serving_seam(tmp_path_factory.mktemp("served"), shared_model, config) as served:
         yield served
 
 
-@screenshots_on_failure
+@support.screenshots_on_failure
 def test_a_search_shows_in_the_page_and_the_answer_cites_it(
     pages: Pages, model: SharedModel, search: FakeSearch
 ) -> None:
@@ -57,7 +49,7 @@ def test_a_search_shows_in_the_page_and_the_answer_cites_it(
         text_reply(ANSWER),
     )
     page = pages.open()
-    send(page, "where is the cabin wifi login written down?")
+    support.send(page, "where is the cabin wifi login written down?")
 
     tool = page.locator("#log details.tool", has_text="web_search")
     tool.locator(".tool-state", has_text="done").wait_for()
@@ -66,13 +58,13 @@ def test_a_search_shows_in_the_page_and_the_answer_cites_it(
     assert "1 result" not in result and "2 results for" in result
     assert "1. Cabin notes" in result and RESULT in result
     assert "The wifi login is in the blue notebook" in result
-    answer = answers(page).last
+    answer = support.answers(page).last
     link = answer.locator("a", has_text="Cabin notes")
     link.wait_for()
     assert link.get_attribute("href") == RESULT
-    settled(page)
+    support.settled(page)
     assert page.evaluate("window.pwned === undefined")
     assert [r.query["q"] for r in search.searches()] == ["cabin wifi login"]
     offered = [t["function"]["name"] for t in model.chat_requests[0].body["tools"]]
     assert "web_search" in offered
-    keep_shot(page, "desktop-web-search")
+    support.keep_shot(page, "desktop-web-search")

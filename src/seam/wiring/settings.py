@@ -250,8 +250,10 @@ class WebSearchSection(_Section):
     """The `web_search` tool's provider (off unless configured; docs/web-search.md)."""
 
     # "": no `web_search` tool at all. searxng: an instance at `url`, no key. brave and
-    # tavily: keyed APIs; `url` overrides their API root (a proxy, or a test's fake).
+    # tavily: keyed APIs, their key in the variable `api_key_env` names.
     provider: Literal["", "searxng", "brave", "tavily"] = ""
+    # The SearXNG instance's root; for brave and tavily an override of their API root
+    # (a proxy, or a test's fake). May be a private address: the owner chose it.
     url: str = ""
     # The environment variable holding the key (keys never live in the config file);
     # "" picks the provider's usual name: BRAVE_API_KEY, TAVILY_API_KEY.
