@@ -105,6 +105,17 @@ async def test_a_body_that_echoes_the_key_is_scrubbed(fake_search: FakeSearch) -
     assert KEY not in message and "[key]" in message
 
 
+async def test_a_redirect_is_not_followed_with_the_key(fake_search: FakeSearch) -> None:
+    fake_search.redirect_to = "https://elsewhere.example/res/v1/web/search"
+    with pytest.raises(SearchFailed) as caught:
+        await BraveSearch(KEY, url=fake_search.url, timeout=5).search("q", 5)
+    assert str(caught.value) == (
+        "brave answered HTTP 301 Moved Permanently (redirects are not followed; set url to"
+        " where it points: https://elsewhere.example/res/v1/web/search)"
+    )
+    assert len(fake_search.searches()) == 1
+
+
 async def test_searxng_without_json_says_what_to_enable(fake_search: FakeSearch) -> None:
     fake_search.fail_with = (403, "<html><title>403 Forbidden</title></html>")
     with pytest.raises(SearchFailed, match=r"HTTP 403 Forbidden .*search\.formats"):

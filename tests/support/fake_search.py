@@ -10,8 +10,8 @@ serving the pages its results point at.
 - Pages: `GET /page/NAME` answers `pages[NAME]` as HTML.
 
 Tests set `hits` (what every provider answers), `fail_with` (a status and body for the
-next searches), `raw` (a body sent as is) or `stall` (seconds before answering), and read
-`requests`.
+next searches), `raw` (a body sent as is), `redirect_to` (a 301 to there) or `stall`
+(seconds before answering), and read `requests`.
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ class FakeSearch:
     fail_with: tuple[int, str] | None = None
     raw: bytes | None = None
     stall: float = 0.0
+    redirect_to: str = ""  # searches answer 301 to here
     requests: list[SearchRequest] = field(default_factory=list)
 
     def page_url(self, name: str) -> str:
@@ -74,6 +75,8 @@ class FakeSearch:
             return 200, page.encode(), "text/html; charset=utf-8"
         if self.stall:
             time.sleep(self.stall)
+        if self.redirect_to:
+            return 301, b"", "text/html"
         if self.fail_with is not None:
             status, text = self.fail_with
             return status, text.encode(), "application/json"
@@ -139,6 +142,8 @@ def _handler(fake: FakeSearch) -> type[BaseHTTPRequestHandler]:
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(payload)))
+                if status == 301:
+                    self.send_header("Location", fake.redirect_to)
                 self.end_headers()
                 self.wfile.write(payload)
             except OSError:

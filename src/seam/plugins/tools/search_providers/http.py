@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -26,6 +26,13 @@ _HINTS = {
     403: "check the API key (a SearXNG instance must list json in search.formats)",
     429: "rate limited; try again later",
 }
+
+
+class _Answer(NamedTuple):
+    status: int
+    reason: str
+    body: bytes
+    location: str  # where a redirect points ("" when none)
 
 
 class HttpSearch:
@@ -75,15 +82,15 @@ class HttpSearch:
         url = self._base + path
         try:
             async with asyncio.timeout(self._timeout):
-                status, reason, raw = await self._send(method, url, params, body)
+                answer = await self._send(method, url, params, body)
         except TimeoutError:
             raise SearchFailed(f"{self.name} did not answer within {self._timeout:g} s") from None
         except httpx.HTTPError as exc:
             raise SearchFailed(self._scrub(f"could not reach {self.name}: {_what(exc)}")) from None
-        if not 200 <= status < 300:
-            raise SearchFailed(self._status(status, reason, raw))
+        if not 200 <= answer.status < 300:
+            raise SearchFailed(self._status(answer))
         try:
-            return json.loads(raw)
+            return json.loads(answer.body)
         except ValueError:
             raise SearchFailed(f"{self.name} answered with something that is not JSON") from None
 
@@ -93,7 +100,7 @@ class HttpSearch:
         url: str,
         params: Mapping[str, str | int] | None,
         body: Mapping[str, Any] | None,
-    ) -> tuple[int, str, bytes]:
+    ) -> _Answer:
         request = self._pooled().build_request(
             method, url, params=params, json=body, headers=self._headers
         )
@@ -106,15 +113,21 @@ class HttpSearch:
                 size += len(chunk)
                 if size > MAX_BODY:
                     raise SearchFailed(f"{self.name} answered with more than {MAX_BODY:,} bytes")
-            return response.status_code, response.reason_phrase, b"".join(chunks)
+            location = response.headers.get("location", "")
+            return _Answer(response.status_code, response.reason_phrase, b"".join(chunks), location)
         finally:
             await response.aclose()
 
-    def _status(self, status: int, reason: str, raw: bytes) -> str:
-        said = " ".join(raw[:2000].decode("utf-8", "replace").split())
+    def _status(self, answer: _Answer) -> str:
+        """One line: the status, what to do about it, and the start of what it said."""
+        said = " ".join(answer.body[:2000].decode("utf-8", "replace").split())
         said = "".join(c for c in said if c.isprintable())[:SAID_CHARS]
-        hint = _HINTS.get(status, "")
-        parts = [f"{self.name} answered HTTP {status} {reason}".rstrip()]
+        hint = _HINTS.get(answer.status, "")
+        if 300 <= answer.status < 400:
+            # Not followed: a redirect could carry the key's header to another host.
+            where = "".join(c for c in answer.location[:200] if c.isprintable())
+            hint = f"redirects are not followed; set url to where it points: {where}"
+        parts = [f"{self.name} answered HTTP {answer.status} {answer.reason}".rstrip()]
         if hint:
             parts.append(f"({hint})")
         if said:
