@@ -85,7 +85,7 @@ class HttpSearch:
                 answer = await self._send(method, url, params, body)
         except TimeoutError:
             raise SearchFailed(f"{self.name} did not answer within {self._timeout:g} s") from None
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, UnicodeError) as exc:  # Unicode: a bad key
             raise SearchFailed(self._scrub(f"could not reach {self.name}: {_what(exc)}")) from None
         if not 200 <= answer.status < 300:
             raise SearchFailed(self._status(answer))
@@ -164,6 +164,6 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _what(exc: httpx.HTTPError) -> str:
+def _what(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
