@@ -237,8 +237,14 @@ def model_fixture(shared_model: SharedModel) -> SharedModel:
 def served_fixture(
     tmp_path_factory: pytest.TempPathFactory, shared_model: SharedModel
 ) -> Iterator[Served]:
-    tmp_path = tmp_path_factory.mktemp("served")
-    model = shared_model
+    with serving_seam(tmp_path_factory.mktemp("served"), shared_model) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serving_seam(tmp_path: Path, model: SharedModel, config: str = "") -> Iterator[Served]:
+    """`seam serve` over `model` in a home of its own under `tmp_path`, with `config` as
+    its config.toml (a module that needs a configured server starts its own)."""
     project = tmp_path / "project"
     project.mkdir()
     user = tmp_path / "user"
@@ -247,6 +253,8 @@ def served_fixture(
     pirate = home / "personalities" / "pirate"
     pirate.mkdir(parents=True)
     (pirate / "SOUL.md").write_text("You are a pirate. Talk like one.", encoding="utf-8")
+    if config:
+        (home / "config.toml").write_text(config, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_ENV}
     env.update(
         HOME=str(user),

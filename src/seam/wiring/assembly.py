@@ -29,7 +29,7 @@ from seam.contracts.model import ModelProvider
 from seam.contracts.personality import PersonalityRegistry
 from seam.contracts.sessions import SessionStore
 from seam.contracts.storage import Storage
-from seam.contracts.tools import ToolRegistry
+from seam.contracts.tools import Tool, ToolRegistry
 from seam.contracts.tracing import NOOP_TRACER
 from seam.core.coordinator import Coordinator, DeadOwners
 from seam.core.execution import InMemoryExecutionStore
@@ -152,9 +152,15 @@ def built_in_tools(
     given: AssemblyParts, store: ExecutionStore, workflows: WorkflowRegistry
 ) -> ToolRegistry:
     """The built-in tool registry over the store, with the workflow tools when any are
-    registered, the MCP servers' and skills' tools, and the cron tools."""
+    registered, the MCP servers' and skills' tools, the cron tools and `web_search`."""
     mcp, settings = given.get("mcp"), given.get("settings")
+    searching: tuple[Tool, ...] = ()
+    if settings is not None and settings.config.web_search.provider:  # lazy: off by default
+        from seam.wiring.web_search import web_search_tools
+
+        searching = web_search_tools(settings)
     return build_tool_registry(
+        searching,
         sessions=store,
         workflows=bool(workflows.names()),
         sources=() if mcp is None else (mcp,),

@@ -253,6 +253,10 @@ def build_extras(
     if given.get("tools") is None:
         mcp, personalities = with_mcp(settings, personalities)
         skills, personalities = with_skills(settings, personalities)
+        if settings.config.web_search.provider and personalities is not None:
+            from seam.wiring.web_search import default_gets_web_search
+
+            personalities = default_gets_web_search(personalities)
     if personalities is not None:
         from seam.wiring.heartbeat_personality import with_heartbeat
 

@@ -6,10 +6,10 @@ URL encodings) are redacted from tool results, stored messages, events, exports 
 even when they look like nothing in particular (a self-hosted endpoint's key, a bot token).
 
 A value counts as a secret when the settings name it (the model's and Anthropic's
-`api_key_env` and `api_keys_env`, pool keys one by one, the store URL's password) or when
-its variable's name says it holds one (`*_TOKEN`, `*_SECRET`, `*_API_KEY`, `*PASSWORD*`,
-`*_KEY`, ...: TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN, AWS_SECRET_ACCESS_KEY;
-the rule is plugins/safety/secret_names.py).
+`api_key_env` and `api_keys_env`, `[web_search] api_key_env`, pool keys one by one, the
+store URL's password) or when its variable's name says it holds one (`*_TOKEN`,
+`*_SECRET`, `*_API_KEY`, `*PASSWORD*`, `*_KEY`, ...: TELEGRAM_BOT_TOKEN, SLACK_BOT_TOKEN,
+DISCORD_BOT_TOKEN, AWS_SECRET_ACCESS_KEY; the rule is plugins/safety/secret_names.py).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ def configured_secrets(settings: Settings) -> list[Secret]:
     env = settings.env
     model, anthropic = settings.config.model, settings.config.anthropic
     named = [model.api_key_env, model.api_keys_env, anthropic.api_key_env, anthropic.api_keys_env]
+    named.append(settings.config.web_search.key_env)  # "" when no search key is used
     candidates: list[tuple[str, str]] = [(n, env.get(n, "")) for n in named]
     if settings.api_key:
         candidates.append((model.api_key_env, settings.api_key))

@@ -247,7 +247,37 @@ class NetworkSection(_Section):
 
 
 class WebSearchSection(_Section):
-    """The `web_search` tool's provider (off unless configured)."""
+    """The `web_search` tool's provider (off unless configured; docs/web-search.md)."""
+
+    # "": no `web_search` tool at all. searxng: an instance at `url`, no key. brave and
+    # tavily: keyed APIs, their key in the variable `api_key_env` names.
+    provider: Literal["", "searxng", "brave", "tavily"] = ""
+    # The SearXNG instance's root; for brave and tavily an override of their API root
+    # (a proxy, or a test's fake). May be a private address: the owner chose it.
+    url: str = ""
+    # The environment variable holding the key (keys never live in the config file);
+    # "" picks the provider's usual name: BRAVE_API_KEY, TAVILY_API_KEY.
+    api_key_env: str = ""
+    max_results: int = Field(10, ge=1, le=10)  # the most one search returns
+    timeout: float = Field(15.0, gt=0)  # seconds one search may take
+
+    @field_validator("url")
+    @classmethod
+    def _http_only(cls, url: str) -> str:
+        if url and not url.startswith(("http://", "https://")):
+            raise ValueError(f"must start with http:// or https://, got {url!r}")
+        return url
+
+    def model_post_init(self, context: Any) -> None:
+        if self.provider == "searxng" and not self.url:
+            raise ValueError("url: the searxng provider needs the instance's URL")
+
+    @property
+    def key_env(self) -> str:
+        """The variable the provider's key is read from ("" for a provider with none)."""
+        if self.provider in ("", "searxng"):
+            return ""
+        return self.api_key_env or f"{self.provider.upper()}_API_KEY"
 
 
 class ConfigFile(_Section):
