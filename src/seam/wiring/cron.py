@@ -147,7 +147,7 @@ def default_kinds(runtime: CronRuntime) -> dict[str, CronKind]:
     if runtime.settings is None:
         return {}
     try:
-        return {"heartbeat": heartbeat_kind(runtime)}
+        return {"heartbeat": heartbeat_kind(runtime, cron=cron_store_of(runtime.store))}
     except Exception as exc:
         log.warning("heartbeat jobs will run as plain prompts here: %s", exc)
         return {}
