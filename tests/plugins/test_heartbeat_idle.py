@@ -289,3 +289,31 @@ async def test_activity_sees_a_settled_cron_run_but_not_the_heartbeats_own(idle:
     await cron.settle_run(run.slot_key, outcome="failed", delivery="none")
     assert await activity.since(since) == "cron job backups ran (failed)"
     assert await activity.since(since + 1) is None
+
+
+async def test_the_configured_heartbeat_skips_idle_beats(tmp_path: Path) -> None:
+    from seam.plugins.heartbeat.cron_kind import HEARTBEAT_JOB
+    from seam.wiring.cron import build_scheduler, cron_store_of
+    from seam.wiring.heartbeat import sync_heartbeat_job, with_heartbeat
+    from tests.wiring.test_heartbeat_wiring import settings_with
+
+    settings = settings_with(tmp_path, '[heartbeat]\nevery = "30m"\ndeliver = "none"\n')
+    (settings.home / "HEARTBEAT.md").write_text(CHECKLIST)
+    clock = ManualClock(MIDNIGHT)
+    model = ScriptedModel([text_step("HEARTBEAT_OK", usage=OK)])
+    runtime = assemble_runtime(
+        model=model,
+        personalities=with_heartbeat(StaticPersonalityRegistry(), settings),
+        settings=settings,
+    )
+    store = cron_store_of(runtime.store)
+    await sync_heartbeat_job(store, settings, clock())
+    scheduler = build_scheduler(runtime, clock=clock)
+    for _ in range(4):
+        clock.advance(EVERY)
+        await scheduler.tick()
+        await runtime.drain_runnable()
+        await scheduler.tick()
+    assert len(model.requests) == 1
+    notes = [run.note for run in await store.runs(HEARTBEAT_JOB)]
+    assert notes == ["nothing new since 2026-06-10 00:30 UTC"] * 3 + [None]

@@ -20,7 +20,8 @@ from typing import Protocol
 from seam.contracts.cron import CronJob, CronStore
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.personality import PersonalityRegistry
-from seam.core.memory import memory_for_session
+from seam.core.identity import parse_session_storage_key
+from seam.core.memory import NoopMemory, memory_for_session
 from seam.plugins.heartbeat.activity import StoreActivity, beat_memory
 from seam.plugins.heartbeat.cron_kind import HeartbeatKind
 from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun
@@ -88,10 +89,11 @@ def beat_news(runtime: HeartbeatRuntime, settings: Settings, cron: CronStore | N
     a beat's session gets, the store's sessions and cron runs, `[heartbeat] tools`, and
     the quiet-hours zones (a checklist about days reads the date in each)."""
     key = runtime.session_key_for(f"heartbeat:{HEARTBEAT_PERSONALITY}")
+    memory = memory_for_session(runtime.memory, key)
     zones = tuple(dict.fromkeys(rule.tz for rule in settings.config.dnd.rules))
     return BeatNews(
-        beat_memory(memory_for_session(runtime.memory, key)),
-        StoreActivity(runtime.sessions, cron),
+        beat_memory(None if isinstance(memory, NoopMemory) else memory),
+        StoreActivity(runtime.sessions, cron, lambda key: parse_session_storage_key(key)[2]),
         tools=tuple(section(settings).tools),
         zones=zones,
     )

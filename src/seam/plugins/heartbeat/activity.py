@@ -16,8 +16,6 @@ from collections.abc import Callable
 from seam.contracts.cron import CronStore
 from seam.contracts.memory import MemoryProvider
 from seam.contracts.sessions import SessionCatalogue, SessionInfo
-from seam.core.identity import parse_session_storage_key
-from seam.core.memory import NoopMemory
 from seam.plugins.heartbeat.cron_kind import HEARTBEAT_JOB
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY
 
@@ -28,28 +26,36 @@ RUNS = 5
 OWN_PREFIXES = ("heartbeat:", f"cron:{HEARTBEAT_JOB}:")
 
 
-def own_session(info: SessionInfo) -> bool:
-    """Whether a session is one of the heartbeat's own beats."""
+def own_session(info: SessionInfo, name_of: Callable[[str], str]) -> bool:
+    """Whether a session is one of the heartbeat's own beats (`name_of`: its public name
+    from its storage key)."""
     if info.personality == HEARTBEAT_PERSONALITY:
         return True
     try:
-        name = parse_session_storage_key(info.key)[2]
+        name = name_of(info.key)
     except ValueError:
         name = info.key
     return name.startswith(OWN_PREFIXES) or name == f"cron:{HEARTBEAT_JOB}"
 
 
 class StoreActivity:
-    """`news.Activity` over the session store and the cron store (None: no cron)."""
+    """`news.Activity` over the session store and the cron store (None: no cron);
+    `name_of` reads a session's public name from its storage key (wiring's)."""
 
-    def __init__(self, sessions: SessionCatalogue, cron: CronStore | None) -> None:
+    def __init__(
+        self,
+        sessions: SessionCatalogue,
+        cron: CronStore | None,
+        name_of: Callable[[str], str] = str,
+    ) -> None:
         self.sessions = sessions
         self.cron = cron
+        self.name_of = name_of
 
     async def since(self, at: float) -> str | None:
         active = await self.sessions.list_recently_active(at, limit=SESSIONS)
         for info in active:
-            if not own_session(info):
+            if not own_session(info, self.name_of):
                 return f"session {info.title or info.key} was active"
         if len(active) >= SESSIONS:
             return "more sessions were active than Seam looks at"
@@ -67,10 +73,10 @@ class StoreActivity:
         return None
 
 
-def beat_memory(memory: MemoryProvider) -> Callable[[], str | None]:
-    """The memory snapshot a beat would be given, read as it is now: "" for no memory,
-    None for a memory that cannot be read without freezing it (the beat then runs)."""
-    if isinstance(memory, NoopMemory):
+def beat_memory(memory: MemoryProvider | None) -> Callable[[], str | None]:
+    """The memory snapshot a beat would be given, read as it is now: "" for no memory
+    (None), None for a memory that cannot be read without freezing it (the beat runs)."""
+    if memory is None:
         return lambda: ""
     snapshot: Callable[[], str | None] | None = getattr(memory, "snapshot", None)
     if not callable(snapshot):
