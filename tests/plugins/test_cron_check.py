@@ -14,11 +14,11 @@ import pytest
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.plugins.cron.admin import CronAdmin, CronInputError, ScheduleSpec
 from seam.plugins.cron.check import NOTHING_NEW, SandboxCheck
-from seam.plugins.cron.scheduler import CronScheduler
 from seam.plugins.tools.cron import CronTool
 from seam.services.sandbox.bwrap import bwrap_available
-from seam.wiring import Runtime, create_runtime
+from seam.wiring import create_runtime
 from seam.wiring.cron import admin_for, build_scheduler
+from tests.plugins.cron import helpers as cron_helpers
 from tests.plugins.cron.helpers import T0, Clock, RecordingDelivery
 from tests.wiring.test_heartbeat_wiring import settings_with
 
@@ -28,13 +28,9 @@ HOUR = 3600.0
 
 
 @dataclass
-class Rig:
-    clock: Clock
-    runtime: Runtime
-    model: ScriptedModel
-    delivery: RecordingDelivery
-    scheduler: CronScheduler
-    admin: CronAdmin
+class Rig(cron_helpers.Rig):
+    """The cron tests' rig over a configured runtime, with the folder checks look at."""
+
     inbox: Path
 
     async def slot(self) -> None:
