@@ -317,3 +317,19 @@ async def test_the_configured_heartbeat_skips_idle_beats(tmp_path: Path) -> None
     assert len(model.requests) == 1
     notes = [run.note for run in await store.runs(HEARTBEAT_JOB)]
     assert notes == ["nothing new since 2026-06-10 00:30 UTC"] * 3 + [None]
+
+
+async def test_dates_in_memory_and_a_new_tool_count_as_news(idle: Idle) -> None:
+    idle.memory.add("memory", "The dentist is on 2026-06-11")
+    idle.model.add(text_step("HEARTBEAT_OK", usage=OK))
+    await idle.slot()
+    for _ in range(46):
+        await idle.slot()
+    assert idle.beats() == 1
+    idle.model.add(text_step("HEARTBEAT_OK", usage=OK))
+    await idle.slot()  # a new day: the memory's date may be today now
+    assert idle.beats() == 2
+    idle.news.tools = ("session_search",)
+    idle.model.add(text_step("HEARTBEAT_OK", usage=OK))
+    await idle.slot()
+    assert idle.beats() == 3

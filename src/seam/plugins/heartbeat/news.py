@@ -5,8 +5,9 @@ A beat is skipped as "nothing new since <time>" only when all of this holds:
 - the last beat that ran (skipped beats aside) answered the all-clear (`ok`) and recorded
   the fingerprint of its inputs and when it read them;
 - the inputs fingerprint the same now: the checklist text, the memory snapshot a beat is
-  given, and, when the checklist mentions days or dates ("today", "birthday", "due",
-  "Monday", "2026-12-24"), the date in UTC and in every quiet-hours zone;
+  given, the beat's tools, and, when the checklist or the memory mentions days or dates
+  ("today", "birthday", "due", "Monday", "2026-12-24"), the date in UTC and in every
+  quiet-hours zone;
 - nothing happened since it read them (`Activity`): no session other than the
   heartbeat's own was active (a new message, a reply), and no cron job other than the
   heartbeat settled a run (a result, a failure; a delivered notice comes from one of
@@ -76,9 +77,9 @@ def runs_every_slot(checklist: str, tools: Iterable[str]) -> str | None:
     return None
 
 
-def day_key(checklist: str, now: float, zones: Sequence[str]) -> str:
-    """The dates a checklist that mentions days is read against ("" when it does not)."""
-    if not DATES.search(checklist):
+def day_key(texts: Sequence[str], now: float, zones: Sequence[str]) -> str:
+    """The dates texts that mention days are read against ("" when none does)."""
+    if not any(DATES.search(text) for text in texts):
         return ""
     days = []
     for zone in ("UTC", *zones):
@@ -89,9 +90,9 @@ def day_key(checklist: str, now: float, zones: Sequence[str]) -> str:
     return ",".join(days)
 
 
-def fingerprint(checklist: str, memory: str, day: str) -> str:
+def fingerprint(*parts: str) -> str:
     digest = hashlib.sha256()
-    for part in (checklist, memory, day):
+    for part in parts:
         digest.update(part.encode("utf-8"))
         digest.update(b"\x00")
     return digest.hexdigest()[:32]
@@ -127,7 +128,8 @@ class BeatNews:
         memory = self.memory()
         if memory is None:
             return None
-        return fingerprint(checklist.strip(), memory, day_key(checklist, now, self.zones))
+        day = day_key((checklist, memory), now, self.zones)
+        return fingerprint(checklist.strip(), memory, ",".join(sorted(self.tools)), day)
 
     async def nothing_new(self, ledger: HeartbeatLedger, inputs: str | None) -> str | None:
         """The reason a beat with these `inputs` is skipped, or None: it runs."""
