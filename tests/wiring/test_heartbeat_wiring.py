@@ -80,6 +80,7 @@ async def test_status_shows_the_last_runs_tokens_cost_and_next_due(tmp_path: Pat
         "heartbeat: every 30m as default, delivers to file:beats.md",
         "next due: 2026-06-10 13:30 UTC",
         f"checklist: {settings.home / 'HEARTBEAT.md'}",
+        "idle beats: skipped, no model call, when nothing is new since the last all-clear",
         "last runs:",
         "  2026-06-10T13:00:00Z  skipped    quiet hours",
         "  2026-06-10T12:30:00Z  delivered  160 tokens (152 in)  $0.0002  queued"

@@ -62,6 +62,9 @@ class CronJob:
     urgent: bool = False  # deliver through quiet hours
     kind: JobKind = "prompt"
     consecutive_failures: int = 0
+    # A command run before each slot (plugins/cron/check.py): when it exits 0 and prints
+    # nothing, there is nothing new and the model is not called. None: every slot runs.
+    check: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

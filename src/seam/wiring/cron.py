@@ -48,6 +48,7 @@ from seam.plugins.cron.text import (
     run_line,
     run_outcome,
 )
+from seam.wiring.cron_check import check_classifier, check_runner
 from seam.wiring.delivery import build_delivery, delivery_for
 from seam.wiring.heartbeat import HeartbeatRuntime, heartbeat_kind, sync_heartbeat_job
 from seam.wiring.outbox import running_deliverer
@@ -147,7 +148,7 @@ def default_kinds(runtime: CronRuntime) -> dict[str, CronKind]:
     if runtime.settings is None:
         return {}
     try:
-        return {"heartbeat": heartbeat_kind(runtime)}
+        return {"heartbeat": heartbeat_kind(runtime, cron=cron_store_of(runtime.store))}
     except Exception as exc:
         log.warning("heartbeat jobs will run as plain prompts here: %s", exc)
         return {}
@@ -169,6 +170,7 @@ def build_scheduler(runtime: CronRuntime, **options: Unpack[SchedulerOptions]) -
         kinds=kinds if kinds is not None else default_kinds(runtime),
         clock=options.get("clock") or time.time,
         **({"tick": tick} if tick is not None else {}),
+        checks=check_runner(runtime),
     )
 
 
@@ -227,7 +229,12 @@ def _target_checker(make: Callable[[], Delivery]) -> Callable[[str], str]:
 def admin_for(runtime: CronRuntime, *, clock: Clock = time.time) -> CronAdmin:
     """The `CronAdmin` of a configured runtime (targets checked by its `Delivery`)."""
     check = _target_checker(lambda: delivery_for(runtime))
-    return CronAdmin(cron_store_of(runtime.store), check_target=check, clock=clock)
+    return CronAdmin(
+        cron_store_of(runtime.store),
+        check_target=check,
+        clock=clock,
+        classify=check_classifier(runtime),
+    )
 
 
 def check_personality(runtime: CronRuntime, personality: str | None) -> None:

@@ -18,9 +18,14 @@ from collections.abc import Callable
 from typing import Protocol
 
 from seam.contracts.cron import CronJob, CronStore
+from seam.contracts.memory import MemoryProvider
 from seam.contracts.personality import PersonalityRegistry
+from seam.core.identity import parse_session_storage_key
+from seam.core.memory import NoopMemory, memory_for_session
+from seam.plugins.heartbeat.activity import StoreActivity, beat_memory
 from seam.plugins.heartbeat.cron_kind import HeartbeatKind
 from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun
+from seam.plugins.heartbeat.news import BeatNews
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY, HeartbeatPersonalities
 from seam.plugins.heartbeat.runner import BeatRuntime, run_heartbeat
 from seam.plugins.heartbeat.schedule import BEAT_PROMPT, heartbeat_job, manual_slot, sync_job
@@ -64,6 +69,9 @@ class HeartbeatRuntime(DeliveryRuntime, BeatRuntime, Protocol):
     @property
     def personalities(self) -> PersonalityRegistry: ...
 
+    @property
+    def memory(self) -> MemoryProvider: ...
+
 
 def ledger(settings: Settings) -> HeartbeatLedger:
     return HeartbeatLedger(settings.home / LEDGER_FILE)
@@ -74,6 +82,21 @@ def _registry(runtime: HeartbeatRuntime, settings: Settings) -> HeartbeatPersona
     if isinstance(registry, HeartbeatPersonalities):
         return registry
     return with_heartbeat(registry, settings)
+
+
+def beat_news(runtime: HeartbeatRuntime, settings: Settings, cron: CronStore | None) -> BeatNews:
+    """What tells a beat whether anything is new (plugins/heartbeat/news.py): the memory
+    a beat's session gets, the store's sessions and cron runs, `[heartbeat] tools`, and
+    the quiet-hours zones (a checklist about days reads the date in each)."""
+    key = runtime.session_key_for(f"heartbeat:{HEARTBEAT_PERSONALITY}")
+    memory = memory_for_session(runtime.memory, key)
+    zones = tuple(dict.fromkeys(rule.tz for rule in settings.config.dnd.rules))
+    return BeatNews(
+        beat_memory(None if isinstance(memory, NoopMemory) else memory),
+        StoreActivity(runtime.sessions, cron, lambda key: parse_session_storage_key(key)[2]),
+        tools=tuple(section(settings).tools),
+        zones=zones,
+    )
 
 
 async def beat(
@@ -95,14 +118,19 @@ async def beat(
         checklist=_registry(runtime, settings).checklist_text(),
         target=section(settings).deliver,
         slot=manual_slot(beats, clock()) if slot is None else slot,
+        news=beat_news(runtime, settings, getattr(runtime.store, "cron", None)),
     )
 
 
 def heartbeat_kind(
-    runtime: HeartbeatRuntime, *, clock: Callable[[], float] = time.time
+    runtime: HeartbeatRuntime,
+    *,
+    clock: Callable[[], float] = time.time,
+    cron: CronStore | None = None,
 ) -> HeartbeatKind:
     """The hooks of the `heartbeat` cron job kind for the runtime's cron scheduler (its
-    Delivery, quiet hours, checklist and ledger); see plugins/heartbeat/cron_kind.py."""
+    Delivery, quiet hours, checklist, ledger, and what tells it anything is new, with
+    `cron` the scheduler's store); see plugins/heartbeat/cron_kind.py."""
     settings = runtime_settings(runtime)
     return HeartbeatKind(
         runtime.store,
@@ -112,6 +140,7 @@ def heartbeat_kind(
         ledger(settings),
         _registry(runtime, settings).checklist_text,
         clock=clock,
+        news=beat_news(runtime, settings, cron),
     )
 
 
@@ -140,5 +169,6 @@ def status_lines(
         deliver=hb.deliver,
         checklist=checklist_path(settings),
         config_path=settings.config_path,
+        tools=tuple(hb.tools),
     )
     return setting_status_lines(setting, ledger(settings), time.time() if now is None else now, due)

@@ -165,6 +165,14 @@ ContinueOption = Annotated[
     typer.Option("--continue", help="Run in the job's own session, not a fresh one."),
 ]
 UrgentOption = Annotated[bool, typer.Option("--urgent", help="Deliver even in quiet hours.")]
+CheckOption = Annotated[
+    str | None,
+    typer.Option(
+        "--check",
+        help="A command run (in the sandbox) before each slot: when it exits 0 and prints"
+        " nothing, there is nothing new and the model is not called.",
+    ),
+]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
 
 
@@ -179,6 +187,7 @@ def add_command(
     missed: MissedOption = "skip",
     continue_: ContinueOption = False,
     urgent: UrgentOption = False,
+    check: CheckOption = None,
 ) -> None:
     """Add a job; prints its id."""
     from seam.apps.cli.runner import execute
@@ -194,6 +203,7 @@ def add_command(
                 missed=missed,
                 continue_session=continue_,
                 urgent=urgent,
+                check=check,
             ),
         )
     )

@@ -28,6 +28,7 @@ from seam.contracts.cron import (
     ScheduleKind,
 )
 from seam.contracts.delivery import DeliveryError
+from seam.plugins.cron.check import Classify, check_command
 from seam.plugins.cron.schedule import (
     Schedule,
     ScheduleError,
@@ -134,6 +135,7 @@ class JobOptions(TypedDict, total=False):
     urgent: bool
     kind: JobKind
     job_id: str | None
+    check: str | None  # a command that says whether a slot has anything new (check.py)
 
 
 class CronAdmin:
@@ -146,10 +148,13 @@ class CronAdmin:
         *,
         check_target: Callable[[str], str] | None = None,
         clock: Clock = time.time,
+        classify: Classify | None = None,
     ) -> None:
         self.store = store
         self.check_target = check_target
         self.clock = clock
+        # The guard's classification of a job's check command (None: not classified).
+        self.classify = classify
 
     async def add(self, prompt: str, spec: ScheduleSpec, **options: Unpack[JobOptions]) -> CronJob:
         """Check and store a new job; raises CronInputError."""
@@ -167,6 +172,7 @@ class CronAdmin:
         now = self.clock()
         text, schedule_kind, schedule = read_schedule(spec, now)
         target = self._target(options.get("deliver", "owner"))
+        check = options.get("check")
         return CronJob(
             id=options.get("job_id") or uuid.uuid4().hex[:8],
             prompt=prompt.strip(),
@@ -181,6 +187,7 @@ class CronAdmin:
             continue_session=options.get("continue_session", False),
             urgent=options.get("urgent", False),
             kind=options.get("kind", "prompt"),
+            check=None if check is None else self._check(check),
         )
 
     def preview(self, spec: ScheduleSpec, count: int = 5) -> builtins.list[float]:
@@ -210,6 +217,7 @@ class CronAdmin:
         wanted = spec or current
         merged = JobOptions(deliver=old.deliver, personality=old.personality, missed=old.missed)
         merged |= JobOptions(continue_session=old.continue_session, urgent=old.urgent)
+        merged["check"] = old.check
         merged.update(options)
         merged["kind"], merged["job_id"] = old.kind, old.id
         job = await self.prepare(old.prompt if prompt is None else prompt, wanted, **merged)
@@ -223,6 +231,12 @@ class CronAdmin:
                 consecutive_failures=old.consecutive_failures,
             )
         )
+
+    def _check(self, command: str) -> str:
+        try:
+            return check_command(command, self.classify)
+        except ValueError as exc:
+            raise CronInputError(str(exc)) from None
 
     def _target(self, deliver: str) -> str:
         target = deliver.strip()

@@ -11,7 +11,10 @@ Each tick:
    "missed: skipped N slots" when earlier ones were missed) and otherwise records it as
    skipped without running it, so a restart after downtime shows in the ledger instead of
    silently dropping or piling up runs. A one-shot job runs even when late: it has one
-   slot. Then `next_due_at` advances.
+   slot. Then `next_due_at` advances. Before the claim, a job kind may skip the slot
+   (the heartbeat's quiet hours, nothing new), and so may a job's check: a command that
+   exits 0 and prints nothing means nothing new (plugins/cron/check.py); a skipped slot
+   is claimed with the reason as its note and settled without a run.
 2. A claimed slot is submitted as a durable submission whose id is derived from the slot
    key (`cron:<slot key>`), in a fresh session (`cron:<job>:<slot>`) or the job's own
    (`cron:<job>`, with `continue_session`). A worker runs it like any turn, so a crash
@@ -52,7 +55,8 @@ from seam.contracts.cron import (
 from seam.contracts.delivery import Delivery, DeliveryError, Notice
 from seam.contracts.execution import Submission
 from seam.contracts.outbox import Outbox
-from seam.plugins.cron.schedule import ScheduleError, due_slots, parse_schedule
+from seam.plugins.cron.check import CheckRun, check_verdict
+from seam.plugins.cron.schedule import Due, ScheduleError, due_slots, parse_schedule
 
 log = logging.getLogger("seam.cron")
 
@@ -84,6 +88,7 @@ class CronScheduler:
         clock: Callable[[], float] = time.time,
         tick: float = TICK_SECONDS,
         grace: float = GRACE_SECONDS,
+        checks: CheckRun | None = None,
     ) -> None:
         self.store = store
         self.runtime = runtime
@@ -94,6 +99,8 @@ class CronScheduler:
         self.clock = clock
         self.tick_seconds = tick
         self.grace = grace
+        # Runs a job's check (None: no sandbox here, a job with a check runs every slot).
+        self.checks = checks
 
     async def run(self) -> None:
         """Tick until cancelled; a failing tick is logged and the next one tries again."""
@@ -140,22 +147,18 @@ class CronScheduler:
             return None
         kind = self.kinds.get(job.kind)
         reason = await kind.skip_reason(job, now) if kind is not None else None
-        if kind is not None and reason is not None:
+        skip, note = self._missed(job, due, now)
+        if reason is None and not skip and job.check:
+            reason, checked = await check_verdict(self.checks, job)
+            note = "; ".join(n for n in (note, checked) if n) or None
+        if reason is not None:
             run = await self._claim(job, due.slot, reason)
             await self.store.touch(job.id, due.next_due_at)
             if run is not None:
                 await self.store.settle_run(run.slot_key, outcome=None, delivery="none")
-                await kind.skipped(job, run, reason)
+                if kind is not None:
+                    await kind.skipped(job, run, reason)
             return run
-        late = now - due.slot > self.grace and job.schedule_kind != "once"
-        skip = job.missed == "skip" and late
-        note: str | None = None
-        if skip:
-            note = f"missed: skipped {due.missed + 1} slots"
-        elif due.missed and job.missed == "skip":
-            note = f"missed: skipped {due.missed} slots"
-        elif job.missed == "catch_up_once" and (due.missed or late):
-            note = f"caught up: {due.missed} missed slots"
         run = await self._claim(job, due.slot, note)
         await self.store.touch(job.id, due.next_due_at)
         if run is None:
@@ -165,6 +168,18 @@ class CronScheduler:
             return run
         await self._submit(job, run)
         return run
+
+    def _missed(self, job: CronJob, due: Due, now: float) -> tuple[bool, str | None]:
+        """Whether the missed-run policy skips the slot, and the run's note about it."""
+        late = now - due.slot > self.grace and job.schedule_kind != "once"
+        skip = job.missed == "skip" and late
+        if skip:
+            return True, f"missed: skipped {due.missed + 1} slots"
+        if due.missed and job.missed == "skip":
+            return False, f"missed: skipped {due.missed} slots"
+        if job.missed == "catch_up_once" and (due.missed or late):
+            return False, f"caught up: {due.missed} missed slots"
+        return False, None
 
     async def _claim(self, job: CronJob, due_at: float, note: str | None) -> CronRun | None:
         key = slot_key(job.id, due_at)

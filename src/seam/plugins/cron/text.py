@@ -23,9 +23,10 @@ def job_line(job: CronJob) -> str:
     state = "paused" if job.paused else ("on" if job.enabled else "off")
     when = describe(job.next_due_at, job.tz)
     failures = f" · {job.consecutive_failures} failures" if job.consecutive_failures else ""
+    check = f"  check {job.check[:40]!r}" if job.check else ""
     return (
         f"{job.id}  {state:6}  {job.schedule} ({job.tz})  next {when}  -> {job.deliver}"
-        f"{failures}  {job.prompt[:60]!r}"
+        f"{failures}  {job.prompt[:60]!r}{check}"
     )
 
 

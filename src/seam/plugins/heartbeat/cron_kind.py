@@ -6,9 +6,11 @@ submission resumed with repair after a crash) and differs in two places only, wh
 what this object answers for the scheduler:
 
 - `skip_reason(job, now)`: before claiming a due slot, whether the beat is skipped (quiet
-  hours; no checklist: no model call at all); the scheduler claims the slot with that
-  note and settles it without a run, then calls `skipped(job, run, reason)`, which
-  records the skip in the heartbeat ledger (after the claim, so once per slot);
+  hours; no checklist; nothing new since the last all-clear, `news.py`: no model call at
+  all); the scheduler claims the slot with that note and settles it without a run, then
+  calls `skipped(job, run, reason)`, which records the skip in the heartbeat ledger
+  (after the claim, so once per slot). A beat that runs keeps the fingerprint of what it
+  read here until `deliver` records it with the beat;
 - `deliver(job, run, sub)`: after the submission settled, instead of delivering the reply
   as it is: drop the all-clear (`HEARTBEAT_OK`), deliver anything else through the
   `Delivery` under the run's key, record tokens and cost in the heartbeat ledger, and
@@ -29,7 +31,8 @@ from seam.contracts.delivery import Delivery
 from seam.contracts.dnd import DndChecker
 from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionStore
-from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun
+from seam.plugins.heartbeat.ledger import BeatDetails, HeartbeatLedger, HeartbeatRun
+from seam.plugins.heartbeat.news import BeatNews
 from seam.plugins.heartbeat.runner import settle_beat, skip_reason, slot_name
 
 HEARTBEAT_JOB = "heartbeat"
@@ -61,6 +64,15 @@ class BeatRun(Protocol):
     def started_at(self) -> float: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a beat about to run read: for slots due from `since` to `at`."""
+
+    since: float
+    at: float
+    inputs: str
+
+
 @dataclass
 class HeartbeatKind:
     """The `heartbeat` job kind's two hooks (see the module doc)."""
@@ -72,9 +84,31 @@ class HeartbeatKind:
     ledger: HeartbeatLedger
     checklist: Callable[[], str]
     clock: Callable[[], float] = field(default=time.time, kw_only=True)
+    # What tells whether anything is new (None: every slot runs, as before).
+    news: BeatNews | None = field(default=None, kw_only=True)
+    _reading: Reading | None = field(default=None, init=False, repr=False)
 
     async def skip_reason(self, job: BeatJob, now: float) -> str | None:
-        return await skip_reason(self.dnd, self.checklist(), now)
+        checklist = self.checklist()
+        reason = await skip_reason(self.dnd, checklist, now)
+        if reason is not None or self.news is None:
+            return reason
+        inputs = self.news.inputs(checklist, now)
+        reason = await self.news.nothing_new(self.ledger, inputs)
+        if reason is None and inputs is not None:
+            first: float | None = getattr(job, "next_due_at", None)  # None: this slot only
+            since = now if first is None else min(first, now)
+            self._reading = Reading(since, now, inputs)
+        return reason
+
+    def _read_for(self, run: BeatRun) -> BeatDetails:
+        """The fingerprint read before `run` was claimed, when this process read it (a
+        beat delivered by another process, or run by hand, records none: the next one
+        runs)."""
+        reading, self._reading = self._reading, None
+        if reading is None or not reading.since <= run.due_at <= reading.at:
+            return {}
+        return {"inputs": reading.inputs, "inputs_at": reading.at}
 
     async def skipped(self, job: BeatJob, run: BeatRun, reason: str) -> None:
         now = self.clock()
@@ -93,6 +127,7 @@ class HeartbeatKind:
             target=job.deliver,
             urgent=job.urgent,
         )
+        details.update(self._read_for(run))
         beat = HeartbeatRun(
             slot_name(run.due_at),
             status,

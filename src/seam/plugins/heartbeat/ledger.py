@@ -2,7 +2,10 @@
 
 A beat is `ok` (the reply was the all-clear, dropped), `delivered` (it found something:
 the Delivery's verdict says whether it went out or waits for quiet hours to end),
-`skipped` (quiet hours, no checklist) or `failed` (the turn failed; the error is kept).
+`skipped` (quiet hours, no checklist, nothing new since the last all-clear: see
+`news.py`) or `failed` (the turn failed; the error is kept). A beat that ran keeps the
+fingerprint of what it read and when (`inputs`, `inputs_at`), so the next one can tell
+whether anything is new.
 Tokens and cost are the turn's, so `seam heartbeat status` shows what the heartbeat costs
 before the bill does. Each line is one `write` on a file opened for appending, so two
 processes recording beats never interleave a line.
@@ -34,6 +37,8 @@ class HeartbeatRun:
     cost: float | None = None  # USD, when the model's price is known
     delivery: str | None = None  # the Delivery's verdict (queued, held, ...), when delivered
     reply: str = ""  # the reply's first characters, for the status listing
+    inputs: str = ""  # the fingerprint of what the beat read (news.py); "": none taken
+    inputs_at: float | None = None  # when it read them
 
 
 class BeatDetails(TypedDict, total=False):
@@ -47,6 +52,8 @@ class BeatDetails(TypedDict, total=False):
     cost: float | None
     delivery: str | None
     reply: str
+    inputs: str
+    inputs_at: float | None
 
 
 class HeartbeatLedger:

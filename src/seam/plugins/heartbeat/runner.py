@@ -3,7 +3,9 @@
 `run_heartbeat` is the whole beat, and what a scheduler calls for a due slot:
 
 1. skipped (and recorded so) in quiet hours, or when there is no checklist (an empty
-   HEARTBEAT.md costs nothing: no model call);
+   HEARTBEAT.md costs nothing: no model call). A beat run by hand is never skipped as
+   "nothing new" (a person asked for it), but it records the fingerprint of what it
+   read (`news.py`) as a scheduled beat does, so the next scheduled one can be;
 2. otherwise one durable turn as the `heartbeat` personality (checklist + memory, no
    tools: see `personality.py`) in a fresh session per slot, `heartbeat:<slot>`. Fresh,
    not one reused session: a reused one would carry every earlier beat into each prompt
@@ -29,6 +31,7 @@ from seam.contracts.execution import Submission
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
 from seam.contracts.sessions import SessionStore
 from seam.plugins.heartbeat.ledger import BeatDetails, BeatStatus, HeartbeatLedger, HeartbeatRun
+from seam.plugins.heartbeat.news import BeatNews
 from seam.plugins.heartbeat.personality import HEARTBEAT_PERSONALITY
 from seam.plugins.heartbeat.reply import is_heartbeat_ok
 
@@ -139,15 +142,18 @@ async def run_heartbeat(
     target: str = "owner",
     slot: float | None = None,
     personality: str = HEARTBEAT_PERSONALITY,
+    news: BeatNews | None = None,
 ) -> HeartbeatRun:
     """Run the beat due at `slot` (default: now) and record it; see the module doc.
     `checklist` is the text the `heartbeat` personality will carry (only its emptiness
     is decided here)."""
     started = clock()
     name = slot_name(started if slot is None else slot)
+    inputs = None if news is None else news.inputs(checklist, started)
+    read: BeatDetails = {} if inputs is None else {"inputs": inputs, "inputs_at": started}
 
     def record(status: BeatStatus, details: BeatDetails) -> HeartbeatRun:
-        run = HeartbeatRun(name, status, started, clock(), **details)
+        run = HeartbeatRun(name, status, started, clock(), **(details | read))
         ledger.append(run)
         return run
 

@@ -1,5 +1,6 @@
-"""`seam heartbeat status` as text: the setting, the next beat, the last runs and what
-they cost; and one beat as a line (`seam heartbeat run` prints it)."""
+"""`seam heartbeat status` as text: the setting, the next beat, whether idle beats are
+skipped, the last runs and what they cost; and one beat as a line (`seam heartbeat run`
+prints it)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from seam.plugins.heartbeat.ledger import HeartbeatLedger, HeartbeatRun, totals
+from seam.plugins.heartbeat.news import NOTHING_NEW, runs_every_slot
 from seam.plugins.heartbeat.schedule import next_due
 
 STATUS_RUNS = 10
@@ -23,6 +25,7 @@ class HeartbeatSetting:
     deliver: str
     checklist: Path
     config_path: Path
+    tools: tuple[str, ...] = ()  # `[heartbeat] tools`
 
 
 def status_lines(
@@ -42,7 +45,21 @@ def status_lines(
             lines.append(f"next due: {_when(due)}")
     path = setting.checklist
     lines.append(f"checklist: {path}" + ("" if path.is_file() else " (missing: beats skip)"))
+    if path.is_file():
+        lines.append(idle_line(path, setting.tools))
     return lines + runs_lines(ledger.recent(STATUS_RUNS))
+
+
+def idle_line(checklist: Path, tools: tuple[str, ...]) -> str:
+    """Whether a beat with nothing new is skipped (news.py), as the checklist reads now."""
+    try:
+        text = checklist.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return "idle beats: run (the checklist cannot be read)"
+    why = runs_every_slot(text, tools)
+    if why is not None:
+        return f"idle beats: every slot runs ({why})"
+    return "idle beats: skipped, no model call, when nothing is new since the last all-clear"
 
 
 def runs_lines(runs: list[HeartbeatRun]) -> list[str]:
@@ -51,7 +68,9 @@ def runs_lines(runs: list[HeartbeatRun]) -> list[str]:
     lines = ["last runs:", *("  " + run_line(run) for run in reversed(runs))]
     tokens, cost = totals(runs)
     spent = f", ${cost:.4f}" if cost is not None else ""
-    lines.append(f"last {len(runs)} runs: {tokens:,} tokens{spent}")
+    idle = sum(1 for run in runs if run.status == "skipped" and run.reason.startswith(NOTHING_NEW))
+    skips = f" ({idle} skipped with nothing new, 0 tokens)" if idle else ""
+    lines.append(f"last {len(runs)} runs: {tokens:,} tokens{spent}{skips}")
     return lines
 
 

@@ -171,6 +171,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     CRON_MIGRATION,
     # checkpoints: each changing turn's snapshots (services/sessions/postgres_checkpoints.py).
     CHECKPOINTS_MIGRATION,
+    # cron checks: a job's command that says whether anything is new (plugins/cron/check.py).
+    ("ALTER TABLE cron_jobs ADD COLUMN IF NOT EXISTS check_command text",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

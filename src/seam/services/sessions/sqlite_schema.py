@@ -188,5 +188,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CRON_MIGRATION,
     # checkpoints: each changing turn's snapshots (services/sessions/sqlite_checkpoints.py).
     CHECKPOINTS_MIGRATION,
+    # cron checks: a job's command that says whether anything is new (plugins/cron/check.py).
+    ("ALTER TABLE cron_jobs ADD COLUMN check_command TEXT",),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

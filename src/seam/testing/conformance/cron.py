@@ -59,6 +59,9 @@ class CronJobBookSuite:
         stored = job(kind="heartbeat", paused=True, consecutive_failures=3)
         assert await cron.upsert(stored) == stored
         assert await cron.get_job("j1") == stored
+        checked = job("j2", check="ls inbox/new")
+        await cron.upsert(checked)
+        assert await cron.get_job("j2") == checked
         assert await cron.get_job("nope") is None
 
     async def test_upsert_replaces_and_lists_oldest_first(self, cron: CronStore) -> None:
