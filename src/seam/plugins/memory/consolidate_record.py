@@ -1,0 +1,171 @@
+"""The record of every consolidation run, kept beside the memory: one JSON file per run
+in `memory/consolidations/` (`<id>.json`), written atomically.
+
+A record holds what a person needs to see and undo a run: when and why it ran, each
+file's text before and after, each operation with its reason, what was refused and why,
+how many model calls it made (none on an idle run: `note` says so), the fingerprint of
+the files it left, and once undone, when and what the revert wrote.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import os
+import secrets
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One memory file, named relative to SEAM_HOME (`memory/MEMORY.md`,
+    `tenants/<T>/memory/USER.md`), before and after."""
+
+    name: str
+    before: str
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One operation: `dedupe`, `merge`, `drop` or `shorten`, the entries it took, the
+    entry it left (None: none), and why."""
+
+    file: str
+    op: str
+    entries: tuple[str, ...]
+    result: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    file: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    id: str
+    time: float
+    trigger: str  # "manual", or "cron" for a scheduled run
+    files: tuple[FileChange, ...]
+    operations: tuple[Change, ...] = ()
+    refused: tuple[Refusal, ...] = ()
+    model_calls: int = 0
+    note: str = ""
+    fingerprint: str = ""
+    reverted_at: float | None = None
+    revert: tuple[FileChange, ...] = field(default=())
+
+    @property
+    def changed(self) -> tuple[FileChange, ...]:
+        return tuple(f for f in self.files if f.changed)
+
+    def summary(self) -> str:
+        """One line for `seam memory history`."""
+        when = datetime.fromtimestamp(self.time, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        counts: dict[str, int] = {}
+        for change in self.operations:
+            counts[change.op] = counts.get(change.op, 0) + 1
+        did = ", ".join(f"{n} {op}" for op, n in sorted(counts.items())) or "no change"
+        refused = f", {len(self.refused)} refused" if self.refused else ""
+        undone = "  (reverted)" if self.reverted_at is not None else ""
+        note = f"  {self.note}" if self.note else ""
+        calls = f"{self.model_calls} model call{'s' * (self.model_calls != 1)}"
+        return f"{self.id}  {when}  {self.trigger:6}  {did}{refused}; {calls}{note}{undone}"
+
+
+def new_id(now: float) -> str:
+    """Sortable by time, unique across processes: `20261205-061502-3f9a`."""
+    return datetime.fromtimestamp(now, UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def fingerprint(texts: Iterable[tuple[str, str]]) -> str:
+    """One hash of every (file name, text): equal exactly when no file changed."""
+    digest = hashlib.sha256()
+    for name, text in sorted(texts):
+        digest.update(json.dumps([name, text]).encode())
+    return digest.hexdigest()
+
+
+def unified_diff(change: FileChange) -> str:
+    """The change as `diff -u` prints it (empty when the file did not change)."""
+    lines = difflib.unified_diff(
+        change.before.splitlines(keepends=True),
+        change.after.splitlines(keepends=True),
+        fromfile=f"a/{change.name}",
+        tofile=f"b/{change.name}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def diffs(changes: Sequence[FileChange]) -> str:
+    return "".join(unified_diff(change) for change in changes)
+
+
+class RecordBook:
+    """The records in `folder`, one `<id>.json` each."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+
+    def save(self, record: RunRecord) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(dataclasses.asdict(record), ensure_ascii=False, indent=1)
+        fd, temp = tempfile.mkstemp(prefix=".run.", suffix=".tmp", dir=self.folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text + "\n")
+        Path(temp).replace(self.folder / f"{record.id}.json")
+
+    def ids(self) -> list[str]:
+        """Every run's id, oldest first."""
+        if not self.folder.is_dir():
+            return []
+        return sorted(p.stem for p in self.folder.glob("*.json"))
+
+    def load(self, run_id: str) -> RunRecord | None:
+        """The run with id `run_id` (or the one run whose id starts with it)."""
+        found = [i for i in self.ids() if i == run_id] or [
+            i for i in self.ids() if run_id and i.startswith(run_id)
+        ]
+        if len(found) != 1:
+            return None
+        text = (self.folder / f"{found[0]}.json").read_text(encoding="utf-8")
+        return record_from(json.loads(text))
+
+    def last(self) -> RunRecord | None:
+        ids = self.ids()
+        return self.load(ids[-1]) if ids else None
+
+    def all(self) -> list[RunRecord]:
+        return [r for r in (self.load(i) for i in self.ids()) if r is not None]
+
+
+def record_from(data: dict[str, Any]) -> RunRecord:
+    return RunRecord(
+        id=data["id"],
+        time=data["time"],
+        trigger=data["trigger"],
+        files=tuple(FileChange(**f) for f in data["files"]),
+        operations=tuple(
+            Change(**{**c, "entries": tuple(c["entries"])}) for c in data["operations"]
+        ),
+        refused=tuple(Refusal(**r) for r in data["refused"]),
+        model_calls=data["model_calls"],
+        note=data["note"],
+        fingerprint=data["fingerprint"],
+        reverted_at=data["reverted_at"],
+        revert=tuple(FileChange(**f) for f in data["revert"]),
+    )
