@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seam.contracts.memory import MemoryTarget
-from seam.contracts.model import ModelError, ModelProvider, TextChunk
+from seam.contracts.model import ModelProvider, TextChunk
 from seam.contracts.recall import Embedder
 from seam.plugins.memory.consolidate_find import dedupe, near_duplicates
 from seam.plugins.memory.consolidate_protocol import (
@@ -188,12 +188,12 @@ class Consolidator:
         outcome.model_calls += 1
         try:
             answer = await self._ask(view)
+        except Exception as exc:  # no answer (down, no key, timeout): the file stays
+            return _refuse(outcome, entries, f"{MODEL_FAILED}: {exc or type(exc).__name__}")
+        try:
             checked = validate(view, parse(answer), _checker(file))
-        except (Refused, ModelError, TimeoutError) as exc:
-            reason = str(exc) if isinstance(exc, Refused) else f"{MODEL_FAILED}: {exc}"
-            log.warning("memory consolidation of %s: answer refused: %s", file.name, reason)
-            outcome.refused.append(Refusal(file.name, reason))
-            return entries
+        except Refused as exc:
+            return _refuse(outcome, entries, f"the answer is refused: {exc}")
         outcome.operations += [_change(file.name, entries, op) for op in checked]
         return apply(entries, checked)
 
@@ -211,6 +211,14 @@ class Consolidator:
             return False
         _atomic_write(file.path, after)
         return True
+
+
+def _refuse(outcome: _Outcome, entries: list[str], reason: str) -> list[str]:
+    """Log and record why the model changes nothing in the file; `entries` unchanged."""
+    name = outcome.change.name
+    log.info("memory consolidation of %s: %s", name, reason)
+    outcome.refused.append(Refusal(name, reason))
+    return entries
 
 
 def _checker(file: MemoryFile) -> Callable[[str], str]:

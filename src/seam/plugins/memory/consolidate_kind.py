@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from seam.contracts.cron import CronJob, CronRun, RunOutcome
+from seam.contracts.cron import CronJob, CronRun, JobKind, RunOutcome
 from seam.contracts.execution import Submission
 from seam.plugins.memory.consolidate import MODEL_FAILED, Consolidator
 
 CONSOLIDATE_JOB = "memory-consolidate"
-CONSOLIDATE_KIND = "consolidate"
+CONSOLIDATE_KIND: JobKind = "consolidate"
 # What `seam cron list` shows as the job's prompt: no turn ever gets it.
 JOB_PROMPT = "Consolidate memory: merge duplicates, drop contradicted entries (no turn)"
 

@@ -9,6 +9,7 @@ the files it left, and once undone, when and what the revert wrote.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import hashlib
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from seam.plugins.memory.markdown import _cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,7 @@ class RunRecord:
 
     def summary(self) -> str:
         """One line for `seam memory history`."""
-        when = datetime.fromtimestamp(self.time, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        when = _when(self.time)
         counts: dict[str, int] = {}
         for change in self.operations:
             counts[change.op] = counts.get(change.op, 0) + 1
@@ -85,6 +88,24 @@ class RunRecord:
         note = f"  {self.note}" if self.note else ""
         calls = f"{self.model_calls} model call{'s' * (self.model_calls != 1)}"
         return f"{self.id}  {when}  {self.trigger:6}  {did}{refused}; {calls}{note}{undone}"
+
+
+def detail_lines(record: RunRecord) -> list[str]:
+    """Each operation with its reason, then each refusal: what `seam memory history ID`
+    and `seam memory consolidate` print before the diff."""
+    lines = []
+    for change in record.operations:
+        took = " + ".join(repr(_cut(entry)) for entry in change.entries)
+        left = f" -> {_cut(change.result)!r}" if change.result is not None else ""
+        lines.append(f"{change.op} in {change.file}: {took}{left}  ({change.reason})")
+    lines += [f"refused in {r.file}: {r.reason}" for r in record.refused]
+    if record.reverted_at is not None:
+        lines.append(f"reverted at {_when(record.reverted_at)}")
+    return lines
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def new_id(now: float) -> str:
@@ -142,15 +163,23 @@ class RecordBook:
         ]
         if len(found) != 1:
             return None
-        text = (self.folder / f"{found[0]}.json").read_text(encoding="utf-8")
-        return record_from(json.loads(text))
+        try:
+            text = (self.folder / f"{found[0]}.json").read_text(encoding="utf-8")
+            return record_from(json.loads(text))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"the record of run {found[0]} cannot be read: {exc}") from None
 
     def last(self) -> RunRecord | None:
         ids = self.ids()
         return self.load(ids[-1]) if ids else None
 
     def all(self) -> list[RunRecord]:
-        return [r for r in (self.load(i) for i in self.ids()) if r is not None]
+        """Every readable record, oldest first (an unreadable one is left out)."""
+        found = []
+        for run_id in self.ids():
+            with contextlib.suppress(ValueError):
+                found.append(self.load(run_id))
+        return [record for record in found if record is not None]
 
 
 def record_from(data: dict[str, Any]) -> RunRecord:
