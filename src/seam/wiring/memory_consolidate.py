@@ -9,6 +9,7 @@ What consolidation does is plugins/memory/consolidate*.py; here its parts are bu
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 
@@ -16,6 +17,7 @@ from seam.contracts.cron import CronJob, CronStore
 from seam.contracts.model import ModelProvider
 from seam.contracts.recall import Embedder
 from seam.plugins.cron.admin import CronAdmin, ScheduleSpec
+from seam.plugins.cron.schedule import interval_seconds
 from seam.plugins.memory.consolidate import ConsolidationBusy, Consolidator, MemoryFile
 from seam.plugins.memory.consolidate_kind import (
     CONSOLIDATE_JOB,
@@ -87,14 +89,19 @@ def build_consolidator(
     )
 
 
-def consolidate_kind(settings: Settings, *, model: ModelProvider | None = None) -> ConsolidateKind:
+def consolidate_kind(
+    settings: Settings,
+    *,
+    model: ModelProvider | None = None,
+    clock: Callable[[], float] = time.time,
+) -> ConsolidateKind:
     """The `consolidate` job kind's hooks for a scheduler (its consolidator built on the
     first run, so a scheduler that never runs one builds no model)."""
     built: list[Consolidator] = []
 
     def consolidator() -> Consolidator:
         if not built:
-            built.append(build_consolidator(settings, model=model))
+            built.append(build_consolidator(settings, model=model, clock=clock))
         return built[0]
 
     return ConsolidateKind(consolidator)
@@ -103,11 +110,16 @@ def consolidate_kind(settings: Settings, *, model: ModelProvider | None = None) 
 async def enable_job(
     store: CronStore, spec: ScheduleSpec, *, clock: Callable[[], float] = time.time
 ) -> CronJob:
-    """Add (or reschedule) the consolidation job in the cron store; raises CronInputError."""
-    admin = CronAdmin(store, clock=clock)
-    return await admin.add(
+    """Add (or reschedule) the consolidation job in the cron store; raises CronInputError.
+    An interval's first run is one interval on, as the heartbeat's (run one now with
+    `seam memory consolidate`)."""
+    job = await CronAdmin(store, clock=clock).prepare(
         JOB_PROMPT, spec, deliver="none", kind=CONSOLIDATE_KIND, job_id=CONSOLIDATE_JOB
     )
+    every = interval_seconds(job.schedule) if job.schedule_kind == "interval" else None
+    if every is not None:
+        job = dataclasses.replace(job, next_due_at=job.created_at + every)
+    return await store.upsert(job)
 
 
 async def disable_job(store: CronStore) -> bool:

@@ -126,7 +126,7 @@ class Consolidator:
                 and all(previous.get(f.name) == f.before for f in files)
             )
             record = RunRecord(
-                id=new_id(self.clock()),
+                id=new_id(self.clock(), self.book.ids()),
                 time=self.clock(),
                 trigger=trigger,
                 files=files,

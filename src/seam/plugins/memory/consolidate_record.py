@@ -15,7 +15,6 @@ import difflib
 import hashlib
 import json
 import os
-import secrets
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -108,9 +107,11 @@ def _when(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
-def new_id(now: float) -> str:
-    """Sortable by time, unique across processes: `20261205-061502-3f9a`."""
-    return datetime.fromtimestamp(now, UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+def new_id(now: float, taken: Sequence[str]) -> str:
+    """Sortable by time, then by order within a second: `20261205-061502-1`. Made under
+    the consolidation lock, so `taken` (the ids so far) makes it unique."""
+    base = datetime.fromtimestamp(now, UTC).strftime("%Y%m%d-%H%M%S-")
+    return base + str(1 + sum(1 for i in taken if i.startswith(base)))
 
 
 def fingerprint(texts: Iterable[tuple[str, str]]) -> str:
@@ -151,10 +152,10 @@ class RecordBook:
         Path(temp).replace(self.folder / f"{record.id}.json")
 
     def ids(self) -> list[str]:
-        """Every run's id, oldest first."""
+        """Every run's id, oldest first (a second's runs in the order they ran)."""
         if not self.folder.is_dir():
             return []
-        return sorted(p.stem for p in self.folder.glob("*.json"))
+        return sorted((p.stem for p in self.folder.glob("*.json")), key=_order)
 
     def load(self, run_id: str) -> RunRecord | None:
         """The run with id `run_id` (or the one run whose id starts with it)."""
@@ -180,6 +181,11 @@ class RecordBook:
             with contextlib.suppress(ValueError):
                 found.append(self.load(run_id))
         return [record for record in found if record is not None]
+
+
+def _order(run_id: str) -> tuple[str, int]:
+    base, _, seq = run_id.rpartition("-")
+    return (base, int(seq)) if seq.isdigit() else (run_id, 0)
 
 
 def record_from(data: dict[str, Any]) -> RunRecord:
