@@ -84,8 +84,10 @@ class MemoryFile:
         return self.memory.path(self.target)
 
     def read(self) -> str:
+        """The text as stored, line ends and all (so a revert restores it byte for byte)."""
         try:
-            return self.path.read_text(encoding="utf-8")
+            with self.path.open(encoding="utf-8", newline="") as file:
+                return file.read()
         except FileNotFoundError:
             return ""
 
