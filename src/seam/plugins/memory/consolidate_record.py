@@ -40,6 +40,17 @@ class FileChange:
 
 
 @dataclass(frozen=True, slots=True)
+class Refusal:
+    """A model answer not applied to `file` (refused, or no answer), and why."""
+
+    file: str
+    reason: str
+
+    def line(self) -> str:
+        return f"refused in {self.file}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
 class Change:
     """One operation: `dedupe`, `merge`, `drop` or `shorten`, the entries it took, the
     entry it left (None: none), and why."""
@@ -52,13 +63,9 @@ class Change:
 
 
 @dataclass(frozen=True, slots=True)
-class Refusal:
-    file: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class RunRecord:
+    """One run (see the module doc); `revert`: what undoing it wrote, once undone."""
+
     id: str
     time: float
     trigger: str  # "manual", or "cron" for a scheduled run
@@ -97,7 +104,7 @@ def detail_lines(record: RunRecord) -> list[str]:
         took = " + ".join(repr(_cut(entry)) for entry in change.entries)
         left = f" -> {_cut(change.result)!r}" if change.result is not None else ""
         lines.append(f"{change.op} in {change.file}: {took}{left}  ({change.reason})")
-    lines += [f"refused in {r.file}: {r.reason}" for r in record.refused]
+    lines += [refusal.line() for refusal in record.refused]
     if record.reverted_at is not None:
         lines.append(f"reverted at {_when(record.reverted_at)}")
     return lines
