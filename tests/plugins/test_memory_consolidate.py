@@ -177,15 +177,18 @@ async def test_a_scheduled_run_with_nothing_changed_calls_no_model(tmp_path: Pat
     assert [r.id for r in c.book.all()] == [first.id, idle.id]
 
 
-async def test_revert_keeps_later_edits_and_refuses_a_conflict(tmp_path: Path) -> None:
+async def test_revert_keeps_what_was_added_since(tmp_path: Path) -> None:
     path = write(tmp_path, ENTRIES)
-    c = consolidator(tmp_path, honest(), honest())
+    c = consolidator(tmp_path, honest())
     record = await c.run()
     path.write_text(path.read_text(encoding="utf-8") + "§\nAdded later\n", encoding="utf-8")
     revert(c, record.id)
     assert path.read_text(encoding="utf-8") == render_entries([*ENTRIES, "Added later"])
 
-    write(tmp_path, ENTRIES)
+
+async def test_revert_refuses_when_an_entry_it_wrote_was_edited(tmp_path: Path) -> None:
+    path = write(tmp_path, ENTRIES)
+    c = consolidator(tmp_path, honest())
     second = await c.run()
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("Data engineer at Acme Corp", "Data lead at Acme"), "utf-8")
@@ -193,3 +196,18 @@ async def test_revert_keeps_later_edits_and_refuses_a_conflict(tmp_path: Path) -
         revert(c, second.id)
     with pytest.raises(RevertRefused, match="no consolidation run 'nope'"):
         revert(c, "nope")
+
+
+async def test_a_reverted_change_is_not_made_again(tmp_path: Path) -> None:
+    path = write(tmp_path, ENTRIES)
+    c = consolidator(tmp_path, honest(), honest())
+    first = await c.run()
+    revert(c, first.id)
+    again = await c.run()
+    # Exact duplicates always go; the merge and the drop a person undid do not come back.
+    assert [op.op for op in again.operations] == ["dedupe"]
+    assert [r.reason.split(" (run")[0] for r in again.refused] == [
+        "not made again: a person reverted the same merge",
+        "not made again: a person reverted the same drop",
+    ]
+    assert path.read_text(encoding="utf-8") == render_entries(ENTRIES[:1] + ENTRIES[2:])

@@ -106,3 +106,16 @@ def test_a_configured_runtime_knows_the_kind(tmp_path: Path) -> None:
     runtime = assemble_runtime(model=ScriptedModel([]))
     runtime.settings = load_settings({}, home=tmp_path)
     assert "consolidate" in default_kinds(runtime)
+
+
+async def test_each_tenant_memory_is_consolidated_on_its_own(tmp_path: Path) -> None:
+    settings = load_settings({}, home=tmp_path / "home")
+    tenant = settings.home / "tenants" / "alice" / "memory" / "USER.md"
+    tenant.parent.mkdir(parents=True)
+    tenant.write_text(render_entries(["Likes jazz", "likes JAZZ!"]), encoding="utf-8")
+    record = await build_consolidator(settings, model=ScriptedModel([])).run()
+    assert [(c.file, c.op) for c in record.operations] == [
+        ("tenants/alice/memory/USER.md", "dedupe")
+    ]
+    assert tenant.read_text(encoding="utf-8") == "likes JAZZ!\n"
+    assert not (settings.home / "memory" / "MEMORY.md").exists()

@@ -92,6 +92,17 @@ class MemoryFile:
             return ""
 
 
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What one run knows before it reads a file: each file's text as the last run left
+    it (only for a run that skips unchanged files), the changes a person reverted (never
+    made again: operation and entries -> the reverted run), and whether to write."""
+
+    previous: Mapping[str, str]
+    vetoes: Mapping[tuple[str, frozenset[str]], str]
+    dry_run: bool
+
+
 @dataclass
 class _Outcome:
     change: FileChange
@@ -119,7 +130,8 @@ class Consolidator:
         with self.lock(dry_run):
             last = self.book.last()
             previous = last_texts(last) if skip_unchanged and last is not None else {}
-            outcomes = [await self._file(f, previous, dry_run) for f in self.files()]
+            context = _Context(previous, vetoes(self.book.all()), dry_run)
+            outcomes = [await self._file(f, context) for f in self.files()]
             files = tuple(o.change for o in outcomes)
             calls = sum(o.model_calls for o in outcomes)
             idle = (
@@ -158,7 +170,7 @@ class Consolidator:
                 raise ConsolidationBusy("another memory consolidation is running") from None
             yield
 
-    async def _file(self, file: MemoryFile, previous: Mapping[str, str], dry_run: bool) -> _Outcome:
+    async def _file(self, file: MemoryFile, context: _Context) -> _Outcome:
         before = file.read()
         found = dedupe(parse_entries(before))
         outcome = _Outcome(FileChange(file.name, before, before))
@@ -167,19 +179,25 @@ class Consolidator:
             for old, keep in found.removed
         ]
         entries = found.kept
-        if previous.get(file.name) != before:
-            entries = await self._judged(file, entries, outcome)
+        if context.previous.get(file.name) != before:
+            entries = await self._judged(file, entries, outcome, context.vetoes)
         if not outcome.operations:
             return outcome
         after = render_entries(entries)
         outcome.change = FileChange(file.name, before, after)
-        if not dry_run and not self._write(file, before, after):
+        if not context.dry_run and not self._write(file, before, after):
             outcome.refused.append(Refusal(file.name, "the file changed during the run"))
             outcome.operations = []
             outcome.change = FileChange(file.name, before, before)
         return outcome
 
-    async def _judged(self, file: MemoryFile, entries: list[str], outcome: _Outcome) -> list[str]:
+    async def _judged(
+        self,
+        file: MemoryFile,
+        entries: list[str],
+        outcome: _Outcome,
+        vetoed: Mapping[tuple[str, frozenset[str]], str],
+    ) -> list[str]:
         """`entries` after the model's checked answer (as they are when it is refused)."""
         limit = file.memory.limits[file.target]
         over_by = max(0, used_chars(entries) - limit)
@@ -196,8 +214,17 @@ class Consolidator:
             checked = validate(view, parse(answer), _checker(file))
         except Refused as exc:
             return _refuse(outcome, entries, f"the answer is refused: {exc}")
-        outcome.operations += [_change(file.name, entries, op) for op in checked]
-        return apply(entries, checked)
+        made: list[ModelOp] = []
+        for op in checked:
+            change = _change(file.name, entries, op)
+            reverted = vetoed.get(veto_key(change))
+            if reverted is None:
+                made.append(op)
+                outcome.operations.append(change)
+            else:
+                why = f"not made again: a person reverted the same {op.op} (run {reverted})"
+                outcome.refused.append(Refusal(file.name, why))
+        return apply(entries, made)
 
     async def _ask(self, view: FileView) -> str:
         parts: list[str] = []
@@ -245,3 +272,18 @@ def last_texts(record: RunRecord) -> dict[str, str]:
     texts = {f.name: f.after for f in record.files}
     texts.update({f.name: f.after for f in record.revert})
     return texts
+
+
+def veto_key(change: Change) -> tuple[str, frozenset[str]]:
+    return (change.op, frozenset(change.entries))
+
+
+def vetoes(records: Sequence[RunRecord]) -> dict[tuple[str, frozenset[str]], str]:
+    """The model's changes in reverted runs (a dedupe is always made again)."""
+    return {
+        veto_key(change): record.id
+        for record in records
+        if record.reverted_at is not None
+        for change in record.operations
+        if change.op != "dedupe"
+    }
