@@ -119,3 +119,30 @@ async def test_each_tenant_memory_is_consolidated_on_its_own(tmp_path: Path) -> 
     ]
     assert tenant.read_text(encoding="utf-8") == "likes JAZZ!\n"
     assert not (settings.home / "memory" / "MEMORY.md").exists()
+
+
+async def test_running_the_job_by_hand_runs_it_once_with_no_turn(tmp_path: Path) -> None:
+    """`seam cron run memory-consolidate`: the scheduler's `run_once`."""
+    settings = load_settings({}, home=tmp_path / "home")
+    memory = settings.home / "memory" / "MEMORY.md"
+    memory.parent.mkdir(parents=True)
+    memory.write_text(render_entries([OLD, OLD.upper()]), encoding="utf-8")
+    clock = ManualClock()
+    runtime = assemble_runtime(model=ScriptedModel([]))
+    kind = consolidate_kind(settings, model=ScriptedModel([]), clock=clock)
+    scheduler = CronScheduler(
+        cron_store_of(runtime.store),
+        RuntimeSubmitter(runtime),
+        RecordingDelivery(),
+        kinds={"consolidate": kind},
+        clock=clock,
+    )
+    job = await enable_job(scheduler.store, ScheduleSpec(every="1d"), clock=clock)
+
+    async def no_turn(submission_id: str) -> object:
+        raise AssertionError("a consolidation run is no turn")
+
+    run = await scheduler.run_once(job, no_turn)
+    assert run is not None and (run.outcome, run.note) == ("completed", "manual")
+    (record,) = build_consolidator(settings).book.all()
+    assert [c.op for c in record.operations] == ["dedupe"]

@@ -194,9 +194,9 @@ class CronScheduler:
         run = await self.run_now(job)
         if run is None:
             return None
-        if not isinstance(self.kinds.get(job.kind), InlineCronKind):
+        if not isinstance(self.kinds.get(job.kind), InlineCronKind):  # else: ran in run_now
             await drive(run.submission_id)
-        await self.look_after([run])
+            await self.look_after([run])
         for stored in await self.store.runs(job.id, limit=5):
             if stored.slot_key == run.slot_key:
                 return stored
