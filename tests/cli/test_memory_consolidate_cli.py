@@ -1,14 +1,18 @@
 """`seam memory consolidate | history | revert` as a person runs them: the real `seam`
 process, its own SEAM_HOME, and the model a scripted OpenAI-compatible server on
-loopback answering in the consolidation protocol (honestly, then hostilely)."""
+loopback answering in the consolidation protocol (honestly, then hostilely). The first test
+runs each command as a process of its own; the others in the test process, to save the
+start-up time (tests/cli/conftest.py)."""
 
 from __future__ import annotations
 
 import json
 import re
 
+import pytest
+
 from tests.cli.conftest import Cli
-from tests.support.openai_server import OpenAIServer, text_reply
+from tests.support.openai_server import OpenAIServer, error_reply, text_reply
 
 OLD, NEW = "Lives in Berlin", "Moved to Lisbon in May; no longer lives in Berlin"
 ENTRIES = [OLD, "Prefers tea", "prefers tea.", NEW]
@@ -68,6 +72,7 @@ def test_consolidate_shows_the_diff_records_the_run_and_reverts_it(
     one_line_error(cli.spawn("memory", "revert", "nope"), "no consolidation run 'nope'")
 
 
+@pytest.mark.in_process
 def test_a_hostile_answer_is_refused_with_its_reason(cli: Cli, openai_server: OpenAIServer) -> None:
     path = cli.home / "memory" / "MEMORY.md"
     path.parent.mkdir(parents=True)
@@ -78,20 +83,28 @@ def test_a_hostile_answer_is_refused_with_its_reason(cli: Cli, openai_server: Op
             {"op": "drop", "id": 2, "newer": 3, "reason": "x"},
         )
     )
-    done = cli.spawn("memory", "consolidate")
+    done = cli("memory", "consolidate")
     assert done.returncode == 0, done.stderr
     assert "refused in memory/MEMORY.md: the answer is refused: the answer drops 2" in done.stderr
     assert memory_text(cli) == f"{OLD}\n§\nprefers tea.\n§\n{NEW}\n"  # only the exact duplicate
 
+    openai_server.push(error_reply(400))  # a request the provider refuses: not retried
+    failed = cli("memory", "consolidate")
+    assert failed.returncode == 1
+    last = failed.stderr.splitlines()[-1]
+    assert last == "seam: the model gave no answer for memory/MEMORY.md (see above)"
+    assert memory_text(cli) == f"{OLD}\n§\nprefers tea.\n§\n{NEW}\n"
 
+
+@pytest.mark.in_process
 def test_enable_adds_a_cron_job_and_disable_removes_it(cli: Cli) -> None:
-    enabled = cli.spawn("memory", "consolidate", "--enable", "--cron", "0 3 * * *")
+    enabled = cli("memory", "consolidate", "--enable", "--cron", "0 3 * * *")
     assert enabled.returncode == 0, enabled.stderr
     assert enabled.stdout == "memory-consolidate\n"
-    listed = cli.spawn("cron", "list")
+    listed = cli("cron", "list")
     assert listed.stdout.startswith("memory-consolidate  on      0 3 * * * (UTC)")
-    bad = cli.spawn("memory", "consolidate", "--enable", "--every", "often")
+    bad = cli("memory", "consolidate", "--enable", "--every", "often")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not an interval" in bad.stderr
-    disabled = cli.spawn("memory", "consolidate", "--disable")
+    disabled = cli("memory", "consolidate", "--disable")
     assert disabled.returncode == 0 and "unscheduled" in disabled.stderr
-    assert "memory-consolidate" not in cli.spawn("cron", "list").stdout
+    assert "memory-consolidate" not in cli("cron", "list").stdout

@@ -18,7 +18,12 @@ from seam.contracts.model import ModelProvider
 from seam.contracts.recall import Embedder
 from seam.plugins.cron.admin import CronAdmin, ScheduleSpec
 from seam.plugins.cron.schedule import interval_seconds
-from seam.plugins.memory.consolidate import ConsolidationBusy, Consolidator, MemoryFile
+from seam.plugins.memory.consolidate import (
+    MODEL_FAILED,
+    ConsolidationBusy,
+    Consolidator,
+    MemoryFile,
+)
 from seam.plugins.memory.consolidate_kind import (
     CONSOLIDATE_JOB,
     CONSOLIDATE_KIND,
@@ -37,6 +42,7 @@ RECORDS_DIR = "consolidations"  # under $SEAM_HOME/memory/
 
 __all__ = [
     "CONSOLIDATE_JOB",
+    "MODEL_FAILED",
     "ConsolidationBusy",
     "RevertRefused",
     "RunRecord",

@@ -38,6 +38,7 @@ def _show(record: RunRecord, *, changed_only: bool = True) -> None:
 async def consolidate(dry_run: bool) -> int:
     from seam.apps.cli.runner import CliError
     from seam.wiring.memory_consolidate import (
+        MODEL_FAILED,
         ConsolidationBusy,
         build_consolidator,
         close_consolidator,
@@ -58,6 +59,9 @@ async def consolidate(dry_run: bool) -> int:
         _say([f"run {record.id}; undo it with: seam memory revert {record.id}"])
     else:
         _say([f"run {record.id}: no change"])
+    failed = [r.file for r in record.refused if r.reason.startswith(MODEL_FAILED)]
+    if failed:
+        raise CliError(f"the model gave no answer for {', '.join(failed)} (see above)")
     return 0
 
 
