@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from seam.core.cron import InMemoryCronStore
 from seam.core.scripted_model import ScriptedModel, text_step
-from seam.plugins.cron.admin import ScheduleSpec
+from seam.plugins.cron.admin import CronAdmin, CronInputError, ScheduleSpec
 from seam.plugins.cron.scheduler import CronScheduler
 from seam.plugins.memory.markdown import render_entries
 from seam.services.sessions.sqlite import SQLiteSessionStore
@@ -146,3 +149,13 @@ async def test_running_the_job_by_hand_runs_it_once_with_no_turn(tmp_path: Path)
     assert run is not None and (run.outcome, run.note) == ("completed", "manual")
     (record,) = build_consolidator(settings).book.all()
     assert [c.op for c in record.operations] == ["dedupe"]
+
+
+async def test_the_job_is_changed_through_its_own_command(tmp_path: Path) -> None:
+    store = InMemoryCronStore(clock=ManualClock())
+    job = await enable_job(store, ScheduleSpec(every="1d"))
+    with pytest.raises(CronInputError, match="follows seam memory consolidate --enable"):
+        await CronAdmin(store).edit(job.id, None, ScheduleSpec(every="2d"), {})
+    again = await enable_job(store, ScheduleSpec(cron="0 3 * * *"))
+    assert (again.id, again.schedule_kind) == (job.id, "cron")
+    assert [j.id for j in await store.list_all()] == [job.id]
