@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -92,15 +93,20 @@ class MemoryFile:
             return ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass
 class _Context:
     """What one run knows before it reads a file: each file's text as the last run left
-    it (only for a run that skips unchanged files), the changes a person reverted (never
-    made again: operation and entries -> the reverted run), and whether to write."""
+    it (only for a run that skips unchanged files), where the records are, and whether to
+    write. `vetoes`, the changes a person reverted (never made again), are read from the
+    records only when the model is asked: an idle run reads one record, not all."""
 
     previous: Mapping[str, str]
-    vetoes: Mapping[tuple[str, frozenset[str]], str]
+    book: RecordBook
     dry_run: bool
+
+    @functools.cached_property
+    def vetoes(self) -> dict[tuple[str, frozenset[str]], str]:
+        return vetoes(self.book.all())
 
 
 @dataclass
@@ -130,7 +136,7 @@ class Consolidator:
         with self.lock(dry_run):
             last = self.book.last()
             previous = last_texts(last) if skip_unchanged and last is not None else {}
-            context = _Context(previous, vetoes(self.book.all()), dry_run)
+            context = _Context(previous, self.book, dry_run)
             outcomes = [await self._file(f, context) for f in self.files()]
             files = tuple(o.change for o in outcomes)
             calls = sum(o.model_calls for o in outcomes)
