@@ -44,8 +44,12 @@ def honest() -> str:
     )
 
 
-def consolidator(tmp_path: Path, *replies: str, embed: bool = True) -> Consolidator:
-    memory = MarkdownMemory(tmp_path / "memory", scanner=injection, redactor=redact)
+def consolidator(
+    tmp_path: Path, *replies: str, embed: bool = True, limit: int = 2200
+) -> Consolidator:
+    memory = MarkdownMemory(
+        tmp_path / "memory", memory_limit=limit, scanner=injection, redactor=redact
+    )
     files = [
         MemoryFile(f"memory/{name}", memory, t)
         for t, name in (("memory", "MEMORY.md"), ("user", "USER.md"))
@@ -211,3 +215,30 @@ async def test_a_reverted_change_is_not_made_again(tmp_path: Path) -> None:
         "not made again: a person reverted the same drop",
     ]
     assert path.read_text(encoding="utf-8") == render_entries(ENTRIES[:1] + ENTRIES[2:])
+
+
+KEY = "The deploy key lives in the blue folder on the shelf"
+SHORTER = {"op": "shorten", "id": 1, "text": "Deploy key: blue folder, shelf", "reason": "limit"}
+
+
+async def test_a_file_over_its_limit_is_shortened_never_cut(tmp_path: Path) -> None:
+    path = write(tmp_path, [KEY, "Prefers tea"])  # 66 chars of 60
+    c = consolidator(tmp_path, answer(SHORTER), answer(), limit=60)
+    record = await c.run()
+    assert path.read_text(encoding="utf-8") == render_entries(
+        ["Deploy key: blue folder, shelf", "Prefers tea"]
+    )
+    assert [op.op for op in record.operations] == ["shorten"] and not record.refused
+
+    write(tmp_path, [KEY, "Prefers tea"])
+    kept = await c.run()  # the model does nothing: the file stays whole, and says why
+    assert path.read_text(encoding="utf-8") == render_entries([KEY, "Prefers tea"])
+    assert [r.reason for r in kept.refused] == [
+        "still 6 chars over its limit of 60: no entry is dropped to make room"
+    ]
+
+
+async def test_shorten_is_refused_within_the_limit(tmp_path: Path) -> None:
+    write(tmp_path, [KEY, "Prefers tea"])
+    record = await consolidator(tmp_path, answer(SHORTER)).run()
+    assert "only allowed when the file is over its limit" in record.refused[0].reason

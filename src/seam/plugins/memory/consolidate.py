@@ -187,6 +187,7 @@ class Consolidator:
         entries = found.kept
         if context.previous.get(file.name) != before:
             entries = await self._judged(file, entries, outcome, context.vetoes)
+            _note_over_limit(file, entries, outcome)
         if not outcome.operations:
             return outcome
         after = render_entries(entries)
@@ -246,6 +247,15 @@ class Consolidator:
             return False
         _atomic_write(file.path, after)
         return True
+
+
+def _note_over_limit(file: MemoryFile, entries: list[str], outcome: _Outcome) -> None:
+    """A file still over its limit says so: nothing is ever dropped just to make room."""
+    limit = file.memory.limits[file.target]
+    over = used_chars(entries) - limit
+    if over > 0:
+        why = f"still {over:,} chars over its limit of {limit:,}: no entry is dropped to make room"
+        outcome.refused.append(Refusal(file.name, why))
 
 
 def _refuse(outcome: _Outcome, entries: list[str], reason: str) -> list[str]:
