@@ -27,7 +27,7 @@ from seam.contracts.execution import Submission
 
 ScheduleKind = Literal["interval", "cron", "once"]
 MissedPolicy = Literal["skip", "catch_up_once"]
-JobKind = Literal["prompt", "heartbeat"]
+JobKind = Literal["prompt", "heartbeat", "consolidate"]
 RunOutcome = Literal["completed", "failed", "aborted"]
 # What became of the reply, kept apart from the outcome: not yet known, in the outbox,
 # held for quiet hours, dropped as [SILENT], sent, failed for good, or nothing to deliver
@@ -242,3 +242,13 @@ class CronKind(Protocol):
         """Deliver the settled run's reply the kind's way (e.g. drop an all-clear) and
         return its `DeliveryStatus`."""
         ...
+
+
+@runtime_checkable
+class InlineCronKind(CronKind, Protocol):
+    """A kind whose run is no turn: the kind does the work itself, in the scheduler's
+    process, after the slot is claimed (memory consolidation is one). The scheduler
+    settles the run with the outcome `run_inline` returns (delivery `none`); an
+    exception settles it failed, counted like any failure."""
+
+    async def run_inline(self, job: CronJob, run: CronRun) -> RunOutcome: ...

@@ -51,6 +51,7 @@ from seam.plugins.cron.text import (
 from seam.wiring.cron_check import check_classifier, check_runner
 from seam.wiring.delivery import build_delivery, delivery_for
 from seam.wiring.heartbeat import HeartbeatRuntime, heartbeat_kind, sync_heartbeat_job
+from seam.wiring.memory_consolidate import consolidate_kind
 from seam.wiring.outbox import running_deliverer
 from seam.wiring.settings import Settings
 
@@ -144,14 +145,19 @@ class RuntimeSubmitter:
 
 def default_kinds(runtime: CronRuntime) -> dict[str, CronKind]:
     """The job kinds the configured runtime knows besides "prompt": the heartbeat's hooks
-    (wiring/heartbeat.py), when the runtime has settings."""
+    (wiring/heartbeat.py) and memory consolidation's (wiring/memory_consolidate.py),
+    when the runtime has settings."""
     if runtime.settings is None:
         return {}
+    kinds: dict[str, CronKind] = {"consolidate": consolidate_kind(runtime.settings)}
     try:
-        return {"heartbeat": heartbeat_kind(runtime, cron=cron_store_of(runtime.store))}
+        return {
+            "heartbeat": heartbeat_kind(runtime, cron=cron_store_of(runtime.store)),
+            **kinds,
+        }
     except Exception as exc:
         log.warning("heartbeat jobs will run as plain prompts here: %s", exc)
-        return {}
+        return kinds
 
 
 def runtime_outbox(runtime: CronRuntime) -> Outbox | None:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from seam.apps.cli.memory_consolidate import register as register_consolidate
+
 if TYPE_CHECKING:
     from seam.wiring.memory import MarkdownMemory, MemoryUsage, Target
 
@@ -134,4 +136,5 @@ def register(app: typer.Typer) -> None:
 
         execute(remove(match, user))
 
+    register_consolidate(memory_app)
     app.add_typer(memory_app, name="memory")

@@ -123,6 +123,13 @@ def same_schedule(a: ScheduleSpec, b: ScheduleSpec) -> bool:
     return a.text_and_kind() == b.text_and_kind() and a.tz == b.tz
 
 
+# Where a job of a kind other than "prompt" is set up (`edit` sends a person there).
+_OWNED_BY: dict[str, str] = {
+    "heartbeat": "[heartbeat] in config.toml",
+    "consolidate": "seam memory consolidate --enable",
+}
+
+
 class JobOptions(TypedDict, total=False):
     """What a job says besides its prompt and schedule, as `seam cron add` takes it
     (defaults: deliver to the owner, the default personality, missed slots skipped, a
@@ -211,7 +218,7 @@ class CronAdmin:
         old = await self.job(job_id)
         if old.kind != "prompt":
             raise CronInputError(
-                f"cron job {job_id} follows [{old.kind}] in config.toml: change it there"
+                f"cron job {job_id} follows {_OWNED_BY.get(old.kind, old.kind)}: change it there"
             )
         current = spec_of(old)
         wanted = spec or current

@@ -47,6 +47,7 @@ from seam.contracts.cron import (
     CronRun,
     CronStore,
     DeliveryStatus,
+    InlineCronKind,
     SlotClaim,
     run_session,
     run_submission_id,
@@ -208,8 +209,9 @@ class CronScheduler:
         run = await self.run_now(job)
         if run is None:
             return None
-        await drive(run.submission_id)
-        await self.look_after([run])
+        if not isinstance(self.kinds.get(job.kind), InlineCronKind):  # else: ran in run_now
+            await drive(run.submission_id)
+            await self.look_after([run])
         for stored in await self.store.runs(job.id, limit=5):
             if stored.slot_key == run.slot_key:
                 return stored
@@ -219,7 +221,12 @@ class CronScheduler:
         """Admit the run's turn; a turn that can never be admitted (its personality is
         gone, its session name refused) settles the run failed, counted like any failure,
         instead of being tried again every tick. Anything else (the store is down) is
-        tried again by the next tick's look at open runs."""
+        tried again by the next tick's look at open runs. A kind that runs inline does
+        its work here instead, with no turn."""
+        kind = self.kinds.get(job.kind)
+        if isinstance(kind, InlineCronKind):
+            await self._run_inline(kind, job, run)
+            return None
         try:
             return await self.runtime.submit(
                 run.session,
@@ -233,6 +240,18 @@ class CronScheduler:
             if settled is not None:
                 await self._after(settled)
             return None
+
+    async def _run_inline(self, kind: InlineCronKind, job: CronJob, run: CronRun) -> None:
+        try:
+            outcome = await kind.run_inline(job, run)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("cron run %s failed", run.slot_key)
+            outcome = "failed"
+        settled = await self.store.settle_run(run.slot_key, outcome=outcome, delivery="none")
+        if settled is not None:
+            await self._after(settled)
 
     # Settling and delivering
 
