@@ -4,8 +4,9 @@ other tenant's sessions get the tenant's own, in `$SEAM_HOME/tenants/<T>/memory/
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seam.contracts.memory import MemoryEntryError, MemoryProvider, MemoryUsage
 from seam.core.memory import NoopMemory, TenantMemories
@@ -22,6 +23,9 @@ from seam.plugins.safety import injection, redact
 from seam.wiring.settings import Settings
 from seam.wiring.tenant_dirs import OWNER_TENANT, TENANTS_DIR, tenant_dir
 
+if TYPE_CHECKING:
+    from seam.contracts.memory_search import MemorySearch
+
 __all__ = [
     "FILES",
     "TARGETS",
@@ -30,6 +34,7 @@ __all__ = [
     "MemoryUsage",
     "Target",
     "build_memory",
+    "memory_searches",
     "tenant_memory",
 ]
 
@@ -61,3 +66,15 @@ def tenant_memory(folder: Path, like: Any) -> MarkdownMemory:
         scanner=injection,
         redactor=redact,
     )
+
+
+def memory_searches(recall: bool = True) -> Callable[[MemoryProvider], MemorySearch | None]:
+    """What `memory_search` searches in a session's memory (its tenant's own), by words
+    and, when `recall`, by meaning. The search modules load on the first search."""
+
+    def searches(memory: MemoryProvider) -> MemorySearch | None:
+        from seam.wiring.memory_search import search_for
+
+        return search_for(memory, recall)
+
+    return searches

@@ -56,6 +56,8 @@ class VectorFile:
         (entries edited or removed since); False when the file cannot be written."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            # As private as the memory files: vectors say something of what entries hold.
+            self.path.touch(mode=0o600, exist_ok=True)
             with self._open() as db, db:
                 db.executemany(
                     "INSERT OR REPLACE INTO vectors (digest, embedder, vector) VALUES (?, ?, ?)",
