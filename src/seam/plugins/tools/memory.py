@@ -109,7 +109,9 @@ class MemorySearchTool(SpecTool):
             raise ToolError("memory search is not configured")
         from seam.plugins.tools.memory_search import run_search
 
-        return await run_search(self._searches, self._scanner, args, ctx.memory)
+        # Types and the limit's range are checked against the schema before `run`.
+        limit = int(args.get("limit", SEARCH_LIMIT))
+        return await run_search(self._searches, self._scanner, args["query"], limit, ctx.memory)
 
 
 def register_memory_tool(
