@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from seam.contracts.memory import MEMORY_TARGETS, EditableMemory, MemoryEntryError, MemoryProvider
 from seam.contracts.scanning import NO_INJECTION_SCANNER, InjectionScanner
-from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
 from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 
 if TYPE_CHECKING:
@@ -87,7 +87,10 @@ class MemorySearchTool(SpecTool):
         ),
         arguments={
             "query": {"type": "string", "description": "What you are looking for."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX},
+            "limit": {
+                **positive_integer(f"Entries returned (default {SEARCH_LIMIT})."),
+                "maximum": SEARCH_MAX,
+            },
         },
         required=("query",),
         concurrent=True,
