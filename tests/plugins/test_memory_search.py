@@ -28,15 +28,8 @@ class Counting:
     def __init__(self, inner: Embedder, name: str | None = None) -> None:
         self.inner = inner
         self.embedded: list[str] = []
-        self._name = name or inner.name
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dimensions(self) -> int:
-        return self.inner.dimensions
+        self.name = name or inner.name
+        self.dimensions = inner.dimensions
 
     def embed(self, texts: Sequence[str]) -> list[bytes]:
         self.embedded.extend(texts)
