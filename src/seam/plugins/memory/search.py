@@ -77,11 +77,14 @@ class MemoryIndex:
         self._lock = threading.Lock()  # one thread embeds at a time; the rest reuse it
 
     async def search(self, query: str, limit: int) -> MemorySearchResult:
-        entries = await asyncio.to_thread(read_entries, self.memory)
+        return await asyncio.to_thread(self.search_now, query, limit)
+
+    def search_now(self, query: str, limit: int) -> MemorySearchResult:
+        """`search`, blocking: it reads the files and may load the embedder and embed
+        the entries it has not seen (`search` runs it in a worker thread)."""
+        entries = read_entries(self.memory)
         by_words = bm25_rank(query, [entry.text for entry in entries])
-        by_meaning: list[int] | None = None
-        if self._embedder is not None and query.strip():
-            by_meaning = await asyncio.to_thread(self.meaning_rank, query, entries)
+        by_meaning = self.meaning_rank(query, entries) if query.strip() else []
         note = FULL_TEXT_ONLY if by_meaning is None else None
         return MemorySearchResult(_fused(entries, by_words, by_meaning or [], limit), note)
 
