@@ -3,8 +3,8 @@ words than the facts that answer them, among a few hundred distractors. Hybrid s
 (what `memory_search` answers) must find more of them in its first five than full text
 alone. Behaviour, not a benchmark: `bench/recall_quality.py` prints the figures.
 
-Measured when written (WordLlama l2_supercat 256): recall@5 full text 0.03, meaning
-alone 0.59, hybrid 0.58 (38 of 66); recall@1 0.03, 0.21, 0.17.
+Measured when written (WordLlama l2_supercat 256): recall@5 full text 0.03 (2 of 66),
+meaning alone 0.62, hybrid 0.62 (41 of 66); recall@1 0.03, 0.21, 0.17.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from seam.plugins.memory.bm25 import STOP_WORDS
 from seam.services.recall.embedder import load_embedder
 from tests.support.recall_set import load_set, recall_at, write_haystack
 
-HYBRID_AT_5_AT_LEAST = 0.55
+HYBRID_AT_5_AT_LEAST = 0.6
 
 
 def test_the_set_is_large_and_its_pairs_share_few_words() -> None:

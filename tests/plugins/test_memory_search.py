@@ -97,14 +97,14 @@ async def test_an_entry_is_embedded_once_and_again_only_after_an_edit(
     counting.embedded.clear()
     await index.search("morning drink", 5)
     assert counting.embedded == ["morning drink"]  # entries unchanged: only the question
-    # (what is embedded is a text's content words: "what is my" says nothing of meaning)
+    # (what is embedded is a text's folded content words: "what is my" says nothing)
 
     memory.replace("memory", "ruff", "Uses ruff and mypy --strict.")  # a write embeds nothing
     memory.add("user", "Lives in Berlin.")
     assert counting.embedded == ["morning drink"]
     counting.embedded.clear()
     await index.search("which city", 5)
-    assert counting.embedded == ["Uses ruff mypy strict", "Lives Berlin", "city"]
+    assert counting.embedded == ["uses ruff mypy strict", "lives berlin", "city"]
 
     # Another process (a new index) reads the vectors from the file beside the memory.
     again = Counting(embedder)

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from seam.contracts.search import WORD, fold, terms
+from seam.contracts.search import terms, words
 
 # Robertson and Zaragoza's usual constants: term frequency saturates after a few repeats;
 # long entries are discounted by three quarters of their excess length.
@@ -35,9 +35,10 @@ _STOP_TERMS = frozenset(terms(" ".join(STOP_WORDS)))
 
 
 def content_words(text: str) -> str:
-    """`text` without its function words (as written otherwise), for the embedder: an
-    embedding that averages word vectors is otherwise pulled towards "what is my"."""
-    return " ".join(w for w in WORD.findall(text) if fold(w) not in STOP_WORDS) or text
+    """`text`'s words as search sees them (folded: lowercase, no accents) less its
+    function words, for the embedder: a vector that averages word vectors is otherwise
+    pulled towards "what is my", and a capital at the start of a sentence is noise."""
+    return " ".join(word for word in words(text) if word not in STOP_WORDS) or text
 
 
 @lru_cache(maxsize=_CACHED_ENTRIES)
