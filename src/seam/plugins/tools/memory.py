@@ -80,17 +80,10 @@ class MemoryTool(SpecTool):
 class MemorySearchTool(SpecTool):
     spec = ToolSpec(
         name="memory_search",
-        description=(
-            "Search your saved notes (MEMORY.md and USER.md) by words and by meaning: a "
-            "question in other words than the note still finds it. Returns the best entries "
-            "with where each is."
-        ),
+        description="Search your saved notes by words and meaning; best entries first.",
         arguments={
-            "query": {"type": "string", "description": "What you are looking for."},
-            "limit": {
-                **positive_integer(f"Entries returned (default {SEARCH_LIMIT})."),
-                "maximum": SEARCH_MAX,
-            },
+            "query": {"type": "string"},
+            "limit": {**positive_integer(f"Default {SEARCH_LIMIT}."), "maximum": SEARCH_MAX},
         },
         required=("query",),
         concurrent=True,
