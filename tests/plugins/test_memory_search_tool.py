@@ -16,6 +16,7 @@ from seam.core import InMemoryStorage, NoopMemory
 from seam.core.identity import create_session_storage_key
 from seam.core.scripted_model import ScriptedModel, call, text_step, tool_step
 from seam.plugins.tools.memory import MemorySearchTool
+from seam.wiring import create_runtime
 from seam.wiring.assembly import assemble_runtime
 from seam.wiring.memory import build_memory, memory_searches
 from seam.wiring.runtime import Runtime
@@ -140,3 +141,22 @@ async def test_bad_input_and_no_memory_are_one_line_errors() -> None:
         await tool.run({"query": "  "}, ctx)
     with pytest.raises(ToolError, match="memory search is not configured"):
         await MemorySearchTool().run({"query": "tea"}, ctx)
+
+
+async def test_a_home_from_before_memory_search_offers_it_too(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    default = home / "personalities" / "default"
+    default.mkdir(parents=True)
+    (default / "SOUL.md").write_text("You help.\n", encoding="utf-8")
+    # The default personality's file as first runs wrote it before the tool existed.
+    (default / "config.toml").write_text('toolset = ["memory", "read_file"]\n', encoding="utf-8")
+    settings = load_settings({"HOME": str(tmp_path)}, home=home, working_dir=project)
+    model = ScriptedModel([text_step("Hi.")])
+    async with create_runtime(settings=settings, model=model) as runtime:
+        await drain(runtime.run("s", "hello"))
+    assert sorted(tool.name for tool in model.requests[0].tools) == [
+        "memory",
+        "memory_search",
+        "read_file",
+    ]

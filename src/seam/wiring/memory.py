@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from seam.contracts.memory import MemoryEntryError, MemoryProvider, MemoryUsage
+from seam.contracts.personality import PersonalityRegistry
 from seam.core.memory import NoopMemory, TenantMemories
 from seam.plugins.memory.markdown import (
     FILES,
@@ -20,6 +21,7 @@ from seam.plugins.memory.markdown import (
 )
 from seam.plugins.memory.tenants import OwnerMemory
 from seam.plugins.safety import injection, redact
+from seam.wiring.default_tools import DefaultGets
 from seam.wiring.settings import Settings
 from seam.wiring.tenant_dirs import OWNER_TENANT, TENANTS_DIR, tenant_dir
 
@@ -34,6 +36,7 @@ __all__ = [
     "MemoryUsage",
     "Target",
     "build_memory",
+    "default_gets_memory_search",
     "memory_searches",
     "tenant_memory",
 ]
@@ -78,3 +81,9 @@ def memory_searches(recall: bool = True) -> Callable[[MemoryProvider], MemorySea
         return search_for(memory, recall)
 
     return searches
+
+
+def default_gets_memory_search(inner: PersonalityRegistry) -> PersonalityRegistry:
+    """The default personality gets `memory_search` in a home whose personality file
+    was written before the tool existed (it lists its tools by name)."""
+    return DefaultGets(inner, ("memory_search",))
