@@ -77,14 +77,18 @@ class MemoryTool(SpecTool):
         return f"{_DONE[action]} (in your prompt from the next session on). {usage}"
 
 
+# What `memory_search` takes: the question in any words, and how many entries at most.
+SEARCH_ARGUMENTS = {
+    "query": {"type": "string", "description": "In any words."},
+    "limit": {**positive_integer(f"Default {SEARCH_LIMIT}."), "maximum": SEARCH_MAX},
+}
+
+
 class MemorySearchTool(SpecTool):
     spec = ToolSpec(
         name="memory_search",
         description="Search your saved notes by words and meaning; best entries first.",
-        arguments={
-            "query": {"type": "string"},
-            "limit": {**positive_integer(f"Default {SEARCH_LIMIT}."), "maximum": SEARCH_MAX},
-        },
+        arguments=SEARCH_ARGUMENTS,
         required=("query",),
         concurrent=True,
         idempotent=True,
