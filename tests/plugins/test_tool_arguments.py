@@ -116,7 +116,7 @@ def _built_in() -> list[Any]:
 def test_every_built_in_schema_compiles_and_refuses_unknown_arguments() -> None:
     validator = JsonSchemaValidator()
     tools = _built_in()
-    assert len(tools) == 15
+    assert len(tools) == 16
     for tool in tools:
         assert isinstance(tool, CheckedTool), tool.name
         schema = tool.parameters

@@ -167,6 +167,7 @@ def built_in_tools(
         skills=given.get("skills"),
         cron=DeferredCronJobs(store, settings),
         allow_private=settings.config.network.allow_private if settings else (),
+        recall=settings.config.recall.enabled if settings else True,
     )
 
 

@@ -36,6 +36,7 @@ from seam.wiring.context import (
     build_titles,
     context_options,
 )
+from seam.wiring.memory import default_gets_memory_search
 from seam.wiring.runtime import Runtime
 from seam.wiring.secrets import secret_redactor
 from seam.wiring.settings import Settings, load_settings
@@ -253,6 +254,8 @@ def build_extras(
     if given.get("tools") is None:
         mcp, personalities = with_mcp(settings, personalities)
         skills, personalities = with_skills(settings, personalities)
+        if personalities is not None:
+            personalities = default_gets_memory_search(personalities)
         if settings.config.web_search.provider and personalities is not None:
             from seam.wiring.web_search import default_gets_web_search
 

@@ -34,6 +34,7 @@ TOOL_GUIDANCE: dict[str, str] = {
     "clarify": "Ask with `clarify` only when a wrong guess would be costly.",
     "memory": "Save lasting facts about the person or project with `memory`, never secrets.",
     "session_search": "Use `session_search` when the person refers to an earlier conversation.",
+    "memory_search": "Find saved notes with `memory_search` before asking the person again.",
     "delegate_task": "Delegate self-contained subtasks with `delegate_task`.",
 }
 

@@ -4,10 +4,12 @@ other tenant's sessions get the tenant's own, in `$SEAM_HOME/tenants/<T>/memory/
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seam.contracts.memory import MemoryEntryError, MemoryProvider, MemoryUsage
+from seam.contracts.personality import PersonalityRegistry
 from seam.core.memory import NoopMemory, TenantMemories
 from seam.plugins.memory.markdown import (
     FILES,
@@ -19,8 +21,12 @@ from seam.plugins.memory.markdown import (
 )
 from seam.plugins.memory.tenants import OwnerMemory
 from seam.plugins.safety import injection, redact
+from seam.wiring.default_tools import DefaultGets
 from seam.wiring.settings import Settings
 from seam.wiring.tenant_dirs import OWNER_TENANT, TENANTS_DIR, tenant_dir
+
+if TYPE_CHECKING:
+    from seam.contracts.memory_search import MemorySearch
 
 __all__ = [
     "FILES",
@@ -30,6 +36,8 @@ __all__ = [
     "MemoryUsage",
     "Target",
     "build_memory",
+    "default_gets_memory_search",
+    "memory_searches",
     "tenant_memory",
 ]
 
@@ -61,3 +69,21 @@ def tenant_memory(folder: Path, like: Any) -> MarkdownMemory:
         scanner=injection,
         redactor=redact,
     )
+
+
+def memory_searches(recall: bool = True) -> Callable[[MemoryProvider], MemorySearch | None]:
+    """What `memory_search` searches in a session's memory (its tenant's own), by words
+    and, when `recall`, by meaning. The search modules load on the first search."""
+
+    def searches(memory: MemoryProvider) -> MemorySearch | None:
+        from seam.wiring.memory_search import search_for
+
+        return search_for(memory, recall)
+
+    return searches
+
+
+def default_gets_memory_search(inner: PersonalityRegistry) -> PersonalityRegistry:
+    """The default personality gets `memory_search` in a home whose personality file
+    was written before the tool existed (it lists its tools by name)."""
+    return DefaultGets(inner, ("memory_search",))

@@ -127,6 +127,8 @@ class RecallSection(_Section):
     """Whether memory and session search add local embeddings to full text
     (services/recall)."""
 
+    enabled: bool = True  # false: full text only, nothing embedded
+
 
 class ReflectionSection(_Section):
     """After each turn, a background review that may add memory entries (off by default:

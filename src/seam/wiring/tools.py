@@ -8,6 +8,7 @@ from typing import Any
 from seam.contracts.sessions import SessionStore
 from seam.contracts.tools import ArgumentValidator, ForeignSchema, Tool, ToolSource
 from seam.core.tool_registry import DefaultToolRegistry
+from seam.plugins.safety import injection
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.plugins.skills.tools import register_skill_tools
 from seam.plugins.tools.arguments import JsonSchemaValidator
@@ -18,6 +19,7 @@ from seam.plugins.tools.memory import register_memory_tool
 from seam.plugins.tools.session_search import register_session_search_tool
 from seam.plugins.tools.shell import register_shell_tools
 from seam.plugins.tools.subagents import register_subagent_tools
+from seam.wiring.memory import memory_searches
 
 
 def build_tool_registry(
@@ -30,6 +32,7 @@ def build_tool_registry(
     skills: SkillCatalog | None = None,
     cron: CronJobs | None = None,
     allow_private: Collection[str] = (),
+    recall: bool = True,
 ) -> DefaultToolRegistry:
     """Built-ins, then static tools (wrapped as context-free factories).
 
@@ -41,12 +44,13 @@ def build_tool_registry(
     known at run time (MCP servers). `skills`: the Agent Skills catalog `skill_view` and
     `skill_write` serve (without it neither is offered). `cron`: the jobs the `cron` tool
     schedules (without it the tool is not offered). `allow_private`: the non-public
-    hosts, addresses or networks `web_fetch` may reach (`[network] allow_private`)."""
+    hosts, addresses or networks `web_fetch` may reach (`[network] allow_private`).
+    `recall`: `memory_search` adds search by meaning to full text (`[recall] enabled`)."""
     registry = DefaultToolRegistry(validator=validator or ByOrigin(JsonSchemaValidator()))
     register_file_tools(registry)
     register_shell_tools(registry)
     register_extra_tools(registry, web_allowed=allow_private)
-    register_memory_tool(registry)
+    register_memory_tool(registry, memory_searches(recall), injection)
     register_session_search_tool(registry, sessions)
     register_subagent_tools(registry, workflows=workflows)
     if skills is not None:

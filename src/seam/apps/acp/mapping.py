@@ -25,6 +25,7 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "patch": "edit",
     "search_files": "search",
     "session_search": "search",
+    "memory_search": "search",
     "terminal": "execute",
     "process": "execute",
     "execute_code": "execute",

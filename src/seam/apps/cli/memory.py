@@ -1,7 +1,8 @@
-"""`seam memory show|edit|add|remove`: the person's side of the agent's memory.
+"""`seam memory show|edit|add|remove|search`: the person's side of the agent's memory.
 
 `add` and `remove` follow the same rules as the agent's `memory` tool. `edit` opens the
 file in $EDITOR and trusts what the person writes; it only reports the usage after.
+`search` ranks entries as the agent's `memory_search` does (words and meaning).
 """
 
 from __future__ import annotations
@@ -76,6 +77,34 @@ async def remove(match: str, user: bool) -> int:
     return _report("removed", lambda memory: memory.remove(_target(user), match))
 
 
+async def search(query: str, limit: int) -> int:
+    """Matches best first, each with its file, entry number and the signals that found
+    it; "full text only" said once on stderr when there is no embedder."""
+    from seam.apps.cli.exits import USAGE
+    from seam.apps.cli.render import Style
+    from seam.apps.cli.runner import CliError
+    from seam.wiring.memory import build_memory
+    from seam.wiring.memory_search import search_memory
+    from seam.wiring.settings import load_settings
+
+    if not query.strip():
+        raise CliError("the search is empty: give what to look for", USAGE)
+    settings = load_settings()
+    result = await search_memory(settings, build_memory(settings), query, limit)
+    if result.note:
+        sys.stderr.write(f"{result.note}\n")
+    if not result.matches:
+        sys.stdout.write(f"no memory entry matches {query!r}\n")
+        return 0
+    style = Style.for_stream(sys.stdout)
+    for rank, match in enumerate(result.matches, start=1):
+        where = style.bold(match.where)
+        sys.stdout.write(f"{rank}. {where}  {style.dim('found by ' + match.found_by)}\n")
+        for line in style.plain(match.text).splitlines():
+            sys.stdout.write(f"   {line}\n")
+    return 0
+
+
 def _target(user: bool) -> Target:
     return "user" if user else "memory"
 
@@ -137,4 +166,14 @@ def register(app: typer.Typer) -> None:
         execute(remove(match, user))
 
     register_consolidate(memory_app)
+    @memory_app.command("search")
+    def search_command(
+        query: Annotated[str, typer.Argument(help="What to look for, in any words.")],
+        limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 10,
+    ) -> None:
+        """Rank entries of MEMORY.md and USER.md by words and meaning."""
+        from seam.apps.cli.runner import execute
+
+        execute(search(query, limit))
+
     app.add_typer(memory_app, name="memory")

@@ -52,8 +52,9 @@ description = "A general personal assistant."
 # network = false                # may its commands use the network?
 # Tools it may use; remove this line to allow every registered tool.
 toolset = [
-    "clarify", "delegate_task", "execute_code", "list_dir", "memory", "patch", "process",
-    "read_file", "search_files", "session_search", "terminal", "todo", "web_fetch", "write_file",
+    "clarify", "delegate_task", "execute_code", "list_dir", "memory", "memory_search", "patch",
+    "process", "read_file", "search_files", "session_search", "terminal", "todo", "web_fetch",
+    "write_file",
 ]
 
 [fs_reach]

@@ -4,18 +4,28 @@ All the rules (limits, duplicates, unique matches, injection and secret refusal)
 the memory backend, so the CLI and the tool cannot drift apart; the tool meets it through
 the `EditableMemory` contract. The reply says that a write shows only from the next
 session: the current prompt is frozen on purpose.
+
+`memory_search` finds entries by words and by meaning; its spec is here so listing the
+tools loads nothing more, and its work (`memory_search.py`, the search, the embedder)
+loads on its first call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from seam.contracts.memory import MEMORY_TARGETS, EditableMemory, MemoryEntryError
-from seam.contracts.tool_spec import SpecTool, ToolSpec
+from seam.contracts.memory import MEMORY_TARGETS, EditableMemory, MemoryEntryError, MemoryProvider
+from seam.contracts.scanning import NO_INJECTION_SCANNER, InjectionScanner
+from seam.contracts.tool_spec import SpecTool, ToolSpec, positive_integer
 from seam.contracts.tools import ToolContext, ToolError, ToolRegistry
 
+if TYPE_CHECKING:
+    from seam.contracts.memory_search import MemorySearch
+
 ACTIONS = ("add", "replace", "remove")
+SEARCH_LIMIT = 5
+SEARCH_MAX = 20
 _DONE = {"add": "added", "replace": "replaced", "remove": "removed"}
 
 
@@ -67,5 +77,48 @@ class MemoryTool(SpecTool):
         return f"{_DONE[action]} (in your prompt from the next session on). {usage}"
 
 
-def register_memory_tool(registry: ToolRegistry) -> None:
+# What `memory_search` takes: the question in any words, and how many entries at most.
+SEARCH_ARGUMENTS = {
+    "query": {"type": "string", "description": "In any words."},
+    "limit": {**positive_integer(f"Default {SEARCH_LIMIT}."), "maximum": SEARCH_MAX},
+}
+
+
+class MemorySearchTool(SpecTool):
+    spec = ToolSpec(
+        name="memory_search",
+        description="Search your saved notes by words and meaning; best entries first.",
+        arguments=SEARCH_ARGUMENTS,
+        required=("query",),
+        concurrent=True,
+        idempotent=True,
+    )
+
+    def __init__(
+        self,
+        searches: Callable[[MemoryProvider], MemorySearch | None] | None = None,
+        scanner: InjectionScanner = NO_INJECTION_SCANNER,
+    ) -> None:
+        """`searches`: the search over a session's memory (None when it has none that
+        can be searched); `scanner` flags entries to fence as untrusted data."""
+        self._searches = searches
+        self._scanner = scanner
+
+    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
+        if self._searches is None:
+            raise ToolError("memory search is not configured")
+        from seam.plugins.tools.memory_search import run_search
+
+        # Types and the limit's range are checked against the schema before `run`.
+        limit = int(args.get("limit", SEARCH_LIMIT))
+        return await run_search(self._searches, self._scanner, args["query"], limit, ctx.memory)
+
+
+def register_memory_tool(
+    registry: ToolRegistry,
+    searches: Callable[[MemoryProvider], MemorySearch | None] | None = None,
+    scanner: InjectionScanner = NO_INJECTION_SCANNER,
+) -> None:
+    """`memory`, and `memory_search` over `searches` (see `MemorySearchTool`)."""
     registry.register_tool(MemoryTool())
+    registry.register_tool(MemorySearchTool(searches, scanner))
