@@ -166,6 +166,7 @@ def register(app: typer.Typer) -> None:
         execute(remove(match, user))
 
     register_consolidate(memory_app)
+
     @memory_app.command("search")
     def search_command(
         query: Annotated[str, typer.Argument(help="What to look for, in any words.")],
