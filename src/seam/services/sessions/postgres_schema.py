@@ -24,6 +24,7 @@ from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
+from seam.services.sessions.postgres_vectors import VECTORS_MIGRATION
 
 # A statement, or a step only Python can do (the search rules live in Python).
 Step = str | Callable[[AsyncConnection[TupleRow]], Awaitable[None]]
@@ -171,6 +172,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     CRON_MIGRATION,
     # checkpoints: each changing turn's snapshots (services/sessions/postgres_checkpoints.py).
     CHECKPOINTS_MIGRATION,
+    # message vectors: search by meaning (services/sessions/postgres_vectors.py).
+    VECTORS_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
