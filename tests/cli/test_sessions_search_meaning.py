@@ -26,7 +26,7 @@ def test_a_question_sharing_no_word_finds_it_by_meaning(
     found = cli.spawn("sessions", "search", QUESTION)
     assert found.returncode == 0, found.stderr
     assert found.stderr == ""
-    where, said, *rest = found.stdout.splitlines()
+    where, said, *_ = found.stdout.splitlines()
     assert where.startswith("cabin  “For the cabin: The wifi password")
     assert where.endswith("(meaning)")
     assert said == f"    you: For the cabin: {WIFI}"

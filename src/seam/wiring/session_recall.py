@@ -37,14 +37,13 @@ def recall_section(settings: Settings | None) -> RecallSection:
     return settings.config.recall if settings is not None else RecallSection()
 
 
-def start_indexing(recall: SessionRecall, settings: Settings | None) -> asyncio.Task[Any] | None:
-    """The background indexer of a long-running process (`seam serve`, `seam gateway`,
-    `seam chat`): new messages get their vectors between searches, off every turn's path.
-    None when `[recall]` is off; the caller cancels the task when it stops."""
-    section = recall_section(settings)
-    if not section.enabled:
-        return None
-    return asyncio.ensure_future(recall.index_forever(section.index_every_seconds))
+def start_indexing(recall: SessionRecall, settings: Settings | None) -> asyncio.Task[Any]:
+    """The background indexer of a long-running process (`seam serve`, `seam gateway`):
+    new messages get their vectors between searches, off every turn's path, every
+    `[recall] index_every`. It ends at once where there is nothing to index with (no
+    embedder, `[recall]` off); the caller cancels it when the process stops."""
+    every = recall_section(settings).index_every_seconds
+    return asyncio.ensure_future(recall.index_forever(every))
 
 
 __all__ = ["build_session_recall", "recall_section", "start_indexing"]
