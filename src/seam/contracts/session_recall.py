@@ -31,9 +31,10 @@ FoundRow = tuple[int, str, int, str, str]
 class MessageVectors(Protocol):
     """Per-message vectors stored beside the transcript (a session store's capability)."""
 
-    async def unindexed(self, model: str, limit: int) -> list[tuple[int, str]]:
-        """Up to `limit` searchable messages (id, content), newest first, with no
-        vector of `model`."""
+    async def unindexed(self, model: str, after: int, limit: int) -> list[tuple[int, str]]:
+        """Up to `limit` searchable messages (id, content) with an id above `after` and
+        no vector of `model`, in id order (a new message's id is above every id there
+        is, so an indexer can carry on from the last id it saw)."""
         ...
 
     async def put_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> None:

@@ -21,36 +21,50 @@ log = logging.getLogger("seam.recall")
 DEFAULT_BATCH = 256
 # Long messages are embedded by their beginning: an embedding of pooled tokens says
 # little more past a few pages, and the cost grows with the length.
-EMBEDDED_CHARS = 4000
+EMBEDDED_CHARS = 2000
 
 
 class SessionIndexer:
-    """Fills in the missing vectors of one store with one embedder."""
+    """Fills in the missing vectors of one store with one embedder.
+
+    It carries on from the last message id it indexed (a new message's id is above every
+    id there is), so a catch-up with nothing new is one short range query, not a pass
+    over the history. It looks from the start again when vectors went away (a message
+    was deleted: SQLite may then give the next message the freed id)."""
 
     def __init__(self, store: MessageVectors, embedder: Embedder, batch: int = DEFAULT_BATCH):
         self._store = store
         self._embedder = embedder
         self._batch = batch
         self._lock = asyncio.Lock()
+        self._after = 0
+        self._count = 0  # vectors there were when the last pass ended
 
     async def index_pending(self) -> int:
         """Embed every message that has no vector of this embedder; how many were."""
         async with self._lock:
+            count, _ = await self._store.vector_mark()
+            if count < self._count:
+                self._after = 0
             done = 0
-            previous: list[int] = []
             while True:
-                rows = await self._store.unindexed(self._embedder.name, self._batch)
-                ids = [message_id for message_id, _ in rows]
-                if not rows or ids == previous:  # nothing left, or nothing could be stored
-                    return done
-                texts = [content[:EMBEDDED_CHARS] for _, content in rows]
-                vectors = await asyncio.to_thread(self._embedder.embed, texts)
-                pairs = list(zip(ids, vectors, strict=True))
-                await self._store.put_vectors(self._embedder.name, pairs)
-                done += len(rows)
-                previous = ids
+                rows = await self._store.unindexed(self._embedder.name, self._after, self._batch)
+                if rows:
+                    await self._embed(rows)
+                    done += len(rows)
+                    self._after = rows[-1][0]
                 if len(rows) < self._batch:
+                    self._count = (await self._store.vector_mark())[0]
                     return done
+
+    async def _embed(self, rows: list[tuple[int, str]]) -> None:
+        """One batch, shortest texts together (the embedder pads each of its chunks to
+        the longest text in it)."""
+        rows = sorted(rows, key=lambda row: len(row[1]))
+        texts = [content[:EMBEDDED_CHARS] for _, content in rows]
+        vectors = await asyncio.to_thread(self._embedder.embed, texts)
+        pairs = [(row[0], vector) for row, vector in zip(rows, vectors, strict=True)]
+        await self._store.put_vectors(self._embedder.name, pairs)
 
     async def index_forever(self, every: float) -> None:
         """`index_pending` now and every `every` seconds, until cancelled. A failure

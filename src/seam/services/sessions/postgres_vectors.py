@@ -24,22 +24,22 @@ if TYPE_CHECKING:
     from seam.services.sessions.postgres_rows import Params
 
 VECTORS_MIGRATION: tuple[str, ...] = (
-    "CREATE SEQUENCE message_vectors_seq",
-    """CREATE TABLE message_vectors (
+    "CREATE SEQUENCE IF NOT EXISTS message_vectors_seq",
+    """CREATE TABLE IF NOT EXISTS message_vectors (
         message_id bigint PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
         seq bigint NOT NULL DEFAULT nextval('message_vectors_seq'),
         model text NOT NULL,
         vector bytea NOT NULL
     )""",
-    "CREATE INDEX messages_searchable ON messages (id) WHERE words IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS messages_searchable ON messages (id) WHERE words IS NOT NULL",
 )
 
 # `words` is set exactly for the searchable messages (user and assistant, not empty).
 _UNINDEXED = (
-    "SELECT m.id, m.content FROM messages AS m WHERE m.words IS NOT NULL"
+    "SELECT m.id, m.content FROM messages AS m WHERE m.words IS NOT NULL AND m.id > %s"
     " AND NOT EXISTS (SELECT 1 FROM message_vectors AS v"
     "                 WHERE v.message_id = m.id AND v.model = %s)"
-    " ORDER BY m.id DESC LIMIT %s"
+    " ORDER BY m.id LIMIT %s"
 )
 _PUT = (
     "INSERT INTO message_vectors (message_id, model, vector)"
@@ -70,8 +70,8 @@ class PostgresVectors:
     def __init__(self, pool: _Pool) -> None:
         self._pool = pool
 
-    async def unindexed(self, model: str, limit: int) -> list[tuple[int, str]]:
-        rows = await self._pool._all(_UNINDEXED, (model, limit))
+    async def unindexed(self, model: str, after: int, limit: int) -> list[tuple[int, str]]:
+        rows = await self._pool._all(_UNINDEXED, (after, model, limit))
         return [(row[0], bytes(row[1]).decode()) for row in rows]
 
     async def put_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> None:

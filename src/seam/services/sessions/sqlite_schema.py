@@ -191,14 +191,14 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # message vectors: search by meaning (services/sessions/sqlite_vectors.py). The
     # migration of a store upgraded in place adds the table; the indexer fills it.
     (
-        """CREATE TABLE message_vectors (
+        """CREATE TABLE IF NOT EXISTS message_vectors (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
             message_id INTEGER NOT NULL UNIQUE REFERENCES messages (id) ON DELETE CASCADE,
             model TEXT NOT NULL,
             vector BLOB NOT NULL
         )""",
         # What the indexer walks to find messages with no vector, without their content.
-        "CREATE INDEX messages_searchable ON messages (id)"
+        "CREATE INDEX IF NOT EXISTS messages_searchable ON messages (id)"
         " WHERE role IN ('user', 'assistant') AND content <> ''",
     ),
 )

@@ -20,10 +20,10 @@ from seam.services.sessions.sqlite_threads import SQLiteThreads
 
 _UNINDEXED = (
     "SELECT m.id, m.content FROM messages AS m"
-    " WHERE m.role IN ('user', 'assistant') AND m.content <> ''"
+    " WHERE m.role IN ('user', 'assistant') AND m.content <> '' AND m.id > ?"
     " AND NOT EXISTS (SELECT 1 FROM message_vectors AS v"
     "                 WHERE v.message_id = m.id AND v.model = ?)"
-    " ORDER BY m.id DESC LIMIT ?"
+    " ORDER BY m.id LIMIT ?"
 )
 _PUT = (
     "INSERT OR REPLACE INTO message_vectors (message_id, model, vector)"
@@ -44,9 +44,10 @@ class SQLiteVectors:
     def __init__(self, threads: SQLiteThreads) -> None:
         self._threads = threads
 
-    async def unindexed(self, model: str, limit: int) -> list[tuple[int, str]]:
+    async def unindexed(self, model: str, after: int, limit: int) -> list[tuple[int, str]]:
         def read(db: sqlite3.Connection) -> list[tuple[int, str]]:
-            return [(row[0], row[1]) for row in db.execute(_UNINDEXED, (model, limit))]
+            rows = db.execute(_UNINDEXED, (after, model, limit))
+            return [(row[0], row[1]) for row in rows]
 
         return await self._threads.read(read)
 

@@ -36,7 +36,7 @@ async def ids_of(store: SessionStore, key: str) -> list[int]:
 
 
 class MessageVectorsSuite:
-    async def test_unindexed_lists_searchable_messages_newest_first(
+    async def test_unindexed_lists_searchable_messages_in_id_order(
         self, store: SessionStore
     ) -> None:
         vectors = vectors_of(store)
@@ -51,9 +51,11 @@ class MessageVectorsSuite:
                 assistant("second"),
             ],
         )
-        found = await vectors.unindexed(MODEL, 10)
-        assert [content for _, content in found] == ["second", "first"]
-        assert [content for _, content in await vectors.unindexed(MODEL, 1)] == ["second"]
+        found = await vectors.unindexed(MODEL, 0, 10)
+        assert [content for _, content in found] == ["first", "second"]
+        assert [content for _, content in await vectors.unindexed(MODEL, 0, 1)] == ["first"]
+        after = await vectors.unindexed(MODEL, found[0][0], 10)
+        assert [content for _, content in after] == ["second"]
 
     async def test_stored_vectors_round_trip_and_leave_the_unindexed(
         self, store: SessionStore
@@ -68,12 +70,12 @@ class MessageVectorsSuite:
             (first, vector(1.0)),
             (second, vector(0.0, 1.0)),
         ]
-        assert await vectors.unindexed(MODEL, 10) == []
+        assert await vectors.unindexed(MODEL, 0, 10) == []
         # Another embedder's vectors are not this one's: listed again, then replaced.
-        assert len(await vectors.unindexed("other-model", 10)) == 2
+        assert len(await vectors.unindexed("other-model", 0, 10)) == 2
         await vectors.put_vectors("other-model", [(first, vector(0.5))])
         assert await vectors.vectors(MODEL, None) == [(second, vector(0.0, 1.0))]
-        assert [i for i, _ in await vectors.unindexed(MODEL, 10)] == [first]
+        assert [i for i, _ in await vectors.unindexed(MODEL, 0, 10)] == [first]
 
     async def test_a_vector_for_a_removed_message_is_skipped(self, store: SessionStore) -> None:
         vectors = vectors_of(store)
@@ -92,12 +94,12 @@ class MessageVectorsSuite:
         await vectors.put_vectors(MODEL, [(i, vector(1.0)) for i in everything])
         await store.undo("a")
         assert len(await vectors.vectors(MODEL, None)) == 3
-        assert await vectors.unindexed(MODEL, 10) == []
+        assert await vectors.unindexed(MODEL, 0, 10) == []
         renamer = getattr(store, "rename", None)
         if renamer is not None:
             assert await renamer("a", "a2")
             assert len(await vectors.vectors(MODEL, None)) == 3
-            assert await vectors.unindexed(MODEL, 10) == []
+            assert await vectors.unindexed(MODEL, 0, 10) == []
             assert await ids_of(store, "a2") == everything[:2]
         assert await store.delete("b")
         assert sorted(i for i, _ in await vectors.vectors(MODEL, None)) == everything[:2]
