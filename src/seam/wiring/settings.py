@@ -133,7 +133,8 @@ class RecallSection(_Section):
     batch_size: int = Field(256, ge=1, le=10_000)
     # How close (cosine) a message must be to the query for meaning alone to find it.
     min_similarity: float = Field(0.2, ge=-1.0, le=1.0)
-    # How often long-running processes (serve, gateway, chat) index new messages.
+    # How often `seam serve` and `seam gateway` index new messages (`seam chat` does
+    # while the person types).
     index_every: str = "1m"
 
     @field_validator("index_every")

@@ -40,10 +40,11 @@ class SessionIndexer:
         self._after = 0
         self._count = 0  # vectors there were when the last pass ended
 
-    async def index_pending(self) -> int:
-        """Embed every message that has no vector of this embedder; how many were."""
+    async def index_pending(self, mark: tuple[int, int] | None = None) -> int:
+        """Embed every message that has no vector of this embedder; how many were.
+        `mark`: the store's `vector_mark` if the caller just read it."""
         async with self._lock:
-            count, _ = await self._store.vector_mark()
+            count, _ = mark if mark is not None else await self._store.vector_mark()
             if count < self._count:
                 self._after = 0
             done = 0
@@ -54,7 +55,8 @@ class SessionIndexer:
                     done += len(rows)
                     self._after = rows[-1][0]
                 if len(rows) < self._batch:
-                    self._count = (await self._store.vector_mark())[0]
+                    # At least this many now (another process may have added more).
+                    self._count = count + done
                     return done
 
     async def _embed(self, rows: list[tuple[int, str]]) -> None:

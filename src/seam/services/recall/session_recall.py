@@ -87,19 +87,28 @@ class SessionRecall:
         if indexer is None or self._embedder is None or not query.strip() or limit <= 0:
             hits = await self._catalogue.search(query, limit, scope)
             return [RecallHit(hit, (WORDS,)) for hit in hits]
-        await indexer.index_pending()
+        assert self._vectors is not None
+        mark: tuple[int, int] | None = await self._vectors.vector_mark()
+        if await indexer.index_pending(mark):
+            mark = None  # changed: read again
         pool = max(limit * POOL_FACTOR, MIN_POOL)
         by_words = await self._catalogue.search(query, pool, scope)
-        by_meaning = await self._nearest(self._embedder, query, scope, pool)
+        by_meaning = await self._nearest(self._embedder, query, scope, pool, mark)
         fused = fuse_ranks([hit.message_id for hit in by_words], by_meaning)[:limit]
         return await self._hits([key for key, _ in fused], by_words, set(by_meaning), query, scope)
 
     async def _nearest(
-        self, embedder: Embedder, query: str, scope: SearchScope, k: int
+        self,
+        embedder: Embedder,
+        query: str,
+        scope: SearchScope,
+        k: int,
+        mark: tuple[int, int] | None,
     ) -> list[int]:
         assert self._matrix is not None
         (vector,) = await asyncio.to_thread(embedder.embed, [query])
-        found = await self._matrix.nearest(embedder.name, vector, scope, k, self._min_similarity)
+        floor = self._min_similarity
+        found = await self._matrix.nearest(embedder.name, vector, scope, k, floor, mark)
         return [message_id for message_id, _ in found]
 
     async def _hits(
