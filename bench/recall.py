@@ -72,7 +72,6 @@ async def measure(store: SQLiteSessionStore, recall: SessionRecall, count: int) 
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=20_000)
-    parser.add_argument("--sessions", type=int, default=500)
     parser.add_argument("--queries", type=int, default=300)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -82,8 +81,9 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteSessionStore(str(Path(tmp) / "sessions.db"))
         try:
-            written = await fill(store, args.messages, args.sessions, random.Random(20240501))
-            print(f"{written:,} messages in {args.sessions:,} sessions (tool output not indexed)")
+            sessions = max(1, args.messages // 40)
+            written = await fill(store, args.messages, sessions, random.Random(20240501))
+            print(f"{written:,} messages in {sessions:,} sessions (tool output not indexed)")
             recall = SessionRecall(store, store.message_vectors(), load_embedder)
             await index(store, recall)
             await measure(store, recall, args.queries)

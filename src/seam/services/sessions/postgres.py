@@ -141,7 +141,7 @@ class PostgresStore(
 
     def message_vectors(self) -> PostgresVectors:
         """`KeepsVectors`: the per-message vectors of search by meaning."""
-        return PostgresVectors(self)
+        return PostgresVectors(self._all)
 
     @classmethod
     async def connect(cls, url: str, **options: Unpack[PostgresOptions]) -> Self:

@@ -11,17 +11,14 @@ whether anything changed.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol
-
-from psycopg import AsyncConnection
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 from seam.contracts.session_recall import FoundRow
 from seam.contracts.sessions import SearchScope
+from seam.services.sessions.postgres_rows import Params
 
-if TYPE_CHECKING:
-    from seam.services.sessions.postgres_rows import Params
+Query = Callable[[str, Params], Awaitable[list[Any]]]
 
 VECTORS_MIGRATION: tuple[str, ...] = (
     "CREATE SEQUENCE IF NOT EXISTS message_vectors_seq",
@@ -41,11 +38,14 @@ _UNINDEXED = (
     "                 WHERE v.message_id = m.id AND v.model = %s)"
     " ORDER BY m.id LIMIT %s"
 )
+# One statement for the batch; a message removed meanwhile has no row to join.
 _PUT = (
     "INSERT INTO message_vectors (message_id, model, vector)"
-    " SELECT id, %s, %s FROM messages WHERE id = %s"
+    " SELECT m.id, %s, u.vector FROM unnest(%s::bigint[], %s::bytea[]) AS u (id, vector)"
+    " JOIN messages AS m ON m.id = u.id"
     " ON CONFLICT (message_id) DO UPDATE SET model = EXCLUDED.model,"
     " vector = EXCLUDED.vector, seq = nextval('message_vectors_seq')"
+    " RETURNING message_id"
 )
 _SCOPED = (
     " AND (%(skip)s::text IS NULL OR session_key <> %(skip)s)"
@@ -54,39 +54,30 @@ _SCOPED = (
 )
 
 
-class _Pool(Protocol):
-    """What the vectors need of `PostgresStore`."""
-
-    def _connection(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
-
-    async def _one(self, query: Any, params: Params = None) -> Any: ...
-
-    async def _all(self, query: Any, params: Params = None) -> list[Any]: ...
-
-
 class PostgresVectors:
-    """`MessageVectors` over the store's pool (`PostgresStore.message_vectors`)."""
+    """`MessageVectors` over the store's pool (`PostgresStore.message_vectors`): every
+    statement is one round trip through `query` (the store's `_all`)."""
 
-    def __init__(self, pool: _Pool) -> None:
-        self._pool = pool
+    def __init__(self, query: Query) -> None:
+        self._all = query
 
     async def unindexed(self, model: str, after: int, limit: int) -> list[tuple[int, str]]:
-        rows = await self._pool._all(_UNINDEXED, (after, model, limit))
+        rows = await self._all(_UNINDEXED, (after, model, limit))
         return [(row[0], bytes(row[1]).decode()) for row in rows]
 
     async def put_vectors(self, model: str, vectors: Sequence[tuple[int, bytes]]) -> None:
-        rows = [(model, vector, message_id) for message_id, vector in vectors]
-        if not rows:
-            return
-        async with self._pool._connection() as conn, conn.cursor() as cur:
-            await cur.executemany(_PUT, rows)
+        if vectors:
+            ids = [message_id for message_id, _ in vectors]
+            await self._all(_PUT, (model, ids, [vector for _, vector in vectors]))
 
     async def vector_mark(self) -> tuple[int, int]:
-        row = await self._pool._one("SELECT count(*), coalesce(max(seq), 0) FROM message_vectors")
+        (row,) = await self._all(
+            "SELECT count(*), coalesce(max(seq), 0) FROM message_vectors", None
+        )
         return int(row[0]), int(row[1])
 
     async def vectors(self, model: str, tenant: str | None) -> list[tuple[int, bytes]]:
-        rows = await self._pool._all(
+        rows = await self._all(
             "SELECT v.message_id, v.vector FROM message_vectors AS v"
             " JOIN messages AS m ON m.id = v.message_id WHERE v.model = %(model)s"
             " AND (%(tenant)s::text IS NULL"
@@ -96,13 +87,13 @@ class PostgresVectors:
         return [(row[0], bytes(row[1])) for row in rows]
 
     async def message_ids(self, key: str) -> list[int]:
-        rows = await self._pool._all("SELECT id FROM messages WHERE session_key = %s", (key,))
+        rows = await self._all("SELECT id FROM messages WHERE session_key = %s", (key,))
         return [row[0] for row in rows]
 
     async def found_messages(self, ids: Sequence[int], scope: SearchScope) -> list[FoundRow]:
         if not ids:
             return []
-        rows = await self._pool._all(
+        rows = await self._all(
             "SELECT id, session_key, idx, role, content FROM messages"
             " WHERE id = ANY(%(ids)s::bigint[])" + _SCOPED,
             {"ids": list(ids), "skip": scope.exclude_session, "tenant": scope.tenant},
