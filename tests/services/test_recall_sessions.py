@@ -3,6 +3,7 @@ and the `session_search` tool, over a real SQLite store and the real local embed
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from seam.core.storage import InMemoryStorage
 from seam.plugins.tools.session_search import SessionSearchTool
 from seam.services.recall.embedder import load_embedder
 from seam.services.recall.session_recall import SessionRecall as Recall
-from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.services.sessions.sqlite import SCHEMA_VERSION, SQLiteSessionStore
 from tests.support.tools import checked
 
 WIFI = "the wifi password is in the blue notebook"
@@ -157,3 +158,24 @@ async def test_without_an_embedder_it_is_full_text_as_before(store: SQLiteSessio
         {"query": "tram"}, ToolContext(session_key="now", storage=InMemoryStorage())
     )
     assert out == "No past conversation has all of these words: tram"
+
+
+async def test_a_store_of_the_schema_before_upgrades_and_is_searched_by_meaning(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "old.db")
+    store = SQLiteSessionStore(path)
+    await store.create("cabin")
+    await store.append("cabin", [Message("user", WIFI)])
+    await store.aclose()
+    with sqlite3.connect(path) as db:  # as the schema before vectors left it
+        db.execute("DROP TABLE message_vectors")
+        db.execute("DROP INDEX messages_searchable")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    upgraded = SQLiteSessionStore(path)
+    try:
+        assert upgraded.connector.version() == SCHEMA_VERSION
+        (found,) = await hybrid(upgraded).search(QUESTION, 5)
+        assert (found.hit.session_key, found.signals) == ("cabin", (MEANING,))
+    finally:
+        await upgraded.aclose()
