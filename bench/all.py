@@ -115,6 +115,15 @@ def _rows_search(out: str) -> list[Row]:
     return [Row("session search p50", f"{p50:.2f} ms", "goal 1 ms", p50 / 1.0, "< 1 ms")]
 
 
+def _rows_recall(out: str) -> list[Row]:
+    hybrid = _number(r"hybrid \(words \+ meaning\)\s+p50\s+([\d.]+) ms", out)
+    words = _number(r"full text alone\s+p50\s+([\d.]+) ms", out)
+    if hybrid is None or not words:
+        return []
+    return [Row("hybrid session search p50", f"{hybrid:.2f} ms", f"full text {words:.2f} ms",
+                hybrid / words)]  # fmt: skip
+
+
 def _rows_durable(out: str) -> list[Row]:
     """The durable SQLite turn against the bare loop, and PostgreSQL's throughput against
     SQLite's (one worker) and against itself (four workers on two cores)."""
@@ -185,6 +194,7 @@ BENCHES = (
     Bench("peers.py", ("--turns", "300"), _rows_peers, peer="peers"),
     Bench("loop_overhead.py", ("--turns", "300"), _rows_loop),
     Bench("session_search.py", ("--messages", "20000", "--sessions", "500"), _rows_search),
+    Bench("recall.py", ("--queries", "120"), _rows_recall),
     Bench("prompt_overhead.py", ()),
     Bench("redaction.py", ()),
     Bench("guard.py", ()),

@@ -4,6 +4,7 @@ left out of listings unless asked (issue #12)."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -122,4 +123,16 @@ def test_search_matches_word_stems(cli: Cli, openai_server: OpenAIServer) -> Non
     assert cli("run", "--session", "fruit", "I bought two bananas").returncode == 0
     found = cli("sessions", "search", "banana")
     assert found.returncode == 0, found.stderr
-    assert found.stdout == "fruit  you: I bought two bananas\n"
+    # Found by its word's stem (and by meaning too); the answer about ripe ones by meaning.
+    when = r"\d{4}-\d\d-\d\d \d\d:\d\d"
+    assert re.fullmatch(
+        f"fruit  “I bought two bananas”  {when}  \\(words \\+ meaning\\)\n"
+        "    you: I bought two bananas\n"
+        f"fruit  “I bought two bananas”  {when}  \\(meaning\\)\n"
+        "    seam: Noted: you like ripe ones.\n",
+        found.stdout,
+    ), found.stdout
+    # Full text alone, as before search by meaning: the stem finds the question only.
+    cli.write_config("[recall]\nenabled = false\n")
+    words = cli("sessions", "search", "banana")
+    assert words.stdout == "fruit  you: I bought two bananas\n"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from seam.contracts.approval_answers import ApprovalAnswers
 from seam.contracts.events import ContextCompacted
@@ -51,9 +51,12 @@ from seam.plugins.safety.redact import redact
 from seam.plugins.skills.catalog import SkillCatalog
 from seam.wiring.context import build_context_builder
 from seam.wiring.cron_tool import DeferredCronJobs
-from seam.wiring.runtime import Runtime
+from seam.wiring.runtime import Runtime, lazy_session_recall
 from seam.wiring.settings import Settings
 from seam.wiring.tools import build_tool_registry
+
+if TYPE_CHECKING:
+    from seam.contracts.session_recall import SessionRecall
 
 
 class AssemblyParts(LoopParts, total=False):
@@ -88,6 +91,8 @@ class Collaborators:
     personalities: PersonalityRegistry
     memory: MemoryProvider
     storage: Storage
+    # Search over past sessions by words and meaning, shared by the tool and surfaces.
+    recall: Callable[[], SessionRecall]
 
 
 def default_hooks() -> DefaultHookRegistry:
@@ -135,7 +140,8 @@ def gather_collaborators(model: ModelProvider, given: AssemblyParts) -> Collabor
     `InMemoryStorage`, built in that order."""
     store = given_or(one_store(given.get("store"), given.get("sessions")), InMemoryExecutionStore)
     workflows = given_or(given.get("workflows"), WorkflowRegistry)
-    tools = given_or(given.get("tools"), lambda: built_in_tools(given, store, workflows))
+    recall = lazy_session_recall(store, given.get("settings"))
+    tools = given_or(given.get("tools"), lambda: built_in_tools(given, store, workflows, recall))
     return Collaborators(
         model=model,
         store=store,
@@ -145,11 +151,15 @@ def gather_collaborators(model: ModelProvider, given: AssemblyParts) -> Collabor
         personalities=given_or(given.get("personalities"), StaticPersonalityRegistry),
         memory=given_or(given.get("memory"), NoopMemory),
         storage=given_or(given.get("storage"), InMemoryStorage),
+        recall=recall,
     )
 
 
 def built_in_tools(
-    given: AssemblyParts, store: ExecutionStore, workflows: WorkflowRegistry
+    given: AssemblyParts,
+    store: ExecutionStore,
+    workflows: WorkflowRegistry,
+    recall: Callable[[], SessionRecall] | None = None,
 ) -> ToolRegistry:
     """The built-in tool registry over the store, with the workflow tools when any are
     registered, the MCP servers' and skills' tools, the cron tools and `web_search`."""
@@ -162,12 +172,13 @@ def built_in_tools(
     return build_tool_registry(
         searching,
         sessions=store,
+        recall=recall,
         workflows=bool(workflows.names()),
         sources=() if mcp is None else (mcp,),
         skills=given.get("skills"),
         cron=DeferredCronJobs(store, settings),
         allow_private=settings.config.network.allow_private if settings else (),
-        recall=settings.config.recall.enabled if settings else True,
+        memory_recall=settings.config.recall.enabled if settings else True,
     )
 
 
@@ -246,6 +257,7 @@ def runtime_of(
         mcp=given.get("mcp"),
         skills=given.get("skills"),
         tracer=given_or(given.get("tracer"), lambda: NOOP_TRACER),
+        recall=parts.recall,
     )
 
 

@@ -22,7 +22,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from seam.contracts.checkpoints import CheckpointService
 from seam.contracts.closing import ClosesOnExit
@@ -59,6 +59,9 @@ from seam.plugins.skills.catalog import SkillCatalog
 from seam.wiring.context import close_side_models, is_subagent_key
 from seam.wiring.settings import Settings
 from seam.wiring.telemetry import shutdown_tracer
+
+if TYPE_CHECKING:
+    from seam.contracts.session_recall import SessionRecall
 
 log = logging.getLogger("seam.runtime")
 
@@ -123,6 +126,8 @@ class Runtime(ClosesOnExit):
     tracer: Tracer = NOOP_TRACER
     # Undo and changes of the files turns touched (`[checkpoints]`; None: not kept).
     checkpoints: CheckpointService | None = None
+    # Search over past sessions by words and meaning (`lazy_session_recall`).
+    recall: Callable[[], SessionRecall] | None = None
 
     async def open(self) -> Runtime:
         """Connect the store when it needs it (PostgreSQL) and end sessions idle past
@@ -148,6 +153,12 @@ class Runtime(ClosesOnExit):
         except Exception:
             log.warning("could not end idle sessions", exc_info=True)
             return 0
+
+    def session_recall(self) -> SessionRecall:
+        """Search over past sessions by words and meaning, the one the tool uses too."""
+        if self.recall is None:
+            self.recall = lazy_session_recall(self.store, self.settings)
+        return self.recall()
 
     async def __aenter__(self) -> Runtime:
         try:
@@ -445,6 +456,23 @@ class Runtime(ClosesOnExit):
         shutdown_tracer(self.tracer)
         if self.loop.sandboxes is not None:
             await self.loop.sandboxes.aclose()
+
+
+def lazy_session_recall(
+    store: SessionStore, settings: Settings | None
+) -> Callable[[], SessionRecall]:
+    """A runtime's one `SessionRecall`, built on first call from `[recall]`
+    (`wiring/session_recall`, imported only then: not on the one-shot path)."""
+    made: list[SessionRecall] = []
+
+    def recall() -> SessionRecall:
+        if not made:
+            from seam.wiring.session_recall import build_session_recall
+
+            made.append(build_session_recall(store, settings))
+        return made[0]
+
+    return recall
 
 
 def settled_events(sub: Submission) -> list[AgentEvent]:

@@ -127,7 +127,26 @@ class RecallSection(_Section):
     """Whether memory and session search add local embeddings to full text
     (services/recall)."""
 
-    enabled: bool = True  # false: full text only, nothing embedded
+    # false: full-text search only, as without the `recall` extra.
+    enabled: bool = True
+    # Messages embedded per step of the indexer (one worker-thread call each).
+    batch_size: int = Field(256, ge=1, le=10_000)
+    # How close (cosine) a message must be to the query for meaning alone to find it.
+    min_similarity: float = Field(0.2, ge=-1.0, le=1.0)
+    # How often `seam serve` and `seam gateway` index new messages (`seam chat` does
+    # while the person types).
+    index_every: str = "1m"
+
+    @field_validator("index_every")
+    @classmethod
+    def _every(cls, value: str) -> str:
+        if parse_duration(value) <= 0:
+            raise ValueError(f"must be a duration like 30s or 5m, got {value!r}")
+        return value
+
+    @property
+    def index_every_seconds(self) -> float:
+        return parse_duration(self.index_every)
 
 
 class ReflectionSection(_Section):

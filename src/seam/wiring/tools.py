@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from seam.contracts.sessions import SessionStore
 from seam.contracts.tools import ArgumentValidator, ForeignSchema, Tool, ToolSource
@@ -21,23 +21,28 @@ from seam.plugins.tools.shell import register_shell_tools
 from seam.plugins.tools.subagents import register_subagent_tools
 from seam.wiring.memory import memory_searches
 
+if TYPE_CHECKING:
+    from seam.contracts.session_recall import SessionRecall
+
 
 def build_tool_registry(
     tools: Iterable[Tool] = (),
     *,
     sessions: SessionStore | None = None,
+    recall: Callable[[], SessionRecall] | None = None,
     workflows: bool = False,
     validator: ArgumentValidator | None = None,
     sources: Iterable[ToolSource] = (),
     skills: SkillCatalog | None = None,
     cron: CronJobs | None = None,
     allow_private: Collection[str] = (),
-    recall: bool = True,
+    memory_recall: bool = True,
 ) -> DefaultToolRegistry:
     """Built-ins, then static tools (wrapped as context-free factories).
 
     `sessions` is what `session_search` searches (without it the tool says it is not
-    configured, so listings still show every built-in). `workflows`: some workflow is
+    configured, so listings still show every built-in); `recall` builds its search by
+    words and meaning on first use (None: full text). `workflows`: some workflow is
     registered, so the `workflow` tool is offered. Every tool's arguments are checked
     against its JSON Schema before it runs (`validator`, default `JsonSchemaValidator` for
     our own schemas and an interpreting one for `ForeignSchema`s). `sources` add tools
@@ -45,13 +50,13 @@ def build_tool_registry(
     `skill_write` serve (without it neither is offered). `cron`: the jobs the `cron` tool
     schedules (without it the tool is not offered). `allow_private`: the non-public
     hosts, addresses or networks `web_fetch` may reach (`[network] allow_private`).
-    `recall`: `memory_search` adds search by meaning to full text (`[recall] enabled`)."""
+    `memory_recall`: `memory_search` adds search by meaning to full text (`[recall] enabled`)."""
     registry = DefaultToolRegistry(validator=validator or ByOrigin(JsonSchemaValidator()))
     register_file_tools(registry)
     register_shell_tools(registry)
     register_extra_tools(registry, web_allowed=allow_private)
-    register_memory_tool(registry, memory_searches(recall), injection)
-    register_session_search_tool(registry, sessions)
+    register_memory_tool(registry, memory_searches(memory_recall), injection)
+    register_session_search_tool(registry, sessions, recall)
     register_subagent_tools(registry, workflows=workflows)
     if skills is not None:
         register_skill_tools(registry, skills)

@@ -213,12 +213,12 @@ def sessions_show(
 
 @sessions_app.command("search")
 def sessions_search(
-    query: Annotated[str, typer.Argument(help="Words to find (all of them must match).")],
+    query: Annotated[str, typer.Argument(help="Words to find, or a question about what was said.")],
     limit: LimitOption = 20,
 ) -> None:
-    """Search every transcript for words."""
+    """Search every transcript by words and by meaning, best matches first."""
     from seam.apps.cli.runner import execute
-    from seam.apps.cli.sessions import search_sessions
+    from seam.apps.cli.sessions_search import search_sessions
 
     execute(search_sessions(query, limit))
 

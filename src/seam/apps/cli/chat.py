@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from seam import __version__
 from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
 from seam.apps.cli.chat_info import InfoCommands
+from seam.apps.cli.chat_recall import IdleIndexer
 from seam.apps.cli.chat_undo import COMMANDS as UNDO_COMMANDS
 from seam.apps.cli.chat_undo import UndoCommands
 from seam.apps.cli.exits import USAGE
@@ -111,6 +112,7 @@ async def run_chat(
         while switch is not None:
             stack = await _switch_model(chat, stack, switch, on_retry)
             switch = await chat.run(banner=False)
+        await chat.indexer.aclose()
         await stack.aclose()
     return 0
 
@@ -186,6 +188,7 @@ class Chat:
         self.console: Console = Console(highlight=False, soft_wrap=True)
         self.style = Style.for_stream(sys.stdout)
         self.interactive = sys.stdin.isatty()
+        self.indexer = IdleIndexer()  # search by meaning, indexed while the person types
         self._prompt: PromptSession[str] | None = None
         # `/model NAME`: the model the chat asked to switch to (its runner reopens).
         self._switch: str | None = None
@@ -284,6 +287,7 @@ class Chat:
             except UnicodeDecodeError:
                 self._say(self.style.red("error: that line is not valid UTF-8; it was skipped"))
                 return ""
+        self.indexer.poke(self.runtime)
         if self._prompt is None:
             from prompt_toolkit.history import FileHistory
 

@@ -128,23 +128,6 @@ async def show_session(name: str, as_json: bool) -> int:
     return 0
 
 
-async def search_sessions(query: str, limit: int) -> int:
-    if not query.strip():
-        raise CliError("the search is empty: give one or more words to look for", USAGE)
-    async with open_runtime() as runtime:
-        hits = await runtime.sessions.search(query, limit)
-    if not hits:
-        print(f"no matches for {query!r}")
-        return 0
-    style = Style.for_stream(sys.stdout)
-    for hit in hits:
-        label = ROLE_LABELS.get(hit.role, hit.role)
-        snippet = " ".join(hit.snippet.split())
-        name = style.bold(runtime.session_name_of(hit.session_key))
-        print(f"{name}  {label}: {style.plain(snippet)}")
-    return 0
-
-
 async def export_sessions(name: str | None) -> int:
     """One session (by name, else by title) or every session, as JSON on stdout.
 

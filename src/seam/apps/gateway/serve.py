@@ -62,6 +62,7 @@ async def serve_gateway(
     from seam.wiring.cron import maybe_start_scheduler, stop_scheduler
     from seam.wiring.gateway import adapter_lock
     from seam.wiring.gateway_settings import gateway_section
+    from seam.wiring.session_recall import start_indexing
     from seam.wiring.settings import load_settings
 
     settings = load_settings()
@@ -92,6 +93,7 @@ async def serve_gateway(
         ]
         tasks = [asyncio.ensure_future(s.run()) for s in supervisors]
         upkeep = asyncio.ensure_future(end_idle_sessions(runtime))
+        indexing = start_indexing(runtime.session_recall(), settings)  # search by meaning
         # Cron jobs and the heartbeat run here too (each slot once, whichever process
         # claims it), with a deliverer for file: and webhook targets beside the chats'.
         background = await maybe_start_scheduler(runtime)
@@ -99,7 +101,7 @@ async def serve_gateway(
         try:
             await _until_stopped(tasks, f"running {names} (pid {runtime.owner})")
         finally:
-            await _cancel(*tasks, upkeep)
+            await _cancel(*tasks, upkeep, indexing)
             await stop_scheduler(background)
             await gateway.aclose()
         log.info("stopped")

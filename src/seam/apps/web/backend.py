@@ -14,6 +14,7 @@ process runs are followed from the store and reach the hub the same way.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
@@ -83,6 +84,8 @@ class WebBackend:
     metrics: Metrics = field(default_factory=Metrics, init=False)
     turns: TurnDrivers = field(init=False)
     _cron: Background | None = field(default=None, init=False)
+    # Indexes new messages for search by meaning (wiring/session_recall.py).
+    _indexing: asyncio.Task[Any] | None = field(default=None, init=False)
 
     def __post_init__(self, rescue_seconds: float) -> None:
         self.turns = TurnDrivers(self.runtime, self._on_event, self.metrics.settled, rescue_seconds)
@@ -102,8 +105,13 @@ class WebBackend:
         await self.runtime.open()
         self.turns.start()
         self._cron = await maybe_start_scheduler(self.runtime)  # runs: see the rescuer
+        from seam.wiring.session_recall import start_indexing
+
+        self._indexing = start_indexing(self.runtime.session_recall(), self.runtime.settings)
 
     async def aclose(self) -> None:
+        if self._indexing is not None:
+            self._indexing.cancel()
         await stop_scheduler(self._cron)
         await self.turns.stop()
         await self.runtime.aclose()

@@ -66,6 +66,7 @@ from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
 from seam.services.sessions.postgres_usage_report import PostgresUsageReport
+from seam.services.sessions.postgres_vectors import PostgresVectors
 from seam.services.sessions.postgres_working_dir import PostgresWorkingDirs
 from seam.services.sessions.rows import (
     COMPACTION_COLUMNS,
@@ -137,6 +138,10 @@ class PostgresStore(
         self._listener: asyncio.Task[None] | None = None
         self._listening: asyncio.Future[None] | None = None
         self._pool_check: asyncio.Task[None] | None = None
+
+    def message_vectors(self) -> PostgresVectors:
+        """`KeepsVectors`: the per-message vectors of search by meaning."""
+        return PostgresVectors(self._all)
 
     @classmethod
     async def connect(cls, url: str, **options: Unpack[PostgresOptions]) -> Self:

@@ -24,6 +24,7 @@ from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
+from seam.services.sessions.postgres_vectors import VECTORS_MIGRATION
 
 # A statement, or a step only Python can do (the search rules live in Python).
 Step = str | Callable[[AsyncConnection[TupleRow]], Awaitable[None]]
@@ -173,6 +174,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     CHECKPOINTS_MIGRATION,
     # cron checks: a job's command that says whether anything is new (plugins/cron/check.py).
     ("ALTER TABLE cron_jobs ADD COLUMN IF NOT EXISTS check_command text",),
+    # message vectors: search by meaning (services/sessions/postgres_vectors.py).
+    VECTORS_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

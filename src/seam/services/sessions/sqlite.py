@@ -63,6 +63,7 @@ from seam.services.sessions.sqlite_upkeep import SECONDS_PER_DAY, SQLiteUpkeep
 from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
 
 if TYPE_CHECKING:
+    from seam.contracts.session_recall import MessageVectors
     from seam.contracts.usage_report import UsageGroup, UsageGrouping, UsageQuery
 
 # Re-exported: the schema and the day length lived here, and callers import them from here.
@@ -96,6 +97,12 @@ class SQLiteSessionStore(
         from seam.services.sessions.sqlite_usage_report import usage_by
 
         return await usage_by(self._threads, grouping, query)
+
+    def message_vectors(self) -> MessageVectors:
+        """`KeepsVectors`: the per-message vectors of search by meaning (imported here)."""
+        from seam.services.sessions.sqlite_vectors import SQLiteVectors
+
+        return SQLiteVectors(self._threads)
 
     def __init__(
         self,

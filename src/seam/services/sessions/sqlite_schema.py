@@ -190,5 +190,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CHECKPOINTS_MIGRATION,
     # cron checks: a job's command that says whether anything is new (plugins/cron/check.py).
     ("ALTER TABLE cron_jobs ADD COLUMN check_command TEXT",),
+    # message vectors: search by meaning (services/sessions/sqlite_vectors.py). The
+    # migration of a store upgraded in place adds the table; the indexer fills it.
+    (
+        """CREATE TABLE IF NOT EXISTS message_vectors (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            message_id INTEGER NOT NULL UNIQUE REFERENCES messages (id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL
+        )""",
+        # What the indexer walks to find messages with no vector, without their content.
+        "CREATE INDEX IF NOT EXISTS messages_searchable ON messages (id)"
+        " WHERE role IN ('user', 'assistant') AND content <> ''",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
