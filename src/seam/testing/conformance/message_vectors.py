@@ -1,9 +1,9 @@
 """The `MessageVectors` conformance suite (`contracts/session_recall`): the vectors of
 search by meaning, kept beside the transcript and consistent with it.
 
-Fixtures: `clock` and `store`, a whole `SessionStore` (see the package docstring). A
-store that does not `KeepsVectors` (the in-memory one) skips the suite: search is full
-text there.
+Fixtures: `clock` and `store`, a whole `SessionStore` (see the package docstring) that
+`KeepsVectors`. Run it only for such stores (the built-in SQLite and PostgreSQL ones): a
+store without vectors (the in-memory one) searches by full text alone and fails it.
 """
 
 from __future__ import annotations
@@ -26,8 +26,7 @@ def vector(*values: float) -> bytes:
 
 
 def vectors_of(store: SessionStore) -> MessageVectors:
-    if not isinstance(store, KeepsVectors):
-        pytest.skip("this store keeps no vectors: search is full text alone")
+    assert isinstance(store, KeepsVectors), "run this suite only on stores that keep vectors"
     return store.message_vectors()
 
 

@@ -15,7 +15,6 @@ from seam.contracts.sessions import (
     UsageLedger,
 )
 from seam.testing.conformance.catalogue import SessionCatalogueSuite
-from seam.testing.conformance.message_vectors import MessageVectorsSuite
 from seam.testing.conformance.search import SessionSearchSuite
 from seam.testing.conformance.titles import SessionTitlesSuite
 from seam.testing.conformance.transcript import TranscriptSuite
@@ -30,7 +29,6 @@ class SessionStoreSuite(
     SessionSearchSuite,
     SessionUpkeepSuite,
     UsageLedgerSuite,
-    MessageVectorsSuite,
 ):
     """Each protocol's suite, plus: the store is every one of those protocols."""
 
