@@ -26,7 +26,7 @@ before it can check its protocol's part); the execution suites' an `ExecutionSto
 | cron.CronRunLedger             | cron.CronRunLedgerSuite                         |
 | cron.CronStore (both)          | cron.CronStoreSuite                             |
 | context.CompactionLog          | compaction_log.CompactionLogSuite               |
-| session_recall.MessageVectors  | message_vectors.MessageVectorsSuite (in SessionStoreSuite) |
+| session_recall.MessageVectors  | message_vectors.MessageVectorsSuite (stores that keep vectors) |
 | (outages)                      | faults.FaultSuite                               |
 
 The modules import pytest; this package's `__init__` does not, so listing it is free.
