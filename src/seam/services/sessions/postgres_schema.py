@@ -22,6 +22,7 @@ from psycopg.rows import TupleRow
 
 from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
+from seam.services.sessions.postgres_images import IMAGES_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
 
@@ -171,6 +172,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     CRON_MIGRATION,
     # checkpoints: each changing turn's snapshots (services/sessions/postgres_checkpoints.py).
     CHECKPOINTS_MIGRATION,
+    # images: a person's images, once per SHA-256 (services/sessions/postgres_images.py).
+    IMAGES_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

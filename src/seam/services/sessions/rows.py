@@ -16,16 +16,17 @@ from seam.contracts.context import CompactionRecord
 from seam.contracts.execution import EventRecord, Submission
 from seam.contracts.messages import Message, ToolCall, Usage
 from seam.contracts.sessions import SessionInfo, UsageRecord, UsageTotals
+from seam.services.sessions.image_rows import hashes_of, message_images, stand_ins
 
 SESSION_COLUMNS = (
     "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
     " tenant, tools, model, ended_at, working_dir"
 )
-MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
+MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted, images"
 SUBMISSION_COLUMNS = (
     "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
     " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
-    " error, finish_reason, settled_at"
+    " error, finish_reason, settled_at, images"
 )
 
 USAGE_COLUMNS = (
@@ -113,8 +114,9 @@ def dump_calls(calls: tuple[ToolCall, ...]) -> str | None:
 
 
 def message_from_row(row: Sequence[Any], text: Text = _same) -> Message:
-    """A `MESSAGE_COLUMNS` row."""
-    role, content, calls, call_id, name, interrupted = row
+    """A `MESSAGE_COLUMNS` row; its images are stand-ins until the store's read swaps in
+    the stored ones (`image_rows.hydrate`)."""
+    role, content, calls, call_id, name, interrupted, images = row
     return Message(
         role,
         text(content),
@@ -122,14 +124,22 @@ def message_from_row(row: Sequence[Any], text: Text = _same) -> Message:
         call_id,
         name,
         bool(interrupted),
+        stand_ins(images),
     )
+
+
+def message_params(message: Message) -> tuple[Any, ...]:
+    """A `MESSAGE_COLUMNS` row for a message (its images by hash: `image_rows`)."""
+    m = message
+    calls = dump_calls(m.tool_calls)
+    return (m.role, m.content, calls, m.tool_call_id, m.name, m.interrupted, message_images(m))
 
 
 def submission_from_row(row: Sequence[Any], text: Text = _same) -> Submission:
     """A `SUBMISSION_COLUMNS` row; `text` reads the input, result and error columns."""
     (sid, key, input_, state, created, updated, personality, outcome, attempts) = row[:9]
     (max_attempts, owner, expires, not_before, abort, steps, result, error) = row[9:17]
-    finish, settled_at = row[17:]
+    finish, settled_at, images = row[17:]
     return Submission(
         id=sid,
         session_key=key,
@@ -150,6 +160,7 @@ def submission_from_row(row: Sequence[Any], text: Text = _same) -> Submission:
         error=None if error is None else text(error),
         finish_reason=finish,
         settled_at=settled_at,
+        images=hashes_of(images),
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION
+from seam.services.sessions.sqlite_images import IMAGES_MIGRATION
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION
 
 
@@ -188,5 +189,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CRON_MIGRATION,
     # checkpoints: each changing turn's snapshots (services/sessions/sqlite_checkpoints.py).
     CHECKPOINTS_MIGRATION,
+    # images: a person's images, once per SHA-256 (services/sessions/sqlite_images.py).
+    IMAGES_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
