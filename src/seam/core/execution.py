@@ -32,6 +32,7 @@ from seam.contracts.execution import (
     check_same_payload,
     give_up_message,
 )
+from seam.contracts.images import as_stored
 from seam.contracts.messages import ImagePart, Message
 from seam.contracts.sessions import SessionNotFound
 from seam.core.approval_answers import InMemoryApprovalAnswers
@@ -159,7 +160,7 @@ class InMemoryExecutionStore(
         await self.append(sub.session_key, messages)
         for record in entry.usage:
             await self.record_usage(sub.session_key, record)
-        self._written[submission_id].extend(messages)
+        self._written[submission_id].extend(as_stored(m) for m in messages)
         self._put(sub, steps=sub.steps + len(messages))
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
