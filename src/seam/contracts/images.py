@@ -56,12 +56,17 @@ def placeholder(mime: str, size: int, digest: str) -> str:
     return f"[image {mime}, {size:,} bytes, sha256 {digest[:16]}]"
 
 
+def check_size(size: int) -> None:
+    """`ImageRefused` (413) for an image of `size` bytes over the cap."""
+    if size > MAX_IMAGE_BYTES:
+        raise ImageRefused(f"{size:,} bytes is over the {_MIB} MiB limit for an image", 413)
+
+
 def image_from_bytes(raw: bytes, declared: str | None = None, held: int = 0) -> ImagePart:
     """A person's image from its bytes, or `ImageRefused`: over the cap, not an image
     type, bytes that are not the `declared` type, or one image too many (`held`: how
     many its message already carries)."""
-    if len(raw) > MAX_IMAGE_BYTES:
-        raise ImageRefused(f"{len(raw):,} bytes is over the {_MIB} MiB limit for an image", 413)
+    check_size(len(raw))
     found = sniff(raw)
     if found is None:
         raise ImageRefused("not a PNG, JPEG, GIF or WebP image", 415)
@@ -92,6 +97,14 @@ def decode_image(mime: str, data: str, held: int) -> tuple[ImagePart | None, str
     if sniff(raw) != mime:
         return None, head + ": its bytes are not that type, not shown]"
     return ImagePart(mime, data, digest, len(raw)), head + "]"
+
+
+def blind_message(model: str) -> str:
+    """The one line a surface says when the turn's model cannot see the images it got."""
+    return (
+        f"{model} does not take images; configure a vision model (an Anthropic model, or"
+        " an OpenAI-compatible one such as gpt-4o or a -vl model) to send images"
+    )
 
 
 def with_placeholders(text: str, images: Sequence[ImagePart]) -> str:
@@ -130,6 +143,8 @@ __all__ = [
     "ImageBlobs",
     "ImageRefused",
     "as_stored",
+    "blind_message",
+    "check_size",
     "decode_image",
     "image_from_bytes",
     "image_summary",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 _VALUED = frozenset({"--session", "--personality", "--model", "--timeout"})
 _FLAGS = {"--json": "json", "--yes": "yes", "-y": "yes"}
+_REPEATED = "--image"  # may be given again and again
 
 
 @dataclass
@@ -28,6 +29,7 @@ class RunArgs:
     json: bool = False  # --json
     yes: bool = False  # --yes, -y
     timeout: float | None = None  # --timeout SECONDS
+    images: tuple[str, ...] = ()  # --image FILE, repeatable
 
 
 def parse_run(args: list[str]) -> RunArgs | None:
@@ -35,6 +37,7 @@ def parse_run(args: list[str]) -> RunArgs | None:
     values: dict[str, str] = {}
     flags: set[str] = set()
     prompts: list[str] = []
+    images: list[str] = []
     at = 0
     while at < len(args):
         arg = args[at]
@@ -43,7 +46,13 @@ def parse_run(args: list[str]) -> RunArgs | None:
             prompts += args[at:]
             break
         name, equals, value = arg.partition("=")
-        if name in _VALUED and name not in values:
+        if name == _REPEATED:
+            if not equals:
+                if at >= len(args):
+                    return None
+                value, at = args[at], at + 1
+            images.append(value)
+        elif name in _VALUED and name not in values:
             if not equals:
                 if at >= len(args) or args[at].startswith("-"):
                     return None
@@ -68,6 +77,7 @@ def parse_run(args: list[str]) -> RunArgs | None:
         json="json" in flags,
         yes="yes" in flags,
         timeout=timeout,
+        images=tuple(images),
     )
 
 
@@ -99,6 +109,7 @@ def run_command(args: RunArgs, *, exit_now: bool = False) -> None:
             as_json=args.json,
             time_limit=args.timeout,
             yes=args.yes,
+            images=args.images,
         ),
         json_exit=args.json,
         exit_now=exit_now,
