@@ -51,7 +51,6 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
-from seam.services.sessions.image_rows import hashes_column
 from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_rows import (
     Params,
@@ -68,6 +67,7 @@ from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
     event_params,
+    hashes_column,
     insert_sql,
 )
 

@@ -1,6 +1,6 @@
 """A person's images in the PostgreSQL store: one `image_blobs` row per SHA-256 (bytea),
 referred to by the `images` column of transcript messages and submissions
-(`image_rows.py`), written in the transaction of what refers to them, swept when the
+(`rows.py`), written in the transaction of what refers to them, swept when the
 last session that refers to one is deleted. The SQLite twin is `sqlite_images.py`.
 """
 
@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 from psycopg import AsyncConnection
 
 from seam.contracts.messages import ImagePart, Message
-from seam.services.sessions.image_rows import (
+from seam.services.sessions.rows import (
     BLOB_COLUMNS,
     blob_params,
     hydrate,
     image_from_blob,
+    insert_sql,
     wanted,
 )
-from seam.services.sessions.rows import insert_sql
 
 # The schema step (appended to postgres_schema.MIGRATIONS).
 IMAGES_MIGRATION: tuple[str, ...] = (

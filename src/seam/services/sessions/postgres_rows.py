@@ -12,7 +12,6 @@ from seam.contracts.execution import EventRecord, Submission
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionInfo, SessionNotFound, UsageRecord
 from seam.services.sessions import rows
-from seam.services.sessions.image_rows import shown_images
 from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_text import message_words
 from seam.services.sessions.rows import (
@@ -20,6 +19,7 @@ from seam.services.sessions.rows import (
     USAGE_COLUMNS,
     insert_sql,
     message_params,
+    shown_images,
     usage_params,
 )
 

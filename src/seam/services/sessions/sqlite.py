@@ -39,7 +39,6 @@ from seam.contracts.sessions import (
     lineage_base,
     next_lineage_title,
 )
-from seam.services.sessions.image_rows import shown_images
 from seam.services.sessions.rows import (
     COMPACTION_COLUMNS,
     MESSAGE_COLUMNS,
@@ -50,6 +49,7 @@ from seam.services.sessions.rows import (
     message_from_row,
     message_params,
     session_from_row,
+    shown_images,
 )
 from seam.services.sessions.sqlite_approvals import SQLiteApprovals
 from seam.services.sessions.sqlite_checkpoints import SQLiteCheckpoints

@@ -41,16 +41,17 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound, UsageRecord
-from seam.services.sessions.image_rows import hashes_column, shown_images
 from seam.services.sessions.rows import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
     USAGE_COLUMNS,
     event_params,
+    hashes_column,
     insert_sql,
     message_from_row,
     message_params,
+    shown_images,
     submission_from_row,
     usage_params,
 )

@@ -1,6 +1,6 @@
 """A person's images in the SQLite session store: one `image_blobs` row per SHA-256,
 referred to by the `images` column of transcript messages and submissions
-(`image_rows.py`), written in the transaction of what refers to them, swept when the
+(`rows.py`), written in the transaction of what refers to them, swept when the
 last session that refers to one is deleted.
 """
 
@@ -10,14 +10,14 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from seam.contracts.messages import ImagePart, Message
-from seam.services.sessions.image_rows import (
+from seam.services.sessions.rows import (
     BLOB_COLUMNS,
     blob_params,
     hydrate,
     image_from_blob,
+    insert_sql,
     wanted,
 )
-from seam.services.sessions.rows import insert_sql
 from seam.services.sessions.sqlite_threads import SQLiteThreads
 
 # The schema step (appended to sqlite_schema.MIGRATIONS). A plain rowid table: big blobs
