@@ -72,7 +72,9 @@ def test_a_model_that_does_not_see_images_is_refused_before_anything_is_stored(
     cli: Cli, openai_server: OpenAIServer
 ) -> None:
     picture = _picture(cli)
-    result = cli("run", "--model", "text-only-model", "--session", "t", "--image", str(picture), "hi")
+    result = cli(
+        "run", "--model", "text-only-model", "--session", "t", "--image", str(picture), "hi"
+    )
     assert result.returncode == 2
     assert result.stderr.count("\n") == 1, result.stderr
     assert "openai:text-only-model does not take images; configure a vision model" in result.stderr
