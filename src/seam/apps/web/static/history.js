@@ -47,10 +47,10 @@ export function historyNodes(messages, failures, session = null) {
       endTurn();
       bubble = null;
       failure = failures.get(i) ?? null;
-      const bubble = userBubble(m.content);
+      const said = userBubble(m.content);
       const images = imageStrip(session, m.images);
-      if (images) bubble.append(images);
-      nodes.push(bubble);
+      if (images) said.append(images);
+      nodes.push(said);
     } else if (m.role === "assistant") {
       const results = new Map();
       for (let j = i + 1; j < messages.length && messages[j].role === "tool"; j++) {
