@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from seam.contracts.personality import PersonalityRegistry
+from seam.contracts.sessions import SessionInfo
 from seam.services.llm.tool_images import sees_images
 from seam.wiring.models import ModelFactory, parse_ref
+from seam.wiring.runtime import Runtime
 from seam.wiring.settings import Settings
 
 
@@ -41,10 +43,23 @@ def vision_models(
     return model_of
 
 
+def turn_model(
+    runtime: Runtime, personality: str | None, stored: SessionInfo | None
+) -> tuple[str, bool] | None:
+    """The model a turn runs on (the given personality's, else the session's, else the
+    default one's) and whether it sees images; None for a runtime without settings (one
+    assembled by hand, as tests do), whose models are not named."""
+    if runtime.settings is None:
+        return None
+    chosen = personality or (stored.personality if stored is not None else None)
+    pid = chosen or runtime.personalities.default_id
+    return vision_models(runtime.settings, runtime.personalities)(pid)
+
+
 def vision_check(settings: Settings, personalities: PersonalityRegistry) -> Callable[[str], bool]:
     """`check(personality_id)`: whether that personality's model sees images."""
     model_of = vision_models(settings, personalities)
     return lambda personality_id: model_of(personality_id)[1]
 
 
-__all__ = ["vision_check", "vision_models"]
+__all__ = ["turn_model", "vision_check", "vision_models"]

@@ -58,14 +58,10 @@ def check_sees_images(
     runtime: Runtime, personality: str | None, stored: SessionInfo | None
 ) -> None:
     """A usage error (`blind_message`) when the turn's model does not take images."""
-    from seam.wiring.vision import vision_models
+    from seam.wiring.vision import turn_model
 
-    settings = runtime.settings
-    if settings is None:
-        raise CliError(blind_message("this runtime's model"), USAGE)
-    chosen = personality or (stored.personality if stored is not None else None)
-    pid = chosen or runtime.personalities.default_id
-    model, sees = vision_models(settings, runtime.personalities)(pid)
+    found = turn_model(runtime, personality, stored)
+    model, sees = found if found is not None else ("this runtime's model", False)
     if not sees:
         raise CliError(blind_message(model), USAGE)
 
