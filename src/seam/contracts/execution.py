@@ -193,11 +193,14 @@ def check_new(submission: NewSubmission) -> None:
 
 def check_same_payload(existing: Submission, new: NewSubmission) -> None:
     """Admission is idempotent by id: a resend is fine, a different payload is not."""
+    # A resend that shows no images is the stored submission driven again by its id
+    # (`Runtime.ask_key`): its images are the stored ones. Other images are a conflict.
+    images = tuple(image.sha256 for image in new.images) or existing.images
     if (existing.session_key, existing.input, existing.personality, existing.images) != (
         new.session_key,
         new.input,
         new.personality,
-        tuple(image.sha256 for image in new.images),
+        images,
     ):
         raise SubmissionConflict(
             f"submission id {new.id!r} is already used by another submission "
