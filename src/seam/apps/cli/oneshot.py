@@ -44,7 +44,9 @@ from seam.contracts.images import with_placeholders
 
 if TYPE_CHECKING:
     from seam.contracts.execution import Submission
+    from seam.contracts.sessions import SessionInfo
     from seam.contracts.turn_extras import TurnExtras
+    from seam.wiring.runtime import Runtime
 
 WARNINGS = {
     "length": "warning: the answer was cut off at the model's output limit",
@@ -179,16 +181,7 @@ async def run_once(
         RetryView(sys.stderr) as retries,
         open_runtime(model, on_retry=retries, interactive=True) as runtime,
     ):
-        # The key is derived once, here; a fresh name has no row to read yet.
-        key = session_key(runtime, session or fresh_session_name("run"))
-        stored = await runtime.sessions.get(key) if session is not None else None
-        if personality:
-            check_personality(runtime, personality)
-        check_toolset(runtime, stored, personality)
-        if extras is not None:
-            from seam.apps.cli.images import check_sees_images
-
-            check_sees_images(runtime, personality, stored)
+        key, stored = await _checked_session(runtime, session, personality, extras)
         show = _event_view(as_json)
 
         def on_event(event: AgentEvent) -> None:
@@ -218,6 +211,24 @@ async def run_once(
     if as_json:
         _json_lines_raw(report.exit_line(result.submission_id))
     return report.code
+
+
+async def _checked_session(
+    runtime: Runtime, session: str | None, personality: str | None, extras: TurnExtras | None
+) -> tuple[str, SessionInfo | None]:
+    """The turn's session key and stored row, once the personality, the toolset and (for
+    images) the model are checked: a refusal stores nothing."""
+    # The key is derived once, here; a fresh name has no row to read yet.
+    key = session_key(runtime, session or fresh_session_name("run"))
+    stored = await runtime.sessions.get(key) if session is not None else None
+    if personality:
+        check_personality(runtime, personality)
+    check_toolset(runtime, stored, personality)
+    if extras is not None:
+        from seam.apps.cli.images import check_sees_images
+
+        check_sees_images(runtime, personality, stored)
+    return key, stored
 
 
 def _image_extras(paths: tuple[str, ...]) -> TurnExtras | None:
