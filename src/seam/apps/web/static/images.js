@@ -4,20 +4,11 @@
 // The server checks every image again (type by its bytes, size, count): this only spares
 // a person a round trip for an obvious mistake.
 
+import { el } from "./view.js";
+
 const TYPES = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 const MAX_BYTES = 5 * 1024 * 1024;
 const MAX_IMAGES = 8;
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) if (child) node.append(child);
-  return node;
-}
 
 function readAsDataUrl(file) {
   return new Promise((resolve, reject) => {
