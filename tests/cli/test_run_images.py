@@ -110,3 +110,17 @@ def test_a_file_that_is_not_an_acceptable_image_is_one_line_and_exit_2(
     assert result.stderr.count("\n") == 1, result.stderr
     assert reason in result.stderr and "--image" in result.stderr
     assert openai_server.chat_requests == []
+
+
+def test_chat_sends_an_attached_image_with_the_next_message(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    picture = _picture(cli)
+    openai_server.push(text_reply("Red."))
+    lines = f"/image {cli.project / 'nothing.png'}\n/image {picture}\nwhat colour?\n/exit\n"
+    result = cli("chat", "--model", "gpt-4o", stdin=lines)
+    assert result.returncode == 0, result.stderr
+    assert "no such file" in result.stdout and "attached an image (image/png" in result.stdout
+    [[text, image]] = _parts(openai_server, 0)
+    assert text["text"].startswith("what colour?\n[image image/png, ")
+    assert image["image_url"]["url"].startswith("data:image/png;base64,")
