@@ -76,3 +76,15 @@ async def test_a_rerun_after_a_crash_still_shows_the_stored_image(tmp_path: Path
     assert done.outcome == "completed"
     assert user_images(model.requests[0]) == [(RED.sha256,)]
     await store.aclose()
+
+
+async def test_a_renamed_session_keeps_its_images(tmp_path: Path) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    await store.create("old")
+    await store.append("old", [Message("user", with_placeholders("look", [RED]), images=(RED,))])
+    assert await store.rename("old", "new")
+    [shown] = await store.messages("new")
+    assert shown.images == (RED,)
+    await store.delete("new")
+    assert await store.load_images([RED.sha256]) == []
+    await store.aclose()

@@ -66,7 +66,11 @@ async def with_images(conn: AsyncConnection[Any], messages: list[Message]) -> li
 
 
 async def sweep_images(conn: AsyncConnection[Any]) -> int:
-    """Drop the images no message or submission shows any more; how many went."""
+    """Drop the images no message or submission shows any more; how many went. Run in
+    the deleting transaction: the lock waits for the writers of images in flight (whose
+    references the DELETE's snapshot then sees) and holds new ones until it commits, so
+    an image another session is just being given is never swept from under it."""
+    await conn.execute("LOCK TABLE image_blobs IN SHARE ROW EXCLUSIVE MODE")
     cur = await conn.execute(f"DELETE FROM image_blobs WHERE sha256 NOT IN ({_SHOWN})")
     return cur.rowcount
 
