@@ -46,18 +46,15 @@ def parse_run(args: list[str]) -> RunArgs | None:
             prompts += args[at:]
             break
         name, equals, value = arg.partition("=")
-        if name == _REPEATED:
-            if not equals:
-                if at >= len(args):
-                    return None
-                value, at = args[at], at + 1
-            images.append(value)
-        elif name in _VALUED and name not in values:
-            if not equals:
-                if at >= len(args) or args[at].startswith("-"):
-                    return None
-                value, at = args[at], at + 1
-            values[name] = value
+        if name == _REPEATED or (name in _VALUED and name not in values):
+            got = _option_value(args, at, value if equals else None)
+            if got is None:
+                return None
+            value, at = got
+            if name == _REPEATED:
+                images.append(value)
+            else:
+                values[name] = value
         elif arg in _FLAGS and _FLAGS[arg] not in flags:
             flags.add(_FLAGS[arg])
         elif arg.startswith("-") and arg != "-":
@@ -79,6 +76,16 @@ def parse_run(args: list[str]) -> RunArgs | None:
         timeout=timeout,
         images=tuple(images),
     )
+
+
+def _option_value(args: list[str], at: int, given: str | None) -> tuple[str, int] | None:
+    """An option's value (`given` after `=`, else the next argument) and where reading
+    goes on; None when the next argument is missing or looks like an option."""
+    if given is not None:
+        return given, at
+    if at >= len(args) or args[at].startswith("-"):
+        return None
+    return args[at], at + 1
 
 
 def _seconds(text: str | None) -> float | bool | None:
