@@ -60,7 +60,7 @@ class NewSession(_Body):
 
 
 class NewMessage(_Body):
-    text: str = Field("", max_length=200_000)  # may be empty when it shows images
+    text: str = Field(max_length=200_000)  # may be "" when it shows images
     submission_id: str | None = Field(None, min_length=1, max_length=200)
     personality: str | None = Field(None, min_length=1, max_length=100)
     images: list[ImageIn] = Field(default_factory=list, max_length=MAX_IMAGES)
