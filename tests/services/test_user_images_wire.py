@@ -6,17 +6,14 @@ model changed after the images were sent must not fail every request)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
-
-import pytest
 
 from seam.contracts.images import with_placeholders
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelRequest
 from seam.services.llm.anthropic import AnthropicProvider
-from seam.services.llm.openai_compat import OpenAICompatProvider
 from seam.testing.images import png_part
+from tests.mcp.test_image_wire import openai_provider
 from tests.support.anthropic_server import (
     AnthropicServer,
     anthropic_server_fixture,  # noqa: F401  (registers the `anthropic_server` fixture)
@@ -25,6 +22,7 @@ from tests.support.anthropic_server import text_reply as anthropic_text
 from tests.support.openai_server import OpenAIServer, text_reply
 from tests.support.providers import collect, provider_factory
 
+openai_provider = openai_provider  # the fixture, registered here
 RED, BLUE = png_part(), png_part(20, 40, 220)
 FIRST = with_placeholders("what colour?", [RED])
 SECOND = with_placeholders("and this one?", [BLUE])
@@ -35,20 +33,10 @@ HISTORY = (
 )
 
 
-@pytest.fixture
-async def openai_provider(openai_server: OpenAIServer) -> AsyncIterator[Any]:
-    async with provider_factory(
-        OpenAICompatProvider, [], base_url=openai_server.base_url, api_key="k", model="x"
-    ) as build:
-        yield build
-
-
 async def sent(server: OpenAIServer, provider: Any, model: str) -> list[dict[str, Any]]:
     server.push(text_reply("seen"))
     await collect(provider(), ModelRequest(system="", messages=HISTORY, model=model))
-    body = server.requests[-1].body
-    assert isinstance(body, dict)
-    return list(body["messages"])
+    return list(server.requests[-1].body["messages"])  # type: ignore[index]
 
 
 def url(image: Any) -> dict[str, Any]:
@@ -73,12 +61,12 @@ async def test_a_text_only_model_gets_the_placeholders_alone(
 async def test_anthropic_gets_image_blocks_after_the_text(
     anthropic_server: AnthropicServer,
 ) -> None:
-    anthropic_server.push(anthropic_text("seen"))
-    async with provider_factory(
-        AnthropicProvider, [], base_url=anthropic_server.base_url, api_key="k", model="claude-x"
-    ) as build:
-        await collect(build(), ModelRequest(system="", messages=HISTORY))
-    body = anthropic_server.message_requests[-1].body
+    server = anthropic_server
+    server.push(anthropic_text("seen"))
+    where = {"base_url": server.base_url, "api_key": "k", "model": "claude-sonnet-4-5"}
+    async with provider_factory(AnthropicProvider, [], **where) as build:
+        await collect(build(), ModelRequest(system="You see.", messages=HISTORY))
+    body = server.message_requests[-1].body
     for message, text, image in ((0, FIRST, RED), (2, SECOND, BLUE)):
         # Without the prompt-cache marker the provider puts on its last blocks.
         blocks = [
