@@ -22,6 +22,7 @@ from tests.cli.conftest import Cli
         (["hi", "--timeout", "2.5", "--yes"], RunArgs("hi", yes=True, timeout=2.5)),
         (["--timeout=0", "hi"], RunArgs("hi", timeout=0.0)),
         (["--session=", "hi"], RunArgs("hi", session="")),
+        (["--image", "a.png", "--image=b.jpg", "hi"], RunArgs("hi", images=("a.png", "b.jpg"))),
     ],
 )
 def test_well_formed_arguments_are_read_as_typer_reads_them(
@@ -38,6 +39,7 @@ def test_well_formed_arguments_are_read_as_typer_reads_them(
         ["a", "b"],
         ["--session"],
         ["--session", "--json", "hi"],
+        ["hi", "--image"],
         ["--session", "a", "--session", "b", "hi"],
         ["--json", "--json", "hi"],
         ["--timeout", "-1", "hi"],

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from seam.contracts.messages import Message
+from seam.contracts.images import MAX_IMAGES, ImageBlobs
+from seam.contracts.messages import ImagePart, Message
 from seam.contracts.sessions import SessionStore, UsageRecord
 
 SubmissionState = Literal["queued", "running", "settled"]
@@ -47,6 +48,10 @@ class NewSubmission:
     input: str
     personality: str | None = None
     max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    # What the person's message shows (`contracts/images.py`), stored with the
+    # submission so whichever worker claims it sends them; `input` holds their
+    # placeholder lines.
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +79,8 @@ class Submission:
     error: str | None = None
     finish_reason: str | None = None
     settled_at: float | None = None
+    # The SHA-256 of each image its message shows (`ImageBlobs.load_images` has them).
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,14 +187,20 @@ def check_new(submission: NewSubmission) -> None:
         raise ValueError("a submission needs a non-empty id")
     if submission.max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {submission.max_attempts}")
+    if len(submission.images) > MAX_IMAGES:
+        raise ValueError(f"a submission shows at most {MAX_IMAGES} images")
 
 
 def check_same_payload(existing: Submission, new: NewSubmission) -> None:
     """Admission is idempotent by id: a resend is fine, a different payload is not."""
-    if (existing.session_key, existing.input, existing.personality) != (
+    # A resend that shows no images is the stored submission driven again by its id
+    # (`Runtime.ask_key`): its images are the stored ones. Other images are a conflict.
+    images = tuple(image.sha256 for image in new.images) or existing.images
+    if (existing.session_key, existing.input, existing.personality, existing.images) != (
         new.session_key,
         new.input,
         new.personality,
+        images,
     ):
         raise SubmissionConflict(
             f"submission id {new.id!r} is already used by another submission "
@@ -331,7 +344,7 @@ class EventLog(Protocol):
 
 @runtime_checkable
 class ExecutionStore(
-    SessionStore, SubmissionQueue, SubmissionLeases, TurnJournal, EventLog, Protocol
+    SessionStore, SubmissionQueue, SubmissionLeases, TurnJournal, EventLog, ImageBlobs, Protocol
 ):
     """The durable store wiring hands out: the conversation store plus every protocol
     above, so any worker can finish what another began. Code that needs only part of it

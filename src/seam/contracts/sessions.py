@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Protocol, runtime_checkable
 
+from seam.contracts.images import image_summary
 from seam.contracts.messages import EMPTY_USAGE, Message, Usage
 
 
@@ -174,7 +175,9 @@ def next_lineage_title(base: str, taken: Iterable[str]) -> str:
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    return {
+    """A message in the export format; its images named by hash, type and size (their
+    bytes stay in the store), and only when it has some."""
+    out = {
         "role": message.role,
         "content": message.content,
         "tool_calls": [
@@ -185,6 +188,9 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         "name": message.name,
         "interrupted": message.interrupted,
     }
+    if message.images:
+        out["images"] = [image_summary(image) for image in message.images]
+    return out
 
 
 def usage_to_dict(totals: UsageTotals) -> dict[str, Any]:

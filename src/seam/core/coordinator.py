@@ -34,6 +34,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Unpack
 
@@ -52,6 +53,7 @@ from seam.contracts.execution import (
 )
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
+from seam.contracts.turn_extras import TurnExtras
 from seam.core.coordinator_journal import TurnJournal
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
@@ -120,6 +122,7 @@ class Coordinator(OutageRetry, Settling):
         self, session_key: str, text: str, **options: Unpack[SubmitOptions]
     ) -> Submission:
         check_keywords(options, SubmitOptions.__optional_keys__, "submit")
+        extras = options.get("extras")
         sub = await self.store.admit(
             NewSubmission(
                 options.get("submission_id") or self._new_id(),
@@ -127,9 +130,10 @@ class Coordinator(OutageRetry, Settling):
                 text,
                 personality=options.get("personality"),
                 max_attempts=self.max_attempts,
+                # Stored with it: whichever worker claims it shows them to the model.
+                images=extras.images if extras is not None else (),
             )
         )
-        extras = options.get("extras")
         if extras is not None:
             self.extras.offer(sub.id, extras)
         return sub
@@ -439,7 +443,7 @@ class Coordinator(OutageRetry, Settling):
                 sub.session_key, await store.last_seq(sub.session_key)
             )
             assert plan.start is not None  # only a plan that settles has none
-            extras = self.extras.get(sub.id)
+            extras = await self._extras_of(sub)
             events = session.run_from(
                 resumed(plan.start, extras),
                 personality=sub.personality,
@@ -457,6 +461,15 @@ class Coordinator(OutageRetry, Settling):
             raise
         end.tail = await journal.tail()
         return end
+
+    async def _extras_of(self, sub: Submission) -> TurnExtras:
+        """What the caller added to the turn; its images from the store when the caller
+        handed none to this process (another process admitted it, or crashed)."""
+        extras = self.extras.get(sub.id)
+        if sub.images and not extras.images:
+            shown = await self.store.load_images(sub.images)
+            extras = replace(extras, images=tuple(shown))
+        return extras
 
 
 # Re-exported: these lived here, and callers import them from here.

@@ -32,7 +32,8 @@ from seam.contracts.execution import (
     check_same_payload,
     give_up_message,
 )
-from seam.contracts.messages import Message
+from seam.contracts.images import as_stored
+from seam.contracts.messages import ImagePart, Message
 from seam.contracts.sessions import SessionNotFound
 from seam.core.approval_answers import InMemoryApprovalAnswers
 from seam.core.checkpoint_log import InMemoryCheckpointLog
@@ -55,6 +56,9 @@ class InMemoryExecutionStore(
         # it): what tells a claim the session is busy without scanning the queue.
         self._running: dict[str, int] = {}
         self._wake = asyncio.Event()
+        # A person's images by SHA-256: the submissions' (the transcript's messages
+        # hold their own), swept when no submission or message shows them.
+        self._images: dict[str, ImagePart] = {}
 
     # Submissions
 
@@ -76,7 +80,9 @@ class InMemoryExecutionStore(
             updated_at=now,
             personality=submission.personality,
             max_attempts=submission.max_attempts,
+            images=tuple(image.sha256 for image in submission.images),
         )
+        self._images.update((image.sha256, image) for image in submission.images)
         self._submissions[submission.id] = stored
         self._open[submission.id] = stored
         self._written[submission.id] = []
@@ -154,7 +160,7 @@ class InMemoryExecutionStore(
         await self.append(sub.session_key, messages)
         for record in entry.usage:
             await self.record_usage(sub.session_key, record)
-        self._written[submission_id].extend(messages)
+        self._written[submission_id].extend(as_stored(m) for m in messages)
         self._put(sub, steps=sub.steps + len(messages))
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
@@ -247,7 +253,15 @@ class InMemoryExecutionStore(
             self._events.pop(key, None)
             self._forget_approvals(key)
             self._forget_checkpoints(key)
+            shown = {h for sub in self._submissions.values() for h in sub.images}
+            self._images = {h: i for h, i in self._images.items() if h in shown}
         return deleted
+
+    async def load_images(self, hashes: Sequence[str]) -> list[ImagePart]:
+        known = dict(self._images)
+        for record in self._sessions.values():
+            known.update((i.sha256, i) for m in record.messages for i in m.images)
+        return [known[h] for h in hashes if h in known]
 
     # Helpers
 

@@ -287,6 +287,8 @@ async def user_prompt(
     # Any earlier call still without a result never gets one (a submission that
     # failed mid-tool), and providers reject such a history.
     history = answer_dangling(list(state.messages))
-    user = Message("user", step.text)
+    # The caller's images are stored with the message (by hash: `contracts/images.py`),
+    # so a later call of the session, or a rerun after a crash, still shows them.
+    user = Message("user", step.text, images=turn.extras.images)
     raise StepEnd(await store(deps, turn, state, user, messages=(*history, user), step=CallModel()))
     yield  # an async generator that sends nothing

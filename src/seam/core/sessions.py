@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
+from seam.contracts.images import as_stored
 from seam.contracts.messages import Message
 from seam.contracts.search import SEARCHED_ROLES, snippet, terms
 from seam.contracts.sessions import (
@@ -111,7 +112,7 @@ class InMemorySessionStore:
         record = self._record(key)
         if not messages:
             return
-        record.messages.extend(messages)
+        record.messages.extend(as_stored(m) for m in messages)
         record.seqs.extend(range(self._seq, self._seq + len(messages)))
         self._seq += len(messages)
         record.info = replace(

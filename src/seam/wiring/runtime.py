@@ -236,7 +236,10 @@ class Runtime(ClosesOnExit):
             await self.open()
         found = await self.factory.get_or_create_root(key, personality=personality, stored=stored)
         sub = await found.submit(
-            text, submission_id=options.get("submission_id"), personality=personality
+            text,
+            submission_id=options.get("submission_id"),
+            personality=personality,
+            extras=options.get("extras"),  # a person's images (`contracts/images.py`)
         )
         return await self.coordinator.run(
             sub.id,

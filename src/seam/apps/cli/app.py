@@ -117,11 +117,16 @@ def run(
     ] = False,
     yes: RunYesOption = False,
     timeout: TurnTimeoutOption = None,
+    image: Annotated[
+        list[str] | None,
+        typer.Option("--image", help="An image file to show the model (repeatable)."),
+    ] = None,
 ) -> None:
     """Run one turn and print the answer (exit codes below)."""
     from seam.apps.cli.run_args import RunArgs, run_command
 
-    run_command(RunArgs(prompt, session, personality, model, json_, yes, timeout))
+    images = tuple(image or ())
+    run_command(RunArgs(prompt, session, personality, model, json_, yes, timeout, images))
 
 
 @app.command()

@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 
 from seam import __version__
 from seam.apps.cli.approval import APPROVAL_PROMPT, approval_request_text, parse_approval
+from seam.apps.cli.chat_images import PendingImages
 from seam.apps.cli.chat_info import InfoCommands
 from seam.apps.cli.chat_recall import IdleIndexer
 from seam.apps.cli.chat_undo import COMMANDS as UNDO_COMMANDS
 from seam.apps.cli.chat_undo import UndoCommands
 from seam.apps.cli.exits import USAGE
+from seam.apps.cli.images import check_sees_images
 from seam.apps.cli.mcp import is_prompt_command, prompt_turn_text
 from seam.apps.cli.render import Style, TurnView, first_line
 from seam.apps.cli.retries import RetryView
@@ -38,6 +40,7 @@ from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir, sandbox_banner
 from seam.contracts.events import AgentEvent, ToolApprovalRequired
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
+from seam.contracts.images import with_placeholders
 from seam.contracts.model import OnRetry, RetryNotice
 
 if TYPE_CHECKING:
@@ -67,6 +70,7 @@ COMMANDS = (
     ("/SKILL-NAME [text]", "run a turn with that skill loaded"),
     ("/SERVER:PROMPT [arg=value]", "run a turn with an MCP server's prompt (listed by /mcp)"),
     ("/cron", "the cron jobs, their schedules and next runs"),
+    ("/image FILE", "send an image with your next message"),
     ("/usage", "tokens and cost of this session, and how full its context is"),
     ("/compress", "summarise older messages to free context"),
     ("/dnd [on|off]", "do not disturb: hold what the agent sends unasked, or send it"),
@@ -217,6 +221,8 @@ class Chat:
             self.console,
         )
         self._commands.update(info.handlers())
+        self._images = PendingImages(self._say)  # `/image FILE` (chat_images.py)
+        self._commands.update(self._images.handlers())
 
     async def run(self, *, banner: bool = True) -> str | None:
         """Read and answer until the person leaves (None) or asks for another model (its
@@ -359,6 +365,10 @@ class Chat:
             # The session's own personality matters only when none was chosen.
             stored = None if self.personality else await self.runtime.sessions.get(key)
             check_toolset(self.runtime, stored, self.personality)
+            extras = self._images.take()
+            if extras is not None:
+                check_sees_images(self.runtime, self.personality, stored)
+                text = with_placeholders(text, extras.images)
         except CliError as exc:
             self._say(self.style.red(f"error: {exc.message}"))
             return
@@ -379,6 +389,7 @@ class Chat:
                 approve=self._approve,
                 time_limit=self.time_limit,
                 stored=stored,
+                extras=extras,
             )
         finally:
             self.retries.stop()

@@ -40,9 +40,13 @@ from seam.apps.cli.turn_report import turn_report
 from seam.apps.cli.workdir import confirm_working_dir
 from seam.contracts.events import AgentEvent, ToolApprovalRequired, event_to_dict
 from seam.contracts.guardrail import UNAVAILABLE, ApprovalDecision
+from seam.contracts.images import with_placeholders
 
 if TYPE_CHECKING:
     from seam.contracts.execution import Submission
+    from seam.contracts.sessions import SessionInfo
+    from seam.contracts.turn_extras import TurnExtras
+    from seam.wiring.runtime import Runtime
 
 WARNINGS = {
     "length": "warning: the answer was cut off at the model's output limit",
@@ -162,23 +166,22 @@ async def run_once(
     as_json: bool,
     time_limit: float | None = None,
     yes: bool = False,
+    images: tuple[str, ...] = (),
 ) -> int:
     """`seam run`: one turn in a session (a fresh one unless --session), its answer on
-    stdout and its exit code the turn's outcome."""
+    stdout and its exit code the turn's outcome; `images`: files it shows the model."""
     confirm_working_dir(yes)
     text = read_prompt(prompt)
     check_session_name(session)
+    extras = _image_extras(images)
+    if extras is not None:
+        text = with_placeholders(text, extras.images)
     # Retries go to stderr as they happen (stdout is for the answer or the JSON events).
     async with (
         RetryView(sys.stderr) as retries,
         open_runtime(model, on_retry=retries, interactive=True) as runtime,
     ):
-        # The key is derived once, here; a fresh name has no row to read yet.
-        key = session_key(runtime, session or fresh_session_name("run"))
-        stored = await runtime.sessions.get(key) if session is not None else None
-        if personality:
-            check_personality(runtime, personality)
-        check_toolset(runtime, stored, personality)
+        key, stored = await _checked_session(runtime, session, personality, extras)
         show = _event_view(as_json)
 
         def on_event(event: AgentEvent) -> None:
@@ -196,6 +199,7 @@ async def run_once(
             approve=approve,
             time_limit=turn_time_limit(runtime, time_limit),
             stored=stored,
+            extras=extras,
         )
         settings = runtime.settings
         key_env = settings.config.model.api_key_env if settings else "OPENAI_API_KEY"
@@ -207,6 +211,34 @@ async def run_once(
     if as_json:
         _json_lines_raw(report.exit_line(result.submission_id))
     return report.code
+
+
+async def _checked_session(
+    runtime: Runtime, session: str | None, personality: str | None, extras: TurnExtras | None
+) -> tuple[str, SessionInfo | None]:
+    """The turn's session key and stored row, once the personality, the toolset and (for
+    images) the model are checked: a refusal stores nothing."""
+    # The key is derived once, here; a fresh name has no row to read yet.
+    key = session_key(runtime, session or fresh_session_name("run"))
+    stored = await runtime.sessions.get(key) if session is not None else None
+    if personality:
+        check_personality(runtime, personality)
+    check_toolset(runtime, stored, personality)
+    if extras is not None:
+        from seam.apps.cli.images import check_sees_images
+
+        check_sees_images(runtime, personality, stored)
+    return key, stored
+
+
+def _image_extras(paths: tuple[str, ...]) -> TurnExtras | None:
+    """The turn's images (`--image`), read and checked before anything opens."""
+    if not paths:
+        return None
+    from seam.apps.cli.images import read_images
+    from seam.contracts.turn_extras import TurnExtras
+
+    return TurnExtras(images=read_images(paths))
 
 
 def _event_view(as_json: bool) -> Callable[[AgentEvent], None] | None:

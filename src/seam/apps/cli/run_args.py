@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 _VALUED = frozenset({"--session", "--personality", "--model", "--timeout"})
 _FLAGS = {"--json": "json", "--yes": "yes", "-y": "yes"}
+_REPEATED = "--image"  # may be given again and again
 
 
 @dataclass
@@ -28,6 +29,7 @@ class RunArgs:
     json: bool = False  # --json
     yes: bool = False  # --yes, -y
     timeout: float | None = None  # --timeout SECONDS
+    images: tuple[str, ...] = ()  # --image FILE, repeatable
 
 
 def parse_run(args: list[str]) -> RunArgs | None:
@@ -35,6 +37,7 @@ def parse_run(args: list[str]) -> RunArgs | None:
     values: dict[str, str] = {}
     flags: set[str] = set()
     prompts: list[str] = []
+    images: list[str] = []
     at = 0
     while at < len(args):
         arg = args[at]
@@ -43,12 +46,15 @@ def parse_run(args: list[str]) -> RunArgs | None:
             prompts += args[at:]
             break
         name, equals, value = arg.partition("=")
-        if name in _VALUED and name not in values:
-            if not equals:
-                if at >= len(args) or args[at].startswith("-"):
-                    return None
-                value, at = args[at], at + 1
-            values[name] = value
+        if name == _REPEATED or (name in _VALUED and name not in values):
+            got = _option_value(args, at, value if equals else None)
+            if got is None:
+                return None
+            value, at = got
+            if name == _REPEATED:
+                images.append(value)
+            else:
+                values[name] = value
         elif arg in _FLAGS and _FLAGS[arg] not in flags:
             flags.add(_FLAGS[arg])
         elif arg.startswith("-") and arg != "-":
@@ -68,7 +74,18 @@ def parse_run(args: list[str]) -> RunArgs | None:
         json="json" in flags,
         yes="yes" in flags,
         timeout=timeout,
+        images=tuple(images),
     )
+
+
+def _option_value(args: list[str], at: int, given: str | None) -> tuple[str, int] | None:
+    """An option's value (`given` after `=`, else the next argument) and where reading
+    goes on; None when the next argument is missing or looks like an option."""
+    if given is not None:
+        return given, at
+    if at >= len(args) or args[at].startswith("-"):
+        return None
+    return args[at], at + 1
 
 
 def _seconds(text: str | None) -> float | bool | None:
@@ -99,6 +116,7 @@ def run_command(args: RunArgs, *, exit_now: bool = False) -> None:
             as_json=args.json,
             time_limit=args.timeout,
             yes=args.yes,
+            images=args.images,
         ),
         json_exit=args.json,
         exit_now=exit_now,

@@ -31,6 +31,7 @@ from seam.contracts.tools import CancelToken
 if TYPE_CHECKING:
     from seam.contracts.execution import Submission
     from seam.contracts.sessions import SessionInfo
+    from seam.contracts.turn_extras import TurnExtras
     from seam.wiring.runtime import Runtime
 
 
@@ -292,6 +293,7 @@ async def run_turn(
     approve: Approve | None = None,
     time_limit: float | None = None,
     stored: SessionInfo | None = None,
+    extras: TurnExtras | None = None,
 ) -> TurnResult:
     """Run one turn in the session stored under `key` (`session_key`; `stored`: its row
     when the caller read it) as a durable submission, handing each event to `on_event`.
@@ -318,6 +320,7 @@ async def run_turn(
             on_event=control.watch,
             cancel=cancel,
             stored=stored,
+            extras=extras,
         )
     )
     loop = asyncio.get_running_loop()

@@ -45,6 +45,7 @@ from seam.apps.gateway.commands import parse_command
 from seam.apps.gateway.inbox import ATTEMPTS, Inbox, one_line
 from seam.apps.gateway.kept_files import KeptFiles
 from seam.apps.gateway.pairing import PairingStore
+from seam.apps.gateway.photos import photos_for
 from seam.apps.gateway.replies import answer_text, enqueue_reply, replied
 from seam.apps.gateway.retries import TICK, Retries, failed_text
 from seam.apps.gateway.sender import AdapterSlot
@@ -61,8 +62,10 @@ from seam.contracts.chat import (
 )
 from seam.contracts.events import ToolApprovalRequired
 from seam.contracts.execution import UNSETTLED, Submission, SubmissionQuery
+from seam.contracts.images import with_placeholders
 from seam.contracts.outbox import Outbox
 from seam.contracts.tools import CancelToken
+from seam.contracts.turn_extras import TurnExtras
 from seam.wiring.gateway_settings import GatewaySection
 from seam.wiring.reach import working_dir_storage
 from seam.wiring.runtime import Runtime
@@ -221,22 +224,27 @@ class Gateway:
                 await self._say(adapter, msg.chat, sid, answer)
                 return
             text = answer.text  # an MCP prompt: its text is the turn (chat_commands.py)
-        if msg.attachments:
+        # The sender's tenant: the owner's, or a paired user's own (`tenants.py`).
+        tenant = self.tenants.tenant_of(msg.chat.platform, msg.user_id)
+        key = self.chats.key(await self.chats.current(msg.chat, tenant), tenant)
+        photos = await photos_for(self.runtime, key, msg.attachments)  # (`photos.py`)
+        refused = photos.refused
+        if photos.others:
             storage = working_dir_storage(self.runtime, self.working_dir)
-            got = await receive(msg.attachments, msg.message_id, storage)
-            if got.refused:
-                await self._say(adapter, msg.chat, sid, " ".join(got.refused), kind="notice")
+            got = await receive(photos.others, msg.message_id, storage)
+            refused = [*refused, *got.refused]
             if got.saved:
                 text = f"{text}\n\n{describe(got.saved)}".strip()
-        if not text:
+        if refused:
+            await self._say(adapter, msg.chat, sid, " ".join(refused), kind="notice")
+        if photos.stop or not (text or photos.images):
             return
         if msg.is_group:
             text = f"{msg.user_name}: {text}"
-        # The sender's tenant: the owner's, or a paired user's own (`tenants.py`).
-        tenant = self.tenants.tenant_of(msg.chat.platform, msg.user_id)
-        name = await self.chats.current(msg.chat, tenant)
-        session = await self.runtime.get_session(self.chats.key(name, tenant))
-        sub = await session.submit(text, submission_id=sid)
+        session = await self.runtime.get_session(key)
+        shown = tuple(photos.images)
+        extras = TurnExtras(images=shown) if shown else None
+        sub = await session.submit(with_placeholders(text, shown), submission_id=sid, extras=extras)
         if self.book is not None:
             self.book.seen(msg.chat, msg.message_id, is_group=msg.is_group)
         self._owners[sid] = frozenset({msg.user_id})

@@ -28,11 +28,20 @@ from seam.apps.web.backend import WebBackend
 from seam.apps.web.control import Control, add_control_routes
 from seam.apps.web.errors import ApiError, error_response, install
 from seam.apps.web.headers import SecurityHeaders
+from seam.apps.web.images import (
+    ImageIn,
+    add_image_routes,
+    body_limit,
+    check_vision,
+    decode_images,
+)
 from seam.apps.web.limits import BodyLimit
 from seam.apps.web.streams import sse_body
 from seam.apps.web.undo import add_undo_routes
 from seam.contracts.execution import Submission
+from seam.contracts.images import MAX_IMAGES, with_placeholders
 from seam.contracts.memory import MemoryTarget
+from seam.contracts.turn_extras import TurnExtras
 
 if TYPE_CHECKING:
     from seam.apps.web.keys import KeyStore
@@ -51,9 +60,10 @@ class NewSession(_Body):
 
 
 class NewMessage(_Body):
-    text: str = Field(min_length=1, max_length=200_000)
+    text: str = Field(max_length=200_000)  # may be "" when it shows images
     submission_id: str | None = Field(None, min_length=1, max_length=200)
     personality: str | None = Field(None, min_length=1, max_length=100)
+    images: list[ImageIn] = Field(default_factory=list, max_length=MAX_IMAGES)
 
 
 class ApprovalAnswer(_Body):
@@ -162,6 +172,7 @@ def create_app(
     add_event_routes(api, backend)
     add_approval_routes(api, backend)
     add_undo_routes(api, backend, principal)
+    add_image_routes(api, backend, principal)
     add_settings_routes(api, backend)
     add_control_routes(api, Control(backend, settings, keys))
     app.include_router(api)
@@ -228,12 +239,18 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
 
     @api.post("/sessions/{name}/messages", status_code=202)
     async def post_message(who: Who, name: str, body: NewMessage) -> dict[str, Any]:
+        text, extras = body.text, None
+        if body.images:  # checked, and the model asked, before anything is admitted
+            images = decode_images(body.images)
+            await check_vision(backend, backend.key_for(who.tenant, name), body.personality)
+            text, extras = with_placeholders(text, images), TurnExtras(images=images)
         sub = await backend.post_message(
             who.tenant,
             name,
-            body.text,
+            text,
             submission_id=body.submission_id,
             personality=body.personality,
+            extras=extras,
         )
         return submission_body(backend, sub)
 
@@ -365,5 +382,5 @@ def add_middleware(
             allow_headers=["*"],
             allow_credentials=True,
         )
-    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes, widen=body_limit)
     app.add_middleware(SecurityHeaders)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 Scope = dict[str, Any]
@@ -15,16 +16,21 @@ DRAIN_AT_MOST = 16 * 1024 * 1024
 class BodyLimit:
     """Pure ASGI middleware: checks Content-Length, and counts chunked bodies as they come."""
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
+    def __init__(
+        self, app: Any, max_bytes: int, widen: Callable[[Scope, int], int] | None = None
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        # A route's own cap from the configured one (the turn route's images).
+        self.widen = widen
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.max_bytes if self.widen is None else self.widen(scope, self.max_bytes)
         size = _declared_size(scope)
-        if size > self.max_bytes:
+        if size > limit:
             if size <= DRAIN_AT_MOST:
                 # Read it to the end first: a client still sending when the answer comes
                 # and the connection closes sees a reset, not the 413.
@@ -32,9 +38,9 @@ class BodyLimit:
                 while more:
                     message = await receive()
                     more = message.get("more_body", False)
-            await _too_large(send, self.max_bytes)
+            await _too_large(send, limit)
             return
-        counted = _CountedBody(receive, send, self.max_bytes)
+        counted = _CountedBody(receive, send, limit)
         await self.app(scope, counted.receive, counted.send)
 
 

@@ -48,7 +48,9 @@ def openai_messages(
             out.append(_openai_images(held))
             held = []
         wired = wire(position, message)
-        if message.role == "user" and message.images:  # the caller checked `vision`
+        # A person's images (this turn's, or stored with an earlier message): for a
+        # model that does not see them, the placeholder lines in the text stand in.
+        if vision and message.role == "user" and message.images:
             wired = {"role": "user", "content": user_parts(message)}
         out.append(wired)
         if vision and message.role == "tool" and message.images:

@@ -53,6 +53,7 @@ from seam.services.sessions.postgres_checkpoints import PostgresCheckpoints
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_faults import check_pool, is_outage, unavailable
+from seam.services.sessions.postgres_images import PostgresImages, sweep_images
 from seam.services.sessions.postgres_listen import PostgresListener, describe_url
 from seam.services.sessions.postgres_outbox import PostgresOutbox
 from seam.services.sessions.postgres_rows import (
@@ -99,6 +100,7 @@ class PostgresStore(
     PostgresOutbox,
     PostgresWorkingDirs,
     PostgresCheckpoints,
+    PostgresImages,
     PostgresUsageReport,
     PostgresListener,
     ClosesOnExit,
@@ -305,7 +307,7 @@ class PostgresStore(
         rows = await self._all(sql, params)
         if not rows and not await self._exists(key):
             raise SessionNotFound(f"no session {key!r}")
-        return [message_from_row(row) for row in rows]
+        return await self._hydrated([message_from_row(row) for row in rows])
 
     async def set_title(self, key: str, title: str) -> None:
         check_title(title)
@@ -396,9 +398,11 @@ class PostgresStore(
 
     async def delete(self, key: str) -> bool:
         # Messages, usage, submissions, events and compactions go by cascade.
-        async with self._connection() as conn:
+        async with self._tx() as conn:
             cur = await conn.execute("DELETE FROM sessions WHERE key = %s", (key,))
-        deleted: bool = cur.rowcount > 0
+            deleted: bool = cur.rowcount > 0
+            if deleted:
+                await sweep_images(conn)  # the images no other session shows
         return deleted
 
     async def rename(self, old: str, new: str) -> bool:

@@ -51,6 +51,7 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_rows import (
     Params,
     encode,
@@ -66,6 +67,7 @@ from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
     event_params,
+    hashes_column,
     insert_sql,
 )
 
@@ -108,6 +110,8 @@ class PostgresSubmissions:
 
         async def _notify(self, conn: AsyncConnection[Any]) -> None: ...
 
+        async def _hydrated(self, messages: list[Message]) -> list[Message]: ...
+
         async def _ensure_listening(self) -> None: ...
 
     # Admission and reads
@@ -128,8 +132,8 @@ class PostgresSubmissions:
             now = self._clock()
             cur = await conn.execute(
                 "INSERT INTO submissions (id, session_key, input, personality, state,"
-                " max_attempts, created_at, updated_at)"
-                " VALUES (%s, %s, %s, %s, 'queued', %s, %s, %s)"
+                " max_attempts, created_at, updated_at, images)"
+                " VALUES (%s, %s, %s, %s, 'queued', %s, %s, %s, %s)"
                 f" ON CONFLICT (id) DO NOTHING RETURNING {SUBMISSION_COLUMNS}",
                 (
                     submission.id,
@@ -139,9 +143,12 @@ class PostgresSubmissions:
                     submission.max_attempts,
                     now,
                     now,
+                    hashes_column(submission.images),
                 ),
             )
             row = await cur.fetchone()
+            if row is not None:
+                await put_images(conn, submission.images, now)
             if row is None:
                 # Admitted by another process since our read: same rules as a resend.
                 raced = await _locked(conn, submission.id)
@@ -272,7 +279,7 @@ class PostgresSubmissions:
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE submission_id = %s ORDER BY id",
             (submission_id,),
         )
-        return [message_from_row(row) for row in rows]
+        return await self._hydrated([message_from_row(row) for row in rows])
 
     # Settlement
 

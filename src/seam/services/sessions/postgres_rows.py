@@ -12,12 +12,14 @@ from seam.contracts.execution import EventRecord, Submission
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionInfo, SessionNotFound, UsageRecord
 from seam.services.sessions import rows
+from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_text import message_words
 from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     USAGE_COLUMNS,
-    dump_calls,
     insert_sql,
+    message_params,
+    shown_images,
     usage_params,
 )
 
@@ -86,20 +88,18 @@ async def insert_messages(
     if row is None:
         raise SessionNotFound(f"no session {key!r}")
     first = row[0] - len(messages)
+    await put_images(conn, shown_images(messages), now)
     async with conn.cursor() as cur:
         await cur.executemany(
             f"INSERT INTO messages (session_key, idx, {MESSAGE_COLUMNS}, submission_id, words)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
             [
                 (
                     key,
                     first + i,
                     m.role,
                     encode(m.content),
-                    dump_calls(m.tool_calls),
-                    m.tool_call_id,
-                    m.name,
-                    m.interrupted,
+                    *message_params(m)[2:],
                     submission_id,
                     message_words(m.role, m.content),
                 )

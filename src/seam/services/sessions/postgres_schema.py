@@ -22,6 +22,7 @@ from psycopg.rows import TupleRow
 
 from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
+from seam.services.sessions.postgres_images import IMAGES_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
 from seam.services.sessions.postgres_vectors import VECTORS_MIGRATION
@@ -176,6 +177,8 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     ("ALTER TABLE cron_jobs ADD COLUMN IF NOT EXISTS check_command text",),
     # message vectors: search by meaning (services/sessions/postgres_vectors.py).
     VECTORS_MIGRATION,
+    # images: a person's images, once per SHA-256 (services/sessions/postgres_images.py).
+    IMAGES_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -29,6 +29,7 @@ from seam.contracts.sessions import (
     preview_line,
     session_to_dict,
 )
+from seam.services.sessions.postgres_images import sweep_images, with_images
 from seam.services.sessions.postgres_rows import (
     Params,
     message_from_row,
@@ -188,6 +189,8 @@ class PostgresUpkeep:
             transcripts: dict[str, list[Message]] = {}
             for row in await cur.fetchall():
                 transcripts.setdefault(row[0], []).append(message_from_row(row[1:]))
+            for key, transcript in transcripts.items():
+                transcripts[key] = await with_images(conn, transcript)
             cur = await conn.execute(
                 f"SELECT session_key, {_USAGE_SUMS} FROM usage GROUP BY session_key"
             )
@@ -208,6 +211,8 @@ class PostgresUpkeep:
                 " AND greatest(updated_at, coalesce(ended_at, updated_at)) < %s",
                 (cutoff,),
             )
+            if cur.rowcount:
+                await sweep_images(conn)  # the images no session left shows
             return cur.rowcount
 
     async def undo(self, key: str, turns: int = 1) -> int:
@@ -260,7 +265,7 @@ async def _transcript(conn: AsyncConnection[Any], key: str) -> list[Message]:
     cur = await conn.execute(
         f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = %s ORDER BY idx", (key,)
     )
-    return [message_from_row(row) for row in await cur.fetchall()]
+    return await with_images(conn, [message_from_row(row) for row in await cur.fetchall()])
 
 
 def _prefixed(columns: str, alias: str) -> str:

@@ -7,25 +7,27 @@ returns `str`, the PostgreSQL store keeps user and model text in `bytea`, as Pos
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, replace
 from typing import Any
 
 from seam.contracts.context import CompactionRecord
 from seam.contracts.execution import EventRecord, Submission
-from seam.contracts.messages import Message, ToolCall, Usage
+from seam.contracts.images import as_stored
+from seam.contracts.messages import ImagePart, Message, ToolCall, Usage
 from seam.contracts.sessions import SessionInfo, UsageRecord, UsageTotals
 
 SESSION_COLUMNS = (
     "key, title, personality, created_at, updated_at, message_count, parent_key, ended,"
     " tenant, tools, model, ended_at, working_dir"
 )
-MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted"
+MESSAGE_COLUMNS = "role, content, tool_calls, tool_call_id, name, interrupted, images"
 SUBMISSION_COLUMNS = (
     "id, session_key, input, state, created_at, updated_at, personality, outcome, attempts,"
     " max_attempts, lease_owner, lease_expires_at, not_before, abort_requested, steps, result,"
-    " error, finish_reason, settled_at"
+    " error, finish_reason, settled_at, images"
 )
 
 USAGE_COLUMNS = (
@@ -113,8 +115,9 @@ def dump_calls(calls: tuple[ToolCall, ...]) -> str | None:
 
 
 def message_from_row(row: Sequence[Any], text: Text = _same) -> Message:
-    """A `MESSAGE_COLUMNS` row."""
-    role, content, calls, call_id, name, interrupted = row
+    """A `MESSAGE_COLUMNS` row; its images are stand-ins until the store's read swaps in
+    the stored ones (`hydrate`, below)."""
+    role, content, calls, call_id, name, interrupted, images = row
     return Message(
         role,
         text(content),
@@ -122,14 +125,22 @@ def message_from_row(row: Sequence[Any], text: Text = _same) -> Message:
         call_id,
         name,
         bool(interrupted),
+        stand_ins(images),
     )
+
+
+def message_params(message: Message) -> tuple[Any, ...]:
+    """A `MESSAGE_COLUMNS` row for a message (its images by hash: see `hydrate`)."""
+    m = message
+    calls = dump_calls(m.tool_calls)
+    return (m.role, m.content, calls, m.tool_call_id, m.name, m.interrupted, message_images(m))
 
 
 def submission_from_row(row: Sequence[Any], text: Text = _same) -> Submission:
     """A `SUBMISSION_COLUMNS` row; `text` reads the input, result and error columns."""
     (sid, key, input_, state, created, updated, personality, outcome, attempts) = row[:9]
     (max_attempts, owner, expires, not_before, abort, steps, result, error) = row[9:17]
-    finish, settled_at = row[17:]
+    finish, settled_at, images = row[17:]
     return Submission(
         id=sid,
         session_key=key,
@@ -150,6 +161,7 @@ def submission_from_row(row: Sequence[Any], text: Text = _same) -> Submission:
         error=None if error is None else text(error),
         finish_reason=finish,
         settled_at=settled_at,
+        images=hashes_of(images),
     )
 
 
@@ -195,3 +207,67 @@ def usage_totals_from(row: Sequence[Any]) -> UsageTotals:
         cost_usd=float(row[6]),
         unpriced_calls=row[7],
     )
+
+
+# A person's images. An image is stored once, in `image_blobs`, keyed by its SHA-256 (the
+# same photo sent twice, or in two sessions, is one row). A transcript message and a
+# submission refer to theirs by a JSON list of hashes in their `images` column, so a
+# session's rows stay the size of its text. A message read back carries a stand-in per
+# hash (no bytes) until `hydrate` swaps in the stored image: the stores do that in the
+# same read (`sqlite_images.py`, `postgres_images.py`).
+
+BLOB_COLUMNS = "sha256, mime_type, size, data, created_at"
+
+
+def hashes_column(images: Sequence[ImagePart]) -> str | None:
+    """The `images` column of a row that shows `images` (None: it shows none)."""
+    return json.dumps([image.sha256 for image in images]) if images else None
+
+
+def message_images(message: Message) -> str | None:
+    """A transcript row's `images` column: a person's images only (`as_stored`)."""
+    return hashes_column(as_stored(message).images)
+
+
+def hashes_of(column: str | None) -> tuple[str, ...]:
+    return () if column is None else tuple(json.loads(column))
+
+
+def stand_ins(column: str | None) -> tuple[ImagePart, ...]:
+    """The images of a stored row before `hydrate`: their hashes only."""
+    return tuple(ImagePart("", "", digest, 0) for digest in hashes_of(column))
+
+
+def wanted(messages: Iterable[Message]) -> list[str]:
+    """The hashes the messages' stand-ins name, each once."""
+    return list(dict.fromkeys(i.sha256 for m in messages for i in m.images))
+
+
+def hydrate(messages: list[Message], found: Mapping[str, ImagePart]) -> list[Message]:
+    """The messages with each stand-in replaced by its stored image."""
+    if not found:
+        return messages
+    out = []
+    for message in messages:
+        if message.images:
+            shown = tuple(found[i.sha256] for i in message.images if i.sha256 in found)
+            message = replace(message, images=shown)
+        out.append(message)
+    return out
+
+
+def blob_params(images: Iterable[ImagePart], now: float) -> list[tuple[Any, ...]]:
+    """`BLOB_COLUMNS` rows for the images (each hash once)."""
+    unique = {image.sha256: image for image in images}
+    return [(i.sha256, i.mime_type, i.size, base64.b64decode(i.data), now) for i in unique.values()]
+
+
+def image_from_blob(row: Sequence[Any]) -> ImagePart:
+    """An `image_blobs` row (sha256, mime_type, size, data) as the image it holds."""
+    digest, mime, size, data = row
+    return ImagePart(mime, base64.b64encode(bytes(data)).decode("ascii"), digest, size)
+
+
+def shown_images(messages: Iterable[Message]) -> list[ImagePart]:
+    """The images a batch of transcript messages stores (a person's, not a tool's)."""
+    return [image for m in messages for image in as_stored(m).images]

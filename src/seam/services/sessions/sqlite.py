@@ -45,16 +45,23 @@ from seam.services.sessions.rows import (
     SESSION_COLUMNS,
     compaction_from_row,
     compaction_params,
-    dump_calls,
     insert_sql,
     message_from_row,
+    message_params,
     session_from_row,
+    shown_images,
 )
 from seam.services.sessions.sqlite_approvals import SQLiteApprovals
 from seam.services.sessions.sqlite_checkpoints import SQLiteCheckpoints
 from seam.services.sessions.sqlite_cron import SQLiteCron
 from seam.services.sessions.sqlite_db import SQLiteDb
 from seam.services.sessions.sqlite_execution import SQLiteSubmissions
+from seam.services.sessions.sqlite_images import (
+    SQLiteImages,
+    put_images,
+    sweep_images,
+    with_images,
+)
 from seam.services.sessions.sqlite_outbox import SQLiteOutbox
 from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
@@ -79,6 +86,7 @@ class SQLiteSessionStore(
     SQLiteOutbox,
     SQLiteWorkingDirs,
     SQLiteCheckpoints,
+    SQLiteImages,
 ):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
@@ -183,17 +191,7 @@ class SQLiteSessionStore(
 
             await self._threads.read(check)
             return
-        rows = [
-            (
-                m.role,
-                m.content,
-                dump_calls(m.tool_calls),
-                m.tool_call_id,
-                m.name,
-                m.interrupted,
-            )
-            for m in messages
-        ]
+        rows = [message_params(m) for m in messages]
 
         def write(db: sqlite3.Connection) -> None:
             row = db.execute(
@@ -204,9 +202,9 @@ class SQLiteSessionStore(
             if row is None:
                 raise SessionNotFound(f"no session {key!r}")
             first = row[0] - len(rows)
+            put_images(db, shown_images(messages), self._clock())
             db.executemany(
-                f"INSERT INTO messages (session_key, idx, {MESSAGE_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                insert_sql("messages", f"session_key, idx, {MESSAGE_COLUMNS}", "?"),
                 [(key, first + i, *r) for i, r in enumerate(rows)],
             )
 
@@ -227,7 +225,7 @@ class SQLiteSessionStore(
             rows = db.execute(sql, params).fetchall()
             if not rows:
                 self._must_exist(db, key)
-            return [message_from_row(row) for row in rows]
+            return with_images(db, [message_from_row(row) for row in rows])
 
         return await self._threads.read(read)
 
@@ -316,7 +314,10 @@ class SQLiteSessionStore(
     async def delete(self, key: str) -> bool:
         def write(db: sqlite3.Connection) -> bool:
             # Messages go by cascade; their delete trigger keeps the search index in step.
-            return db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0
+            deleted = db.execute("DELETE FROM sessions WHERE key = ?", (key,)).rowcount > 0
+            if deleted:
+                sweep_images(db)  # the images no other session shows
+            return deleted
 
         return await self._threads.write(write)
 

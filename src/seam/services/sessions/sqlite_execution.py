@@ -46,13 +46,16 @@ from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
     USAGE_COLUMNS,
-    dump_calls,
     event_params,
+    hashes_column,
     insert_sql,
     message_from_row,
+    message_params,
+    shown_images,
     submission_from_row,
     usage_params,
 )
+from seam.services.sessions.sqlite_images import put_images, with_images
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 from seam.services.sessions.sqlite_wait import woken
 
@@ -99,9 +102,11 @@ class SQLiteSubmissions:
             raise SessionNotFound(f"no session {submission.session_key!r}")
         check_new(submission)
         now = self._clock()
+        put_images(db, submission.images, now)
         db.execute(
             "INSERT INTO submissions (id, session_key, input, personality, state,"
-            " max_attempts, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+            " max_attempts, created_at, updated_at, images)"
+            " VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
             (
                 submission.id,
                 submission.session_key,
@@ -110,6 +115,7 @@ class SQLiteSubmissions:
                 submission.max_attempts,
                 now,
                 now,
+                hashes_column(submission.images),
             ),
         )
         return self._written(db, submission.id)
@@ -222,21 +228,11 @@ class SQLiteSubmissions:
         if row is None:
             raise SessionNotFound(f"no session {sub.session_key!r}")
         first = row[0] - len(messages)
+        put_images(db, shown_images(messages), now)
         db.executemany(
-            "INSERT INTO messages (session_key, idx, role, content, tool_calls, tool_call_id,"
-            " name, interrupted, submission_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            _INSERT_MESSAGE,
             [
-                (
-                    sub.session_key,
-                    first + i,
-                    m.role,
-                    m.content,
-                    dump_calls(m.tool_calls),
-                    m.tool_call_id,
-                    m.name,
-                    m.interrupted,
-                    submission_id,
-                )
+                (sub.session_key, first + i, *message_params(m), submission_id)
                 for i, m in enumerate(messages)
             ],
         )
@@ -254,7 +250,7 @@ class SQLiteSubmissions:
                     f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE submission_id = ? ORDER BY idx",
                     (submission_id,),
                 ).fetchall()
-            return [message_from_row(r) for r in rows]
+                return with_images(db, [message_from_row(r) for r in rows])
 
         return await self._threads.read(read)
 
@@ -359,6 +355,7 @@ class SQLiteSubmissions:
 
 _INSERT_USAGE = insert_sql("usage", USAGE_COLUMNS, "?")
 _INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "?")
+_INSERT_MESSAGE = insert_sql("messages", f"session_key, idx, {MESSAGE_COLUMNS}, submission_id", "?")
 
 
 def insert_usage(db: sqlite3.Connection, key: str, record: UsageRecord, now: float) -> None:

@@ -18,6 +18,7 @@ from seam.services.sessions.rows import (
     session_from_row,
     usage_totals_from,
 )
+from seam.services.sessions.sqlite_images import with_images
 
 
 class SQLiteQueries:
@@ -31,7 +32,7 @@ class SQLiteQueries:
         rows = db.execute(
             f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
         ).fetchall()
-        return [message_from_row(row) for row in rows]
+        return with_images(db, [message_from_row(row) for row in rows])
 
     def _totals_of(self, db: sqlite3.Connection, key: str) -> UsageTotals:
         row = db.execute(

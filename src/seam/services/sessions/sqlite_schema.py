@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION
+from seam.services.sessions.sqlite_images import IMAGES_MIGRATION
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION
 
 
@@ -203,5 +204,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS messages_searchable ON messages (id)"
         " WHERE role IN ('user', 'assistant') AND content <> ''",
     ),
+    # images: a person's images, once per SHA-256 (services/sessions/sqlite_images.py).
+    IMAGES_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -14,6 +14,7 @@ from typing import Any
 
 from seam.contracts.sessions import SessionInfo, SessionNotFound, check_idle, session_to_dict
 from seam.services.sessions.rows import SESSION_COLUMNS, session_from_row
+from seam.services.sessions.sqlite_images import sweep_images
 from seam.services.sessions.sqlite_queries import SQLiteQueries
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 
@@ -75,6 +76,8 @@ class SQLiteUpkeep(SQLiteQueries):
                 " AND max(updated_at, coalesce(ended_at, updated_at)) < ?",
                 (cutoff,),
             )
+            if cursor.rowcount:
+                sweep_images(db)  # the images no session left shows
             return cursor.rowcount
 
         return await self._threads.write(write)

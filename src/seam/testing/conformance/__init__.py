@@ -19,6 +19,7 @@ before it can check its protocol's part); the execution suites' an `ExecutionSto
 | execution.SubmissionLeases     | submissions.SubmissionLeasesSuite               |
 | execution.TurnJournal          | journal.TurnJournalSuite                        |
 | execution.EventLog             | journal.EventLogSuite                           |
+| images.ImageBlobs              | images.ImageBlobsSuite                          |
 | execution.ExecutionStore       | execution_store.ExecutionStoreSuite (+ SessionStoreSuite) |
 | outbox.Outbox                  | outbox.OutboxSuite                              |
 | approval_answers.ApprovalAnswers | approval_relay.ApprovalRelaySuite             |

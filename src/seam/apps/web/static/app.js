@@ -7,6 +7,7 @@
 // to its stored message once the transcript holds it.
 import { api, ApiError, follow } from "./api.js";
 import { failedTurns, historyNodes } from "./history.js";
+import { Attachments } from "./images.js";
 import { providerRetry, rerunNote } from "./notes.js";
 import { displayTitle, sessionItems } from "./sessions.js";
 import { closeSidebar, sidebarToggle } from "./sidebar.js";
@@ -256,7 +257,7 @@ function renderHistory(detail) {
     const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
     if (at >= 0) shown = detail.messages.slice(0, at + 1);
   }
-  ui.history.replaceChildren(...historyNodes(shown, failedTurns(detail)));
+  ui.history.replaceChildren(...historyNodes(shown, failedTurns(detail), state.name));
   ui.title.textContent = displayTitle(detail);
 }
 
@@ -410,19 +411,22 @@ async function createSession(text, personality) {
   return api.createSession(base); // the server picks a free name
 }
 
+const attachments = new Attachments($("attachments"), $("image-input"), ui.prompt, (t) => say(t, "error"));
+
 async function send() {
   const text = ui.prompt.value.trim();
-  if (!text) return;
+  if (!text && !attachments.count) return;
   ui.send.disabled = true;
   try {
     const chosen = ui.personality.value || null;
     if (!state.name) {
-      const created = await createSession(text, chosen);
+      const created = await createSession(text || "image", chosen);
       history.replaceState(null, "", `#${encodeURIComponent(created.name)}`);
       await openSession(created.name);
     }
     const body = { text, submission_id: newId() };
     if (chosen && chosen !== sessionPersonality()) body.personality = chosen;
+    if (attachments.count) body.images = attachments.take();
     state.optimistic.set(body.submission_id, text);
     ui.pending.append(userBubble(text, "queued"));
     ui.prompt.value = "";

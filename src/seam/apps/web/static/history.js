@@ -1,5 +1,6 @@
 // The stored transcript as the conversation shows it: one bubble per turn, and a failed
 // turn's error (the provider's reason, kept by its submission) after what it did say.
+import { imageStrip } from "./images.js";
 import { errorBlock } from "./notes.js";
 import { historyAssistant, userBubble } from "./view.js";
 
@@ -30,9 +31,10 @@ function failureBubble(message) {
 /**
  * The nodes of `messages`: consecutive assistant messages (steps around tool calls) share
  * one bubble; a call's result is the tool message that follows its step (ids may repeat
- * across turns); `failures` (from `failedTurns`) end their turns.
+ * across turns); `failures` (from `failedTurns`) end their turns; a person's images show
+ * under their message (`session`: whose image route serves them).
  */
-export function historyNodes(messages, failures) {
+export function historyNodes(messages, failures, session = null) {
   const nodes = [];
   let bubble = null;
   let failure = null;
@@ -45,7 +47,10 @@ export function historyNodes(messages, failures) {
       endTurn();
       bubble = null;
       failure = failures.get(i) ?? null;
-      nodes.push(userBubble(m.content));
+      const said = userBubble(m.content);
+      const images = imageStrip(session, m.images);
+      if (images) said.append(images);
+      nodes.push(said);
     } else if (m.role === "assistant") {
       const results = new Map();
       for (let j = i + 1; j < messages.length && messages[j].role === "tool"; j++) {

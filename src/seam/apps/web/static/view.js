@@ -10,7 +10,7 @@ export const DECISIONS = [
   ["never", "Never allow"],
 ];
 
-function el(tag, attrs = {}, ...children) {
+export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (key === "class") node.className = value;
