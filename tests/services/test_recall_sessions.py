@@ -19,6 +19,7 @@ from seam.plugins.tools.session_search import SessionSearchTool
 from seam.services.recall.embedder import load_embedder
 from seam.services.recall.session_recall import SessionRecall as Recall
 from seam.services.sessions.sqlite import SCHEMA_VERSION, SQLiteSessionStore
+from seam.services.sessions.sqlite_schema import MIGRATIONS
 from tests.support.tools import checked
 
 WIFI = "the wifi password is in the blue notebook"
@@ -160,6 +161,18 @@ async def test_without_an_embedder_it_is_full_text_as_before(store: SQLiteSessio
     assert out == "No past conversation has all of these words: tram"
 
 
+# The schema version just before the step that adds the vectors; the upgrade reruns the
+# steps after it too (the image tables'), so the test undoes those as well.
+VECTORS_STEP = next(i for i, step in enumerate(MIGRATIONS) if "message_vectors" in step[0])
+IMAGE_STEP_UNDONE = (
+    "DROP INDEX messages_images",
+    "DROP INDEX submissions_images",
+    "ALTER TABLE messages DROP COLUMN images",
+    "ALTER TABLE submissions DROP COLUMN images",
+    "DROP TABLE image_blobs",
+)
+
+
 async def test_a_store_of_the_schema_before_upgrades_and_is_searched_by_meaning(
     tmp_path: Path,
 ) -> None:
@@ -171,7 +184,9 @@ async def test_a_store_of_the_schema_before_upgrades_and_is_searched_by_meaning(
     with sqlite3.connect(path) as db:  # as the schema before vectors left it
         db.execute("DROP TABLE message_vectors")
         db.execute("DROP INDEX messages_searchable")
-        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        for undo in IMAGE_STEP_UNDONE:  # the steps after it, rerun by the upgrade
+            db.execute(undo)
+        db.execute(f"PRAGMA user_version = {VECTORS_STEP}")
     upgraded = SQLiteSessionStore(path)
     try:
         assert upgraded.connector.version() == SCHEMA_VERSION
