@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from seam.contracts.budget import NO_LIMITS, BudgetLimits
 from seam.contracts.guardrail import ApprovalMode
 
 
@@ -28,6 +29,8 @@ class Personality:
     approval_mode: ApprovalMode = "manual"
     # Whether commands run by this personality's sandbox may use the network.
     network: bool = False
+    # Its own spending limits (`[budget]` in its config.toml); the tightest limit wins.
+    budget: BudgetLimits = NO_LIMITS
 
 
 @runtime_checkable

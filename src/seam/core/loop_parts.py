@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypedDict, TypeVar
 
+from seam.contracts.budget import BudgetGate
 from seam.contracts.context import ContextBuilder, ContextCompressor, TokenEstimator
 from seam.contracts.guardrail import CommandGate
 from seam.contracts.hooks import HookRegistry
@@ -48,6 +49,8 @@ class SharedParts(TypedDict, total=False):
     gate: CommandGate | None
     options: LoopOptions | None
     pricing: Pricing | None
+    # Spending limits checked before each model call (None: no limits).
+    budget: BudgetGate | None
 
 
 class LoopParts(SharedParts, total=False):

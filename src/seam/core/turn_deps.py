@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol, cast
 
+from seam.contracts.budget import BudgetGate
 from seam.contracts.context import ContextBuilder, ContextCompressor, TokenEstimator
 from seam.contracts.events import AgentEvent
 from seam.contracts.hooks import HookRegistry
@@ -255,7 +256,8 @@ class ContextDeps:
 
 @dataclass(frozen=True, slots=True)
 class ModelDeps:
-    """The model step: the context (fitted before each call), hooks, tracing, pricing."""
+    """The model step: the context (fitted before each call), hooks, tracing, pricing,
+    spending limits."""
 
     context: ContextDeps
     hooks: HookRegistry = field(default_factory=DefaultHookRegistry)
@@ -264,6 +266,8 @@ class ModelDeps:
     # With a resolver the turn's provider already is the personality's model, so the
     # request names no model of its own.
     resolves_models: bool = False
+    # Asked before each call; a refusal ends the turn (`core/budget_step.py`).
+    budget: BudgetGate | None = None
 
 
 @dataclass(frozen=True, slots=True)

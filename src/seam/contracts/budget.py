@@ -1,0 +1,142 @@
+"""Spending limits a person sets, and the gate that checks them before each model call.
+
+A runaway loop (a model that calls a tool forever, a heartbeat that never settles) spends
+until someone notices. `BudgetLimits` caps tokens and cost per session, per day and per
+cron job run; the limits come from `[budget]` in config.toml, a personality's own
+`[budget]` table and a cron job's `--max-tokens` / `--max-usd`, and the tightest one that
+applies wins. The loop asks its `BudgetGate` before every model call (not after the turn:
+one call too many is the most a limit lets through), with what the call would be for
+(`BudgetScope`); a `Refusal` ends the turn with its message, as its own outcome
+(`budget`), which the coordinator settles without a retry.
+
+`core/` reads no config: wiring builds the gate (`wiring/budget.py`) and hands it to the
+loop at construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from seam.contracts.messages import EMPTY_USAGE, Usage
+
+Period = Literal["session", "day", "job"]
+Unit = Literal["tokens", "usd"]
+PERIODS: tuple[Period, ...] = ("session", "day", "job")
+UNITS: tuple[Unit, ...] = ("tokens", "usd")
+# The config keys, in the order they are shown: `<period>_<unit>`.
+BUDGET_KEYS: tuple[str, ...] = tuple(f"{p}_{u}" for p in PERIODS for u in UNITS)
+# A turn that a limit stopped finishes with this reason (and a `halt` of the same name).
+BUDGET_FINISH = "budget"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimits:
+    """Limits in tokens (input plus output) and in USD; 0 means no limit."""
+
+    session_tokens: int = 0
+    session_usd: float = 0.0
+    day_tokens: int = 0
+    day_usd: float = 0.0
+    job_tokens: int = 0
+    job_usd: float = 0.0
+
+    def get(self, period: Period, unit: Unit) -> float:
+        value: float = getattr(self, f"{period}_{unit}")
+        return value
+
+    def any(self) -> bool:
+        """Whether any limit is set (a gate with none need not be built at all)."""
+        return any(getattr(self, f.name) for f in fields(self))
+
+    @classmethod
+    def of(cls, values: Mapping[str, float]) -> BudgetLimits:
+        """Limits from a table of `BUDGET_KEYS` (a missing key: no limit); ValueError
+        naming the first bad key or value."""
+        for key, value in values.items():
+            if key not in BUDGET_KEYS:
+                known = ", ".join(BUDGET_KEYS)
+                raise ValueError(f"unknown key {key!r} (known: {known})")
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"{key!r} must be a number of at least 0, not {value!r}")
+        numbers: dict[str, Any] = {
+            k: int(v) if k.endswith("_tokens") else float(v) for k, v in values.items()
+        }
+        return replace(cls(), **numbers)
+
+
+NO_LIMITS = BudgetLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetScope:
+    """What the next model call is for: its session (storage key), the personality it
+    runs as (and that personality's own limits), the model that would answer, and what
+    the turn has spent so far (a cron run's turn is the job's run)."""
+
+    session_key: str
+    personality: str
+    provider: str
+    model: str
+    limits: BudgetLimits = NO_LIMITS
+    turn_usage: Usage = EMPTY_USAGE
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLine:
+    """One applicable limit and the spend against it. `source` names where the limit is
+    set ("[budget] session_tokens", "personality ops [budget] day_usd", "cron job ab12
+    --max-tokens"); `unpriced`: some of the spend was by a model whose price is unknown
+    (its cost is not in `spent`)."""
+
+    period: Period
+    unit: Unit
+    spent: float
+    allowed: float
+    source: str
+    unpriced: bool = False
+
+    @property
+    def reached(self) -> bool:
+        return self.spent >= self.allowed
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a model call may not be made: the limit reached and the message for a person
+    (what was spent, against which limit, and how to raise it)."""
+
+    line: BudgetLine
+    message: str
+
+
+@runtime_checkable
+class BudgetGate(Protocol):
+    async def check(self, scope: BudgetScope) -> Refusal | None:
+        """None: the call may go ahead; a `Refusal`: a limit is reached."""
+        ...
+
+
+def amount(unit: Unit, value: float) -> str:
+    """`value` as a person reads it: "10,214 tokens", "$0.0123"."""
+    if unit == "tokens":
+        return f"{int(value):,} tokens"
+    return f"${value:,.4f}" if value < 1 else f"${value:,.2f}"
+
+
+__all__ = [
+    "BUDGET_FINISH",
+    "BUDGET_KEYS",
+    "NO_LIMITS",
+    "PERIODS",
+    "UNITS",
+    "BudgetGate",
+    "BudgetLimits",
+    "BudgetLine",
+    "BudgetScope",
+    "Period",
+    "Refusal",
+    "Unit",
+    "amount",
+]

@@ -1,0 +1,31 @@
+"""The model step's spending check: before each model call, ask the loop's `BudgetGate`
+(built by wiring from config; None: no limits, and nothing is asked) whether the call may
+go ahead. A refusal ends the turn as `budget`, with a `halt` event carrying the message:
+not an error (the coordinator settles it without a retry, and no provider's failure is
+counted), and no request reaches the provider.
+"""
+
+from __future__ import annotations
+
+from seam.contracts.budget import BUDGET_FINISH, BudgetScope
+from seam.core.turn import Finish, answered_by
+from seam.core.turn_deps import ModelDeps, Turn, TurnState
+
+
+async def budget_refusal(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnState | None:
+    """The state that ends the turn when a limit is reached; None: the call may go ahead."""
+    gate = deps.budget
+    if gate is None:
+        return None
+    provider, model = answered_by(turn, None)
+    personality = turn.personality
+    scope = BudgetScope(
+        turn.session_key, personality.id, provider, model, personality.budget, state.usage
+    )
+    refusal = await gate.check(scope)
+    if refusal is None:
+        return None
+    return state._replace(step=Finish(BUDGET_FINISH, halt=("budget", refusal.message)))
+
+
+__all__ = ["budget_refusal"]
