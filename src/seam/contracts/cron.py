@@ -62,6 +62,9 @@ class CronJob:
     urgent: bool = False  # deliver through quiet hours
     kind: JobKind = "prompt"
     consecutive_failures: int = 0
+    # Spending limits of each run (`--max-tokens`, `--max-usd`; 0: none), beside [budget].
+    max_tokens: int = 0
+    max_usd: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

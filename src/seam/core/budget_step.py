@@ -3,11 +3,14 @@
 go ahead. A refusal ends the turn as `budget`, with a `halt` event carrying the message:
 not an error (the coordinator settles it without a retry, and no provider's failure is
 counted), and no request reaches the provider.
+
+Imported by the model step only when the loop has a gate: nothing here is on the path of
+a runtime without limits (`seam run` counts its imports).
 """
 
 from __future__ import annotations
 
-from seam.contracts.budget import BUDGET_FINISH, BudgetScope
+from seam.contracts.budget import BUDGET_FINISH, NO_LIMITS, BudgetScope
 from seam.core.turn import Finish, answered_by
 from seam.core.turn_deps import ModelDeps, Turn, TurnState
 
@@ -20,7 +23,12 @@ async def budget_refusal(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnS
     provider, model = answered_by(turn, None)
     personality = turn.personality
     scope = BudgetScope(
-        turn.session_key, personality.id, provider, model, personality.budget, state.usage
+        turn.session_key,
+        personality.id,
+        provider,
+        model,
+        personality.budget or NO_LIMITS,
+        state.usage,
     )
     refusal = await gate.check(scope)
     if refusal is None:

@@ -10,9 +10,8 @@ means the empty stack's collaborator: what each default is, is said where it is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypedDict, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
-from seam.contracts.budget import BudgetGate
 from seam.contracts.context import ContextBuilder, ContextCompressor, TokenEstimator
 from seam.contracts.guardrail import CommandGate
 from seam.contracts.hooks import HookRegistry
@@ -31,6 +30,9 @@ from seam.core.turn_deps import (
     Redact,
     TranscriptWriter,
 )
+
+if TYPE_CHECKING:
+    from seam.contracts.budget import BudgetGate
 
 T = TypeVar("T")
 

@@ -21,7 +21,6 @@ from seam.contracts.hooks import AfterLLMCall, BeforeLLMCall
 from seam.contracts.messages import EMPTY_USAGE, Message
 from seam.contracts.model import ModelError, ModelRequest
 from seam.contracts.turn_extras import with_images
-from seam.core.budget_step import budget_refusal
 from seam.core.context_step import fit_context, overflow_compacted
 from seam.core.external_calls import after_answer
 from seam.core.history import answer_dangling
@@ -65,6 +64,8 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
     leads to the tools, to the end of the turn, or (after an overflow) to this step again."""
     halted = _halt_before_call(deps, turn, state)
     if halted is None and deps.budget is not None:
+        from seam.core.budget_step import budget_refusal
+
         halted = await budget_refusal(deps, turn, state)
     if halted is not None:
         raise StepEnd(halted)

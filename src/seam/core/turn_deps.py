@@ -20,7 +20,6 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequen
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol, cast
 
-from seam.contracts.budget import BudgetGate
 from seam.contracts.context import ContextBuilder, ContextCompressor, TokenEstimator
 from seam.contracts.events import AgentEvent
 from seam.contracts.hooks import HookRegistry
@@ -38,6 +37,9 @@ from seam.core.context import DefaultContextBuilder
 from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.memory import NoopMemory
 from seam.core.tokens import CharTokenEstimator
+
+if TYPE_CHECKING:
+    from seam.contracts.budget import BudgetGate
 
 # (provider, model, usage) -> cost in USD, or None when the price is unknown.
 Pricing = Callable[[str, str, Usage], float | None]

@@ -10,7 +10,8 @@ from seam.contracts.cron import CronJob, CronRun
 
 JOB_COLUMNS = (
     "id, prompt, schedule, schedule_kind, created_at, next_due_at, personality, tz, deliver,"
-    " missed, enabled, paused, continue_session, urgent, kind, consecutive_failures"
+    " missed, enabled, paused, continue_session, urgent, kind, consecutive_failures,"
+    " max_tokens, max_usd"
 )
 RUN_COLUMNS = (
     "job_id, due_at, slot_key, submission_id, session, started_at, settled_at, outcome,"
@@ -36,12 +37,15 @@ def job_params(job: CronJob) -> tuple[Any, ...]:
         bool(job.urgent),
         job.kind,
         job.consecutive_failures,
+        job.max_tokens,
+        job.max_usd,
     )
 
 
 def job_from_row(row: Sequence[Any]) -> CronJob:
     (job_id, prompt, schedule, kind_of_schedule, created, next_due, personality, tz) = row[:8]
-    (deliver, missed, enabled, paused, cont, urgent, kind, failures) = row[8:]
+    (deliver, missed, enabled, paused, cont, urgent, kind, failures) = row[8:16]
+    max_tokens, max_usd = row[16:18]
     return CronJob(
         id=job_id,
         prompt=prompt,
@@ -59,6 +63,8 @@ def job_from_row(row: Sequence[Any]) -> CronJob:
         urgent=bool(urgent),
         kind=kind,
         consecutive_failures=failures,
+        max_tokens=max_tokens or 0,
+        max_usd=max_usd or 0.0,
     )
 
 

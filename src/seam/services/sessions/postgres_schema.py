@@ -171,6 +171,12 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     CRON_MIGRATION,
     # checkpoints: each changing turn's snapshots (services/sessions/postgres_checkpoints.py).
     CHECKPOINTS_MIGRATION,
+    # cron job budgets: each run's own spending limits (`seam cron add --max-tokens`).
+    (
+        "ALTER TABLE cron_jobs ADD COLUMN IF NOT EXISTS max_tokens bigint NOT NULL DEFAULT 0",
+        "ALTER TABLE cron_jobs ADD COLUMN IF NOT EXISTS max_usd double precision NOT NULL"
+        " DEFAULT 0",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

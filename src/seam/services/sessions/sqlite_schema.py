@@ -188,5 +188,10 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     CRON_MIGRATION,
     # checkpoints: each changing turn's snapshots (services/sessions/sqlite_checkpoints.py).
     CHECKPOINTS_MIGRATION,
+    # cron job budgets: each run's own spending limits (`seam cron add --max-tokens`).
+    (
+        "ALTER TABLE cron_jobs ADD COLUMN max_tokens INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE cron_jobs ADD COLUMN max_usd REAL NOT NULL DEFAULT 0",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,68 @@
+"""The spending gate a runtime's loop asks before each model call, built from `[budget]`
+(its limits and the time zone whose midnight starts the day), the store (the usage it
+keeps, and each cron job's own limits) and the prices (`[prices]`).
+
+A one-shot `seam run` or a chat with no limit anywhere gets no gate at all
+(`budget_wanted` in wiring/configure.py): nothing budget-related is imported on its path.
+Long-running runtimes (the server, a gateway, a worker: they run cron jobs, whose limits
+live in the store) always get one.
+"""
+
+from __future__ import annotations
+
+from datetime import tzinfo
+from typing import Any
+
+from seam.contracts.budget import BudgetLimits
+from seam.services.budget.gate import JobLimits, Pricing, StoreBudgetGate
+from seam.wiring.settings import BudgetSection, Settings
+
+
+def config_limits(section: BudgetSection) -> BudgetLimits:
+    """The `[budget]` limits of config.toml."""
+    return BudgetLimits(
+        session_tokens=section.session_tokens,
+        session_usd=section.session_usd,
+        day_tokens=section.day_tokens,
+        day_usd=section.day_usd,
+        job_tokens=section.job_tokens,
+        job_usd=section.job_usd,
+    )
+
+
+def zone_of(section: BudgetSection) -> tzinfo | None:
+    """The day's time zone (None: this machine's local time)."""
+    if not section.tz:
+        return None
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(section.tz)
+
+
+def job_limits_of(store: Any) -> JobLimits:
+    """A cron job's own limits, read from the store's cron jobs when a run asks."""
+    from seam.wiring.cron import cron_store_of
+
+    async def job_limits(job_id: str) -> BudgetLimits | None:
+        job = await cron_store_of(store).get_job(job_id)
+        if job is None:
+            return None
+        limits = BudgetLimits(job_tokens=job.max_tokens, job_usd=job.max_usd)
+        return limits if limits.any() else None
+
+    return job_limits
+
+
+def build_budget(settings: Settings, store: Any, pricing: Pricing | None) -> StoreBudgetGate:
+    """The gate over `store` with the configured limits, day and prices."""
+    section = settings.config.budget
+    return StoreBudgetGate(
+        store,
+        config_limits(section),
+        pricing=pricing,
+        zone=zone_of(section),
+        job_limits=job_limits_of(store),
+    )
+
+
+__all__ = ["build_budget", "config_limits", "job_limits_of", "zone_of"]
