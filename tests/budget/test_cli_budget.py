@@ -5,6 +5,8 @@ with its own code (6, `budget`)."""
 
 from __future__ import annotations
 
+import json
+
 from tests.cli.conftest import Cli, json_lines
 from tests.support.openai_server import OpenAIServer, tool_call_reply
 
@@ -57,3 +59,40 @@ def test_a_bad_budget_is_a_one_line_error(cli: Cli) -> None:
     cli.write_config('[budget]\ntz = "Mars/Olympus"\n')
     result = cli("run", "hi")
     assert result.returncode == 2 and "unknown time zone 'Mars/Olympus'" in result.stderr
+
+
+def test_usage_shows_spend_against_the_limits(cli: Cli, openai_server: OpenAIServer) -> None:
+    # A model with no known price: limited by tokens only, its cost shown as unknown.
+    limits = "[budget]\nsession_tokens = 100\nday_tokens = 1000\nday_usd = 5\n"
+    cli.write_config(f'[model]\nmodel = "mystery-1"\n{limits}')
+    openai_server.push(*LOOP)
+    assert cli("run", "--session", "loop", "list the files, forever").returncode == 6
+    shown = cli("usage", "--session", "loop")
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert "today: 4 model calls · 80 in · 36 out" in out
+    assert "session: 116 of 100 tokens ([budget] session_tokens) - reached" in out
+    assert "today: 116 of 1,000 tokens ([budget] day_tokens)" in out
+    assert "today: $0.00 of $5.00 ([budget] day_usd), cost unknown for some calls" in out
+    body = json.loads(cli("usage", "--json", "--days", "3").stdout)
+    assert body["today"]["calls"] == 4 and len(body["per_day"]) == 3
+    assert body["per_day"][-1]["input_tokens"] == 80
+    assert [line["source"] for line in body["limits"]] == [
+        "[budget] day_tokens",
+        "[budget] day_usd",
+    ]
+    assert body["limits"][1]["cost_unknown"] is True
+
+
+def test_usage_refuses_bad_input_in_one_line(cli: Cli) -> None:
+    for args in (("--days", "0"), ("--personality", "nobody"), ("--session", "task:x")):
+        result = cli("usage", *args)
+        assert result.returncode == 2, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_chat_usage_shows_the_limits(cli: Cli, openai_server: OpenAIServer) -> None:
+    cli.write_config("[budget]\nsession_tokens = 100\n")
+    openai_server.push(*LOOP)
+    result = cli("chat", "--session", "talk", stdin="list the files, forever\n/usage\n")
+    assert "budget session: 116 of 100 tokens ([budget] session_tokens) - reached" in result.stdout

@@ -11,11 +11,14 @@ live in the store) always get one.
 from __future__ import annotations
 
 from datetime import tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from seam.contracts.budget import BudgetLimits
+from seam.contracts.budget import BudgetLimits, BudgetScope
 from seam.services.budget.gate import JobLimits, Pricing, StoreBudgetGate
 from seam.wiring.settings import BudgetSection, Settings
+
+if TYPE_CHECKING:
+    from seam.wiring.runtime import Runtime
 
 
 def config_limits(section: BudgetSection) -> BudgetLimits:
@@ -65,4 +68,23 @@ def build_budget(settings: Settings, store: Any, pricing: Pricing | None) -> Sto
     )
 
 
-__all__ = ["build_budget", "config_limits", "job_limits_of", "zone_of"]
+def gate_of(runtime: Runtime) -> StoreBudgetGate:
+    """The runtime's own gate, or one built to show spend against the limits where the
+    runtime has none (no limit was set when it started)."""
+    gate = runtime.loop.budget
+    if isinstance(gate, StoreBudgetGate):
+        return gate
+    if runtime.settings is None:
+        return StoreBudgetGate(runtime.store, pricing=runtime.loop.pricing)
+    return build_budget(runtime.settings, runtime.store, runtime.loop.pricing)
+
+
+def scope_of(runtime: Runtime, session_key: str, personality: str | None) -> BudgetScope:
+    """What a call of the session as `personality` (None: the default) would be for."""
+    found = runtime.loop.personality_for(personality, session_key)
+    model = found.model or getattr(runtime.model, "model", "") or ""
+    limits = found.budget or BudgetLimits()
+    return BudgetScope(session_key, found.id, runtime.model.name, str(model), limits)
+
+
+__all__ = ["build_budget", "config_limits", "gate_of", "job_limits_of", "scope_of", "zone_of"]
