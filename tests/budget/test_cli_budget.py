@@ -5,6 +5,7 @@ with its own code (6, `budget`)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from tests.cli.conftest import Cli, json_lines
@@ -36,6 +37,19 @@ def test_seam_run_stops_at_the_session_limit_with_its_exit_code(
     openai_server.push(*LOOP)
     fresh = cli("run", "--session", "other", "once more")
     assert fresh.returncode == 6 and len(openai_server.chat_requests) == 8
+
+
+async def delivered(cli: Cli, key: str) -> str:
+    """What the outbox holds to deliver under `key` (a deliverer sends it later)."""
+    from seam.services.sessions.sqlite import SQLiteSessionStore
+
+    store = SQLiteSessionStore(str(cli.home / "sessions.db"))
+    try:
+        item = await store.outbox_item(key)
+    finally:
+        await store.aclose()
+    assert item is not None
+    return item.payload
 
 
 def test_the_help_documents_the_budget_exit_code(cli: Cli) -> None:
@@ -96,3 +110,43 @@ def test_chat_usage_shows_the_limits(cli: Cli, openai_server: OpenAIServer) -> N
     openai_server.push(*LOOP)
     result = cli("chat", "--session", "talk", stdin="list the files, forever\n/usage\n")
     assert "budget session: 116 of 100 tokens ([budget] session_tokens) - reached" in result.stdout
+
+
+def test_a_cron_run_stops_at_the_jobs_own_limit_and_delivers_the_message(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    openai_server.push(*LOOP)
+    forever = ("--every", "1d", "list the files, forever", "--deliver", "file:budget.md")
+    added = cli("cron", "add", *forever, "--max-tokens", "50")
+    assert added.returncode == 0, added.stderr
+    job = added.stdout.strip()
+    assert "max 50 tokens a run" in cli("cron", "list").stdout
+    ran = cli("cron", "run", job)
+    message = (
+        f"budget: this cron run has used 58 of 50 tokens (cron job {job} --max-tokens);"
+        f" raise it with `seam cron edit {job} --max-tokens ...`"
+    )
+    assert message in ran.stdout, ran.stdout + ran.stderr
+    assert len(openai_server.chat_requests) == 2
+    runs = json.loads(cli("cron", "runs", job, "--json").stdout)
+    assert runs[0]["delivery"] in ("queued", "sent")
+    assert message in asyncio.run(delivered(cli, f"cron:{runs[0]['slot_key']}"))
+    shown = json.loads(cli("sessions", "show", runs[0]["session"], "--json").stdout)
+    (sub,) = shown["submissions"]
+    assert (sub["finish_reason"], sub["result"]) == ("budget", message)
+    # The limit is raised (or removed) with `seam cron edit`.
+    edited = cli("cron", "edit", job, "--max-tokens", "0", "--max-usd", "0.5")
+    assert edited.returncode == 0 and "max $0.5 a run" in edited.stdout, edited.stderr
+    listed = json.loads(cli("cron", "list", "--json").stdout)[0]
+    assert (listed["max_tokens"], listed["max_usd"]) == (0, 0.5)
+
+
+def test_cron_limits_refuse_bad_values_in_one_line(cli: Cli) -> None:
+    bad = cli("cron", "add", "--every", "1d", "x", "--deliver", "none", "--max-tokens", "-1")
+    assert bad.returncode == 2 and "--max-tokens must be 0" in bad.stderr, bad.stderr
+    job = cli("cron", "add", "--every", "1d", "x", "--deliver", "none").stdout.strip()
+    for args in (("--max-usd", "-2"), ("--max-usd", "nan"), ()):
+        result = cli("cron", "edit", job, *args)
+        assert result.returncode == 2, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert cli("cron", "edit", "nope", "--max-tokens", "5").returncode == 2

@@ -33,7 +33,10 @@ async def budget_refusal(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnS
     refusal = await gate.check(scope)
     if refusal is None:
         return None
-    return state._replace(step=Finish(BUDGET_FINISH, halt=("budget", refusal.message)))
+    # The refusal is the turn's result: a chat reply, a cron run's delivery and the
+    # page's history say it (it is not stored in the transcript the model reads).
+    finish = Finish(BUDGET_FINISH, halt=("budget", refusal.message))
+    return state._replace(final_text=refusal.message, step=finish)
 
 
 __all__ = ["budget_refusal"]

@@ -134,6 +134,19 @@ class JobOptions(TypedDict, total=False):
     urgent: bool
     kind: JobKind
     job_id: str | None
+    # Each run's spending limits (0: none beside [budget]; docs/budgets.md).
+    max_tokens: int
+    max_usd: float
+
+
+def run_limits(options: JobOptions) -> tuple[int, float]:
+    """`--max-tokens` and `--max-usd`, checked; raises CronInputError."""
+    tokens, usd = options.get("max_tokens", 0), options.get("max_usd", 0.0)
+    if tokens < 0:
+        raise CronInputError(f"--max-tokens must be 0 (no limit) or more, not {tokens}")
+    if not usd >= 0 or usd == float("inf"):
+        raise CronInputError(f"--max-usd must be 0 (no limit) or more, not {usd}")
+    return tokens, usd
 
 
 class CronAdmin:
@@ -167,6 +180,7 @@ class CronAdmin:
         now = self.clock()
         text, schedule_kind, schedule = read_schedule(spec, now)
         target = self._target(options.get("deliver", "owner"))
+        max_tokens, max_usd = run_limits(options)
         return CronJob(
             id=options.get("job_id") or uuid.uuid4().hex[:8],
             prompt=prompt.strip(),
@@ -181,6 +195,8 @@ class CronAdmin:
             continue_session=options.get("continue_session", False),
             urgent=options.get("urgent", False),
             kind=options.get("kind", "prompt"),
+            max_tokens=max_tokens,
+            max_usd=max_usd,
         )
 
     def preview(self, spec: ScheduleSpec, count: int = 5) -> builtins.list[float]:
@@ -210,6 +226,7 @@ class CronAdmin:
         wanted = spec or current
         merged = JobOptions(deliver=old.deliver, personality=old.personality, missed=old.missed)
         merged |= JobOptions(continue_session=old.continue_session, urgent=old.urgent)
+        merged |= JobOptions(max_tokens=old.max_tokens, max_usd=old.max_usd)
         merged.update(options)
         merged["kind"], merged["job_id"] = old.kind, old.id
         job = await self.prepare(old.prompt if prompt is None else prompt, wanted, **merged)
