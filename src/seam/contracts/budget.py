@@ -73,7 +73,9 @@ NO_LIMITS = BudgetLimits()
 class BudgetScope:
     """What the next model call is for: its session (storage key), the personality it
     runs as (and that personality's own limits), the model that would answer, and what
-    the turn has spent so far (a cron run's turn is the job's run)."""
+    the turn has spent so far (a cron run's turn is the job's run). `name`: the session's
+    public name ("cron:<job>:<slot>" for a cron run; "": the key); `tenant_prefix`: what
+    every session key of its tenant starts with (the day's spend is the tenant's)."""
 
     session_key: str
     personality: str
@@ -81,6 +83,8 @@ class BudgetScope:
     model: str
     limits: BudgetLimits = NO_LIMITS
     turn_usage: Usage = EMPTY_USAGE
+    name: str = ""
+    tenant_prefix: str = ""
 
 
 @dataclass(frozen=True, slots=True)

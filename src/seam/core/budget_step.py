@@ -11,6 +11,7 @@ a runtime without limits (`seam run` counts its imports).
 from __future__ import annotations
 
 from seam.contracts.budget import BUDGET_FINISH, NO_LIMITS, BudgetScope
+from seam.core.identity import parse_session_storage_key, tenant_key_prefix
 from seam.core.turn import Finish, answered_by
 from seam.core.turn_deps import ModelDeps, Turn, TurnState
 
@@ -29,6 +30,7 @@ async def budget_refusal(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnS
         model,
         personality.budget or NO_LIMITS,
         state.usage,
+        *names_of(turn.session_key),
     )
     refusal = await gate.check(scope)
     if refusal is None:
@@ -39,4 +41,14 @@ async def budget_refusal(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnS
     return state._replace(final_text=refusal.message, step=finish)
 
 
-__all__ = ["budget_refusal"]
+def names_of(session_key: str) -> tuple[str, str]:
+    """The session's public name and its tenant's key prefix (a key that is no storage
+    key, as in a test's loop: itself, and every session)."""
+    try:
+        tenant, _, name = parse_session_storage_key(session_key)
+    except ValueError:
+        return session_key, ""
+    return name, tenant_key_prefix(tenant)
+
+
+__all__ = ["budget_refusal", "names_of"]

@@ -13,8 +13,10 @@ from __future__ import annotations
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any
 
-from seam.contracts.budget import BudgetLimits, BudgetScope
+from seam.contracts.budget import NO_LIMITS, BudgetLimits, BudgetScope
 from seam.services.budget.gate import JobLimits, Pricing, StoreBudgetGate
+from seam.services.budget.limits import Applicable, applicable
+from seam.services.budget.report import Spend, line_dict, line_text, spend_of
 from seam.wiring.settings import BudgetSection, Settings
 
 if TYPE_CHECKING:
@@ -81,10 +83,49 @@ def gate_of(runtime: Runtime) -> StoreBudgetGate:
 
 def scope_of(runtime: Runtime, session_key: str, personality: str | None) -> BudgetScope:
     """What a call of the session as `personality` (None: the default) would be for."""
+    from seam.core.budget_step import names_of
+
     found = runtime.loop.personality_for(personality, session_key)
     model = found.model or getattr(runtime.model, "model", "") or ""
     limits = found.budget or BudgetLimits()
-    return BudgetScope(session_key, found.id, runtime.model.name, str(model), limits)
+    name, prefix = names_of(session_key)
+    return BudgetScope(
+        session_key,
+        found.id,
+        runtime.model.name,
+        str(model),
+        limits,
+        name=name,
+        tenant_prefix=prefix,
+    )
 
 
-__all__ = ["build_budget", "config_limits", "gate_of", "job_limits_of", "scope_of", "zone_of"]
+def tenant_scope(runtime: Runtime, tenant: str) -> BudgetScope:
+    """A scope for `tenant`'s day (the page's Usage section): its session is never
+    stored, so only the day's limits and spend mean anything."""
+    from seam.core.identity import create_session_storage_key
+
+    return scope_of(runtime, create_session_storage_key(tenant, "web", ""), None)
+
+
+def set_limits(gate: StoreBudgetGate, scope: BudgetScope) -> list[Applicable]:
+    """The session and cron-run limits set for the scope's personality (their spend is
+    per session and per run), with where each is set."""
+    found = applicable(gate.config, scope.personality, scope.limits, "JOB", NO_LIMITS)
+    return [limit for limit in found if limit.period != "day"]
+
+
+__all__ = [
+    "Spend",
+    "build_budget",
+    "config_limits",
+    "gate_of",
+    "job_limits_of",
+    "line_dict",
+    "line_text",
+    "scope_of",
+    "set_limits",
+    "spend_of",
+    "tenant_scope",
+    "zone_of",
+]

@@ -76,8 +76,7 @@ class InfoCommands:
 
     async def _limits(self, key: str) -> list[str]:
         """Spend against each limit that applies to the session (docs/budgets.md)."""
-        from seam.services.budget.report import line_text
-        from seam.wiring.budget import gate_of, scope_of
+        from seam.wiring.budget import gate_of, line_text, scope_of
 
         scope = scope_of(self.runtime, key, await self.current_personality())
         return [f"budget {line_text(line)}" for line in await gate_of(self.runtime).lines(scope)]

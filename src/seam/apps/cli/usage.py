@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from seam.services.budget.report import Spend
+    from seam.wiring.budget import Spend
 
 MAX_DAYS = 366
 
@@ -20,8 +20,7 @@ MAX_DAYS = 366
 async def run_usage(session: str | None, personality: str | None, days: int, as_json: bool) -> int:
     from seam.apps.cli.exits import USAGE
     from seam.apps.cli.runner import CliError, check_personality, open_runtime, session_key
-    from seam.services.budget.report import spend_of
-    from seam.wiring.budget import gate_of, scope_of
+    from seam.wiring.budget import gate_of, scope_of, spend_of
 
     if not 1 <= days <= MAX_DAYS:
         raise CliError(f"--days must be between 1 and {MAX_DAYS}, not {days}", USAGE)
@@ -47,7 +46,7 @@ def usage_lines(spend: Spend, session: str | None) -> list[str]:
     then per day."""
     from seam.apps.cli.render import terminal_safe
     from seam.apps.cli.sessions import usage_line
-    from seam.services.budget.report import line_text
+    from seam.wiring.budget import line_text
 
     lines = [f"today: {usage_line(spend.today).removeprefix('usage: ')}"]
     if session is not None:

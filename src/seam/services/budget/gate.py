@@ -26,7 +26,6 @@ from seam.contracts.budget import (
 from seam.contracts.messages import Usage
 from seam.contracts.sessions import SessionNotFound, SessionStore, UsageTotals
 from seam.contracts.usage_report import UsageQuery, UsageReport
-from seam.core.identity import parse_session_storage_key, tenant_key_prefix
 from seam.services.budget.limits import Applicable, applicable, job_of, refusal_message
 
 # (provider, model, usage) -> cost in USD, or None when the price is unknown.
@@ -73,7 +72,7 @@ class StoreBudgetGate:
         return [line for _, line in await self._measured(scope)]
 
     async def _measured(self, scope: BudgetScope) -> list[tuple[Applicable, BudgetLine]]:
-        job = job_of(scope.session_key)
+        job = job_of(scope.name or scope.session_key)
         own = None if job is None or self.job_limits is None else await self.job_limits(job)
         limits = applicable(self.config, scope.personality, scope.limits, job, own)
         spent: dict[Period, UsageTotals] = {}
@@ -97,19 +96,15 @@ class StoreBudgetGate:
             except SessionNotFound:
                 return UsageTotals()
         if period == "day":
-            return await self.day_spent(scope.session_key)
+            return await self.day_spent(scope.tenant_prefix)
         return self._turn_spent(scope)
 
-    async def day_spent(self, session_key: str) -> UsageTotals:
-        """What the session's tenant has spent since midnight (nothing, for a store that
-        cannot sum usage across sessions)."""
+    async def day_spent(self, prefix: str) -> UsageTotals:
+        """What the tenant whose session keys start with `prefix` has spent since
+        midnight (nothing, for a store that cannot sum usage across sessions)."""
         store = self.store
         if not isinstance(store, UsageReport):
             return UsageTotals()
-        try:
-            prefix = tenant_key_prefix(parse_session_storage_key(session_key)[0])
-        except ValueError:
-            prefix = ""
         query = UsageQuery(since=day_start(self.clock(), self.zone), key_prefix=prefix)
         total = UsageTotals()
         for group in await store.usage_by("model", query):

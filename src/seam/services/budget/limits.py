@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from seam.contracts.budget import PERIODS, UNITS, BudgetLimits, BudgetLine, Period, Unit
-from seam.core.identity import parse_session_storage_key
 
 CRON_PREFIX = "cron:"
 FLAGS: dict[Unit, str] = {"tokens": "--max-tokens", "usd": "--max-usd"}
@@ -29,13 +28,9 @@ class Applicable:
     raise_in: str
 
 
-def job_of(session_key: str) -> str | None:
-    """The cron job a session's turn runs for (`cron:<job>` or `cron:<job>:<slot>`), or
-    None for a session no cron job runs."""
-    try:
-        name = parse_session_storage_key(session_key)[2]
-    except ValueError:
-        name = session_key
+def job_of(name: str) -> str | None:
+    """The cron job a session's turn runs for (its public name is `cron:<job>` or
+    `cron:<job>:<slot>`), or None for a session no cron job runs."""
     if not name.startswith(CRON_PREFIX):
         return None
     job = name[len(CRON_PREFIX) :].split(":", 1)[0]

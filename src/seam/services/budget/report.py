@@ -15,7 +15,6 @@ from typing import Any
 from seam.contracts.budget import BudgetLine, BudgetScope
 from seam.contracts.sessions import SessionNotFound, UsageTotals, usage_to_dict
 from seam.contracts.usage_report import SECONDS_PER_DAY, UsageQuery, UsageReport
-from seam.core.identity import parse_session_storage_key, tenant_key_prefix
 from seam.services.budget.gate import StoreBudgetGate
 from seam.services.budget.limits import spent_of
 
@@ -74,15 +73,16 @@ async def spend_of(gate: StoreBudgetGate, scope: BudgetScope, days: int) -> Spen
     except SessionNotFound:
         session = None
     lines = await gate.lines(scope)
-    today = await gate.day_spent(scope.session_key)
-    return Spend(today, session, lines, await per_day(gate, scope.session_key, days))
+    today = await gate.day_spent(scope.tenant_prefix)
+    return Spend(today, session, lines, await per_day(gate, scope.tenant_prefix, days))
 
 
 async def per_day(
-    gate: StoreBudgetGate, session_key: str, days: int
+    gate: StoreBudgetGate, prefix: str, days: int
 ) -> list[tuple[str, UsageTotals]]:
-    """The tenant's totals on each of the last `days` days (today included, days in the
-    gate's time zone), oldest first, zero where nothing was spent."""
+    """The totals of the tenant (its keys start with `prefix`) on each of the last `days`
+    days (today included, days in the gate's time zone), oldest first, zero where
+    nothing was spent."""
     store = gate.store
     if not isinstance(store, UsageReport) or days < 1:
         return []
@@ -95,10 +95,6 @@ async def per_day(
     offset = int((local.utcoffset() or dt.timedelta()).total_seconds())
     today = math.floor((now + offset) / SECONDS_PER_DAY)
     since = (today - days + 1) * SECONDS_PER_DAY - offset
-    try:
-        prefix = tenant_key_prefix(parse_session_storage_key(session_key)[0])
-    except ValueError:
-        prefix = ""
     query = UsageQuery(since=since, key_prefix=prefix, day_offset=offset)
     found = {int(g.group): g.totals for g in await store.usage_by("day", query)}
     first = today - days + 1
