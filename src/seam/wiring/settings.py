@@ -111,15 +111,12 @@ class BudgetSection(_Section):
     A personality's own `[budget]` and a cron job's `--max-tokens` / `--max-usd` add
     their own; the tightest limit that applies wins."""
 
-    # Tokens (input plus output) and cost in USD per session; 0: no limit.
-    session_tokens: int = Field(0, ge=0)
-    session_usd: float = Field(0.0, ge=0)
-    # Per day, over every session, the day starting at midnight in `tz`; 0: no limit.
-    day_tokens: int = Field(0, ge=0)
-    day_usd: float = Field(0.0, ge=0)
-    # Per cron job run (a heartbeat beat too); 0: no limit.
-    job_tokens: int = Field(0, ge=0)
-    job_usd: float = Field(0.0, ge=0)
+    session_tokens: int = Field(0, ge=0)  # tokens (input plus output) a session; 0: no limit
+    session_usd: float = Field(0.0, ge=0)  # cost in USD a session (priced models); 0: none
+    day_tokens: int = Field(0, ge=0)  # tokens a day, all sessions (midnight in `tz`); 0: none
+    day_usd: float = Field(0.0, ge=0)  # cost in USD a day, all sessions; 0: no limit
+    job_tokens: int = Field(0, ge=0)  # tokens a cron job run (a heartbeat too); 0: no limit
+    job_usd: float = Field(0.0, ge=0)  # cost in USD a cron job run; 0: no limit
     # The IANA time zone whose midnight starts the day ("Europe/Paris"); "": local time.
     tz: str = ""
 
