@@ -5,7 +5,6 @@ personality's or a cron job's limit wins when it is tighter."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -14,32 +13,21 @@ from seam.contracts.budget import BudgetLimits, BudgetScope
 from seam.contracts.events import Halt
 from seam.contracts.messages import Usage
 from seam.contracts.personality import Personality
-from seam.contracts.tools import ToolContext
 from seam.core import AgentLoop, DefaultToolRegistry, ScriptedModel, Step, call
 from seam.core.identity import create_session_storage_key
 from seam.core.personalities import StaticPersonalityRegistry
 from seam.services.budget.gate import StoreBudgetGate, day_start
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.testing.clock import ManualClock
+from tests.support.tools import Echo
 
 PER_CALL = Usage(input_tokens=900, output_tokens=100)  # 1,000 tokens a call
 UTC = ZoneInfo("UTC")
 
 
-class Again:
-    name = "again"
-    description = "does nothing, so the model calls it again"
-    parameters: Mapping[str, Any] = {"type": "object", "properties": {}}
-    concurrent = True
-    idempotent = True
-
-    async def run(self, args: Mapping[str, Any], ctx: ToolContext) -> str:
-        return "again"
-
-
 def looping(calls: int = 50) -> ScriptedModel:
     """A model that calls a tool forever (for `calls` calls: more than any limit here)."""
-    return ScriptedModel([Step(calls=[call("again")], usage=PER_CALL) for _ in range(calls)])
+    return ScriptedModel([Step(calls=[call("echo")], usage=PER_CALL) for _ in range(calls)])
 
 
 def key(name: str) -> str:
@@ -50,7 +38,7 @@ def loop_of(
     model: ScriptedModel, store: SQLiteSessionStore, gate: StoreBudgetGate, **kw: Any
 ) -> AgentLoop:
     tools = DefaultToolRegistry()
-    tools.register_tool(Again())
+    tools.register_tool(Echo())
     return AgentLoop(model=model, sessions=store, tools=tools, budget=gate, **kw)
 
 
@@ -127,7 +115,7 @@ async def test_cost_counts_priced_calls_and_says_when_a_price_is_unknown(tmp_pat
         return usage.total_tokens / 1_000 * 0.01 if model == "priced" else None
 
     gate = StoreBudgetGate(store, BudgetLimits(session_usd=0.025), pricing=pricing)
-    priced = ScriptedModel([Step(calls=[call("again")], usage=PER_CALL)] * 10, model="priced")
+    priced = ScriptedModel([Step(calls=[call("echo")], usage=PER_CALL)] * 10, model="priced")
     events = await run(loop_of(priced, store, gate, pricing=pricing), "a")
     assert "used $0.0300 of $0.0250 ([budget] session_usd)" in halt_of(events).message
     # A model with no price is limited by tokens only: its calls add no cost.

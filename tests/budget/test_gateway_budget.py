@@ -5,25 +5,19 @@ reaches the provider."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("seam.plugins.chat.telegram")
 
-from tests.cli.conftest import make_cli
-from tests.support.fake_telegram import DEFAULT_TOKEN, RemoteFakeTelegram
-from tests.support.gateway_process import fake_process, stop, wait_for
+from tests.gateway.test_gateway_telegram import OWNER, gateway_cli
+from tests.gateway.test_gateway_telegram import fake_telegram as fake_telegram_fixture
+from tests.support.fake_telegram import RemoteFakeTelegram
+from tests.support.gateway_process import stop, wait_for
 from tests.support.openai_server import OpenAIServer, tool_call_reply
 
-OWNER = 1001
-
-
-@pytest.fixture
-def fake_telegram() -> Iterator[RemoteFakeTelegram]:
-    with fake_process("tests.support.fake_telegram") as url:
-        yield RemoteFakeTelegram(url)
+fake_telegram = fake_telegram_fixture  # registers the fixture here
 
 
 def said(fake: RemoteFakeTelegram, words: str) -> bool:
@@ -37,18 +31,7 @@ def said(fake: RemoteFakeTelegram, words: str) -> bool:
 def test_the_reply_says_the_limit_that_stopped_the_turn(
     tmp_path: Path, openai_server: OpenAIServer, fake_telegram: RemoteFakeTelegram
 ) -> None:
-    cli = make_cli(
-        tmp_path,
-        {
-            "OPENAI_BASE_URL": openai_server.base_url,
-            "OPENAI_API_KEY": "test-key",
-            "TELEGRAM_BOT_TOKEN": DEFAULT_TOKEN,
-        },
-    )
-    cli.write_config(
-        f'[gateway.telegram]\nbase_url = "{fake_telegram.base_url}"\nallow = ["{OWNER}"]\n'
-        '[sandbox]\nbackend = "local"\n[budget]\nsession_tokens = 100\n'
-    )
+    cli = gateway_cli(tmp_path, openai_server, fake_telegram, "[budget]\nsession_tokens = 100\n")
     openai_server.push(*[tool_call_reply([("list_dir", '{"path": "."}')]) for _ in range(10)])
     gateway = cli.popen("gateway")
     try:

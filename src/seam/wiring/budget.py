@@ -25,14 +25,7 @@ if TYPE_CHECKING:
 
 def config_limits(section: BudgetSection) -> BudgetLimits:
     """The `[budget]` limits of config.toml."""
-    return BudgetLimits(
-        session_tokens=section.session_tokens,
-        session_usd=section.session_usd,
-        day_tokens=section.day_tokens,
-        day_usd=section.day_usd,
-        job_tokens=section.job_tokens,
-        job_usd=section.job_usd,
-    )
+    return BudgetLimits.of(section.model_dump(exclude={"tz"}))
 
 
 def zone_of(section: BudgetSection) -> tzinfo | None:

@@ -166,14 +166,9 @@ ContinueOption = Annotated[
 ]
 UrgentOption = Annotated[bool, typer.Option("--urgent", help="Deliver even in quiet hours.")]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
-MaxTokensOption = Annotated[
-    int | None,
-    typer.Option("--max-tokens", help="Tokens each run may spend (0: no limit of its own)."),
-]
-MaxUsdOption = Annotated[
-    float | None,
-    typer.Option("--max-usd", help="Cost in USD each run may spend (0: no limit of its own)."),
-]
+_EACH_RUN = "each run may spend (0: no limit of its own; docs/budgets.md)"
+MaxTokensOption = Annotated[int | None, typer.Option("--max-tokens", help=f"Tokens {_EACH_RUN}.")]
+MaxUsdOption = Annotated[float | None, typer.Option("--max-usd", help=f"USD {_EACH_RUN}.")]
 
 
 def limit_options(max_tokens: int | None, max_usd: float | None) -> JobOptions:

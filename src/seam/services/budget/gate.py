@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, tzinfo
 
 from seam.contracts.budget import (
@@ -40,25 +41,18 @@ def day_start(now: float, zone: tzinfo | None) -> float:
     return local.replace(hour=0, minute=0, second=0, microsecond=0).timestamp()
 
 
+@dataclass(frozen=True)
 class StoreBudgetGate:
-    """The `BudgetGate` over a session store (`config`: the `[budget]` limits)."""
+    """The `BudgetGate` over a session store: `config` (the `[budget]` limits), the prices,
+    the day's time zone (None: local time), the clock and each cron job's own limits."""
 
-    def __init__(
-        self,
-        store: SessionStore,
-        config: BudgetLimits = NO_LIMITS,
-        *,
-        pricing: Pricing | None = None,
-        zone: tzinfo | None = None,
-        clock: Callable[[], float] = time.time,
-        job_limits: JobLimits | None = None,
-    ) -> None:
-        self.store = store
-        self.config = config
-        self.pricing = pricing
-        self.zone = zone
-        self.clock = clock
-        self.job_limits = job_limits
+    store: SessionStore
+    config: BudgetLimits = NO_LIMITS
+    _: KW_ONLY
+    pricing: Pricing | None = None
+    zone: tzinfo | None = None
+    clock: Callable[[], float] = time.time
+    job_limits: JobLimits | None = None
 
     async def check(self, scope: BudgetScope) -> Refusal | None:
         for limit, line in await self._measured(scope):

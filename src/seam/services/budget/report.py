@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from seam.contracts.budget import BudgetLine, BudgetScope
@@ -35,15 +35,11 @@ def line_text(line: BudgetLine) -> str:
 
 
 def line_dict(line: BudgetLine) -> dict[str, Any]:
-    return {
-        "period": line.period,
-        "unit": line.unit,
-        "spent": line.spent,
-        "allowed": line.allowed,
-        "source": line.source,
-        "reached": line.reached,
-        "cost_unknown": line.unpriced,
-    }
+    """The line as JSON: period, unit, spent, allowed, source, reached, cost_unknown."""
+    body = asdict(line)
+    body["cost_unknown"] = body.pop("unpriced")
+    body["reached"] = line.reached
+    return body
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +73,7 @@ async def spend_of(gate: StoreBudgetGate, scope: BudgetScope, days: int) -> Spen
     return Spend(today, session, lines, await per_day(gate, scope.tenant_prefix, days))
 
 
-async def per_day(
-    gate: StoreBudgetGate, prefix: str, days: int
-) -> list[tuple[str, UsageTotals]]:
+async def per_day(gate: StoreBudgetGate, prefix: str, days: int) -> list[tuple[str, UsageTotals]]:
     """The totals of the tenant (its keys start with `prefix`) on each of the last `days`
     days (today included, days in the gate's time zone), oldest first, zero where
     nothing was spent."""
