@@ -33,6 +33,12 @@ def test_seam_run_stops_at_the_session_limit_with_its_exit_code(
     assert again.returncode == 6 and len(openai_server.chat_requests) == 4
     exit_line = json_lines(again.stdout)[-1]
     assert (exit_line["code"], exit_line["outcome"], exit_line["message"]) == (6, "budget", MESSAGE)
+    # Each stopped turn settled at once: completed as `budget`, never retried.
+    shown = json.loads(cli("sessions", "show", "loop", "--json").stdout)["submissions"]
+    assert [(s["outcome"], s["finish_reason"], s["attempts"]) for s in shown] == [
+        ("completed", "budget", 1),
+        ("completed", "budget", 1),
+    ]
     # A new session starts with a fresh session allowance.
     openai_server.push(*LOOP)
     fresh = cli("run", "--session", "other", "once more")
