@@ -16,7 +16,7 @@ from tests.web.harness import serving, sse_events
 
 async def test_usage_lists_the_limits_with_todays_spend(tmp_path: Path) -> None:
     store = SQLiteSessionStore(str(tmp_path / "sessions.db"))
-    gate = StoreBudgetGate(store, BudgetLimits(session_tokens=500, day_tokens=1_000))
+    gate = StoreBudgetGate(store, BudgetLimits.of({"session_tokens": 500, "day_tokens": 1_000}))
     model = ScriptedModel([text_step("one", usage=Usage(100, 10))])
     async with serving(model, tmp_path, store=store, budget=gate) as served:
         client = served.client()

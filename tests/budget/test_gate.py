@@ -52,7 +52,7 @@ def halt_of(events: list[Any]) -> Halt:
 
 async def test_a_session_limit_stops_a_looping_model_before_the_call(tmp_path: Path) -> None:
     store = SQLiteSessionStore(str(tmp_path / "s.db"))
-    gate = StoreBudgetGate(store, BudgetLimits(session_tokens=3_500))
+    gate = StoreBudgetGate(store, BudgetLimits.of({"session_tokens": 3_500}))
     model = looping()
     events = await run(loop_of(model, store, gate), "a")
     halt = halt_of(events)
@@ -68,7 +68,7 @@ async def test_a_session_limit_stops_a_looping_model_before_the_call(tmp_path: P
 async def test_the_day_limit_counts_every_session_until_midnight(tmp_path: Path) -> None:
     clock = ManualClock(day_start(1_700_000_000, UTC) + 10 * 3600)
     store = SQLiteSessionStore(str(tmp_path / "s.db"), clock=clock)
-    gate = StoreBudgetGate(store, BudgetLimits(day_tokens=5_000), zone=UTC, clock=clock)
+    gate = StoreBudgetGate(store, BudgetLimits.of({"day_tokens": 5_000}), zone=UTC, clock=clock)
     model = looping(100)
     loop = loop_of(model, store, gate)
     first = await run(loop, "a")
@@ -82,9 +82,9 @@ async def test_the_day_limit_counts_every_session_until_midnight(tmp_path: Path)
 
 async def test_a_tighter_personality_limit_wins(tmp_path: Path) -> None:
     store = SQLiteSessionStore(str(tmp_path / "s.db"))
-    frugal = Personality("frugal", "soul", budget=BudgetLimits(session_tokens=2_000))
+    frugal = Personality("frugal", "soul", budget=BudgetLimits.of({"session_tokens": 2_000}))
     personalities = StaticPersonalityRegistry([Personality("default", "soul"), frugal])
-    gate = StoreBudgetGate(store, BudgetLimits(session_tokens=10_000))
+    gate = StoreBudgetGate(store, BudgetLimits.of({"session_tokens": 10_000}))
     model = looping()
     events = await run(loop_of(model, store, gate, personalities=personalities), "a", "frugal")
     assert "(personality frugal [budget] session_tokens)" in halt_of(events).message
@@ -96,9 +96,9 @@ async def test_a_cron_jobs_own_limit_wins_for_its_runs(tmp_path: Path) -> None:
     store = SQLiteSessionStore(str(tmp_path / "s.db"))
 
     async def job_limits(job: str) -> BudgetLimits | None:
-        return BudgetLimits(job_tokens=3_000) if job == "ab12" else None
+        return BudgetLimits.of({"job_tokens": 3_000}) if job == "ab12" else None
 
-    gate = StoreBudgetGate(store, BudgetLimits(job_tokens=20_000), job_limits=job_limits)
+    gate = StoreBudgetGate(store, BudgetLimits.of({"job_tokens": 20_000}), job_limits=job_limits)
     model = looping()
     events = await run(loop_of(model, store, gate), "cron:ab12:2026-12-05T07:00:00Z")
     message = halt_of(events).message
@@ -114,7 +114,7 @@ async def test_cost_counts_priced_calls_and_says_when_a_price_is_unknown(tmp_pat
     def pricing(provider: str, model: str, usage: Usage) -> float | None:
         return usage.total_tokens / 1_000 * 0.01 if model == "priced" else None
 
-    gate = StoreBudgetGate(store, BudgetLimits(session_usd=0.025), pricing=pricing)
+    gate = StoreBudgetGate(store, BudgetLimits.of({"session_usd": 0.025}), pricing=pricing)
     priced = ScriptedModel([Step(calls=[call("echo")], usage=PER_CALL)] * 10, model="priced")
     events = await run(loop_of(priced, store, gate, pricing=pricing), "a")
     assert "used $0.0300 of $0.0250 ([budget] session_usd)" in halt_of(events).message

@@ -21,7 +21,7 @@ def registry(tmp_path: Path, config: str) -> FilePersonalityRegistry:
 
 def test_a_personality_reads_its_own_limits(tmp_path: Path) -> None:
     found = registry(tmp_path, "[budget]\nsession_tokens = 5000\nday_usd = 0.5\n").get("frugal")
-    assert found.budget == BudgetLimits(session_tokens=5000, day_usd=0.5)
+    assert found.budget == BudgetLimits.of({"session_tokens": 5000, "day_usd": 0.5})
     assert registry(tmp_path / "plain", 'name = "P"\n').get("frugal").budget is None
 
 

@@ -16,8 +16,8 @@ loop at construction.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
-from typing import Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
 
 from seam.contracts.messages import EMPTY_USAGE, Usage
 
@@ -32,23 +32,33 @@ BUDGET_FINISH = "budget"
 
 
 @dataclass(frozen=True, slots=True)
-class BudgetLimits:
-    """Limits in tokens (input plus output) and in USD; 0 means no limit."""
+class PeriodLimits:
+    """One unit's limits per period (tokens, or USD); 0 means no limit."""
 
-    session_tokens: int = 0
-    session_usd: float = 0.0
-    day_tokens: int = 0
-    day_usd: float = 0.0
-    job_tokens: int = 0
-    job_usd: float = 0.0
+    session: float = 0
+    day: float = 0
+    job: float = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetLimits:
+    """Limits in tokens (input plus output) and in USD, per period; 0 means no limit.
+    Built from a table of `BUDGET_KEYS` with `of` ({"session_tokens": 10000})."""
+
+    tokens: PeriodLimits = PeriodLimits()
+    usd: PeriodLimits = PeriodLimits()
 
     def get(self, period: Period, unit: Unit) -> float:
-        value: float = getattr(self, f"{period}_{unit}")
+        value: float = getattr(getattr(self, unit), period)
         return value
 
     def any(self) -> bool:
         """Whether any limit is set (a gate with none need not be built at all)."""
-        return any(getattr(self, f.name) for f in fields(self))
+        return any(self.get(p, u) for p in PERIODS for u in UNITS)
+
+    def table(self) -> dict[str, float]:
+        """The limits as config.toml spells them: `BUDGET_KEYS` to values."""
+        return {f"{p}_{u}": self.get(p, u) for p in PERIODS for u in UNITS}
 
     @classmethod
     def of(cls, values: Mapping[str, float]) -> BudgetLimits:
@@ -60,10 +70,9 @@ class BudgetLimits:
                 raise ValueError(f"unknown key {key!r} (known: {known})")
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
                 raise ValueError(f"{key!r} must be a number of at least 0, not {value!r}")
-        numbers: dict[str, Any] = {
-            k: int(v) if k.endswith("_tokens") else float(v) for k, v in values.items()
-        }
-        return replace(cls(), **numbers)
+        tokens = {p: int(values.get(f"{p}_tokens", 0)) for p in PERIODS}
+        usd = {p: float(values.get(f"{p}_usd", 0)) for p in PERIODS}
+        return cls(PeriodLimits(**tokens), PeriodLimits(**usd))
 
 
 NO_LIMITS = BudgetLimits()
@@ -140,6 +149,7 @@ __all__ = [
     "BudgetLine",
     "BudgetScope",
     "Period",
+    "PeriodLimits",
     "Refusal",
     "Unit",
     "amount",

@@ -45,7 +45,7 @@ def job_limits_of(store: Any) -> JobLimits:
         job = await cron_store_of(store).get_job(job_id)
         if job is None:
             return None
-        limits = BudgetLimits(job_tokens=job.max_tokens, job_usd=job.max_usd)
+        limits = BudgetLimits.of({"job_tokens": job.max_tokens, "job_usd": job.max_usd})
         return limits if limits.any() else None
 
     return job_limits

@@ -11,7 +11,7 @@ stays its soul, so the check borrows the owner's soul and only config.toml is wr
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,7 +100,7 @@ def effective(backend: WebBackend, pid: str) -> dict[str, Any]:
         "approval_mode": p.approval_mode,
         "network": p.network,
         "fs_reach": {"read": list(p.fs_read), "write": list(p.fs_write)},
-        "budget": None if p.budget is None else asdict(p.budget),
+        "budget": None if p.budget is None else p.budget.table(),
     }
 
 
