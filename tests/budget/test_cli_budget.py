@@ -158,3 +158,17 @@ def test_cron_limits_refuse_bad_values_in_one_line(cli: Cli) -> None:
         assert result.returncode == 2, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert cli("cron", "edit", "nope", "--max-tokens", "5").returncode == 2
+
+
+def test_a_personalitys_own_limit_stops_seam_run_without_any_config(
+    cli: Cli, openai_server: OpenAIServer
+) -> None:
+    folder = cli.home / "personalities" / "frugal"
+    folder.mkdir(parents=True)
+    (folder / "SOUL.md").write_text("You are frugal.", encoding="utf-8")
+    (folder / "config.toml").write_text("[budget]\nsession_tokens = 50\n", encoding="utf-8")
+    openai_server.push(*LOOP)
+    result = cli("run", "--personality", "frugal", "list the files, forever")
+    assert result.returncode == 6, result.stderr
+    assert "used 58 of 50 tokens (personality frugal [budget] session_tokens)" in result.stderr
+    assert len(openai_server.chat_requests) == 2
