@@ -162,14 +162,17 @@ async def test_without_an_embedder_it_is_full_text_as_before(store: SQLiteSessio
 
 
 # The schema version just before the step that adds the vectors; the upgrade reruns the
-# steps after it too (the image tables'), so the test undoes those as well.
+# steps after it too (the image tables', the cron limits'), so the test undoes those too.
 VECTORS_STEP = next(i for i, step in enumerate(MIGRATIONS) if "message_vectors" in step[0])
-IMAGE_STEP_UNDONE = (
+LATER_STEPS_UNDONE = (
     "DROP INDEX messages_images",
     "DROP INDEX submissions_images",
     "ALTER TABLE messages DROP COLUMN images",
     "ALTER TABLE submissions DROP COLUMN images",
     "DROP TABLE image_blobs",
+    "DROP INDEX usage_created",
+    "ALTER TABLE cron_jobs DROP COLUMN max_tokens",
+    "ALTER TABLE cron_jobs DROP COLUMN max_usd",
 )
 
 
@@ -184,7 +187,7 @@ async def test_a_store_of_the_schema_before_upgrades_and_is_searched_by_meaning(
     with sqlite3.connect(path) as db:  # as the schema before vectors left it
         db.execute("DROP TABLE message_vectors")
         db.execute("DROP INDEX messages_searchable")
-        for undo in IMAGE_STEP_UNDONE:  # the steps after it, rerun by the upgrade
+        for undo in LATER_STEPS_UNDONE:  # the steps after it, rerun by the upgrade
             db.execute(undo)
         db.execute(f"PRAGMA user_version = {VECTORS_STEP}")
     upgraded = SQLiteSessionStore(path)

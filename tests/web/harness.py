@@ -25,6 +25,7 @@ from seam.apps.web.keys import KeyStore
 from seam.apps.web.retries import RetryBoard
 from seam.apps.web.serve import server_config
 from seam.contracts import ToolContext
+from seam.contracts.budget import BudgetGate
 from seam.contracts.model import ModelProvider
 from seam.core import DefaultToolRegistry, LoopOptions
 from seam.services.sessions.sqlite import SQLiteSessionStore
@@ -100,6 +101,7 @@ async def serving(
     retries: RetryBoard | None = None,
     sees_images: bool = False,
     env: Mapping[str, str] | None = None,
+    budget: BudgetGate | None = None,
 ) -> AsyncIterator[Served]:
     tmp.mkdir(parents=True, exist_ok=True)
     store = store if store is not None else SQLiteSessionStore(str(tmp / "sessions.db"))
@@ -108,6 +110,7 @@ async def serving(
         store=store,
         tools=tools(),
         options=LoopOptions(approval_timeout=approval_timeout),
+        budget=budget,
     )
     backend = WebBackend(
         runtime,

@@ -65,6 +65,9 @@ class CronJob:
     # A command run before each slot (plugins/cron/check.py): when it exits 0 and prints
     # nothing, there is nothing new and the model is not called. None: every slot runs.
     check: str | None = None
+    # Spending limits of each run (`--max-tokens`, `--max-usd`; 0: none), beside [budget].
+    max_tokens: int = 0
+    max_usd: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

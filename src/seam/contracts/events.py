@@ -15,7 +15,9 @@ from typing import Any, ClassVar, Literal
 
 from seam.contracts.messages import EMPTY_USAGE, Usage
 
-HaltReason = Literal["max_iterations", "cancelled", "timeout", "model_error", "guardrail", "hook"]
+HaltReason = Literal[
+    "max_iterations", "cancelled", "timeout", "model_error", "guardrail", "hook", "budget"
+]
 
 
 @dataclass(slots=True)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from seam.contracts.guardrail import ApprovalMode
+
+if TYPE_CHECKING:
+    from seam.contracts.budget import BudgetLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +31,9 @@ class Personality:
     approval_mode: ApprovalMode = "manual"
     # Whether commands run by this personality's sandbox may use the network.
     network: bool = False
+    # Its own spending limits (`[budget]` in its config.toml; None: none); the tightest
+    # limit that applies wins (contracts/budget.py).
+    budget: BudgetLimits | None = None
 
 
 @runtime_checkable

@@ -102,6 +102,7 @@ class AgentLoop:
         self.sandboxes = parts.get("sandboxes")
         self.gate = parts.get("gate")
         self.pricing = parts.get("pricing")
+        self.budget = parts.get("budget")
         self.models = parts.get("models")
         self.working_dir = parts.get("working_dir", ".")
         self.working_dirs: dict[str, str] = {}
@@ -150,7 +151,12 @@ class AgentLoop:
             warned=self.context_warned,
         )
         model = ModelDeps(
-            context, self.hooks, self.tracer, self.pricing, resolves_models=self.models is not None
+            context,
+            self.hooks,
+            self.tracer,
+            self.pricing,
+            resolves_models=self.models is not None,
+            budget=self.budget,
         )
         tools = ToolDeps(store, self.options, self.hooks, self.tracer, self.pending_approvals)
         finish = FinishDeps(self.sequences, self.hooks, self.memory, self._redact)

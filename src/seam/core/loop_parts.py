@@ -10,7 +10,7 @@ means the empty stack's collaborator: what each default is, is said where it is 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypedDict, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from seam.contracts.context import ContextBuilder, ContextCompressor, TokenEstimator
 from seam.contracts.guardrail import CommandGate
@@ -31,6 +31,9 @@ from seam.core.turn_deps import (
     TranscriptWriter,
 )
 
+if TYPE_CHECKING:
+    from seam.contracts.budget import BudgetGate
+
 T = TypeVar("T")
 
 
@@ -48,6 +51,8 @@ class SharedParts(TypedDict, total=False):
     gate: CommandGate | None
     options: LoopOptions | None
     pricing: Pricing | None
+    # Spending limits checked before each model call (None: no limits).
+    budget: BudgetGate | None
 
 
 class LoopParts(SharedParts, total=False):

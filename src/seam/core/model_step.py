@@ -63,6 +63,10 @@ async def call_model(step: CallModel, deps: ModelDeps, turn: Turn, state: TurnSt
     """Run `CallModel`: fit the context, stream one call, store the reply. The next state
     leads to the tools, to the end of the turn, or (after an overflow) to this step again."""
     halted = _halt_before_call(deps, turn, state)
+    if halted is None and deps.budget is not None:
+        from seam.core.budget_step import budget_refusal
+
+        halted = await budget_refusal(deps, turn, state)
     if halted is not None:
         raise StepEnd(halted)
     system, iteration = step.system(turn), state.iteration + 1

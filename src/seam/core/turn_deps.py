@@ -38,6 +38,9 @@ from seam.core.hook_registry import DefaultHookRegistry
 from seam.core.memory import NoopMemory
 from seam.core.tokens import CharTokenEstimator
 
+if TYPE_CHECKING:
+    from seam.contracts.budget import BudgetGate
+
 # (provider, model, usage) -> cost in USD, or None when the price is unknown.
 Pricing = Callable[[str, str, Usage], float | None]
 # Picks the provider for a personality (its model, its fallback chain); cached by wiring.
@@ -255,7 +258,8 @@ class ContextDeps:
 
 @dataclass(frozen=True, slots=True)
 class ModelDeps:
-    """The model step: the context (fitted before each call), hooks, tracing, pricing."""
+    """The model step: the context (fitted before each call), hooks, tracing, pricing,
+    spending limits."""
 
     context: ContextDeps
     hooks: HookRegistry = field(default_factory=DefaultHookRegistry)
@@ -264,6 +268,8 @@ class ModelDeps:
     # With a resolver the turn's provider already is the personality's model, so the
     # request names no model of its own.
     resolves_models: bool = False
+    # Asked before each call; a refusal ends the turn (`core/budget_step.py`).
+    budget: BudgetGate | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,6 +197,7 @@ def build_loop(given: AssemblyParts, parts: Collaborators) -> AgentLoop:
         fs_deny=given.get("fs_deny", ()),
         options=given.get("options"),
         pricing=given.get("pricing"),
+        budget=given.get("budget"),
         models=given.get("models"),
         redact=given.get("redact", redact),
         sandboxes=given.get("sandboxes"),

@@ -134,6 +134,7 @@ def configured(
         "gate": given.get("gate"),
         "pricing": given.get("pricing"),
         "options": given.get("options"),
+        "budget": given.get("budget"),
     }
     working_dir = given.get("working_dir")
     if working_dir is not None:
@@ -192,6 +193,10 @@ def fill_model(
         from seam.wiring.pricing import price_table
 
         parts["pricing"] = price_table(settings.config.prices, where=str(settings.config_path))
+    if parts.get("budget") is None and budget_wanted(settings, parts, given):
+        from seam.wiring.budget import build_budget
+
+        parts["budget"] = build_budget(settings, parts.get("store"), parts.get("pricing"))
     parts["options"] = parts.get("options") or loop_options(settings)
     # The agent must not edit its own controls (approvals, config, personalities, the
     # store) nor the person's secrets and start-up files: one list, see wiring/reach.py.
@@ -199,6 +204,19 @@ def fill_model(
 
     parts["fs_deny"] = reach_deny(settings)
     return model
+
+
+def budget_wanted(settings: Settings, parts: AssemblyParts, given: Overrides) -> bool:
+    """Whether the loop needs a spending gate (wiring/budget.py): always in a long-running
+    runtime (it runs cron jobs, whose limits live in the store), else only when `[budget]`
+    or a personality sets a limit, so a run without limits imports none of it."""
+    if not given.get("interactive") or settings.config.budget.limited():
+        return True
+    registry = parts.get("personalities")
+    try:
+        return registry is not None and any(p.budget is not None for p in registry.list())
+    except Exception:  # a broken personality is reported where it is used, not here
+        return False
 
 
 def file_personalities(settings: Settings) -> PersonalityRegistry:

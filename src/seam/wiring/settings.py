@@ -107,7 +107,36 @@ class AgentSection(_Section):
 
 
 class BudgetSection(_Section):
-    """Spending limits on tokens and cost, checked before each model call."""
+    """Spending limits on tokens and cost, checked before each model call (docs/budgets.md).
+    A personality's own `[budget]` and a cron job's `--max-tokens` / `--max-usd` add
+    their own; the tightest limit that applies wins."""
+
+    session_tokens: int = Field(0, ge=0)  # tokens (input plus output) a session; 0: no limit
+    session_usd: float = Field(0.0, ge=0)  # cost in USD a session (priced models); 0: none
+    day_tokens: int = Field(0, ge=0)  # tokens a day, all sessions (midnight in `tz`); 0: none
+    day_usd: float = Field(0.0, ge=0)  # cost in USD a day, all sessions; 0: no limit
+    job_tokens: int = Field(0, ge=0)  # tokens a cron job run (a heartbeat too); 0: no limit
+    job_usd: float = Field(0.0, ge=0)  # cost in USD a cron job run; 0: no limit
+    # The IANA time zone whose midnight starts the day ("Europe/Paris"); "": local time.
+    tz: str = ""
+
+    @field_validator("tz")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        if value:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+            try:
+                ZoneInfo(value)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {value!r} (an IANA name)") from None
+        return value
+
+    def limited(self) -> bool:
+        """Whether any limit is set here."""
+        return any(
+            getattr(self, f"{p}_{u}") for p in ("session", "day", "job") for u in ("tokens", "usd")
+        )
 
 
 class ContextSection(_Section):

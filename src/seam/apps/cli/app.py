@@ -255,3 +255,21 @@ def sessions_prune(
     from seam.apps.cli.sessions import prune_sessions
 
     execute(prune_sessions(older_than))
+
+
+@app.command("usage")
+def usage(
+    session: Annotated[
+        str | None, typer.Option("--session", help="Also show this session's spend and limits.")
+    ] = None,
+    personality: Annotated[
+        str | None, typer.Option("--personality", help="Count this personality's own limits.")
+    ] = None,
+    days: Annotated[int, typer.Option("--days", help="Days shown per day, today included.")] = 7,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Tokens and cost today, per day and in a session, against the spending limits."""
+    from seam.apps.cli.runner import execute
+    from seam.apps.cli.usage import run_usage
+
+    execute(run_usage(session, personality, days, json_))

@@ -71,6 +71,15 @@ class InfoCommands:
             self.say(
                 f"context: ~{context.tokens:,} of {context.window:,} tokens ({context.percent}%)"
             )
+        for line in await self._limits(key):
+            self.say(line)
+
+    async def _limits(self, key: str) -> list[str]:
+        """Spend against each limit that applies to the session (docs/budgets.md)."""
+        from seam.wiring.budget import gate_of, line_text, scope_of
+
+        scope = scope_of(self.runtime, key, await self.current_personality())
+        return [f"budget {line_text(line)}" for line in await gate_of(self.runtime).lines(scope)]
 
     async def compress(self, arg: str) -> None:
         runtime = self.runtime

@@ -1,4 +1,4 @@
-"""`seam cron add | list | runs | pause | resume | rm | run`: jobs the agent runs on its
+"""`seam cron add | edit | list | runs | pause | resume | rm | run`: jobs the agent runs on its
 own time, and their run ledger.
 
 Jobs live in the session store, so they run wherever a `seam worker`, `seam gateway` or
@@ -174,6 +174,37 @@ CheckOption = Annotated[
     ),
 ]
 LimitOption = Annotated[int, typer.Option("--limit", min=1, help="At most this many.")]
+_EACH_RUN = "each run may spend (0: no limit of its own; docs/budgets.md)"
+MaxTokensOption = Annotated[int | None, typer.Option("--max-tokens", help=f"Tokens {_EACH_RUN}.")]
+MaxUsdOption = Annotated[float | None, typer.Option("--max-usd", help=f"USD {_EACH_RUN}.")]
+
+
+def limit_options(max_tokens: int | None, max_usd: float | None) -> JobOptions:
+    """The spending flags given (left out: as they are)."""
+    from seam.wiring.cron import JobOptions
+
+    options = JobOptions()
+    if max_tokens is not None:
+        options["max_tokens"] = max_tokens
+    if max_usd is not None:
+        options["max_usd"] = max_usd
+    return options
+
+
+async def edit_job(job_id: str, options: JobOptions) -> int:
+    from seam.apps.cli.runner import CliError, open_runtime
+    from seam.contracts.cron import CronJobNotFound
+    from seam.wiring.cron import CronInputError, admin_for, job_line
+
+    if not options:
+        raise CliError("nothing to change: give --max-tokens or --max-usd", USAGE)
+    async with open_runtime() as runtime:
+        try:
+            job = await admin_for(runtime).edit(job_id, None, None, options)
+        except (CronJobNotFound, CronInputError) as exc:
+            raise CliError(str(exc.args[0] if exc.args else exc), USAGE) from None
+    _write(job_line(job))
+    return 0
 
 
 def add_command(
@@ -188,6 +219,8 @@ def add_command(
     continue_: ContinueOption = False,
     urgent: UrgentOption = False,
     check: CheckOption = None,
+    max_tokens: MaxTokensOption = None,
+    max_usd: MaxUsdOption = None,
 ) -> None:
     """Add a job; prints its id."""
     from seam.apps.cli.runner import execute
@@ -204,9 +237,19 @@ def add_command(
                 continue_session=continue_,
                 urgent=urgent,
                 check=check,
+                **limit_options(max_tokens, max_usd),
             ),
         )
     )
+
+
+def edit_command(
+    job: JobArgument, max_tokens: MaxTokensOption = None, max_usd: MaxUsdOption = None
+) -> None:
+    """Change a job's spending limits per run (the rest stays as it is)."""
+    from seam.apps.cli.runner import execute
+
+    execute(edit_job(job, limit_options(max_tokens, max_usd)))
 
 
 def list_command(json_: JsonOption = False) -> None:
@@ -262,6 +305,7 @@ def register(app: typer.Typer) -> None:
         no_args_is_help=True,
     )
     cron_app.command("add")(add_command)
+    cron_app.command("edit")(edit_command)
     cron_app.command("list")(list_command)
     cron_app.command("runs")(runs_command)
     cron_app.command("pause")(pause_command)

@@ -21,6 +21,7 @@ USAGE = 2
 PROVIDER = 3
 HALTED = 4
 APPROVAL = 5
+BUDGET = 6
 # As `timeout(1)` exits when the command it runs takes too long.
 TIMED_OUT = 124
 INTERRUPTED = 130
@@ -33,6 +34,7 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (PROVIDER, "provider_error", "the model provider failed (auth, quota, unreachable, timeout)"),
     (HALTED, "halted", "the turn was halted (circuit breaker, max iterations)"),
     (APPROVAL, "approval_unavailable", "a tool call needed approval and no one could answer"),
+    (BUDGET, "budget", "a spending limit was reached ([budget], a personality's, a cron job's)"),
     (TIMED_OUT, "timed_out", "the turn ran past its deadline (--timeout, [agent] turn_timeout)"),
     (INTERRUPTED, "cancelled", "cancelled (Ctrl-C, or the submission was aborted)"),
 )
@@ -122,7 +124,8 @@ def judge(
 
     Order: stopped by its deadline, cancelled, failed (provider or other), an approval
     nobody could give (a model that keeps retrying the refused command is then often
-    halted: the approval is the cause worth naming), halted, completed.
+    halted: the approval is the cause worth naming), stopped by a spending limit (its
+    message names the limit and how to raise it), halted, completed.
     """
     if sub is None or sub.outcome == "aborted":
         if timed_out is not None:
@@ -136,6 +139,8 @@ def judge(
         return TurnReport(PROVIDER if kind in PROVIDER_KINDS else FAILURE, message)
     if waited is not None:
         return TurnReport(APPROVAL, waited_line(waited, told))
+    if sub.finish_reason == "budget":
+        return TurnReport(BUDGET, halt_message or "budget: a spending limit was reached")
     if sub.finish_reason in HALTED_FINISHES:
         why = halt_message or f"the turn ended with {sub.finish_reason!r}"
         return TurnReport(HALTED, f"halted: {why}")
@@ -152,6 +157,7 @@ def _kind_of(error: str | None) -> str:
 
 __all__ = [
     "APPROVAL",
+    "BUDGET",
     "COMPLETED",
     "EXIT_CODES",
     "FAILURE",

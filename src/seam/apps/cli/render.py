@@ -189,6 +189,8 @@ class TurnView:
         style = self._style
         if isinstance(event, ErrorEvent):
             self._line(style.red(f"error: {event.message}"))
+        elif isinstance(event, Halt) and event.reason == "budget":
+            self._line(style.yellow(event.message))  # "budget: ..." names the limit
         elif isinstance(event, Halt) and event.reason != "cancelled":
             self._line(style.yellow(f"halted: {event.message}"))
         elif isinstance(event, Done):

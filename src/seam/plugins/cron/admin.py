@@ -143,6 +143,19 @@ class JobOptions(TypedDict, total=False):
     kind: JobKind
     job_id: str | None
     check: str | None  # a command that says whether a slot has anything new (check.py)
+    # Each run's spending limits (0: none beside [budget]; docs/budgets.md).
+    max_tokens: int
+    max_usd: float
+
+
+def run_limits(options: JobOptions) -> tuple[int, float]:
+    """`--max-tokens` and `--max-usd`, checked; raises CronInputError."""
+    tokens, usd = options.get("max_tokens", 0), options.get("max_usd", 0.0)
+    if tokens < 0:
+        raise CronInputError(f"--max-tokens must be 0 (no limit) or more, not {tokens}")
+    if not usd >= 0 or usd == float("inf"):
+        raise CronInputError(f"--max-usd must be 0 (no limit) or more, not {usd}")
+    return tokens, usd
 
 
 class CronAdmin:
@@ -180,6 +193,7 @@ class CronAdmin:
         text, schedule_kind, schedule = read_schedule(spec, now)
         target = self._target(options.get("deliver", "owner"))
         check = options.get("check")
+        max_tokens, max_usd = run_limits(options)
         return CronJob(
             id=options.get("job_id") or uuid.uuid4().hex[:8],
             prompt=prompt.strip(),
@@ -195,6 +209,8 @@ class CronAdmin:
             urgent=options.get("urgent", False),
             kind=options.get("kind", "prompt"),
             check=None if check is None else self._check(check),
+            max_tokens=max_tokens,
+            max_usd=max_usd,
         )
 
     def preview(self, spec: ScheduleSpec, count: int = 5) -> builtins.list[float]:
@@ -225,6 +241,7 @@ class CronAdmin:
         merged = JobOptions(deliver=old.deliver, personality=old.personality, missed=old.missed)
         merged |= JobOptions(continue_session=old.continue_session, urgent=old.urgent)
         merged["check"] = old.check
+        merged |= JobOptions(max_tokens=old.max_tokens, max_usd=old.max_usd)
         merged.update(options)
         merged["kind"], merged["job_id"] = old.kind, old.id
         job = await self.prepare(old.prompt if prompt is None else prompt, wanted, **merged)

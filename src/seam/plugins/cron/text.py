@@ -26,8 +26,15 @@ def job_line(job: CronJob) -> str:
     check = f"  check {job.check[:40]!r}" if job.check else ""
     return (
         f"{job.id}  {state:6}  {job.schedule} ({job.tz})  next {when}  -> {job.deliver}"
-        f"{failures}  {job.prompt[:60]!r}{check}"
+        f"{failures}{limits_text(job)}  {job.prompt[:60]!r}{check}"
     )
+
+
+def limits_text(job: CronJob) -> str:
+    """ " · max 5,000 tokens, $0.50 a run", or nothing for a job without limits."""
+    limits = [f"{job.max_tokens:,} tokens"] if job.max_tokens else []
+    limits += [f"${job.max_usd:g}"] if job.max_usd else []
+    return f" · max {', '.join(limits)} a run" if limits else ""
 
 
 def run_line(run: CronRun, tz: str, delivery_error: str | None = None) -> str:

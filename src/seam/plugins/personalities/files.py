@@ -13,10 +13,13 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from seam.contracts.guardrail import ApprovalMode
 from seam.contracts.personality import Personality
+
+if TYPE_CHECKING:
+    from seam.contracts.budget import BudgetLimits
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,7 @@ CONFIG_KEYS = (
     "fs_reach",
     "approval_mode",
     "network",
+    "budget",
 )
 APPROVAL_MODES: tuple[ApprovalMode, ...] = ("manual", "smart", "off")
 REACH_KEYS = ("read", "write")
@@ -61,6 +65,10 @@ toolset = [
 # Where its file tools may read and write; "." is the session's working directory.
 read = ["."]
 write = ["."]
+
+# Its own spending limits, as in config.toml's [budget]; the tightest limit wins.
+# [budget]
+# session_tokens = 200000
 """
 
 _Stamp = tuple[int, int, int]
@@ -231,7 +239,23 @@ def _personality(pid: str, soul: str, config: dict[str, Any], path: Path) -> Per
         fallback=_names(config.get("fallback", []), "fallback", path),
         approval_mode=mode,
         network=network,
+        budget=_budget(config.get("budget"), path),
     )
+
+
+def _budget(table: Any, path: Path) -> BudgetLimits | None:
+    """The personality's own `[budget]` (the keys of config.toml's), None without one;
+    imported only for a personality that has one (`seam run` counts its imports)."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise _Invalid(f"{path}: 'budget' must be a table of limits (session_tokens = 10000)")
+    from seam.contracts.budget import BudgetLimits
+
+    try:
+        return BudgetLimits.of(table)
+    except ValueError as exc:
+        raise _Invalid(f"{path}: budget: {exc}") from None
 
 
 def _approval_mode(value: str, path: Path) -> ApprovalMode:

@@ -11,7 +11,7 @@ from seam.contracts.cron import CronJob, CronRun
 JOB_COLUMNS = (
     "id, prompt, schedule, schedule_kind, created_at, next_due_at, personality, tz, deliver,"
     " missed, enabled, paused, continue_session, urgent, kind, consecutive_failures,"
-    " check_command"
+    " check_command, max_tokens, max_usd"
 )
 RUN_COLUMNS = (
     "job_id, due_at, slot_key, submission_id, session, started_at, settled_at, outcome,"
@@ -38,6 +38,8 @@ def job_params(job: CronJob) -> tuple[Any, ...]:
         job.kind,
         job.consecutive_failures,
         job.check,
+        job.max_tokens,
+        job.max_usd,
     )
 
 
@@ -45,6 +47,7 @@ def job_from_row(row: Sequence[Any]) -> CronJob:
     (job_id, prompt, schedule, kind_of_schedule, created, next_due, personality, tz) = row[:8]
     (deliver, missed, enabled, paused, cont, urgent, kind, failures) = row[8:16]
     check = row[16]
+    max_tokens, max_usd = row[17:19]
     return CronJob(
         id=job_id,
         prompt=prompt,
@@ -63,6 +66,8 @@ def job_from_row(row: Sequence[Any]) -> CronJob:
         kind=kind,
         consecutive_failures=failures,
         check=check,
+        max_tokens=max_tokens or 0,
+        max_usd=max_usd or 0.0,
     )
 
 

@@ -179,6 +179,15 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     VECTORS_MIGRATION,
     # images: a person's images, once per SHA-256 (services/sessions/postgres_images.py).
     IMAGES_MIGRATION,
+    # budgets: cron jobs' own limits per run (`seam cron add --max-tokens`), and the day's
+    # spend found by time.
+    (
+        "ALTER TABLE cron_jobs ADD COLUMN IF NOT EXISTS max_tokens bigint NOT NULL DEFAULT 0",
+        "ALTER TABLE cron_jobs ADD COLUMN IF NOT EXISTS max_usd double precision NOT NULL"
+        " DEFAULT 0",
+        # The day's spend is summed before each model call where a day limit is set.
+        "CREATE INDEX IF NOT EXISTS usage_created ON usage (created_at)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

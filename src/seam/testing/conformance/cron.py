@@ -56,7 +56,9 @@ class CronJobBookSuite:
     """What `seam cron`, the cron tool and the scheduler rely on for the jobs."""
 
     async def test_upsert_round_trips_every_field(self, cron: CronStore) -> None:
-        stored = job(kind="heartbeat", paused=True, consecutive_failures=3)
+        stored = job(
+            kind="heartbeat", paused=True, consecutive_failures=3, max_tokens=5000, max_usd=0.25
+        )
         assert await cron.upsert(stored) == stored
         assert await cron.get_job("j1") == stored
         checked = job("j2", check="ls inbox/new")

@@ -40,6 +40,23 @@ class FsReach(BaseModel):
     )
 
 
+Tokens = Annotated[int, Field(ge=0)]
+Dollars = Annotated[float, Field(ge=0)]
+
+
+class PersonalityBudget(BaseModel):
+    """`[budget]`: the personality's own spending limits (docs/budgets.md); 0: none."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, title="Budget")
+
+    session_tokens: Tokens | None = Field(None, description="Tokens per session.")
+    session_usd: Dollars | None = Field(None, description="Cost per session, in USD.")
+    day_tokens: Tokens | None = Field(None, description="Tokens per day, all sessions.")
+    day_usd: Dollars | None = Field(None, description="Cost per day, in USD.")
+    job_tokens: Tokens | None = Field(None, description="Tokens per cron job run.")
+    job_usd: Dollars | None = Field(None, description="Cost per cron job run, in USD.")
+
+
 class PersonalitySettings(BaseModel):
     """What a personality's `config.toml` may set; a field left out keeps the file's
     value, a field sent as null removes the key (its default applies)."""
@@ -62,6 +79,9 @@ class PersonalitySettings(BaseModel):
     )
     network: bool | None = Field(None, description="May its commands use the network?")
     fs_reach: FsReach | None = Field(None, description="Where its file tools may reach.")
+    budget: PersonalityBudget | None = Field(
+        None, description="Its own spending limits; the tightest limit that applies wins."
+    )
 
 
 def settings_schema() -> dict[str, Any]:
@@ -88,22 +108,26 @@ def merged(config: str, edit: PersonalitySettings) -> str:
     """`config` with the edited keys set (or removed when null), comments kept."""
     doc = _document(config) if config.strip() else tomlkit.document()
     for key, value in edit.model_dump(exclude_unset=True).items():
-        if key == "fs_reach" and value is not None:
-            _merge_reach(doc, value)
+        if key in TABLES and value is not None:
+            _merge_table(doc, key, value)
         else:
             _put(doc, key, value)
     return tomlkit.dumps(doc)
 
 
-def _merge_reach(doc: Any, values: dict[str, Any]) -> None:
-    table = doc.get("fs_reach")
+# The keys that are tables: a form's values are merged key by key into them.
+TABLES = ("fs_reach", "budget")
+
+
+def _merge_table(doc: Any, name: str, values: dict[str, Any]) -> None:
+    table = doc.get(name)
     if not isinstance(table, Table):
         table = tomlkit.table()
-        _put(doc, "fs_reach", table)
+        _put(doc, name, table)
     for key, value in values.items():
         _put(table, key, value)
     if not table:
-        _put(doc, "fs_reach", None)
+        _put(doc, name, None)
 
 
 def _put(container: Any, key: str, value: Any) -> None:
@@ -124,6 +148,7 @@ def _document(config: str) -> Any:
 __all__ = [
     "SOUL_LIMIT",
     "FsReach",
+    "PersonalityBudget",
     "PersonalitySettings",
     "checked",
     "current_values",

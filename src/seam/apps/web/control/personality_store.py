@@ -100,6 +100,7 @@ def effective(backend: WebBackend, pid: str) -> dict[str, Any]:
         "approval_mode": p.approval_mode,
         "network": p.network,
         "fs_reach": {"read": list(p.fs_read), "write": list(p.fs_write)},
+        "budget": None if p.budget is None else p.budget.table(),
     }
 
 

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 
 from seam.apps.web.auth import Principal
 from seam.apps.web.control.deps import Control
+from seam.apps.web.control.usage_budget import tenant_budget
 from seam.apps.web.control.usage_report import prompt_overhead, tenant_usage
 
 MAX_DAYS = 366
@@ -32,12 +33,14 @@ def add_routes(api: APIRouter, control: Control) -> None:
         per day (every day, zero where nothing was used), per model, per session, and in
         total; and the fixed prompt overhead every request carries (the default
         personality's system prompt and tool schemas, estimated as the context fitting
-        does), against the context window."""
+        does), against the context window; and the spending limits (`budget`: today's
+        spend against each day limit, and the session and cron-run limits set)."""
         who: Principal = request.state.principal
         store = control.backend.runtime.store
         body = await tenant_usage(store, who.tenant, days, tz)
         body["tz"] = tz
         body["overhead"] = await prompt_overhead(control.settings)
+        body["budget"] = await tenant_budget(control.backend.runtime, who.tenant)
         return body
 
 

@@ -16,6 +16,8 @@ export function failedTurns(detail) {
     next = at + 1;
     const sub = subs[at];
     if (sub.state === "settled" && sub.outcome === "failed" && sub.error) out.set(i, sub.error);
+    // A spending limit stopped the turn: its result is the message naming the limit.
+    if (sub.outcome === "completed" && sub.finish_reason === "budget") out.set(i, sub.result);
   });
   return out;
 }

@@ -1,7 +1,7 @@
 // The dashboard's section "usage" (its view; routes in apps/web/control/usage.py): the
 // caller's tenant's tokens and cost per day (a chart, with the same figures as a table
 // beside it), per model and per session, and what every request carries before any
-// message (the system prompt and tool schemas).
+// message (the system prompt and tool schemas), and the spending limits (docs/budgets.md).
 import { cost } from "../usage.js";
 import { barChart, legend } from "./chart.js";
 import { el, field, guarded, table } from "./ui.js";
@@ -19,6 +19,37 @@ const FIGURES = [
   ["Cost", (r) => cost(r)],
 ];
 let days = 30;
+const PERIODS = { day: "Today", session: "Per session", job: "Per cron run" };
+
+function amount(unit, value) {
+  if (unit === "tokens") return `${n(Math.round(value))} tokens`;
+  return `$${value.toFixed(value >= 1 ? 2 : 4)}`;
+}
+
+function spent(line) {
+  let text = `${line.unit === "tokens" ? n(Math.round(line.spent)) : amount("usd", line.spent)} of ${amount(line.unit, line.allowed)}`;
+  if (line.cost_unknown) text += " (cost unknown for some calls: their model has no price)";
+  return text;
+}
+
+// Today's spend against each day limit, then the per-session and per-run limits set.
+function budgetPart(budget) {
+  const today = budget?.today ?? [];
+  const set = budget?.set ?? [];
+  if (!today.length && !set.length) {
+    return el("p", { className: "budget empty" }, "No spending limits are set ([budget] in config.toml, a personality's own, a cron job's --max-tokens).");
+  }
+  const rows = [
+    ...today.map((l) => ({ ...l, shown: spent(l), state: l.reached ? "reached" : "" })),
+    ...set.map((l) => ({ ...l, shown: `at most ${amount(l.unit, l.allowed)}`, state: "" })),
+  ];
+  return table("Spending limits", [
+    ["Limit", (r) => PERIODS[r.period] ?? r.period],
+    ["Spent", (r) => r.shown],
+    ["Set in", (r) => r.source],
+    ["", (r) => r.state],
+  ], rows);
+}
 
 function short(value) {
   if (value >= 1e6) return `${(value / 1e6).toFixed(value >= 1e7 ? 0 : 1)}M`;
@@ -64,6 +95,8 @@ export async function show(root, ctx) {
     el("p", { className: "usage-total" },
       `${n(total.input_tokens)} tokens in (${n(total.cache_read_tokens)} cached) · ${n(total.output_tokens)} out · ${cost(total)} over ${n(total.calls)} model calls`),
     overheadLine(body.overhead),
+    el("h2", {}, "Limits"),
+    budgetPart(body.budget),
     el("h2", {}, "Per day"),
     dayPart(body),
     el("h2", {}, "Per model"),
