@@ -77,7 +77,7 @@ class EventStreams:
             key = await self.backend.existing_key(who.tenant, name)
         except Exception:
             return None  # the route words the error (404, 400, 500) as it always has
-        return self.backend.event_batches(who.tenant, name, start), key
+        return self.backend.event_batches(who.tenant, name, start, key=key), key
 
 
 def plain_start(scope: Scope) -> int | None:
