@@ -15,7 +15,6 @@ a server opening a thousand event streams at once feels.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -24,12 +23,22 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 DEFAULT_HEADER_TIMEOUT = 10.0
 
 
-class _HeadDeadline:
-    """The timer both protocols share; each says when a head is awaited and when it is in."""
+class _HeadDeadline(asyncio.Protocol):
+    """The timer both protocols share (a mixin ahead of uvicorn's protocol): armed when a
+    connection is made, disarmed when it is lost; each protocol says when a head is in and
+    when one is awaited again."""
 
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
     _head_timer: asyncio.TimerHandle | None = None
     transport: asyncio.Transport
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
 
     def _arm_head_timer(self) -> None:
         self._disarm_head_timer()
@@ -54,18 +63,6 @@ class _HeadDeadline:
 class HeadTimeoutProtocol(_HeadDeadline, H11Protocol):
     """uvicorn's h11 protocol with a deadline for each request head."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._head_timer = None
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm_head_timer()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm_head_timer()
-        super().connection_lost(exc)
-
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
@@ -89,18 +86,6 @@ def _httptools_protocol() -> type[_HeadDeadline] | None:
         return None
 
     class HttpToolsHeadTimeoutProtocol(_HeadDeadline, HttpToolsProtocol):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            self._head_timer = None
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm_head_timer()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm_head_timer()
-            super().connection_lost(exc)
-
         def on_headers_complete(self) -> None:
             self._disarm_head_timer()  # the head is in: the request runs its course
             super().on_headers_complete()
