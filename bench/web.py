@@ -2,10 +2,12 @@
 
 N concurrent SSE clients (default 1,000), each with its own session (created first): open
 the session's event stream (all at once), POST one message, read until `done`. The server
-is `seam serve`'s app in a process of its own (SQLite store), on a model that waits 1 s
-and then streams two chunks, the last one carrying the time it was sent. Reported:
+is `seam serve`'s app in a process of its own (SQLite store, `seam serve`'s uvicorn
+settings), on a model that waits 1 s and then streams two chunks, the last one carrying
+the time it was sent. Reported:
 
-- from opening a stream to its first event (the streams opened at once),
+- from opening a stream to its first event (the streams opened at once), and the
+  server's CPU per stream opened (steadier than the latency on a shared machine),
 - added latency from the POST to the first `text_delta` on the stream (minus the 1 s),
 - from the model's last chunk to the `done` event on the stream,
 - the server's memory per open stream (RSS with every stream open, less before).
