@@ -11,6 +11,7 @@ from pathlib import Path
 from seam.apps.web.event_streams import plain_start
 from seam.core import ScriptedModel
 from seam.core.scripted_model import text_step
+from seam.wiring.web_keys import WebSection
 from tests.web.harness import serving, sse_events
 
 
@@ -112,3 +113,17 @@ async def test_clients_that_go_away_end_their_streams(tmp_path: Path) -> None:
             if "seam_open_streams 0" in (await client.get("/metrics")).text:
                 break
         assert "seam_open_streams 0" in (await client.get("/metrics")).text
+
+
+async def test_a_stream_carries_cors_headers_when_origins_are_configured(tmp_path: Path) -> None:
+    config = WebSection(cors_origins=["http://app.example"], heartbeat_seconds=0.5)
+    async with (
+        serving(ScriptedModel([]), tmp_path, config=config) as served,
+        served.client() as client,
+    ):
+        await client.post("/api/sessions", json={"name": "c"})
+        origin = {"Origin": "http://app.example"}
+        for _ in range(2):  # the shared head is never changed in place
+            async with client.stream("GET", "/api/sessions/c/events", headers=origin) as got:
+                assert got.headers["access-control-allow-origin"] == "http://app.example"
+                assert await anext(got.aiter_lines()) == "retry: 1000"

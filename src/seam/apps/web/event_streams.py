@@ -37,12 +37,13 @@ Send = Callable[[Message], Awaitable[None]]
 EVENTS_ROUTE = "/api/sessions/{name}/events"
 _PATH = re.compile(r"/api/sessions/([^/]+)/events")
 _DIGITS = re.compile(r"[0-9]+")
-# `StreamingResponse(media_type="text/event-stream", headers=...)`'s headers, in its order.
-HEADERS = [
+# `StreamingResponse(media_type="text/event-stream", headers=...)`'s headers, in its order
+# (a tuple: every response shares it, so no middleware may change it in place).
+HEADERS = (
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
     (b"content-type", b"text/event-stream; charset=utf-8"),
-]
+)
 _END = {"type": "http.response.body", "body": b"", "more_body": False}
 
 
