@@ -2,10 +2,12 @@
 
 N concurrent SSE clients (default 1,000), each with its own session (created first): open
 the session's event stream (all at once), POST one message, read until `done`. The server
-is `seam serve`'s app in a process of its own (SQLite store), on a model that waits 1 s
-and then streams two chunks, the last one carrying the time it was sent. Reported:
+is `seam serve`'s app in a process of its own (SQLite store, `seam serve`'s uvicorn
+settings), on a model that waits 1 s and then streams two chunks, the last one carrying
+the time it was sent. Reported:
 
-- from opening a stream to its first event (the streams opened at once),
+- from opening a stream to its first event (the streams opened at once), and the
+  server's CPU per stream opened (steadier than the latency on a shared machine),
 - added latency from the POST to the first `text_delta` on the stream (minus the 1 s),
 - from the model's last chunk to the `done` event on the stream,
 - the server's memory per open stream (RSS with every stream open, less before).
@@ -81,13 +83,13 @@ async def main():
     sock.bind(("127.0.0.1", 0))
     sock.listen(4096)
     print(sock.getsockname()[1], key, flush=True)
-    http = os.environ.get("BENCH_HTTP", "auto")  # auto: httptools when installed, as seam serve
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app, log_level="warning", lifespan="on", backlog=4096, http=http,
-            timeout_graceful_shutdown=5,  # open streams do not hold the stop up
-        )
-    )
+    from seam.apps.web.serve import server_config
+    settings = server_config(app, "127.0.0.1", 0, config)  # seam serve's protocol and timeouts
+    settings.timeout_graceful_shutdown = 5  # open streams do not hold the stop up
+    settings.backlog = 4096
+    if os.environ.get("BENCH_HTTP"):  # h11 or httptools: uvicorn's own, no head deadline
+        settings.http = os.environ["BENCH_HTTP"]
+    server = uvicorn.Server(settings)
     lags = []
     pauses = []  # garbage collections, in seconds
     import gc
@@ -120,10 +122,15 @@ async def main():
     ticker.cancel()
 
 
-if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server, dumped on SIGUSR1
+if os.environ.get("BENCH_PROFILE"):  # a cProfile of the server: SIGUSR2 on, SIGUSR1 off + dump
     import cProfile, signal
     prof = cProfile.Profile(time.thread_time)  # CPU of the event loop thread, not wall time
-    signal.signal(signal.SIGUSR1, lambda *_: prof.dump_stats(os.environ["BENCH_PROFILE"]))
+
+    def dump(*_):
+        prof.disable()
+        prof.dump_stats(os.environ["BENCH_PROFILE"])
+
+    signal.signal(signal.SIGUSR1, dump)
     signal.signal(signal.SIGUSR2, lambda *_: prof.enable())
 asyncio.run(main())
 """
@@ -295,6 +302,7 @@ async def run(clients: int, spread: float) -> None:
             env={**os.environ, "SEAM_HOME": folder},
         )
         tasks: list[asyncio.Future[None]] = []
+        profile = None
         try:
             assert proc.stdout is not None
             port, key = proc.stdout.readline().split()
@@ -305,6 +313,11 @@ async def run(clients: int, spread: float) -> None:
             out: dict[str, list[float]] = {"first": [], "done": [], "open": [], "n": [clients]}
             connected: list[int] = []
             await create_sessions(http, clients)  # first, so the streams open at once
+            if os.environ.get("BENCH_PROFILE"):  # which phase: "open" (the streams) or "turns"
+                profile = os.environ.get("BENCH_PROFILE_PHASE", "turns")
+            if profile == "open":
+                proc.send_signal(signal.SIGUSR2)  # profile the streams' opening only
+            opening = cpu_seconds(proc.pid), thread_cpu(proc.pid)
             # The messages are sent at even intervals over `spread` seconds (0: all at once).
             tasks += [
                 asyncio.ensure_future(
@@ -318,11 +331,15 @@ async def run(clients: int, spread: float) -> None:
             if failed:
                 raise RuntimeError(f"{len(failed)} clients failed") from failed[0].exception()
             peak = rss_kb(proc.pid)
+            if profile == "open":
+                proc.send_signal(signal.SIGUSR1)
+            opened_cpu = cpu_seconds(proc.pid) - opening[0]
+            opened_loop = thread_cpu(proc.pid)["event loop"] - opening[1]["event loop"]
             lags_before = len(read_lags(folder))
             waited_before = runqueue_wait(proc.pid)
             cpu_before = cpu_seconds(proc.pid)
             threads_before = thread_cpu(proc.pid)
-            if os.environ.get("BENCH_PROFILE"):
+            if profile == "turns":
                 proc.send_signal(signal.SIGUSR2)  # profile the turns only
             go.set()
             await asyncio.gather(*tasks)
@@ -334,6 +351,10 @@ async def run(clients: int, spread: float) -> None:
             print(
                 f"stream opened -> first event: p50 {pct(out['open'], 0.5):.1f} ms, "
                 f"p99 {pct(out['open'], 0.99):.1f} ms"
+            )
+            print(
+                f"server CPU per stream opened: {opened_cpu / clients * 1000:.2f} ms "
+                f"(event loop {opened_loop / clients * 1000:.2f} ms)"
             )
             print(
                 f"POST -> first text_delta, added: p50 {pct(out['first'], 0.5):.1f} ms, "
@@ -375,7 +396,7 @@ async def run(clients: int, spread: float) -> None:
             for task in tasks:  # a failed run's clients close their streams
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            if os.environ.get("BENCH_PROFILE"):
+            if profile == "turns":
                 proc.send_signal(signal.SIGUSR1)
                 await asyncio.sleep(3)
             stop(proc)

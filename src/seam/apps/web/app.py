@@ -27,6 +27,7 @@ from seam.apps.web.auth import Authenticator, Principal, RateLimiter, cookie_nam
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.control import Control, add_control_routes
 from seam.apps.web.errors import ApiError, error_response, install
+from seam.apps.web.event_streams import EventStreams
 from seam.apps.web.headers import SecurityHeaders
 from seam.apps.web.images import (
     ImageIn,
@@ -36,7 +37,7 @@ from seam.apps.web.images import (
     decode_images,
 )
 from seam.apps.web.limits import BodyLimit
-from seam.apps.web.streams import sse_body
+from seam.apps.web.streams import sse_body, start_after
 from seam.apps.web.undo import add_undo_routes
 from seam.contracts.execution import Submission
 from seam.contracts.images import MAX_IMAGES, with_placeholders
@@ -256,7 +257,9 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
 
 
 def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
-    """A session's events as Server-Sent Events, resumable from `Last-Event-ID`."""
+    """A session's events as Server-Sent Events, resumable from `Last-Event-ID`. The plain
+    request is served ahead of the router (`event_streams.py`); this route documents it
+    and answers the rest (refusals, bad input, unknown sessions)."""
 
     @api.get(
         "/sessions/{name}/events",
@@ -269,14 +272,12 @@ def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
         after: Annotated[int | None, Query(ge=0)] = None,
         last_event_id: Annotated[str | None, Header()] = None,
     ) -> StreamingResponse:
-        start = after or 0
-        if last_event_id is not None and last_event_id.strip():
-            try:
-                start = max(0, int(last_event_id))
-            except ValueError:
-                raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
+        try:
+            start = start_after(after, last_event_id)
+        except ValueError:
+            raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
         key = await backend.existing_key(who.tenant, name)
-        stream = backend.event_batches(who.tenant, name, start)
+        stream = backend.event_batches(who.tenant, name, start, key=key)
         return StreamingResponse(
             sse_body(stream, backend.retries, key),
             media_type="text/event-stream",
@@ -367,6 +368,8 @@ def add_middleware(
     added in this order so the body cap runs outermost (Starlette wraps the last added);
     the security headers wrap them all, so every response carries them."""
     config = backend.config
+    # Innermost, inside AuthGate: the event streams' fast path (`event_streams.py`).
+    app.add_middleware(EventStreams, backend=backend)
     app.add_middleware(
         AuthGate,
         auth=auth,

@@ -276,10 +276,11 @@ class WebBackend:
             await batches.aclose()
 
     async def event_batches(
-        self, tenant: str, name: str, after: int = 0
+        self, tenant: str, name: str, after: int = 0, *, key: str | None = None
     ) -> AsyncGenerator[list[AgentEvent | None], None]:
-        """`events` in batches: whatever is ready at once comes as one list."""
-        key = await self.existing_key(tenant, name)
+        """`events` in batches: whatever is ready at once comes as one list. `key`: the
+        session's, when the caller has just checked it exists (one store read less)."""
+        key = key or await self.existing_key(tenant, name)
         heartbeat = self.config.heartbeat_seconds
         stream = follow_session(self.runtime.store, self.hub, key, after, heartbeat)
         self.metrics.open_streams += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from seam.apps.web.retries import RetryBoard, RetryPayload
@@ -24,6 +24,15 @@ PREAMBLE = b"retry: 1000\n\n"
 HEARTBEAT = b": heartbeat\n\n"
 
 Batches = AsyncGenerator[list[AgentEvent | None], None]
+
+
+def start_after(after: int | None, last_event_id: str | None) -> int:
+    """The sequence number a stream starts after: `Last-Event-ID` when sent (a browser's
+    EventSource resuming), else `?after=N`, else 0. ValueError when the header is not a
+    number."""
+    if last_event_id is not None and last_event_id.strip():
+        return max(0, int(last_event_id))
+    return after or 0
 
 
 def sse(event: AgentEvent) -> bytes:
@@ -42,15 +51,21 @@ def encode(batch: list[AgentEvent | None]) -> bytes:
     return b"".join(HEARTBEAT if e is None else sse(e) for e in batch)
 
 
-async def sse_body(stream: Batches, retries: RetryBoard, key: str) -> AsyncIterator[bytes]:
-    """The stream's batches and session `key`'s retries, each as soon as it comes."""
+async def sse_body(
+    stream: Batches, retries: RetryBoard, key: str, gone: asyncio.Future[Any] | None = None
+) -> AsyncGenerator[bytes, None]:
+    """The stream's batches and session `key`'s retries, each as soon as it comes, until
+    the stream ends or `gone` (the client's disconnection) is done."""
     with retries.subscribe(key) as notices:
         yield PREAMBLE  # subscribed first: a client that has read it misses no retry
         batch: asyncio.Future[Any] = asyncio.ensure_future(anext(stream))
         notice: asyncio.Future[Any] = asyncio.ensure_future(notices.get())
         try:
             while True:
-                await asyncio.wait((batch, notice), return_when=asyncio.FIRST_COMPLETED)
+                pending = (batch, notice) if gone is None else (batch, notice, gone)
+                await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if gone is not None and gone.done():
+                    return
                 if notice.done():
                     yield retry_sse(notice.result())
                     notice = asyncio.ensure_future(notices.get())
@@ -68,4 +83,4 @@ async def sse_body(stream: Batches, retries: RetryBoard, key: str) -> AsyncItera
             await stream.aclose()
 
 
-__all__ = ["EVENT_NAMES", "retry_sse", "sse", "sse_body"]
+__all__ = ["EVENT_NAMES", "Batches", "retry_sse", "sse", "sse_body", "start_after"]

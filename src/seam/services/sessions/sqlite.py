@@ -77,6 +77,19 @@ if TYPE_CHECKING:
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
 
 
+# `base` (?1) and the highest-numbered title of its lineage ("?1 #N", N = [1-9][0-9]*).
+NEXT_TITLE_SQL = """
+SELECT title FROM sessions WHERE title = ?1
+UNION ALL
+SELECT title FROM (
+    SELECT title FROM sessions
+    WHERE title >= ?2 AND title < ?3
+      AND substr(title, ?4) GLOB '[1-9]*' AND substr(title, ?4) NOT GLOB '*[^0-9]*'
+    ORDER BY length(title) DESC, title DESC LIMIT 1
+)
+"""
+
+
 class SQLiteSessionStore(
     SQLiteSummaries,
     SQLiteUpkeep,
@@ -358,12 +371,13 @@ class SQLiteSessionStore(
         base = lineage_base(title)
 
         def read(db: sqlite3.Connection) -> list[str]:
+            # `base` if taken, and the lineage's highest "base #N" (digits only, longest
+            # then greatest): one row, however long the lineage. A thousand sessions first
+            # titled "hi" made this read return a thousand rows, every title, and it
+            # held the reader threads the turns' own reads queue on.
             # " #" up to " $" (the next character) is every title that starts with "base #".
-            rows = db.execute(
-                "SELECT title FROM sessions WHERE title = ? OR (title >= ? AND title < ?)",
-                (base, base + " #", base + " $"),
-            ).fetchall()
-            return [row[0] for row in rows]
+            rows = db.execute(NEXT_TITLE_SQL, (base, base + " #", base + " $", len(base) + 3))
+            return [row[0] for row in rows.fetchall()]
 
         return next_lineage_title(base, await self._threads.read(read))
 

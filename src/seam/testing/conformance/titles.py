@@ -84,6 +84,11 @@ class SessionTitlesSuite:
         await store.delete("a")
         assert await store.next_title("Trip") == "Trip #2"
 
+    async def test_next_title_orders_numbers_as_numbers(self, store: SessionStore) -> None:
+        for n, title in enumerate(["Trip #9", "Trip #10", "Trip #2 #30", "Trip #0100"]):
+            await store.create(str(n), NewSession(title=title))
+        assert await store.next_title("Trip") == "Trip #11"
+
     async def test_next_title_ignores_titles_that_only_look_alike(
         self, store: SessionStore
     ) -> None:
