@@ -1,5 +1,6 @@
 """The conversation store's protocols (`SessionStoreSuite`: Transcript, SessionTitles,
-SessionCatalogue, SessionUpkeep, UsageLedger), run against every backend."""
+SessionCatalogue, SessionUpkeep, UsageLedger), run against every backend, and
+`MessageVectorsSuite` on those that keep vectors."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from seam.contracts.sessions import SessionStore
 from seam.core.sessions import InMemorySessionStore
 from seam.testing.clock import ManualClock
+from seam.testing.conformance.message_vectors import MessageVectorsSuite
 from seam.testing.conformance.session_store import SessionStoreSuite
 
 from .backends import open_backend
@@ -29,3 +31,13 @@ async def store(
 
 class TestSessionStore(SessionStoreSuite):
     pass
+
+
+class TestMessageVectors(MessageVectorsSuite):
+    """Search by meaning's vectors, on the backends that keep them: the built-in SQLite and
+    PostgreSQL stores (the in-memory and toy stores search by full text alone)."""
+
+    @pytest.fixture(params=["sqlite", "postgres"])
+    def backend(self, request: pytest.FixtureRequest) -> str:
+        name: str = request.param
+        return name
