@@ -96,6 +96,10 @@ def test_usage_shows_spend_against_the_limits(cli: Cli, openai_server: OpenAISer
         "today: $0.00 of $5.00 ([budget] day_usd), cost unknown for some calls",
     )
     assert [line for line in expected if line not in shown.stdout] == [], shown.stdout
+    # No session named: the per-session limit is still said to exist, not "none".
+    overall = cli("usage").stdout
+    assert "session: 100 tokens each ([budget] session_tokens;" in overall, overall
+    assert "limits: none" not in overall
     body = json.loads(cli("usage", "--json", "--days", "3").stdout)
     assert body["today"]["calls"] == 4 and len(body["per_day"]) == 3
     assert body["per_day"][-1]["input_tokens"] == 80

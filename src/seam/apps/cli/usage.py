@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from seam.contracts.budget import BudgetLine
     from seam.wiring.budget import Spend
 
 MAX_DAYS = 366
@@ -41,6 +42,11 @@ async def run_usage(session: str | None, personality: str | None, days: int, as_
     return 0
 
 
+def _per_session_text(line: BudgetLine) -> str:
+    allowed = f"${line.allowed:,.2f}" if line.unit == "usd" else f"{line.allowed:,.0f} tokens"
+    return f"  session: {allowed} each ({line.source}; --session NAME shows one's spend)"
+
+
 def usage_lines(spend: Spend, session: str | None) -> list[str]:
     """The report for a person: today, the session (when one was named), each limit,
     then per day."""
@@ -54,9 +60,12 @@ def usage_lines(spend: Spend, session: str | None) -> list[str]:
         said = "nothing yet" if totals is None else usage_line(totals).removeprefix("usage: ")
         lines.append(f"session {terminal_safe(session)}: {said}")
     shown = [line for line in spend.lines if session is not None or line.period != "session"]
-    if shown:
+    # A session's limit without a session named: say it exists (each session has its own).
+    per_session = [line for line in spend.lines if line not in shown]
+    if shown or per_session:
         lines.append("limits:")
         lines += [f"  {line_text(line)}" for line in shown]
+        lines += [_per_session_text(line) for line in per_session]
     else:
         lines.append("limits: none ([budget] in config.toml sets them; see docs/budgets.md)")
     lines.append("per day:")
