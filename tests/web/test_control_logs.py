@@ -6,6 +6,7 @@ real turn whose model warned."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator
@@ -40,6 +41,11 @@ class WarningModel(ScriptedModel):
 def home_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[JsonLinesHandler]:
     """The web surface's JSON log handler, writing into the served home (`tmp/home`)."""
     monkeypatch.setenv("SEAM_HOME", str(tmp_path / "home"))
+    # Earlier tests' garbage is not this test's log: a task of an event loop an earlier
+    # test closed (an MCP client's `aclose`, say) logs "Task exception was never
+    # retrieved" when the collector finds it, which could fall inside this handler's
+    # window. Collect it before the handler is attached.
+    gc.collect()
     handler = JsonLinesHandler(max_bytes=2_000, keep=3, surface="web")
     handler.addFilter(redacting_filter(redactor_for_env({})))
     handler.setLevel(logging.INFO)
