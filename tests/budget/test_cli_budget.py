@@ -27,6 +27,7 @@ def test_seam_run_stops_at_the_session_limit_with_its_exit_code(
     result = cli("run", "--session", "loop", "list the files, forever")
     assert result.returncode == 6, result.stderr
     assert result.stderr.strip().splitlines()[-1] == f"seam: {MESSAGE}"
+    assert result.stdout == ""  # stdout is for an answer, and a refusal is none
     assert len(openai_server.chat_requests) == 4  # the fifth call was never sent
     # The next turn of the session is refused before any request.
     again = cli("run", "--json", "--session", "loop", "and again")

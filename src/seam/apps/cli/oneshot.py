@@ -269,6 +269,8 @@ def _print_answer(sub: Submission | None, as_json: bool) -> None:
     events already carried it, escaped): drawn as markdown when stdout is a terminal, the
     model's text as written otherwise (a pipe, a file)."""
     answer = sub.result if sub is not None and sub.outcome == "completed" else ""
+    if sub is not None and sub.finish_reason == "budget":
+        answer = ""  # the refusal is no answer: stderr says it, and the exit code is 6
     if not as_json and answer:
         if _is_terminal(sys.stdout):
             # Rich loads only for a person at a terminal: a piped one-shot never pays it.
