@@ -53,7 +53,7 @@ from seam.plugins.memory.consolidate_record import (
 )
 from seam.plugins.memory.markdown import (
     MarkdownMemory,
-    _atomic_write,
+    atomic_write,
     parse_entries,
     render_entries,
     used_chars,
@@ -245,7 +245,7 @@ class Consolidator:
         """Write `after` unless the file no longer holds `before` (a write meanwhile)."""
         if file.read() != before:
             return False
-        _atomic_write(file.path, after)
+        atomic_write(file.path, after)
         return True
 
 
@@ -270,7 +270,7 @@ def _checker(file: MemoryFile) -> Callable[[str], str]:
     """The memory's own check of a new entry (injection, secrets, size)."""
 
     def check(text: str) -> str:
-        return file.memory._checked(file.target, text)
+        return file.memory.checked_entry(file.target, text)
 
     return check
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from seam.plugins.memory.consolidate import Consolidator, MemoryFile
 from seam.plugins.memory.consolidate_record import FileChange, RunRecord
-from seam.plugins.memory.markdown import _atomic_write, _cut, parse_entries, render_entries
+from seam.plugins.memory.markdown import _cut, atomic_write, parse_entries, render_entries
 
 
 class RevertRefused(ValueError):
@@ -42,7 +42,7 @@ def revert(consolidator: Consolidator, run_id: str) -> RunRecord:
             undone = restored(record, change, current)
             plans.append((file, FileChange(change.name, current, undone)))
         for file, plan in plans:
-            _atomic_write(file.path, plan.after)
+            atomic_write(file.path, plan.after)
         updated = dataclasses.replace(
             record, reverted_at=consolidator.clock(), revert=tuple(plan for _, plan in plans)
         )

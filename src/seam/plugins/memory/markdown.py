@@ -169,7 +169,7 @@ class MarkdownMemory:
 
     def add(self, target: Target, content: str) -> MemoryUsage:
         entries = self.entries(target)
-        entry = self._checked(target, content)
+        entry = self.checked_entry(target, content)
         if entry in entries:
             raise MemoryEntryError(f"{FILES[target]} already holds exactly this entry")
         return self._write(target, [*entries, entry])
@@ -177,7 +177,7 @@ class MarkdownMemory:
     def replace(self, target: Target, match: str, content: str) -> MemoryUsage:
         entries = self.entries(target)
         index = self._find(target, entries, match)
-        entry = self._checked(target, content)
+        entry = self.checked_entry(target, content)
         if entry in entries:
             raise MemoryEntryError(f"{FILES[target]} already holds exactly this entry")
         entries[index] = entry
@@ -188,7 +188,7 @@ class MarkdownMemory:
         del entries[self._find(target, entries, match)]
         return self._write(target, entries)
 
-    def _checked(self, target: Target, content: str) -> str:
+    def checked_entry(self, target: Target, content: str) -> str:
         """The entry as it will be stored, or an error naming what is wrong with it."""
         entry = parse_entries(content)
         if len(entry) != 1:
@@ -238,7 +238,7 @@ class MarkdownMemory:
                 f"{FILES[target]} would hold {usage.chars:,} of {usage.limit:,} chars; "
                 "replace or remove entries first"
             )
-        _atomic_write(self.path(target), render_entries(entries))
+        atomic_write(self.path(target), render_entries(entries))
         return usage
 
 
@@ -254,7 +254,7 @@ def _cut(text: str) -> str:
     return text if len(text) <= CANDIDATE_CHARS else text[: CANDIDATE_CHARS - 1] + "…"
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     """Temp file + rename: readers see the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
