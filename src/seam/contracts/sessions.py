@@ -151,7 +151,8 @@ def preview_line(text: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
-_NUMBERED = re.compile(r"(.*\S) #([1-9][0-9]*)")
+# DOTALL: a title holding a line break numbers as the SQL stores' lineage queries do.
+_NUMBERED = re.compile(r"(.*\S) #([1-9][0-9]*)", re.DOTALL)
 
 
 def lineage_base(title: str) -> str:
@@ -286,7 +287,7 @@ class Transcript(Protocol):
 class SessionTitles(Protocol):
     """Unique session titles, so a person can name a session and find it by name.
 
-    For the titles hook (names a session, proposes the next title of a lineage) and
+    For the titles hook (names a session with the next title of a lineage) and
     `seam sessions` (finds a session by its title)."""
 
     async def set_title(self, key: str, title: str) -> None:
@@ -301,6 +302,14 @@ class SessionTitles(Protocol):
         than the highest number taken (`title` alone counts as 1). A ` #N` suffix on
         `title` is dropped first, so continuing "X #2" proposes "X #3". Only a proposal:
         another writer may take it before `set_title`, which then raises DuplicateTitle."""
+        ...
+
+    async def set_next_title(self, key: str, title: str) -> str | None:
+        """Give an untitled session `next_title(title)`, picked and written in one
+        transaction, and return it; None (nothing written) when the session has a title.
+        Concurrent callers get distinct titles: none of them is refused the number
+        another took, so sessions titled alike in a burst cost one write each. Raises
+        SessionNotFound for an unknown key, ValueError for a blank title."""
         ...
 
 

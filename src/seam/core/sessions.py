@@ -199,6 +199,14 @@ class InMemorySessionStore:
         base = lineage_base(title)
         return next_lineage_title(base, self._titles)
 
+    async def set_next_title(self, key: str, title: str) -> str | None:
+        check_title(title)
+        if self._record(key).info.title is not None:
+            return None
+        free = next_lineage_title(lineage_base(title), self._titles)
+        await self.set_title(key, free)  # never suspends: nothing runs in between
+        return free
+
     async def touch(self, key: str) -> None:
         record = self._record(key)
         record.info = replace(record.info, updated_at=self._clock())

@@ -369,17 +369,26 @@ class SQLiteSessionStore(
     async def next_title(self, title: str) -> str:
         check_title(title)
         base = lineage_base(title)
+        return next_lineage_title(base, await self._threads.read(partial(_lineage, base)))
 
-        def read(db: sqlite3.Connection) -> list[str]:
-            # `base` if taken, and the lineage's highest "base #N" (digits only, longest
-            # then greatest): one row, however long the lineage. A thousand sessions first
-            # titled "hi" made this read return a thousand rows, every title, and it
-            # held the reader threads the turns' own reads queue on.
-            # " #" up to " $" (the next character) is every title that starts with "base #".
-            rows = db.execute(NEXT_TITLE_SQL, (base, base + " #", base + " $", len(base) + 3))
-            return [row[0] for row in rows.fetchall()]
+    async def set_next_title(self, key: str, title: str) -> str | None:
+        """Picks the number inside the write that sets it: the writer thread runs writes
+        one after another, so each sees the titles the ones before it took and none is
+        refused (a refused write would make its whole group commit run again)."""
+        check_title(title)
+        base = lineage_base(title)
 
-        return next_lineage_title(base, await self._threads.read(read))
+        def write(db: sqlite3.Connection) -> str | None:
+            row = db.execute("SELECT title FROM sessions WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                raise SessionNotFound(f"no session {key!r}")
+            if row[0] is not None:
+                return None
+            free = next_lineage_title(base, _lineage(base, db))
+            db.execute("UPDATE sessions SET title = ? WHERE key = ?", (free, key))
+            return free
+
+        return await self._threads.write(write)
 
     async def touch(self, key: str) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -439,3 +448,12 @@ class SQLiteSessionStore(
 
 
 _INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "?")
+
+
+def _lineage(base: str, db: sqlite3.Connection) -> list[str]:
+    """`base` if taken, and the lineage's highest "base #N" (digits only, longest then
+    greatest): one row, however long the lineage. A thousand sessions first titled "hi"
+    made a plain scan return a thousand rows, every title, on the thread turns wait for.
+    " #" up to " $" (the next character) is every title that starts with "base #"."""
+    rows = db.execute(NEXT_TITLE_SQL, (base, base + " #", base + " $", len(base) + 3))
+    return [row[0] for row in rows.fetchall()]
