@@ -151,7 +151,7 @@ def preview_line(text: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
-# DOTALL: a title holding a line break numbers as the SQL stores' lineage queries do.
+# DOTALL: a title holding a line break is numbered as any other.
 _NUMBERED = re.compile(r"(.*\S) #([1-9][0-9]*)", re.DOTALL)
 
 
@@ -163,16 +163,20 @@ def lineage_base(title: str) -> str:
 
 def next_lineage_title(base: str, taken: Iterable[str]) -> str:
     """The rule of `SessionStore.next_title`, given the titles in use that are `base` or
-    start with `base #` (others are ignored)."""
+    start with `base #` (others are ignored): `base #N` counts when N is digits without a
+    leading zero. String tests, no regex: the in-memory store runs this over every title
+    on the event loop's thread."""
+    prefix = f"{base} #"
+    at = len(prefix)
     highest = 0
     for title in taken:
         if title == base:
             highest = max(highest, 1)
-            continue
-        match = _NUMBERED.fullmatch(title)
-        if match is not None and match.group(1) == base:
-            highest = max(highest, int(match.group(2)))
-    return base if highest == 0 else f"{base} #{highest + 1}"
+        elif title.startswith(prefix):
+            digits = title[at:]
+            if digits.isascii() and digits.isdigit() and digits[0] != "0":
+                highest = max(highest, int(digits))
+    return base if highest == 0 else f"{prefix}{highest + 1}"
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

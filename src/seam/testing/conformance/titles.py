@@ -113,6 +113,13 @@ class SessionTitlesSuite:
         await store.create("b", NewSession(title="Two\nlines #2"))
         assert await store.next_title("Two\nlines") == "Two\nlines #3"
 
+    async def test_next_title_counts_a_lineage_whose_base_ends_in_a_space(
+        self, store: SessionStore
+    ) -> None:
+        for n, title in enumerate(["Trip ", "Trip  #2", "Trip  #5"]):
+            await store.create(str(n), NewSession(title=title))
+        assert await store.next_title("Trip ") == "Trip  #6"
+
     async def test_next_title_rejects_a_blank_title(self, store: SessionStore) -> None:
         with pytest.raises(ValueError, match="title"):
             await store.next_title(" ")
@@ -158,7 +165,7 @@ class SessionTitlesSuite:
             await store.create(key)
         await store.create("old", NewSession(title="Hi #3"))
         given = await asyncio.gather(*(store.set_next_title(key, "Hi") for key in keys))
-        assert sorted(given) == sorted(f"Hi #{n}" for n in range(4, 16))
+        assert set(given) == {f"Hi #{n}" for n in range(4, 16)}
         for key, title in zip(keys, given, strict=True):
             info = await store.get(key)
             assert info is not None
