@@ -164,19 +164,39 @@ def lineage_base(title: str) -> str:
 def next_lineage_title(base: str, taken: Iterable[str]) -> str:
     """The rule of `SessionStore.next_title`, given the titles in use that are `base` or
     start with `base #` (others are ignored): `base #N` counts when N is digits without a
-    leading zero. String tests, no regex: the in-memory store runs this over every title
-    on the event loop's thread."""
+    leading zero. String tests, no regex: cheap enough to run over a long lineage."""
     prefix = f"{base} #"
     at = len(prefix)
     highest = 0
     for title in taken:
         if title == base:
-            highest = max(highest, 1)
+            number = 1
         elif title.startswith(prefix):
-            digits = title[at:]
-            if digits.isascii() and digits.isdigit() and digits[0] != "0":
-                highest = max(highest, int(digits))
-    return base if highest == 0 else f"{prefix}{highest + 1}"
+            number = _lineage_number(title[at:])
+        else:
+            continue
+        if number > highest:
+            highest = number
+    return lineage_title(base, highest)
+
+
+def lineage_title(base: str, highest: int) -> str:
+    """The next title of lineage `base` when its highest number taken is `highest` (0:
+    none taken)."""
+    return base if highest == 0 else f"{base} #{highest + 1}"
+
+
+def lineage_places(title: str) -> tuple[tuple[str, int], ...]:
+    """The lineages `title` counts in with its number in each, as `next_lineage_title`
+    counts: its own (1) and, for "X #N", X's (N). For a store that indexes lineages."""
+    head, sep, digits = title.rpartition(" #")
+    number = _lineage_number(digits) if sep else 0
+    return ((title, 1), (head, number)) if number else ((title, 1),)
+
+
+def _lineage_number(digits: str) -> int:
+    """`digits` as a lineage number: 0 unless ASCII digits without a leading zero."""
+    return int(digits) if digits.isascii() and digits.isdigit() and digits[0] != "0" else 0
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:

@@ -86,6 +86,15 @@ class SessionTitlesSuite:
         await store.delete("a")
         assert await store.next_title("Trip") == "Trip #2"
 
+    async def test_next_title_forgets_a_number_retitled_away(self, store: SessionStore) -> None:
+        await store.create("a", NewSession(title="Trip"))
+        await store.create("b", NewSession(title="Trip #7"))
+        await store.set_title("b", "Trip #1")  # "Trip" and "Trip #1" both count as 1
+        assert await store.next_title("Trip") == "Trip #2"
+        await store.set_title("b", "Elsewhere")
+        await store.delete("a")
+        assert await store.next_title("Trip") == "Trip"
+
     async def test_next_title_orders_numbers_as_numbers(self, store: SessionStore) -> None:
         for n, title in enumerate(["Trip #9", "Trip #10", "Trip #2 #30", "Trip #0100"]):
             await store.create(str(n), NewSession(title=title))
