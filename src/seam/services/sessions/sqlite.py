@@ -77,14 +77,15 @@ if TYPE_CHECKING:
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
 
 
-# `base` (?1) and the highest-numbered title of its lineage ("?1 #N", N = [1-9][0-9]*).
+# `base` (?1) and the highest-numbered title of its lineage ("?1 #N", N = [1-9][0-9]*). The
+# index range ?2..?3 ("base #1" up to "base #:", ':' following '9') holds exactly the
+# titles whose number starts with 1 to 9, so one GLOB a row is left to check the digits.
 NEXT_TITLE_SQL = """
 SELECT title FROM sessions WHERE title = ?1
 UNION ALL
 SELECT title FROM (
     SELECT title FROM sessions
-    WHERE title >= ?2 AND title < ?3
-      AND substr(title, ?4) GLOB '[1-9]*' AND substr(title, ?4) NOT GLOB '*[^0-9]*'
+    WHERE title >= ?2 AND title < ?3 AND substr(title, ?4) NOT GLOB '*[^0-9]*'
     ORDER BY length(title) DESC, title DESC LIMIT 1
 )
 """
@@ -453,7 +454,6 @@ _INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMN
 def _lineage(base: str, db: sqlite3.Connection) -> list[str]:
     """`base` if taken, and the lineage's highest "base #N" (digits only, longest then
     greatest): one row, however long the lineage. A thousand sessions first titled "hi"
-    made a plain scan return a thousand rows, every title, on the thread turns wait for.
-    " #" up to " $" (the next character) is every title that starts with "base #"."""
-    rows = db.execute(NEXT_TITLE_SQL, (base, base + " #", base + " $", len(base) + 3))
+    made a plain scan return a thousand rows, every title, on the thread turns wait for."""
+    rows = db.execute(NEXT_TITLE_SQL, (base, base + " #1", base + " #:", len(base) + 3))
     return [row[0] for row in rows.fetchall()]
