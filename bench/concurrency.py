@@ -12,7 +12,9 @@ SQLite (a file in a temp dir):
 
 Besides the added latency it reports the process's CPU time (all threads; steadier than
 wall time on a busy machine) and the event loop's lag (how late a 10 ms ticker wakes up),
-which is what every other session in the process feels while a store call blocks.
+which is what every other session in the process feels while a store call blocks. The
+steady line adds the event loop thread's own CPU (`loop cpu`); BENCH_PROFILE=FILE writes a
+cProfile of that thread's CPU over the steady run.
 
     .venv/bin/python bench/concurrency.py [--rate 100] [--latency 50] [--duration 20]
         [--burst 1000] [--store memory|sqlite|both] [--case steady|burst|both]
@@ -23,7 +25,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import gc
+import os
 import statistics
 import tempfile
 import time
@@ -166,7 +170,7 @@ async def steady(rt: Runtime, rate: float, duration: float, model_time: float) -
     names = await prepare(rt)
     total = int(rate * duration)
     tasks: list[asyncio.Task[float]] = []
-    with LagMeter() as lag:
+    with LagMeter() as lag, profiled() as loop_cpu:
         cpu = time.process_time()
         start = time.perf_counter()
         for i in range(total):
@@ -178,7 +182,34 @@ async def steady(rt: Runtime, rate: float, duration: float, model_time: float) -
         added = await asyncio.gather(*tasks)
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu
-    return {"turns": total, "wall": wall, "cpu": cpu, "added": added, "lag": lag.lags}
+    return {
+        "turns": total,
+        "wall": wall,
+        "cpu": cpu,
+        "added": added,
+        "lag": lag.lags,
+        "loop_cpu": loop_cpu[0],
+    }
+
+
+@contextlib.contextmanager
+def profiled() -> Iterator[list[float]]:
+    """The event loop thread's CPU seconds over the block (set on exit; the rest of `cpu`
+    is the store's threads), and with BENCH_PROFILE=FILE a cProfile of that thread's CPU
+    (which the session's first turn, every turn here, spends on what)."""
+    out = [0.0]
+    path = os.environ.get("BENCH_PROFILE")
+    prof = cProfile.Profile(time.thread_time) if path else None
+    start = time.thread_time()
+    if prof is not None:
+        prof.enable()
+    try:
+        yield out
+    finally:
+        out[0] = time.thread_time() - start
+        if prof is not None and path:
+            prof.disable()
+            prof.dump_stats(path)
 
 
 async def burst(rt: Runtime, count: int, model_time: float) -> dict[str, Any]:
@@ -207,6 +238,7 @@ def report(label: str, result: dict[str, Any]) -> None:
         f"  cpu {result['cpu']:6.2f} s   added p50 {statistics.median(added) * 1000:7.1f} ms"
         f"  p99 {pct(added, 0.99):7.1f} ms"
         f"   loop lag p99 {pct(lag, 0.99):7.1f} ms  max {max(lag, default=0) * 1000:7.1f} ms"
+        + (f"   loop cpu {result['loop_cpu']:5.2f} s" if "loop_cpu" in result else "")
     )
 
 
