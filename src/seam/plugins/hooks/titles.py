@@ -10,9 +10,8 @@ After a turn ends (`agent_done`) a session without a title gets one:
   is called, so a small local model never slows the reply down.
 
 Titles are unique across sessions (the store says so), so a taken one becomes "X #2"
-(numbered by the store as it writes it). The reply is never held up: either title is
-written by a task started after the turn (the heuristic's is one store write), which
-`drain` waits for and `aclose` cancels.
+(numbered by the store as it writes it). The reply is never held up: the heuristic is
+one store write, a model title is a task that `aclose` cancels (or `drain` waits for).
 """
 
 from __future__ import annotations
@@ -90,9 +89,7 @@ class TitleHook:
             return
         self._titled.add(key)
         if self.model is None:
-            # One write, no read first, after the reply: `drain` (and `aclose` through
-            # the runtime's grace) waits for it.
-            self._tasks.start(self.give(key, heuristic_title(first)), name=f"title {key}")
+            await self.give(key, heuristic_title(first))  # one write, no read first
             return
         info = await self.sessions.get(key)
         if info is None or info.title:
