@@ -7,15 +7,19 @@ answer), which is the time a real model would take. What the framework adds is t
 turn's wall time minus that model time. Two loads, each on the in-memory store and on
 SQLite (a file in a temp dir):
 
-- steady: `--rate` turns per second spread over 1,000 sessions for `--duration` seconds;
+- steady: `--rate` turns per second spread over 1,000 sessions for `--duration` seconds,
+  with the garbage collector tuned as `seam serve` tunes it (`--gc default`: CPython's);
 - burst: `--burst` turns (one per session) started at once.
 
 Besides the added latency it reports the process's CPU time (all threads; steadier than
 wall time on a busy machine) and the event loop's lag (how late a 10 ms ticker wakes up),
-which is what every other session in the process feels while a store call blocks.
+which is what every other session in the process feels while a store call blocks. The
+steady line adds the event loop thread's own CPU (`loop cpu`); BENCH_PROFILE=FILE writes a
+cProfile of that thread's CPU over the steady run.
 
     .venv/bin/python bench/concurrency.py [--rate 100] [--latency 50] [--duration 20]
         [--burst 1000] [--store memory|sqlite|both] [--case steady|burst|both]
+        [--gc server|default]
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import gc
+import os
 import statistics
 import tempfile
 import time
@@ -166,7 +172,7 @@ async def steady(rt: Runtime, rate: float, duration: float, model_time: float) -
     names = await prepare(rt)
     total = int(rate * duration)
     tasks: list[asyncio.Task[float]] = []
-    with LagMeter() as lag:
+    with LagMeter() as lag, profiled() as loop_cpu:
         cpu = time.process_time()
         start = time.perf_counter()
         for i in range(total):
@@ -178,7 +184,55 @@ async def steady(rt: Runtime, rate: float, duration: float, model_time: float) -
         added = await asyncio.gather(*tasks)
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu
-    return {"turns": total, "wall": wall, "cpu": cpu, "added": added, "lag": lag.lags}
+    return {
+        "turns": total,
+        "wall": wall,
+        "cpu": cpu,
+        "added": added,
+        "lag": lag.lags,
+        "loop_cpu": loop_cpu[0],
+    }
+
+
+@contextlib.contextmanager
+def gc_policy(name: str) -> Iterator[None]:
+    """The garbage collector as the process holding these sessions runs it. "server" is
+    `seam serve`'s (`tune_gc`: what exists once it is up frozen out of collections, the
+    young generation collected less often); "default" is CPython's, under which an
+    old-generation pass walks every live session's objects, holding the loop for tens of
+    ms. Restored on exit, so a burst that follows starts from CPython's default."""
+    if name != "server":
+        yield
+        return
+    from seam.apps.web.serve import tune_gc
+
+    thresholds = gc.get_threshold()
+    tune_gc()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+
+
+@contextlib.contextmanager
+def profiled() -> Iterator[list[float]]:
+    """The event loop thread's CPU seconds over the block (set on exit; the rest of `cpu`
+    is the store's threads), and with BENCH_PROFILE=FILE a cProfile of that thread's CPU
+    (which the session's first turn, every turn here, spends on what)."""
+    out = [0.0]
+    path = os.environ.get("BENCH_PROFILE")
+    prof = cProfile.Profile(time.thread_time) if path else None
+    start = time.thread_time()
+    if prof is not None:
+        prof.enable()
+    try:
+        yield out
+    finally:
+        out[0] = time.thread_time() - start
+        if prof is not None and path:
+            prof.disable()
+            prof.dump_stats(path)
 
 
 async def burst(rt: Runtime, count: int, model_time: float) -> dict[str, Any]:
@@ -207,6 +261,7 @@ def report(label: str, result: dict[str, Any]) -> None:
         f"  cpu {result['cpu']:6.2f} s   added p50 {statistics.median(added) * 1000:7.1f} ms"
         f"  p99 {pct(added, 0.99):7.1f} ms"
         f"   loop lag p99 {pct(lag, 0.99):7.1f} ms  max {max(lag, default=0) * 1000:7.1f} ms"
+        + (f"   loop cpu {result['loop_cpu']:5.2f} s" if "loop_cpu" in result else "")
     )
 
 
@@ -218,7 +273,9 @@ async def run_case(kind: str, case: str, args: argparse.Namespace) -> None:
         try:
             gc.collect()
             if case == "steady":
-                result = await steady(rt, args.rate, args.duration, model_time)
+                # Tuned as `seam serve` tunes it once it is up: before the sessions exist.
+                with gc_policy(args.gc):
+                    result = await steady(rt, args.rate, args.duration, model_time)
                 report(f"{kind} steady", result)
             else:
                 result = await burst(rt, args.burst, model_time)
@@ -235,13 +292,16 @@ async def main() -> None:
     parser.add_argument("--burst", type=int, default=1000, help="turns started at once")
     parser.add_argument("--store", choices=("memory", "sqlite", "both"), default="both")
     parser.add_argument("--case", choices=("steady", "burst", "both"), default="both")
+    parser.add_argument(
+        "--gc", choices=("server", "default"), default="server", help="steady's collector"
+    )
     args = parser.parse_args()
     stores = ("memory", "sqlite") if args.store == "both" else (args.store,)
     cases = ("steady", "burst") if args.case == "both" else (args.case,)
     print(
         f"{SESSIONS} sessions, model {args.latency:g} ms per response (x2 per turn), "
         f"1 tool call + {DELTAS} deltas per turn; steady {args.rate:g}/s for "
-        f"{args.duration:g} s, burst {args.burst}"
+        f"{args.duration:g} s (collector: {args.gc}), burst {args.burst}"
     )
     for case in cases:
         for kind in stores:

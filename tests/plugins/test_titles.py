@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+
 import pytest
 
 from seam.contracts.hooks import AgentDone
@@ -9,6 +12,7 @@ from seam.contracts.messages import EMPTY_USAGE, Message
 from seam.core import AgentLoop, DefaultHookRegistry, ScriptedModel, text_step
 from seam.core.sessions import InMemorySessionStore
 from seam.plugins.hooks.titles import TitleHook, clean_title, heuristic_title
+from seam.services.sessions.sqlite import SQLiteSessionStore
 
 
 @pytest.mark.parametrize(
@@ -95,3 +99,25 @@ async def test_skipped_sessions_get_no_title() -> None:
     await hook.after_turn(done("task:x", Message("user", "subtask")))
     info = await store.get("task:x")
     assert info is not None and info.title is None
+
+
+async def test_sessions_titled_alike_at_once_get_distinct_numbers(tmp_path: Path) -> None:
+    """The store numbers each title in the write that sets it: a burst of sessions whose
+    first message says the same thing gets "Hi", "Hi #2", ... with no write refused."""
+    store = SQLiteSessionStore(str(tmp_path / "sessions.db"))
+    try:
+        keys = [f"s{n}" for n in range(20)]
+        for key in keys:
+            await store.create(key)
+        hook = TitleHook(store)
+        await asyncio.gather(*(hook.after_turn(done(k, Message("user", "hi"))) for k in keys))
+        titles = {(await store.get(k)).title for k in keys}  # type: ignore[union-attr]
+        assert titles == {"Hi", *(f"Hi #{n}" for n in range(2, 21))}
+    finally:
+        await store.aclose()
+
+
+async def test_a_session_gone_before_its_title_is_left_untitled() -> None:
+    hook = TitleHook(InMemorySessionStore())
+    assert await hook.give("gone", "Hello") is None
+    await hook.after_turn(done("gone", Message("user", "hello")))  # no error either

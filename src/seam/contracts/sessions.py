@@ -151,7 +151,8 @@ def preview_line(text: str) -> str:
     return line if len(line) <= PREVIEW_CHARS else line[: PREVIEW_CHARS - 1] + "…"
 
 
-_NUMBERED = re.compile(r"(.*\S) #([1-9][0-9]*)")
+# DOTALL: a title holding a line break is numbered as any other.
+_NUMBERED = re.compile(r"(.*\S) #([1-9][0-9]*)", re.DOTALL)
 
 
 def lineage_base(title: str) -> str:
@@ -162,16 +163,40 @@ def lineage_base(title: str) -> str:
 
 def next_lineage_title(base: str, taken: Iterable[str]) -> str:
     """The rule of `SessionStore.next_title`, given the titles in use that are `base` or
-    start with `base #` (others are ignored)."""
+    start with `base #` (others are ignored): `base #N` counts when N is digits without a
+    leading zero. String tests, no regex: cheap enough to run over a long lineage."""
+    prefix = f"{base} #"
+    at = len(prefix)
     highest = 0
     for title in taken:
         if title == base:
-            highest = max(highest, 1)
+            number = 1
+        elif title.startswith(prefix):
+            number = _lineage_number(title[at:])
+        else:
             continue
-        match = _NUMBERED.fullmatch(title)
-        if match is not None and match.group(1) == base:
-            highest = max(highest, int(match.group(2)))
+        if number > highest:
+            highest = number
+    return lineage_title(base, highest)
+
+
+def lineage_title(base: str, highest: int) -> str:
+    """The next title of lineage `base` when its highest number taken is `highest` (0:
+    none taken)."""
     return base if highest == 0 else f"{base} #{highest + 1}"
+
+
+def lineage_places(title: str) -> tuple[tuple[str, int], ...]:
+    """The lineages `title` counts in with its number in each, as `next_lineage_title`
+    counts: its own (1) and, for "X #N", X's (N). For a store that indexes lineages."""
+    head, sep, digits = title.rpartition(" #")
+    number = _lineage_number(digits) if sep else 0
+    return ((title, 1), (head, number)) if number else ((title, 1),)
+
+
+def _lineage_number(digits: str) -> int:
+    """`digits` as a lineage number: 0 unless ASCII digits without a leading zero."""
+    return int(digits) if digits.isascii() and digits.isdigit() and digits[0] != "0" else 0
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
@@ -286,7 +311,7 @@ class Transcript(Protocol):
 class SessionTitles(Protocol):
     """Unique session titles, so a person can name a session and find it by name.
 
-    For the titles hook (names a session, proposes the next title of a lineage) and
+    For the titles hook (names a session with the next title of a lineage) and
     `seam sessions` (finds a session by its title)."""
 
     async def set_title(self, key: str, title: str) -> None:
@@ -301,6 +326,14 @@ class SessionTitles(Protocol):
         than the highest number taken (`title` alone counts as 1). A ` #N` suffix on
         `title` is dropped first, so continuing "X #2" proposes "X #3". Only a proposal:
         another writer may take it before `set_title`, which then raises DuplicateTitle."""
+        ...
+
+    async def set_next_title(self, key: str, title: str) -> str | None:
+        """Give an untitled session `next_title(title)`, picked and written in one
+        transaction, and return it; None (nothing written) when the session has a title.
+        Concurrent callers get distinct titles: none of them is refused the number
+        another took, so sessions titled alike in a burst cost one write each. Raises
+        SessionNotFound for an unknown key, ValueError for a blank title."""
         ...
 
 

@@ -40,10 +40,10 @@ from seam.contracts.sessions import (
     check_page,
     check_title,
     lineage_base,
-    next_lineage_title,
     preview_line,
     session_to_dict,
 )
+from seam.core.title_book import TitleBook
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -64,7 +64,7 @@ class InMemorySessionStore:
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
         self._sessions: dict[str, _Record] = {}
-        self._titles: dict[str, str] = {}
+        self._titles = TitleBook()
         self._seq = 1  # message ids start at 1, as SQLite's do
         self._compactions: dict[str, list[CompactionRecord]] = {}
 
@@ -76,7 +76,7 @@ class InMemorySessionStore:
 
     def _claim_title(self, key: str, title: str) -> None:
         check_title(title)
-        other = self._titles.get(title)
+        other = self._titles.owner(title)
         if other is not None and other != key:
             raise DuplicateTitle(f"title {title!r} is already used by session {other!r}")
 
@@ -87,7 +87,7 @@ class InMemorySessionStore:
         title = new.title
         if title is not None:
             self._claim_title(key, title)
-            self._titles[title] = key
+            self._titles.put(title, key)
         now = self._clock()
         info = SessionInfo(
             key,
@@ -132,8 +132,8 @@ class InMemorySessionStore:
         self._claim_title(key, title)
         old = record.info.title
         if old is not None:
-            del self._titles[old]
-        self._titles[title] = key
+            self._titles.drop(old)
+        self._titles.put(title, key)
         record.info = replace(record.info, title=title)
 
     async def set_working_dir(self, key: str, path: str | None) -> None:
@@ -141,7 +141,7 @@ class InMemorySessionStore:
         record.info = replace(record.info, working_dir=path)
 
     async def find_by_title(self, title: str) -> SessionInfo | None:
-        key = self._titles.get(title)
+        key = self._titles.owner(title)
         return None if key is None else self._sessions[key].info
 
     async def search(
@@ -187,7 +187,7 @@ class InMemorySessionStore:
             return False
         self._compactions.pop(key, None)
         if record.info.title is not None:
-            del self._titles[record.info.title]
+            self._titles.drop(record.info.title)
         return True
 
     async def load(self, key: str) -> LoadedSession | None:
@@ -197,7 +197,15 @@ class InMemorySessionStore:
     async def next_title(self, title: str) -> str:
         check_title(title)
         base = lineage_base(title)
-        return next_lineage_title(base, self._titles)
+        return self._titles.next_title(base)
+
+    async def set_next_title(self, key: str, title: str) -> str | None:
+        check_title(title)
+        if self._record(key).info.title is not None:
+            return None
+        free = self._titles.next_title(lineage_base(title))
+        await self.set_title(key, free)  # never suspends: nothing runs in between
+        return free
 
     async def touch(self, key: str) -> None:
         record = self._record(key)

@@ -9,9 +9,9 @@ After a turn ends (`agent_done`) a session without a title gets one:
 - otherwise (the offline default) the first user message, cut to a few words. No model
   is called, so a small local model never slows the reply down.
 
-Titles are unique across sessions (the store says so), so a taken one becomes "X #2".
-The reply is never held up: the heuristic is one store write, a model title is a task
-that `aclose` cancels (or `drain` waits for).
+Titles are unique across sessions (the store says so), so a taken one becomes "X #2"
+(numbered by the store as it writes it). The reply is never held up: the heuristic is
+one store write, a model title is a task that `aclose` cancels (or `drain` waits for).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from seam.contracts import hooks
 from seam.contracts.hooks import AgentDone, HookRegistry
 from seam.contracts.messages import Message
 from seam.contracts.model import ModelProvider, ModelRequest
-from seam.contracts.sessions import DuplicateTitle, SessionInfo, SessionStore
+from seam.contracts.sessions import SessionNotFound, SessionStore
 from seam.plugins.hooks.background import BackgroundTasks, side_model_text
 
 log = logging.getLogger("seam.titles")
@@ -87,13 +87,12 @@ class TitleHook:
         first = next((m.content for m in payload.messages if m.role == "user"), "")
         if not first.strip():
             return
-        info = await self.sessions.get(key)
-        if info is None or info.title:
-            self._titled.add(key)
-            return
         self._titled.add(key)
         if self.model is None:
-            await self.give(key, heuristic_title(first), info)  # just read: not again
+            await self.give(key, heuristic_title(first))  # one write, no read first
+            return
+        info = await self.sessions.get(key)
+        if info is None or info.title:
             return
         messages = tuple(payload.messages)
         self._tasks.start(self._from_model(key, first, messages), name=f"title {key}")
@@ -109,26 +108,19 @@ class TitleHook:
             log.warning("the titles model failed; using the first message", exc_info=True)
         return await self.give(key, title or heuristic_title(first))
 
-    async def give(self, key: str, title: str, read: SessionInfo | None = None) -> str | None:
-        """Set `title` (numbered when taken) unless the session got one meanwhile.
-        `read`: the session's row as the caller just read it, used for the first try."""
+    async def give(self, key: str, title: str) -> str | None:
+        """Set `title` (numbered when taken) unless the session has one by then. The store
+        picks the number in the write that sets it, so sessions titled alike at once
+        (a thousand first messages saying "hi") never race for a number."""
         if not title:
             return None
-        for _ in range(3):  # another writer may take the proposed number first
-            try:
-                info = read if read is not None else await self.sessions.get(key)
-                read = None
-                if info is None or info.title:
-                    return None
-                free = await self.sessions.next_title(title)
-                await self.sessions.set_title(key, free)
-                return free
-            except DuplicateTitle:
-                continue
-            except Exception:
-                log.warning("could not title %s", key, exc_info=True)
-                return None
-        return None
+        try:
+            return await self.sessions.set_next_title(key, title)
+        except SessionNotFound:
+            return None
+        except Exception:
+            log.warning("could not title %s", key, exc_info=True)
+            return None
 
     async def _ask(self, messages: Sequence[Message]) -> str:
         assert self.model is not None

@@ -12,10 +12,11 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, errors
 
 from seam.contracts.messages import Message
 from seam.contracts.sessions import (
+    DuplicateTitle,
     LoadedSession,
     SessionInfo,
     SessionNotFound,
@@ -55,6 +56,8 @@ class PostgresUpkeep:
 
     if TYPE_CHECKING:
 
+        def _connection(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
         def _tx(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
 
         def _snapshot(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
@@ -76,11 +79,23 @@ class PostgresUpkeep:
     async def next_title(self, title: str) -> str:
         check_title(title)
         base = lineage_base(title)
-        rows = await self._all(
-            "SELECT title FROM sessions WHERE title = %s OR starts_with(title, %s)",
-            (base, f"{base} #"),
-        )
-        return next_lineage_title(base, (row[0] for row in rows))
+        async with self._connection() as conn:
+            return next_lineage_title(base, await _lineage(conn, base))
+
+    async def set_next_title(self, key: str, title: str) -> str | None:
+        """Callers numbering one lineage take turns on an advisory lock held to the end of
+        their transaction, so each reads the titles the one before committed (READ
+        COMMITTED: every statement sees what committed before it began). Only a plain
+        `set_title` or `create` taking the picked title meanwhile makes a try fail."""
+        check_title(title)
+        base = lineage_base(title)
+        for _ in range(TITLE_TRIES):
+            try:
+                async with self._tx() as conn:
+                    return await _set_next_title(conn, key, base)
+            except errors.UniqueViolation:
+                continue
+        raise DuplicateTitle(f"every title tried for session {key!r} was taken meanwhile")
 
     async def touch(self, key: str) -> None:
         await self._update_one(key, "UPDATE sessions SET updated_at = %s WHERE key = %s")
@@ -253,6 +268,41 @@ class PostgresUpkeep:
             cur = await conn.execute(statement, (self._clock(), key))
             if cur.rowcount == 0:
                 raise SessionNotFound(f"no session {key!r}")
+
+
+# Tries `set_next_title` makes when another writer takes the title it picked.
+TITLE_TRIES = 5
+
+# `base` if taken, and its lineage's highest "base #N" (N = [1-9][0-9]*): one row each.
+_LINEAGE_SQL = """
+SELECT title FROM sessions WHERE title = %(base)s
+UNION ALL
+(SELECT title FROM sessions
+  WHERE starts_with(title, %(prefix)s) AND substr(title, %(at)s) ~ '^[1-9][0-9]*$'
+  ORDER BY length(title) DESC, title COLLATE "C" DESC LIMIT 1)
+"""
+
+
+async def _lineage(conn: AsyncConnection[Any], base: str) -> list[str]:
+    params = {"base": base, "prefix": f"{base} #", "at": len(base) + 3}
+    cur = await conn.execute(_LINEAGE_SQL, params)
+    return [row[0] for row in await cur.fetchall()]
+
+
+async def _set_next_title(conn: AsyncConnection[Any], key: str, base: str) -> str | None:
+    """`set_next_title`'s transaction on `conn`."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended('seam_title:' || %s, 0))", (base,)
+    )
+    cur = await conn.execute("SELECT title FROM sessions WHERE key = %s FOR UPDATE", (key,))
+    row = await cur.fetchone()
+    if row is None:
+        raise SessionNotFound(f"no session {key!r}")
+    if row[0] is not None:
+        return None
+    free = next_lineage_title(base, await _lineage(conn, base))
+    await conn.execute("UPDATE sessions SET title = %s WHERE key = %s", (free, key))
+    return free
 
 
 async def _info(conn: AsyncConnection[Any], key: str) -> SessionInfo | None:

@@ -77,14 +77,15 @@ if TYPE_CHECKING:
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
 
 
-# `base` (?1) and the highest-numbered title of its lineage ("?1 #N", N = [1-9][0-9]*).
+# `base` (?1) and the highest-numbered title of its lineage ("?1 #N", N = [1-9][0-9]*). The
+# index range ?2..?3 ("base #1" up to "base #:", ':' following '9') holds exactly the
+# titles whose number starts with 1 to 9, so one GLOB a row is left to check the digits.
 NEXT_TITLE_SQL = """
 SELECT title FROM sessions WHERE title = ?1
 UNION ALL
 SELECT title FROM (
     SELECT title FROM sessions
-    WHERE title >= ?2 AND title < ?3
-      AND substr(title, ?4) GLOB '[1-9]*' AND substr(title, ?4) NOT GLOB '*[^0-9]*'
+    WHERE title >= ?2 AND title < ?3 AND substr(title, ?4) NOT GLOB '*[^0-9]*'
     ORDER BY length(title) DESC, title DESC LIMIT 1
 )
 """
@@ -369,17 +370,26 @@ class SQLiteSessionStore(
     async def next_title(self, title: str) -> str:
         check_title(title)
         base = lineage_base(title)
+        return next_lineage_title(base, await self._threads.read(partial(_lineage, base)))
 
-        def read(db: sqlite3.Connection) -> list[str]:
-            # `base` if taken, and the lineage's highest "base #N" (digits only, longest
-            # then greatest): one row, however long the lineage. A thousand sessions first
-            # titled "hi" made this read return a thousand rows, every title, and it
-            # held the reader threads the turns' own reads queue on.
-            # " #" up to " $" (the next character) is every title that starts with "base #".
-            rows = db.execute(NEXT_TITLE_SQL, (base, base + " #", base + " $", len(base) + 3))
-            return [row[0] for row in rows.fetchall()]
+    async def set_next_title(self, key: str, title: str) -> str | None:
+        """Picks the number inside the write that sets it: the writer thread runs writes
+        one after another, so each sees the titles the ones before it took and none is
+        refused (a refused write would make its whole group commit run again)."""
+        check_title(title)
+        base = lineage_base(title)
 
-        return next_lineage_title(base, await self._threads.read(read))
+        def write(db: sqlite3.Connection) -> str | None:
+            row = db.execute("SELECT title FROM sessions WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                raise SessionNotFound(f"no session {key!r}")
+            if row[0] is not None:
+                return None
+            free = next_lineage_title(base, _lineage(base, db))
+            db.execute("UPDATE sessions SET title = ? WHERE key = ?", (free, key))
+            return free
+
+        return await self._threads.write(write)
 
     async def touch(self, key: str) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -439,3 +449,11 @@ class SQLiteSessionStore(
 
 
 _INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "?")
+
+
+def _lineage(base: str, db: sqlite3.Connection) -> list[str]:
+    """`base` if taken, and the lineage's highest "base #N" (digits only, longest then
+    greatest): one row, however long the lineage. A thousand sessions first titled "hi"
+    made a plain scan return a thousand rows, every title, on the thread turns wait for."""
+    rows = db.execute(NEXT_TITLE_SQL, (base, base + " #1", base + " #:", len(base) + 3))
+    return [row[0] for row in rows.fetchall()]

@@ -5,6 +5,8 @@ Fixtures: `clock` and `store`, a whole `SessionStore` (see the package docstring
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from seam.contracts.sessions import DuplicateTitle, NewSession, SessionStore
@@ -84,6 +86,15 @@ class SessionTitlesSuite:
         await store.delete("a")
         assert await store.next_title("Trip") == "Trip #2"
 
+    async def test_next_title_forgets_a_number_retitled_away(self, store: SessionStore) -> None:
+        await store.create("a", NewSession(title="Trip"))
+        await store.create("b", NewSession(title="Trip #7"))
+        await store.set_title("b", "Trip #1")  # "Trip" and "Trip #1" both count as 1
+        assert await store.next_title("Trip") == "Trip #2"
+        await store.set_title("b", "Elsewhere")
+        await store.delete("a")
+        assert await store.next_title("Trip") == "Trip"
+
     async def test_next_title_orders_numbers_as_numbers(self, store: SessionStore) -> None:
         for n, title in enumerate(["Trip #9", "Trip #10", "Trip #2 #30", "Trip #0100"]):
             await store.create(str(n), NewSession(title=title))
@@ -106,6 +117,65 @@ class SessionTitlesSuite:
             assert await store.find_by_title(proposed) is None, base
         assert await store.next_title("C") == "C #2"
 
+    async def test_next_title_numbers_a_title_with_a_line_break(self, store: SessionStore) -> None:
+        await store.create("a", NewSession(title="Two\nlines"))
+        await store.create("b", NewSession(title="Two\nlines #2"))
+        assert await store.next_title("Two\nlines") == "Two\nlines #3"
+
+    async def test_next_title_counts_a_lineage_whose_base_ends_in_a_space(
+        self, store: SessionStore
+    ) -> None:
+        for n, title in enumerate(["Trip ", "Trip  #2", "Trip  #5"]):
+            await store.create(str(n), NewSession(title=title))
+        assert await store.next_title("Trip ") == "Trip  #6"
+
     async def test_next_title_rejects_a_blank_title(self, store: SessionStore) -> None:
         with pytest.raises(ValueError, match="title"):
             await store.next_title(" ")
+
+    async def test_set_next_title_numbers_and_writes(
+        self, store: SessionStore, clock: ManualClock
+    ) -> None:
+        for key in ("a", "b", "c"):
+            created = await store.create(key)
+        clock.advance()
+        assert await store.set_next_title("a", "Trip") == "Trip"
+        assert await store.set_next_title("b", "Trip") == "Trip #2"
+        # Continuing a numbered session continues the numbering.
+        assert await store.set_next_title("c", "Trip #2") == "Trip #3"
+        for key, title in (("a", "Trip"), ("b", "Trip #2"), ("c", "Trip #3")):
+            info = await store.get(key)
+            assert info is not None
+            assert (info.title, info.updated_at) == (title, created.updated_at)
+        assert await store.next_title("Trip") == "Trip #4"
+
+    async def test_set_next_title_leaves_a_titled_session_alone(self, store: SessionStore) -> None:
+        await store.create("s", NewSession(title="Mine"))
+        assert await store.set_next_title("s", "Other") is None
+        info = await store.get("s")
+        assert info is not None
+        assert info.title == "Mine"
+        assert await store.find_by_title("Other") is None
+
+    async def test_set_next_title_refuses_unknown_and_blank(self, store: SessionStore) -> None:
+        await refuses_unknown(store.set_next_title("ghost-key", "T"))
+        await store.create("s")
+        with pytest.raises(ValueError, match="title"):
+            await store.set_next_title("s", " ")
+        info = await store.get("s")
+        assert info is not None
+        assert info.title is None
+
+    async def test_concurrent_set_next_title_gets_distinct_numbers(
+        self, store: SessionStore
+    ) -> None:
+        keys = [f"k{n}" for n in range(12)]
+        for key in keys:
+            await store.create(key)
+        await store.create("old", NewSession(title="Hi #3"))
+        given = await asyncio.gather(*(store.set_next_title(key, "Hi") for key in keys))
+        assert set(given) == {f"Hi #{n}" for n in range(4, 16)}
+        for key, title in zip(keys, given, strict=True):
+            info = await store.get(key)
+            assert info is not None
+            assert info.title == title
