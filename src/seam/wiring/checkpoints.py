@@ -13,7 +13,7 @@ from seam.contracts.checkpoints import DEFAULT_IGNORE, CheckpointLog, Checkpoint
 from seam.plugins.checkpoints.turns import TurnCheckpoints
 from seam.plugins.checkpoints.undo import UndoService
 from seam.services.checkpoints import ShadowCheckpoints
-from seam.wiring.settings import ConfigError, Settings
+from seam.wiring.settings import ConfigError, Settings, section_or_defaults
 
 if TYPE_CHECKING:
     from seam.wiring.runtime import Runtime
@@ -23,7 +23,7 @@ class CheckpointsSection(BaseModel):
     """A snapshot of the working directory before each turn's first change, so `seam
     undo` can take the turn back (docs/undo.md)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # see section_or_defaults
 
     # Take checkpoints at all (off: turns cost nothing more, and there is nothing to undo).
     enabled: bool = True
@@ -41,7 +41,7 @@ class CheckpointsSection(BaseModel):
 
 def checkpoints_section(settings: Settings) -> CheckpointsSection:
     try:
-        return CheckpointsSection.model_validate(settings.config.checkpoints)
+        return section_or_defaults(CheckpointsSection, settings.config.checkpoints)
     except ValidationError as exc:
         problems = "; ".join(
             f"checkpoints.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"

@@ -21,7 +21,7 @@ from seam.wiring.durations import parse_duration
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # as settings._Section
 
 
 class DndRuleSection(_Section):

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from seam.wiring.settings import ConfigError, Settings
+from seam.wiring.settings import ConfigError, Settings, section_or_defaults
 
 KEYS_FILE = "keys.json"
 DEFAULT_TENANT = "local"
@@ -19,7 +19,7 @@ DEFAULT_TENANT = "local"
 class WebSection(BaseModel):
     """`[web]` in config.toml (every key optional)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # see section_or_defaults
 
     # Origins allowed to call the API from a browser; empty: CORS stays off.
     cors_origins: list[str] = Field(default_factory=list)
@@ -40,7 +40,7 @@ class WebSection(BaseModel):
 def web_section(settings: Settings) -> WebSection:
     raw: dict[str, Any] = getattr(settings.config, "web", {}) or {}
     try:
-        return WebSection.model_validate(raw)
+        return section_or_defaults(WebSection, raw)
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"])
