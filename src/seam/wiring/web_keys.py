@@ -11,9 +11,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from seam.wiring.settings import ConfigError, Settings, section_or_defaults
+from seam.wiring.tenant_dirs import OWNER_TENANT
 
 KEYS_FILE = "keys.json"
-DEFAULT_TENANT = "local"
+DEFAULT_TENANT = OWNER_TENANT  # the owner is the default tenant (wiring/tenant_dirs.py)
 
 
 class WebSection(BaseModel):
