@@ -31,9 +31,9 @@ class ConfigError(Exception):
 
 
 class _Section(BaseModel):
-    # Built on first validation, and defaults are made with `model_construct` (a default
-    # is valid by definition): a run whose config file lacks a section never pays for
-    # its validator, one with no config file for none (most of `seam run`'s start-up).
+    # Built on first validation (reading a config file builds `ConfigFile`'s, sections and
+    # all), and defaults are made with `model_construct` (a default is valid as written):
+    # a run without a config file builds no validator (much of `seam run`'s start-up).
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
