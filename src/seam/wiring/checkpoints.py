@@ -5,17 +5,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from seam.contracts.checkpoints import DEFAULT_IGNORE, CheckpointLog, CheckpointSettings
+from seam.contracts.checkpoints import DEFAULT_IGNORE, CheckpointLog, CheckpointSettings, Diff
 from seam.plugins.checkpoints.turns import TurnCheckpoints
 from seam.plugins.checkpoints.undo import UndoService
-from seam.services.checkpoints import ShadowCheckpoints
-from seam.wiring.settings import ConfigError, Settings
+from seam.wiring.settings import ConfigError, Settings, section_or_defaults
 
 if TYPE_CHECKING:
+    from seam.services.checkpoints import ShadowCheckpoints
     from seam.wiring.runtime import Runtime
 
 
@@ -23,7 +25,7 @@ class CheckpointsSection(BaseModel):
     """A snapshot of the working directory before each turn's first change, so `seam
     undo` can take the turn back (docs/undo.md)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # see section_or_defaults
 
     # Take checkpoints at all (off: turns cost nothing more, and there is nothing to undo).
     enabled: bool = True
@@ -41,7 +43,7 @@ class CheckpointsSection(BaseModel):
 
 def checkpoints_section(settings: Settings) -> CheckpointsSection:
     try:
-        return CheckpointsSection.model_validate(settings.config.checkpoints)
+        return section_or_defaults(CheckpointsSection, settings.config.checkpoints)
     except ValidationError as exc:
         problems = "; ".join(
             f"checkpoints.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
@@ -64,6 +66,8 @@ def checkpoint_settings(settings: Settings) -> CheckpointSettings:
 def build_engine(settings: Settings) -> ShadowCheckpoints:
     """The engine over `$SEAM_HOME/checkpoints`; git starts from this process's
     environment (its `GIT_*` variables dropped by the engine)."""
+    from seam.services.checkpoints import ShadowCheckpoints
+
     return ShadowCheckpoints(
         settings.home / "checkpoints", checkpoint_settings(settings), base_env=os.environ
     )
@@ -77,9 +81,46 @@ def attach_checkpoints(runtime: Runtime, settings: Settings) -> None:
     store = runtime.store
     if not checkpoint_settings(settings).enabled or not isinstance(store, CheckpointLog):
         return
-    engine = build_engine(settings)
+    engine = DeferredEngine(settings)
     hook = TurnCheckpoints(
         engine, store, store, runtime.loop.working_dir_for, deferred_guardrail(settings)
     )
     hook.register(runtime.hooks)
     runtime.checkpoints = UndoService(engine, store, store)
+
+
+class DeferredEngine:
+    """`build_engine(settings)`, built by the first call: a turn takes its first snapshot
+    only before a change, so a run that changes nothing (most one-shots) never imports
+    the engine and its git plumbing (services/checkpoints)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+
+    @cached_property
+    def _engine(self) -> ShadowCheckpoints:
+        return build_engine(self._settings)
+
+    async def snapshot(self, work_dir: str, *, session_key: str, label: str = "") -> str:
+        return await self._engine.snapshot(work_dir, session_key=session_key, label=label)
+
+    async def diff(self, work_dir: str, a: str, b: str | None = None) -> Diff:
+        return await self._engine.diff(work_dir, a, b)
+
+    async def restore(self, work_dir: str, checkpoint: str, paths: Sequence[str]) -> None:
+        await self._engine.restore(work_dir, checkpoint, paths)
+
+    async def disk_usage(self) -> int:
+        return await self._engine.disk_usage()
+
+    async def sessions(self) -> list[str]:
+        return await self._engine.sessions()
+
+    async def link_session(self, old: str, new: str) -> None:
+        await self._engine.link_session(old, new)
+
+    async def prune(self, session_keys: Sequence[str]) -> int:
+        return await self._engine.prune(session_keys)
+
+    async def prune_to_budget(self, keep: Sequence[str] = ()) -> int:
+        return await self._engine.prune_to_budget(keep)

@@ -13,25 +13,39 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from seam.contracts.dnd import DndRule
-from seam.plugins.dnd.rules import WEEKDAYS, RuleError, make_rule
 from seam.wiring.durations import parse_duration
+
+if TYPE_CHECKING:
+    from seam.contracts.dnd import DndRule
+
+# The rules themselves (plugins/dnd) are imported by a `[dnd]` rule being read: every run
+# loads these models, few have quiet hours.
+
+
+def _every_day() -> list[str]:
+    from seam.plugins.dnd.rules import WEEKDAYS
+
+    return list(WEEKDAYS)
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # as settings._Section
 
 
 class DndRuleSection(_Section):
     start: str
     end: str
-    weekdays: list[str] = Field(default_factory=lambda: list(WEEKDAYS))
+    weekdays: list[str] = Field(default_factory=_every_day)
     tz: str = "UTC"
 
     @model_validator(mode="after")
     def _readable(self) -> DndRuleSection:
+        from seam.plugins.dnd.rules import RuleError, make_rule
+
         try:
             make_rule(self.start, self.end, self.weekdays, self.tz)
         except RuleError as exc:
@@ -39,6 +53,8 @@ class DndRuleSection(_Section):
         return self
 
     def rule(self) -> DndRule:
+        from seam.plugins.dnd.rules import make_rule
+
         return make_rule(self.start, self.end, self.weekdays, self.tz)
 
 

@@ -26,7 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from seam.contracts.guardrail import Classification, Judge
 from seam.plugins.guardrail.approvals import ApprovalCache, ApprovalFileError
 from seam.plugins.guardrail.gate import DEFAULT_TIMEOUT, GuardedCommandGate
-from seam.wiring.settings import ConfigError, Settings
+from seam.wiring.settings import ConfigError, Settings, section_or_defaults
 from seam.wiring.skills import skill_places
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ Glob = Annotated[str, AfterValidator(_glob)]
 
 
 class GuardSection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # see section_or_defaults
 
     # Globs of commands that are forbidden (matched against each normalised command).
     deny: list[Glob] = Field(default_factory=list)
@@ -57,7 +57,7 @@ class GuardSection(BaseModel):
 
 def guard_section(settings: Settings) -> GuardSection:
     try:
-        return GuardSection.model_validate(settings.config.guard)
+        return section_or_defaults(GuardSection, settings.config.guard)
     except ValidationError as exc:
         problems = "; ".join(
             f"guard.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()

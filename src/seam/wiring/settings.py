@@ -12,13 +12,15 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from seam.wiring.delivery_settings import DndSection, HeartbeatSection
 from seam.wiring.durations import parse_duration as parse_duration  # re-exported
 from seam.wiring.telemetry import TelemetrySection
+
+SectionT = TypeVar("SectionT", bound=BaseModel)
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
@@ -29,7 +31,10 @@ class ConfigError(Exception):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first validation (reading a config file builds `ConfigFile`'s, sections and
+    # all), and defaults are made with `model_construct` (a default is valid as written):
+    # a run without a config file builds no validator (much of `seam run`'s start-up).
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 ProviderKind = Literal["openai", "anthropic", "local"]
@@ -247,7 +252,7 @@ class McpServerSection(_Section):
     url: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     headers: dict[str, str] = Field(default_factory=dict)
-    tools: McpToolsFilter = McpToolsFilter()
+    tools: McpToolsFilter = McpToolsFilter.model_construct()
     approval: Literal["always", "never", "auto"] = "auto"
     connect_timeout: float = Field(60.0, gt=0)  # seconds to start and list the tools
     call_timeout: float = Field(120.0, gt=0)  # seconds one tool call may take
@@ -331,26 +336,26 @@ class WebSearchSection(_Section):
 
 
 class ConfigFile(_Section):
-    model: ModelSection = ModelSection()
-    anthropic: AnthropicSection = AnthropicSection()
-    pool: PoolSection = PoolSection()
-    side_models: SideModelsSection = SideModelsSection()
-    local: LocalSection = LocalSection()
-    agent: AgentSection = AgentSection()
-    context: ContextSection = ContextSection()
-    reflection: ReflectionSection = ReflectionSection()
-    store: StoreSection = StoreSection()
-    sandbox: SandboxSection = SandboxSection()
-    sessions: SessionsSection = SessionsSection()
-    mcp: McpSection = McpSection()
-    skills: SkillsSection = SkillsSection()
-    dnd: DndSection = DndSection()  # quiet hours (wiring/delivery_settings.py)
-    heartbeat: HeartbeatSection = HeartbeatSection()
-    telemetry: TelemetrySection = TelemetrySection()
-    network: NetworkSection = NetworkSection()
-    recall: RecallSection = RecallSection()
-    web_search: WebSearchSection = WebSearchSection()
-    budget: BudgetSection = BudgetSection()
+    model: ModelSection = ModelSection.model_construct()
+    anthropic: AnthropicSection = AnthropicSection.model_construct()
+    pool: PoolSection = PoolSection.model_construct()
+    side_models: SideModelsSection = SideModelsSection.model_construct()
+    local: LocalSection = LocalSection.model_construct()
+    agent: AgentSection = AgentSection.model_construct()
+    context: ContextSection = ContextSection.model_construct()
+    reflection: ReflectionSection = ReflectionSection.model_construct()
+    store: StoreSection = StoreSection.model_construct()
+    sandbox: SandboxSection = SandboxSection.model_construct()
+    sessions: SessionsSection = SessionsSection.model_construct()
+    mcp: McpSection = McpSection.model_construct()
+    skills: SkillsSection = SkillsSection.model_construct()
+    dnd: DndSection = DndSection.model_construct()  # quiet hours (wiring/delivery_settings.py)
+    heartbeat: HeartbeatSection = HeartbeatSection.model_construct()
+    telemetry: TelemetrySection = TelemetrySection.model_construct()
+    network: NetworkSection = NetworkSection.model_construct()
+    recall: RecallSection = RecallSection.model_construct()
+    web_search: WebSearchSection = WebSearchSection.model_construct()
+    budget: BudgetSection = BudgetSection.model_construct()
     # Validated by their owners: wiring/guard.py (allow/deny rules) and wiring/pricing.py
     # (`[prices.<model>] input = .., output = ..` in USD per million tokens).
     guard: dict[str, Any] = Field(default_factory=dict)
@@ -366,7 +371,7 @@ class ConfigFile(_Section):
 @dataclass(frozen=True)
 class Settings:
     home: Path
-    config: ConfigFile = field(default_factory=ConfigFile)
+    config: ConfigFile = field(default_factory=ConfigFile.model_construct)
     working_dir: Path = field(default_factory=Path.cwd)
     # Resolved from the environment and flags:
     api_key: str | None = None
@@ -429,7 +434,7 @@ def home_from_environment() -> Path:
 
 def read_config(path: Path) -> ConfigFile:
     if not path.exists():
-        return ConfigFile()
+        return ConfigFile.model_construct()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -445,6 +450,12 @@ def read_config(path: Path) -> ConfigFile:
         return ConfigFile.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{path}: {validation_problems(exc)}") from None
+
+
+def section_or_defaults(model: type[SectionT], raw: Mapping[str, Any] | None) -> SectionT:
+    """`raw` validated as `model`; an empty or missing section is the defaults, made
+    without building the model's validator (a deferred model: see `_Section`)."""
+    return model.model_validate(raw) if raw else model.model_construct()
 
 
 def validation_problems(exc: ValidationError, limit: int | None = None, whole: str = "") -> str:

@@ -31,7 +31,7 @@ __all__ = [
 
 
 class TelemetrySection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # as settings._Section
 
     otlp_endpoint: str | None = None
     service_name: str = "seam"

@@ -13,10 +13,9 @@ from pathlib import Path
 from seam.core.personalities import TenantPersonalities
 from seam.plugins.personalities.tenant import TenantOverrideFiles
 from seam.wiring.settings import Settings
-from seam.wiring.web_keys import DEFAULT_TENANT
 
 TENANTS_DIR = "tenants"
-OWNER_TENANT = DEFAULT_TENANT
+OWNER_TENANT = "local"  # `web_keys.DEFAULT_TENANT` is this one
 
 
 def tenant_dir(tenants: Path, tenant: str) -> Path | None:

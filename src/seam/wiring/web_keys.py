@@ -10,16 +10,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from seam.wiring.settings import ConfigError, Settings
+from seam.wiring.settings import ConfigError, Settings, section_or_defaults
+from seam.wiring.tenant_dirs import OWNER_TENANT
 
 KEYS_FILE = "keys.json"
-DEFAULT_TENANT = "local"
+DEFAULT_TENANT = OWNER_TENANT  # the owner is the default tenant (wiring/tenant_dirs.py)
 
 
 class WebSection(BaseModel):
     """`[web]` in config.toml (every key optional)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # see section_or_defaults
 
     # Origins allowed to call the API from a browser; empty: CORS stays off.
     cors_origins: list[str] = Field(default_factory=list)
@@ -40,7 +41,7 @@ class WebSection(BaseModel):
 def web_section(settings: Settings) -> WebSection:
     raw: dict[str, Any] = getattr(settings.config, "web", {}) or {}
     try:
-        return WebSection.model_validate(raw)
+        return section_or_defaults(WebSection, raw)
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"])

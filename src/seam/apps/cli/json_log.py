@@ -8,6 +8,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import BinaryIO
 
 from seam.wiring.logs import JSON_LOG_KEEP, JSON_LOG_MAX_BYTES, json_log_file, log_fields
 
@@ -77,32 +78,65 @@ class JsonLinesHandler(logging.Handler):
         super().__init__()
         self.max_bytes = max_bytes
         self.keep = keep
-        self._file: logging.Handler | None = None
-        self._path: Path | None = None
+        self._file: RotatingLines | None = None
         self.setFormatter(JsonFormatter(surface))
 
-    def _target(self) -> logging.Handler:
-        from logging.handlers import RotatingFileHandler
-
+    def _target(self) -> RotatingLines:
         path = json_log_file()
-        if self._file is None or path != self._path:
+        if self._file is None or path != self._file.path:
             if self._file is not None:
                 self._file.close()
             path.parent.mkdir(parents=True, exist_ok=True)
-            handler = RotatingFileHandler(
-                path, maxBytes=self.max_bytes, backupCount=self.keep, encoding="utf-8"
-            )
-            handler.handleError = lambda record: None  # type: ignore[method-assign]
-            handler.setFormatter(self.formatter)
-            self._file, self._path = handler, path
+            self._file = RotatingLines(path, self.max_bytes, self.keep)
         return self._file
 
     def emit(self, record: logging.LogRecord) -> None:
         with contextlib.suppress(Exception):
-            self._target().emit(record)
+            self._target().write(self.format(record))
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
         super().close()
+
+
+class RotatingLines:
+    """The file half of `logging.handlers.RotatingFileHandler`, which is not imported for
+    it: that module (with pickle and socket handlers beside it) costs every one-shot that
+    logs a line half a MiB. Appends a line; when it would take the file to `max_bytes`,
+    first shifts `<path>.N` to `<path>.N+1` (dropping the oldest, `keep` kept) and the
+    file to `<path>.1`. Callers hold the handler's lock (`logging.Handler.handle`)."""
+
+    def __init__(self, path: Path, max_bytes: int, keep: int) -> None:
+        self.path = path
+        self.max_bytes = max_bytes
+        self.keep = keep
+        self._stream: BinaryIO | None = None
+
+    def write(self, line: str) -> None:
+        data = (line + "\n").encode("utf-8")
+        stream = self._stream or self._open()
+        if self.keep > 0 and self.max_bytes > 0 and stream.tell() + len(data) >= self.max_bytes:
+            stream = self._rotate()
+        stream.write(data)
+        stream.flush()
+
+    def _open(self) -> BinaryIO:
+        self._stream = open(self.path, "ab")  # noqa: SIM115 (kept open between records)
+        return self._stream
+
+    def _rotate(self) -> BinaryIO:
+        self.close()
+        for n in range(self.keep - 1, 0, -1):
+            older = self.path.with_name(f"{self.path.name}.{n}")
+            if older.exists():
+                older.replace(self.path.with_name(f"{self.path.name}.{n + 1}"))
+        if self.path.exists():
+            self.path.replace(self.path.with_name(f"{self.path.name}.1"))
+        return self._open()
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None

@@ -12,13 +12,15 @@ turn's own message carries no images).
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from seam.plugins.mcp.connection import ServerConnection, ServerError
-from seam.plugins.mcp.content import part
+if TYPE_CHECKING:
+    from seam.plugins.mcp.connection import ServerConnection
+
+# The client (connection, content) is imported by what talks to a server: `wiring/mcp.py`
+# re-exports the parsing here to every surface, which most runs never use.
 
 
 class PromptError(ValueError):
@@ -38,6 +40,8 @@ def parse_command(name: str, rest: str) -> PromptCommand | None:
     if names is None:
         return None
     server, prompt = names
+    import shlex
+
     try:
         words = shlex.split(rest)
     except ValueError as exc:
@@ -123,6 +127,8 @@ def usage(server: str, prompt: Any) -> str:
 
 async def get_prompt(conn: ServerConnection, command: PromptCommand) -> str:
     """The turn text of `command`'s prompt (the server is started when it is not)."""
+    from seam.plugins.mcp.connection import ServerError
+
     server, name = command.server, command.prompt
     try:
         await conn.client()
@@ -142,6 +148,8 @@ async def get_prompt(conn: ServerConnection, command: PromptCommand) -> str:
 
 def prompt_text(result: Any) -> str:
     """A `GetPromptResult` as the text of one turn."""
+    from seam.plugins.mcp.content import part
+
     parts: list[str] = []
     for message in getattr(result, "messages", None) or ():
         text = part(message.content, [])

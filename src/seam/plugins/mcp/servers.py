@@ -15,13 +15,19 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from seam.contracts.tools import Tool, ToolContext, ToolFactory
-from seam.plugins.mcp.connection import ServerConnection, ServerError
-from seam.plugins.mcp.prompts import PromptCommand, PromptError, get_prompt, usage
-from seam.plugins.mcp.resources import LIST_NAME, READ_NAME, ListResources, ReadResource
-from seam.plugins.mcp.spec import ServerSpec
-from seam.plugins.mcp.tools import PREFIX, Answers, McpTool, StandingAnswers, tool_name
+
+if TYPE_CHECKING:
+    from seam.plugins.mcp.connection import ServerConnection
+    from seam.plugins.mcp.prompts import PromptCommand
+    from seam.plugins.mcp.spec import ServerSpec
+    from seam.plugins.mcp.tools import Answers, StandingAnswers
+
+# The client itself (connection, tools, prompts, resources) is imported when a server is
+# first configured or used: every runtime holds an `McpServers`, most with no server.
 
 RETRY_AFTER = 300.0  # seconds before a turn tries a server that failed to start again
 _GLOB = frozenset("*?[")
@@ -54,11 +60,17 @@ class McpServers:
         self._clock = clock
         self._connections: dict[str, ServerConnection] = {}
         self._failed_at: dict[str, float] = {}
-        self._answers = Answers(standing)
+        self._standing = standing
         self._factories: dict[str, ToolFactory] = {}
         self._built_from: tuple[tuple[str, int], ...] = ()
         for spec in specs:
-            self._connections[spec.name] = ServerConnection(spec)
+            self._connections[spec.name] = _connection(spec)
+
+    @cached_property
+    def _answers(self) -> Answers:
+        from seam.plugins.mcp.tools import Answers
+
+        return Answers(self._standing)
 
     def names(self) -> list[str]:
         return sorted(self._connections)
@@ -85,6 +97,8 @@ class McpServers:
             await asyncio.gather(*(self._list(conn) for conn in due))
 
     async def _list(self, conn: ServerConnection) -> None:
+        from seam.plugins.mcp.connection import ServerError
+
         try:
             await conn.client()
         except ServerError:
@@ -93,6 +107,9 @@ class McpServers:
             self._failed_at.pop(conn.spec.name, None)
 
     def _build(self) -> dict[str, ToolFactory]:
+        from seam.plugins.mcp.resources import LIST_NAME, READ_NAME, ListResources, ReadResource
+        from seam.plugins.mcp.tools import McpTool
+
         out: dict[str, ToolFactory] = {}
         for _, conn in sorted(self._connections.items()):
             for listed in conn.tools or ():
@@ -111,6 +128,8 @@ class McpServers:
 
     async def prompt(self, command: PromptCommand) -> str:
         """The text of a turn from `command`'s prompt; `PromptError` says what is wrong."""
+        from seam.plugins.mcp.prompts import PromptError, get_prompt
+
         conn = self._connections.get(command.server)
         if conn is None:
             names = ", ".join(self.names()) or "none"
@@ -122,6 +141,9 @@ class McpServers:
     async def status(self, *, connect: bool = False) -> list[ServerStatus]:
         """Each server's state and tools; `connect` starts (or retries) every server
         whose tools are not known yet, so the listing is complete."""
+        from seam.plugins.mcp.prompts import usage
+        from seam.plugins.mcp.tools import McpTool
+
         if connect:
             pending = [c for c in self._connections.values() if c.tools is None or not c.ready]
             await asyncio.gather(*(self._list(conn) for conn in pending))
@@ -160,7 +182,7 @@ class McpServers:
                 changes.append(f"{name}: {'changed' if name in wanted else 'removed'}")
         for name, spec in wanted.items():
             if name not in self._connections:
-                self._connections[name] = ServerConnection(spec)
+                self._connections[name] = _connection(spec)
                 if not any(line.startswith(f"{name}:") for line in changes):
                     changes.append(f"{name}: added")
         self._built_from = ()  # rebuild the factories on next use
@@ -172,11 +194,17 @@ class McpServers:
         if old is not None:
             await old.aclose()
         self._failed_at.pop(spec.name, None)
-        self._connections[spec.name] = ServerConnection(spec)
+        self._connections[spec.name] = _connection(spec)
         self._built_from = ()
 
     async def aclose(self) -> None:
         await asyncio.gather(*(conn.aclose() for conn in self._connections.values()))
+
+
+def _connection(spec: ServerSpec) -> ServerConnection:
+    from seam.plugins.mcp.connection import ServerConnection
+
+    return ServerConnection(spec)
 
 
 def _static(tool: Tool) -> ToolFactory:
@@ -190,6 +218,8 @@ def _wanted(server: str, names: Sequence[str] | None) -> bool:
     """Whether a toolset of `names` may include a tool of `server`."""
     if names is None:
         return True
+    from seam.plugins.mcp.tools import tool_name
+
     prefix = tool_name(server, "")
     for name in names:
         cut = min((name.find(c) for c in _GLOB if c in name), default=-1)
@@ -201,4 +231,5 @@ def _wanted(server: str, names: Sequence[str] | None) -> bool:
     return False
 
 
-__all__ = ["PREFIX", "McpServers", "PromptCommand", "PromptError", "ServerStatus"]
+# The client's own names (PREFIX, PromptCommand, PromptError) live in its modules.
+__all__ = ["McpServers", "ServerStatus"]

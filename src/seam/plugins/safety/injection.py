@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from seam.contracts.scanning import Finding
+from seam.plugins.safety.lazy_pattern import LazyPattern
 
 EXCERPT_CHARS = 80
 
@@ -41,14 +42,14 @@ _AI = (
     r"ai agent|gpt|chatgpt|claude|gemini|copilot)"
 )
 # Text that puts a "never"/"do not" before a request to send a secret is advice, not one.
-_NEGATION = re.compile(r"\b(?:never|not|don't|dont|do not|must not|should not)\b[^.\n]*$")
+_NEGATION = LazyPattern(r"\b(?:never|not|don't|dont|do not|must not|should not)\b[^.\n]*$")
 
 
 @dataclass(frozen=True, slots=True)
 class _Rule:
     kind: str
     markers: tuple[str, ...]  # the rule runs only if one occurs in the lower-cased text
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     negatable: bool  # a "never"/"do not" just before the match cancels it
     folded: bool  # matched against the lower-cased text (faster than IGNORECASE)
 
@@ -61,7 +62,7 @@ def _rule(
     negatable: bool = False,
     folded: bool = True,
 ) -> _Rule:
-    return _Rule(kind, markers, re.compile(pattern), negatable, folded)
+    return _Rule(kind, markers, LazyPattern(pattern), negatable, folded)
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -155,22 +156,22 @@ _RULES: tuple[_Rule, ...] = (
 _OVERRIDES = tuple(r.pattern for r in _RULES if r.kind in (OVERRIDE, ROLE) and r.folded)
 
 # Hidden HTML: an element styled out of sight, or a comment, whose text talks to a model.
-_HIDING_TAG = re.compile(
+_HIDING_TAG = LazyPattern(
     r"<([a-z][a-z0-9]*)\b[^>]*?\bstyle\s*=\s*(\"[^\"]*\"|'[^']*')[^>]*>(.{0,2000}?)</\1\s*>",
     re.IGNORECASE | re.DOTALL,
 )
-_HIDDEN_ATTR = re.compile(
+_HIDDEN_ATTR = LazyPattern(
     r"<([a-z][a-z0-9]*)\b[^>]*?\s(?:hidden|aria-hidden\s*=\s*[\"']?true)\b[^>]*>"
     r"(.{0,2000}?)</\1\s*>",
     re.IGNORECASE | re.DOTALL,
 )
-_COMMENT = re.compile(r"<!--(.{0,4000}?)-->", re.DOTALL)
-_HIDING_STYLE = re.compile(
+_COMMENT = LazyPattern(r"<!--(.{0,4000}?)-->", re.DOTALL)
+_HIDING_STYLE = LazyPattern(
     r"display\s*:\s*none|visibility\s*:\s*hidden|(?:font-size|opacity)\s*:\s*0(?:\.0+)?"
     r"(?:px|pt|em|rem|%)?\s*(?:;|!|$)|(?:left|top|text-indent)\s*:\s*-\d{4,}px",
     re.IGNORECASE,
 )
-_COLOR = re.compile(r"(?<![\w-])(color|background(?:-color)?)\s*:\s*([^;!]+)", re.IGNORECASE)
+_COLOR = LazyPattern(r"(?<![\w-])(color|background(?:-color)?)\s*:\s*([^;!]+)", re.IGNORECASE)
 _SAME_COLOUR = {
     "#fff": "white",
     "#ffffff": "white",
@@ -179,12 +180,12 @@ _SAME_COLOUR = {
     "#000000": "black",
     "rgb(0,0,0)": "black",
 }
-_TO_MODEL = re.compile(
+_TO_MODEL = LazyPattern(
     rf"\b{_AI}s?\b[^\n]{{0,200}}?\b(?:must|should|ignore|instead|do not|don't|always|never|"
     r"reply|respond|tell|say|include|send|output|recommend)\b",
     _I,
 )
-_TO_READER = re.compile(
+_TO_READER = LazyPattern(
     r"\b(?:tell|inform|convince|remind|persuade|recommend to)\s+(?:the\s+)?"
     r"(?:user|human|reader|person)\b",
     _I,
@@ -193,18 +194,18 @@ _TO_READER = re.compile(
 # Invisible characters. Tag characters and bidi controls are flagged on sight; zero-width
 # characters only in numbers: one can carry no message, and they occur in real text (ZWJ
 # in emoji, ZWNJ in Persian), so those two count only between ASCII characters.
-_TAG_CHARS = re.compile("[\U000e0000-\U000e007f]")
+_TAG_CHARS = LazyPattern("[\U000e0000-\U000e007f]")
 # Subdivision flags (England, Scotland, Wales) are a black flag followed by tag characters.
-_EMOJI_FLAG = re.compile("\U0001f3f4[\U000e0020-\U000e007e]{1,8}\U000e007f")
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_ZERO_WIDTH = re.compile("[\u200b\u2060-\u2064\u180e\ufeff]|(?<=[ -~])[\u200c\u200d](?=[ -~])")
-_INVISIBLE = re.compile(
+_EMOJI_FLAG = LazyPattern("\U0001f3f4[\U000e0020-\U000e007e]{1,8}\U000e007f")
+_BIDI = LazyPattern("[\u202a-\u202e\u2066-\u2069]")
+_ZERO_WIDTH = LazyPattern("[\u200b\u2060-\u2064\u180e\ufeff]|(?<=[ -~])[\u200c\u200d](?=[ -~])")
+_INVISIBLE = LazyPattern(
     "[\U000e0000-\U000e007f\u202a-\u202e\u2066-\u2069\u200b-\u200d\u2060-\u2064\u180e\ufeff]"
 )
 ZERO_WIDTH_THRESHOLD = 3
 
-_FENCE_TAG = re.compile(r"<(/?)(untrusted-data)", re.IGNORECASE)
-_TAGS = re.compile(r"<[^>]*>")
+_FENCE_TAG = LazyPattern(r"<(/?)(untrusted-data)", re.IGNORECASE)
+_TAGS = LazyPattern(r"<[^>]*>")
 
 
 def scan(text: str) -> list[Finding]:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from seam.plugins.safety.lazy_pattern import LazyPattern
 from seam.plugins.safety.shapes import has_run, shape
 
 Replace = Callable[[re.Match[str]], str]
@@ -38,7 +39,7 @@ def _fixed(kind: str) -> Replace:
 
 # A value that only refers to a secret (a variable, a placeholder, an earlier redaction)
 # is left alone.
-_NOT_A_VALUE = re.compile(
+_NOT_A_VALUE = LazyPattern(
     r"(?:\$|<|\{|%|\[REDACTED|\.\.\.|…|your[_-]|"
     r"(?:\*+|x+|none|null|nil|true|false|undefined|changeme)$)",
     re.IGNORECASE,
@@ -72,13 +73,13 @@ def _keep_name(kind: str) -> Replace:
 @dataclass(frozen=True, slots=True)
 class _Rule:
     markers: tuple[str, ...]  # lower case; the rule runs only if one occurs in the text
-    pattern: re.Pattern[str]
+    pattern: LazyPattern  # compiled when a marker first occurs
     replace: Replace
 
 
 def _rule(kind: str, markers: tuple[str, ...], pattern: str, keep: bool = False) -> _Rule:
     return _Rule(
-        markers, re.compile(pattern, re.DOTALL), _keep_name(kind) if keep else _fixed(kind)
+        markers, LazyPattern(pattern, re.DOTALL), _keep_name(kind) if keep else _fixed(kind)
     )
 
 
@@ -203,10 +204,10 @@ _NAME = (
 _NAMED_MARKERS = ("pass", "secret", "token", "key", "credential")
 # Finds a candidate name cheaply: the first letter as a case-folded class lets the engine
 # skip ahead; the rest of the line is then checked by _NAMED.
-_NAMED_FINDER = re.compile(
+_NAMED_FINDER = LazyPattern(
     r"[PpSsTtKkCc](?i:assword|asswd|assphrase|ecret|oken|ey|redentials?)[\"']?[ \t]*[:=]"
 )
-_NAMED = re.compile(
+_NAMED = LazyPattern(
     # NAME=value at the start of a line: .env files, `env` output, shell exports. Not
     # indented (unless exported): an indented `api_key=key,` is a keyword argument.
     rf"^(?P<env_keep>(?:[ \t]*export[ \t]+)?(?i:{_NAME})=)"
@@ -259,9 +260,9 @@ def _redact(text: str, depth: int) -> str:
 # recognised by its company: within this many characters of an access key id, as in a
 # credentials CSV, `aws configure list` or an SDK call with both.
 AWS_PAIR_WINDOW = 256
-_AWS_KEY_ID = re.compile(r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
+_AWS_KEY_ID = LazyPattern(r"A[KS]IA(?<![A-Za-z0-9]A[KS]IA)[A-Z0-9]{16}(?![A-Za-z0-9])")
 # Mixed case with a digit or / or +: not a 40-digit hex git sha, not a word.
-_AWS_SECRET = re.compile(
+_AWS_SECRET = LazyPattern(
     r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
     r"(?=[A-Za-z0-9/+]{0,39}[0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
@@ -293,15 +294,15 @@ def _redact_aws_pairs(text: str) -> str:
 MAX_DECODE_DEPTH = 2
 MIN_ENCODED_CHARS = 32
 MIN_ENCODED_RUN = 24  # of standard base64 characters: the cheap test before the regex
-_ENCODED = re.compile(
+_ENCODED = LazyPattern(
     rf"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{{{MIN_ENCODED_CHARS},}}={{0,2}}"
     r"(?:(?:\r?\n|\\n)[A-Za-z0-9+/_-]+={0,2})*"
 )
-_HEX = re.compile(r"(?:[0-9a-f]{2})+|(?:[0-9A-F]{2})+")
+_HEX = LazyPattern(r"(?:[0-9a-f]{2})+|(?:[0-9A-F]{2})+")
 # "PRIVATE KEY" in base64 at each of the three byte offsets, and in hex: a PEM file's
 # encoding, wherever the run was cut.
 _ENCODED_PEM = ("UFJJVkFURSBLRV", "BSSVZBVEUgS0VZ", "QUklWQVRFIEtFW", "50524956415445204b4559")
-_LABEL = re.compile(r"\[REDACTED:(\w+)\]")
+_LABEL = LazyPattern(r"\[REDACTED:(\w+)\]")
 
 
 def _encoded(run: str, depth: int) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 from itertools import pairwise
 from typing import Any
 
@@ -174,6 +173,8 @@ def _occurrences(text: str, old: str) -> list[int]:
 
 
 def _line_delta(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
+    from difflib import SequenceMatcher  # on first use: most runs patch nothing
+
     added = removed = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag != "equal":
@@ -219,6 +220,8 @@ def _best_window(lines: Sequence[str], wanted: Sequence[str]) -> int:
     if votes:
         return max(0, max(votes, key=votes.__getitem__))
     anchor_at, anchor = max(enumerate(w.strip() for w in wanted), key=lambda p: len(p[1]))
+    from difflib import SequenceMatcher
+
     matcher = SequenceMatcher(None, autojunk=False)
     matcher.set_seq2(anchor)
     best_ratio, best_at = CLOSE_RATIO, -1

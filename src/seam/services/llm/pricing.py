@@ -17,7 +17,9 @@ from seam.contracts.messages import Usage
 
 
 class Price(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Built when a `[prices]` entry is first validated: the defaults below are valid as
+    # written (`model_construct`), so a run with no prices of its own builds no validator.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cache_read: float | None = Field(None, ge=0)  # default: the input price
@@ -25,16 +27,22 @@ class Price(BaseModel):
 
 
 DEFAULT_PRICES: dict[str, Price] = {
-    "gpt-4o": Price(input=2.5, output=10.0, cache_read=1.25),
-    "gpt-4o-mini": Price(input=0.15, output=0.6, cache_read=0.075),
-    "gpt-4.1": Price(input=2.0, output=8.0, cache_read=0.5),
-    "gpt-4.1-mini": Price(input=0.4, output=1.6, cache_read=0.1),
-    "gpt-4.1-nano": Price(input=0.1, output=0.4, cache_read=0.025),
-    "o3": Price(input=2.0, output=8.0, cache_read=0.5),
-    "o4-mini": Price(input=1.1, output=4.4, cache_read=0.275),
-    "claude-sonnet-4-5": Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75),
-    "claude-opus-4-1": Price(input=15.0, output=75.0, cache_read=1.5, cache_write=18.75),
-    "claude-haiku-4-5": Price(input=1.0, output=5.0, cache_read=0.1, cache_write=1.25),
+    "gpt-4o": Price.model_construct(input=2.5, output=10.0, cache_read=1.25),
+    "gpt-4o-mini": Price.model_construct(input=0.15, output=0.6, cache_read=0.075),
+    "gpt-4.1": Price.model_construct(input=2.0, output=8.0, cache_read=0.5),
+    "gpt-4.1-mini": Price.model_construct(input=0.4, output=1.6, cache_read=0.1),
+    "gpt-4.1-nano": Price.model_construct(input=0.1, output=0.4, cache_read=0.025),
+    "o3": Price.model_construct(input=2.0, output=8.0, cache_read=0.5),
+    "o4-mini": Price.model_construct(input=1.1, output=4.4, cache_read=0.275),
+    "claude-sonnet-4-5": Price.model_construct(
+        input=3.0, output=15.0, cache_read=0.3, cache_write=3.75
+    ),
+    "claude-opus-4-1": Price.model_construct(
+        input=15.0, output=75.0, cache_read=1.5, cache_write=18.75
+    ),
+    "claude-haiku-4-5": Price.model_construct(
+        input=1.0, output=5.0, cache_read=0.1, cache_write=1.25
+    ),
 }
 
 
