@@ -64,6 +64,7 @@ async def run_tools(step: RunTools, deps: ToolDeps, turn: Turn, state: TurnState
     batch = ToolBatch(deps, turn, state.iteration, calls)
     results: list[Message] = []
     runner = asyncio.ensure_future(batch.run_all())
+    runner.add_done_callback(batch.woken)
     unregister = turn.cancel.on_cancel(batch.wake.set)
     try:
         while len(results) < len(calls):
@@ -244,10 +245,14 @@ class ToolBatch:
         if self.turn.cancel.cancelled:
             await _stop(runner)
         else:
-            waiter = asyncio.ensure_future(self.wake.wait())
-            await asyncio.wait((runner, waiter), return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
+            # The runner sets `wake` when it ends too (`woken`): one event to wait on,
+            # no task per wait.
+            await self.wake.wait()
         self.wake.clear()
+
+    def woken(self, _: object) -> None:
+        """The runner's done callback: a wait for the next result ends with the batch."""
+        self.wake.set()
 
     def ready(self, runner: asyncio.Future[None], emitted: int) -> list[ToolOutcome]:
         """The results that can be sent now, in call order from `emitted`; once the batch
