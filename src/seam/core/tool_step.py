@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 from seam.contracts.events import (
@@ -25,6 +25,7 @@ from seam.contracts.messages import Message, ToolCall
 from seam.contracts.tools import Tool, ToolContext
 from seam.contracts.tracing import NOOP_TRACER, Attributes
 from seam.core.approvals import TurnApprover
+from seam.core.copies import replaced
 from seam.core.tool_call import CANCELLED, CallSite, ToolOutcome, run_one
 from seam.core.turn import Finish, store
 from seam.core.turn_deps import (
@@ -202,7 +203,7 @@ class ToolBatch:
 
     async def _one(self, i: int) -> None:
         tool_call = self.calls[i]
-        ctx = replace(
+        ctx = replaced(
             self.turn.ctx,
             call_id=tool_call.id,
             progress=self.progress_for(tool_call),
