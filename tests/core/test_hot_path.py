@@ -16,8 +16,8 @@ from seam.contracts.sessions import SessionInfo
 from seam.contracts.tools import ToolContext
 from seam.core import InMemoryStorage
 from seam.core.context import DefaultContextBuilder
-from seam.core.copies import replaced
 from seam.core.loop_parts import check_keywords
+from seam.core.read_through import replaced
 from seam.core.storage import ScopedStorage
 
 

@@ -36,8 +36,8 @@ from seam.contracts.messages import ImagePart, Message
 from seam.contracts.sessions import SessionNotFound
 from seam.core.approval_answers import InMemoryApprovalAnswers
 from seam.core.checkpoint_log import InMemoryCheckpointLog
-from seam.core.copies import replaced
 from seam.core.outbox import InMemoryOutbox, wait_and_clear
+from seam.core.read_through import replaced
 from seam.core.sessions import InMemorySessionStore
 
 

@@ -44,7 +44,7 @@ from seam.contracts.sessions import (
     preview_line,
     session_to_dict,
 )
-from seam.core.copies import replaced
+from seam.core.read_through import replaced
 
 SECONDS_PER_DAY = 86_400.0
 

@@ -25,7 +25,7 @@ from seam.contracts.messages import Message, ToolCall
 from seam.contracts.tools import Tool, ToolContext
 from seam.contracts.tracing import NOOP_TRACER, Attributes
 from seam.core.approvals import TurnApprover
-from seam.core.copies import replaced
+from seam.core.read_through import replaced
 from seam.core.tool_call import CANCELLED, CallSite, ToolOutcome, run_one
 from seam.core.turn import Finish, store
 from seam.core.turn_deps import (
