@@ -377,7 +377,11 @@ async def test_a_second_process_follows_a_submission_another_worker_runs() -> No
 
     from seam.core.scripted_model import Step
 
-    factory, _, _ = build([Step(deltas=["one ", "two ", "three"], delay=0.05)])
+    # A tool call first, then the answer after a pause: the follower comes in while the
+    # turn is under way (events stored and still to come), not after it settled.
+    factory, _, _ = build(
+        [tool_step(call("lookup")), Step(deltas=["one ", "two ", "three"], delay=0.05)]
+    )
     session = await factory.get_or_create_root(KEY)
     sub = await session.submit("count")
     runner_events: list[AgentEvent] = []

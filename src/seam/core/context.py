@@ -7,7 +7,9 @@ cache the prompt prefix, so a prompt that changes between turns pays full price 
 turn: the memory snapshot is frozen per session by the memory provider, and the project
 files and the skills index are read once per session here (and again only after a
 compaction, which rewrites the history anyway). A deliberate change (an edited SOUL.md,
-a different toolset) shows on the next turn.
+a different toolset) shows on the next turn. Sessions that start at the same moment in
+the same place (a burst of new conversations) share one read that is under way rather
+than each starting its own: what they get is what a read of their own would have found.
 
 Project files are untrusted: a cloned repository can carry an AGENTS.md written to steer
 the agent. Each is capped and passed through an injected scanner; flagged content is not
@@ -16,10 +18,12 @@ included verbatim and the person is told once per session.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from seam.contracts.context import BuiltPrompt, PromptInputs
 from seam.contracts.storage import Storage, StorageError
@@ -39,6 +43,8 @@ NoticeText = tuple[str, str]
 # directory (None: the runtime's); wiring reads the skills.
 SkillsIndex = Callable[[str | None], Awaitable[tuple[str, Sequence[NoticeText]]]]
 SKILL_TOOL = "skill_view"
+T = TypeVar("T")
+FileSections = tuple[str, tuple[NoticeText, ...]]
 
 
 @dataclass(slots=True)
@@ -68,15 +74,17 @@ class DefaultContextBuilder:
         self.scanner = scanner
         self.skills = skills
         self._sessions: OrderedDict[str, _Entry] = OrderedDict()
+        # Reads under way, by what they read (see `_shared`).
+        self._reading: dict[Hashable, asyncio.Future[Any]] = {}
 
     async def build(self, session_key: str, inputs: PromptInputs) -> BuiltPrompt:
         entry = self._sessions.get(session_key)
         notices: tuple[NoticeText, ...] = ()
         if entry is None:
-            files, notices = await self._read_files(inputs.storage)
+            files, notices = await self._files(inputs.storage)
             skills = ""
             if self.skills is not None:
-                skills, skill_notices = await self.skills(inputs.working_dir)
+                skills, skill_notices = await self._skills(self.skills, inputs.working_dir)
                 if SKILL_TOOL in inputs.tool_names:  # no skills offered: nothing to tell
                     notices += tuple(skill_notices)
             entry = self._sessions[session_key] = _Entry(files, skills)
@@ -104,7 +112,32 @@ class DefaultContextBuilder:
         parts = [inputs.soul.strip(), guidance, skills, (inputs.memory or "").strip(), files]
         return "\n\n".join(part for part in parts if part)
 
-    async def _read_files(self, storage: Storage) -> tuple[str, tuple[NoticeText, ...]]:
+    async def _files(self, storage: Storage) -> FileSections:
+        """The project files as `storage` sees them; one read for every session that
+        asks while it is under way with the same view (working directory and reach)."""
+        view: Hashable | None = getattr(storage, "view", None)
+        if view is None:
+            return await self._read_files(storage)
+        return await self._shared(("files", view), lambda: self._read_files(storage))
+
+    async def _skills(
+        self, index: SkillsIndex, working_dir: str | None
+    ) -> tuple[str, Sequence[NoticeText]]:
+        return await self._shared(("skills", working_dir), lambda: index(working_dir))
+
+    async def _shared(self, key: Hashable, read: Callable[[], Awaitable[T]]) -> T:
+        """`read()`, or the result of the same read another session started and that is
+        still under way: sessions starting together make one read, not one each. The
+        read runs as its own task, so one session stopping does not stop the others'."""
+        pending = self._reading.get(key)
+        if pending is None:
+            pending = asyncio.ensure_future(read())
+            self._reading[key] = pending
+            pending.add_done_callback(lambda _: self._reading.pop(key, None))
+        result: T = await asyncio.shield(pending)
+        return result
+
+    async def _read_files(self, storage: Storage) -> FileSections:
         sections: list[str] = []
         notices: list[NoticeText] = []
         for name in self.files:

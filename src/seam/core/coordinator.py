@@ -451,10 +451,16 @@ class Coordinator(OutageRetry, Settling):
                 transcript=journal.write,
                 extras=extras,
             )
+            # The hot loop: a text delta (most events) is buffered and handed on, with
+            # no other look at it.
+            buffer, saw = recorder.buffer, end.saw
             async for event in events:
-                if not recorder.buffer(event):
-                    await recorder.record(event)
-                end.saw(event, on_event)
+                if buffer(event):
+                    if on_event is not None:
+                        on_event(event)
+                    continue
+                await recorder.record(event)
+                saw(event, on_event)
         except BaseException:
             with contextlib.suppress(Exception):
                 await journal.abandon()

@@ -48,31 +48,29 @@ class Leases:
 
     async def _leased(self, submission_id: str, work: Awaitable[T], cancel: CancelToken) -> T:
         """Await `work` while renewing the lease; losing it (or an abort) cancels `cancel`."""
-        renewal = asyncio.ensure_future(self._keep_lease(submission_id, cancel))
+        renewal = LeaseRenewal(self, submission_id, cancel)
         try:
             return await work
         finally:
-            renewal.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewal
+            await renewal.stop()
 
-    async def _keep_lease(self, submission_id: str, cancel: CancelToken) -> None:
-        while True:
-            await asyncio.sleep(self.lease / 3)
-            try:
-                await self.store.renew(submission_id, self.owner, lease=self.lease)
-                sub = await self.store.submission(submission_id)
-            except LeaseLost:
-                cancel.cancel("lease lost")
-                return
-            except StoreUnavailable as exc:
-                log.warning("could not renew the lease on %s: %s", submission_id, exc)
-                continue
-            except Exception:
-                log.exception("could not renew the lease on %s", submission_id)
-                continue
-            if sub is not None and sub.abort_requested:
-                cancel.cancel("aborted")
+    async def _renew_once(self, submission_id: str, cancel: CancelToken) -> bool:
+        """Renew the lease once; False when it is lost (`cancel` is cancelled then)."""
+        try:
+            await self.store.renew(submission_id, self.owner, lease=self.lease)
+            sub = await self.store.submission(submission_id)
+        except LeaseLost:
+            cancel.cancel("lease lost")
+            return False
+        except StoreUnavailable as exc:
+            log.warning("could not renew the lease on %s: %s", submission_id, exc)
+            return True
+        except Exception:
+            log.exception("could not renew the lease on %s", submission_id)
+            return True
+        if sub is not None and sub.abort_requested:
+            cancel.cancel("aborted")
+        return True
 
     async def _let_go(self, sub: Submission, cancel: CancelToken) -> None:
         """The task driving `sub` was cancelled (its process is stopping): settle it
@@ -143,3 +141,49 @@ class Leases:
         if sub.state == "running" and sub.lease_expires_at is not None:
             return max(0.05, min(sub.lease_expires_at - now, 1.0))
         return 1.0
+
+
+class LeaseRenewal:
+    """Renews a claim's lease every third of it until `stop`.
+
+    A timer, not a task that sleeps: most turns end long before the first renewal is
+    due, and a timer costs one heap entry where a task costs its creation, a step to its
+    sleep and a cancellation (on every claim). The renewal itself runs as a task only
+    when it is due, then the timer is armed again (unless the lease was lost)."""
+
+    __slots__ = ("_cancel", "_leases", "_loop", "_stopped", "_submission_id", "_task", "_timer")
+
+    def __init__(self, leases: Leases, submission_id: str, cancel: CancelToken) -> None:
+        self._leases = leases
+        self._submission_id = submission_id
+        self._cancel = cancel
+        self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task[None] | None = None
+        self._stopped = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._arm()
+
+    def _arm(self) -> None:
+        self._timer = self._loop.call_later(self._leases.lease / 3, self._due)
+
+    def _due(self) -> None:
+        self._timer = None
+        self._task = self._loop.create_task(self._renew())
+
+    async def _renew(self) -> None:
+        keep = await self._leases._renew_once(self._submission_id, self._cancel)
+        self._task = None
+        if keep and not self._stopped:
+            self._arm()
+
+    async def stop(self) -> None:
+        """No renewal after this; one under way is cancelled and waited for."""
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        task = self._task
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from seam.contracts.execution import (
     ALL_EVENTS,
@@ -38,6 +37,7 @@ from seam.contracts.sessions import SessionNotFound
 from seam.core.approval_answers import InMemoryApprovalAnswers
 from seam.core.checkpoint_log import InMemoryCheckpointLog
 from seam.core.outbox import InMemoryOutbox, wait_and_clear
+from seam.core.read_through import replaced
 from seam.core.sessions import InMemorySessionStore
 
 
@@ -275,7 +275,7 @@ class InMemoryExecutionStore(
         return check_holder(self._submissions.get(submission_id), submission_id, owner)
 
     def _put(self, sub: Submission, **changes: object) -> Submission:
-        updated = replace(sub, updated_at=self._clock(), **changes)  # type: ignore[arg-type]
+        updated = replaced(sub, updated_at=self._clock(), **changes)
         self._submissions[sub.id] = updated
         if (sub.state == "running") != (updated.state == "running"):
             key = sub.session_key

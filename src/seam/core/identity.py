@@ -9,17 +9,22 @@ a subagent's transcript.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 SESSION_STORAGE_PREFIX = "agent-session:"
 DEFAULT_HARNESS = "default"
 TASK_PREFIX = "task:"
 MAX_NAME_LENGTH = 200
+# Keys made and parsed, remembered (both are pure): every turn makes its session's key
+# and several places parse it, each a JSON round trip otherwise.
+KEYS_REMEMBERED = 4096
 
 
 class InvalidSessionName(ValueError):
     pass
 
 
+@lru_cache(maxsize=KEYS_REMEMBERED)
 def create_session_storage_key(tenant: str, harness: str, session: str) -> str:
     return SESSION_STORAGE_PREFIX + json.dumps(
         [tenant, harness, session], separators=(",", ":"), ensure_ascii=False
@@ -31,6 +36,7 @@ def tenant_key_prefix(tenant: str) -> str:
     return create_session_storage_key(tenant, "", "").rsplit(",", 2)[0] + ","
 
 
+@lru_cache(maxsize=KEYS_REMEMBERED)
 def parse_session_storage_key(key: str) -> tuple[str, str, str]:
     """The (tenant, harness, name) a key was made from; ValueError for anything else."""
     if not key.startswith(SESSION_STORAGE_PREFIX):

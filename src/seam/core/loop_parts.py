@@ -103,7 +103,11 @@ def given_or(value: T | None, make: Callable[[], T]) -> T:
 
 def check_keywords(given: Mapping[str, object], accepted: Iterable[str], where: str) -> None:
     """Refuse a keyword none of these typed dicts declares, as a plain signature would
-    (a misspelt `tool=` must not silently leave the default in place)."""
-    unknown = sorted(set(given).difference(accepted))
-    if unknown:
-        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    (a misspelt `tool=` must not silently leave the default in place). Called several
+    times a turn: the usual case (every keyword known) builds nothing."""
+    if not isinstance(accepted, (frozenset, set)):
+        accepted = frozenset(accepted)
+    for name in given:
+        if name not in accepted:
+            unknown = sorted(set(given).difference(accepted))
+            raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")

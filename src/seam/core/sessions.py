@@ -43,6 +43,7 @@ from seam.contracts.sessions import (
     preview_line,
     session_to_dict,
 )
+from seam.core.read_through import replaced
 from seam.core.title_book import TitleBook
 
 SECONDS_PER_DAY = 86_400.0
@@ -115,7 +116,7 @@ class InMemorySessionStore:
         record.messages.extend(as_stored(m) for m in messages)
         record.seqs.extend(range(self._seq, self._seq + len(messages)))
         self._seq += len(messages)
-        record.info = replace(
+        record.info = replaced(
             record.info, updated_at=self._clock(), message_count=len(record.messages)
         )
 
@@ -209,7 +210,7 @@ class InMemorySessionStore:
 
     async def touch(self, key: str) -> None:
         record = self._record(key)
-        record.info = replace(record.info, updated_at=self._clock())
+        record.info = replaced(record.info, updated_at=self._clock())
 
     async def end(self, key: str) -> None:
         record = self._record(key)

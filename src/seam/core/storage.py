@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from seam.contracts.storage import (
     ALWAYS_DENY,
@@ -27,6 +27,14 @@ from seam.contracts.storage import Storage as StorageProtocol
 T = TypeVar("T")
 # Checks of one path per call while a link keeps being swapped in under it, then refused.
 OPEN_ATTEMPTS = 4
+# What makes a storage a `BeneathStorage`; looked up by name (see `_beneath_of`).
+_BENEATH_METHODS = (
+    "read_beneath",
+    "write_beneath",
+    "list_beneath",
+    "exists_beneath",
+    "remove_beneath",
+)
 
 __all__ = ["ALWAYS_DENY", "InMemoryStorage", "ScopedStorage"]
 
@@ -80,6 +88,15 @@ class InMemoryStorage:
             raise NotFound(f"no such file: {path}")
 
 
+def _beneath_of(inner: StorageProtocol) -> BeneathStorage | None:
+    """`inner` when it is a `BeneathStorage`, the test the runtime-checkable protocol
+    makes (every method present, none None) without its cost: a `ScopedStorage` is built
+    for every turn, and `isinstance` against a protocol takes tens of microseconds."""
+    if all(getattr(inner, name, None) is not None for name in _BENEATH_METHODS):
+        return cast(BeneathStorage, inner)
+    return None
+
+
 def _valid(path: str) -> str:
     if not path or "\x00" in path:
         raise AccessDenied(f"invalid path {path!r}")
@@ -110,14 +127,26 @@ class ScopedStorage:
         deny: Iterable[str] = (),
     ) -> None:
         self._inner = inner
-        self._beneath = inner if isinstance(inner, BeneathStorage) else None
+        self._beneath = _beneath_of(inner)
         self.working_dir = inner.resolve(working_dir)
-        write_roots = tuple(dict.fromkeys(self._root(r) for r in write))
-        read_roots = tuple(dict.fromkeys(self._root(r) for r in read))
+        # Built for every turn: each distinct root is resolved once, and "." (the usual
+        # root) is the working directory just resolved.
+        resolved: dict[str, str] = {".": self.working_dir}
+        write_roots = tuple(dict.fromkeys(self._root(r, resolved) for r in write))
+        read_roots = tuple(dict.fromkeys(self._root(r, resolved) for r in read))
         self.reach = Reach(read=read_roots, write=write_roots, deny=(*ALWAYS_DENY, *deny))
 
-    def _root(self, root: str) -> str:
-        return self._inner.resolve(posixpath.join(self.working_dir, root))
+    @property
+    def view(self) -> tuple[int, str, Reach]:
+        """What decides what a path reads here: the inner storage, the working directory
+        and the reach. Two scoped storages with the same view read the same files."""
+        return (id(self._inner), self.working_dir, self.reach)
+
+    def _root(self, root: str, resolved: dict[str, str]) -> str:
+        found = resolved.get(root)
+        if found is None:
+            found = resolved[root] = self._inner.resolve(posixpath.join(self.working_dir, root))
+        return found
 
     def _lexical(self, path: str) -> str:
         return posixpath.normpath(posixpath.join(self.working_dir, path))

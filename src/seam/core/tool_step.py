@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 from seam.contracts.events import (
@@ -25,6 +25,7 @@ from seam.contracts.messages import Message, ToolCall
 from seam.contracts.tools import Tool, ToolContext
 from seam.contracts.tracing import NOOP_TRACER, Attributes
 from seam.core.approvals import TurnApprover
+from seam.core.read_through import replaced
 from seam.core.tool_call import CANCELLED, CallSite, ToolOutcome, run_one
 from seam.core.turn import Finish, store
 from seam.core.turn_deps import (
@@ -64,6 +65,7 @@ async def run_tools(step: RunTools, deps: ToolDeps, turn: Turn, state: TurnState
     batch = ToolBatch(deps, turn, state.iteration, calls)
     results: list[Message] = []
     runner = asyncio.ensure_future(batch.run_all())
+    runner.add_done_callback(batch.woken)
     unregister = turn.cancel.on_cancel(batch.wake.set)
     try:
         while len(results) < len(calls):
@@ -201,7 +203,7 @@ class ToolBatch:
 
     async def _one(self, i: int) -> None:
         tool_call = self.calls[i]
-        ctx = replace(
+        ctx = replaced(
             self.turn.ctx,
             call_id=tool_call.id,
             progress=self.progress_for(tool_call),
@@ -244,10 +246,14 @@ class ToolBatch:
         if self.turn.cancel.cancelled:
             await _stop(runner)
         else:
-            waiter = asyncio.ensure_future(self.wake.wait())
-            await asyncio.wait((runner, waiter), return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
+            # The runner sets `wake` when it ends too (`woken`): one event to wait on,
+            # no task per wait.
+            await self.wake.wait()
         self.wake.clear()
+
+    def woken(self, _: object) -> None:
+        """The runner's done callback: a wait for the next result ends with the batch."""
+        self.wake.set()
 
     def ready(self, runner: asyncio.Future[None], emitted: int) -> list[ToolOutcome]:
         """The results that can be sent now, in call order from `emitted`; once the batch
