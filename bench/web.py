@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -28,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from web_client import Http
 
 SERVER = r"""
 import asyncio, os, socket, sys, time
@@ -191,52 +192,6 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-class Http:
-    """A minimal HTTP/1.1 client on asyncio streams: the bench measures the server, and
-    a general client's connection pool costs O(connections) per request at this scale."""
-
-    def __init__(self, port: int, key: str) -> None:
-        self.port = port
-        self.key = key
-
-    async def request(self, method: str, path: str, body: dict | None = None) -> int:
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        payload = json.dumps(body).encode() if body is not None else b""
-        head = (
-            f"{method} {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.key}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-            "Connection: close\r\n\r\n"
-        )
-        writer.write(head.encode() + payload)
-        status = int((await reader.readline()).split()[1])
-        await reader.read()
-        writer.close()
-        return status
-
-    async def stream(self, path: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        head = f"GET {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.key}\r\n\r\n"
-        writer.write(head.encode())
-        status = int((await reader.readline()).split()[1])
-        assert status == 200, status
-        while (await reader.readline()) not in (b"\r\n", b""):
-            pass
-        return reader, writer
-
-
-async def sse_chunks(reader: asyncio.StreamReader):  # type: ignore[no-untyped-def]
-    """The event stream's events (the server sends whole events, several to a chunk when
-    they are ready together)."""
-    while True:
-        size = int((await reader.readline()).strip(), 16)
-        if size == 0:
-            return
-        data = await reader.readexactly(size + 2)
-        for piece in data[:-2].decode().split("\n\n"):
-            if piece:
-                yield piece
-
-
 async def one(
     http: Http,
     name: str,
@@ -247,37 +202,24 @@ async def one(
     out: dict[str, list[float]],
 ) -> None:
     opened = time.time()
-    reader, writer = await http.stream(f"/api/sessions/{name}/events")
-    chunks = sse_chunks(reader)
-    await anext(chunks)  # the retry line: the stream is open
-    out["open"].append((time.time() - opened) * 1000)
-    connected.append(1)
-    if len(connected) == out["n"][0]:
-        ready.set()
-    await go.wait()
-    await asyncio.sleep(delay)
-    posted = time.time()
-    post = asyncio.ensure_future(
-        http.request("POST", f"/api/sessions/{name}/messages", {"text": "hi"})
-    )
-    first = last_chunk = done = None
-    async for piece in chunks:
-        event = data = None
-        for line in piece.split("\n"):
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: "):
-                data = json.loads(line[6:])
-        if event == "text_delta":
-            first = first or time.time()
-            if data["text"].startswith("@"):
-                last_chunk = float(data["text"][1:])
-        elif event == "done":
-            done = time.time()
-            break
-    writer.close()
+    stream = await http.stream(f"/api/sessions/{name}/events")
+    try:
+        out["open"].append((await stream.opened - opened) * 1000)
+        connected.append(1)
+        if len(connected) == out["n"][0]:
+            ready.set()
+        await go.wait()
+        await asyncio.sleep(delay)
+        posted = time.time()
+        post = asyncio.ensure_future(
+            http.request("POST", f"/api/sessions/{name}/messages", {"text": "hi"})
+        )
+        done = await stream.done
+    finally:
+        stream.close()
     assert await post == 202
-    assert first is not None and last_chunk is not None and done is not None
+    first, last_chunk = stream.first_delta, stream.last_chunk
+    assert first is not None and last_chunk is not None
     out["first"].append((first - posted - 1.0) * 1000)
     out["done"].append((done - last_chunk) * 1000)
 
@@ -318,6 +260,7 @@ async def run(clients: int, spread: float) -> None:
             if profile == "open":
                 proc.send_signal(signal.SIGUSR2)  # profile the streams' opening only
             opening = cpu_seconds(proc.pid), thread_cpu(proc.pid)
+            client_opening = time.process_time()
             # The messages are sent at even intervals over `spread` seconds (0: all at once).
             tasks += [
                 asyncio.ensure_future(
@@ -334,6 +277,7 @@ async def run(clients: int, spread: float) -> None:
             if profile == "open":
                 proc.send_signal(signal.SIGUSR1)
             opened_cpu = cpu_seconds(proc.pid) - opening[0]
+            client_cpu = time.process_time() - client_opening
             opened_loop = thread_cpu(proc.pid)["event loop"] - opening[1]["event loop"]
             lags_before = len(read_lags(folder))
             waited_before = runqueue_wait(proc.pid)
@@ -356,6 +300,7 @@ async def run(clients: int, spread: float) -> None:
                 f"server CPU per stream opened: {opened_cpu / clients * 1000:.2f} ms "
                 f"(event loop {opened_loop / clients * 1000:.2f} ms)"
             )
+            print(f"bench client CPU per stream opened: {client_cpu / clients * 1000:.2f} ms")
             print(
                 f"POST -> first text_delta, added: p50 {pct(out['first'], 0.5):.1f} ms, "
                 f"p99 {pct(out['first'], 0.99):.1f} ms"

@@ -1,79 +1,120 @@
-"""`GET /api/sessions/{name}/events` served ahead of FastAPI's router.
+"""`GET /api/sessions/{name}/events` served ahead of the whole app.
 
 A server holding a thousand streams opens them all at once when it restarts or a network
-blip drops every browser: profiled, about 60% of a stream's opening was FastAPI's routing,
-dependency solving and `StreamingResponse`'s task group, for a route whose only inputs are
-a path segment, one query number and one header. This pure ASGI middleware sits just inside
-`AuthGate` (so the key, its rate limits and the metrics count as before) and serves the
-plain case itself: the same access check (`access.refusal`), the same start point, the
-same wire format (`streams.sse_body`) and headers.
+blip drops every browser. The route's only inputs are a path segment, one query number
+and one header, yet the long way costs a stream Starlette's error and body-limit layers,
+our own middleware (each wrapping `send`, so every event paid for them again), a
+`Request` to read the key, and FastAPI's routing and dependency solving. This ASGI layer
+sits outside all of them and serves the plain request itself, with the same parts: the
+same key check and rate limits (`Gate`, counted once in the metrics), the same access
+check (`access.refusal`), the same start point (`plain_start`), the same headers (the
+route's and the security headers) and wire format (`streams.stream_events`).
 
-Anything else goes on to FastAPI, which still declares the route (its OpenAPI entry is
-unchanged) and answers what this does not: a refused scope (403), an unparsable `after`
-(422), a bad `Last-Event-ID` (400), an unknown session (404) or a store that failed; each
-error therefore reads exactly as it always has.
+Anything else goes the long way, untouched: another route, a request with a body or (when
+CORS origins are configured) an `Origin`, which the body cap and CORS layers answer. A
+request admitted here that it does not serve goes on marked as admitted (`ADMITTED`), and
+FastAPI, which still declares the route (its OpenAPI entry is unchanged), answers it: a
+refused scope (403), an unparsable `after` (422), a bad `Last-Event-ID` (400), an unknown
+session (404) or a store that failed; each error therefore reads exactly as it always has.
 """
 
 from __future__ import annotations
 
-import asyncio
+import logging
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from starlette.responses import JSONResponse
+from starlette.types import Receive, Send
+
 from seam.apps.web.access import refusal
 from seam.apps.web.auth import Principal
 from seam.apps.web.backend import WebBackend
-from seam.apps.web.streams import Batches, sse_body, start_after
+from seam.apps.web.gate import ADMITTED, Gate
+from seam.apps.web.headers import secure, secured
+from seam.apps.web.streams import Batches, start_after, stream_events
+
+log = logging.getLogger("seam.web")
 
 Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 # The route as FastAPI declares it (what `refusal` is asked about) and as a path.
 EVENTS_ROUTE = "/api/sessions/{name}/events"
 _PATH = re.compile(r"/api/sessions/([^/]+)/events")
 _DIGITS = re.compile(r"[0-9]+")
 # `StreamingResponse(media_type="text/event-stream", headers=...)`'s headers, in its order
-# (a tuple: every response shares it, so no middleware may change it in place).
+# (a tuple: every response shares it, so no layer may change it in place).
 HEADERS = (
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
     (b"content-type", b"text/event-stream; charset=utf-8"),
 )
-_END = {"type": "http.response.body", "body": b"", "more_body": False}
+# What the client gets: those, then the security headers, as `SecurityHeaders` adds them.
+SECURED = tuple(secured(HEADERS))
+# Headers of a request with a body: the body cap (`limits.py`) looks at those.
+_BODY = frozenset({b"content-length", b"transfer-encoding"})
 
 
 @dataclass(eq=False)
 class EventStreams:
-    """Pure ASGI middleware serving a session's event stream (see the module docstring)."""
+    """Pure ASGI layer serving a session's event stream (see the module docstring).
+    `app`: the whole app's middleware stack; `cors`: whether CORS origins are configured
+    (then a request with an `Origin` goes the long way, through the CORS layer)."""
 
     app: Any
     backend: WebBackend
+    gate: Gate
+    cors: bool = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        opened = await self._open(scope) if scope["type"] == "http" else None
+        name = self._plain(scope)
+        if name is None:
+            await self.app(scope, receive, send)
+            return
+        try:
+            who = self.gate.admit(scope)
+        except Exception:  # a broken keys file: the long way words the 500, as always
+            await self.app(scope, receive, send)
+            return
+        self.backend.metrics.requests += 1
+        scope[ADMITTED] = True
+        if isinstance(who, JSONResponse):  # the 401 or 429 `AuthGate` would send
+            await who(scope, receive, secure(send))
+            return
+        scope.setdefault("state", {})["principal"] = who
+        opened = await self._open(scope, who, name)
         if opened is None:
             await self.app(scope, receive, send)
             return
         stream, key = opened
-        await respond(stream, self.backend, key, receive, send)
+        try:
+            await stream_events(stream, self.backend.retries, key, receive, send, SECURED)
+        except Exception:
+            log.exception("request failed")  # as the app's error handler logs it
+            raise
 
-    async def _open(self, scope: Scope) -> tuple[Batches, str] | None:
-        """The stream for a plain request, or None to let FastAPI answer it."""
-        if scope["method"] != "GET":
+    def _plain(self, scope: Scope) -> str | None:
+        """The session's name when this is a GET of the route without a body (or, with
+        CORS configured, an `Origin`); None sends it the long way."""
+        if scope["type"] != "http" or scope["method"] != "GET":
             return None
         match = _PATH.fullmatch(scope["path"])
-        who: Principal | None = scope.get("state", {}).get("principal")
-        if match is None or who is None or refusal(who, "GET", EVENTS_ROUTE) is not None:
+        if match is None:
+            return None
+        for name, _ in scope["headers"]:
+            if name in _BODY or (self.cors and name == b"origin"):
+                return None
+        return match.group(1)
+
+    async def _open(self, scope: Scope, who: Principal, name: str) -> tuple[Batches, str] | None:
+        """The stream for a plain request, or None to let FastAPI answer it."""
+        if refusal(who, "GET", EVENTS_ROUTE) is not None:
             return None
         start = plain_start(scope)
         if start is None:
             return None
-        name = match.group(1)
         try:
             key = await self.backend.existing_key(who.tenant, name)
         except Exception:
@@ -99,30 +140,6 @@ def plain_start(scope: Scope) -> int | None:
         return start_after(after, last_event_id)
     except ValueError:
         return None
-
-
-async def _disconnected(receive: Receive) -> None:
-    """Returns when the client has gone (the request's own empty body is read first)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-async def respond(
-    stream: Batches, backend: WebBackend, key: str, receive: Receive, send: Send
-) -> None:
-    """A 200 event stream: `sse_body`'s chunks as they come, until the stream ends or the
-    client disconnects (uvicorn speaks ASGI 2.3: a send to a closed connection is dropped
-    silently, so only `receive` tells)."""
-    await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
-    gone = asyncio.ensure_future(_disconnected(receive))
-    body = sse_body(stream, backend.retries, key, gone)
-    try:
-        async for chunk in body:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-    finally:
-        gone.cancel()
-        await body.aclose()
-    await send(_END)
 
 
 __all__ = ["EVENTS_ROUTE", "HEADERS", "EventStreams", "plain_start"]
