@@ -26,7 +26,7 @@ from seam.apps.web.auth import Authenticator, Principal, RateLimiter, cookie_nam
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.control import Control, add_control_routes
 from seam.apps.web.errors import ApiError, install
-from seam.apps.web.event_streams import EventStreams
+from seam.apps.web.front import Front
 from seam.apps.web.gate import AuthGate, Gate
 from seam.apps.web.headers import SecurityHeaders
 from seam.apps.web.images import (
@@ -96,8 +96,8 @@ Who = Annotated[Principal, Depends(principal)]
 
 
 class SeamApp(FastAPI):
-    """FastAPI with one layer outside its whole middleware stack: `outermost` (the event
-    streams' fast path, `event_streams.py`), built with the stack on the first request."""
+    """FastAPI with one layer outside its whole middleware stack: `outermost` (the busy
+    routes' fast paths, `front.py`), built with the stack on the first request."""
 
     outermost: Callable[[Any], Any] | None = None
 
@@ -201,6 +201,8 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
 
     @api.post("/sessions/{name}/messages", status_code=202)
     async def post_message(who: Who, name: str, body: NewMessage) -> dict[str, Any]:
+        # (`message_posts.py` serves a plain one outside the app: keep the two in step;
+        # a comment, not a docstring, which would change the route's OpenAPI entry)
         text, extras = body.text, None
         if body.images:  # checked, and the model asked, before anything is admitted
             images = decode_images(body.images)
@@ -219,8 +221,8 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
 
 def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
     """A session's events as Server-Sent Events, resumable from `Last-Event-ID`. The plain
-    request is served ahead of the router (`event_streams.py`); this route documents it
-    and answers the rest (refusals, bad input, unknown sessions)."""
+    request is served outside the app (`front.py`); this route documents it and answers
+    the rest (refusals, bad input, unknown sessions)."""
 
     @api.get(
         "/sessions/{name}/events",
@@ -324,8 +326,8 @@ def add_middleware(
     """Auth and rate limits, then CORS (only for configured origins), then the body cap,
     added in this order so the body cap runs outermost (Starlette wraps the last added);
     the security headers wrap them all, so every response carries them. Outside even
-    Starlette's own layers: the event streams' fast path (`event_streams.py`), which asks
-    the same `Gate`."""
+    Starlette's own layers: the busy routes' fast paths (`front.py`), which ask the same
+    `Gate`."""
     config = backend.config
     gate = Gate(auth, limiter, RateLimiter(config.tenant_rate_limit))
     app.add_middleware(AuthGate, gate=gate, metrics=backend.metrics)
@@ -340,4 +342,4 @@ def add_middleware(
     app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes, widen=body_limit)
     app.add_middleware(SecurityHeaders)
     cors = bool(config.cors_origins)
-    app.outermost = lambda stack: EventStreams(stack, backend, gate, cors)
+    app.outermost = lambda stack: Front(stack, backend, gate, cors)

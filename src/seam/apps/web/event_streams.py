@@ -1,42 +1,22 @@
-"""`GET /api/sessions/{name}/events` served ahead of the whole app.
-
-A server holding a thousand streams opens them all at once when it restarts or a network
-blip drops every browser. The route's only inputs are a path segment, one query number
-and one header, yet the long way costs a stream Starlette's error and body-limit layers,
-our own middleware (each wrapping `send`, so every event paid for them again), a
-`Request` to read the key, and FastAPI's routing and dependency solving. This ASGI layer
-sits outside all of them and serves the plain request itself, with the same parts: the
-same key check and rate limits (`Gate`, counted once in the metrics), the same access
-check (`access.refusal`), the same start point (`plain_start`), the same headers (the
-route's and the security headers) and wire format (`streams.stream_events`).
-
-Anything else goes the long way, untouched: another route, a request with a body or (when
-CORS origins are configured) an `Origin`, which the body cap and CORS layers answer. A
-request admitted here that it does not serve goes on marked as admitted (`ADMITTED`), and
-FastAPI, which still declares the route (its OpenAPI entry is unchanged), answers it: a
-refused scope (403), an unparsable `after` (422), a bad `Last-Event-ID` (400), an unknown
-session (404) or a store that failed; each error therefore reads exactly as it always has.
+"""`GET /api/sessions/{name}/events`, the plain request, served outside the app
+(`front.py`): the route's access check, start point, headers and wire format, with
+none of the long way's layers. What is not plain goes on to FastAPI's route, which
+answers it as it always has.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from starlette.responses import JSONResponse
 from starlette.types import Receive, Send
 
 from seam.apps.web.access import refusal
 from seam.apps.web.auth import Principal
 from seam.apps.web.backend import WebBackend
-from seam.apps.web.gate import ADMITTED, Gate
-from seam.apps.web.headers import secure, secured
-from seam.apps.web.streams import Batches, start_after, stream_events
-
-log = logging.getLogger("seam.web")
+from seam.apps.web.headers import secured
+from seam.apps.web.streams import start_after, stream_events
 
 Scope = dict[str, Any]
 
@@ -57,69 +37,35 @@ SECURED = tuple(secured(HEADERS))
 _BODY = frozenset({b"content-length", b"transfer-encoding"})
 
 
-@dataclass(eq=False)
-class EventStreams:
-    """Pure ASGI layer serving a session's event stream (see the module docstring).
-    `app`: the whole app's middleware stack; `cors`: whether CORS origins are configured
-    (then a request with an `Origin` goes the long way, through the CORS layer)."""
-
-    app: Any
-    backend: WebBackend
-    gate: Gate
-    cors: bool = False
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        name = self._plain(scope)
-        if name is None:
-            await self.app(scope, receive, send)
-            return
-        try:
-            who = self.gate.admit(scope)
-        except Exception:  # a broken keys file: the long way words the 500, as always
-            await self.app(scope, receive, send)
-            return
-        self.backend.metrics.requests += 1
-        scope[ADMITTED] = True
-        if isinstance(who, JSONResponse):  # the 401 or 429 `AuthGate` would send
-            await who(scope, receive, secure(send))
-            return
-        scope.setdefault("state", {})["principal"] = who
-        opened = await self._open(scope, who, name)
-        if opened is None:
-            await self.app(scope, receive, send)
-            return
-        stream, key = opened
-        try:
-            await stream_events(stream, self.backend.retries, key, receive, send, SECURED)
-        except Exception:
-            log.exception("request failed")  # as the app's error handler logs it
-            raise
-
-    def _plain(self, scope: Scope) -> str | None:
-        """The session's name when this is a GET of the route without a body (or, with
-        CORS configured, an `Origin`); None sends it the long way."""
-        if scope["type"] != "http" or scope["method"] != "GET":
+def plain_request(scope: Scope) -> str | None:
+    """The session's name when this is a GET of the route without a body; None sends it
+    the long way (the method is the caller's to check)."""
+    match = _PATH.fullmatch(scope["path"])
+    if match is None:
+        return None
+    for name, _ in scope["headers"]:
+        if name in _BODY:
             return None
-        match = _PATH.fullmatch(scope["path"])
-        if match is None:
-            return None
-        for name, _ in scope["headers"]:
-            if name in _BODY or (self.cors and name == b"origin"):
-                return None
-        return match.group(1)
+    return match.group(1)
 
-    async def _open(self, scope: Scope, who: Principal, name: str) -> tuple[Batches, str] | None:
-        """The stream for a plain request, or None to let FastAPI answer it."""
-        if refusal(who, "GET", EVENTS_ROUTE) is not None:
-            return None
-        start = plain_start(scope)
-        if start is None:
-            return None
-        try:
-            key = await self.backend.existing_key(who.tenant, name)
-        except Exception:
-            return None  # the route words the error (404, 400, 500) as it always has
-        return self.backend.event_batches(who.tenant, name, start, key=key), key
+
+async def serve(
+    backend: WebBackend, scope: Scope, receive: Receive, send: Send, who: Principal, name: str
+) -> Receive | None:
+    """The stream, or `receive` back for FastAPI to answer what is not plain: a refused
+    scope, a start point it words the error of, a session it does not find."""
+    if refusal(who, "GET", EVENTS_ROUTE) is not None:
+        return receive
+    start = plain_start(scope)
+    if start is None:
+        return receive
+    try:
+        key = await backend.existing_key(who.tenant, name)
+    except Exception:
+        return receive  # the route words the error (404, 400, 500) as it always has
+    stream = backend.event_batches(who.tenant, name, start, key=key)
+    await stream_events(stream, backend.retries, key, receive, send, SECURED)
+    return None
 
 
 def plain_start(scope: Scope) -> int | None:
@@ -142,4 +88,4 @@ def plain_start(scope: Scope) -> int | None:
         return None
 
 
-__all__ = ["EVENTS_ROUTE", "HEADERS", "EventStreams", "plain_start"]
+__all__ = ["EVENTS_ROUTE", "HEADERS", "plain_request", "plain_start", "serve"]
