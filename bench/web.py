@@ -10,7 +10,8 @@ the time it was sent. Reported:
   server's CPU per stream opened (steadier than the latency on a shared machine),
 - added latency from the POST to the first `text_delta` on the stream (minus the 1 s),
 - from the model's last chunk to the `done` event on the stream,
-- the server's memory per open stream (RSS with every stream open, less before).
+- the server's memory per open stream (RSS with every stream open, less before),
+- the bench client's own CPU per stream opened (`web_client.py` says why it is lean).
 
     .venv/bin/python bench/web.py [--clients 1000]
 """
@@ -28,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from web_client import Http
+from web_client import EventStream, Http
 
 SERVER = r"""
 import asyncio, os, socket, sys, time
@@ -194,20 +195,15 @@ def pct(values: list[float], q: float) -> float:
 
 async def one(
     http: Http,
+    stream: EventStream,
     name: str,
     delay: float,
-    connected: list[int],
-    ready: asyncio.Event,
     go: asyncio.Event,
     out: dict[str, list[float]],
 ) -> None:
-    opened = time.time()
-    stream = await http.stream(f"/api/sessions/{name}/events")
+    """Post one message to `name` once `go` is set and `delay` has passed, and read the
+    session's stream (opened already) until the turn's `done`."""
     try:
-        out["open"].append((await stream.opened - opened) * 1000)
-        connected.append(1)
-        if len(connected) == out["n"][0]:
-            ready.set()
         await go.wait()
         await asyncio.sleep(delay)
         posted = time.time()
@@ -251,9 +247,8 @@ async def run(clients: int, spread: float) -> None:
             http = Http(int(port), key)
             await http.request("GET", "/healthz")
             base = rss_kb(proc.pid)
-            ready, go = asyncio.Event(), asyncio.Event()
-            out: dict[str, list[float]] = {"first": [], "done": [], "open": [], "n": [clients]}
-            connected: list[int] = []
+            go = asyncio.Event()
+            out: dict[str, list[float]] = {"first": [], "done": []}
             await create_sessions(http, clients)  # first, so the streams open at once
             if os.environ.get("BENCH_PROFILE"):  # which phase: "open" (the streams) or "turns"
                 profile = os.environ.get("BENCH_PROFILE_PHASE", "turns")
@@ -261,18 +256,14 @@ async def run(clients: int, spread: float) -> None:
                 proc.send_signal(signal.SIGUSR2)  # profile the streams' opening only
             opening = cpu_seconds(proc.pid), thread_cpu(proc.pid)
             client_opening = time.process_time()
+            names = [f"b{i}" for i in range(clients)]
+            streams = await http.streams([f"/api/sessions/{n}/events" for n in names])
+            out["open"] = [(await s.opened - s.started) * 1000 for s in streams]
             # The messages are sent at even intervals over `spread` seconds (0: all at once).
             tasks += [
-                asyncio.ensure_future(
-                    one(http, f"b{i}", spread * i / clients, connected, ready, go, out)
-                )
-                for i in range(clients)
+                asyncio.ensure_future(one(http, s, n, spread * i / clients, go, out))
+                for i, (s, n) in enumerate(zip(streams, names, strict=True))
             ]
-            waiter = asyncio.ensure_future(ready.wait())
-            await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
-            failed = [t for t in tasks if t.done() and t.exception() is not None]
-            if failed:
-                raise RuntimeError(f"{len(failed)} clients failed") from failed[0].exception()
             peak = rss_kb(proc.pid)
             if profile == "open":
                 proc.send_signal(signal.SIGUSR1)
