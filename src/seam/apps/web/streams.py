@@ -101,7 +101,7 @@ async def _follow(stream: Batches, receive: Receive, send: Send) -> None:
             state["cancelled"] = True
             task.cancel()
 
-    gone = asyncio.ensure_future(_disconnected(receive))
+    gone = asyncio.get_running_loop().create_task(_disconnected(receive))
     gone.add_done_callback(on_gone)
     try:
         async for batch in stream:
