@@ -10,7 +10,8 @@ the time it was sent. Reported:
   server's CPU per stream opened (steadier than the latency on a shared machine),
 - added latency from the POST to the first `text_delta` on the stream (minus the 1 s),
 - from the model's last chunk to the `done` event on the stream,
-- the server's memory per open stream (RSS with every stream open, less before).
+- the server's memory per open stream (RSS with every stream open, less before),
+- the bench client's own CPU per stream opened (`web_client.py` says why it is lean).
 
     .venv/bin/python bench/web.py [--clients 1000]
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from web_client import EventStream, Http
 
 SERVER = r"""
 import asyncio, os, socket, sys, time
@@ -191,93 +193,29 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-class Http:
-    """A minimal HTTP/1.1 client on asyncio streams: the bench measures the server, and
-    a general client's connection pool costs O(connections) per request at this scale."""
-
-    def __init__(self, port: int, key: str) -> None:
-        self.port = port
-        self.key = key
-
-    async def request(self, method: str, path: str, body: dict | None = None) -> int:
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        payload = json.dumps(body).encode() if body is not None else b""
-        head = (
-            f"{method} {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.key}\r\n"
-            f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-            "Connection: close\r\n\r\n"
-        )
-        writer.write(head.encode() + payload)
-        status = int((await reader.readline()).split()[1])
-        await reader.read()
-        writer.close()
-        return status
-
-    async def stream(self, path: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        head = f"GET {path} HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {self.key}\r\n\r\n"
-        writer.write(head.encode())
-        status = int((await reader.readline()).split()[1])
-        assert status == 200, status
-        while (await reader.readline()) not in (b"\r\n", b""):
-            pass
-        return reader, writer
-
-
-async def sse_chunks(reader: asyncio.StreamReader):  # type: ignore[no-untyped-def]
-    """The event stream's events (the server sends whole events, several to a chunk when
-    they are ready together)."""
-    while True:
-        size = int((await reader.readline()).strip(), 16)
-        if size == 0:
-            return
-        data = await reader.readexactly(size + 2)
-        for piece in data[:-2].decode().split("\n\n"):
-            if piece:
-                yield piece
-
-
 async def one(
     http: Http,
+    stream: EventStream,
     name: str,
     delay: float,
-    connected: list[int],
-    ready: asyncio.Event,
     go: asyncio.Event,
     out: dict[str, list[float]],
 ) -> None:
-    opened = time.time()
-    reader, writer = await http.stream(f"/api/sessions/{name}/events")
-    chunks = sse_chunks(reader)
-    await anext(chunks)  # the retry line: the stream is open
-    out["open"].append((time.time() - opened) * 1000)
-    connected.append(1)
-    if len(connected) == out["n"][0]:
-        ready.set()
-    await go.wait()
-    await asyncio.sleep(delay)
-    posted = time.time()
-    post = asyncio.ensure_future(
-        http.request("POST", f"/api/sessions/{name}/messages", {"text": "hi"})
-    )
-    first = last_chunk = done = None
-    async for piece in chunks:
-        event = data = None
-        for line in piece.split("\n"):
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: "):
-                data = json.loads(line[6:])
-        if event == "text_delta":
-            first = first or time.time()
-            if data["text"].startswith("@"):
-                last_chunk = float(data["text"][1:])
-        elif event == "done":
-            done = time.time()
-            break
-    writer.close()
+    """Post one message to `name` once `go` is set and `delay` has passed, and read the
+    session's stream (opened already) until the turn's `done`."""
+    try:
+        await go.wait()
+        await asyncio.sleep(delay)
+        posted = time.time()
+        post = asyncio.ensure_future(
+            http.request("POST", f"/api/sessions/{name}/messages", {"text": "hi"})
+        )
+        done = await stream.done
+    finally:
+        stream.close()
     assert await post == 202
-    assert first is not None and last_chunk is not None and done is not None
+    first, last_chunk = stream.first_delta, stream.last_chunk
+    assert first is not None and last_chunk is not None
     out["first"].append((first - posted - 1.0) * 1000)
     out["done"].append((done - last_chunk) * 1000)
 
@@ -309,31 +247,28 @@ async def run(clients: int, spread: float) -> None:
             http = Http(int(port), key)
             await http.request("GET", "/healthz")
             base = rss_kb(proc.pid)
-            ready, go = asyncio.Event(), asyncio.Event()
-            out: dict[str, list[float]] = {"first": [], "done": [], "open": [], "n": [clients]}
-            connected: list[int] = []
+            go = asyncio.Event()
+            out: dict[str, list[float]] = {"first": [], "done": []}
             await create_sessions(http, clients)  # first, so the streams open at once
             if os.environ.get("BENCH_PROFILE"):  # which phase: "open" (the streams) or "turns"
                 profile = os.environ.get("BENCH_PROFILE_PHASE", "turns")
             if profile == "open":
                 proc.send_signal(signal.SIGUSR2)  # profile the streams' opening only
             opening = cpu_seconds(proc.pid), thread_cpu(proc.pid)
+            client_opening = time.process_time()
+            names = [f"b{i}" for i in range(clients)]
+            streams = await http.streams([f"/api/sessions/{n}/events" for n in names])
+            out["open"] = [(await s.opened - s.started) * 1000 for s in streams]
             # The messages are sent at even intervals over `spread` seconds (0: all at once).
             tasks += [
-                asyncio.ensure_future(
-                    one(http, f"b{i}", spread * i / clients, connected, ready, go, out)
-                )
-                for i in range(clients)
+                asyncio.ensure_future(one(http, s, n, spread * i / clients, go, out))
+                for i, (s, n) in enumerate(zip(streams, names, strict=True))
             ]
-            waiter = asyncio.ensure_future(ready.wait())
-            await asyncio.wait([waiter, *tasks], return_when=asyncio.FIRST_COMPLETED)
-            failed = [t for t in tasks if t.done() and t.exception() is not None]
-            if failed:
-                raise RuntimeError(f"{len(failed)} clients failed") from failed[0].exception()
             peak = rss_kb(proc.pid)
             if profile == "open":
                 proc.send_signal(signal.SIGUSR1)
             opened_cpu = cpu_seconds(proc.pid) - opening[0]
+            client_cpu = time.process_time() - client_opening
             opened_loop = thread_cpu(proc.pid)["event loop"] - opening[1]["event loop"]
             lags_before = len(read_lags(folder))
             waited_before = runqueue_wait(proc.pid)
@@ -356,6 +291,7 @@ async def run(clients: int, spread: float) -> None:
                 f"server CPU per stream opened: {opened_cpu / clients * 1000:.2f} ms "
                 f"(event loop {opened_loop / clients * 1000:.2f} ms)"
             )
+            print(f"bench client CPU per stream opened: {client_cpu / clients * 1000:.2f} ms")
             print(
                 f"POST -> first text_delta, added: p50 {pct(out['first'], 0.5):.1f} ms, "
                 f"p99 {pct(out['first'], 0.99):.1f} ms"

@@ -109,8 +109,11 @@ async def test_rename_moves_the_session_so_every_surface_sees_the_new_name(
     listed = (await alpha.get("/api/sessions")).json()["sessions"]
     assert [(s["name"], s["title"]) for s in listed] == [("final plan", "Lighthouse plans")]
     assert (await alpha.get("/api/sessions/draft")).status_code == 404
-    # The renamed session goes on: a new turn sees the whole conversation.
-    await chat(alpha, "final plan", "and then?")
+    # The renamed session goes on: a new turn sees the whole conversation. (Its stream
+    # replays the first turn's `done` too: read on to the second, the new turn's.)
+    sent = await alpha.post("/api/sessions/final plan/messages", json={"text": "and then?"})
+    assert sent.status_code == 202, sent.text
+    await sse_events(alpha, "/api/sessions/final plan/events", count=2)
     assert len((await alpha.get("/api/sessions/final plan")).json()["messages"]) == 4
 
 

@@ -6,7 +6,6 @@ goes through `WebBackend` (`backend.py`), which holds the Runtime.
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -26,8 +25,9 @@ from seam.apps.web.access import authorize
 from seam.apps.web.auth import Authenticator, Principal, RateLimiter, cookie_name
 from seam.apps.web.backend import WebBackend
 from seam.apps.web.control import Control, add_control_routes
-from seam.apps.web.errors import ApiError, error_response, install
-from seam.apps.web.event_streams import EventStreams
+from seam.apps.web.errors import ApiError, install
+from seam.apps.web.front import Front
+from seam.apps.web.gate import AuthGate, Gate
 from seam.apps.web.headers import SecurityHeaders
 from seam.apps.web.images import (
     ImageIn,
@@ -37,7 +37,7 @@ from seam.apps.web.images import (
     decode_images,
 )
 from seam.apps.web.limits import BodyLimit
-from seam.apps.web.streams import sse_body, start_after
+from seam.apps.web.streams import EventStreamResponse, start_after
 from seam.apps.web.undo import add_undo_routes
 from seam.contracts.execution import Submission
 from seam.contracts.images import MAX_IMAGES, with_placeholders
@@ -85,56 +85,6 @@ def submission_body(backend: WebBackend, sub: Submission) -> dict[str, Any]:
     return submission_dict(sub, backend.owned_name(sub.session_key))
 
 
-@dataclass(eq=False)
-class AuthGate:
-    """Pure ASGI middleware: every request but `GET /healthz` (and the login redirect)
-    needs a principal, and each principal is rate-limited, and so is its tenant as a whole
-    (many keys of one tenant do not add up to many limits)."""
-
-    app: Any
-    auth: Authenticator
-    limiter: RateLimiter
-    metrics: Any
-    tenant_limiter: RateLimiter | None = None
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        self.metrics.requests += 1
-        path = scope["path"]
-        if path == "/healthz" or (path == "/" and b"token=" in scope.get("query_string", b"")):
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope)
-        port = (scope.get("server") or (None, None))[1]
-        who = self.auth.from_headers(
-            request.headers.get("authorization"), request.cookies.get(cookie_name(port))
-        )
-        if who is None:
-            response = error_response(
-                401,
-                "missing or invalid credentials: send Authorization: Bearer <key> "
-                "(seam keys create NAME) or open the login URL seam serve printed",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-            await response(scope, receive, send)
-            return
-        wait, whose = self.limiter.allow(who.id), ""
-        if not wait and self.tenant_limiter is not None:
-            wait, whose = self.tenant_limiter.allow(who.tenant), f" for tenant {who.tenant}"
-        if wait:
-            response = error_response(
-                429,
-                f"too many requests{whose}; try again in {wait:.1f} s",
-                headers={"Retry-After": str(max(1, round(wait)))},
-            )
-            await response(scope, receive, send)
-            return
-        scope.setdefault("state", {})["principal"] = who
-        await self.app(scope, receive, send)
-
-
 async def principal(request: Request) -> Principal:
     """Set by `AuthGate` before any route runs (so a bad body never hides a 401).
     Async, so FastAPI does not hand it to a worker thread on every request."""
@@ -143,6 +93,17 @@ async def principal(request: Request) -> Principal:
 
 
 Who = Annotated[Principal, Depends(principal)]
+
+
+class SeamApp(FastAPI):
+    """FastAPI with one layer outside its whole middleware stack: `outermost` (the busy
+    routes' fast paths, `front.py`), built with the stack on the first request."""
+
+    outermost: Callable[[Any], Any] | None = None
+
+    def build_middleware_stack(self) -> Any:
+        stack = super().build_middleware_stack()
+        return stack if self.outermost is None else self.outermost(stack)
 
 
 def create_app(
@@ -157,7 +118,7 @@ def create_app(
     catch-all last); middleware around it. `settings` and `keys` serve the dashboard's
     owner sections (configuration, cron, keys...)."""
     limiter = RateLimiter(backend.config.rate_limit)
-    app = FastAPI(
+    app = SeamApp(
         title="Seam",
         version="1",
         lifespan=backend_lifespan(backend),
@@ -240,6 +201,8 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
 
     @api.post("/sessions/{name}/messages", status_code=202)
     async def post_message(who: Who, name: str, body: NewMessage) -> dict[str, Any]:
+        # (`message_posts.py` serves a plain one outside the app: keep the two in step;
+        # a comment, not a docstring, which would change the route's OpenAPI entry)
         text, extras = body.text, None
         if body.images:  # checked, and the model asked, before anything is admitted
             images = decode_images(body.images)
@@ -258,8 +221,8 @@ def add_session_routes(api: APIRouter, backend: WebBackend) -> None:
 
 def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
     """A session's events as Server-Sent Events, resumable from `Last-Event-ID`. The plain
-    request is served ahead of the router (`event_streams.py`); this route documents it
-    and answers the rest (refusals, bad input, unknown sessions)."""
+    request is served outside the app (`front.py`); this route documents it and answers
+    the rest (refusals, bad input, unknown sessions)."""
 
     @api.get(
         "/sessions/{name}/events",
@@ -278,11 +241,7 @@ def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
             raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
         key = await backend.existing_key(who.tenant, name)
         stream = backend.event_batches(who.tenant, name, start, key=key)
-        return StreamingResponse(
-            sse_body(stream, backend.retries, key),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return EventStreamResponse(stream, backend.retries, key)
 
 
 def add_approval_routes(api: APIRouter, backend: WebBackend) -> None:
@@ -362,21 +321,16 @@ def add_page_routes(app: FastAPI, auth: Authenticator) -> None:
 
 
 def add_middleware(
-    app: FastAPI, backend: WebBackend, auth: Authenticator, limiter: RateLimiter
+    app: SeamApp, backend: WebBackend, auth: Authenticator, limiter: RateLimiter
 ) -> None:
     """Auth and rate limits, then CORS (only for configured origins), then the body cap,
     added in this order so the body cap runs outermost (Starlette wraps the last added);
-    the security headers wrap them all, so every response carries them."""
+    the security headers wrap them all, so every response carries them. Outside even
+    Starlette's own layers: the busy routes' fast paths (`front.py`), which ask the same
+    `Gate`."""
     config = backend.config
-    # Innermost, inside AuthGate: the event streams' fast path (`event_streams.py`).
-    app.add_middleware(EventStreams, backend=backend)
-    app.add_middleware(
-        AuthGate,
-        auth=auth,
-        limiter=limiter,
-        metrics=backend.metrics,
-        tenant_limiter=RateLimiter(backend.config.tenant_rate_limit),
-    )
+    gate = Gate(auth, limiter, RateLimiter(config.tenant_rate_limit))
+    app.add_middleware(AuthGate, gate=gate, metrics=backend.metrics)
     if config.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -387,3 +341,5 @@ def add_middleware(
         )
     app.add_middleware(BodyLimit, max_bytes=config.max_body_bytes, widen=body_limit)
     app.add_middleware(SecurityHeaders)
+    cors = bool(config.cors_origins)
+    app.outermost = lambda stack: Front(stack, backend, gate, cors)

@@ -51,6 +51,8 @@ from seam.wiring.web import (
 from seam.wiring.web_keys import WebSection
 
 _UNSETTLED: tuple[SubmissionState, ...] = ("queued", "running")
+# Session keys remembered by (tenant, name) at most (then forgotten all at once).
+_KEYS_KEPT = 10_000
 # Approval answers that change the allowlists for everyone: the owner's alone.
 _LASTING = ("always", "never")
 
@@ -86,6 +88,8 @@ class WebBackend:
     _cron: Background | None = field(default=None, init=False)
     # Indexes new messages for search by meaning (wiring/session_recall.py).
     _indexing: asyncio.Task[Any] | None = field(default=None, init=False)
+    # Each (tenant, name)'s session key, as `key_for` made it (see there).
+    _keys: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self, rescue_seconds: float) -> None:
         self.turns = TurnDrivers(self.runtime, self._on_event, self.metrics.settled, rescue_seconds)
@@ -124,10 +128,19 @@ class WebBackend:
     # Names and tenants
 
     def key_for(self, tenant: str, name: str) -> str:
-        try:
-            return tenant_session_key(tenant, self.runtime.harness, name)
-        except ValueError as exc:
-            raise Invalid(str(exc)) from None
+        """The session key of `tenant`'s `name` (Invalid for a bad name). Remembered: a
+        key is a pure function of the tenant, the runtime's harness and the name, and
+        making one (the name's checks, a JSON encoding) cost a stream's opening about 4%."""
+        key = self._keys.get((tenant, name))
+        if key is None:
+            try:
+                key = tenant_session_key(tenant, self.runtime.harness, name)
+            except ValueError as exc:
+                raise Invalid(str(exc)) from None
+            if len(self._keys) >= _KEYS_KEPT:
+                self._keys.clear()
+            self._keys[tenant, name] = key
+        return key
 
     @staticmethod
     def owned(tenant: str, key: str) -> str | None:

@@ -14,6 +14,8 @@ from seam.apps.web.problems import Conflict, Forbidden, Invalid, NotFound
 
 log = logging.getLogger("seam.web")
 
+# What the backend refuses, besides NotFound (whose message is its first argument).
+PROBLEMS: dict[type[Exception], int] = {Conflict: 409, Forbidden: 403, Invalid: 400}
 TYPES = {
     400: "invalid_request",
     401: "unauthorized",
@@ -53,6 +55,24 @@ def error_response(
     return JSONResponse(error_body(status, message, kind), status_code=status, headers=headers)
 
 
+def problem_response(exc: Exception) -> JSONResponse | None:
+    """The answer to what the backend refuses (`problems.py`) or an `ApiError`, as the
+    app's handlers give it; None for anything else (a crash). The fast paths outside the
+    app (`front.py`) answer with it too."""
+    if isinstance(exc, ApiError):
+        return error_response(exc.status, exc.message, exc.kind, exc.headers)
+    if isinstance(exc, NotFound):
+        return error_response(404, str(exc.args[0] if exc.args else exc))
+    for kind, status in PROBLEMS.items():
+        if isinstance(exc, kind):
+            return error_response(status, str(exc))
+    return None
+
+
+def crash_response() -> JSONResponse:
+    return error_response(500, "internal error (see the server's log)", "internal")
+
+
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for problem in exc.errors()[:3]:
@@ -62,9 +82,13 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 def install(app: FastAPI) -> None:
-    @app.exception_handler(ApiError)
-    async def api_error(_: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc.status, exc.message, exc.kind, exc.headers)
+    async def problem(_: Request, exc: Exception) -> JSONResponse:
+        answer = problem_response(exc)
+        assert answer is not None
+        return answer
+
+    for kind in (ApiError, NotFound, *PROBLEMS):
+        app.add_exception_handler(kind, problem)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -77,23 +101,7 @@ def install(app: FastAPI) -> None:
     async def invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error_response(422, _validation_message(exc))
 
-    @app.exception_handler(NotFound)
-    async def not_found(_: Request, exc: NotFound) -> JSONResponse:
-        return error_response(404, str(exc.args[0] if exc.args else exc))
-
-    @app.exception_handler(Conflict)
-    async def conflict(_: Request, exc: Conflict) -> JSONResponse:
-        return error_response(409, str(exc))
-
-    @app.exception_handler(Forbidden)
-    async def forbidden(_: Request, exc: Forbidden) -> JSONResponse:
-        return error_response(403, str(exc))
-
-    @app.exception_handler(Invalid)
-    async def bad(_: Request, exc: Invalid) -> JSONResponse:
-        return error_response(400, str(exc))
-
     @app.exception_handler(Exception)
     async def crashed(_: Request, exc: Exception) -> JSONResponse:
         log.exception("request failed")
-        return error_response(500, "internal error (see the server's log)", "internal")
+        return crash_response()

@@ -30,6 +30,22 @@ HEADERS = [
 _NAMES = {name for name, _ in HEADERS}
 
 
+def secured(headers: Any) -> list[Any]:
+    """A response's headers with `HEADERS` in place of any it set itself."""
+    return [h for h in headers if h[0].lower() not in _NAMES] + HEADERS
+
+
+def secure(send: Any) -> Any:
+    """`send` adding `HEADERS` to the response it starts."""
+
+    async def with_headers(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": secured(message.get("headers", []))}
+        await send(message)
+
+    return with_headers
+
+
 class SecurityHeaders:
     """Pure ASGI middleware adding `HEADERS` to every HTTP response (JSON too: a response
     a browser is tricked into rendering gets the same policy as the page)."""
@@ -41,14 +57,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-
-        async def with_headers(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                kept = [h for h in message.get("headers", []) if h[0].lower() not in _NAMES]
-                message = {**message, "headers": kept + HEADERS}
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
+        await self.app(scope, receive, secure(send))
 
 
-__all__ = ["CSP", "HEADERS", "SecurityHeaders"]
+__all__ = ["CSP", "HEADERS", "SecurityHeaders", "secure", "secured"]

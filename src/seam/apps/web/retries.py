@@ -15,13 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from seam.contracts.model import RetryNotice
 from seam.wiring.web import LOG_FIELDS
 
 RetryPayload = dict[str, Any]
+Listener = Callable[[RetryPayload], None]
 
 
 def retry_payload(notice: RetryNotice, session_key: str, submission_id: str) -> RetryPayload:
@@ -43,7 +44,7 @@ class RetryBoard:
     """An `on_retry` callback that fans each retry out to the streams of its session."""
 
     def __init__(self) -> None:
-        self._subscribers: dict[str, set[asyncio.Queue[RetryPayload]]] = {}
+        self._listeners: dict[str, set[Listener]] = {}
         # The retry each session waits on: its payload and when (monotonic) it was sent.
         self._pending: dict[str, tuple[RetryPayload, float]] = {}
 
@@ -54,8 +55,8 @@ class RetryBoard:
             return  # not a turn's call (a title or a memory review): nobody waits on it
         payload = retry_payload(notice, key, fields.get("submission", ""))
         self._pending[key] = (payload, time.monotonic())
-        for queue in self._subscribers.get(key, ()):
-            queue.put_nowait(payload)
+        for listener in tuple(self._listeners.get(key, ())):
+            listener(payload)
 
     def seen(self, key: str) -> None:
         """Session `key` sent an event: the attempt it waited for began (or the turn
@@ -76,20 +77,29 @@ class RetryBoard:
         return {**payload, "delay": round(left, 3)}
 
     @contextlib.contextmanager
-    def subscribe(self, key: str) -> Iterator[asyncio.Queue[RetryPayload]]:
-        """A queue of the retries of session `key`'s turns, while the block runs."""
-        queue: asyncio.Queue[RetryPayload] = asyncio.Queue()
+    def listen(self, key: str, listener: Listener) -> Iterator[RetryPayload | None]:
+        """`listener` hears each retry of session `key`'s turns while the block runs (it
+        is called in the retrying turn's task: it must not block). The block is given
+        the retry `key` waits on now, if any (`_still_pending`)."""
         pending = self._still_pending(key)
-        if pending is not None:
-            queue.put_nowait(pending)
-        streams = self._subscribers.setdefault(key, set())
-        streams.add(queue)
+        listeners = self._listeners.setdefault(key, set())
+        listeners.add(listener)
         try:
-            yield queue
+            yield pending
         finally:
-            streams.discard(queue)
-            if not streams and self._subscribers.get(key) is streams:
-                del self._subscribers[key]
+            listeners.discard(listener)
+            if not listeners and self._listeners.get(key) is listeners:
+                del self._listeners[key]
+
+    @contextlib.contextmanager
+    def subscribe(self, key: str) -> Iterator[asyncio.Queue[RetryPayload]]:
+        """A queue of the retries of session `key`'s turns (the pending one first), while
+        the block runs."""
+        queue: asyncio.Queue[RetryPayload] = asyncio.Queue()
+        with self.listen(key, queue.put_nowait) as pending:
+            if pending is not None:
+                queue.put_nowait(pending)
+            yield queue
 
 
-__all__ = ["RetryBoard", "RetryPayload", "retry_payload"]
+__all__ = ["Listener", "RetryBoard", "RetryPayload", "retry_payload"]

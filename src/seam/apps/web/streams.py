@@ -14,6 +14,9 @@ import json
 from collections.abc import AsyncGenerator
 from typing import Any
 
+from starlette.responses import StreamingResponse
+from starlette.types import Message, Receive, Send
+
 from seam.apps.web.retries import RetryBoard, RetryPayload
 from seam.contracts.events import AgentEvent, event_to_dict
 
@@ -24,6 +27,8 @@ PREAMBLE = b"retry: 1000\n\n"
 HEARTBEAT = b": heartbeat\n\n"
 
 Batches = AsyncGenerator[list[AgentEvent | None], None]
+Headers = list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]
+_END: Message = {"type": "http.response.body", "body": b"", "more_body": False}
 
 
 def start_after(after: int | None, last_event_id: str | None) -> int:
@@ -51,36 +56,124 @@ def encode(batch: list[AgentEvent | None]) -> bytes:
     return b"".join(HEARTBEAT if e is None else sse(e) for e in batch)
 
 
-async def sse_body(
-    stream: Batches, retries: RetryBoard, key: str, gone: asyncio.Future[Any] | None = None
-) -> AsyncGenerator[bytes, None]:
-    """The stream's batches and session `key`'s retries, each as soon as it comes, until
-    the stream ends or `gone` (the client's disconnection) is done."""
-    with retries.subscribe(key) as notices:
-        yield PREAMBLE  # subscribed first: a client that has read it misses no retry
-        batch: asyncio.Future[Any] = asyncio.ensure_future(anext(stream))
-        notice: asyncio.Future[Any] = asyncio.ensure_future(notices.get())
+def chunk(body: bytes) -> Message:
+    return {"type": "http.response.body", "body": body, "more_body": True}
+
+
+async def stream_events(
+    stream: Batches, retries: RetryBoard, key: str, receive: Receive, send: Send, headers: Headers
+) -> None:
+    """A 200 event stream: the preamble, the retry session `key` waits on (if any), then
+    the stream's batches and the session's retries, each as soon as it comes, until the
+    stream ends or the client disconnects.
+
+    One task carries it all (this one, uvicorn's task for the request): it writes each
+    batch as the stream yields it, with no task or `asyncio.wait` per batch. A client's
+    disconnection is only seen by `receive` (uvicorn speaks ASGI 2.3: a send to a closed
+    connection is dropped silently), so one watcher task awaits it and cancels this one
+    (`_follow`). A retry, rare, is written by a task of its own (`_Retries`)."""
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send(chunk(PREAMBLE))
+    # Listening starts as the preamble is written, with no wait in between: a client that
+    # has read it misses no retry.
+    writer = _Retries(send)
+    with retries.listen(key, writer.send) as pending:
         try:
-            while True:
-                pending = (batch, notice) if gone is None else (batch, notice, gone)
-                await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                if gone is not None and gone.done():
-                    return
-                if notice.done():
-                    yield retry_sse(notice.result())
-                    notice = asyncio.ensure_future(notices.get())
-                if batch.done():
-                    try:
-                        ready = batch.result()
-                    except StopAsyncIteration:
-                        return
-                    yield encode(ready)
-                    batch = asyncio.ensure_future(anext(stream))
+            if pending is not None:
+                await send(chunk(retry_sse(pending)))
+            await _follow(stream, receive, send)
         finally:
-            for waiting in (batch, notice):
-                waiting.cancel()
-            await asyncio.gather(batch, notice, return_exceptions=True)
-            await stream.aclose()
+            await writer.close()
+    await send(_END)
 
 
-__all__ = ["EVENT_NAMES", "Batches", "retry_sse", "sse", "sse_body", "start_after"]
+async def _follow(stream: Batches, receive: Receive, send: Send) -> None:
+    """Each batch of `stream` written as it comes, until it ends or the client goes away:
+    a watcher task awaits the disconnection and cancels this task, and the cancellation is
+    taken back (`uncancel`) so the stream ends like any other; a cancellation from
+    elsewhere (the server stopping) still propagates."""
+    task = asyncio.current_task()
+    assert task is not None
+    state = {"watching": True, "cancelled": False}
+
+    def on_gone(_: asyncio.Future[None]) -> None:
+        if state["watching"]:
+            state["cancelled"] = True
+            task.cancel()
+
+    gone = asyncio.get_running_loop().create_task(_disconnected(receive))
+    gone.add_done_callback(on_gone)
+    try:
+        async for batch in stream:
+            await send(chunk(encode(batch)))
+    except asyncio.CancelledError:
+        if not state["cancelled"] or task.uncancel() > 0:
+            raise
+    finally:
+        state["watching"] = False
+        gone.cancel()
+        await stream.aclose()
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Returns when the client has gone (the request's own empty body is read first)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+class EventStreamResponse(StreamingResponse):
+    """What the events route answers with when it serves the stream itself (a request
+    that went the long way, `event_streams.py`): `StreamingResponse`'s status and headers
+    (the route declares it), written by `stream_events`."""
+
+    def __init__(self, stream: Batches, retries: RetryBoard, key: str) -> None:
+        self.status_code = 200
+        self.media_type = "text/event-stream"
+        self.background = None
+        self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        self._events = stream, retries, key
+
+    async def __call__(self, scope: Any, receive: Receive, send: Send) -> None:
+        stream, retries, key = self._events
+        await stream_events(stream, retries, key, receive, send, self.raw_headers)
+        if self.background is not None:
+            await self.background()
+
+
+class _Retries:
+    """Writes each retry notice as it comes (called by `RetryBoard`, outside any task),
+    each by a short task; `close` waits for those in flight, so none is written after
+    the response's end."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._open = True
+        self._writing: set[asyncio.Task[None]] = set()
+
+    def send(self, payload: RetryPayload) -> None:
+        if self._open:
+            task = asyncio.ensure_future(self._write(retry_sse(payload)))
+            self._writing.add(task)
+            task.add_done_callback(self._writing.discard)
+
+    async def _write(self, body: bytes) -> None:
+        if self._open:
+            await self._send(chunk(body))
+
+    async def close(self) -> None:
+        self._open = False
+        if self._writing:
+            await asyncio.gather(*self._writing, return_exceptions=True)
+
+
+__all__ = [
+    "EVENT_NAMES",
+    "Batches",
+    "EventStreamResponse",
+    "chunk",
+    "encode",
+    "retry_sse",
+    "sse",
+    "start_after",
+    "stream_events",
+]
