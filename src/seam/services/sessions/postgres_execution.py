@@ -56,14 +56,20 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.services.sessions.postgres_images import put_images
-from seam.services.sessions.postgres_pipeline import pipelined
+from seam.services.sessions.postgres_pipeline import (
+    SESSION_GONE,
+    only_input,
+    pipelined,
+    relax_commit,
+    session_gone,
+)
 from seam.services.sessions.postgres_rows import (
     Params,
     encode,
     event_from_row,
-    insert_messages,
     insert_usage,
     message_from_row,
+    queue_messages,
     returned,
     submission_from_row,
 )
@@ -266,12 +272,12 @@ class PostgresSubmissions:
         sub: Submission | None = None
         try:
             async with self._batched() as conn:
-                if _only_input(entry):
+                if only_input(entry):
                     await relax_commit(conn)
                 sub = await _held(conn, submission_id, owner)
                 await self._append_for(conn, sub, entry)
-        except errors.ForeignKeyViolation:
-            raise _gone(sub) from None
+        except SESSION_GONE:
+            raise session_gone(sub) from None
 
     async def _append_for(
         self, conn: AsyncConnection[Any], sub: Submission, entry: JournalEntry
@@ -287,7 +293,7 @@ class PostgresSubmissions:
                 await _insert_events(cur, entry.events)
         if not messages:
             return
-        await insert_messages(conn, sub.session_key, messages, sub.id, now)
+        await queue_messages(conn, sub.session_key, messages, sub.id, now)
         await conn.execute(
             "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
             (len(messages), now, sub.id),
@@ -313,8 +319,8 @@ class PostgresSubmissions:
                 async with pipelined(conn):
                     sub = await _held(conn, submission_id, owner)
                     cur = await self._settle(conn, sub, settlement)
-            except errors.ForeignKeyViolation:
-                raise _gone(sub) from None
+            except SESSION_GONE:
+                raise session_gone(sub) from None
             return submission_from_row(await returned(cur))
 
     async def _settle(
@@ -466,31 +472,6 @@ def _runnable(sub: Submission, now: float, dead: list[str]) -> bool:
         expires = sub.lease_expires_at
         return expires is None or expires <= now or sub.lease_owner in dead
     return False
-
-
-def _only_input(entry: JournalEntry) -> bool:
-    """Whether `entry` holds only the user's input (and the events before it): a write
-    whose loss in a server crash equals the worker not having got there yet, since the
-    submission row holds the input and the claim (committed the same way, earlier in the
-    WAL) is lost with it. The next write carries it to disk: an assistant message asking
-    for tools (the intent before side effects), tool results, or the settlement, all
-    committed waiting for the flush, which covers every earlier commit."""
-    return bool(entry.messages) and all(m.role == "user" for m in entry.messages)
-
-
-def _gone(sub: Submission | None) -> SessionNotFound:
-    """The error for a write whose session was deleted under it (a foreign key)."""
-    key = "?" if sub is None else sub.session_key
-    return SessionNotFound(f"no session {key!r}")
-
-
-async def relax_commit(conn: AsyncConnection[Any] | AsyncCursor[Any]) -> None:
-    """This transaction's commit returns without waiting for the WAL flush. Only for a
-    write the next durable commit may carry: the server flushes its WAL in order, so the
-    turn's first transcript write makes its claim durable too, and a server crash before
-    that loses only a claim whose worker has written nothing yet (its next write finds
-    the lease gone and stops; the submission is claimed again)."""
-    await conn.execute("SET LOCAL synchronous_commit = off")
 
 
 _INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "%s")

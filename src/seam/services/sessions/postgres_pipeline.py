@@ -22,8 +22,11 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from psycopg import AsyncConnection
+from psycopg import AsyncConnection, AsyncCursor, errors
 from psycopg.pq import TransactionStatus
+
+from seam.contracts.execution import JournalEntry, Submission
+from seam.contracts.sessions import SessionNotFound
 
 
 @contextlib.asynccontextmanager
@@ -52,3 +55,33 @@ async def _roll_back(conn: AsyncConnection[Any]) -> None:
         return
     with contextlib.suppress(Exception):
         await conn.execute("ROLLBACK")
+
+
+def only_input(entry: JournalEntry) -> bool:
+    """Whether `entry` holds only the user's input (and the events before it): a write
+    whose loss in a server crash equals the worker not having got there yet, since the
+    submission row holds the input and the claim (committed the same way, earlier in the
+    WAL) is lost with it. The next write carries it to disk: an assistant message asking
+    for tools (the intent before side effects), tool results, or the settlement, all
+    committed waiting for the flush, which covers every earlier commit."""
+    return bool(entry.messages) and all(m.role == "user" for m in entry.messages)
+
+
+# A queued write whose session was deleted under it: its foreign key, or the index the
+# server could not compute (`queue_messages`).
+SESSION_GONE = (errors.ForeignKeyViolation, errors.NotNullViolation)
+
+
+def session_gone(sub: Submission | None) -> SessionNotFound:
+    """The error for a write whose session was deleted under it (a foreign key)."""
+    key = "?" if sub is None else sub.session_key
+    return SessionNotFound(f"no session {key!r}")
+
+
+async def relax_commit(conn: AsyncConnection[Any] | AsyncCursor[Any]) -> None:
+    """This transaction's commit returns without waiting for the WAL flush. Only for a
+    write the next durable commit may carry: the server flushes its WAL in order, so the
+    turn's first transcript write makes its claim durable too, and a server crash before
+    that loses only a claim whose worker has written nothing yet (its next write finds
+    the lease gone and stops; the submission is claimed again)."""
+    await conn.execute("SET LOCAL synchronous_commit = off")

@@ -79,31 +79,64 @@ async def insert_messages(
     Bumping the count first locks the session row, so appends to one session queue up
     and each gets the next indexes.
     """
-    cur = await conn.execute(
-        "UPDATE sessions SET message_count = message_count + %s, updated_at = %s"
-        " WHERE key = %s RETURNING message_count",
-        (len(messages), now, key),
-    )
+    cur = await conn.execute(_BUMP + " RETURNING message_count", (len(messages), now, key))
     row = await cur.fetchone()
     if row is None:
         raise SessionNotFound(f"no session {key!r}")
     first = row[0] - len(messages)
+    await _insert(
+        conn, key, messages, submission_id, now, [(first + i,) for i in range(len(messages))]
+    )
+
+
+async def queue_messages(
+    conn: AsyncConnection[Any],
+    key: str,
+    messages: Sequence[Message],
+    submission_id: str | None,
+    now: float,
+) -> None:
+    """`insert_messages` for a pipelined transaction (`postgres_pipeline`): reads
+    nothing, so it costs no round trip. Each row's index is computed by the server from
+    the count the bump just set, in the same transaction; the caller holds a submission
+    of this session locked, so the session cannot be deleted meanwhile (a missing one
+    would fail the NOT NULL index at COMMIT)."""
+    n = len(messages)
+    await conn.execute(_BUMP, (n, now, key))
+    await _insert(conn, key, messages, submission_id, now, [(key, i - n) for i in range(n)])
+
+
+_BUMP = "UPDATE sessions SET message_count = message_count + %s, updated_at = %s WHERE key = %s"
+_INDEX_BY_SERVER = "(SELECT message_count FROM sessions WHERE key = %s) + %s"
+
+
+async def _insert(
+    conn: AsyncConnection[Any],
+    key: str,
+    messages: Sequence[Message],
+    submission_id: str | None,
+    now: float,
+    indexes: Sequence[tuple[Any, ...]],
+) -> None:
+    """The message rows and their images; `indexes` are each row's `idx` parameters:
+    the index itself, or (key, offset) for the server to add to the session's count."""
     await put_images(conn, shown_images(messages), now)
+    idx = "%s" if len(indexes[0]) == 1 else _INDEX_BY_SERVER
     async with conn.cursor() as cur:
         await cur.executemany(
             f"INSERT INTO messages (session_key, idx, {MESSAGE_COLUMNS}, submission_id, words)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
+            f" VALUES (%s, {idx}, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
             [
                 (
                     key,
-                    first + i,
+                    *where,
                     m.role,
                     encode(m.content),
                     *message_params(m)[2:],
                     submission_id,
                     message_words(m.role, m.content),
                 )
-                for i, m in enumerate(messages)
+                for where, m in zip(indexes, messages, strict=True)
             ],
         )
 
