@@ -11,9 +11,7 @@ import pytest
 from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 
-from seam.contracts.execution import JournalEntry
-from seam.contracts.messages import Message
-from seam.services.sessions.postgres_pipeline import only_input, pipelined, relax_commit
+from seam.services.sessions.postgres_pipeline import pipelined, relax_commit
 
 
 @pytest.fixture
@@ -67,11 +65,3 @@ async def test_a_failing_queued_statement_raises_at_commit_and_leaves_nothing(
             await conn.execute("INSERT INTO child VALUES ('missing', 2)")
     assert conn.info.transaction_status == TransactionStatus.IDLE
     assert await _children(conn) == []
-
-
-def test_only_the_users_input_may_commit_without_the_flush() -> None:
-    user = Message(role="user", content="hi")
-    assert only_input(JournalEntry((user,)))
-    assert not only_input(JournalEntry(()))
-    assert not only_input(JournalEntry((user, Message(role="assistant", content="ok"))))
-    assert not only_input(JournalEntry((Message(role="tool", content="4", tool_call_id="c"),)))

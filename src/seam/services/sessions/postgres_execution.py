@@ -58,7 +58,6 @@ from seam.contracts.sessions import SessionNotFound
 from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_pipeline import (
     SESSION_GONE,
-    only_input,
     pipelined,
     relax_commit,
     session_gone,
@@ -272,8 +271,6 @@ class PostgresSubmissions:
         sub: Submission | None = None
         try:
             async with self._batched() as conn:
-                if only_input(entry):
-                    await relax_commit(conn)
                 sub = await _held(conn, submission_id, owner)
                 await self._append_for(conn, sub, entry)
         except SESSION_GONE:

@@ -25,7 +25,7 @@ from typing import Any
 from psycopg import AsyncConnection, AsyncCursor, errors
 from psycopg.pq import TransactionStatus
 
-from seam.contracts.execution import JournalEntry, Submission
+from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionNotFound
 
 
@@ -55,16 +55,6 @@ async def _roll_back(conn: AsyncConnection[Any]) -> None:
         return
     with contextlib.suppress(Exception):
         await conn.execute("ROLLBACK")
-
-
-def only_input(entry: JournalEntry) -> bool:
-    """Whether `entry` holds only the user's input (and the events before it): a write
-    whose loss in a server crash equals the worker not having got there yet, since the
-    submission row holds the input and the claim (committed the same way, earlier in the
-    WAL) is lost with it. The next write carries it to disk: an assistant message asking
-    for tools (the intent before side effects), tool results, or the settlement, all
-    committed waiting for the flush, which covers every earlier commit."""
-    return bool(entry.messages) and all(m.role == "user" for m in entry.messages)
 
 
 # A queued write whose session was deleted under it: its foreign key, or the index the
