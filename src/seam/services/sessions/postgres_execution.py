@@ -66,9 +66,9 @@ from seam.services.sessions.postgres_rows import (
     Params,
     encode,
     event_from_row,
+    insert_messages,
     insert_usage,
     message_from_row,
-    queue_messages,
     returned,
     submission_from_row,
 )
@@ -290,7 +290,7 @@ class PostgresSubmissions:
                 await _insert_events(cur, entry.events)
         if not messages:
             return
-        await queue_messages(conn, sub.session_key, messages, sub.id, now)
+        await insert_messages(conn, sub.session_key, messages, sub.id, now, queued=True)
         await conn.execute(
             "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
             (len(messages), now, sub.id),

@@ -58,7 +58,7 @@ async def _roll_back(conn: AsyncConnection[Any]) -> None:
 
 
 # A queued write whose session was deleted under it: its foreign key, or the index the
-# server could not compute (`queue_messages`).
+# server could not compute (`insert_messages`).
 SESSION_GONE = (errors.ForeignKeyViolation, errors.NotNullViolation)
 
 

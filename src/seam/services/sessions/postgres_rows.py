@@ -73,37 +73,30 @@ async def insert_messages(
     messages: Sequence[Message],
     submission_id: str | None,
     now: float,
+    *,
+    queued: bool = False,
 ) -> None:
     """Append `messages` to session `key` inside the caller's transaction.
 
     Bumping the count first locks the session row, so appends to one session queue up
-    and each gets the next indexes.
+    and each gets the next indexes. `queued`: for a pipelined transaction
+    (`postgres_pipeline`), read nothing, so it costs no round trip: each row's index is
+    computed by the server from the count the bump just set; the caller holds a
+    submission of this session locked, so the session cannot be deleted meanwhile (a
+    missing one would fail the NOT NULL index at COMMIT).
     """
-    cur = await conn.execute(_BUMP + " RETURNING message_count", (len(messages), now, key))
-    row = await cur.fetchone()
-    if row is None:
-        raise SessionNotFound(f"no session {key!r}")
-    first = row[0] - len(messages)
-    await _insert(
-        conn, key, messages, submission_id, now, [(first + i,) for i in range(len(messages))]
-    )
-
-
-async def queue_messages(
-    conn: AsyncConnection[Any],
-    key: str,
-    messages: Sequence[Message],
-    submission_id: str | None,
-    now: float,
-) -> None:
-    """`insert_messages` for a pipelined transaction (`postgres_pipeline`): reads
-    nothing, so it costs no round trip. Each row's index is computed by the server from
-    the count the bump just set, in the same transaction; the caller holds a submission
-    of this session locked, so the session cannot be deleted meanwhile (a missing one
-    would fail the NOT NULL index at COMMIT)."""
     n = len(messages)
-    await conn.execute(_BUMP, (n, now, key))
-    await _insert(conn, key, messages, submission_id, now, [(key, i - n) for i in range(n)])
+    if queued:
+        await conn.execute(_BUMP, (n, now, key))
+        indexes: list[tuple[Any, ...]] = [(key, i - n) for i in range(n)]
+    else:
+        row = await (
+            await conn.execute(_BUMP + " RETURNING message_count", (n, now, key))
+        ).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session {key!r}")
+        indexes = [(row[0] - n + i,) for i in range(n)]
+    await _insert(conn, key, messages, submission_id, now, indexes)
 
 
 _BUMP = "UPDATE sessions SET message_count = message_count + %s, updated_at = %s WHERE key = %s"
