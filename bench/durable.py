@@ -114,10 +114,16 @@ async def _fill(target: str, schema: str | None, submissions: int) -> None:
         await store.aclose()
 
 
-async def _work(target: str, schema: str | None, submissions: int) -> int:
+async def _work(target: str, schema: str | None, submissions: int, gate: Any) -> int:
+    # Connected (pool and schema check) before the clock starts, so the figure is the
+    # settling alone, the same for every worker and both stores.
     store = await _open(target, schema)
     settled = 0
     try:
+        await store.submissions(query=SubmissionQuery(limit=1))
+        ready, start = gate
+        ready.put(os.getpid())
+        start.wait()
         loop = _loop(store, [Step(deltas=["ok "] * 20) for _ in range(submissions)])
         coordinator = Coordinator(store, owner=f"bench-{os.getpid()}")
         factory = SessionFactory(loop, store, coordinator)
@@ -132,24 +138,24 @@ async def _work(target: str, schema: str | None, submissions: int) -> int:
         await store.aclose()
 
 
-def _worker(target: str, schema: str | None, submissions: int, start: Any, out: Any) -> None:
-    start.wait()
-    out.put(asyncio.run(_work(target, schema, submissions)))
+def _worker(target: str, schema: str | None, submissions: int, gate: Any, out: Any) -> None:
+    out.put(asyncio.run(_work(target, schema, submissions, gate)))
 
 
 def throughput(target: str, workers: int, submissions: int) -> float:
     schema = f"bench_{secrets.token_hex(4)}" if target.startswith("postgres") else None
     asyncio.run(_fill(target, schema, submissions))
     ctx = multiprocessing.get_context("spawn")
-    start = ctx.Event()
+    ready, start = ctx.Queue(), ctx.Event()
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=_worker, args=(target, schema, submissions, start, out))
+        ctx.Process(target=_worker, args=(target, schema, submissions, (ready, start), out))
         for _ in range(workers)
     ]
     for proc in procs:
         proc.start()
-    time.sleep(1.0)  # let every worker import and connect before the clock starts
+    for _ in procs:  # every worker imported and connected before the clock starts
+        ready.get()
     began = time.perf_counter()
     start.set()
     total = sum(out.get() for _ in procs)

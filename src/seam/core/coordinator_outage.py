@@ -41,6 +41,7 @@ class OutageRetry(Leases):
                     sub = await self._current(sub)  # `steps` moved on: the plan reads it
                 return await attempt(sub)
             except LeaseLost:
+                self.unwritten.pop(sub.id, None)  # its new holder writes its own
                 return await self._current(sub)
             except StoreUnavailable as exc:
                 outages += 1

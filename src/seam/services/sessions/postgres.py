@@ -56,6 +56,7 @@ from seam.services.sessions.postgres_faults import check_pool, is_outage, unavai
 from seam.services.sessions.postgres_images import PostgresImages, sweep_images
 from seam.services.sessions.postgres_listen import PostgresListener, describe_url
 from seam.services.sessions.postgres_outbox import PostgresOutbox
+from seam.services.sessions.postgres_pipeline import pipelined
 from seam.services.sessions.postgres_rows import (
     Params,
     insert_messages,
@@ -224,6 +225,12 @@ class PostgresStore(
     @contextlib.asynccontextmanager
     async def _tx(self) -> AsyncIterator[AsyncConnection[Any]]:
         async with self._connection() as conn, conn.transaction():
+            yield conn
+
+    @contextlib.asynccontextmanager
+    async def _batched(self) -> AsyncIterator[AsyncConnection[Any]]:
+        """A transaction in pipeline mode, for the queue's hot writes (`postgres_pipeline`)."""
+        async with self._connection() as conn, pipelined(conn):
             yield conn
 
     @contextlib.asynccontextmanager

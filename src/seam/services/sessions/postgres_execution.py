@@ -15,8 +15,12 @@ reclaimed first).
 
 Every write that changes a submission checks, under its row lock, that the caller still
 holds the lease; `append_for` writes the transcript rows and the submission's progress
-in one transaction. Admission, release, settlement and aborts NOTIFY the channel, so
-idle workers (`wait_for_work`) wake at once; lease expiry and back-off are found by the
+in one transaction. Those hot writes (claim, renew, append, settle, release) run in
+pipeline mode (`postgres_pipeline`): a transaction costs one round trip per result read
+before deciding what to write, plus its COMMIT. Claims, renewals and the event log do
+not wait for the WAL flush at commit: they ride on the next commit that does
+(`relax_commit`). Admission, release, settlement and aborts NOTIFY the channel, so idle
+workers (`wait_for_work`) wake at once; lease expiry and back-off are found by the
 workers' periodic look (their wait's timeout).
 """
 
@@ -52,6 +56,12 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.services.sessions.postgres_images import put_images
+from seam.services.sessions.postgres_pipeline import (
+    SESSION_GONE,
+    pipelined,
+    relax_commit,
+    session_gone,
+)
 from seam.services.sessions.postgres_rows import (
     Params,
     encode,
@@ -103,6 +113,10 @@ class PostgresSubmissions:
     if TYPE_CHECKING:
 
         def _tx(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
+        def _batched(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
+        def _connection(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
 
         async def _one(self, query: Any, params: Params = None) -> Any: ...
 
@@ -208,37 +222,44 @@ class PostgresSubmissions:
             only=sql.SQL(" AND s.id = %(id)s" if submission_id is not None else ""),
         )
         skip: list[str] = []
-        async with self._tx() as conn:
-            while True:
-                params = {"now": now, "dead": dead, "skip": skip, "id": submission_id}
-                cur = await conn.execute(pick, params)
-                row = await cur.fetchone()
-                if row is None:
-                    return None
-                sub = await _locked(conn, row[0])
-                assert sub is not None
-                if not await _still_runnable(conn, sub, now, dead, submission_id is None):
-                    skip.append(sub.session_key)
-                    continue
-                if sub.attempts >= sub.max_attempts:
-                    await conn.execute(
-                        "UPDATE submissions SET state = 'settled', outcome = 'failed',"
-                        " error = %s, lease_owner = NULL, lease_expires_at = NULL,"
-                        " settled_at = %s, updated_at = %s WHERE id = %s",
-                        (encode(give_up_message(sub)), now, now, sub.id),
-                    )
-                    await self._notify(conn)
-                    continue
+        async with self._connection() as conn:
+            async with pipelined(conn):
+                await relax_commit(conn)
+                while True:
+                    params = {"now": now, "dead": dead, "skip": skip, "id": submission_id}
+                    row = await (await conn.execute(pick, params)).fetchone()
+                    if row is None:
+                        return None
+                    sub, blocked = await _recheck(conn, row[0], now, submission_id is None)
+                    if blocked or not _runnable(sub, now, dead):
+                        skip.append(sub.session_key)
+                        continue
+                    if sub.attempts < sub.max_attempts:
+                        break
+                    await self._give_up(conn, sub, now)
                 cur = await conn.execute(
                     "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
                     " lease_owner = %s, lease_expires_at = %s, updated_at = %s"
                     f" WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
                     (owner, now + lease, now, sub.id),
                 )
-                return submission_from_row(await returned(cur))
+            return submission_from_row(await returned(cur))
+
+    async def _give_up(self, conn: AsyncConnection[Any], sub: Submission, now: float) -> None:
+        """Settle `sub` as failed (no attempts left), in the claim's transaction; a
+        settlement, so this commit waits for the WAL flush after all."""
+        await conn.execute("SET LOCAL synchronous_commit = on")
+        await conn.execute(
+            "UPDATE submissions SET state = 'settled', outcome = 'failed',"
+            " error = %s, lease_owner = NULL, lease_expires_at = NULL,"
+            " settled_at = %s, updated_at = %s WHERE id = %s",
+            (encode(give_up_message(sub)), now, now, sub.id),
+        )
+        await self._notify(conn)
 
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
-        async with self._tx() as conn:
+        async with self._batched() as conn:
+            await relax_commit(conn)
             await _held(conn, submission_id, owner)
             now = self._clock()
             await conn.execute(
@@ -247,26 +268,29 @@ class PostgresSubmissions:
             )
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
-        async with self._tx() as conn:
-            await self._append_for(conn, await _held(conn, submission_id, owner), entry)
+        sub: Submission | None = None
+        try:
+            async with self._batched() as conn:
+                sub = await _held(conn, submission_id, owner)
+                await self._append_for(conn, sub, entry)
+        except SESSION_GONE:
+            raise session_gone(sub) from None
 
     async def _append_for(
         self, conn: AsyncConnection[Any], sub: Submission, entry: JournalEntry
     ) -> None:
-        """`entry` written in the caller's transaction, for `sub` (its lease checked)."""
+        """`entry` written in the caller's pipelined transaction, for `sub` (its lease
+        checked); a foreign key error (the session gone) raises at the caller's COMMIT."""
         now = self._clock()
         messages = entry.messages
-        try:
-            for record in entry.usage:
-                await insert_usage(conn, sub.session_key, record, now)
-            if entry.events:
-                async with conn.cursor() as cur:
-                    await _insert_events(cur, entry.events)
-        except errors.ForeignKeyViolation:
-            raise SessionNotFound(f"no session {sub.session_key!r}") from None
+        for record in entry.usage:
+            await insert_usage(conn, sub.session_key, record, now)
+        if entry.events:
+            async with conn.cursor() as cur:
+                await _insert_events(cur, entry.events)
         if not messages:
             return
-        await insert_messages(conn, sub.session_key, messages, sub.id, now)
+        await insert_messages(conn, sub.session_key, messages, sub.id, now, queued=True)
         await conn.execute(
             "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
             (len(messages), now, sub.id),
@@ -286,44 +310,56 @@ class PostgresSubmissions:
     async def settle(
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
-        async with self._tx() as conn:
-            sub = await _held(conn, submission_id, owner)
-            if settlement.journal is not None:
-                await self._append_for(conn, sub, settlement.journal)
-            end = settlement.for_submission(sub)
-            now = self._clock()
-            cur = await conn.execute(
-                "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"
-                " error = %s, finish_reason = %s, lease_owner = NULL, lease_expires_at = NULL,"
-                f" settled_at = %s, updated_at = %s WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
-                (
-                    end.outcome,
-                    encode(end.result),
-                    encode(end.error),
-                    end.finish_reason,
-                    now,
-                    now,
-                    submission_id,
-                ),
-            )
-            row = await returned(cur)
-            await self._notify(conn)
-        return submission_from_row(row)
+        sub: Submission | None = None
+        async with self._connection() as conn:
+            try:
+                async with pipelined(conn):
+                    sub = await _held(conn, submission_id, owner)
+                    cur = await self._settle(conn, sub, settlement)
+            except SESSION_GONE:
+                raise session_gone(sub) from None
+            return submission_from_row(await returned(cur))
+
+    async def _settle(
+        self, conn: AsyncConnection[Any], sub: Submission, settlement: Settlement
+    ) -> AsyncCursor[Any]:
+        """The journal and the settlement, queued in the caller's transaction; the cursor
+        gives the settled row once it commits."""
+        if settlement.journal is not None:
+            await self._append_for(conn, sub, settlement.journal)
+        end = settlement.for_submission(sub)
+        now = self._clock()
+        cur = await conn.execute(
+            "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"
+            " error = %s, finish_reason = %s, lease_owner = NULL, lease_expires_at = NULL,"
+            f" settled_at = %s, updated_at = %s WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
+            (
+                end.outcome,
+                encode(end.result),
+                encode(end.error),
+                end.finish_reason,
+                now,
+                now,
+                sub.id,
+            ),
+        )
+        await self._notify(conn)
+        return cur
 
     async def release(
         self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
     ) -> Submission:
-        async with self._tx() as conn:
-            await _held(conn, submission_id, owner)
-            cur = await conn.execute(
-                "UPDATE submissions SET state = 'queued', not_before = %s, error = %s,"
-                " lease_owner = NULL, lease_expires_at = NULL, updated_at = %s"
-                f" WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
-                (not_before, encode(error), self._clock(), submission_id),
-            )
-            row = await returned(cur)
-            await self._notify(conn)
-        return submission_from_row(row)
+        async with self._connection() as conn:
+            async with pipelined(conn):
+                await _held(conn, submission_id, owner)
+                cur = await conn.execute(
+                    "UPDATE submissions SET state = 'queued', not_before = %s, error = %s,"
+                    " lease_owner = NULL, lease_expires_at = NULL, updated_at = %s"
+                    f" WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
+                    (not_before, encode(error), self._clock(), submission_id),
+                )
+                await self._notify(conn)
+            return submission_from_row(await returned(cur))
 
     async def request_abort(self, submission_id: str) -> Submission:
         async with self._tx() as conn:
@@ -358,11 +394,11 @@ class PostgresSubmissions:
         if not records:
             return
         try:
-            async with self._tx() as conn, conn.cursor() as cur:
+            async with self._batched() as conn, conn.cursor() as cur:
                 # The event log is a replay aid, not the record (the transcript is): its
                 # commits skip the WAL flush wait. A worker crash loses nothing committed;
                 # only a server crash can lose the last few hundred ms of events.
-                await cur.execute("SET LOCAL synchronous_commit = off")
+                await relax_commit(cur)
                 await _insert_events(cur, records)
         except errors.ForeignKeyViolation:
             keys = sorted({r.session_key for r in records})
@@ -399,28 +435,36 @@ async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str | Non
     return check_holder(await _locked(conn, submission_id), submission_id, owner)
 
 
-async def _still_runnable(
-    conn: AsyncConnection[Any], sub: Submission, now: float, dead: list[str], in_order: bool
-) -> bool:
-    """Re-check a picked submission with a fresh snapshot, its rows locked.
+# The picked submission read again, in a statement of its own (a fresh snapshot, taken
+# after the pick locked its rows), with whether its session blocks it: another running
+# submission, or (`in_order`) an earlier due one still queued (see `_IN_ORDER`).
+_RECHECK = f"""SELECT {SUBMISSION_COLUMNS}, EXISTS (
+    SELECT 1 FROM submissions AS o WHERE o.session_key = s.session_key AND o.id <> s.id
+    AND (o.state = 'running' OR (%(in_order)s AND o.state = 'queued'
+    AND o.not_before <= %(now)s AND o.seq < s.seq)))
+FROM submissions AS s WHERE s.id = %(id)s FOR NO KEY UPDATE OF s"""
+
+
+async def _recheck(
+    conn: AsyncConnection[Any], submission_id: str, now: float, in_order: bool
+) -> tuple[Submission, bool]:
+    """Re-check a picked submission with a fresh snapshot, its rows locked: the
+    submission as it is now, and whether its session blocks a queued one.
 
     The pick's snapshot may predate a claim that committed while it ran (row locks alone
     do not re-run its NOT EXISTS), so it may have seen a session idle that is now busy.
-    `in_order`: also behind an earlier due submission of its session (see `_IN_ORDER`);
-    holding the session row, no claim of that one can be under way meanwhile.
+    Holding the session row, no claim of an earlier submission can be under way meanwhile.
     """
+    cur = await conn.execute(_RECHECK, {"id": submission_id, "now": now, "in_order": in_order})
+    row = await returned(cur)
+    sub = submission_from_row(row[:-1])
+    return sub, sub.state == "queued" and bool(row[-1])
+
+
+def _runnable(sub: Submission, now: float, dead: list[str]) -> bool:
+    """Whether the re-read `sub` may be claimed now (its session not blocking it)."""
     if sub.state == "queued":
-        if sub.not_before > now:
-            return False
-        cur = await conn.execute(
-            "SELECT 1 FROM submissions WHERE session_key = %(key)s AND id <> %(id)s"
-            " AND (state = 'running' OR (%(in_order)s AND state = 'queued'"
-            " AND not_before <= %(now)s"
-            " AND seq < (SELECT seq FROM submissions WHERE id = %(id)s)))"
-            " LIMIT 1",
-            {"key": sub.session_key, "id": sub.id, "in_order": in_order, "now": now},
-        )
-        return await cur.fetchone() is None
+        return sub.not_before <= now
     if sub.state == "running":
         expires = sub.lease_expires_at
         return expires is None or expires <= now or sub.lease_owner in dead
