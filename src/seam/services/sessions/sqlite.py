@@ -150,6 +150,7 @@ class SQLiteSessionStore(
                 None if shared else self.connector.open_reader,
                 readers=readers,
                 label="seam-sessions",
+                open_loop=None if shared else self.connector.open_loop,
             )
         except BaseException:
             self.connector.close()
@@ -188,10 +189,10 @@ class SQLiteSessionStore(
             assert info is not None
             return info
 
-        return await self._threads.write(write)
+        return await self._threads.write_small(write)
 
     async def get(self, key: str) -> SessionInfo | None:
-        return await self._threads.read(partial(self._info_in, key))
+        return await self._threads.read_small(partial(self._info_in, key))
 
     def _info_in(self, key: str, db: sqlite3.Connection) -> SessionInfo | None:
         return self._info_of(db, key)
@@ -221,7 +222,7 @@ class SQLiteSessionStore(
                 [(key, first + i, *r) for i, r in enumerate(rows)],
             )
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
         check_page(limit)
@@ -309,7 +310,7 @@ class SQLiteSessionStore(
             self._must_exist(db, key)
             db.execute(_INSERT_COMPACTION, compaction_params(key, record, self._clock()))
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def compactions(self, key: str) -> list[CompactionRecord]:
         def read(db: sqlite3.Connection) -> list[CompactionRecord]:
@@ -389,7 +390,7 @@ class SQLiteSessionStore(
             if cursor.rowcount == 0:
                 raise SessionNotFound(f"no session {key!r}")
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def end(self, key: str) -> None:
         def write(db: sqlite3.Connection) -> None:

@@ -80,7 +80,7 @@ class SQLiteSubmissions:
     async def _write_waking(self, write: Callable[[sqlite3.Connection], Submission]) -> Submission:
         """Run `write`, which may have made work runnable, and wake this process's idle
         workers (other processes find it on their next look)."""
-        written = await self._threads.write(write)
+        written = await self._threads.write_small(write)
         self._wake.set()
         return written
 
@@ -121,7 +121,7 @@ class SQLiteSubmissions:
         return self._written(db, submission.id)
 
     async def submission(self, submission_id: str) -> Submission | None:
-        return await self._threads.read(partial(self._row_of, submission_id))
+        return await self._threads.read_small(partial(self._row_of, submission_id))
 
     def _row_of(self, submission_id: str, db: sqlite3.Connection) -> Submission | None:
         return self._row(db, submission_id)
@@ -149,7 +149,10 @@ class SQLiteSubmissions:
     async def claim(
         self, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS, scope: ClaimScope = ANY_RUNNABLE
     ) -> Submission | None:
-        return await self._threads.write(partial(self._claim, owner, lease, scope))
+        claim = partial(self._claim, owner, lease, scope)
+        if scope.submission_id is not None:  # one row by key (any other claim may scan)
+            return await self._threads.write_small(claim)
+        return await self._threads.write(claim)
 
     def _claim(
         self, owner: str, lease: float, scope: ClaimScope, db: sqlite3.Connection
@@ -203,10 +206,10 @@ class SQLiteSubmissions:
                 (now + lease, now, submission_id),
             )
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
-        await self._threads.write(partial(self._append_for, submission_id, owner, entry))
+        await self._threads.write_small(partial(self._append_for, submission_id, owner, entry))
 
     def _append_for(
         self, submission_id: str, owner: str | None, entry: JournalEntry, db: sqlite3.Connection
@@ -306,12 +309,12 @@ class SQLiteSubmissions:
                 )
             return self._written(db, submission_id)
 
-        return await self._threads.write(write)
+        return await self._threads.write_small(write)
 
     async def append_events(self, records: Sequence[EventRecord]) -> None:
         if not records:
             return
-        await self._threads.write(partial(_insert_events, records=records))
+        await self._threads.write_small(partial(_insert_events, records=records))
 
     async def events(self, session_key: str, query: EventQuery = ALL_EVENTS) -> list[EventRecord]:
         only, limit = query.submission_id, query.limit
@@ -335,12 +338,12 @@ class SQLiteSubmissions:
             ).fetchone()
             return int(row[0] or 0)
 
-        return await self._threads.read(read)
+        return await self._threads.read_small(read)
 
     async def wait_for_work(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while (woke := await woken(self._wake, deadline)) is not None:
-            if woke or await self._threads.read(self._has_due_work):
+            if woke or await self._threads.read_small(self._has_due_work):
                 return
 
     def _has_due_work(self, db: sqlite3.Connection) -> bool:

@@ -1,0 +1,120 @@
+"""The event loop's own connection: small writes committed in groups, small reads at once.
+
+A thread hop costs more than a small statement: two context switches, the GIL passed back
+and forth, a wake-up of the loop. So the store's small writes (a turn's journal, a claim, a
+settlement: a few rows found by key) are committed on the event loop's thread, all the
+writes one turn of the loop submits in one transaction at the end of that turn (a group
+commit across sessions under load; no wake-up at all for a single turn's write), and its
+small reads by key run there at once.
+
+Why that never blocks the loop: this connection has `busy_timeout` 0, so a `BEGIN
+IMMEDIATE` that would wait for another connection's write lock (another process's, or the
+store's writer thread's) fails at once and the group goes to the writer thread, which may
+wait. The file is in WAL mode with `synchronous = NORMAL`: a commit appends to the WAL and
+does not wait for the disk, and a read never waits for a writer (a read that would all
+the same goes to a reader thread). The automatic WAL checkpoint, which does wait for the
+disk, is off here; the writer thread checkpoints instead, asked every `CHECKPOINT_CHANGES`
+rows changed here. A group whose transaction is lost (an I/O error, a full disk) goes to
+the writer thread too, which commits each write alone so every caller hears its own error.
+Durability is the same as on the writer thread: nobody hears back before the `COMMIT`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from seam.services.sessions.sqlite_groups import (
+    Job,
+    commit_group,
+    run_in_savepoint,
+    run_plain,
+)
+
+T = TypeVar("T")
+
+# Rows changed here between two WAL checkpoints (the WAL grows by a page or so per row).
+CHECKPOINT_CHANGES = 1000
+# Writes one group takes (the rest go in the next, a loop turn later): bounds how long
+# the loop is held by one commit.
+MAX_GROUP = 256
+
+
+class LoopConnection:
+    """One connection used only on the thread of the event loop that holds it."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        *,
+        hand_over: Callable[[list[Job]], None],
+        checkpoint: Callable[[], None],
+    ) -> None:
+        self.db = db
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._hand_over = hand_over
+        self._checkpoint = checkpoint
+        self._pending: list[Job] = []
+        self._changes_at_checkpoint = db.total_changes
+
+    def held_by(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether `loop` may use this connection: the first loop to ask holds it, and a
+        closed loop lets the next one have it (`asyncio.run` twice, as tests do)."""
+        if self.loop is loop:
+            return True
+        if self.loop is None or (self.loop.is_closed() and not self._pending):
+            self.loop = loop
+            return True
+        return False
+
+    def submit(self, job: Job) -> None:
+        """Queue a write for the commit at the end of this turn of the loop."""
+        self._pending.append(job)
+        if len(self._pending) == 1:
+            job.loop.call_soon(self.commit)
+
+    def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)` now; raises `sqlite3.OperationalError` (busy) when it would wait."""
+        return work(self.db)
+
+    def commit(self, *, everything: bool = False) -> None:
+        """Commit a group of what is pending (or hand it to the writer thread); the rest
+        in the loop's next turn, so other tasks run between groups, or now (`everything`)."""
+        while self._pending:
+            group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
+            if not self._commit(group):
+                self._hand_over(group)
+            if self._pending and not everything:
+                group[0].loop.call_soon(self.commit)
+                return
+        if self.db.total_changes - self._changes_at_checkpoint >= CHECKPOINT_CHANGES:
+            self._changes_at_checkpoint = self.db.total_changes
+            self._checkpoint()
+
+    def _commit(self, group: list[Job]) -> bool:
+        """True when the group committed and its callers were told (a failing write
+        undone alone); False when nothing was kept and nobody told."""
+        db = self.db
+        for run in (run_plain, run_in_savepoint):
+            try:
+                db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error:  # another connection writes: never wait for it here
+                return False
+            if commit_group(db, group, run, _tell):
+                return True
+        return False
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def _tell(job: Job, ok: bool, value: Any) -> None:
+    future = job.future
+    if future.done():  # its caller was cancelled; the write happened anyway
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
