@@ -77,6 +77,18 @@ class SQLiteSubmissions:
         assert sub is not None
         return sub
 
+    def _update(
+        self, db: sqlite3.Connection, assignments: str, params: tuple[Any, ...]
+    ) -> Submission:
+        """`UPDATE submissions SET <assignments> WHERE id = ?` (the id last in `params`),
+        the row as written coming back in the same statement."""
+        row = db.execute(
+            f"UPDATE submissions SET {assignments} WHERE id = ? RETURNING {SUBMISSION_COLUMNS}",
+            params,
+        ).fetchone()
+        assert row is not None, "the caller read the row in this transaction"
+        return submission_from_row(row)
+
     async def _write_waking(self, write: Callable[[sqlite3.Connection], Submission]) -> Submission:
         """Run `write`, which may have made work runnable, and wake this process's idle
         workers (other processes find it on their next look)."""
@@ -95,30 +107,28 @@ class SQLiteSubmissions:
         if existing is not None:
             check_same_payload(existing, submission)
             return existing
-        if (
-            db.execute("SELECT 1 FROM sessions WHERE key = ?", (submission.session_key,)).fetchone()
-            is None
-        ):
-            raise SessionNotFound(f"no session {submission.session_key!r}")
         check_new(submission)
         now = self._clock()
         put_images(db, submission.images, now)
-        db.execute(
-            "INSERT INTO submissions (id, session_key, input, personality, state,"
-            " max_attempts, created_at, updated_at, images)"
-            " VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
-            (
-                submission.id,
-                submission.session_key,
-                submission.input,
-                submission.personality,
-                submission.max_attempts,
-                now,
-                now,
-                hashes_column(submission.images),
-            ),
-        )
-        return self._written(db, submission.id)
+        try:
+            row = db.execute(
+                _INSERT_SUBMISSION,
+                (
+                    submission.id,
+                    submission.session_key,
+                    submission.input,
+                    submission.personality,
+                    submission.max_attempts,
+                    now,
+                    now,
+                    hashes_column(submission.images),
+                ),
+            ).fetchone()
+        except sqlite3.IntegrityError as exc:  # the session's foreign key
+            if "FOREIGN KEY" in str(exc):
+                raise SessionNotFound(f"no session {submission.session_key!r}") from None
+            raise
+        return submission_from_row(row)
 
     async def submission(self, submission_id: str) -> Submission | None:
         return await self._threads.read_small(partial(self._row_of, submission_id))
@@ -189,12 +199,12 @@ class SQLiteSubmissions:
                     (give_up_message(sub), now, now, sid),
                 )
                 continue
-            db.execute(
-                "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
-                " lease_owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?",
+            return self._update(
+                db,
+                "state = 'running', attempts = attempts + 1, lease_owner = ?,"
+                " lease_expires_at = ?, updated_at = ?",
                 (owner, now + lease, now, sid),
             )
-            return self._row(db, sid)
         return None
 
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
@@ -212,32 +222,40 @@ class SQLiteSubmissions:
         await self._threads.write_small(partial(self._append_for, submission_id, owner, entry))
 
     def _append_for(
-        self, submission_id: str, owner: str | None, entry: JournalEntry, db: sqlite3.Connection
+        self, submission_id: str, owner: str, entry: JournalEntry, db: sqlite3.Connection
     ) -> None:
-        sub = self._held(db, submission_id, owner)
+        row = db.execute(
+            "SELECT session_key, state, lease_owner FROM submissions WHERE id = ?",
+            (submission_id,),
+        ).fetchone()
+        if row is None or row[1] != "running" or row[2] != owner:
+            self._held(db, submission_id, owner)  # raises, saying why
+        self._journal(db, row[0], submission_id, entry)
+
+    def _journal(
+        self, db: sqlite3.Connection, key: str, submission_id: str, entry: JournalEntry
+    ) -> None:
+        """Write `entry` for a submission of session `key` its writer holds."""
         now = self._clock()
         messages = entry.messages
         if entry.events:
             _insert_events(db, entry.events)
         for record in entry.usage:
-            insert_usage(db, sub.session_key, record, now)
+            insert_usage(db, key, record, now)
         if not messages:
             return
         row = db.execute(
             "UPDATE sessions SET message_count = message_count + ?, updated_at = ?"
             " WHERE key = ? RETURNING message_count",
-            (len(messages), now, sub.session_key),
+            (len(messages), now, key),
         ).fetchone()
         if row is None:
-            raise SessionNotFound(f"no session {sub.session_key!r}")
+            raise SessionNotFound(f"no session {key!r}")
         first = row[0] - len(messages)
         put_images(db, shown_images(messages), now)
         db.executemany(
             _INSERT_MESSAGE,
-            [
-                (sub.session_key, first + i, *message_params(m), submission_id)
-                for i, m in enumerate(messages)
-            ],
+            [(key, first + i, *message_params(m), submission_id) for i, m in enumerate(messages)],
         )
         db.execute(
             "UPDATE submissions SET steps = steps + ?, updated_at = ? WHERE id = ?",
@@ -261,18 +279,17 @@ class SQLiteSubmissions:
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
-            if settlement.journal is not None:
-                self._append_for(submission_id, owner, settlement.journal, db)
             sub = self._held(db, submission_id, owner)
+            if settlement.journal is not None:
+                self._journal(db, sub.session_key, submission_id, settlement.journal)
             end = settlement.for_submission(sub)
             now = self._clock()
-            db.execute(
-                "UPDATE submissions SET state = 'settled', outcome = ?, result = ?, error = ?,"
-                " finish_reason = ?, lease_owner = NULL, lease_expires_at = NULL,"
-                " settled_at = ?, updated_at = ? WHERE id = ?",
+            return self._update(
+                db,
+                "state = 'settled', outcome = ?, result = ?, error = ?, finish_reason = ?,"
+                " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?, updated_at = ?",
                 (end.outcome, end.result, end.error, end.finish_reason, now, now, submission_id),
             )
-            return self._written(db, submission_id)
 
         return await self._write_waking(write)
 
@@ -356,6 +373,11 @@ class SQLiteSubmissions:
         return row is not None
 
 
+_INSERT_SUBMISSION = (
+    "INSERT INTO submissions (id, session_key, input, personality, state, max_attempts,"
+    " created_at, updated_at, images) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)"
+    f" RETURNING {SUBMISSION_COLUMNS}"
+)
 _INSERT_USAGE = insert_sql("usage", USAGE_COLUMNS, "?")
 _INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "?")
 _INSERT_MESSAGE = insert_sql("messages", f"session_key, idx, {MESSAGE_COLUMNS}, submission_id", "?")
