@@ -241,7 +241,9 @@ class SQLiteSessionStore(
                 self._must_exist(db, key)
             return with_images(db, [message_from_row(row) for row in rows])
 
-        return await self._threads.read(read)
+        if await self._threads.read_small(partial(_rows_between, key, start, limit)) > SMALL_READ:
+            return await self._threads.read(read)
+        return await self._threads.read_small(read)
 
     async def set_title(self, key: str, title: str) -> None:
         check_title(title)
@@ -437,6 +439,20 @@ class SQLiteSessionStore(
             return [session_from_row(row) for row in rows]
 
         return await self._threads.read(read)
+
+
+# Messages a read may return to be run on the event loop's own connection (a thread hop
+# costs more than reading a short transcript; a long one is a reader thread's, about 10 us
+# a message, and a Python thread decoding rows holds the GIL the loop needs anyway).
+SMALL_READ = 256
+
+
+def _rows_between(key: str, start: int, limit: int | None, db: sqlite3.Connection) -> int:
+    """How many messages `messages(key, start, limit)` returns (0 for no session)."""
+    row = db.execute("SELECT message_count FROM sessions WHERE key = ?", (key,)).fetchone()
+    count = 0 if row is None else int(row[0])
+    rows = count - start if start >= 0 else min(-start, count)
+    return max(0, rows if limit is None else min(rows, limit))
 
 
 _INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "?")

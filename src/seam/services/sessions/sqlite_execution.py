@@ -224,18 +224,21 @@ class SQLiteSubmissions:
     def _append_for(
         self, submission_id: str, owner: str, entry: JournalEntry, db: sqlite3.Connection
     ) -> None:
+        # The lease checked and the steps counted in one statement.
         row = db.execute(
-            "SELECT session_key, state, lease_owner FROM submissions WHERE id = ?",
-            (submission_id,),
+            "UPDATE submissions SET steps = steps + ?, updated_at = ?"
+            " WHERE id = ? AND state = 'running' AND lease_owner = ? RETURNING session_key",
+            (len(entry.messages), self._clock(), submission_id, owner),
         ).fetchone()
-        if row is None or row[1] != "running" or row[2] != owner:
+        if row is None:
             self._held(db, submission_id, owner)  # raises, saying why
         self._journal(db, row[0], submission_id, entry)
 
     def _journal(
         self, db: sqlite3.Connection, key: str, submission_id: str, entry: JournalEntry
     ) -> None:
-        """Write `entry` for a submission of session `key` its writer holds."""
+        """Write `entry` for a submission of session `key` its writer holds (the caller
+        counts the submission's steps)."""
         now = self._clock()
         messages = entry.messages
         if entry.events:
@@ -257,10 +260,6 @@ class SQLiteSubmissions:
             _INSERT_MESSAGE,
             [(key, first + i, *message_params(m), submission_id) for i, m in enumerate(messages)],
         )
-        db.execute(
-            "UPDATE submissions SET steps = steps + ?, updated_at = ? WHERE id = ?",
-            (len(messages), now, submission_id),
-        )
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
         def read(db: sqlite3.Connection) -> list[Message]:
@@ -280,15 +279,26 @@ class SQLiteSubmissions:
     ) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
             sub = self._held(db, submission_id, owner)
-            if settlement.journal is not None:
-                self._journal(db, sub.session_key, submission_id, settlement.journal)
+            journal = settlement.journal
+            if journal is not None:
+                self._journal(db, sub.session_key, submission_id, journal)
             end = settlement.for_submission(sub)
             now = self._clock()
             return self._update(
                 db,
                 "state = 'settled', outcome = ?, result = ?, error = ?, finish_reason = ?,"
-                " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?, updated_at = ?",
-                (end.outcome, end.result, end.error, end.finish_reason, now, now, submission_id),
+                " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?, updated_at = ?,"
+                " steps = steps + ?",
+                (
+                    end.outcome,
+                    end.result,
+                    end.error,
+                    end.finish_reason,
+                    now,
+                    now,
+                    0 if journal is None else len(journal.messages),
+                    submission_id,
+                ),
             )
 
         return await self._write_waking(write)
