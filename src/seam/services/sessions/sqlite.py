@@ -256,7 +256,7 @@ class SQLiteSessionStore(
             if cursor.rowcount == 0:
                 raise SessionNotFound(f"no session {key!r}")
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def find_by_title(self, title: str) -> SessionInfo | None:
         def read(db: sqlite3.Connection) -> SessionInfo | None:

@@ -1,11 +1,12 @@
 """One transaction for a group of writes, each write still all-or-nothing with its own outcome.
 
 Shared by the two places a SQLite store commits: the writer thread (`sqlite_threads`) and
-the event loop's own connection (`sqlite_inline`). A group first runs plainly in one
-transaction; when a write of it fails, the group is rolled back and run again with a
-savepoint around each write, so the failing write is undone alone and hears its error while
-the others commit together. Failures are rare (a lost lease, a duplicate title), so the
-common case pays for no savepoints. Nobody hears an outcome before the `COMMIT`.
+the event loop's own connection (`sqlite_inline`). In a group of several writes each runs
+in a savepoint of its own: a failing write is undone alone and hears its error while the
+others commit together (sessions racing for one title under a burst fail a write each; a
+savepoint costs about 2 us, running the group twice cost far more). A write alone needs no
+savepoint: its failure rolls the transaction back. Nobody hears an outcome before the
+`COMMIT`.
 """
 
 from __future__ import annotations
@@ -35,9 +36,16 @@ Outcome = tuple[Job, bool, Any]
 Tell = Callable[[Job, bool, Any], None]
 
 
-def run_plain(db: sqlite3.Connection, job: Job) -> Outcome:
-    """`job` inside the open transaction; a failure raises (the group is run again)."""
-    return job, True, job.work(db)
+def run_alone(db: sqlite3.Connection, job: Job) -> Outcome:
+    """The only `job` of the open transaction, rolled back when it fails (raises when the
+    failure ended the transaction itself)."""
+    try:
+        return job, True, job.work(db)
+    except Exception as exc:
+        if not db.in_transaction:
+            raise
+        db.execute("ROLLBACK")
+        return job, False, exc
 
 
 def run_in_savepoint(db: sqlite3.Connection, job: Job) -> Outcome:
@@ -56,18 +64,17 @@ def run_in_savepoint(db: sqlite3.Connection, job: Job) -> Outcome:
     return job, True, value
 
 
-def commit_group(
-    db: sqlite3.Connection,
-    group: list[Job],
-    run: Callable[[sqlite3.Connection, Job], Outcome],
-    tell: Tell,
-) -> bool:
-    """`run` for each job in the transaction `db` has just begun, then `COMMIT`, then
-    each outcome told. False (rolled back, nobody told) when `run` raised or the commit
-    failed."""
+def commit_group(db: sqlite3.Connection, group: list[Job], tell: Tell) -> bool:
+    """Each job in the transaction `db` has just begun, then `COMMIT`, then each outcome
+    told. False (nothing kept, nobody told) when the transaction was lost: SQLite ended it
+    (an I/O error, a full disk) or the commit failed."""
     try:
-        outcomes = [run(db, job) for job in group]
-        db.execute("COMMIT")
+        if len(group) == 1:
+            outcomes = [run_alone(db, group[0])]
+        else:
+            outcomes = [run_in_savepoint(db, job) for job in group]
+        if db.in_transaction:  # not when a write alone failed: rolled back already
+            db.execute("COMMIT")
     except Exception:
         rollback(db)
         return False

@@ -26,17 +26,12 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from seam.services.sessions.sqlite_groups import (
-    Job,
-    commit_group,
-    run_in_savepoint,
-    run_plain,
-)
+from seam.services.sessions.sqlite_groups import Job, commit_group
 
 T = TypeVar("T")
 
 # Rows changed here between two WAL checkpoints (the WAL grows by a page or so per row).
-CHECKPOINT_CHANGES = 1000
+CHECKPOINT_CHANGES = 5000
 # Writes one group takes (the rest go in the next, a loop turn later): bounds how long
 # the loop is held by one commit.
 MAX_GROUP = 256
@@ -96,15 +91,11 @@ class LoopConnection:
     def _commit(self, group: list[Job]) -> bool:
         """True when the group committed and its callers were told (a failing write
         undone alone); False when nothing was kept and nobody told."""
-        db = self.db
-        for run in (run_plain, run_in_savepoint):
-            try:
-                db.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error:  # another connection writes: never wait for it here
-                return False
-            if commit_group(db, group, run, _tell):
-                return True
-        return False
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:  # another connection writes: never wait for it here
+            return False
+        return commit_group(self.db, group, _tell)
 
     def close(self) -> None:
         self.db.close()

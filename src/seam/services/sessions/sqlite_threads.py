@@ -1,22 +1,26 @@
 """The threads the SQLite store runs its statements on, so the event loop never waits on disk.
 
-One writer thread owns the connection every write goes through (SQLite has one writer at
-a time anyway). It commits in groups: whatever writes are queued when it starts a
-transaction run in that one `BEGIN IMMEDIATE`, in order, and none of their callers hears
-back before the `COMMIT`. When one of them fails, the group is rolled back and run again
-in one transaction with a savepoint around each write: the failing write is undone alone
-and hears its error, the others commit together. Each write is still atomic, gets its own
-outcome and is durable when its `await` returns, while a thousand sessions writing at once
-pay for a few commits instead of a thousand, even when some of their writes fail (sessions
-racing for the same title fail one write each: before, every group holding one fell back
-to a commit per write). Only when the transaction itself is lost (the commit failed, or
-SQLite ended it after an I/O error) is each write run in a transaction of its own.
+Small writes and reads by key (a turn's journal, a claim, a settlement, a session's row)
+run on the event loop's own connection (`sqlite_inline`: no thread hop, commits grouped
+per turn of the loop, never waiting). Everything else, and whatever that connection could
+not do without waiting, runs here.
+
+One writer thread owns a connection for the writes (SQLite has one writer at a time
+anyway). It commits in groups: whatever writes are queued when it starts a transaction run
+in that one `BEGIN IMMEDIATE`, in order, each in a savepoint of its own (`sqlite_groups`:
+a failing write is undone alone and hears its error, the others commit together), and
+none of their callers hears back before the `COMMIT`. Each write is still atomic, gets its
+own outcome and is durable when its `await` returns, while a thousand sessions writing at
+once pay for a few commits instead of a thousand. Only when the transaction itself is lost
+(the commit failed, or SQLite ended it after an I/O error) is each write run in a
+transaction of its own. The writer thread also checkpoints the WAL (that waits for the
+disk), when the loop's connection asks.
 
 Reads run on reader threads, each with its own connection: in WAL mode they see every
 committed write and never wait for the writer, so a long `search` or `export_all` holds
 up neither the loop nor the writes. A read queued after a write's `await` returned sees
 that write. An in-memory database (":memory:") is private to one connection, so there
-every read goes to the writer thread.
+every read and write goes to the writer thread.
 
 A job for an idle thread is handed over at once; jobs for a busy one, submitted in the
 same turn of the event loop, are handed over as one batch. Results come back through
@@ -38,13 +42,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from seam.services.sessions.sqlite_faults import is_outage, unavailable
-from seam.services.sessions.sqlite_groups import (
-    Job,
-    commit_group,
-    rollback,
-    run_in_savepoint,
-    run_plain,
-)
+from seam.services.sessions.sqlite_groups import Job, commit_group, rollback
 from seam.services.sessions.sqlite_inline import LoopConnection
 
 log = logging.getLogger("seam.sqlite")
@@ -148,21 +146,18 @@ class _WriterThread(_ConnectionThread):
         if len(group) == 1:
             self._commit_alone(group[0])
             return
-        db = self.db
-        for run in (run_plain, run_in_savepoint):
-            try:
-                db.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as exc:
-                # Another process held the write lock past the busy timeout: each job
-                # alone would wait as long again, so they all hear it now.
-                for job in group:
-                    self._done(job, False, exc)
-                return
-            if commit_group(db, group, run, self._done):
-                return
-        # The transaction itself was lost (SQLite ended it, or the commit failed).
-        for job in group:
-            self._commit_alone(job)
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            # Another process held the write lock past the busy timeout: each job alone
+            # would wait as long again, so they all hear it now.
+            for job in group:
+                self._done(job, False, exc)
+            return
+        if not commit_group(self.db, group, self._done):
+            # The transaction itself was lost: each job alone, to hear its own error.
+            for job in group:
+                self._commit_alone(job)
 
     def _next_group(self) -> tuple[list[Job], bool]:
         """Every write queued now (waiting for the first), and whether to stop after;
