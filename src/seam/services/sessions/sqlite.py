@@ -422,6 +422,11 @@ class SQLiteSessionStore(
 
         return await self._threads.read(read)
 
+    def trace(self, callback: Callable[[str], object] | None) -> None:
+        """Every SQL statement the store runs, to `callback` (None: stop), on whichever
+        connection runs it (`sqlite_threads`); tests count transactions with it."""
+        self._threads.trace(callback)
+
     async def aclose(self) -> None:
         """Let queued work finish, stop the threads and close the file."""
         await self._threads.aclose()

@@ -2,20 +2,22 @@
 
 A thread hop costs more than a small statement: two context switches, the GIL passed back
 and forth, a wake-up of the loop. So the store's small writes (a turn's journal, a claim, a
-settlement: a few rows found by key) are committed on the event loop's thread, all the
-writes one turn of the loop submits in one transaction at the end of that turn (a group
-commit across sessions under load; no wake-up at all for a single turn's write), and its
-small reads by key run there at once.
+settlement: a few rows found by key) are committed on the event loop's thread, the writes
+one turn of the loop submits in one transaction at the end of that turn (no wake-up at all
+for a single turn's write), and its small reads by key run there at once. A burst of
+writes (`THREAD_GROUP` or more in one loop turn) goes to the writer thread as one group
+instead: one hop for many writes is cheap, and the thread's SQLite work (which releases
+the GIL) then runs beside the loop's Python on another core.
 
-Why that never blocks the loop: this connection has `busy_timeout` 0, so a `BEGIN
+Why this never blocks the loop: the connection has `busy_timeout` 0, so a `BEGIN
 IMMEDIATE` that would wait for another connection's write lock (another process's, or the
 store's writer thread's) fails at once and the group goes to the writer thread, which may
 wait. The file is in WAL mode with `synchronous = NORMAL`: a commit appends to the WAL and
-does not wait for the disk, and a read never waits for a writer (a read that would all
-the same goes to a reader thread). The automatic WAL checkpoint, which does wait for the
-disk, is off here; the writer thread checkpoints instead, asked every `CHECKPOINT_CHANGES`
-rows changed here. A group whose transaction is lost (an I/O error, a full disk) goes to
-the writer thread too, which commits each write alone so every caller hears its own error.
+does not wait for the disk, and a read never waits for a writer (one that would all the
+same goes to a reader thread). The automatic WAL checkpoint, which does wait for the disk,
+is off here; the writer thread checkpoints instead, asked every `CHECKPOINT_CHANGES` rows
+changed here. A group whose transaction is lost (an I/O error, a full disk) goes to the
+writer thread too, which commits each write alone so every caller hears its own error.
 Durability is the same as on the writer thread: nobody hears back before the `COMMIT`.
 """
 
@@ -32,9 +34,10 @@ T = TypeVar("T")
 
 # Rows changed here between two WAL checkpoints (the WAL grows by a page or so per row).
 CHECKPOINT_CHANGES = 5000
-# Writes one group takes (the rest go in the next, a loop turn later): bounds how long
-# the loop is held by one commit.
-MAX_GROUP = 256
+# A group this big goes to the writer thread: one hop for many writes is cheap, and the
+# thread's SQLite work (which releases the GIL) runs beside the loop's Python on another
+# core, where on the loop's thread it would hold up every session in the process.
+THREAD_GROUP = 8
 
 
 class LoopConnection:
@@ -65,7 +68,8 @@ class LoopConnection:
         return False
 
     def submit(self, job: Job) -> None:
-        """Queue a write for the commit at the end of this turn of the loop."""
+        """Queue a write for the commit at the end of this turn of the loop (`call_soon`
+        runs after the callbacks already due, so their writes join the group)."""
         self._pending.append(job)
         if len(self._pending) == 1:
             job.loop.call_soon(self.commit)
@@ -74,16 +78,15 @@ class LoopConnection:
         """`work(db)` now; raises `sqlite3.OperationalError` (busy) when it would wait."""
         return work(self.db)
 
-    def commit(self, *, everything: bool = False) -> None:
-        """Commit a group of what is pending (or hand it to the writer thread); the rest
-        in the loop's next turn, so other tasks run between groups, or now (`everything`)."""
-        while self._pending:
-            group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
-            if not self._commit(group):
-                self._hand_over(group)
-            if self._pending and not everything:
-                group[0].loop.call_soon(self.commit)
-                return
+    def commit(self) -> None:
+        """Commit what is pending here, or hand it to the writer thread: a group too big
+        to be worth committing on the loop's thread, or one that would have to wait."""
+        group, self._pending = self._pending, []
+        if not group:
+            return
+        if len(group) >= THREAD_GROUP or not self._commit(group):
+            self._hand_over(group)
+            return
         if self.db.total_changes - self._changes_at_checkpoint >= CHECKPOINT_CHANGES:
             self._changes_at_checkpoint = self.db.total_changes
             self._checkpoint()

@@ -245,6 +245,7 @@ class SQLiteThreads:
         # The event loop's own connection (`sqlite_inline`), opened on first use.
         self._open_loop = open_loop
         self._loop_db: LoopConnection | None = None
+        self._trace: Callable[[str], object] | None = None
         # A store dropped without `aclose` still lets its threads end (they hold no
         # reference to it, so it can be collected).
         self._finalizer = weakref.finalize(
@@ -295,10 +296,20 @@ class SQLiteThreads:
                 db = self._open_loop()
             except sqlite3.Error:  # the file busy being recovered: the threads, this time
                 return None
+            db.set_trace_callback(self._trace)
             inline = self._loop_db = LoopConnection(
                 db, hand_over=self._hand_over, checkpoint=partial(self._writes.put, _CHECKPOINT)
             )
         return inline if inline.held_by(asyncio.get_running_loop()) else None
+
+    def trace(self, callback: Callable[[str], object] | None) -> None:
+        """Every statement run on the store's connections to `callback` (None: stop);
+        tests count transactions with it. Set before work starts: the threads run on."""
+        self._trace = callback
+        for db in (self._writer.db, *self._connections):
+            db.set_trace_callback(callback)
+        if self._loop_db is not None:
+            self._loop_db.db.set_trace_callback(callback)
 
     def _hand_over(self, group: list[Job]) -> None:
         """Writes the loop's connection could not commit without waiting: the writer
@@ -355,7 +366,7 @@ class SQLiteThreads:
             # What was submitted runs first (a closed loop's writes too: nothing else will).
             inline = self._loop_db
             if inline is not None and inline.held_by(asyncio.get_running_loop()):
-                inline.commit(everything=True)
+                inline.commit()
             self._post(asyncio.get_running_loop())
             await asyncio.to_thread(self.close)
 
