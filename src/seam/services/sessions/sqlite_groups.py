@@ -78,6 +78,9 @@ def commit_group(db: sqlite3.Connection, group: list[Job], tell: Tell) -> bool:
     except Exception:
         rollback(db)
         return False
+    except BaseException:  # an interrupt: leave no transaction open on the connection
+        rollback(db)
+        raise
     for job, ok, value in outcomes:
         tell(job, ok, value)
     return True
