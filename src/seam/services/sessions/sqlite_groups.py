@@ -36,6 +36,17 @@ Outcome = tuple[Job, bool, Any]
 Tell = Callable[[Job, bool, Any], None]
 
 
+def tell(job: Job, ok: bool, value: Any) -> None:
+    """Give `job`'s caller its outcome, on the caller's loop's thread."""
+    future = job.future
+    if future.done():  # the caller was cancelled; the work happened anyway
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
 def run_alone(db: sqlite3.Connection, job: Job) -> Outcome:
     """The only `job` of the open transaction, rolled back when it fails (raises when the
     failure ended the transaction itself)."""

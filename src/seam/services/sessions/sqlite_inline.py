@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from seam.services.sessions.sqlite_groups import Job, commit_group
+from seam.services.sessions.sqlite_groups import Job, commit_group, tell
 
 T = TypeVar("T")
 
@@ -98,17 +98,7 @@ class LoopConnection:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error:  # another connection writes: never wait for it here
             return False
-        return commit_group(self.db, group, _tell)
+        return commit_group(self.db, group, tell)
 
     def close(self) -> None:
         self.db.close()
-
-
-def _tell(job: Job, ok: bool, value: Any) -> None:
-    future = job.future
-    if future.done():  # its caller was cancelled; the write happened anyway
-        return
-    if ok:
-        future.set_result(value)
-    else:
-        future.set_exception(value)

@@ -42,7 +42,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from seam.services.sessions.sqlite_faults import is_outage, unavailable
-from seam.services.sessions.sqlite_groups import Job, commit_group, rollback
+from seam.services.sessions.sqlite_groups import Job, commit_group, rollback, tell
 from seam.services.sessions.sqlite_inline import LoopConnection
 
 log = logging.getLogger("seam.sqlite")
@@ -85,13 +85,7 @@ class _Deliveries:
         with self._lock:
             done = self._waiting.pop(loop, [])
         for job, ok, value in done:
-            future = job.future
-            if future.done():  # the caller was cancelled; the work happened anyway
-                continue
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+            tell(job, ok, value)
 
 
 class _ConnectionThread:
