@@ -159,10 +159,8 @@ class SQLiteSubmissions:
     async def claim(
         self, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS, scope: ClaimScope = ANY_RUNNABLE
     ) -> Submission | None:
-        claim = partial(self._claim, owner, lease, scope)
-        if scope.submission_id is not None:  # one row by key (any other claim may scan)
-            return await self._threads.write_small(claim)
-        return await self._threads.write(claim)
+        # Small: the queue is read CLAIM_BATCH rows at a time (see `_claim`).
+        return await self._threads.write_small(partial(self._claim, owner, lease, scope))
 
     def _claim(
         self, owner: str, lease: float, scope: ClaimScope, db: sqlite3.Connection
@@ -187,25 +185,32 @@ class SQLiteSubmissions:
         if submission_id is not None:
             sql += " AND s.id = :id"
             params["id"] = submission_id
-        sql += " ORDER BY s.seq"
-        for sid, attempts, max_attempts in db.execute(sql, params).fetchall():
-            if attempts >= max_attempts:
-                sub = self._row(db, sid)
-                assert sub is not None
-                db.execute(
-                    "UPDATE submissions SET state = 'settled', outcome = 'failed', error = ?,"
-                    " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?,"
-                    " updated_at = ? WHERE id = ?",
-                    (give_up_message(sub), now, now, sid),
-                )
-                continue
-            return self._update(
-                db,
-                "state = 'running', attempts = attempts + 1, lease_owner = ?,"
-                " lease_expires_at = ?, updated_at = ?",
-                (owner, now + lease, now, sid),
-            )
-        return None
+        # A batch at a time, so a long queue costs no more than its head: the ones given
+        # up below are settled, so the next batch starts past them.
+        sql += f" ORDER BY s.seq LIMIT {CLAIM_BATCH}"
+        while True:
+            rows = db.execute(sql, params).fetchall()
+            for sid, attempts, max_attempts in rows:
+                if attempts < max_attempts:
+                    return self._update(
+                        db,
+                        "state = 'running', attempts = attempts + 1, lease_owner = ?,"
+                        " lease_expires_at = ?, updated_at = ?",
+                        (owner, now + lease, now, sid),
+                    )
+                self._give_up(db, sid, now)
+            if len(rows) < CLAIM_BATCH:
+                return None
+
+    def _give_up(self, db: sqlite3.Connection, submission_id: str, now: float) -> None:
+        """Settle a submission out of attempts as failed."""
+        sub = self._written(db, submission_id)
+        db.execute(
+            "UPDATE submissions SET state = 'settled', outcome = 'failed', error = ?,"
+            " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?,"
+            " updated_at = ? WHERE id = ?",
+            (give_up_message(sub), now, now, submission_id),
+        )
 
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -383,6 +388,8 @@ class SQLiteSubmissions:
         return row is not None
 
 
+# Runnable submissions a claim reads at a time (it takes the first it may).
+CLAIM_BATCH = 16
 _INSERT_SUBMISSION = (
     "INSERT INTO submissions (id, session_key, input, personality, state, max_attempts,"
     " created_at, updated_at, images) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)"

@@ -12,12 +12,14 @@ the GIL) then runs beside the loop's Python on another core.
 Why this never blocks the loop: the connection has `busy_timeout` 0, so a `BEGIN
 IMMEDIATE` that would wait for another connection's write lock (another process's, or the
 store's writer thread's) fails at once and the group goes to the writer thread, which may
-wait. The file is in WAL mode with `synchronous = NORMAL`: a commit appends to the WAL and
-does not wait for the disk, and a read never waits for a writer (one that would all the
-same goes to a reader thread). The automatic WAL checkpoint, which does wait for the disk,
-is off here; the writer thread checkpoints instead, asked every `CHECKPOINT_CHANGES` rows
-changed here. A group whose transaction is lost (an I/O error, a full disk) goes to the
-writer thread too, which commits each write alone so every caller hears its own error.
+wait (while the thread has writes of this process to do, the loop hands its own over too:
+they keep their order, and the thread is not starved). The file is in WAL mode with
+`synchronous = NORMAL`: a commit appends to the WAL and does not wait for the disk, and a
+read never waits for a writer (one that would all the same goes to a reader thread). The
+automatic WAL checkpoint, which does wait for the disk, is off here; the writer thread
+checkpoints instead, asked every `CHECKPOINT_CHANGES` rows changed here. A group whose
+transaction is lost (an I/O error, a full disk) goes to the writer thread too, which
+commits each write alone so every caller hears its own error.
 Durability is the same as on the writer thread: nobody hears back before the `COMMIT`.
 """
 
@@ -48,11 +50,13 @@ class LoopConnection:
         db: sqlite3.Connection,
         *,
         hand_over: Callable[[list[Job]], None],
+        writer_busy: Callable[[], bool],
         checkpoint: Callable[[], None],
     ) -> None:
         self.db = db
         self.loop: asyncio.AbstractEventLoop | None = None
         self._hand_over = hand_over
+        self._writer_busy = writer_busy
         self._checkpoint = checkpoint
         self._pending: list[Job] = []
         self._changes_at_checkpoint = db.total_changes
@@ -80,11 +84,12 @@ class LoopConnection:
 
     def commit(self) -> None:
         """Commit what is pending here, or hand it to the writer thread: a group too big
-        to be worth committing on the loop's thread, or one that would have to wait."""
+        to be worth committing on the loop's thread, one that would have to wait, or any
+        while the thread has writes to do (they stay in order; see `writer_busy`)."""
         group, self._pending = self._pending, []
         if not group:
             return
-        if len(group) >= THREAD_GROUP or not self._commit(group):
+        if len(group) >= THREAD_GROUP or self._writer_busy() or not self._commit(group):
             self._hand_over(group)
             return
         if self.db.total_changes - self._changes_at_checkpoint >= CHECKPOINT_CHANGES:

@@ -235,6 +235,7 @@ class SQLiteThreads:
         # how many jobs are submitted and not answered yet.
         self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[Job]]] = {}
         self._in_flight = {id(self._writes): 0, id(self._reads): 0}
+        self._handed = 0  # writes the loop's connection handed over, not answered yet
         self._closed = False
         # The event loop's own connection (`sqlite_inline`), opened on first use.
         self._open_loop = open_loop
@@ -292,7 +293,10 @@ class SQLiteThreads:
                 return None
             db.set_trace_callback(self._trace)
             inline = self._loop_db = LoopConnection(
-                db, hand_over=self._hand_over, checkpoint=partial(self._writes.put, _CHECKPOINT)
+                db,
+                hand_over=self._hand_over,
+                writer_busy=self._writer_busy,
+                checkpoint=partial(self._writes.put, _CHECKPOINT),
             )
         return inline if inline.held_by(asyncio.get_running_loop()) else None
 
@@ -306,9 +310,21 @@ class SQLiteThreads:
             self._loop_db.db.set_trace_callback(callback)
 
     def _hand_over(self, group: list[Job]) -> None:
-        """Writes the loop's connection could not commit without waiting: the writer
-        thread commits them (waiting for the lock if it must)."""
+        """Writes the loop's connection could not commit without waiting (or a burst):
+        the writer thread commits them, waiting for the lock if it must."""
+        self._handed += len(group)
+        for job in group:
+            job.future.add_done_callback(self._handed_done)
         self._writes.put(group)
+
+    def _handed_done(self, _: asyncio.Future[Any]) -> None:
+        self._handed -= 1
+
+    def _writer_busy(self) -> bool:
+        """Whether the writer thread has writes of this process to do. The loop's
+        connection then hands its writes over too: they stay in order, and the thread,
+        which polls for the lock, is not starved by the loop taking it every turn."""
+        return self._handed > 0 or self._in_flight[id(self._writes)] > 0
 
     async def _submit(self, jobs: queue.SimpleQueue[Any], work: Callable[..., T]) -> T:
         if self._closed:
