@@ -6,8 +6,9 @@ settlement: a few rows found by key) are committed on the event loop's thread, t
 one turn of the loop submits in one transaction at the end of that turn (no wake-up at all
 for a single turn's write), and its small reads by key run there at once. A burst of
 writes (`THREAD_GROUP` or more in one loop turn) goes to the writer thread as one group
-instead: one hop for many writes is cheap, and the thread's SQLite work (which releases
-the GIL) then runs beside the loop's Python on another core.
+instead, and a burst of reads to the reader threads: one hop for many is cheap, and the
+threads' SQLite work (which releases the GIL) then runs beside the loop's Python on
+another core.
 
 Why this never blocks the loop: the connection has `busy_timeout` 0, so a `BEGIN
 IMMEDIATE` that would wait for another connection's write lock (another process's, or the
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import weakref
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -59,6 +61,7 @@ class LoopConnection:
         self._writer_busy = writer_busy
         self._checkpoint = checkpoint
         self._pending: list[Job] = []
+        self._reads = 0  # small reads run here in this turn of the loop
         self._changes_at_checkpoint = db.total_changes
 
     def held_by(self, loop: asyncio.AbstractEventLoop) -> bool:
@@ -77,6 +80,14 @@ class LoopConnection:
         self._pending.append(job)
         if len(self._pending) == 1:
             job.loop.call_soon(self.commit)
+
+    def may_read(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Whether a small read may run here now: not past `THREAD_GROUP` of them in this
+        turn of the loop (a burst's reads go to the reader threads, beside the loop)."""
+        self._reads += 1
+        if self._reads == 1:  # by weak reference: this must not keep a dropped store alive
+            loop.call_soon(_new_turn, weakref.ref(self))
+        return self._reads <= THREAD_GROUP
 
     def read(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work(db)` now; raises `sqlite3.OperationalError` (busy) when it would wait."""
@@ -107,3 +118,9 @@ class LoopConnection:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _new_turn(ref: weakref.ref[LoopConnection]) -> None:
+    connection = ref()
+    if connection is not None:
+        connection._reads = 0

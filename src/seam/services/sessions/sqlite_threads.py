@@ -260,7 +260,7 @@ class SQLiteThreads:
         when the store has one (`sqlite_inline`: a thread hop costs more than such a
         read); one that would wait goes to a reader thread."""
         inline = self._loop_connection()
-        if inline is not None:
+        if inline is not None and inline.may_read(asyncio.get_running_loop()):
             try:
                 return inline.read(work)
             except sqlite3.OperationalError as exc:
