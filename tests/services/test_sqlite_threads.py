@@ -1,4 +1,5 @@
-"""The SQLite store never blocks the event loop: its statements run on its own threads.
+"""The SQLite store never blocks the event loop: its statements run on its own threads,
+or (small writes and reads by key) on the loop's own connection when nothing makes them wait.
 
 A slow read, or a write waiting for another process's lock, delays only its caller; every
 other coroutine (every other session in the process) keeps running meanwhile. Writes that
@@ -19,7 +20,9 @@ import pytest
 
 from seam.contracts.messages import Message
 from seam.contracts.sessions import DuplicateTitle
+from seam.services.sessions import sqlite_inline
 from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.services.sessions.sqlite_inline import THREAD_GROUP
 
 
 class Ticker:
@@ -135,16 +138,14 @@ async def test_a_group_with_failing_writes_still_commits_together(tmp_path: Path
     for n in range(60):
         await store.create(f"s{n}")
     commits: list[str] = []
-    store.connector.connection.set_trace_callback(
-        lambda sql: commits.append(sql) if sql == "COMMIT" else None
-    )
+    store.trace(lambda sql: commits.append(sql) if sql == "COMMIT" else None)
     # s0 takes "Boiler" first; every later writer of "Boiler" in the group is refused.
     titles = ["Boiler" if n % 10 == 0 else f"Title {n}" for n in range(60)]
     results = await asyncio.gather(
         *(store.set_title(f"s{n}", title) for n, title in enumerate(titles)),
         return_exceptions=True,
     )
-    store.connector.connection.set_trace_callback(None)
+    store.trace(None)
     failed = [n for n, r in enumerate(results) if isinstance(r, BaseException)]
     assert failed == [10, 20, 30, 40, 50]
     assert all(isinstance(results[n], DuplicateTitle) for n in failed)
@@ -152,6 +153,86 @@ async def test_a_group_with_failing_writes_still_commits_together(tmp_path: Path
         info = await store.get(f"s{n}")
         assert info is not None and info.title == (None if n in failed else title)
     assert len(commits) < 10, f"{len(commits)} commits for 60 writes"
+    await store.aclose()
+
+
+async def test_writes_of_one_loop_turn_commit_together_on_the_loop_thread(
+    tmp_path: Path,
+) -> None:
+    """No thread hop per small write: the writes one turn of the event loop makes are one
+    transaction, committed on the loop's thread (`sqlite_inline`), each still told its
+    own outcome (a failing one undone alone)."""
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    for n in range(5):
+        await store.create(f"s{n}")
+    seen: list[tuple[str, int]] = []
+    store.trace(
+        lambda sql: (
+            seen.append((sql, threading.get_ident()))
+            if sql.startswith(("BEGIN", "COMMIT"))
+            else None
+        )
+    )
+    bad = Message("user", object())  # type: ignore[arg-type]
+    results = await asyncio.gather(
+        *(store.append(f"s{n}", [Message("user", f"q{n}")]) for n in range(4)),
+        store.append("s4", [Message("user", "broken"), bad]),
+        return_exceptions=True,
+    )
+    store.trace(None)
+    assert [sql for sql, _ in seen] == ["BEGIN IMMEDIATE", "COMMIT"]
+    assert {thread for _, thread in seen} == {threading.get_ident()}
+    assert results[:4] == [None] * 4 and isinstance(results[4], sqlite3.Error)
+    assert [m.content for m in await store.messages("s3")] == ["q3"]
+    assert await store.messages("s4") == []
+    await store.aclose()
+
+
+async def test_a_burst_of_writes_commits_on_the_writer_thread(tmp_path: Path) -> None:
+    """Many writes in one loop turn are one group for the writer thread, whose SQLite work
+    runs beside the loop (one hop for the lot)."""
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    for n in range(THREAD_GROUP):
+        await store.create(f"s{n}")
+    seen: list[tuple[str, int]] = []
+    store.trace(lambda sql: seen.append((sql, threading.get_ident())) if sql == "COMMIT" else None)
+    await asyncio.gather(
+        *(store.append(f"s{n}", [Message("user", f"q{n}")]) for n in range(THREAD_GROUP))
+    )
+    store.trace(None)
+    assert len(seen) == 1 and seen[0][1] != threading.get_ident()
+    assert [m.content for m in await store.messages("s1")] == ["q1"]
+    await store.aclose()
+
+
+async def test_the_loop_connection_hands_the_wal_checkpoint_to_the_writer_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop's connection never checkpoints (that waits for the disk): after enough
+    rows it asks the writer thread, which does."""
+    monkeypatch.setattr(sqlite_inline, "CHECKPOINT_CHANGES", 10)
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    await store.create("s")
+    seen: list[tuple[str, int]] = []
+    store.trace(lambda sql: seen.append((sql, threading.get_ident())))
+    for n in range(12):
+        await store.append("s", [Message("user", f"q{n}")])
+    await store.end("s")  # a write on the writer thread: queued after the checkpoint
+    store.trace(None)
+    checkpoints = [thread for sql, thread in seen if sql.startswith("PRAGMA wal_checkpoint")]
+    assert checkpoints and threading.get_ident() not in checkpoints
+    await store.aclose()
+
+
+async def test_reads_by_key_on_the_loop_see_what_the_writer_thread_committed(
+    tmp_path: Path,
+) -> None:
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    await store.create("s")
+    await store.set_working_dir("s", str(tmp_path))  # through the writer thread
+    await store.end("s")
+    info = await store.get("s")  # on the loop's connection
+    assert info is not None and info.ended
     await store.aclose()
 
 

@@ -125,7 +125,7 @@ def message_from_row(row: Sequence[Any], text: Text = _same) -> Message:
         call_id,
         name,
         bool(interrupted),
-        stand_ins(images),
+        () if images is None else stand_ins(images),  # most rows show none: no call
     )
 
 

@@ -151,6 +151,7 @@ class SQLiteSessionStore(
                 None if shared else self.connector.open_reader,
                 readers=readers,
                 label="seam-sessions",
+                open_loop=None if shared else self.connector.open_loop,
             )
         except BaseException:
             self.connector.close()
@@ -189,10 +190,10 @@ class SQLiteSessionStore(
             assert info is not None
             return info
 
-        return await self._threads.write(write)
+        return await self._threads.write_small(write)
 
     async def get(self, key: str) -> SessionInfo | None:
-        return await self._threads.read(partial(self._info_in, key))
+        return await self._threads.read_small(partial(self._info_in, key))
 
     def _info_in(self, key: str, db: sqlite3.Connection) -> SessionInfo | None:
         return self._info_of(db, key)
@@ -222,7 +223,7 @@ class SQLiteSessionStore(
                 [(key, first + i, *r) for i, r in enumerate(rows)],
             )
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def messages(self, key: str, start: int = 0, limit: int | None = None) -> list[Message]:
         check_page(limit)
@@ -241,7 +242,9 @@ class SQLiteSessionStore(
                 self._must_exist(db, key)
             return with_images(db, [message_from_row(row) for row in rows])
 
-        return await self._threads.read(read)
+        if await self._threads.read_small(partial(_rows_between, key, start, limit)) > SMALL_READ:
+            return await self._threads.read(read)
+        return await self._threads.read_small(read)
 
     async def set_title(self, key: str, title: str) -> None:
         check_title(title)
@@ -254,7 +257,7 @@ class SQLiteSessionStore(
             if cursor.rowcount == 0:
                 raise SessionNotFound(f"no session {key!r}")
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def find_by_title(self, title: str) -> SessionInfo | None:
         def read(db: sqlite3.Connection) -> SessionInfo | None:
@@ -310,7 +313,7 @@ class SQLiteSessionStore(
             self._must_exist(db, key)
             db.execute(_INSERT_COMPACTION, compaction_params(key, record, self._clock()))
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def compactions(self, key: str) -> list[CompactionRecord]:
         def read(db: sqlite3.Connection) -> list[CompactionRecord]:
@@ -399,7 +402,7 @@ class SQLiteSessionStore(
             if cursor.rowcount == 0:
                 raise SessionNotFound(f"no session {key!r}")
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def end(self, key: str) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -429,6 +432,11 @@ class SQLiteSessionStore(
 
         return await self._threads.read(read)
 
+    def trace(self, callback: Callable[[str], object] | None) -> None:
+        """Every SQL statement the store runs, to `callback` (None: stop), on whichever
+        connection runs it (`sqlite_threads`); tests count transactions with it."""
+        self._threads.trace(callback)
+
     async def aclose(self) -> None:
         """Let queued work finish, stop the threads and close the file."""
         await self._threads.aclose()
@@ -446,6 +454,20 @@ class SQLiteSessionStore(
             return [session_from_row(row) for row in rows]
 
         return await self._threads.read(read)
+
+
+# Messages a read may return to be run on the event loop's own connection (a thread hop
+# costs more than reading a short transcript; a long one is a reader thread's, about 10 us
+# a message, and a Python thread decoding rows holds the GIL the loop needs anyway).
+SMALL_READ = 256
+
+
+def _rows_between(key: str, start: int, limit: int | None, db: sqlite3.Connection) -> int:
+    """How many messages `messages(key, start, limit)` returns (0 for no session)."""
+    row = db.execute("SELECT message_count FROM sessions WHERE key = ?", (key,)).fetchone()
+    count = 0 if row is None else int(row[0])
+    rows = count - start if start >= 0 else min(-start, count)
+    return max(0, rows if limit is None else min(rows, limit))
 
 
 _INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "?")

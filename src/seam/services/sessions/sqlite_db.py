@@ -78,6 +78,21 @@ class SQLiteDb:
             raise
         return db
 
+    def open_loop(self) -> sqlite3.Connection:
+        """Another connection to the file, for the event loop's own thread
+        (`sqlite_inline`): `busy_timeout` 0 (a statement that would wait for a lock fails
+        at once instead), no automatic WAL checkpoint (it waits for the disk). Closing it is
+        the caller's job."""
+        db = sqlite3.connect(self.path, timeout=0, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("PRAGMA foreign_keys = ON")
+            db.execute("PRAGMA wal_autocheckpoint = 0")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()

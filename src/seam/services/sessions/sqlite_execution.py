@@ -77,10 +77,22 @@ class SQLiteSubmissions:
         assert sub is not None
         return sub
 
+    def _update(
+        self, db: sqlite3.Connection, assignments: str, params: tuple[Any, ...]
+    ) -> Submission:
+        """`UPDATE submissions SET <assignments> WHERE id = ?` (the id last in `params`),
+        the row as written coming back in the same statement."""
+        row = db.execute(
+            f"UPDATE submissions SET {assignments} WHERE id = ? RETURNING {SUBMISSION_COLUMNS}",
+            params,
+        ).fetchone()
+        assert row is not None, "the caller read the row in this transaction"
+        return submission_from_row(row)
+
     async def _write_waking(self, write: Callable[[sqlite3.Connection], Submission]) -> Submission:
         """Run `write`, which may have made work runnable, and wake this process's idle
         workers (other processes find it on their next look)."""
-        written = await self._threads.write(write)
+        written = await self._threads.write_small(write)
         self._wake.set()
         return written
 
@@ -95,33 +107,31 @@ class SQLiteSubmissions:
         if existing is not None:
             check_same_payload(existing, submission)
             return existing
-        if (
-            db.execute("SELECT 1 FROM sessions WHERE key = ?", (submission.session_key,)).fetchone()
-            is None
-        ):
-            raise SessionNotFound(f"no session {submission.session_key!r}")
         check_new(submission)
         now = self._clock()
         put_images(db, submission.images, now)
-        db.execute(
-            "INSERT INTO submissions (id, session_key, input, personality, state,"
-            " max_attempts, created_at, updated_at, images)"
-            " VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)",
-            (
-                submission.id,
-                submission.session_key,
-                submission.input,
-                submission.personality,
-                submission.max_attempts,
-                now,
-                now,
-                hashes_column(submission.images),
-            ),
-        )
-        return self._written(db, submission.id)
+        try:
+            row = db.execute(
+                _INSERT_SUBMISSION,
+                (
+                    submission.id,
+                    submission.session_key,
+                    submission.input,
+                    submission.personality,
+                    submission.max_attempts,
+                    now,
+                    now,
+                    hashes_column(submission.images),
+                ),
+            ).fetchone()
+        except sqlite3.IntegrityError as exc:  # the session's foreign key
+            if "FOREIGN KEY" in str(exc):
+                raise SessionNotFound(f"no session {submission.session_key!r}") from None
+            raise
+        return submission_from_row(row)
 
     async def submission(self, submission_id: str) -> Submission | None:
-        return await self._threads.read(partial(self._row_of, submission_id))
+        return await self._threads.read_small(partial(self._row_of, submission_id))
 
     def _row_of(self, submission_id: str, db: sqlite3.Connection) -> Submission | None:
         return self._row(db, submission_id)
@@ -149,7 +159,8 @@ class SQLiteSubmissions:
     async def claim(
         self, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS, scope: ClaimScope = ANY_RUNNABLE
     ) -> Submission | None:
-        return await self._threads.write(partial(self._claim, owner, lease, scope))
+        # Small: the queue is read CLAIM_BATCH rows at a time (see `_claim`).
+        return await self._threads.write_small(partial(self._claim, owner, lease, scope))
 
     def _claim(
         self, owner: str, lease: float, scope: ClaimScope, db: sqlite3.Connection
@@ -174,25 +185,32 @@ class SQLiteSubmissions:
         if submission_id is not None:
             sql += " AND s.id = :id"
             params["id"] = submission_id
-        sql += " ORDER BY s.seq"
-        for sid, attempts, max_attempts in db.execute(sql, params).fetchall():
-            if attempts >= max_attempts:
-                sub = self._row(db, sid)
-                assert sub is not None
-                db.execute(
-                    "UPDATE submissions SET state = 'settled', outcome = 'failed', error = ?,"
-                    " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?,"
-                    " updated_at = ? WHERE id = ?",
-                    (give_up_message(sub), now, now, sid),
-                )
-                continue
-            db.execute(
-                "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
-                " lease_owner = ?, lease_expires_at = ?, updated_at = ? WHERE id = ?",
-                (owner, now + lease, now, sid),
-            )
-            return self._row(db, sid)
-        return None
+        # A batch at a time, so a long queue costs no more than its head: the ones given
+        # up below are settled, so the next batch starts past them.
+        sql += f" ORDER BY s.seq LIMIT {CLAIM_BATCH}"
+        while True:
+            rows = db.execute(sql, params).fetchall()
+            for sid, attempts, max_attempts in rows:
+                if attempts < max_attempts:
+                    return self._update(
+                        db,
+                        "state = 'running', attempts = attempts + 1, lease_owner = ?,"
+                        " lease_expires_at = ?, updated_at = ?",
+                        (owner, now + lease, now, sid),
+                    )
+                self._give_up(db, sid, now)
+            if len(rows) < CLAIM_BATCH:
+                return None
+
+    def _give_up(self, db: sqlite3.Connection, submission_id: str, now: float) -> None:
+        """Settle a submission out of attempts as failed."""
+        sub = self._written(db, submission_id)
+        db.execute(
+            "UPDATE submissions SET state = 'settled', outcome = 'failed', error = ?,"
+            " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?,"
+            " updated_at = ? WHERE id = ?",
+            (give_up_message(sub), now, now, submission_id),
+        )
 
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -203,42 +221,49 @@ class SQLiteSubmissions:
                 (now + lease, now, submission_id),
             )
 
-        await self._threads.write(write)
+        await self._threads.write_small(write)
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
-        await self._threads.write(partial(self._append_for, submission_id, owner, entry))
+        await self._threads.write_small(partial(self._append_for, submission_id, owner, entry))
 
     def _append_for(
-        self, submission_id: str, owner: str | None, entry: JournalEntry, db: sqlite3.Connection
+        self, submission_id: str, owner: str, entry: JournalEntry, db: sqlite3.Connection
     ) -> None:
-        sub = self._held(db, submission_id, owner)
+        # The lease checked and the steps counted in one statement.
+        row = db.execute(
+            "UPDATE submissions SET steps = steps + ?, updated_at = ?"
+            " WHERE id = ? AND state = 'running' AND lease_owner = ? RETURNING session_key",
+            (len(entry.messages), self._clock(), submission_id, owner),
+        ).fetchone()
+        if row is None:
+            self._held(db, submission_id, owner)  # raises, saying why
+        self._journal(db, row[0], submission_id, entry)
+
+    def _journal(
+        self, db: sqlite3.Connection, key: str, submission_id: str, entry: JournalEntry
+    ) -> None:
+        """Write `entry` for a submission of session `key` its writer holds (the caller
+        counts the submission's steps)."""
         now = self._clock()
         messages = entry.messages
         if entry.events:
             _insert_events(db, entry.events)
         for record in entry.usage:
-            insert_usage(db, sub.session_key, record, now)
+            insert_usage(db, key, record, now)
         if not messages:
             return
         row = db.execute(
             "UPDATE sessions SET message_count = message_count + ?, updated_at = ?"
             " WHERE key = ? RETURNING message_count",
-            (len(messages), now, sub.session_key),
+            (len(messages), now, key),
         ).fetchone()
         if row is None:
-            raise SessionNotFound(f"no session {sub.session_key!r}")
+            raise SessionNotFound(f"no session {key!r}")
         first = row[0] - len(messages)
         put_images(db, shown_images(messages), now)
         db.executemany(
             _INSERT_MESSAGE,
-            [
-                (sub.session_key, first + i, *message_params(m), submission_id)
-                for i, m in enumerate(messages)
-            ],
-        )
-        db.execute(
-            "UPDATE submissions SET steps = steps + ?, updated_at = ? WHERE id = ?",
-            (len(messages), now, submission_id),
+            [(key, first + i, *message_params(m), submission_id) for i, m in enumerate(messages)],
         )
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
@@ -258,18 +283,28 @@ class SQLiteSubmissions:
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         def write(db: sqlite3.Connection) -> Submission:
-            if settlement.journal is not None:
-                self._append_for(submission_id, owner, settlement.journal, db)
             sub = self._held(db, submission_id, owner)
+            journal = settlement.journal
+            if journal is not None:
+                self._journal(db, sub.session_key, submission_id, journal)
             end = settlement.for_submission(sub)
             now = self._clock()
-            db.execute(
-                "UPDATE submissions SET state = 'settled', outcome = ?, result = ?, error = ?,"
-                " finish_reason = ?, lease_owner = NULL, lease_expires_at = NULL,"
-                " settled_at = ?, updated_at = ? WHERE id = ?",
-                (end.outcome, end.result, end.error, end.finish_reason, now, now, submission_id),
+            return self._update(
+                db,
+                "state = 'settled', outcome = ?, result = ?, error = ?, finish_reason = ?,"
+                " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?, updated_at = ?,"
+                " steps = steps + ?",
+                (
+                    end.outcome,
+                    end.result,
+                    end.error,
+                    end.finish_reason,
+                    now,
+                    now,
+                    0 if journal is None else len(journal.messages),
+                    submission_id,
+                ),
             )
-            return self._written(db, submission_id)
 
         return await self._write_waking(write)
 
@@ -306,12 +341,12 @@ class SQLiteSubmissions:
                 )
             return self._written(db, submission_id)
 
-        return await self._threads.write(write)
+        return await self._threads.write_small(write)
 
     async def append_events(self, records: Sequence[EventRecord]) -> None:
         if not records:
             return
-        await self._threads.write(partial(_insert_events, records=records))
+        await self._threads.write_small(partial(_insert_events, records=records))
 
     async def events(self, session_key: str, query: EventQuery = ALL_EVENTS) -> list[EventRecord]:
         only, limit = query.submission_id, query.limit
@@ -335,12 +370,12 @@ class SQLiteSubmissions:
             ).fetchone()
             return int(row[0] or 0)
 
-        return await self._threads.read(read)
+        return await self._threads.read_small(read)
 
     async def wait_for_work(self, seconds: float) -> None:
         deadline = time.monotonic() + seconds
         while (woke := await woken(self._wake, deadline)) is not None:
-            if woke or await self._threads.read(self._has_due_work):
+            if woke or await self._threads.read_small(self._has_due_work):
                 return
 
     def _has_due_work(self, db: sqlite3.Connection) -> bool:
@@ -353,6 +388,13 @@ class SQLiteSubmissions:
         return row is not None
 
 
+# Runnable submissions a claim reads at a time (it takes the first it may).
+CLAIM_BATCH = 16
+_INSERT_SUBMISSION = (
+    "INSERT INTO submissions (id, session_key, input, personality, state, max_attempts,"
+    " created_at, updated_at, images) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)"
+    f" RETURNING {SUBMISSION_COLUMNS}"
+)
 _INSERT_USAGE = insert_sql("usage", USAGE_COLUMNS, "?")
 _INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "?")
 _INSERT_MESSAGE = insert_sql("messages", f"session_key, idx, {MESSAGE_COLUMNS}, submission_id", "?")

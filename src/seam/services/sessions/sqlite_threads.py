@@ -1,22 +1,26 @@
 """The threads the SQLite store runs its statements on, so the event loop never waits on disk.
 
-One writer thread owns the connection every write goes through (SQLite has one writer at
-a time anyway). It commits in groups: whatever writes are queued when it starts a
-transaction run in that one `BEGIN IMMEDIATE`, in order, and none of their callers hears
-back before the `COMMIT`. When one of them fails, the group is rolled back and run again
-in one transaction with a savepoint around each write: the failing write is undone alone
-and hears its error, the others commit together. Each write is still atomic, gets its own
-outcome and is durable when its `await` returns, while a thousand sessions writing at once
-pay for a few commits instead of a thousand, even when some of their writes fail (sessions
-racing for the same title fail one write each: before, every group holding one fell back
-to a commit per write). Only when the transaction itself is lost (the commit failed, or
-SQLite ended it after an I/O error) is each write run in a transaction of its own.
+Small writes and reads by key (a turn's journal, a claim, a settlement, a session's row)
+run on the event loop's own connection (`sqlite_inline`: no thread hop, commits grouped
+per turn of the loop, never waiting). Everything else, and whatever that connection could
+not do without waiting, runs here.
+
+One writer thread owns a connection for the writes (SQLite has one writer at a time
+anyway). It commits in groups: whatever writes are queued when it starts a transaction run
+in that one `BEGIN IMMEDIATE`, in order, each in a savepoint of its own (`sqlite_groups`:
+a failing write is undone alone and hears its error, the others commit together), and
+none of their callers hears back before the `COMMIT`. Each write is still atomic, gets its
+own outcome and is durable when its `await` returns, while a thousand sessions writing at
+once pay for a few commits instead of a thousand. Only when the transaction itself is lost
+(the commit failed, or SQLite ended it after an I/O error) is each write run in a
+transaction of its own. The writer thread also checkpoints the WAL (that waits for the
+disk), when the loop's connection asks.
 
 Reads run on reader threads, each with its own connection: in WAL mode they see every
 committed write and never wait for the writer, so a long `search` or `export_all` holds
 up neither the loop nor the writes. A read queued after a write's `await` returned sees
 that write. An in-memory database (":memory:") is private to one connection, so there
-every read goes to the writer thread.
+every read and write goes to the writer thread.
 
 A job for an idle thread is handed over at once; jobs for a busy one, submitted in the
 same turn of the event loop, are handed over as one batch. Results come back through
@@ -34,14 +38,16 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any, TypeVar
 
 from seam.services.sessions.sqlite_faults import is_outage, unavailable
+from seam.services.sessions.sqlite_groups import Job, commit_group, rollback, tell
+from seam.services.sessions.sqlite_inline import LoopConnection
 
 log = logging.getLogger("seam.sqlite")
 
 T = TypeVar("T")
-Work = Callable[[sqlite3.Connection], Any]
 
 # Writes a group takes before it stops taking more batches (a batch is never split): bounds
 # how long a caller waits for its commit.
@@ -49,18 +55,9 @@ MAX_GROUP = 256
 DEFAULT_READERS = 2
 
 
-class _Job:
-    __slots__ = ("future", "loop", "work")
-
-    def __init__(
-        self, work: Work, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
-    ) -> None:
-        self.work = work
-        self.loop = loop
-        self.future = future
-
-
 _STOP = None
+# A writer-thread job of its own: checkpoint the WAL (asked by the loop's connection).
+_CHECKPOINT = object()
 
 
 class _Deliveries:
@@ -68,9 +65,9 @@ class _Deliveries:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._waiting: dict[asyncio.AbstractEventLoop, list[tuple[_Job, bool, Any]]] = {}
+        self._waiting: dict[asyncio.AbstractEventLoop, list[tuple[Job, bool, Any]]] = {}
 
-    def put(self, job: _Job, ok: bool, value: Any) -> None:
+    def put(self, job: Job, ok: bool, value: Any) -> None:
         loop = job.loop
         with self._lock:
             pending = self._waiting.get(loop)
@@ -88,13 +85,7 @@ class _Deliveries:
         with self._lock:
             done = self._waiting.pop(loop, [])
         for job, ok, value in done:
-            future = job.future
-            if future.done():  # the caller was cancelled; the work happened anyway
-                continue
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+            tell(job, ok, value)
 
 
 class _ConnectionThread:
@@ -121,7 +112,7 @@ class _ConnectionThread:
             # which must stay collectable (dropping it stops these threads).
             del batch
 
-    def _run(self, batch: list[_Job]) -> None:
+    def _run(self, batch: list[Job]) -> None:
         for job in batch:
             try:
                 value = job.work(self.db)
@@ -130,12 +121,12 @@ class _ConnectionThread:
             else:
                 self._done(job, True, value)
 
-    def _done(self, job: _Job, ok: bool, value: Any) -> None:
+    def _done(self, job: Job, ok: bool, value: Any) -> None:
         self._deliveries.put(job, ok, value)
 
 
 class _WriterThread(_ConnectionThread):
-    """Runs writes in group commits (see the module docstring)."""
+    """Runs writes in group commits (see the module docstring) and WAL checkpoints."""
 
     def _main(self) -> None:
         stopping = False
@@ -145,31 +136,54 @@ class _WriterThread(_ConnectionThread):
                 self._run(group)
             del group  # see _ConnectionThread._main
 
-    def _run(self, group: list[_Job]) -> None:
+    def _run(self, group: list[Job]) -> None:
         if len(group) == 1:
             self._commit_alone(group[0])
-        elif not self._commit_together(group) and not self._commit_kept(group):
+            return
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            # Another process held the write lock past the busy timeout: each job alone
+            # would wait as long again, so they all hear it now.
+            for job in group:
+                self._done(job, False, exc)
+            return
+        if not commit_group(self.db, group, self._done):
+            # The transaction itself was lost: each job alone, to hear its own error.
             for job in group:
                 self._commit_alone(job)
 
-    def _next_group(self) -> tuple[list[_Job], bool]:
-        """Every write queued now (waiting for the first), and whether to stop after."""
+    def _next_group(self) -> tuple[list[Job], bool]:
+        """Every write queued now (waiting for the first), and whether to stop after;
+        checkpoints asked meanwhile run on the way."""
         jobs = self._jobs
-        first = jobs.get()
-        if first is _STOP:
-            return [], True
-        group = list(first)
-        while len(group) < MAX_GROUP:
+        group: list[Job] = []
+        batch = jobs.get()
+        while True:
+            if batch is _STOP:
+                return group, True
+            if batch is _CHECKPOINT:
+                self._checkpoint()
+            else:
+                group.extend(batch)
+            if len(group) >= MAX_GROUP:
+                return group, False
             try:
                 batch = jobs.get_nowait()
             except queue.Empty:
-                break
-            if batch is _STOP:
-                return group, True
-            group.extend(batch)
-        return group, False
+                if group:
+                    return group, False
+                batch = jobs.get()
 
-    def _commit_alone(self, job: _Job) -> None:
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the database file as far as readers allow (PASSIVE: waits
+        for nobody but the disk, and this thread may wait for the disk)."""
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            log.warning("WAL checkpoint failed", exc_info=True)
+
+    def _commit_alone(self, job: Job) -> None:
         db = self.db
         try:
             db.execute("BEGIN IMMEDIATE")
@@ -184,61 +198,6 @@ class _WriterThread(_ConnectionThread):
         else:
             self._done(job, True, value)
 
-    def _commit_together(self, group: list[_Job]) -> bool:
-        """One transaction for the whole group. False (nothing kept, nobody told) when a
-        job failed or the commit did: the group is then run again with a savepoint per
-        job (`_commit_kept`), so each caller gets its own outcome. Failures are rare (a
-        lost lease, a duplicate title), so the common case pays for no savepoints."""
-        db = self.db
-        return self._one_transaction(group, lambda job: (job, True, job.work(db)))
-
-    def _commit_kept(self, group: list[_Job]) -> bool:
-        """The group again in one transaction, each job in a savepoint of its own: a job
-        that fails is undone alone and hears its error, the others commit together. False
-        (nothing kept, nobody told) when the transaction was lost: SQLite ended it (an I/O
-        error, a full disk) or the commit failed."""
-        return self._one_transaction(group, self._in_savepoint)
-
-    def _one_transaction(
-        self, group: list[_Job], run: Callable[[_Job], tuple[_Job, bool, Any]]
-    ) -> bool:
-        """`run` for each job in one `BEGIN IMMEDIATE`; the outcomes are told after the
-        `COMMIT`. False (nothing kept, nobody told) when `run` raised or the commit failed."""
-        db = self.db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            # Another process held the write lock past the busy timeout: each job alone
-            # would wait as long again, so they all hear it now.
-            for job in group:
-                self._done(job, False, exc)
-            return True
-        try:
-            outcomes = [run(job) for job in group]
-            db.execute("COMMIT")
-        except Exception:
-            rollback(db)
-            return False
-        for job, ok, value in outcomes:
-            self._done(job, ok, value)
-        return True
-
-    def _in_savepoint(self, job: _Job) -> tuple[_Job, bool, Any]:
-        """`job` inside the open transaction, undone alone when it fails (raises when the
-        failure ended the transaction itself)."""
-        db = self.db
-        db.execute("SAVEPOINT job")
-        try:
-            value = job.work(db)
-        except Exception as exc:
-            if not db.in_transaction:
-                raise
-            db.execute("ROLLBACK TO job")
-            db.execute("RELEASE job")
-            return job, False, exc
-        db.execute("RELEASE job")
-        return job, True, value
-
 
 class SQLiteThreads:
     """The writer and reader threads of one store (see the module docstring)."""
@@ -250,6 +209,7 @@ class SQLiteThreads:
         *,
         readers: int = DEFAULT_READERS,
         label: str = "sqlite",
+        open_loop: Callable[[], sqlite3.Connection] | None = None,
     ) -> None:
         self._writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._reads: queue.SimpleQueue[Any] = self._writes
@@ -273,9 +233,14 @@ class SQLiteThreads:
         self._connections = connections
         # Per event loop, the jobs not handed to a thread yet, by queue; and per queue
         # how many jobs are submitted and not answered yet.
-        self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[_Job]]] = {}
+        self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[Job]]] = {}
         self._in_flight = {id(self._writes): 0, id(self._reads): 0}
+        self._handed = 0  # writes the loop's connection handed over, not answered yet
         self._closed = False
+        # The event loop's own connection (`sqlite_inline`), opened on first use.
+        self._open_loop = open_loop
+        self._loop_db: LoopConnection | None = None
+        self._trace: Callable[[str], object] | None = None
         # A store dropped without `aclose` still lets its threads end (they hold no
         # reference to it, so it can be collected).
         self._finalizer = weakref.finalize(
@@ -290,12 +255,83 @@ class SQLiteThreads:
         """`work(db)` as one atomic write, committed before this returns."""
         return await self._submit(self._writes, work)
 
+    async def read_small(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)`, a read of a few rows by key, on the event loop's own connection
+        when the store has one (`sqlite_inline`: a thread hop costs more than such a
+        read); one that would wait goes to a reader thread."""
+        inline = self._loop_connection()
+        if inline is not None and inline.may_read(asyncio.get_running_loop()):
+            try:
+                return inline.read(work)
+            except sqlite3.OperationalError as exc:
+                if not is_outage(exc):
+                    raise
+        return await self.read(work)
+
+    async def write_small(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """`work(db)`, a write of a few rows by key, as one atomic write committed before
+        this returns: with the other writes of this turn of the event loop on its own
+        connection when the store has one (`sqlite_inline`), else on the writer thread."""
+        inline = self._loop_connection()
+        if inline is None:
+            return await self._submit(self._writes, work)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        inline.submit(Job(work, loop, future))
+        return await _outcome(future)
+
+    def _loop_connection(self) -> LoopConnection | None:
+        """The running loop's connection; None over ":memory:", once closed, or for a
+        loop other than the one holding it (those go through the threads)."""
+        if self._open_loop is None or self._closed:
+            return None
+        inline = self._loop_db
+        if inline is None:
+            try:
+                db = self._open_loop()
+            except sqlite3.Error:  # the file busy being recovered: the threads, this time
+                return None
+            db.set_trace_callback(self._trace)
+            inline = self._loop_db = LoopConnection(
+                db,
+                hand_over=self._hand_over,
+                writer_busy=self._writer_busy,
+                checkpoint=partial(self._writes.put, _CHECKPOINT),
+            )
+        return inline if inline.held_by(asyncio.get_running_loop()) else None
+
+    def trace(self, callback: Callable[[str], object] | None) -> None:
+        """Every statement run on the store's connections to `callback` (None: stop);
+        tests count transactions with it. Set before work starts: the threads run on."""
+        self._trace = callback
+        for db in (self._writer.db, *self._connections):
+            db.set_trace_callback(callback)
+        if self._loop_db is not None:
+            self._loop_db.db.set_trace_callback(callback)
+
+    def _hand_over(self, group: list[Job]) -> None:
+        """Writes the loop's connection could not commit without waiting (or a burst):
+        the writer thread commits them, waiting for the lock if it must."""
+        self._handed += len(group)
+        for job in group:
+            job.future.add_done_callback(self._handed_done)
+        self._writes.put(group)
+
+    def _handed_done(self, _: asyncio.Future[Any]) -> None:
+        self._handed -= 1
+
+    def _writer_busy(self) -> bool:
+        """Whether the writer thread has writes of this process to do. The loop's
+        connection then hands its writes over too: they stay in order, and the thread,
+        which polls for the lock, is not starved by the loop taking it every turn."""
+        return self._handed > 0 or self._in_flight[id(self._writes)] > 0
+
     async def _submit(self, jobs: queue.SimpleQueue[Any], work: Callable[..., T]) -> T:
         if self._closed:
             raise RuntimeError("the session database is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        job = _Job(work, loop, future)
+        job = Job(work, loop, future)
         key = id(jobs)
         batches = self._outbox.get(loop)
         if not self._in_flight[key] and (batches is None or key not in batches):
@@ -310,11 +346,7 @@ class SQLiteThreads:
             batches.setdefault(key, []).append(job)
         self._in_flight[key] += 1
         try:
-            return await future
-        except sqlite3.OperationalError as exc:
-            if is_outage(exc):  # locked past the busy timeout: a caller may wait it out
-                raise unavailable(exc) from exc
-            raise
+            return await _outcome(future)
         finally:
             self._in_flight[key] -= 1
 
@@ -336,11 +368,26 @@ class SQLiteThreads:
             thread.join()
         for db in self._connections:
             db.close()
+        if self._loop_db is not None:
+            self._loop_db.close()
 
     async def aclose(self) -> None:
         if not self._closed:
-            self._post(asyncio.get_running_loop())  # what was submitted runs first
+            # What was submitted runs first (a closed loop's writes too: nothing else will).
+            inline = self._loop_db
+            if inline is not None and inline.held_by(asyncio.get_running_loop()):
+                inline.commit()
+            self._post(asyncio.get_running_loop())
             await asyncio.to_thread(self.close)
+
+
+async def _outcome(future: asyncio.Future[T]) -> T:
+    try:
+        return await future
+    except sqlite3.OperationalError as exc:
+        if is_outage(exc):  # locked past the busy timeout: a caller may wait it out
+            raise unavailable(exc) from exc
+        raise
 
 
 def _stop(writes: queue.SimpleQueue[Any], reads: queue.SimpleQueue[Any], readers: int) -> None:
@@ -362,9 +409,3 @@ def snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     finally:
         if db.in_transaction:
             db.execute("COMMIT")
-
-
-def rollback(db: sqlite3.Connection) -> None:
-    # SQLite has already rolled back after some errors (disk full, I/O): don't mask them.
-    if db.in_transaction:
-        db.execute("ROLLBACK")

@@ -1,0 +1,103 @@
+"""One transaction for a group of writes, each write still all-or-nothing with its own outcome.
+
+Shared by the two places a SQLite store commits: the writer thread (`sqlite_threads`) and
+the event loop's own connection (`sqlite_inline`). In a group of several writes each runs
+in a savepoint of its own: a failing write is undone alone and hears its error while the
+others commit together (sessions racing for one title under a burst fail a write each; a
+savepoint costs about 2 us, running the group twice cost far more). A write alone needs no
+savepoint: its failure rolls the transaction back. Nobody hears an outcome before the
+`COMMIT`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+Work = Callable[[sqlite3.Connection], Any]
+
+
+class Job:
+    """A write (or read) waiting for its connection, and the future its caller awaits."""
+
+    __slots__ = ("future", "loop", "work")
+
+    def __init__(
+        self, work: Work, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
+    ) -> None:
+        self.work = work
+        self.loop = loop
+        self.future = future
+
+
+Outcome = tuple[Job, bool, Any]
+Tell = Callable[[Job, bool, Any], None]
+
+
+def tell(job: Job, ok: bool, value: Any) -> None:
+    """Give `job`'s caller its outcome, on the caller's loop's thread."""
+    future = job.future
+    if future.done():  # the caller was cancelled; the work happened anyway
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+def run_alone(db: sqlite3.Connection, job: Job) -> Outcome:
+    """The only `job` of the open transaction, rolled back when it fails (raises when the
+    failure ended the transaction itself)."""
+    try:
+        return job, True, job.work(db)
+    except Exception as exc:
+        if not db.in_transaction:
+            raise
+        db.execute("ROLLBACK")
+        return job, False, exc
+
+
+def run_in_savepoint(db: sqlite3.Connection, job: Job) -> Outcome:
+    """`job` inside the open transaction, undone alone when it fails (raises when the
+    failure ended the transaction itself)."""
+    db.execute("SAVEPOINT job")
+    try:
+        value = job.work(db)
+    except Exception as exc:
+        if not db.in_transaction:
+            raise
+        db.execute("ROLLBACK TO job")
+        db.execute("RELEASE job")
+        return job, False, exc
+    db.execute("RELEASE job")
+    return job, True, value
+
+
+def commit_group(db: sqlite3.Connection, group: list[Job], tell: Tell) -> bool:
+    """Each job in the transaction `db` has just begun, then `COMMIT`, then each outcome
+    told. False (nothing kept, nobody told) when the transaction was lost: SQLite ended it
+    (an I/O error, a full disk) or the commit failed."""
+    try:
+        if len(group) == 1:
+            outcomes = [run_alone(db, group[0])]
+        else:
+            outcomes = [run_in_savepoint(db, job) for job in group]
+        if db.in_transaction:  # not when a write alone failed: rolled back already
+            db.execute("COMMIT")
+    except Exception:
+        rollback(db)
+        return False
+    except BaseException:  # an interrupt: leave no transaction open on the connection
+        rollback(db)
+        raise
+    for job, ok, value in outcomes:
+        tell(job, ok, value)
+    return True
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    # SQLite has already rolled back after some errors (disk full, I/O): don't mask them.
+    if db.in_transaction:
+        db.execute("ROLLBACK")
