@@ -142,3 +142,20 @@ async def test_each_request_is_counted_and_limited_once(tmp_path: Path) -> None:
         assert limited.status_code == 429 and "Retry-After" in limited.headers
         assert limited.json()["error"]["type"] == "rate_limited"
         assert limited.headers["x-frame-options"] == "DENY"
+
+
+def test_the_plain_bounds_are_the_routes_own() -> None:
+    """The fast path restates `NewMessage`'s fields and lengths (it cannot import the app
+    that imports it); a field added to the model or a bound changed must change it too,
+    or a body the route would refuse could be posted the fast way."""
+    from annotated_types import MaxLen
+
+    from seam.apps.web.app import NewMessage
+    from seam.apps.web.message_posts import _LONGEST
+
+    declared = {
+        name: next(m.max_length for m in field.metadata if isinstance(m, MaxLen))
+        for name, field in NewMessage.model_fields.items()
+        if name != "images"
+    }
+    assert declared == _LONGEST
