@@ -21,7 +21,14 @@ from seam.contracts.hooks import BeforePromptBuild, SessionStart
 from seam.contracts.personality import Personality
 from seam.contracts.sessions import NewSession, SessionInfo
 from seam.contracts.tools import ToolContext, ToolRegistry
-from seam.core.context_step import build_system, compact, estimate, load_history, window
+from seam.core.context_step import (
+    build_system,
+    compact,
+    estimate,
+    load_history,
+    request_view,
+    window,
+)
 from seam.core.external_calls import with_extras
 from seam.core.hook_registry import fire_isolated, modify_isolated
 from seam.core.model_step import UserPrompt
@@ -103,9 +110,16 @@ def _refused(
 async def prepare_turn(
     setup: SetupDeps, request: TurnRequest, turn_id: str
 ) -> tuple[Turn, TurnState]:
-    """What a turn is about and where it starts; creates the session on first use."""
+    """What a turn is about and where it starts; creates the session on first use.
+
+    The session's row and its transcript are read together (`load`: one round trip on
+    PostgreSQL, one read on SQLite's reader thread, and they agree) instead of a `get`
+    now and a `messages` after the prompt is built: nothing in between writes the
+    transcript (the prompt hooks change the system prompt only). A session made here
+    is read again after `session_start`, whose handlers may write to it."""
     key = request.session_key
-    info = await setup.sessions.get(key)
+    loaded = await setup.sessions.load(key)
+    info = loaded.info if loaded is not None else None
     chosen = _personality(setup, info, request.personality, key)
     if info is None:
         info = await setup.sessions.create(key, NewSession(personality=chosen.id))
@@ -120,7 +134,11 @@ async def prepare_turn(
         setup, info, chosen, ctx, request.transcript, lambda s: _prompt_hook(setup, key, s, said)
     )
     turn = with_extras(turn, request.extras)
-    history = await load_history(setup.services.context, key)
+    context = setup.services.context
+    if loaded is None:
+        history = await load_history(context, key)
+    else:
+        history = request_view(context.options, loaded.messages)
     seq = setup.sequences.last(key)
     return turn, TurnState(step=start, messages=history, seq=seq, waiting=notices)
 

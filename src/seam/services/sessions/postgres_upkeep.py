@@ -36,7 +36,7 @@ from seam.services.sessions.postgres_rows import (
     message_from_row,
     session_from_row,
 )
-from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, usage_totals_from
+from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, usage_totals_from, wanted
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -69,6 +69,19 @@ class PostgresUpkeep:
         async def get(self, key: str) -> SessionInfo | None: ...
 
     async def load(self, key: str) -> LoadedSession | None:
+        """One statement, the row joined to its transcript: one round trip (a turn reads
+        this before it runs), one snapshot (a statement sees what committed before it
+        began). A transcript that shows images is read again with them in a snapshot."""
+        found = await self._all(_LOAD, (key,))
+        if not found:
+            return None
+        info = session_from_row(found[0][:_WIDTH])
+        messages = [message_from_row(row[_WIDTH + 1 :]) for row in found if row[_WIDTH] is not None]
+        if wanted(messages):
+            return await self._load_with_images(key)
+        return LoadedSession(info, tuple(messages))
+
+    async def _load_with_images(self, key: str) -> LoadedSession | None:
         async with self._snapshot() as conn:
             info = await _info(conn, key)
             if info is None:
@@ -320,3 +333,12 @@ async def _transcript(conn: AsyncConnection[Any], key: str) -> list[Message]:
 
 def _prefixed(columns: str, alias: str) -> str:
     return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
+_WIDTH = SESSION_COLUMNS.count(",") + 1
+# A session with no message yet is one row whose message columns are NULL (`m.idx`).
+_LOAD = (
+    f"SELECT {_prefixed(SESSION_COLUMNS, 's')}, m.idx, {_prefixed(MESSAGE_COLUMNS, 'm')}"
+    " FROM sessions AS s LEFT JOIN messages AS m ON m.session_key = s.key"
+    " WHERE s.key = %s ORDER BY m.idx"
+)

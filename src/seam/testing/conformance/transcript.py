@@ -198,6 +198,12 @@ class TranscriptSuite:
         assert loaded.messages == tuple(transcript)
         assert loaded.info.message_count == len(loaded.messages)
 
+    async def test_load_of_a_session_with_no_message_yet(self, store: SessionStore) -> None:
+        await store.create("s")
+        loaded = await store.load("s")
+        assert loaded is not None
+        assert loaded.info == await store.get("s") and loaded.messages == ()
+
     async def test_load_unknown_is_none(self, store: SessionStore) -> None:
         assert await store.load("nope") is None
 
