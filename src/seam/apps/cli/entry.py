@@ -32,8 +32,24 @@ def main(argv: list[str] | None = None) -> int:
             return 0
     from seam.apps.cli.app import app
 
-    app(args=args, prog_name="seam")
+    try:
+        app(args=args, prog_name="seam")
+    except Exception as exc:
+        return config_problem(exc)
     return 0
+
+
+def config_problem(exc: Exception) -> int:
+    """A bad config file or variable, however a command came to read it, is one line and
+    exit 2 (usage), never a traceback; anything else goes on up. The settings module is
+    looked up, not imported: if it raised, it is loaded, and `seam --help` stays light."""
+    settings = sys.modules.get("seam.wiring.settings")
+    if settings is None or not isinstance(exc, settings.ConfigError):
+        raise exc
+    from seam.apps.cli.exits import USAGE
+
+    sys.stderr.write(f"seam: {exc}\n")
+    return USAGE
 
 
 def skip_httpx_command_line() -> None:
