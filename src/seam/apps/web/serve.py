@@ -26,8 +26,11 @@ def is_loopback(host: str) -> bool:
 
 # Allocations between young-generation collections (CPython's default is 700). A turn
 # allocates thousands of short-lived containers; at the default the collector runs every
-# few events and its older-generation passes walk every open stream's state.
-GC_THRESHOLDS = (50_000, 20, 100)
+# few events and its older-generation passes walk every open stream's state. At 50,000 a
+# young pass was rare but long (36 to 61 ms, holding every turn in flight: most of the
+# steady p99); at 5,000, with the start-up heap frozen, each is short: `bench/concurrency.py`
+# steady p99 added 12 to 17 ms against 17 to 23 ms, `bench/web.py` alike (quiet machine).
+GC_THRESHOLDS = (5_000, 20, 100)
 
 
 def tune_gc() -> None:
