@@ -13,9 +13,10 @@ SQLite (a file in a temp dir):
 
 Besides the added latency it reports the process's CPU time (all threads; steadier than
 wall time on a busy machine) and the event loop's lag (how late a 10 ms ticker wakes up),
-which is what every other session in the process feels while a store call blocks. The
-steady line adds the event loop thread's own CPU (`loop cpu`); BENCH_PROFILE=FILE writes a
-cProfile of that thread's CPU over the steady run.
+which is what every other session in the process feels while a store call blocks. Each
+line adds the event loop thread's own CPU (`loop cpu`; the rest of `cpu` is the store's
+threads); BENCH_PROFILE=FILE writes a cProfile of that thread's CPU over the measured run
+(the last one run, with several cases: pick one with `--store` and `--case`).
 
     .venv/bin/python bench/concurrency.py [--rate 100] [--latency 50] [--duration 20]
         [--burst 1000] [--store memory|sqlite|both] [--case steady|burst|both]
@@ -237,7 +238,7 @@ def profiled() -> Iterator[list[float]]:
 
 async def burst(rt: Runtime, count: int, model_time: float) -> dict[str, Any]:
     names = await prepare(rt)
-    with LagMeter() as lag:
+    with LagMeter() as lag, profiled() as loop_cpu:
         cpu = time.process_time()
         start = time.perf_counter()
         added = await asyncio.gather(
@@ -245,7 +246,14 @@ async def burst(rt: Runtime, count: int, model_time: float) -> dict[str, Any]:
         )
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu
-    return {"turns": count, "wall": wall, "cpu": cpu, "added": added, "lag": lag.lags}
+    return {
+        "turns": count,
+        "wall": wall,
+        "cpu": cpu,
+        "added": added,
+        "lag": lag.lags,
+        "loop_cpu": loop_cpu[0],
+    }
 
 
 def pct(samples: list[float], p: float) -> float:
