@@ -23,9 +23,10 @@ Work = Callable[[sqlite3.Connection], Any]
 
 
 class Job:
-    """A write (or read) waiting for its connection, and the future its caller awaits."""
+    """A write (or read) waiting for its connection, and the future its caller awaits;
+    `handed`: a write the loop's connection handed to the writer thread."""
 
-    __slots__ = ("future", "loop", "work")
+    __slots__ = ("future", "handed", "loop", "work")
 
     def __init__(
         self, work: Work, loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
@@ -33,6 +34,7 @@ class Job:
         self.work = work
         self.loop = loop
         self.future = future
+        self.handed = False
 
 
 Outcome = tuple[Job, bool, Any]
