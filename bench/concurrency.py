@@ -7,15 +7,20 @@ answer), which is the time a real model would take. What the framework adds is t
 turn's wall time minus that model time. Two loads, each on the in-memory store and on
 SQLite (a file in a temp dir):
 
-- steady: `--rate` turns per second spread over 1,000 sessions for `--duration` seconds,
-  with the garbage collector tuned as `seam serve` tunes it (`--gc default`: CPython's);
+- steady: `--rate` turns per second spread over 1,000 sessions for `--duration` seconds;
 - burst: `--burst` turns (one per session) started at once.
+
+Both run with the garbage collector tuned as `seam serve`, the process that holds such
+sessions, tunes it (`--gc default`: CPython's). Under CPython's a burst spends a fifth
+to a third of its time in collections, each holding the GIL, so the store's writer
+thread waits behind them too.
 
 Besides the added latency it reports the process's CPU time (all threads; steadier than
 wall time on a busy machine) and the event loop's lag (how late a 10 ms ticker wakes up),
-which is what every other session in the process feels while a store call blocks. The
-steady line adds the event loop thread's own CPU (`loop cpu`); BENCH_PROFILE=FILE writes a
-cProfile of that thread's CPU over the steady run.
+which is what every other session in the process feels while a store call blocks. Each
+line adds the event loop thread's own CPU (`loop cpu`; the rest of `cpu` is the store's
+threads); BENCH_PROFILE=FILE writes a cProfile of that thread's CPU over the measured run
+(the last one run, with several cases: pick one with `--store` and `--case`).
 
     .venv/bin/python bench/concurrency.py [--rate 100] [--latency 50] [--duration 20]
         [--burst 1000] [--store memory|sqlite|both] [--case steady|burst|both]
@@ -200,7 +205,7 @@ def gc_policy(name: str) -> Iterator[None]:
     `seam serve`'s (`tune_gc`: what exists once it is up frozen out of collections, the
     young generation collected less often); "default" is CPython's, under which an
     old-generation pass walks every live session's objects, holding the loop for tens of
-    ms. Restored on exit, so a burst that follows starts from CPython's default."""
+    ms. Restored on exit: each case starts from CPython's default and tunes it afresh."""
     if name != "server":
         yield
         return
@@ -237,7 +242,7 @@ def profiled() -> Iterator[list[float]]:
 
 async def burst(rt: Runtime, count: int, model_time: float) -> dict[str, Any]:
     names = await prepare(rt)
-    with LagMeter() as lag:
+    with LagMeter() as lag, profiled() as loop_cpu:
         cpu = time.process_time()
         start = time.perf_counter()
         added = await asyncio.gather(
@@ -245,7 +250,14 @@ async def burst(rt: Runtime, count: int, model_time: float) -> dict[str, Any]:
         )
         wall = time.perf_counter() - start
         cpu = time.process_time() - cpu
-    return {"turns": count, "wall": wall, "cpu": cpu, "added": added, "lag": lag.lags}
+    return {
+        "turns": count,
+        "wall": wall,
+        "cpu": cpu,
+        "added": added,
+        "lag": lag.lags,
+        "loop_cpu": loop_cpu[0],
+    }
 
 
 def pct(samples: list[float], p: float) -> float:
@@ -278,7 +290,8 @@ async def run_case(kind: str, case: str, args: argparse.Namespace) -> None:
                     result = await steady(rt, args.rate, args.duration, model_time)
                 report(f"{kind} steady", result)
             else:
-                result = await burst(rt, args.burst, model_time)
+                with gc_policy(args.gc):
+                    result = await burst(rt, args.burst, model_time)
                 report(f"{kind} burst", result)
         finally:
             await rt.aclose()
@@ -293,7 +306,7 @@ async def main() -> None:
     parser.add_argument("--store", choices=("memory", "sqlite", "both"), default="both")
     parser.add_argument("--case", choices=("steady", "burst", "both"), default="both")
     parser.add_argument(
-        "--gc", choices=("server", "default"), default="server", help="steady's collector"
+        "--gc", choices=("server", "default"), default="server", help="the collector"
     )
     args = parser.parse_args()
     stores = ("memory", "sqlite") if args.store == "both" else (args.store,)
@@ -301,7 +314,7 @@ async def main() -> None:
     print(
         f"{SESSIONS} sessions, model {args.latency:g} ms per response (x2 per turn), "
         f"1 tool call + {DELTAS} deltas per turn; steady {args.rate:g}/s for "
-        f"{args.duration:g} s (collector: {args.gc}), burst {args.burst}"
+        f"{args.duration:g} s, burst {args.burst} (collector: {args.gc})"
     )
     for case in cases:
         for kind in stores:

@@ -296,3 +296,27 @@ async def test_migration_6_rebuilds_the_search_index_for_stems_without_losing_da
     assert search_index_is_consistent(path)
     with raw(path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+async def test_a_new_title_in_a_long_lineage_is_one_index_seek(tmp_path: Path) -> None:
+    """The next "hi #N" is read from `sessions_lineage`, not by scanning every "hi #..."
+    (the plan says which index, and that no sort is left to do), and the numbers it
+    finds are the lineage's as the contract counts them."""
+    from seam.services.sessions.sqlite import NEXT_TITLE_SQL
+
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(str(path))
+    titles = ["hi", *(f"hi #{n}" for n in range(2, 120)), "hi #0500", "hi #12a", "hi #"]
+    for n, title in enumerate([*titles, "y", "y #0200", "hi #3 #700"]):
+        await store.create(str(n), NewSession(title=title))
+    await store.create("new")
+    assert await store.set_next_title("new", "hi") == "hi #120"
+    assert await store.next_title("y") == "y #2"  # "y #0200" has a leading zero
+    assert await store.next_title("hi #3 #9") == "hi #3 #701"
+    await store.aclose()
+    with raw(path) as db:
+        plan = " ".join(
+            row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {NEXT_TITLE_SQL}", ("hi", "hi #", 5))
+        )
+    assert "sessions_lineage" in plan
+    assert "TEMP B-TREE" not in plan

@@ -188,6 +188,34 @@ async def test_writes_of_one_loop_turn_commit_together_on_the_loop_thread(
     await store.aclose()
 
 
+async def test_a_group_that_succeeds_pays_no_savepoint_per_write(tmp_path: Path) -> None:
+    """Writes rarely fail: a group runs them plain inside one savepoint, and only a
+    failure makes it run each in a savepoint of its own (the others still commit)."""
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    for n in range(4):
+        await store.create(f"s{n}")
+    seen: list[str] = []
+    store.trace(lambda sql: seen.append(sql) if "SAVEPOINT" in sql else None)
+    await asyncio.gather(*(store.append(f"s{n}", [Message("user", f"q{n}")]) for n in range(4)))
+    assert seen == ["SAVEPOINT jobs"]
+    seen.clear()
+    bad = Message("user", object())  # type: ignore[arg-type]
+    results = await asyncio.gather(
+        store.append("s0", [Message("user", "kept")]),
+        store.append("s1", [Message("user", "broken"), bad]),
+        store.append("s2", [Message("user", "kept too")]),
+        return_exceptions=True,
+    )
+    store.trace(None)
+    assert seen == ["SAVEPOINT jobs", *["SAVEPOINT job"] * 3]
+    assert results[0] is None and results[2] is None
+    assert isinstance(results[1], sqlite3.Error)
+    assert [m.content for m in await store.messages("s0")] == ["q0", "kept"]
+    assert [m.content for m in await store.messages("s1")] == ["q1"]
+    assert [m.content for m in await store.messages("s2")] == ["q2", "kept too"]
+    await store.aclose()
+
+
 async def test_a_burst_of_writes_commits_on_the_writer_thread(tmp_path: Path) -> None:
     """Many writes in one loop turn are one group for the writer thread, whose SQLite work
     runs beside the loop (one hop for the lot)."""

@@ -77,15 +77,20 @@ if TYPE_CHECKING:
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SECONDS_PER_DAY", "SQLiteSessionStore"]
 
 
-# `base` (?1) and the highest-numbered title of its lineage ("?1 #N", N = [1-9][0-9]*). The
-# index range ?2..?3 ("base #1" up to "base #:", ':' following '9') holds exactly the
-# titles whose number starts with 1 to 9, so one GLOB a row is left to check the digits.
+# `base` (?1) and the highest-numbered title of its lineage ("?1 #N", N = [1-9][0-9]*),
+# found in the index `sessions_lineage` (the title lineages migration, `sqlite_schema`):
+# its entries are keyed by the title without its trailing digits (?2 = "base #" finds
+# exactly the titles "base #" + digits), then by length and title, so the longest then
+# greatest is the first entry read backwards: one seek, however long the lineage (the
+# range scan it replaced read every "base #N" to order them: 0.4 ms at a thousand, on the
+# thread turns wait for).
 NEXT_TITLE_SQL = """
 SELECT title FROM sessions WHERE title = ?1
 UNION ALL
 SELECT title FROM (
     SELECT title FROM sessions
-    WHERE title >= ?2 AND title < ?3 AND substr(title, ?4) NOT GLOB '*[^0-9]*'
+    WHERE rtrim(title, '0123456789') = ?2 AND title GLOB '* #[1-9]*'
+    AND substr(title, ?3) GLOB '[1-9]*'
     ORDER BY length(title) DESC, title DESC LIMIT 1
 )
 """
@@ -478,7 +483,8 @@ _INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMN
 
 def _lineage(base: str, db: sqlite3.Connection) -> list[str]:
     """`base` if taken, and the lineage's highest "base #N" (digits only, longest then
-    greatest): one row, however long the lineage. A thousand sessions first titled "hi"
-    made a plain scan return a thousand rows, every title, on the thread turns wait for."""
-    rows = db.execute(NEXT_TITLE_SQL, (base, base + " #1", base + " #:", len(base) + 3))
+    greatest): one row and one index seek, however long the lineage. A thousand sessions
+    first titled "hi" made a plain scan return a thousand rows, every title, on the
+    thread turns wait for."""
+    rows = db.execute(NEXT_TITLE_SQL, (base, base + " #", len(base) + 3))
     return [row[0] for row in rows.fetchall()]

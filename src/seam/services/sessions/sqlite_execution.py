@@ -46,7 +46,7 @@ from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
     USAGE_COLUMNS,
-    event_params,
+    event_rows,
     hashes_column,
     insert_sql,
     message_from_row,
@@ -260,7 +260,9 @@ class SQLiteSubmissions:
         if row is None:
             raise SessionNotFound(f"no session {key!r}")
         first = row[0] - len(messages)
-        put_images(db, shown_images(messages), now)
+        shown = shown_images(messages)
+        if shown:
+            put_images(db, shown, now)
         db.executemany(
             _INSERT_MESSAGE,
             [(key, first + i, *message_params(m), submission_id) for i, m in enumerate(messages)],
@@ -406,9 +408,8 @@ def insert_usage(db: sqlite3.Connection, key: str, record: UsageRecord, now: flo
 
 
 def _insert_events(db: sqlite3.Connection, records: Sequence[EventRecord]) -> None:
-    rows = [event_params(r) for r in records]
     try:
-        db.executemany(_INSERT_EVENTS, rows)
+        db.executemany(_INSERT_EVENTS, map(event_rows, records))
     except sqlite3.IntegrityError as exc:
         if "FOREIGN KEY" in str(exc):
             raise SessionNotFound(f"no session {records[0].session_key!r}") from None

@@ -214,5 +214,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         # The day's spend is summed before each model call where a day limit is set.
         "CREATE INDEX IF NOT EXISTS usage_created ON usage (created_at)",
     ),
+    # title lineages: a new session's "base #N" found with one seek (sqlite.NEXT_TITLE_SQL),
+    # not a scan of every "base #..." (a thousand sessions first titled "hi").
+    (
+        "CREATE INDEX IF NOT EXISTS sessions_lineage"
+        " ON sessions (rtrim(title, '0123456789'), length(title), title)"
+        " WHERE title GLOB '* #[1-9]*'",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)

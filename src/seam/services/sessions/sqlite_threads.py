@@ -60,12 +60,24 @@ _STOP = None
 _CHECKPOINT = object()
 
 
+class _Handed:
+    """How many writes the loop's connection handed to the writer thread are not answered
+    yet; counted down as their outcomes are told (one subtraction per batch, where a
+    callback per write's future cost a scheduled call each)."""
+
+    __slots__ = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
 class _Deliveries:
     """Hands finished jobs' outcomes back to their loops, with one wake-up per batch."""
 
-    def __init__(self) -> None:
+    def __init__(self, handed: _Handed | None = None) -> None:
         self._lock = threading.Lock()
         self._waiting: dict[asyncio.AbstractEventLoop, list[tuple[Job, bool, Any]]] = {}
+        self._handed = handed
 
     def put(self, job: Job, ok: bool, value: Any) -> None:
         loop = job.loop
@@ -84,18 +96,28 @@ class _Deliveries:
     def _deliver(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._lock:
             done = self._waiting.pop(loop, [])
+        handed = 0
         for job, ok, value in done:
             tell(job, ok, value)
+            handed += job.handed
+        if handed and self._handed is not None:
+            self._handed.count -= handed
 
 
 class _ConnectionThread:
     """A daemon thread that runs jobs on its connection, in order (the connection stays
     its owner's to close)."""
 
-    def __init__(self, db: sqlite3.Connection, name: str, jobs: queue.SimpleQueue[Any]) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        name: str,
+        jobs: queue.SimpleQueue[Any],
+        handed: _Handed | None = None,
+    ) -> None:
         self.db = db
         self._jobs = jobs
-        self._deliveries = _Deliveries()
+        self._deliveries = _Deliveries(handed)
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
 
@@ -222,7 +244,10 @@ class SQLiteThreads:
             for db in connections:
                 db.close()
             raise
-        self._writer = _WriterThread(writer, f"{label}-writer", self._writes)
+        # Writes the loop's connection handed over, not answered yet (the writer thread
+        # counts them down: it holds this, not the store, which must stay collectable).
+        self._handed = _Handed()
+        self._writer = _WriterThread(writer, f"{label}-writer", self._writes, self._handed)
         self._readers: list[_ConnectionThread] = []
         if connections:
             self._reads = queue.SimpleQueue()
@@ -235,7 +260,6 @@ class SQLiteThreads:
         # how many jobs are submitted and not answered yet.
         self._outbox: dict[asyncio.AbstractEventLoop, dict[int, list[Job]]] = {}
         self._in_flight = {id(self._writes): 0, id(self._reads): 0}
-        self._handed = 0  # writes the loop's connection handed over, not answered yet
         self._closed = False
         # The event loop's own connection (`sqlite_inline`), opened on first use.
         self._open_loop = open_loop
@@ -312,19 +336,16 @@ class SQLiteThreads:
     def _hand_over(self, group: list[Job]) -> None:
         """Writes the loop's connection could not commit without waiting (or a burst):
         the writer thread commits them, waiting for the lock if it must."""
-        self._handed += len(group)
+        self._handed.count += len(group)
         for job in group:
-            job.future.add_done_callback(self._handed_done)
+            job.handed = True
         self._writes.put(group)
-
-    def _handed_done(self, _: asyncio.Future[Any]) -> None:
-        self._handed -= 1
 
     def _writer_busy(self) -> bool:
         """Whether the writer thread has writes of this process to do. The loop's
         connection then hands its writes over too: they stay in order, and the thread,
         which polls for the lock, is not starved by the loop taking it every turn."""
-        return self._handed > 0 or self._in_flight[id(self._writes)] > 0
+        return self._handed.count > 0 or self._in_flight[id(self._writes)] > 0
 
     async def _submit(self, jobs: queue.SimpleQueue[Any], work: Callable[..., T]) -> T:
         if self._closed:
