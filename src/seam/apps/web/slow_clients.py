@@ -9,7 +9,8 @@ a head that is complete disarms it, so long bodies and event streams are not cut
 
 Two parsers, as uvicorn's `http="auto"` has: httptools (C) when it is installed, h11
 (pure Python) otherwise. httptools parses a request head in about half the CPU, which
-a server opening a thousand event streams at once feels.
+a server opening a thousand event streams at once feels; its requests also write an
+event stream's head with the first event (`first_write.py`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import asyncio
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from seam.apps.web.first_write import coalescing_cycle
 
 # Seconds a request head may take (`[web] header_timeout_seconds` sets it per server).
 DEFAULT_HEADER_TIMEOUT = 10.0
@@ -81,14 +84,19 @@ def _httptools_protocol() -> type[_HeadDeadline] | None:
     """uvicorn's httptools protocol with a deadline for each request head, or None when
     httptools is not installed."""
     try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
     except ImportError:
         return None
+    cycle = coalescing_cycle(RequestResponseCycle)
 
     class HttpToolsHeadTimeoutProtocol(_HeadDeadline, HttpToolsProtocol):
         def on_headers_complete(self) -> None:
             self._disarm_head_timer()  # the head is in: the request runs its course
             super().on_headers_complete()
+            # The request's cycle writes a prebuilt head with its first chunk
+            # (`first_write.py`): same layout, so its class is swapped, nothing copied.
+            if type(self.cycle) is RequestResponseCycle:
+                self.cycle.__class__ = cycle
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
