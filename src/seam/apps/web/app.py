@@ -240,8 +240,7 @@ def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
         except ValueError:
             raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
         key = await backend.existing_key(who.tenant, name)
-        stream = backend.event_batches(who.tenant, name, start, key=key)
-        return EventStreamResponse(stream, backend.retries, key)
+        return EventStreamResponse(backend.follow(key, start), backend, key)
 
 
 def add_approval_routes(api: APIRouter, backend: WebBackend) -> None:

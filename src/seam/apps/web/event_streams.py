@@ -65,8 +65,8 @@ async def serve(
         key = await backend.existing_key(who.tenant, name)
     except Exception:
         return receive  # the route words the error (404, 400, 500) as it always has
-    stream = backend.event_batches(who.tenant, name, start, key=key)
-    await stream_events(stream, backend.retries, key, receive, send, SECURED)
+    stream = backend.follow(key, start)
+    await stream_events(stream, backend, key, receive, send, SECURED)
     return None
 
 
