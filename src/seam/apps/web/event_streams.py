@@ -66,7 +66,7 @@ async def serve(
     except Exception:
         return receive  # the route words the error (404, 400, 500) as it always has
     stream = backend.follow(key, start)
-    await stream_events(stream, backend, key, receive, send, SECURED)
+    await stream_events(stream, backend, key, scope, receive, send, SECURED)
     return None
 
 

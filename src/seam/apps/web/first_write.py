@@ -8,17 +8,16 @@ a second segment for the browser to read. For a head that never changes that is 
 done a thousand times over.
 
 `PrebuiltHead` is a header tuple whose lines are checked and encoded once, when it is
-made (the event stream's headers, `event_streams.py`). The httptools protocol's request
-cycle (`CoalescingCycle`, given to each request by `slow_clients.py`) holds such a head
-back and writes it with the next body chunk, in one write: the same bytes, one syscall
-and one segment fewer. Any other head, and any case the hold does not fit (no keep-alive,
-`HEAD`, an access log to print, the writes paused), takes uvicorn's own path unchanged.
+made (the event stream's headers, `event_streams.py`). `seam serve`'s request cycle
+(`cycle.py`) holds such a head back and writes it with the next body chunk, in one
+write: the same bytes, one syscall and one segment fewer. Any other head, and any case
+the hold does not fit (no keep-alive, `HEAD`, an access log to print, the writes
+paused), takes uvicorn's own path unchanged.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 Headers = tuple[tuple[bytes, bytes], ...]
 # Headers that change how uvicorn frames the body: a prebuilt head never carries them.
@@ -52,55 +51,4 @@ def encode_lines(headers: Headers) -> bytes:
     return b"".join(lines)
 
 
-def coalescing_cycle(base: type[Any]) -> type[Any]:
-    """uvicorn's httptools `RequestResponseCycle` (`base`), holding a `PrebuiltHead` back
-    for the first body chunk (see the module docstring)."""
-    from uvicorn.protocols.http.httptools_impl import STATUS_LINE
-
-    class CoalescingCycle(base):  # type: ignore[misc]
-        # The head waiting for the first chunk, encoded (None: none waits).
-        _held: bytes | None = None
-
-        async def send(self, message: Any) -> None:
-            if not self.response_started and self._may_hold(message):
-                self._hold(message["status"], message["headers"])
-                return
-            held, self._held = self._held, None
-            if held is not None and not self.disconnected:
-                body = message.get("body", b"")
-                if message["type"] == "http.response.body" and body and message.get("more_body"):
-                    self.transport.write(b"%s%x\r\n%s\r\n" % (held, len(body), body))
-                    return
-                self.transport.write(held)
-            await super().send(message)
-
-        def _may_hold(self, message: Any) -> bool:
-            return (
-                message["type"] == "http.response.start"
-                and type(message.get("headers")) is PrebuiltHead
-                and message["status"] in STATUS_LINE
-                and self.keep_alive
-                and not self.access_log
-                and self.scope["method"] != "HEAD"
-                and not self.flow.write_paused
-                and not self.disconnected
-            )
-
-        def _hold(self, status: int, headers: PrebuiltHead) -> None:
-            """What uvicorn's `send` records for a chunked response it has started, and
-            the head it would have written: its status line, its default headers (the
-            date, the server), these headers, then chunked framing."""
-            self.response_started = True
-            self.waiting_for_100_continue = False
-            self.chunked_encoding = True
-            self.expected_content_length = 0
-            self._held = b"%s%s%stransfer-encoding: chunked\r\n\r\n" % (
-                STATUS_LINE[status],
-                b"".join(b"%s: %s\r\n" % (n.lower(), v) for n, v in self.default_headers),
-                headers.lines,
-            )
-
-    return CoalescingCycle
-
-
-__all__ = ["PrebuiltHead", "coalescing_cycle", "encode_lines"]
+__all__ = ["PrebuiltHead", "encode_lines"]

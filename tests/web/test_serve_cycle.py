@@ -1,6 +1,8 @@
-"""An event stream's prebuilt head, written with its first event (`first_write.py`), reads
-byte for byte as uvicorn's own head and first chunk, on a real server with `seam serve`'s
-protocol; where the hold does not fit (no keep-alive, HEAD) uvicorn's path answers."""
+"""`seam serve`'s request cycle (`cycle.py`) on a real server with its protocol: an event
+stream's prebuilt head, written with its first event (`first_write.py`), reads byte for
+byte as uvicorn's own head and first chunk, and where the hold does not fit (no
+keep-alive, HEAD) uvicorn's path answers; a client that goes away is heard through
+`WHEN_GONE`, with no task awaiting `receive`."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from seam.apps.web.cycle import WHEN_GONE
 from seam.apps.web.event_streams import SECURED
 from seam.apps.web.first_write import PrebuiltHead, encode_lines
 from seam.apps.web.slow_clients import HTTPTOOLS_PROTOCOL, head_timeout_protocol
@@ -35,12 +38,12 @@ async def _stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _server() -> AsyncIterator[int]:
+async def _server(app: Any = _stream) -> AsyncIterator[int]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     sock.listen(64)
     config = uvicorn.Config(
-        _stream,
+        app,
         log_level="warning",
         lifespan="off",
         http=head_timeout_protocol(SLACK),  # type: ignore[arg-type]
@@ -96,3 +99,26 @@ def test_a_prebuilt_head_refuses_what_uvicorn_would_and_framing_headers() -> Non
     for bad in ((b"x a", b"1"), (b"x-a", b"1\r\n2"), (b"Content-Length", b"3")):
         with pytest.raises(ValueError, match="prebuilt head"):
             PrebuiltHead((bad,))
+
+
+async def test_a_client_that_goes_away_is_heard_through_the_scope() -> None:
+    gone = asyncio.Event()
+    heard: list[bool] = []
+
+    async def waits(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": SECURED})
+        await send(chunk(PREAMBLE))
+        scope[WHEN_GONE](gone.set)
+        await gone.wait()
+        heard.append(True)
+
+    async with _server(waits) as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        head = await asyncio.wait_for(reader.readuntil(b"retry: 1000\n\n"), SLACK)
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        writer.close()
+        await asyncio.wait_for(gone.wait(), SLACK)
+    assert heard == [True]
