@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import uvicorn
 
 from seam.apps.web.cycle import WHEN_GONE
 from seam.apps.web.event_streams import SECURED
 from seam.apps.web.first_write import PrebuiltHead, encode_lines
 from seam.apps.web.slow_clients import HTTPTOOLS_PROTOCOL, head_timeout_protocol
 from seam.apps.web.streams import PREAMBLE, chunk
+from tests.web.raw_server import SLACK, raw_server
 
-SLACK = 10.0
 pytestmark = pytest.mark.skipif(HTTPTOOLS_PROTOCOL is None, reason="httptools not installed")
 
 
@@ -37,26 +34,9 @@ async def _stream(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-@contextlib.asynccontextmanager
-async def _server(app: Any = _stream) -> AsyncIterator[int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        lifespan="off",
-        http=head_timeout_protocol(SLACK),  # type: ignore[arg-type]
-        date_header=False,  # the two responses may straddle a second
-    )
-    server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, SLACK)
-        sock.close()
+def _server(app: Any = _stream) -> contextlib.AbstractAsyncContextManager[int]:
+    # No date header: the two responses compared may straddle a second.
+    return raw_server(app, head_timeout_protocol(SLACK), date_header=False)
 
 
 async def _get(port: int, head: str) -> bytes:
