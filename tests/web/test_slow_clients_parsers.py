@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import time
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import uvicorn
 
 from seam.apps.web.slow_clients import HTTPTOOLS_PROTOCOL, head_timeout_protocol
+from tests.web.raw_server import raw_server
 
 DEADLINE = 0.3
 SLACK = 10.0
@@ -29,21 +27,8 @@ async def _hello(scope: dict[str, Any], receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": b"hello"})
 
 
-@contextlib.asynccontextmanager
-async def _server(parser: str) -> AsyncIterator[int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    protocol = head_timeout_protocol(DEADLINE, parser=parser)
-    config = uvicorn.Config(_hello, log_level="warning", lifespan="off", http=protocol)  # type: ignore[arg-type]
-    server = uvicorn.Server(config)
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        await asyncio.wait_for(task, SLACK)
-        sock.close()
+def _server(parser: str) -> contextlib.AbstractAsyncContextManager[int]:
+    return raw_server(_hello, head_timeout_protocol(DEADLINE, parser=parser))
 
 
 @pytest.mark.parametrize("parser", PARSERS)

@@ -4,6 +4,7 @@ Every route but `GET /healthz` needs a principal (see `auth.py`); everything a r
 goes through `WebBackend` (`backend.py`), which holds the Runtime.
 """
 
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from seam.wiring.settings import Settings
 
 STATIC = Path(__file__).parent / "static"
+# Seconds between two looks at whether FastAPI's telemetry is on (`SeamApp`).
+TELEMETRY_RECHECK_SECONDS = 1.0
 
 
 class _Body(BaseModel):
@@ -97,13 +100,41 @@ Who = Annotated[Principal, Depends(principal)]
 
 class SeamApp(FastAPI):
     """FastAPI with one layer outside its whole middleware stack: `outermost` (the busy
-    routes' fast paths, `front.py`), built with the stack on the first request."""
+    routes' fast paths, `front.py`), built with the stack on the first request.
+
+    A request goes straight to that stack, as Starlette's `__call__` would hand it on,
+    while FastAPI's own telemetry is off (no OpenTelemetry provider is installed: Seam
+    installs none). FastAPI asks whether it is on at every request, a look at three
+    global providers that cost about 4% of an event stream's opening; here it is asked
+    at most once a second (`TELEMETRY_RECHECK_SECONDS`), and while it is on, or after a
+    provider is installed, requests go FastAPI's way as before."""
 
     outermost: Callable[[Any], Any] | None = None
+    _telemetry_off = False
+    _telemetry_checked = -TELEMETRY_RECHECK_SECONDS
 
     def build_middleware_stack(self) -> Any:
         stack = super().build_middleware_stack()
         return stack if self.outermost is None else self.outermost(stack)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        stack = self.middleware_stack
+        if stack is not None and scope["type"] == "http" and self._no_telemetry(scope):
+            scope["app"] = self
+            await stack(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+    def _no_telemetry(self, scope: Any) -> bool:
+        """Whether FastAPI would hand this request on with no telemetry of its own."""
+        if self.root_path or "fastapi.telemetry" in scope:
+            return False  # FastAPI's way, as always
+        now = time.monotonic()
+        if now - self._telemetry_checked >= TELEMETRY_RECHECK_SECONDS:
+            self._telemetry_checked = now
+            native = getattr(self, "_native_telemetry", None)
+            self._telemetry_off = native is None or not native.enabled()
+        return self._telemetry_off
 
 
 def create_app(
@@ -240,8 +271,7 @@ def add_event_routes(api: APIRouter, backend: WebBackend) -> None:
         except ValueError:
             raise ApiError(400, "Last-Event-ID must be an event's sequence number") from None
         key = await backend.existing_key(who.tenant, name)
-        stream = backend.event_batches(who.tenant, name, start, key=key)
-        return EventStreamResponse(stream, backend.retries, key)
+        return EventStreamResponse(backend.follow(key, start), backend, key)
 
 
 def add_approval_routes(api: APIRouter, backend: WebBackend) -> None:

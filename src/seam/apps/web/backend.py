@@ -288,14 +288,19 @@ class WebBackend:
         finally:
             await batches.aclose()
 
-    async def event_batches(
-        self, tenant: str, name: str, after: int = 0, *, key: str | None = None
-    ) -> AsyncGenerator[list[AgentEvent | None], None]:
-        """`events` in batches: whatever is ready at once comes as one list. `key`: the
-        session's, when the caller has just checked it exists (one store read less)."""
-        key = key or await self.existing_key(tenant, name)
+    def follow(self, key: str, after: int = 0) -> AsyncGenerator[list[AgentEvent | None], None]:
+        """Session `key`'s events after `after` in batches (`follow_session`), for a key
+        the caller has just checked exists. Not wrapped: the event stream's writer counts
+        it in `metrics.open_streams` (`streams.stream_events`), so each batch passes
+        through one generator, and each open stream holds one."""
         heartbeat = self.config.heartbeat_seconds
-        stream = follow_session(self.runtime.store, self.hub, key, after, heartbeat)
+        return follow_session(self.runtime.store, self.hub, key, after, heartbeat)
+
+    async def event_batches(
+        self, tenant: str, name: str, after: int = 0
+    ) -> AsyncGenerator[list[AgentEvent | None], None]:
+        """`events` in batches: whatever is ready at once comes as one list."""
+        stream = self.follow(await self.existing_key(tenant, name), after)
         self.metrics.open_streams += 1
         try:
             async for batch in stream:

@@ -15,6 +15,7 @@ from starlette.types import Receive, Send
 from seam.apps.web.access import refusal
 from seam.apps.web.auth import Principal
 from seam.apps.web.backend import WebBackend
+from seam.apps.web.first_write import PrebuiltHead
 from seam.apps.web.headers import secured
 from seam.apps.web.streams import start_after, stream_events
 
@@ -31,8 +32,9 @@ HEADERS = (
     (b"x-accel-buffering", b"no"),
     (b"content-type", b"text/event-stream; charset=utf-8"),
 )
-# What the client gets: those, then the security headers, as `SecurityHeaders` adds them.
-SECURED = tuple(secured(HEADERS))
+# What the client gets: those, then the security headers, as `SecurityHeaders` adds them;
+# encoded once, and written with the first event (`first_write.py`).
+SECURED = PrebuiltHead(tuple(secured(HEADERS)))
 # Headers of a request with a body: the body cap (`limits.py`) looks at those.
 _BODY = frozenset({b"content-length", b"transfer-encoding"})
 
@@ -63,8 +65,8 @@ async def serve(
         key = await backend.existing_key(who.tenant, name)
     except Exception:
         return receive  # the route words the error (404, 400, 500) as it always has
-    stream = backend.event_batches(who.tenant, name, start, key=key)
-    await stream_events(stream, backend.retries, key, receive, send, SECURED)
+    stream = backend.follow(key, start)
+    await stream_events(stream, backend, key, scope, receive, send, SECURED)
     return None
 
 

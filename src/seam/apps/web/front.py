@@ -72,13 +72,13 @@ class Front:
         if isinstance(who, JSONResponse):  # the 401 or 429 `AuthGate` would send
             await who(scope, receive, secure(send))
             return
-        scope.setdefault("state", {})["principal"] = who
         try:
             rest = await handler(self.backend, scope, receive, send, who, name)
         except Exception:
             log.exception("request failed")  # as the app's error handler logs it
             raise
-        if rest is not None:
+        if rest is not None:  # the routes read the principal `AuthGate` would have set
+            scope.setdefault("state", {})["principal"] = who
             await self.app(scope, rest, send)
 
     def _route(self, scope: Scope) -> tuple[Handler, str] | None:

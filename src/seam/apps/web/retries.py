@@ -76,20 +76,11 @@ class RetryBoard:
             return None
         return {**payload, "delay": round(left, 3)}
 
-    @contextlib.contextmanager
-    def listen(self, key: str, listener: Listener) -> Iterator[RetryPayload | None]:
+    def listen(self, key: str, listener: Listener) -> Listening:
         """`listener` hears each retry of session `key`'s turns while the block runs (it
         is called in the retrying turn's task: it must not block). The block is given
         the retry `key` waits on now, if any (`_still_pending`)."""
-        pending = self._still_pending(key)
-        listeners = self._listeners.setdefault(key, set())
-        listeners.add(listener)
-        try:
-            yield pending
-        finally:
-            listeners.discard(listener)
-            if not listeners and self._listeners.get(key) is listeners:
-                del self._listeners[key]
+        return Listening(self, key, listener)
 
     @contextlib.contextmanager
     def subscribe(self, key: str) -> Iterator[asyncio.Queue[RetryPayload]]:
@@ -102,4 +93,30 @@ class RetryBoard:
             yield queue
 
 
-__all__ = ["Listener", "RetryBoard", "RetryPayload", "retry_payload"]
+class Listening:
+    """`RetryBoard.listen`'s block: a class rather than a generator, since every event
+    stream opens one (one object, no generator to step in and out of)."""
+
+    __slots__ = ("_board", "_key", "_listener", "_listeners")
+
+    def __init__(self, board: RetryBoard, key: str, listener: Listener) -> None:
+        self._board = board
+        self._key = key
+        self._listener = listener
+        self._listeners: set[Listener] = set()
+
+    def __enter__(self) -> RetryPayload | None:
+        board, key = self._board, self._key
+        pending = board._still_pending(key)
+        self._listeners = board._listeners.setdefault(key, set())
+        self._listeners.add(self._listener)
+        return pending
+
+    def __exit__(self, *_: object) -> None:
+        listeners, every = self._listeners, self._board._listeners
+        listeners.discard(self._listener)
+        if not listeners and every.get(self._key) is listeners:
+            del every[self._key]
+
+
+__all__ = ["Listener", "Listening", "RetryBoard", "RetryPayload", "retry_payload"]

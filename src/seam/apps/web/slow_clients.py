@@ -9,15 +9,19 @@ a head that is complete disarms it, so long bodies and event streams are not cut
 
 Two parsers, as uvicorn's `http="auto"` has: httptools (C) when it is installed, h11
 (pure Python) otherwise. httptools parses a request head in about half the CPU, which
-a server opening a thousand event streams at once feels.
+a server opening a thousand event streams at once feels; its requests also run
+`seam serve`'s own cycle (`cycle.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from seam.apps.web.cycle import WHEN_GONE, serve_cycle
 
 # Seconds a request head may take (`[web] header_timeout_seconds` sets it per server).
 DEFAULT_HEADER_TIMEOUT = 10.0
@@ -81,14 +85,27 @@ def _httptools_protocol() -> type[_HeadDeadline] | None:
     """uvicorn's httptools protocol with a deadline for each request head, or None when
     httptools is not installed."""
     try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
     except ImportError:
         return None
+    cycle = serve_cycle(RequestResponseCycle)
 
     class HttpToolsHeadTimeoutProtocol(_HeadDeadline, HttpToolsProtocol):
         def on_headers_complete(self) -> None:
             self._disarm_head_timer()  # the head is in: the request runs its course
             super().on_headers_complete()
+            # The request's cycle is `seam serve`'s (`cycle.py`): same layout, so its
+            # class is swapped, nothing copied.
+            served: Any = self.cycle
+            if type(served) is RequestResponseCycle:
+                served.__class__ = cycle
+                self.scope[WHEN_GONE] = served.when_gone  # type: ignore[attr-defined,literal-required]
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            super().connection_lost(exc)
+            served: Any = self.cycle
+            if type(served) is cycle:
+                served.gone()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()

@@ -12,13 +12,17 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.responses import StreamingResponse
 from starlette.types import Message, Receive, Send
 
-from seam.apps.web.retries import RetryBoard, RetryPayload
+from seam.apps.web.cycle import WHEN_GONE
+from seam.apps.web.retries import RetryPayload
 from seam.contracts.events import AgentEvent, event_to_dict
+
+if TYPE_CHECKING:
+    from seam.apps.web.backend import WebBackend
 
 # The `event:` name of the types a browser would mistake for its own events.
 EVENT_NAMES = {"error": "turn_error"}
@@ -26,6 +30,7 @@ EVENT_NAMES = {"error": "turn_error"}
 PREAMBLE = b"retry: 1000\n\n"
 HEARTBEAT = b": heartbeat\n\n"
 
+Scope = dict[str, Any]
 Batches = AsyncGenerator[list[AgentEvent | None], None]
 Headers = list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]
 _END: Message = {"type": "http.response.body", "body": b"", "more_body": False}
@@ -61,7 +66,13 @@ def chunk(body: bytes) -> Message:
 
 
 async def stream_events(
-    stream: Batches, retries: RetryBoard, key: str, receive: Receive, send: Send, headers: Headers
+    stream: Batches,
+    backend: WebBackend,
+    key: str,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    headers: Headers,
 ) -> None:
     """A 200 event stream: the preamble, the retry session `key` waits on (if any), then
     the stream's batches and the session's retries, each as soon as it comes, until the
@@ -70,39 +81,50 @@ async def stream_events(
     One task carries it all (this one, uvicorn's task for the request): it writes each
     batch as the stream yields it, with no task or `asyncio.wait` per batch. A client's
     disconnection is only seen by `receive` (uvicorn speaks ASGI 2.3: a send to a closed
-    connection is dropped silently), so one watcher task awaits it and cancels this one
-    (`_follow`). A retry, rare, is written by a task of its own (`_Retries`)."""
+    connection is dropped silently), so it cancels this task: from `seam serve`'s
+    protocol when the connection is lost (`cycle.WHEN_GONE`), else from a watcher task
+    awaiting `receive` (`_follow`). A retry, rare, is written by a task of its own
+    (`_Retries`). The stream counts in `backend.metrics.open_streams` while followed."""
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send(chunk(PREAMBLE))
     # Listening starts as the preamble is written, with no wait in between: a client that
     # has read it misses no retry.
     writer = _Retries(send)
-    with retries.listen(key, writer.send) as pending:
-        try:
-            if pending is not None:
-                await send(chunk(retry_sse(pending)))
-            await _follow(stream, receive, send)
-        finally:
-            await writer.close()
+    backend.metrics.open_streams += 1
+    try:
+        with backend.retries.listen(key, writer.send) as pending:
+            try:
+                if pending is not None:
+                    await send(chunk(retry_sse(pending)))
+                await _follow(stream, scope, receive, send)
+            finally:
+                await writer.close()
+    finally:
+        backend.metrics.open_streams -= 1
     await send(_END)
 
 
-async def _follow(stream: Batches, receive: Receive, send: Send) -> None:
+async def _follow(stream: Batches, scope: Scope, receive: Receive, send: Send) -> None:
     """Each batch of `stream` written as it comes, until it ends or the client goes away:
-    a watcher task awaits the disconnection and cancels this task, and the cancellation is
-    taken back (`uncancel`) so the stream ends like any other; a cancellation from
-    elsewhere (the server stopping) still propagates."""
+    the server (`WHEN_GONE`) or a watcher task awaiting the disconnection cancels this
+    task, and the cancellation is taken back (`uncancel`) so the stream ends like any
+    other; a cancellation from elsewhere (the server stopping) still propagates."""
     task = asyncio.current_task()
     assert task is not None
     state = {"watching": True, "cancelled": False}
 
-    def on_gone(_: asyncio.Future[None]) -> None:
+    def on_gone(*_: object) -> None:
         if state["watching"]:
             state["cancelled"] = True
             task.cancel()
 
-    gone = asyncio.get_running_loop().create_task(_disconnected(receive))
-    gone.add_done_callback(on_gone)
+    when_gone = scope.get(WHEN_GONE)
+    gone = None
+    if when_gone is not None:
+        when_gone(on_gone)
+    else:
+        gone = asyncio.get_running_loop().create_task(_disconnected(receive))
+        gone.add_done_callback(on_gone)
     try:
         async for batch in stream:
             await send(chunk(encode(batch)))
@@ -111,7 +133,8 @@ async def _follow(stream: Batches, receive: Receive, send: Send) -> None:
             raise
     finally:
         state["watching"] = False
-        gone.cancel()
+        if gone is not None:
+            gone.cancel()
         await stream.aclose()
 
 
@@ -126,16 +149,16 @@ class EventStreamResponse(StreamingResponse):
     that went the long way, `event_streams.py`): `StreamingResponse`'s status and headers
     (the route declares it), written by `stream_events`."""
 
-    def __init__(self, stream: Batches, retries: RetryBoard, key: str) -> None:
+    def __init__(self, stream: Batches, backend: WebBackend, key: str) -> None:
         self.status_code = 200
         self.media_type = "text/event-stream"
         self.background = None
         self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-        self._events = stream, retries, key
+        self._events = stream, backend, key
 
     async def __call__(self, scope: Any, receive: Receive, send: Send) -> None:
-        stream, retries, key = self._events
-        await stream_events(stream, retries, key, receive, send, self.raw_headers)
+        stream, backend, key = self._events
+        await stream_events(stream, backend, key, scope, receive, send, self.raw_headers)
         if self.background is not None:
             await self.background()
 
