@@ -43,6 +43,7 @@ from seam.contracts.execution import (
     EventQuery,
     EventRecord,
     JournalEntry,
+    LeaseLost,
     NewSubmission,
     Settlement,
     Submission,
@@ -56,18 +57,16 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.services.sessions.postgres_images import put_images
+from seam.services.sessions.postgres_journal import journal_statement
 from seam.services.sessions.postgres_pipeline import (
     SESSION_GONE,
     pipelined,
     relax_commit,
-    session_gone,
 )
 from seam.services.sessions.postgres_rows import (
     Params,
     encode,
     event_from_row,
-    insert_messages,
-    insert_usage,
     message_from_row,
     returned,
     submission_from_row,
@@ -123,6 +122,8 @@ class PostgresSubmissions:
         async def _all(self, query: Any, params: Params = None) -> list[Any]: ...
 
         async def _notify(self, conn: AsyncConnection[Any]) -> None: ...
+
+        async def _notify_after(self) -> None: ...
 
         async def _hydrated(self, messages: list[Message]) -> list[Message]: ...
 
@@ -268,33 +269,29 @@ class PostgresSubmissions:
             )
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
-        sub: Submission | None = None
-        try:
-            async with self._batched() as conn:
-                sub = await _held(conn, submission_id, owner)
-                await self._append_for(conn, sub, entry)
-        except SESSION_GONE:
-            raise session_gone(sub) from None
+        await self._journal(submission_id, owner, entry)
 
-    async def _append_for(
-        self, conn: AsyncConnection[Any], sub: Submission, entry: JournalEntry
-    ) -> None:
-        """`entry` written in the caller's pipelined transaction, for `sub` (its lease
-        checked); a foreign key error (the session gone) raises at the caller's COMMIT."""
-        now = self._clock()
-        messages = entry.messages
-        for record in entry.usage:
-            await insert_usage(conn, sub.session_key, record, now)
-        if entry.events:
-            async with conn.cursor() as cur:
-                await _insert_events(cur, entry.events)
-        if not messages:
-            return
-        await insert_messages(conn, sub.session_key, messages, sub.id, now, queued=True)
-        await conn.execute(
-            "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
-            (len(messages), now, sub.id),
-        )
+    async def _journal(
+        self,
+        submission_id: str,
+        owner: str | None,
+        entry: JournalEntry | None,
+        settlement: Settlement | None = None,
+    ) -> tuple[Any, ...]:
+        """`entry` (and `settlement`) written by one statement (`postgres_journal`), when
+        `owner` may write; the statement's row (the settled submission for a settle)."""
+        query, params = journal_statement(submission_id, owner, entry, self._clock(), settlement)
+        try:
+            async with self._connection() as conn:
+                row = await (await conn.execute(query, params)).fetchone()
+                if row is None:  # nothing written: say why
+                    check_holder(await _read(conn, submission_id), submission_id, owner)
+                    raise LeaseLost(f"submission {submission_id!r} changed hands meanwhile")
+        except SESSION_GONE:
+            raise SessionNotFound(f"no session for submission {submission_id!r}") from None
+        if not row[-1]:  # its messages found no session row to count them in
+            raise SessionNotFound(f"no session for submission {submission_id!r}")
+        return tuple(row[:-1])
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
         if await self._one("SELECT 1 FROM submissions WHERE id = %s", (submission_id,)) is None:
@@ -310,41 +307,9 @@ class PostgresSubmissions:
     async def settle(
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
-        sub: Submission | None = None
-        async with self._connection() as conn:
-            try:
-                async with pipelined(conn):
-                    sub = await _held(conn, submission_id, owner)
-                    cur = await self._settle(conn, sub, settlement)
-            except SESSION_GONE:
-                raise session_gone(sub) from None
-            return submission_from_row(await returned(cur))
-
-    async def _settle(
-        self, conn: AsyncConnection[Any], sub: Submission, settlement: Settlement
-    ) -> AsyncCursor[Any]:
-        """The journal and the settlement, queued in the caller's transaction; the cursor
-        gives the settled row once it commits."""
-        if settlement.journal is not None:
-            await self._append_for(conn, sub, settlement.journal)
-        end = settlement.for_submission(sub)
-        now = self._clock()
-        cur = await conn.execute(
-            "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"
-            " error = %s, finish_reason = %s, lease_owner = NULL, lease_expires_at = NULL,"
-            f" settled_at = %s, updated_at = %s WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
-            (
-                end.outcome,
-                encode(end.result),
-                encode(end.error),
-                end.finish_reason,
-                now,
-                now,
-                sub.id,
-            ),
-        )
-        await self._notify(conn)
-        return cur
+        row = await self._journal(submission_id, owner, settlement.journal, settlement)
+        await self._notify_after()
+        return submission_from_row(row)
 
     async def release(
         self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
@@ -425,6 +390,14 @@ async def _locked(conn: AsyncConnection[Any], submission_id: str) -> Submission 
     cur = await conn.execute(
         f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s FOR NO KEY UPDATE",
         (submission_id,),
+    )
+    row = await cur.fetchone()
+    return None if row is None else submission_from_row(row)
+
+
+async def _read(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
+    cur = await conn.execute(
+        f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s", (submission_id,)
     )
     row = await cur.fetchone()
     return None if row is None else submission_from_row(row)

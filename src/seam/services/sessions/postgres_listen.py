@@ -10,6 +10,7 @@ server goes away. The store's reads and writes never depend on it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,9 @@ from seam.services.sessions.postgres_channels import (
     outbox_note,
     wait_and_clear,
 )
+
+# `set_config(..., true)` lasts until this statement's own transaction ends: its commit.
+_NOTIFY_RELAXED = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%s, %s)"
 
 # The store's logger: the listener's warnings read as the store's, as they always have.
 log = logging.getLogger("seam.services.sessions.postgres")
@@ -41,9 +45,26 @@ class PostgresListener:
 
         def _approvals_noted(self) -> None: ...
 
+        def _connection(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
     async def _notify(self, conn: AsyncConnection[Any]) -> None:
         """Wake idle workers everywhere (delivered when the transaction commits) and here."""
         await conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self._schema))
+        self._wake.set()
+
+    async def _notify_after(self) -> None:
+        """Wake idle workers everywhere, and here, after a write committed: a
+        transaction of its own whose commit does not wait for the WAL flush.
+
+        Why not in the write's own transaction: PostgreSQL queues every committing
+        transaction that sent a NOTIFY behind one lock, held from before its commit record
+        to the end of its commit, so a settlement that notified held it through its WAL
+        flush and the settlements of all workers queued up behind each other. A worker
+        that stops between the two leaves work nobody was told of; idle workers find it
+        at their periodic look, as they find expired leases.
+        """
+        async with self._connection() as conn:
+            await conn.execute(_NOTIFY_RELAXED, (CHANNEL, self._schema))
         self._wake.set()
 
     async def _ensure_listening(self) -> None:
