@@ -1,25 +1,16 @@
 """Submissions and the event log on PostgreSQL: the `ExecutionStore` half of
 `PostgresStore`, a queue that workers on several machines share.
 
-Claiming: one transaction picks the oldest runnable submission with
-`FOR NO KEY UPDATE OF submission, session SKIP LOCKED`, so concurrent claimers never
-wait on each other and never take the same row, and a session being claimed by one
-worker is skipped by the others. Under those locks a fresh statement re-checks that the
-session has no other running submission and no earlier due one still queued: every
-claim of a queued submission holds its session's row lock until it commits, so the
-re-check sees any claim that won the race, and a row skipped only because another
-transaction held it locked is not overtaken by the next one of its session.
-At most one submission per session runs at a time (stricter than "no live lease": a
-queued submission also waits behind a running one whose lease ran out, which is
-reclaimed first).
+Claims: `postgres_claim`, usually one round trip.
 
 Every write that changes a submission checks, under its row lock, that the caller still
 holds the lease; `append_for` writes the transcript rows and the submission's progress
-in one transaction. Those hot writes (claim, renew, append, settle, release) run in
-pipeline mode (`postgres_pipeline`): a transaction costs one round trip per result read
-before deciding what to write, plus its COMMIT. Claims, renewals and the event log do
-not wait for the WAL flush at commit: they ride on the next commit that does
-(`relax_commit`). Admission, release, settlement and aborts NOTIFY the channel, so idle
+in one transaction. A step of a turn and its settlement are one statement each
+(`postgres_journal`); renewals and releases run in pipeline mode (`postgres_pipeline`):
+a transaction costs one round trip per result read before deciding what to write, plus
+its COMMIT. Claims, renewals and the event log do not wait for the WAL flush at commit:
+they ride on the next commit that does (`relax_commit`). Admission, release, settlement
+and aborts NOTIFY the channel (a settlement after its commit), so idle
 workers (`wait_for_work`) wake at once; lease expiry and back-off are found by the
 workers' periodic look (their wait's timeout).
 """
@@ -56,6 +47,7 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.postgres_claim import ClaimAsk, claim_at_once, claim_step_by_step
 from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_journal import journal_statement
 from seam.services.sessions.postgres_pipeline import (
@@ -79,27 +71,6 @@ from seam.services.sessions.rows import (
     hashes_column,
     insert_sql,
 )
-
-# Runnable, as the contract says; `%(now)s` and `%(dead)s` are bound per claim.
-_RUNNABLE = """(
-    (s.state = 'queued' AND s.not_before <= %(now)s AND NOT EXISTS (
-        SELECT 1 FROM submissions AS r
-        WHERE r.session_key = s.session_key AND r.state = 'running'))
-    OR (s.state = 'running' AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= %(now)s
-        OR s.lease_owner = ANY (%(dead)s::text[])))
-)"""
-# A queued submission waits behind any earlier one of its session that is due, as in the
-# other stores, where the oldest runnable one is found by a scan in admission order. Here
-# the scan skips rows other transactions hold locked (SKIP LOCKED), and a claimer that
-# skipped a session because its session row was taken may still hold the lock on that
-# session's next submission (row locks last until the transaction ends), as does an
-# admission re-sending an existing id: without this rule the submission after it would
-# be claimed first. Not for a claim of one named submission (the caller chose it).
-_IN_ORDER = """(s.state <> 'queued' OR NOT EXISTS (
-    SELECT 1 FROM submissions AS e
-    WHERE e.session_key = s.session_key AND e.state = 'queued'
-    AND e.not_before <= %(now)s AND e.seq < s.seq)
-)"""
 
 
 class PostgresSubmissions:
@@ -210,41 +181,12 @@ class PostgresSubmissions:
         # Listen before looking, so work that appears after this look wakes the worker.
         await self._ensure_listening()
         now = self._clock()
-        dead = list(scope.dead_owners)
-        submission_id = scope.submission_id
-        pick = sql.SQL(
-            "SELECT s.id FROM submissions AS s JOIN sessions AS k ON k.key = s.session_key"
-            " WHERE s.state <> 'settled' AND {runnable}{order}{only}"
-            " AND NOT (s.session_key = ANY (%(skip)s::text[]))"
-            " ORDER BY s.seq LIMIT 1 FOR NO KEY UPDATE OF s, k SKIP LOCKED"
-        ).format(
-            runnable=sql.SQL(_RUNNABLE),
-            order=sql.SQL("" if submission_id is not None else f" AND {_IN_ORDER}"),
-            only=sql.SQL(" AND s.id = %(id)s" if submission_id is not None else ""),
-        )
-        skip: list[str] = []
+        ask = ClaimAsk(owner, now, now + lease, list(scope.dead_owners), scope.submission_id)
         async with self._connection() as conn:
-            async with pipelined(conn):
-                await relax_commit(conn)
-                while True:
-                    params = {"now": now, "dead": dead, "skip": skip, "id": submission_id}
-                    row = await (await conn.execute(pick, params)).fetchone()
-                    if row is None:
-                        return None
-                    sub, blocked = await _recheck(conn, row[0], now, submission_id is None)
-                    if blocked or not _runnable(sub, now, dead):
-                        skip.append(sub.session_key)
-                        continue
-                    if sub.attempts < sub.max_attempts:
-                        break
-                    await self._give_up(conn, sub, now)
-                cur = await conn.execute(
-                    "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
-                    " lease_owner = %s, lease_expires_at = %s, updated_at = %s"
-                    f" WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
-                    (owner, now + lease, now, sub.id),
-                )
-            return submission_from_row(await returned(cur))
+            picked, sub = await claim_at_once(conn, ask)
+            if picked and sub is None:  # a race lost, a busy session, no attempts left
+                sub = await claim_step_by_step(conn, ask, self._give_up)
+        return sub
 
     async def _give_up(self, conn: AsyncConnection[Any], sub: Submission, now: float) -> None:
         """Settle `sub` as failed (no attempts left), in the claim's transaction; a
@@ -406,42 +348,6 @@ async def _read(conn: AsyncConnection[Any], submission_id: str) -> Submission | 
 async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str | None) -> Submission:
     """The submission, locked, when `owner` may write to it (`check_holder`)."""
     return check_holder(await _locked(conn, submission_id), submission_id, owner)
-
-
-# The picked submission read again, in a statement of its own (a fresh snapshot, taken
-# after the pick locked its rows), with whether its session blocks it: another running
-# submission, or (`in_order`) an earlier due one still queued (see `_IN_ORDER`).
-_RECHECK = f"""SELECT {SUBMISSION_COLUMNS}, EXISTS (
-    SELECT 1 FROM submissions AS o WHERE o.session_key = s.session_key AND o.id <> s.id
-    AND (o.state = 'running' OR (%(in_order)s AND o.state = 'queued'
-    AND o.not_before <= %(now)s AND o.seq < s.seq)))
-FROM submissions AS s WHERE s.id = %(id)s FOR NO KEY UPDATE OF s"""
-
-
-async def _recheck(
-    conn: AsyncConnection[Any], submission_id: str, now: float, in_order: bool
-) -> tuple[Submission, bool]:
-    """Re-check a picked submission with a fresh snapshot, its rows locked: the
-    submission as it is now, and whether its session blocks a queued one.
-
-    The pick's snapshot may predate a claim that committed while it ran (row locks alone
-    do not re-run its NOT EXISTS), so it may have seen a session idle that is now busy.
-    Holding the session row, no claim of an earlier submission can be under way meanwhile.
-    """
-    cur = await conn.execute(_RECHECK, {"id": submission_id, "now": now, "in_order": in_order})
-    row = await returned(cur)
-    sub = submission_from_row(row[:-1])
-    return sub, sub.state == "queued" and bool(row[-1])
-
-
-def _runnable(sub: Submission, now: float, dead: list[str]) -> bool:
-    """Whether the re-read `sub` may be claimed now (its session not blocking it)."""
-    if sub.state == "queued":
-        return sub.not_before <= now
-    if sub.state == "running":
-        expires = sub.lease_expires_at
-        return expires is None or expires <= now or sub.lease_owner in dead
-    return False
 
 
 _INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "%s")
