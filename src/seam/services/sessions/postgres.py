@@ -141,6 +141,8 @@ class PostgresStore(
         self._listener: asyncio.Task[None] | None = None
         self._listening: asyncio.Future[None] | None = None
         self._pool_check: asyncio.Task[None] | None = None
+        self._note_owed = False  # a settlement's NOTIFY not sent yet (`_owe_note`)
+        self._note_sender: asyncio.Future[None] | None = None
 
     def message_vectors(self) -> PostgresVectors:
         """`KeepsVectors`: the per-message vectors of search by meaning."""
@@ -209,6 +211,8 @@ class PostgresStore(
         return self
 
     async def aclose(self) -> None:
+        if self._opened:
+            await self._send_owed_note()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

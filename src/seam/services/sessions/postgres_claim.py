@@ -35,6 +35,7 @@ from typing import Any
 from psycopg import AsyncConnection, sql
 
 from seam.contracts.execution import Submission
+from seam.services.sessions.postgres_channels import CHANNEL, NOTIFY_RELAXED
 from seam.services.sessions.postgres_pipeline import pipelined, relax_commit
 from seam.services.sessions.postgres_rows import returned, submission_from_row
 from seam.services.sessions.rows import SUBMISSION_COLUMNS
@@ -125,13 +126,16 @@ def _claim_noted(only_one: bool) -> sql.Composed:
 
 
 async def claim_at_once(
-    conn: AsyncConnection[Any], ask: ClaimAsk
+    conn: AsyncConnection[Any], ask: ClaimAsk, note: str | None = None
 ) -> tuple[bool, Submission | None]:
     """Whether a submission was picked, and the one claimed: (False, None) when nothing
-    is runnable, (True, None) when the pick must be decided `claim_step_by_step`."""
+    is runnable, (True, None) when the pick must be decided `claim_step_by_step`.
+    `note`: a NOTIFY payload sent in the same transaction (a settlement's, `_owe_note`)."""
     only_one = ask.submission_id is not None
     params = ask.params([])
     async with conn.pipeline():
+        if note is not None:
+            await conn.execute(NOTIFY_RELAXED, (CHANNEL, note))
         picked = await conn.execute(_pick_and_note(only_one), params)
         claimed = await conn.execute(_claim_noted(only_one), params)
     if await picked.fetchone() is None:

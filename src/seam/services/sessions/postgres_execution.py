@@ -94,7 +94,9 @@ class PostgresSubmissions:
 
         async def _notify(self, conn: AsyncConnection[Any]) -> None: ...
 
-        async def _notify_after(self) -> None: ...
+        def _owe_note(self) -> None: ...
+
+        def _take_note(self) -> str | None: ...
 
         async def _hydrated(self, messages: list[Message]) -> list[Message]: ...
 
@@ -182,8 +184,14 @@ class PostgresSubmissions:
         await self._ensure_listening()
         now = self._clock()
         ask = ClaimAsk(owner, now, now + lease, list(scope.dead_owners), scope.submission_id)
+        note = self._take_note()  # a settlement's NOTIFY, sent with this claim
         async with self._connection() as conn:
-            picked, sub = await claim_at_once(conn, ask)
+            try:
+                picked, sub = await claim_at_once(conn, ask, note)
+            except BaseException:
+                if note is not None:
+                    self._owe_note()
+                raise
             if picked and sub is None:  # a race lost, a busy session, no attempts left
                 sub = await claim_step_by_step(conn, ask, self._give_up)
         return sub
@@ -250,7 +258,7 @@ class PostgresSubmissions:
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
         row = await self._journal(submission_id, owner, settlement.journal, settlement)
-        await self._notify_after()
+        self._owe_note()
         return submission_from_row(row)
 
     async def release(
