@@ -22,7 +22,7 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.postgres import PostgresStore
-from seam.services.sessions.postgres_claim import ClaimAsk, claim_at_once
+from seam.services.sessions.postgres_claim import ClaimAsk, Claimed, claim_at_once
 
 KEY = "s"
 
@@ -57,15 +57,16 @@ async def test_a_claim_at_once_takes_the_oldest_and_leaves_nothing_behind(
 ) -> None:
     for sid in ("a", "b"):
         await store.admit(NewSubmission(sid, KEY, sid))
-    picked, sub = await claim_at_once(conn, _ask())
-    assert picked and sub is not None
+    claimed = await claim_at_once(conn, _ask())
+    sub = claimed.submission
+    assert claimed.picked and sub is not None and claimed.last_seq == 0
     assert (sub.id, sub.state, sub.attempts, sub.lease_owner) == ("a", "running", 1, "w1")
     # Committed (the implicit transaction ended at the pipeline's sync), and the noted
     # id lived only as long as it did.
     assert conn.info.transaction_status == TransactionStatus.IDLE
     assert await _setting(conn) in (None, "")
     # "b" waits behind the running "a" of its session.
-    assert await claim_at_once(conn, _ask("w2")) == (False, None)
+    assert await claim_at_once(conn, _ask("w2")) == Claimed(False)
 
 
 async def test_a_pick_out_of_attempts_is_left_to_the_step_by_step_claim(
@@ -75,8 +76,8 @@ async def test_a_pick_out_of_attempts_is_left_to_the_step_by_step_claim(
     await store.admit(NewSubmission("b", KEY, "b"))
     await store.claim("w1")
     await store.release("a", "w1", not_before=0)
-    picked, sub = await claim_at_once(conn, _ask())
-    assert (picked, sub) == (True, None)  # picked, but not claimed: no attempts left
+    # Picked, but not claimed: no attempts left.
+    assert await claim_at_once(conn, _ask()) == Claimed(True)
     untouched = await store.submission("a")
     assert untouched is not None and (untouched.state, untouched.attempts) == ("queued", 1)
     # The store's claim then settles it failed and takes the next one.
@@ -84,6 +85,30 @@ async def test_a_pick_out_of_attempts_is_left_to_the_step_by_step_claim(
     assert taken is not None and taken.id == "b"
     failed = await store.submission("a")
     assert failed is not None and (failed.state, failed.outcome) == ("settled", "failed")
+
+
+async def test_the_last_seq_a_turn_asks_after_its_claim_comes_with_the_claim(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.append_events([EventRecord(KEY, n, n, "text", "{}") for n in (1, 2, 3)])
+    for sid in ("a", "b"):
+        await store.admit(NewSubmission(sid, KEY, sid))
+    reads: list[object] = []
+    one = store._one
+
+    async def counted(query: object, params: object = None) -> object:
+        reads.append(query)
+        return await one(query, params)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_one", counted)
+    await store.claim("w1")
+    assert await store.last_seq(KEY) == 3 and reads == []  # no statement of its own
+    assert await store.last_seq(KEY) == 3 and len(reads) == 1  # the hint serves once
+    # Any use of the store in between drops it: what it wrote is read back.
+    await store.settle("a", "w1", Settlement("completed"))
+    await store.claim("w1")
+    await store.append_for("b", "w1", JournalEntry([], events=[EventRecord(KEY, 4, 4, "x", "{}")]))
+    assert await store.last_seq(KEY) == 4 and len(reads) == 2
 
 
 async def test_a_step_writes_everything_or_nothing_in_one_statement(store: PostgresStore) -> None:

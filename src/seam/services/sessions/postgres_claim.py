@@ -28,14 +28,15 @@ them (`relax_commit`).
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg import AsyncConnection, sql
 
 from seam.contracts.execution import Submission
-from seam.services.sessions.postgres_channels import CHANNEL, NOTIFY_RELAXED
+from seam.services.sessions.postgres_channels import CHANNEL
 from seam.services.sessions.postgres_pipeline import pipelined, relax_commit
 from seam.services.sessions.postgres_rows import returned, submission_from_row
 from seam.services.sessions.rows import SUBMISSION_COLUMNS
@@ -102,12 +103,30 @@ def _pick(only_one: bool) -> sql.Composed:
 
 @functools.lru_cache(maxsize=2)
 def _pick_and_note(only_one: bool) -> sql.Composed:
-    """The pick, noting the id in `seam.claim` and relaxing the commit (only when a row
-    was picked: a subquery, so the outer list runs for the locked row alone)."""
+    """The pick, noting the picked id in `seam.claim` (a subquery, so the outer list runs
+    for the locked row alone), relaxing the commit and sending `%(note)s` on `CHANNEL`
+    when given; one row either way, whose id is NULL when nothing was picked."""
     return sql.SQL(
-        "SELECT set_config('synchronous_commit', 'off', true),"
-        " set_config('seam.claim', p.id, true) FROM ({pick}) AS p"
+        "SELECT p.id, set_config('synchronous_commit', 'off', true),"
+        " CASE WHEN %(note)s::text IS NOT NULL THEN pg_notify(%(channel)s, %(note)s) END,"
+        " CASE WHEN p.id IS NOT NULL THEN set_config('seam.claim', p.id, true) END"
+        " FROM (SELECT) AS one LEFT JOIN ({pick}) AS p ON true"
     ).format(pick=_pick(only_one))
+
+
+# The session's last event, read with the claim: the turn asks for it next (`SeqHint`).
+_LAST_SEQ = "(SELECT coalesce(max(e.seq), 0) FROM events AS e WHERE e.session_key = s.session_key)"
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """What `claim_at_once` found: whether it picked a submission, the one it claimed
+    (None: nothing picked, or the pick is left to `claim_step_by_step`) and, claimed, the
+    last event seq of its session as the claim saw it."""
+
+    picked: bool
+    submission: Submission | None = None
+    last_seq: int = 0
 
 
 @functools.lru_cache(maxsize=2)
@@ -118,7 +137,7 @@ def _claim_noted(only_one: bool) -> sql.Composed:
         " lease_owner = %(owner)s, lease_expires_at = %(until)s, updated_at = %(now)s"
         " WHERE s.id = current_setting('seam.claim', true)"
         " AND s.attempts < s.max_attempts AND {runnable}{order}"
-        f" RETURNING {SUBMISSION_COLUMNS}"
+        f" RETURNING {SUBMISSION_COLUMNS}, {_LAST_SEQ}"
     ).format(
         runnable=sql.SQL(_RUNNABLE),
         order=sql.SQL("" if only_one else f" AND {_IN_ORDER}"),
@@ -127,21 +146,43 @@ def _claim_noted(only_one: bool) -> sql.Composed:
 
 async def claim_at_once(
     conn: AsyncConnection[Any], ask: ClaimAsk, note: str | None = None
-) -> tuple[bool, Submission | None]:
-    """Whether a submission was picked, and the one claimed: (False, None) when nothing
-    is runnable, (True, None) when the pick must be decided `claim_step_by_step`.
-    `note`: a NOTIFY payload sent in the same transaction (a settlement's, `_owe_note`)."""
+) -> Claimed:
+    """The claim in one round trip (see `Claimed`). `note`: a NOTIFY payload sent in the
+    same transaction (a settlement's, `_owe_note`)."""
     only_one = ask.submission_id is not None
-    params = ask.params([])
+    params = {**ask.params([]), "note": note, "channel": CHANNEL}
     async with conn.pipeline():
-        if note is not None:
-            await conn.execute(NOTIFY_RELAXED, (CHANNEL, note))
         picked = await conn.execute(_pick_and_note(only_one), params)
         claimed = await conn.execute(_claim_noted(only_one), params)
-    if await picked.fetchone() is None:
-        return False, None
+    if (await returned(picked))[0] is None:
+        return Claimed(False)
     row = await claimed.fetchone()
-    return True, None if row is None else submission_from_row(row)
+    if row is None:
+        return Claimed(True)
+    return Claimed(True, submission_from_row(row[:-1]), int(row[-1]))
+
+
+@dataclass(frozen=True, slots=True)
+class SeqHint:
+    """The last event seq of the session a claim just took, for the turn's `last_seq`,
+    which it asks next: that read costs no round trip of its own.
+
+    Why it is the answer: the store keeps the hint only until its next use of a
+    connection (`PostgresStore._connection` drops it), so nothing this process wrote
+    since the claim is missed; the only other writer of a session's events is the holder
+    of its running submission, which the claim just became; and it expires after
+    SEQ_HINT_SECONDS, so a `last_seq` asked much later reads the table.
+    """
+
+    session_key: str
+    seq: int
+    taken: float = field(default_factory=time.monotonic)
+
+    def serves(self, session_key: str) -> bool:
+        return session_key == self.session_key and time.monotonic() - self.taken < SEQ_HINT_SECONDS
+
+
+SEQ_HINT_SECONDS = 0.05
 
 
 # Settles `sub` as failed (no attempts left) in the claim's transaction, and notifies.

@@ -47,7 +47,12 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
-from seam.services.sessions.postgres_claim import ClaimAsk, claim_at_once, claim_step_by_step
+from seam.services.sessions.postgres_claim import (
+    ClaimAsk,
+    SeqHint,
+    claim_at_once,
+    claim_step_by_step,
+)
 from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_journal import journal_statement
 from seam.services.sessions.postgres_pipeline import (
@@ -79,6 +84,7 @@ class PostgresSubmissions:
     _pool: AsyncConnectionPool[Any]
     _clock: Callable[[], float]
     _wake: asyncio.Event
+    _seq_hint: SeqHint | None
 
     if TYPE_CHECKING:
 
@@ -187,13 +193,16 @@ class PostgresSubmissions:
         note = self._take_note()  # a settlement's NOTIFY, sent with this claim
         async with self._connection() as conn:
             try:
-                picked, sub = await claim_at_once(conn, ask, note)
+                claimed = await claim_at_once(conn, ask, note)
             except BaseException:
                 if note is not None:
                     self._owe_note()
                 raise
-            if picked and sub is None:  # a race lost, a busy session, no attempts left
+            sub = claimed.submission
+            if claimed.picked and sub is None:  # a race lost, a busy session, no attempts
                 sub = await claim_step_by_step(conn, ask, self._give_up)
+            elif sub is not None:
+                self._seq_hint = SeqHint(sub.session_key, claimed.last_seq)
         return sub
 
     async def _give_up(self, conn: AsyncConnection[Any], sub: Submission, now: float) -> None:
@@ -329,6 +338,9 @@ class PostgresSubmissions:
         return [event_from_row(row) for row in rows]
 
     async def last_seq(self, session_key: str) -> int:
+        hint, self._seq_hint = self._seq_hint, None
+        if hint is not None and hint.serves(session_key):
+            return hint.seq
         row = await self._one(
             "SELECT coalesce(max(seq), 0) FROM events WHERE session_key = %s", (session_key,)
         )
