@@ -7,7 +7,8 @@
 2. Throughput: submissions settled per second with a scripted model (a 20-delta answer),
    400 submissions over 40 sessions, by 1 and 4 worker processes sharing the store:
    SQLite (one file) and PostgreSQL (when a server is given or SEAM_TEST_PG_URL is set;
-   `scripts/ensure-postgres` starts one).
+   `scripts/ensure-postgres` starts one), with the CPU each settled submission cost the
+   workers and (a server on this machine, its /proc readable) PostgreSQL's processes.
 
     .venv/bin/python bench/durable.py [--turns 1000] [--submissions 400] [--pg URL]
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import multiprocessing
 import os
@@ -23,6 +25,7 @@ import secrets
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -114,16 +117,19 @@ async def _fill(target: str, schema: str | None, submissions: int) -> None:
         await store.aclose()
 
 
-async def _work(target: str, schema: str | None, submissions: int, gate: Any) -> int:
-    # Connected (pool and schema check) before the clock starts, so the figure is the
-    # settling alone, the same for every worker and both stores.
+async def _work(target: str, schema: str | None, submissions: int, gate: Any) -> tuple[int, float]:
+    """How many submissions this worker settled, and the CPU seconds it spent on them."""
+    # Connected (pool, schema check and PostgreSQL's LISTEN connection) before the clock
+    # starts, so the figure is the settling alone, the same for every worker and store.
     store = await _open(target, schema)
     settled = 0
     try:
         await store.submissions(query=SubmissionQuery(limit=1))
+        await store.wait_for_work(0)
         ready, start = gate
         ready.put(os.getpid())
         start.wait()
+        began = time.process_time()
         loop = _loop(store, [Step(deltas=["ok "] * 20) for _ in range(submissions)])
         coordinator = Coordinator(store, owner=f"bench-{os.getpid()}")
         factory = SessionFactory(loop, store, coordinator)
@@ -132,7 +138,7 @@ async def _work(target: str, schema: str | None, submissions: int, gate: Any) ->
             if not await store.submissions(
                 query=SubmissionQuery(states=("queued", "running"), limit=1)
             ):
-                return settled
+                return settled, time.process_time() - began
             await store.wait_for_work(0.05)
     finally:
         await store.aclose()
@@ -142,7 +148,48 @@ def _worker(target: str, schema: str | None, submissions: int, gate: Any, out: A
     out.put(asyncio.run(_work(target, schema, submissions, gate)))
 
 
-def throughput(target: str, workers: int, submissions: int) -> float:
+def _server_cpu(url: str) -> float | None:
+    """CPU seconds the PostgreSQL server's processes have used (the postmaster, its live
+    children and those it reaped): None when the server is not on this machine or its
+    /proc is not readable."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SHOW data_directory").fetchone()
+        postmaster = int(Path(str(row[0]), "postmaster.pid").read_text().split()[0])
+        total = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError):
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+                pid = int(stat.parent.name)
+                if pid == postmaster:
+                    total += sum(int(f) for f in fields[11:15])  # own and reaped children's
+                elif int(fields[1]) == postmaster:
+                    total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, TypeError, psycopg.Error):
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """Settled per second, and CPU milliseconds per settled submission: the workers'
+    (after the start signal), and the PostgreSQL server's (None: not measurable)."""
+
+    rate: float
+    worker_ms: float
+    server_ms: float | None
+
+    def line(self) -> str:
+        server = "" if self.server_ms is None else f", server {self.server_ms:.2f} ms"
+        return (
+            f"{self.rate:8.1f} settled/s   CPU per submission: workers"
+            f" {self.worker_ms:.2f} ms{server}"
+        )
+
+
+def throughput(target: str, workers: int, submissions: int) -> Throughput:
     schema = f"bench_{secrets.token_hex(4)}" if target.startswith("postgres") else None
     asyncio.run(_fill(target, schema, submissions))
     ctx = multiprocessing.get_context("spawn")
@@ -156,16 +203,25 @@ def throughput(target: str, workers: int, submissions: int) -> float:
         proc.start()
     for _ in procs:  # every worker imported and connected before the clock starts
         ready.get()
+    server = _server_cpu(target) if schema is not None else None
     began = time.perf_counter()
     start.set()
-    total = sum(out.get() for _ in procs)
+    results = [out.get() for _ in procs]
     elapsed = time.perf_counter() - began
+    if server is not None:
+        after = _server_cpu(target)
+        server = None if after is None else after - server
     for proc in procs:
         proc.join()
+    total = sum(settled for settled, _ in results)
     assert total == submissions, f"settled {total} of {submissions}"
     if schema is not None:
         asyncio.run(_drop_schema(target, schema))
-    return submissions / elapsed
+    return Throughput(
+        submissions / elapsed,
+        sum(cpu for _, cpu in results) / submissions * 1000,
+        None if server is None else server / submissions * 1000,
+    )
 
 
 async def _drop_schema(url: str, schema: str) -> None:
@@ -204,13 +260,13 @@ def main() -> None:
         for workers in (1, 4):
             path = str(Path(tmp) / f"throughput-{workers}.db")
             rate = throughput(path, workers, args.submissions)
-            print(f"  SQLite      {workers} worker(s): {rate:8.1f} settled/s")
+            print(f"  SQLite      {workers} worker(s): {rate.line()}")
     if not args.pg:
         print("  PostgreSQL: no server (pass --pg URL or set SEAM_TEST_PG_URL)")
         return
     for workers in (1, 4):
         rate = throughput(args.pg, workers, args.submissions)
-        print(f"  PostgreSQL  {workers} worker(s): {rate:8.1f} settled/s")
+        print(f"  PostgreSQL  {workers} worker(s): {rate.line()}")
 
 
 if __name__ == "__main__":

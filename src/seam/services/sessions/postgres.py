@@ -50,6 +50,7 @@ from seam.contracts.sessions import (
 from seam.services.sessions.postgres_approvals import PostgresApprovals
 from seam.services.sessions.postgres_channels import CHANNEL, CONNECT_TIMEOUT
 from seam.services.sessions.postgres_checkpoints import PostgresCheckpoints
+from seam.services.sessions.postgres_claim import SeqHint
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_faults import check_pool, is_outage, unavailable
@@ -141,6 +142,9 @@ class PostgresStore(
         self._listener: asyncio.Task[None] | None = None
         self._listening: asyncio.Future[None] | None = None
         self._pool_check: asyncio.Task[None] | None = None
+        self._note_owed = False  # a settlement's NOTIFY not sent yet (`_owe_note`)
+        self._seq_hint: SeqHint | None = None  # the last claim's event seq
+        self._note_sender: asyncio.Future[None] | None = None
 
     def message_vectors(self) -> PostgresVectors:
         """`KeepsVectors`: the per-message vectors of search by meaning."""
@@ -174,6 +178,7 @@ class PostgresStore(
         server dropped are replaced instead of failing the next callers one by one."""
         if not self._opened:
             await self.open()
+        self._seq_hint = None  # a claim's hint serves only the next call (`SeqHint`)
         try:
             async with self._pool.connection() as conn:
                 yield conn
@@ -209,6 +214,8 @@ class PostgresStore(
         return self
 
     async def aclose(self) -> None:
+        if self._opened:
+            await self._send_owed_note()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

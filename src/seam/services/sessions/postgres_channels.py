@@ -15,6 +15,10 @@ import contextlib
 CHANNEL = "seam_submissions"
 # Approval answers: payload the schema; each waiter of it reads its own row.
 APPROVALS_CHANNEL = "seam_approvals"
+# A notification on `CHANNEL` (the payload second) in a transaction whose commit does not
+# wait for the WAL flush: `set_config(..., true)` lasts until the statement's own
+# transaction ends, its commit.
+NOTIFY_RELAXED = "SELECT set_config('synchronous_commit', 'off', true), pg_notify(%s, %s)"
 # Seconds to wait for a connection, the pool's and the listener's alike.
 CONNECT_TIMEOUT = 10.0
 
@@ -33,4 +37,11 @@ async def wait_and_clear(event: asyncio.Event, seconds: float) -> None:
     event.clear()
 
 
-__all__ = ["APPROVALS_CHANNEL", "CHANNEL", "CONNECT_TIMEOUT", "outbox_note", "wait_and_clear"]
+__all__ = [
+    "APPROVALS_CHANNEL",
+    "CHANNEL",
+    "CONNECT_TIMEOUT",
+    "NOTIFY_RELAXED",
+    "outbox_note",
+    "wait_and_clear",
+]

@@ -1,25 +1,16 @@
 """Submissions and the event log on PostgreSQL: the `ExecutionStore` half of
 `PostgresStore`, a queue that workers on several machines share.
 
-Claiming: one transaction picks the oldest runnable submission with
-`FOR NO KEY UPDATE OF submission, session SKIP LOCKED`, so concurrent claimers never
-wait on each other and never take the same row, and a session being claimed by one
-worker is skipped by the others. Under those locks a fresh statement re-checks that the
-session has no other running submission and no earlier due one still queued: every
-claim of a queued submission holds its session's row lock until it commits, so the
-re-check sees any claim that won the race, and a row skipped only because another
-transaction held it locked is not overtaken by the next one of its session.
-At most one submission per session runs at a time (stricter than "no live lease": a
-queued submission also waits behind a running one whose lease ran out, which is
-reclaimed first).
+Claims: `postgres_claim`, usually one round trip.
 
 Every write that changes a submission checks, under its row lock, that the caller still
 holds the lease; `append_for` writes the transcript rows and the submission's progress
-in one transaction. Those hot writes (claim, renew, append, settle, release) run in
-pipeline mode (`postgres_pipeline`): a transaction costs one round trip per result read
-before deciding what to write, plus its COMMIT. Claims, renewals and the event log do
-not wait for the WAL flush at commit: they ride on the next commit that does
-(`relax_commit`). Admission, release, settlement and aborts NOTIFY the channel, so idle
+in one transaction. A step of a turn and its settlement are one statement each
+(`postgres_journal`); renewals and releases run in pipeline mode (`postgres_pipeline`):
+a transaction costs one round trip per result read before deciding what to write, plus
+its COMMIT. Claims, renewals and the event log do not wait for the WAL flush at commit:
+they ride on the next commit that does (`relax_commit`). Admission, release, settlement
+and aborts NOTIFY the channel (a settlement after its commit), so idle
 workers (`wait_for_work`) wake at once; lease expiry and back-off are found by the
 workers' periodic look (their wait's timeout).
 """
@@ -43,6 +34,7 @@ from seam.contracts.execution import (
     EventQuery,
     EventRecord,
     JournalEntry,
+    LeaseLost,
     NewSubmission,
     Settlement,
     Submission,
@@ -55,19 +47,23 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.postgres_claim import (
+    ClaimAsk,
+    SeqHint,
+    claim_at_once,
+    claim_step_by_step,
+)
 from seam.services.sessions.postgres_images import put_images
+from seam.services.sessions.postgres_journal import journal_statement
 from seam.services.sessions.postgres_pipeline import (
     SESSION_GONE,
     pipelined,
     relax_commit,
-    session_gone,
 )
 from seam.services.sessions.postgres_rows import (
     Params,
     encode,
     event_from_row,
-    insert_messages,
-    insert_usage,
     message_from_row,
     returned,
     submission_from_row,
@@ -81,27 +77,6 @@ from seam.services.sessions.rows import (
     insert_sql,
 )
 
-# Runnable, as the contract says; `%(now)s` and `%(dead)s` are bound per claim.
-_RUNNABLE = """(
-    (s.state = 'queued' AND s.not_before <= %(now)s AND NOT EXISTS (
-        SELECT 1 FROM submissions AS r
-        WHERE r.session_key = s.session_key AND r.state = 'running'))
-    OR (s.state = 'running' AND (s.lease_expires_at IS NULL OR s.lease_expires_at <= %(now)s
-        OR s.lease_owner = ANY (%(dead)s::text[])))
-)"""
-# A queued submission waits behind any earlier one of its session that is due, as in the
-# other stores, where the oldest runnable one is found by a scan in admission order. Here
-# the scan skips rows other transactions hold locked (SKIP LOCKED), and a claimer that
-# skipped a session because its session row was taken may still hold the lock on that
-# session's next submission (row locks last until the transaction ends), as does an
-# admission re-sending an existing id: without this rule the submission after it would
-# be claimed first. Not for a claim of one named submission (the caller chose it).
-_IN_ORDER = """(s.state <> 'queued' OR NOT EXISTS (
-    SELECT 1 FROM submissions AS e
-    WHERE e.session_key = s.session_key AND e.state = 'queued'
-    AND e.not_before <= %(now)s AND e.seq < s.seq)
-)"""
-
 
 class PostgresSubmissions:
     """Mixed into `PostgresStore`, which provides the pool, clock and notifications."""
@@ -109,6 +84,7 @@ class PostgresSubmissions:
     _pool: AsyncConnectionPool[Any]
     _clock: Callable[[], float]
     _wake: asyncio.Event
+    _seq_hint: SeqHint | None
 
     if TYPE_CHECKING:
 
@@ -123,6 +99,10 @@ class PostgresSubmissions:
         async def _all(self, query: Any, params: Params = None) -> list[Any]: ...
 
         async def _notify(self, conn: AsyncConnection[Any]) -> None: ...
+
+        def _owe_note(self) -> None: ...
+
+        def _take_note(self) -> str | None: ...
 
         async def _hydrated(self, messages: list[Message]) -> list[Message]: ...
 
@@ -209,41 +189,21 @@ class PostgresSubmissions:
         # Listen before looking, so work that appears after this look wakes the worker.
         await self._ensure_listening()
         now = self._clock()
-        dead = list(scope.dead_owners)
-        submission_id = scope.submission_id
-        pick = sql.SQL(
-            "SELECT s.id FROM submissions AS s JOIN sessions AS k ON k.key = s.session_key"
-            " WHERE s.state <> 'settled' AND {runnable}{order}{only}"
-            " AND NOT (s.session_key = ANY (%(skip)s::text[]))"
-            " ORDER BY s.seq LIMIT 1 FOR NO KEY UPDATE OF s, k SKIP LOCKED"
-        ).format(
-            runnable=sql.SQL(_RUNNABLE),
-            order=sql.SQL("" if submission_id is not None else f" AND {_IN_ORDER}"),
-            only=sql.SQL(" AND s.id = %(id)s" if submission_id is not None else ""),
-        )
-        skip: list[str] = []
+        ask = ClaimAsk(owner, now, now + lease, list(scope.dead_owners), scope.submission_id)
+        note = self._take_note()  # a settlement's NOTIFY, sent with this claim
         async with self._connection() as conn:
-            async with pipelined(conn):
-                await relax_commit(conn)
-                while True:
-                    params = {"now": now, "dead": dead, "skip": skip, "id": submission_id}
-                    row = await (await conn.execute(pick, params)).fetchone()
-                    if row is None:
-                        return None
-                    sub, blocked = await _recheck(conn, row[0], now, submission_id is None)
-                    if blocked or not _runnable(sub, now, dead):
-                        skip.append(sub.session_key)
-                        continue
-                    if sub.attempts < sub.max_attempts:
-                        break
-                    await self._give_up(conn, sub, now)
-                cur = await conn.execute(
-                    "UPDATE submissions SET state = 'running', attempts = attempts + 1,"
-                    " lease_owner = %s, lease_expires_at = %s, updated_at = %s"
-                    f" WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
-                    (owner, now + lease, now, sub.id),
-                )
-            return submission_from_row(await returned(cur))
+            try:
+                claimed = await claim_at_once(conn, ask, note)
+            except BaseException:
+                if note is not None:
+                    self._owe_note()
+                raise
+            sub = claimed.submission
+            if claimed.picked and sub is None:  # a race lost, a busy session, no attempts
+                sub = await claim_step_by_step(conn, ask, self._give_up)
+            elif sub is not None:
+                self._seq_hint = SeqHint(sub.session_key, claimed.last_seq)
+        return sub
 
     async def _give_up(self, conn: AsyncConnection[Any], sub: Submission, now: float) -> None:
         """Settle `sub` as failed (no attempts left), in the claim's transaction; a
@@ -268,33 +228,29 @@ class PostgresSubmissions:
             )
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
-        sub: Submission | None = None
-        try:
-            async with self._batched() as conn:
-                sub = await _held(conn, submission_id, owner)
-                await self._append_for(conn, sub, entry)
-        except SESSION_GONE:
-            raise session_gone(sub) from None
+        await self._journal(submission_id, owner, entry)
 
-    async def _append_for(
-        self, conn: AsyncConnection[Any], sub: Submission, entry: JournalEntry
-    ) -> None:
-        """`entry` written in the caller's pipelined transaction, for `sub` (its lease
-        checked); a foreign key error (the session gone) raises at the caller's COMMIT."""
-        now = self._clock()
-        messages = entry.messages
-        for record in entry.usage:
-            await insert_usage(conn, sub.session_key, record, now)
-        if entry.events:
-            async with conn.cursor() as cur:
-                await _insert_events(cur, entry.events)
-        if not messages:
-            return
-        await insert_messages(conn, sub.session_key, messages, sub.id, now, queued=True)
-        await conn.execute(
-            "UPDATE submissions SET steps = steps + %s, updated_at = %s WHERE id = %s",
-            (len(messages), now, sub.id),
-        )
+    async def _journal(
+        self,
+        submission_id: str,
+        owner: str | None,
+        entry: JournalEntry | None,
+        settlement: Settlement | None = None,
+    ) -> tuple[Any, ...]:
+        """`entry` (and `settlement`) written by one statement (`postgres_journal`), when
+        `owner` may write; the statement's row (the settled submission for a settle)."""
+        query, params = journal_statement(submission_id, owner, entry, self._clock(), settlement)
+        try:
+            async with self._connection() as conn:
+                row = await (await conn.execute(query, params)).fetchone()
+                if row is None:  # nothing written: say why
+                    check_holder(await _read(conn, submission_id), submission_id, owner)
+                    raise LeaseLost(f"submission {submission_id!r} changed hands meanwhile")
+        except SESSION_GONE:
+            raise SessionNotFound(f"no session for submission {submission_id!r}") from None
+        if not row[-1]:  # its messages found no session row to count them in
+            raise SessionNotFound(f"no session for submission {submission_id!r}")
+        return tuple(row[:-1])
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
         if await self._one("SELECT 1 FROM submissions WHERE id = %s", (submission_id,)) is None:
@@ -310,41 +266,9 @@ class PostgresSubmissions:
     async def settle(
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
-        sub: Submission | None = None
-        async with self._connection() as conn:
-            try:
-                async with pipelined(conn):
-                    sub = await _held(conn, submission_id, owner)
-                    cur = await self._settle(conn, sub, settlement)
-            except SESSION_GONE:
-                raise session_gone(sub) from None
-            return submission_from_row(await returned(cur))
-
-    async def _settle(
-        self, conn: AsyncConnection[Any], sub: Submission, settlement: Settlement
-    ) -> AsyncCursor[Any]:
-        """The journal and the settlement, queued in the caller's transaction; the cursor
-        gives the settled row once it commits."""
-        if settlement.journal is not None:
-            await self._append_for(conn, sub, settlement.journal)
-        end = settlement.for_submission(sub)
-        now = self._clock()
-        cur = await conn.execute(
-            "UPDATE submissions SET state = 'settled', outcome = %s, result = %s,"
-            " error = %s, finish_reason = %s, lease_owner = NULL, lease_expires_at = NULL,"
-            f" settled_at = %s, updated_at = %s WHERE id = %s RETURNING {SUBMISSION_COLUMNS}",
-            (
-                end.outcome,
-                encode(end.result),
-                encode(end.error),
-                end.finish_reason,
-                now,
-                now,
-                sub.id,
-            ),
-        )
-        await self._notify(conn)
-        return cur
+        row = await self._journal(submission_id, owner, settlement.journal, settlement)
+        self._owe_note()
+        return submission_from_row(row)
 
     async def release(
         self, submission_id: str, owner: str, *, not_before: float, error: str | None = None
@@ -414,6 +338,9 @@ class PostgresSubmissions:
         return [event_from_row(row) for row in rows]
 
     async def last_seq(self, session_key: str) -> int:
+        hint, self._seq_hint = self._seq_hint, None
+        if hint is not None and hint.serves(session_key):
+            return hint.seq
         row = await self._one(
             "SELECT coalesce(max(seq), 0) FROM events WHERE session_key = %s", (session_key,)
         )
@@ -430,45 +357,17 @@ async def _locked(conn: AsyncConnection[Any], submission_id: str) -> Submission 
     return None if row is None else submission_from_row(row)
 
 
+async def _read(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
+    cur = await conn.execute(
+        f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s", (submission_id,)
+    )
+    row = await cur.fetchone()
+    return None if row is None else submission_from_row(row)
+
+
 async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str | None) -> Submission:
     """The submission, locked, when `owner` may write to it (`check_holder`)."""
     return check_holder(await _locked(conn, submission_id), submission_id, owner)
-
-
-# The picked submission read again, in a statement of its own (a fresh snapshot, taken
-# after the pick locked its rows), with whether its session blocks it: another running
-# submission, or (`in_order`) an earlier due one still queued (see `_IN_ORDER`).
-_RECHECK = f"""SELECT {SUBMISSION_COLUMNS}, EXISTS (
-    SELECT 1 FROM submissions AS o WHERE o.session_key = s.session_key AND o.id <> s.id
-    AND (o.state = 'running' OR (%(in_order)s AND o.state = 'queued'
-    AND o.not_before <= %(now)s AND o.seq < s.seq)))
-FROM submissions AS s WHERE s.id = %(id)s FOR NO KEY UPDATE OF s"""
-
-
-async def _recheck(
-    conn: AsyncConnection[Any], submission_id: str, now: float, in_order: bool
-) -> tuple[Submission, bool]:
-    """Re-check a picked submission with a fresh snapshot, its rows locked: the
-    submission as it is now, and whether its session blocks a queued one.
-
-    The pick's snapshot may predate a claim that committed while it ran (row locks alone
-    do not re-run its NOT EXISTS), so it may have seen a session idle that is now busy.
-    Holding the session row, no claim of an earlier submission can be under way meanwhile.
-    """
-    cur = await conn.execute(_RECHECK, {"id": submission_id, "now": now, "in_order": in_order})
-    row = await returned(cur)
-    sub = submission_from_row(row[:-1])
-    return sub, sub.state == "queued" and bool(row[-1])
-
-
-def _runnable(sub: Submission, now: float, dead: list[str]) -> bool:
-    """Whether the re-read `sub` may be claimed now (its session not blocking it)."""
-    if sub.state == "queued":
-        return sub.not_before <= now
-    if sub.state == "running":
-        expires = sub.lease_expires_at
-        return expires is None or expires <= now or sub.lease_owner in dead
-    return False
 
 
 _INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "%s")

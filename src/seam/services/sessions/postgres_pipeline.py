@@ -1,5 +1,6 @@
-"""One transaction in psycopg's pipeline mode: the queue's hot writes (claim, renew,
-append, settle, release) in as few round trips as their reads allow.
+"""One transaction in psycopg's pipeline mode: the queue's writes that need several
+statements (renew, release, the step-by-step claim) in as few round trips as their reads
+allow (a turn's step and settlement are one statement each: `postgres_journal`).
 
 Why: a worker's submission used to cost about 30 round trips to the server (BEGIN, each
 statement, COMMIT), each one a wake-up of the worker, the server and the event loop. In
@@ -24,9 +25,6 @@ from typing import Any
 
 from psycopg import AsyncConnection, AsyncCursor, errors
 from psycopg.pq import TransactionStatus
-
-from seam.contracts.execution import Submission
-from seam.contracts.sessions import SessionNotFound
 
 
 @contextlib.asynccontextmanager
@@ -57,15 +55,9 @@ async def _roll_back(conn: AsyncConnection[Any]) -> None:
         await conn.execute("ROLLBACK")
 
 
-# A queued write whose session was deleted under it: its foreign key, or the index the
-# server could not compute (`insert_messages`).
+# A write whose session was deleted under it: its foreign key, or a message index that
+# found no session row to count from.
 SESSION_GONE = (errors.ForeignKeyViolation, errors.NotNullViolation)
-
-
-def session_gone(sub: Submission | None) -> SessionNotFound:
-    """The error for a write whose session was deleted under it (a foreign key)."""
-    key = "?" if sub is None else sub.session_key
-    return SessionNotFound(f"no session {key!r}")
 
 
 async def relax_commit(conn: AsyncConnection[Any] | AsyncCursor[Any]) -> None:

@@ -73,65 +73,37 @@ async def insert_messages(
     messages: Sequence[Message],
     submission_id: str | None,
     now: float,
-    *,
-    queued: bool = False,
 ) -> None:
     """Append `messages` to session `key` inside the caller's transaction.
 
     Bumping the count first locks the session row, so appends to one session queue up
-    and each gets the next indexes. `queued`: for a pipelined transaction
-    (`postgres_pipeline`), read nothing, so it costs no round trip: each row's index is
-    computed by the server from the count the bump just set; the caller holds a
-    submission of this session locked, so the session cannot be deleted meanwhile (a
-    missing one would fail the NOT NULL index at COMMIT).
+    and each gets the next indexes. (A turn's own steps go by `postgres_journal`.)
     """
     n = len(messages)
-    if queued:
-        await conn.execute(_BUMP, (n, now, key))
-        indexes: list[tuple[Any, ...]] = [(key, i - n) for i in range(n)]
-    else:
-        row = await (
-            await conn.execute(_BUMP + " RETURNING message_count", (n, now, key))
-        ).fetchone()
-        if row is None:
-            raise SessionNotFound(f"no session {key!r}")
-        indexes = [(row[0] - n + i,) for i in range(n)]
-    await _insert(conn, key, messages, submission_id, now, indexes)
-
-
-_BUMP = "UPDATE sessions SET message_count = message_count + %s, updated_at = %s WHERE key = %s"
-_INDEX_BY_SERVER = "(SELECT message_count FROM sessions WHERE key = %s) + %s"
-
-
-async def _insert(
-    conn: AsyncConnection[Any],
-    key: str,
-    messages: Sequence[Message],
-    submission_id: str | None,
-    now: float,
-    indexes: Sequence[tuple[Any, ...]],
-) -> None:
-    """The message rows and their images; `indexes` are each row's `idx` parameters:
-    the index itself, or (key, offset) for the server to add to the session's count."""
+    row = await (await conn.execute(_BUMP + " RETURNING message_count", (n, now, key))).fetchone()
+    if row is None:
+        raise SessionNotFound(f"no session {key!r}")
     await put_images(conn, shown_images(messages), now)
-    idx = "%s" if len(indexes[0]) == 1 else _INDEX_BY_SERVER
     async with conn.cursor() as cur:
         await cur.executemany(
             f"INSERT INTO messages (session_key, idx, {MESSAGE_COLUMNS}, submission_id, words)"
-            f" VALUES (%s, {idx}, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s::text[])",
             [
                 (
                     key,
-                    *where,
+                    row[0] - n + i,
                     m.role,
                     encode(m.content),
                     *message_params(m)[2:],
                     submission_id,
                     message_words(m.role, m.content),
                 )
-                for where, m in zip(indexes, messages, strict=True)
+                for i, m in enumerate(messages)
             ],
         )
+
+
+_BUMP = "UPDATE sessions SET message_count = message_count + %s, updated_at = %s WHERE key = %s"
 
 
 async def returned(cur: AsyncCursor[Any]) -> tuple[Any, ...]:

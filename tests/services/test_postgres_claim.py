@@ -1,0 +1,168 @@
+"""The PostgreSQL store's one-round-trip writes on a real server: the claim sent as one
+pipelined implicit transaction (`postgres_claim`), a turn's step and settlement as one
+statement each (`postgres_journal`), and a settlement's NOTIFY carried by the next claim
+or sent alone soon after. The contract itself is in tests/conformance."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from psycopg import AsyncConnection
+from psycopg.pq import TransactionStatus
+
+from seam.contracts.execution import (
+    EventRecord,
+    JournalEntry,
+    LeaseLost,
+    NewSubmission,
+    Settlement,
+)
+from seam.contracts.messages import Message, Usage
+from seam.contracts.sessions import SessionNotFound, UsageRecord
+from seam.services.sessions.postgres import PostgresStore
+from seam.services.sessions.postgres_claim import ClaimAsk, Claimed, claim_at_once
+
+KEY = "s"
+
+
+@pytest.fixture
+async def store(postgres_url: str, postgres_schema: str) -> AsyncIterator[PostgresStore]:
+    store = await PostgresStore.connect(postgres_url, schema=postgres_schema)
+    await store.create(KEY)
+    yield store
+    await store.aclose()
+
+
+@pytest.fixture
+async def conn(postgres_url: str, postgres_schema: str) -> AsyncIterator[AsyncConnection[object]]:
+    async with await AsyncConnection.connect(
+        postgres_url, autocommit=True, options=f"-c search_path={postgres_schema}"
+    ) as conn:
+        yield conn
+
+
+def _ask(owner: str = "w1", now: float = 1e12) -> ClaimAsk:
+    return ClaimAsk(owner, now, now + 60, [], None)
+
+
+async def _setting(conn: AsyncConnection[object]) -> object:
+    row = await (await conn.execute("SELECT current_setting('seam.claim', true)")).fetchone()
+    return None if row is None else row[0]
+
+
+async def test_a_claim_at_once_takes_the_oldest_and_leaves_nothing_behind(
+    store: PostgresStore, conn: AsyncConnection[object]
+) -> None:
+    for sid in ("a", "b"):
+        await store.admit(NewSubmission(sid, KEY, sid))
+    claimed = await claim_at_once(conn, _ask())
+    sub = claimed.submission
+    assert claimed.picked and sub is not None and claimed.last_seq == 0
+    assert (sub.id, sub.state, sub.attempts, sub.lease_owner) == ("a", "running", 1, "w1")
+    # Committed (the implicit transaction ended at the pipeline's sync), and the noted
+    # id lived only as long as it did.
+    assert conn.info.transaction_status == TransactionStatus.IDLE
+    assert await _setting(conn) in (None, "")
+    # "b" waits behind the running "a" of its session.
+    assert await claim_at_once(conn, _ask("w2")) == Claimed(False)
+
+
+async def test_a_pick_out_of_attempts_is_left_to_the_step_by_step_claim(
+    store: PostgresStore, conn: AsyncConnection[object]
+) -> None:
+    await store.admit(NewSubmission("a", KEY, "a", max_attempts=1))
+    await store.admit(NewSubmission("b", KEY, "b"))
+    await store.claim("w1")
+    await store.release("a", "w1", not_before=0)
+    # Picked, but not claimed: no attempts left.
+    assert await claim_at_once(conn, _ask()) == Claimed(True)
+    untouched = await store.submission("a")
+    assert untouched is not None and (untouched.state, untouched.attempts) == ("queued", 1)
+    # The store's claim then settles it failed and takes the next one.
+    taken = await store.claim("w2")
+    assert taken is not None and taken.id == "b"
+    failed = await store.submission("a")
+    assert failed is not None and (failed.state, failed.outcome) == ("settled", "failed")
+
+
+async def test_the_last_seq_a_turn_asks_after_its_claim_comes_with_the_claim(
+    store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.append_events([EventRecord(KEY, n, n, "text", "{}") for n in (1, 2, 3)])
+    for sid in ("a", "b"):
+        await store.admit(NewSubmission(sid, KEY, sid))
+    reads: list[object] = []
+    one = store._one
+
+    async def counted(query: object, params: object = None) -> object:
+        reads.append(query)
+        return await one(query, params)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "_one", counted)
+    await store.claim("w1")
+    assert await store.last_seq(KEY) == 3 and reads == []  # no statement of its own
+    assert await store.last_seq(KEY) == 3 and len(reads) == 1  # the hint serves once
+    # Any use of the store in between drops it: what it wrote is read back.
+    await store.settle("a", "w1", Settlement("completed"))
+    await store.claim("w1")
+    await store.append_for("b", "w1", JournalEntry([], events=[EventRecord(KEY, 4, 4, "x", "{}")]))
+    assert await store.last_seq(KEY) == 4 and len(reads) == 2
+
+
+async def test_a_step_writes_everything_or_nothing_in_one_statement(store: PostgresStore) -> None:
+    await store.append(KEY, [Message("user", "earlier")])
+    await store.admit(NewSubmission("a", KEY, "hi"))
+    await store.claim("w1")
+    events = [EventRecord(KEY, n, n, "text", '{"t": "say \\"so\\""}', "a") for n in (1, 2)]
+    usage = [UsageRecord("p", "m", Usage(3, 4), 0, "t1")]  # a cost of 0, an int
+    step = JournalEntry(
+        [Message("user", "hi"), Message("assistant", "bananas and pears")], usage, events
+    )
+    with pytest.raises(LeaseLost):
+        await store.append_for("a", "w2", step)
+    assert [m.content for m in await store.messages(KEY)] == ["earlier"]
+    assert await store.events(KEY) == [] and (await store.usage_totals(KEY)).calls == 0
+    await store.append_for("a", "w1", step)
+    assert [m.content for m in await store.messages(KEY)] == ["earlier", "hi", "bananas and pears"]
+    assert await store.events(KEY) == events
+    totals = await store.usage_totals(KEY)
+    assert (totals.calls, totals.usage, totals.cost_usd) == (1, Usage(3, 4), 0.0)
+    [hit] = await store.search("banana")  # the words went with the row
+    assert hit.message_index == 2
+    sub = await store.submission("a")
+    assert sub is not None and sub.steps == 2
+
+
+async def test_a_step_with_events_of_a_missing_session_writes_nothing(
+    store: PostgresStore,
+) -> None:
+    await store.admit(NewSubmission("a", KEY, "hi"))
+    await store.claim("w1")
+    ghost = EventRecord("ghost-key", 1, 1, "text", "{}", "a")
+    with pytest.raises(SessionNotFound):
+        await store.append_for("a", "w1", JournalEntry([Message("user", "hi")], events=[ghost]))
+    assert await store.messages(KEY) == []
+    sub = await store.submission("a")
+    assert sub is not None and sub.steps == 0
+
+
+@pytest.mark.parametrize("claims_next", [True, False])
+async def test_a_settlement_wakes_a_waiter_elsewhere(
+    store: PostgresStore, postgres_url: str, postgres_schema: str, claims_next: bool
+) -> None:
+    """Its NOTIFY rides on the worker's next claim, or goes alone when none comes."""
+    other = await PostgresStore.connect(postgres_url, schema=postgres_schema)
+    try:
+        await store.admit(NewSubmission("a", KEY, "hi"))
+        await store.claim("w1")
+        await other.wait_for_work(0)  # listening
+        waiter = asyncio.create_task(other.wait_for_work(30))
+        await store.settle("a", "w1", Settlement("completed", result="ok"))
+        if claims_next:
+            assert await store.claim("w1") is None
+        async with asyncio.timeout(10):
+            await waiter
+    finally:
+        await other.aclose()
