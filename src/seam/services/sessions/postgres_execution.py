@@ -55,6 +55,7 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.postgres_execution_now import PostgresAdmitClaimed
 from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_pipeline import (
     SESSION_GONE,
@@ -103,7 +104,7 @@ _IN_ORDER = """(s.state <> 'queued' OR NOT EXISTS (
 )"""
 
 
-class PostgresSubmissions:
+class PostgresSubmissions(PostgresAdmitClaimed):
     """Mixed into `PostgresStore`, which provides the pool, clock and notifications."""
 
     _pool: AsyncConnectionPool[Any]

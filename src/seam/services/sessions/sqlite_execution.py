@@ -55,13 +55,14 @@ from seam.services.sessions.rows import (
     submission_from_row,
     usage_params,
 )
+from seam.services.sessions.sqlite_execution_now import SQLiteAdmitClaimed
 from seam.services.sessions.sqlite_images import put_images, with_images
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 from seam.services.sessions.sqlite_transcripts import STAMP_COLUMNS, Stamp, TranscriptCopies
 from seam.services.sessions.sqlite_wait import woken
 
 
-class SQLiteSubmissions:
+class SQLiteSubmissions(SQLiteAdmitClaimed):
     _clock: Callable[[], float]
     _wake: asyncio.Event
     _threads: SQLiteThreads
