@@ -47,18 +47,18 @@ from seam.contracts.execution import (
     ExecutionStore,
     JournalEntry,
     LeaseLost,
-    NewSubmission,
     Settlement,
     Submission,
 )
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
 from seam.contracts.turn_extras import TurnExtras
+from seam.core.coordinator_admit import Admission
 from seam.core.coordinator_journal import TurnJournal
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
 from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan, resumed
-from seam.core.coordinator_session import ClaimSession, DriveOptions, Resolve, SubmitOptions
+from seam.core.coordinator_session import ClaimSession, DriveOptions, Resolve
 from seam.core.coordinator_settle import (
     CONTEXT_OVERFLOW,
     TRANSIENT_ERRORS,
@@ -69,6 +69,7 @@ from seam.core.event_log import EventRecorder
 from seam.core.external_calls import ExtrasBook
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.loop_parts import check_keywords
+from seam.core.model_step import UserPrompt
 from seam.core.outage import OutagePolicy
 
 log = logging.getLogger("seam.coordinator")
@@ -77,7 +78,7 @@ log = logging.getLogger("seam.coordinator")
 DEFAULT_BACKOFF = (2.0, 5.0, 15.0, 30.0, 60.0)
 
 
-class Coordinator(OutageRetry, Settling):
+class Coordinator(Admission, OutageRetry, Settling):
     def __init__(
         self,
         store: ExecutionStore,
@@ -115,28 +116,11 @@ class Coordinator(OutageRetry, Settling):
         # What callers added to their submissions' turns (`contracts/turn_extras.py`).
         self.extras = ExtrasBook()
         self.unwritten: dict[str, JournalEntry] = {}
+        self._driving: set[str] = set()
+        # The submissions whose claim under way here has started a turn (`_stream`).
+        self.streamed: set[str] = set()
 
-    # Admission
-
-    async def submit(
-        self, session_key: str, text: str, **options: Unpack[SubmitOptions]
-    ) -> Submission:
-        check_keywords(options, SubmitOptions.__optional_keys__, "submit")
-        extras = options.get("extras")
-        sub = await self.store.admit(
-            NewSubmission(
-                options.get("submission_id") or self._new_id(),
-                session_key,
-                text,
-                personality=options.get("personality"),
-                max_attempts=self.max_attempts,
-                # Stored with it: whichever worker claims it shows them to the model.
-                images=extras.images if extras is not None else (),
-            )
-        )
-        if extras is not None:
-            self.extras.offer(sub.id, extras)
-        return sub
+    # Admission: `submit` and `ask` (`coordinator_admit`)
 
     async def abort(self, submission_id: str) -> Submission:
         return await self.store.request_abort(submission_id)
@@ -331,6 +315,7 @@ class Coordinator(OutageRetry, Settling):
             "seam.attempt": sub.attempts,
         }
         fields = LOG_FIELDS.set({"session": sub.session_key, "submission": sub.id})
+        self._driving.add(sub.id)
         try:
             with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
                 attempt = partial(self._attempt, session=session, on_event=on_event, cancel=cancel)
@@ -343,6 +328,8 @@ class Coordinator(OutageRetry, Settling):
                     span.record_error(settled.error)
                 return settled
         finally:
+            self._driving.discard(sub.id)
+            self.streamed.discard(sub.id)
             LOG_FIELDS.reset(fields)
 
     async def _attempt(
@@ -365,7 +352,7 @@ class Coordinator(OutageRetry, Settling):
         store = self.store
         owner = self.owner
         try:
-            await self._write_unwritten(sub)
+            sub = await self._write_unwritten(sub)
             # An aborted submission still gets its transcript repaired (every tool call
             # answered, cut-off text kept), so the session's next turn is valid.
             plan = await self.plan(sub, session, rerun=not sub.abort_requested)
@@ -435,17 +422,22 @@ class Coordinator(OutageRetry, Settling):
         """Run the turn, storing its events; returns how it ended and what is left to
         write (the answer and the last events, for the settlement to write)."""
         store = self.store
+        assert plan.start is not None  # only a plan that settles has none
+        extras = await self._extras_of(sub)
+        start = resumed(plan.start, extras)
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
-        journal = TurnJournal(store, sub.id, self.owner, recorder)
+        journal = TurnJournal(
+            store, sub.id, self.owner, recorder, holds_input=isinstance(start, UserPrompt)
+        )
         end = TurnEnd()
+        # From here the log may hold text of this claim's turn (`Repairs.plan`).
+        self.streamed.add(sub.id)
         try:
             session.loop.sequences.continue_after(
                 sub.session_key, await store.last_seq(sub.session_key)
             )
-            assert plan.start is not None  # only a plan that settles has none
-            extras = await self._extras_of(sub)
             events = session.run_from(
-                resumed(plan.start, extras),
+                start,
                 personality=sub.personality,
                 cancel=cancel,
                 transcript=journal.write,
