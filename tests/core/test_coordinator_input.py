@@ -37,18 +37,23 @@ async def test_a_crash_before_the_first_write_resumes_with_the_input_once() -> N
 async def test_text_the_crashed_first_call_streamed_is_kept_with_the_input() -> None:
     factory, model, _ = build([text_step("The capital is Paris.")])
     sid = await crashed_claim(factory, "capital of France?")
-    store = factory.store
-    deltas = [TextDelta(KEY, "t1", n, piece) for n, piece in enumerate(["The cap", "ital"], 2)]
-    await store.append_events([EventRecord(KEY, 1, 1, "run_start", "{}", sid)])
-    await store.append_events([encode_deltas(deltas, sid)])
-    [sub] = await factory.coordinator.resume_pending(factory.resolve)
-    assert sub.result == "The capital is Paris."
-    assert _said(await store.messages(KEY)) == [
+    await _streamed(factory, sid, "The cap", "ital")  # stored by the log, then the kill
+    [resumed] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (resumed.result, resumed.attempts) == ("The capital is Paris.", 2)
+    transcript = await factory.store.messages(KEY)
+    assert _said(transcript) == [
         ("user", "capital of France?", False),
         ("assistant", "The capital", True),
         ("assistant", "The capital is Paris.", False),
     ]
     assert CUT_OFF_NOTE in model.requests[0].system
+
+
+async def _streamed(factory: SessionFactory, sid: str, *pieces: str) -> None:
+    """The log as a model call of submission `sid` left it, streaming `pieces`."""
+    start = EventRecord(KEY, 1, 1, "run_start", "{}", sid)
+    deltas = [TextDelta(KEY, "t1", 2 + n, piece) for n, piece in enumerate(pieces)]
+    await factory.store.append_events([start, encode_deltas(deltas, sid)])
 
 
 class Writes(InMemoryExecutionStore):

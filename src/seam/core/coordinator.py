@@ -34,7 +34,6 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from functools import partial
 from typing import Unpack
 
@@ -52,13 +51,12 @@ from seam.contracts.execution import (
 )
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
-from seam.contracts.turn_extras import TurnExtras
 from seam.core.coordinator_admit import Admission
 from seam.core.coordinator_journal import TurnJournal
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
 from seam.core.coordinator_repair import CUT_OFF_NOTE, UNKNOWN_OUTCOME, RepairPlan, resumed
-from seam.core.coordinator_session import ClaimSession, DriveOptions, Resolve
+from seam.core.coordinator_session import ClaimSession, DriveOptions, Resolve, SubmitOptions
 from seam.core.coordinator_settle import (
     CONTEXT_OVERFLOW,
     TRANSIENT_ERRORS,
@@ -122,10 +120,36 @@ class Coordinator(Admission, OutageRetry, Settling):
 
     # Admission: `submit` and `ask` (`coordinator_admit`)
 
-    async def abort(self, submission_id: str) -> Submission:
-        return await self.store.request_abort(submission_id)
-
     # Driving
+
+    async def ask(
+        self,
+        session_key: str,
+        text: str,
+        resolve: Resolve,
+        on_event: OnEvent | None = None,
+        **options: Unpack[SubmitOptions],
+    ) -> Submission:
+        """Submit `text` and drive it to settlement here; returns it settled. The store
+        admits it already claimed for this coordinator when nothing of its session is
+        queued or running ahead of it (`ExecutionStore.admit_and_claim`: one transaction
+        where an admission and a claim made two) and the turn starts at once; anything
+        else (work ahead of it, a resend of an id admitted before) goes through `run`."""
+        check_keywords(options, SubmitOptions.__optional_keys__, "ask")
+        new = self._new(session_key, text, options)
+        sub = self._offered(
+            options, await self.store.admit_and_claim(new, self.owner, lease=self.lease)
+        )
+        if sub.state == "running" and sub.lease_owner == self.owner and sub.id not in self._driving:
+            try:
+                session = await resolve(sub.session_key)
+            except (Exception, asyncio.CancelledError):
+                await self._let_go(sub, CancelToken())  # to the queue, not a lease to wait out
+                raise
+            sub = await self._drive(sub, session, on_event)
+            if sub.state == "settled":
+                return sub
+        return await self.run(sub.id, resolve, on_event, admitted=sub)
 
     async def run(
         self,
@@ -167,15 +191,6 @@ class Coordinator(Admission, OutageRetry, Settling):
                     seen = await self._seen_before(sub)
                 seen = await self._follow(sub, seen, on_event)
             sub = await self._look_again(submission_id)
-        return sub
-
-    async def _submission(self, submission_id: str, admitted: Submission | None) -> Submission:
-        if admitted is not None and admitted.id == submission_id:
-            sub: Submission | None = admitted
-        else:
-            sub = await self.store.submission(submission_id)
-        if sub is None:
-            raise KeyError(f"no submission {submission_id!r}")
         return sub
 
     async def _run_claimed(
@@ -459,15 +474,6 @@ class Coordinator(Admission, OutageRetry, Settling):
             raise
         end.tail = await journal.tail()
         return end
-
-    async def _extras_of(self, sub: Submission) -> TurnExtras:
-        """What the caller added to the turn; its images from the store when the caller
-        handed none to this process (another process admitted it, or crashed)."""
-        extras = self.extras.get(sub.id)
-        if sub.images and not extras.images:
-            shown = await self.store.load_images(sub.images)
-            extras = replace(extras, images=tuple(shown))
-        return extras
 
 
 # Re-exported: these lived here, and callers import them from here.

@@ -32,6 +32,7 @@ from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_rows import encode, submission_from_row
 from seam.services.sessions.rows import SUBMISSION_COLUMNS, hashes_column
 
+_LOCK_SESSION = "SELECT 1 FROM sessions WHERE key = %s FOR NO KEY UPDATE"
 _LOCKED = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s FOR NO KEY UPDATE"
 _INSERT = (
     "INSERT INTO submissions (id, session_key, input, personality, state, attempts,"
@@ -55,15 +56,15 @@ class PostgresAdmitClaimed:
     ) -> Submission:
         key = submission.session_key
         async with self._tx() as conn:
-            existing = await _locked(conn, submission.id)
-            if existing is not None:
-                check_same_payload(existing, submission)
-                return existing
-            cur = await conn.execute(
-                "SELECT 1 FROM sessions WHERE key = %s FOR NO KEY UPDATE", (key,)
-            )
-            if await cur.fetchone() is None:
+            # The session first: a resend for a session that is gone is refused, as a
+            # submission of a deleted session is gone with it.
+            locked = await conn.execute(_LOCK_SESSION, (key,))
+            if await locked.fetchone() is None:
                 raise SessionNotFound(f"no session {key!r}")
+            stored = await _locked(conn, submission.id)
+            if stored is not None:
+                check_same_payload(stored, submission)
+                return stored
             check_new(submission)
             cur = await conn.execute(
                 "SELECT 1 FROM submissions WHERE state <> 'settled' AND session_key = %s LIMIT 1",
