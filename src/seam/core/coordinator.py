@@ -128,9 +128,11 @@ class Coordinator(Admission, OutageRetry, Settling):
         text: str,
         resolve: Resolve,
         on_event: OnEvent | None = None,
+        cancel: CancelToken | None = None,
         **options: Unpack[SubmitOptions],
     ) -> Submission:
-        """Submit `text` and drive it to settlement here; returns it settled. The store
+        """Submit `text` and drive it to settlement here (`cancel`: as `run`'s); returns
+        it settled. The store
         admits it already claimed for this coordinator when nothing of its session is
         queued or running ahead of it (`ExecutionStore.admit_and_claim`: one transaction
         where an admission and a claim made two) and the turn starts at once; anything
@@ -146,10 +148,10 @@ class Coordinator(Admission, OutageRetry, Settling):
             except (Exception, asyncio.CancelledError):
                 await self._let_go(sub, CancelToken())  # to the queue, not a lease to wait out
                 raise
-            sub = await self._drive(sub, session, on_event)
+            sub = await self._drive(sub, session, on_event, cancel)
             if sub.state == "settled":
                 return sub
-        return await self.run(sub.id, resolve, on_event, admitted=sub)
+        return await self.run(sub.id, resolve, on_event, cancel=cancel, admitted=sub)
 
     async def run(
         self,

@@ -19,7 +19,7 @@ from seam.contracts.events import AgentEvent, Halt
 from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
-from seam.contracts.tools import AS_DEFAULTS, ChildSetup, Tool, ToolError
+from seam.contracts.tools import AS_DEFAULTS, CancelToken, ChildSetup, Tool, ToolError
 from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
@@ -120,9 +120,17 @@ class Session:
         )
 
     async def ask(
-        self, text: str, *, submission_id: str | None = None, on_event: OnEvent | None = None
+        self,
+        text: str,
+        *,
+        submission_id: str | None = None,
+        on_event: OnEvent | None = None,
+        personality: str | None = None,
+        extras: TurnExtras | None = None,
+        cancel: CancelToken | None = None,
     ) -> Submission:
-        """Submit `text` and drive it to settlement here; returns the settled submission.
+        """Submit `text` (as `submit` does) and drive it to settlement here; returns the
+        settled submission (`cancel`: see `Coordinator.run`).
 
         Admitted already claimed when nothing of the session is ahead of it
         (`Coordinator.ask`): one transaction for the admission and the claim."""
@@ -131,8 +139,10 @@ class Session:
             self._redacted(text),
             self.factory.resolve,
             on_event,
+            cancel,
             submission_id=submission_id,
-            personality=self.info.personality,
+            personality=personality or self.info.personality,
+            extras=extras,
         )
 
     def _redacted(self, text: str) -> str:
