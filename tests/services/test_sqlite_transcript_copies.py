@@ -10,6 +10,7 @@ from seam.contracts.messages import Message
 from seam.core import AgentLoop, Coordinator, DefaultToolRegistry, SessionFactory
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
+from seam.services.sessions.sqlite_transcripts import TranscriptCopies
 
 KEY = 'agent-session:["t","default","chat"]'
 
@@ -106,3 +107,18 @@ async def test_a_session_deleted_and_made_again_is_read_again(tmp_path: Path) ->
         assert _said(model) == ["again"]
     finally:
         await store.aclose()
+
+
+def test_the_copies_are_bounded_by_sessions_and_by_messages() -> None:
+    copies = TranscriptCopies(size=2, messages=5)
+    two = (Message("user", "a"), Message("assistant", "b"))
+    copies.keep("s1", (2, 0, 1.0), two)
+    copies.keep("s2", (2, 0, 1.0), two)
+    assert copies.get("s1") is not None  # now the most recent
+    copies.keep("s3", (2, 0, 1.0), two)  # a third session: the least recent goes
+    assert [k for k in ("s1", "s2", "s3") if copies.get(k)] == ["s1", "s3"]
+    copies.appended("s3", (4, 0, 1.0), two)  # 6 messages in all, but no eviction yet
+    copies.keep("s4", (1, 0, 1.0), two[:1])  # 7: the oldest go until 5 or fewer
+    assert [k for k in ("s1", "s3", "s4") if copies.get(k)] == ["s3", "s4"]
+    copies.appended("s4", (9, 0, 1.0), two)  # the stamp moved under it: dropped
+    assert copies.get("s4") is None

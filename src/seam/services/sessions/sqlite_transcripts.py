@@ -31,9 +31,10 @@ from seam.services.sessions.rows import SESSION_COLUMNS, session_from_row
 from seam.services.sessions.sqlite_queries import SQLiteQueries
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 
-# Sessions whose transcripts are kept (least recently loaded dropped first): a worker
-# serves many sessions, and any copy can be read again from the file.
+# Sessions whose transcripts are kept, and their messages in all (least recently loaded
+# dropped first): a worker serves many sessions, and any copy can be read again.
 KEPT_SESSIONS = 128
+KEPT_MESSAGES = 100_000
 
 # (message_count, cuts, created_at): a transcript as a session's row stamps it.
 Stamp = tuple[int, int, float]
@@ -62,19 +63,27 @@ class _Kept:
 class TranscriptCopies:
     """The kept transcripts, newest last."""
 
-    def __init__(self, size: int = KEPT_SESSIONS) -> None:
+    def __init__(self, size: int = KEPT_SESSIONS, messages: int = KEPT_MESSAGES) -> None:
         self._size = size
+        self._most = messages
         self._kept: OrderedDict[str, _Kept] = OrderedDict()
+        self._messages = 0  # in all the copies
 
     def get(self, key: str) -> _Kept | None:
-        return self._kept.get(key)
+        """The copy of `key`'s transcript, now the most recently used; None if none."""
+        kept = self._kept.get(key)
+        if kept is not None:
+            self._kept.move_to_end(key)
+        return kept
 
     def keep(self, key: str, stamp: Stamp, messages: tuple[Message, ...]) -> None:
+        self.drop(key)
         kept = self._kept
         kept[key] = _Kept(stamp, messages)
-        kept.move_to_end(key)
-        while len(kept) > self._size:
-            kept.popitem(last=False)
+        self._messages += len(messages)
+        while len(kept) > self._size or (self._messages > self._most and len(kept) > 1):
+            _, oldest = kept.popitem(last=False)
+            self._messages -= len(oldest.messages)
 
     def appended(self, key: str, stamp: Stamp | None, messages: Sequence[Message]) -> None:
         """This store committed `messages` to `key`'s transcript, leaving the row at
@@ -85,12 +94,15 @@ class TranscriptCopies:
         count, cuts, created = kept.stamp
         if stamp != (count + len(messages), cuts, created) or any(m.images for m in messages):
             # Moved under it (or images, which a read hydrates from their own table).
-            del self._kept[key]
+            self.drop(key)
             return
         self._kept[key] = _Kept(stamp, (*kept.messages, *messages))
+        self._messages += len(messages)
 
     def drop(self, key: str) -> None:
-        self._kept.pop(key, None)
+        gone = self._kept.pop(key, None)
+        if gone is not None:
+            self._messages -= len(gone.messages)
 
 
 class SQLiteTranscripts(SQLiteQueries):
@@ -106,7 +118,6 @@ class SQLiteTranscripts(SQLiteQueries):
             # One row by key on the loop's own connection: the copy is checked, not read.
             found = await self._threads.read_small(partial(_row_and_stamp, key))
             if found is not None and found[1] == kept.stamp:
-                copies.keep(key, kept.stamp, kept.messages)  # recently used
                 return LoadedSession(found[0], kept.messages)
         loaded = await self._threads.read(partial(self._read_whole, key))
         if loaded is None:
