@@ -33,7 +33,7 @@ from seam.services.sessions.postgres_rows import encode, submission_from_row
 from seam.services.sessions.rows import SUBMISSION_COLUMNS, hashes_column
 
 _LOCK_SESSION = "SELECT 1 FROM sessions WHERE key = %s FOR NO KEY UPDATE"
-_LOCKED = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s FOR NO KEY UPDATE"
+_STORED = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s"
 _INSERT = (
     "INSERT INTO submissions (id, session_key, input, personality, state, attempts,"
     " lease_owner, lease_expires_at, max_attempts, created_at, updated_at, images)"
@@ -56,15 +56,15 @@ class PostgresAdmitClaimed:
     ) -> Submission:
         key = submission.session_key
         async with self._tx() as conn:
-            # The session first: a resend for a session that is gone is refused, as a
-            # submission of a deleted session is gone with it.
-            locked = await conn.execute(_LOCK_SESSION, (key,))
-            if await locked.fetchone() is None:
-                raise SessionNotFound(f"no session {key!r}")
-            stored = await _locked(conn, submission.id)
+            # A resend is read without a lock: locking its row after the session's would
+            # take the two locks in the order opposite to a turn's write (a deadlock).
+            stored = await _stored(conn, submission.id)
             if stored is not None:
                 check_same_payload(stored, submission)
                 return stored
+            locked = await conn.execute(_LOCK_SESSION, (key,))
+            if await locked.fetchone() is None:
+                raise SessionNotFound(f"no session {key!r}")
             check_new(submission)
             cur = await conn.execute(
                 "SELECT 1 FROM submissions WHERE state <> 'settled' AND session_key = %s LIMIT 1",
@@ -91,7 +91,7 @@ class PostgresAdmitClaimed:
             )
             row = await cur.fetchone()
             if row is None:  # admitted by another process since our read: a resend
-                raced = await _locked(conn, submission.id)
+                raced = await _stored(conn, submission.id)
                 assert raced is not None
                 check_same_payload(raced, submission)
                 return raced
@@ -101,8 +101,8 @@ class PostgresAdmitClaimed:
         return submission_from_row(row)
 
 
-async def _locked(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
-    row = await (await conn.execute(_LOCKED, (submission_id,))).fetchone()
+async def _stored(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
+    row = await (await conn.execute(_STORED, (submission_id,))).fetchone()
     return None if row is None else submission_from_row(row)
 
 
