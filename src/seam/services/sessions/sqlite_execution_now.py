@@ -19,11 +19,12 @@ from seam.contracts.execution import DEFAULT_LEASE_SECONDS, NewSubmission, Submi
 if TYPE_CHECKING:
     from seam.services.sessions.sqlite_threads import SQLiteThreads
 
-# Whether a session has a submission queued or running: through the index of the open
-# ones (few), not the session's whole history of settled ones.
+# Whether a session has a submission queued or running: through the session's own rows
+# (as a claim's look at its session goes), not the index of every open submission, which
+# a burst of a thousand new turns fills (each admission would read all of them).
 _OPEN_IN_SESSION = (
-    "SELECT 1 FROM submissions INDEXED BY submissions_open"
-    " WHERE state <> 'settled' AND session_key = ? LIMIT 1"
+    "SELECT 1 FROM submissions INDEXED BY submissions_session"
+    " WHERE session_key = ? AND state <> 'settled' LIMIT 1"
 )
 
 
