@@ -81,8 +81,11 @@ def _transcript(messages: Sequence[Message]) -> list[tuple[str, str]]:
 
 async def test_a_transcript_write_the_store_refused_is_resumed_not_failed() -> None:
     store = FlakyStore()
-    store.append_fails = 3  # the user message's write: three outages in a row
-    factory, model, _, pauses = _flaky([text_step("the answer")], store)
+    # The turn's first write (its input, with the model's tool call): three outages in a
+    # row. The reply it carried never became durable, so each attempt asks for it again.
+    store.append_fails = 3
+    steps = [tool_step(call("lookup")) for _ in range(4)] + [text_step("the answer")]
+    factory, model, tools, pauses = _flaky(steps, store)
     session = await factory.get_or_create_root(KEY)
     sub = await session.ask("question")
     assert (sub.outcome, sub.result, sub.attempts, sub.error) == (
@@ -95,9 +98,13 @@ async def test_a_transcript_write_the_store_refused_is_resumed_not_failed() -> N
     assert pauses.taken == [b * 0.75 for b in DEFAULT_STORE_BACKOFF[:3]]
     assert _transcript(await store.messages(KEY)) == [
         ("user", "question"),
+        ("assistant", ""),
+        ("tool", "lookup ran 1"),
         ("assistant", "the answer"),
     ]
-    assert len(model.requests) == 1
+    # The tool ran once: only after the write that says it was asked for.
+    assert tools["lookup"].runs == 1
+    assert len(model.requests) == 5
 
 
 async def test_a_write_whose_answer_was_lost_is_not_written_twice() -> None:
@@ -167,17 +174,18 @@ async def test_a_settle_the_store_refused_is_done_after_the_outage() -> None:
 async def test_a_store_down_past_the_bound_leaves_the_submission_to_its_lease() -> None:
     now = [1000.0]
     store = FlakyStore(clock=lambda: now[0])
-    factory, _, _, pauses = _flaky([text_step("late answer")], store)
+    # The first answer goes with the settlement, which the store refuses: never durable.
+    factory, _, _, pauses = _flaky([text_step("lost answer"), text_step("late answer")], store)
     session = await factory.get_or_create_root(KEY)
     sub = await session.submit("are you there")
-    store.append_fails = 1_000
+    store.append_fails = store.settle_fails = 1_000
     with pytest.raises(StoreUnavailable):
         await factory.coordinator.run(sub.id, factory.resolve)
     assert len(pauses.taken) == len(DEFAULT_STORE_BACKOFF)
     stuck = await store.submission(sub.id)
     assert stuck is not None and (stuck.state, stuck.lease_owner) == ("running", "me")
     # The store is back, the lease lapses: another worker resumes it and settles it once.
-    store.append_fails = 0
+    store.append_fails = store.settle_fails = 0
     now[0] += 60
     other = Coordinator(store, owner="other", lease=30.0)
     settled = await other.run(sub.id, factory.resolve)

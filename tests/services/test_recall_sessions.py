@@ -162,7 +162,8 @@ async def test_without_an_embedder_it_is_full_text_as_before(store: SQLiteSessio
 
 
 # The schema version just before the step that adds the vectors; the upgrade reruns the
-# steps after it too (the image tables', the cron limits'), so the test undoes those too.
+# steps after it too (the image tables', the cron limits', the transcript cuts'), so the
+# test undoes those too.
 VECTORS_STEP = next(i for i, step in enumerate(MIGRATIONS) if "message_vectors" in step[0])
 LATER_STEPS_UNDONE = (
     "DROP INDEX messages_images",
@@ -173,6 +174,8 @@ LATER_STEPS_UNDONE = (
     "DROP INDEX usage_created",
     "ALTER TABLE cron_jobs DROP COLUMN max_tokens",
     "ALTER TABLE cron_jobs DROP COLUMN max_usd",
+    "DROP TRIGGER messages_cut",
+    "ALTER TABLE sessions DROP COLUMN cuts",
 )
 
 

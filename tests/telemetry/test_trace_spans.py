@@ -136,7 +136,9 @@ async def test_store_operations_past_the_threshold_are_spans_in_the_turn() -> No
     [turn] = by_name(spans, "turn")
     stored = [s for s in spans if s.name.startswith("store ")]
     names = {s.attributes["db.operation.name"] for s in stored}
-    assert {"settle", "append_for"} <= names
+    # A one-reply turn: the input and the answer go in with the settlement (no
+    # `append_for`), after the admission (already claimed) and the turn's reads.
+    assert {"admit_and_claim", "last_seq", "settle"} <= names
     settle = next(s for s in stored if s.name == "store settle")
     assert parent_id(settle) == turn.context.span_id
     assert settle.start_time <= settle.end_time

@@ -279,6 +279,19 @@ class SubmissionLeases(Protocol):
         """
         ...
 
+    async def admit_and_claim(
+        self, submission: NewSubmission, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS
+    ) -> Submission:
+        """`admit`, and in the same transaction `claim` the submission for `owner` when it
+        may run at once: it is new and its session has no submission queued or running
+        (so nothing it would overtake). It comes back running, one attempt counted.
+        Otherwise it comes back as `admit` returns it (queued behind its session's work,
+        or as stored when the id was admitted before) for the caller to claim as usual.
+
+        For the process that runs what it submits (`Session.ask`): one transaction where
+        an admission and a claim made two."""
+        ...
+
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
         """Extend the lease. Raises LeaseLost when `owner` no longer holds it."""
         ...

@@ -27,6 +27,8 @@ async def compact(
 ) -> tuple[TurnState, bool]:
     """Compact the stored history (prune, then summarise); the next state, and whether
     it did. The new view replaces the state's `messages`; the events wait in `waiting`."""
+    if turn.transcript is not None:  # what the turn's writer holds back, stored first
+        await turn.transcript((), ())
     transcript = await deps.store.sessions.messages(turn.session_key)
     result = await _run_compressor(deps, turn, transcript, system, reason)
     if isinstance(result, str):

@@ -34,7 +34,6 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
 from functools import partial
 from typing import Unpack
 
@@ -47,13 +46,12 @@ from seam.contracts.execution import (
     ExecutionStore,
     JournalEntry,
     LeaseLost,
-    NewSubmission,
     Settlement,
     Submission,
 )
 from seam.contracts.tools import CancelToken
 from seam.contracts.tracing import NOOP_TRACER, Attributes, Tracer
-from seam.contracts.turn_extras import TurnExtras
+from seam.core.coordinator_admit import Admission
 from seam.core.coordinator_journal import TurnJournal
 from seam.core.coordinator_leases import DeadOwners, OnEvent
 from seam.core.coordinator_outage import OutageRetry
@@ -69,6 +67,7 @@ from seam.core.event_log import EventRecorder
 from seam.core.external_calls import ExtrasBook
 from seam.core.log_fields import LOG_FIELDS
 from seam.core.loop_parts import check_keywords
+from seam.core.model_step import UserPrompt
 from seam.core.outage import OutagePolicy
 
 log = logging.getLogger("seam.coordinator")
@@ -77,7 +76,7 @@ log = logging.getLogger("seam.coordinator")
 DEFAULT_BACKOFF = (2.0, 5.0, 15.0, 30.0, 60.0)
 
 
-class Coordinator(OutageRetry, Settling):
+class Coordinator(Admission, OutageRetry, Settling):
     def __init__(
         self,
         store: ExecutionStore,
@@ -115,33 +114,44 @@ class Coordinator(OutageRetry, Settling):
         # What callers added to their submissions' turns (`contracts/turn_extras.py`).
         self.extras = ExtrasBook()
         self.unwritten: dict[str, JournalEntry] = {}
+        self._driving: set[str] = set()
+        # The submissions whose claim under way here has started a turn (`_stream`).
+        self.streamed: set[str] = set()
 
-    # Admission
-
-    async def submit(
-        self, session_key: str, text: str, **options: Unpack[SubmitOptions]
-    ) -> Submission:
-        check_keywords(options, SubmitOptions.__optional_keys__, "submit")
-        extras = options.get("extras")
-        sub = await self.store.admit(
-            NewSubmission(
-                options.get("submission_id") or self._new_id(),
-                session_key,
-                text,
-                personality=options.get("personality"),
-                max_attempts=self.max_attempts,
-                # Stored with it: whichever worker claims it shows them to the model.
-                images=extras.images if extras is not None else (),
-            )
-        )
-        if extras is not None:
-            self.extras.offer(sub.id, extras)
-        return sub
-
-    async def abort(self, submission_id: str) -> Submission:
-        return await self.store.request_abort(submission_id)
+    # Admission: `submit` and `ask` (`coordinator_admit`)
 
     # Driving
+
+    async def ask(
+        self,
+        session_key: str,
+        text: str,
+        resolve: Resolve,
+        on_event: OnEvent | None = None,
+        cancel: CancelToken | None = None,
+        **options: Unpack[SubmitOptions],
+    ) -> Submission:
+        """Submit `text` and drive it to settlement here (`cancel`: as `run`'s); returns
+        it settled. The store
+        admits it already claimed for this coordinator when nothing of its session is
+        queued or running ahead of it (`ExecutionStore.admit_and_claim`: one transaction
+        where an admission and a claim made two) and the turn starts at once; anything
+        else (work ahead of it, a resend of an id admitted before) goes through `run`."""
+        check_keywords(options, SubmitOptions.__optional_keys__, "ask")
+        new = self._new(session_key, text, options)
+        sub = self._offered(
+            options, await self.store.admit_and_claim(new, self.owner, lease=self.lease)
+        )
+        if sub.state == "running" and sub.lease_owner == self.owner and sub.id not in self._driving:
+            try:
+                session = await resolve(sub.session_key)
+            except (Exception, asyncio.CancelledError):
+                await self._let_go(sub, CancelToken())  # to the queue, not a lease to wait out
+                raise
+            sub = await self._drive(sub, session, on_event, cancel)
+            if sub.state == "settled":
+                return sub
+        return await self.run(sub.id, resolve, on_event, cancel=cancel, admitted=sub)
 
     async def run(
         self,
@@ -183,15 +193,6 @@ class Coordinator(OutageRetry, Settling):
                     seen = await self._seen_before(sub)
                 seen = await self._follow(sub, seen, on_event)
             sub = await self._look_again(submission_id)
-        return sub
-
-    async def _submission(self, submission_id: str, admitted: Submission | None) -> Submission:
-        if admitted is not None and admitted.id == submission_id:
-            sub: Submission | None = admitted
-        else:
-            sub = await self.store.submission(submission_id)
-        if sub is None:
-            raise KeyError(f"no submission {submission_id!r}")
         return sub
 
     async def _run_claimed(
@@ -331,6 +332,7 @@ class Coordinator(OutageRetry, Settling):
             "seam.attempt": sub.attempts,
         }
         fields = LOG_FIELDS.set({"session": sub.session_key, "submission": sub.id})
+        self._driving.add(sub.id)
         try:
             with self.tracer.span("turn", attributes, trace_key=sub.id) as span:
                 attempt = partial(self._attempt, session=session, on_event=on_event, cancel=cancel)
@@ -343,6 +345,8 @@ class Coordinator(OutageRetry, Settling):
                     span.record_error(settled.error)
                 return settled
         finally:
+            self._driving.discard(sub.id)
+            self.streamed.discard(sub.id)
             LOG_FIELDS.reset(fields)
 
     async def _attempt(
@@ -365,7 +369,7 @@ class Coordinator(OutageRetry, Settling):
         store = self.store
         owner = self.owner
         try:
-            await self._write_unwritten(sub)
+            sub = await self._write_unwritten(sub)
             # An aborted submission still gets its transcript repaired (every tool call
             # answered, cut-off text kept), so the session's next turn is valid.
             plan = await self.plan(sub, session, rerun=not sub.abort_requested)
@@ -435,17 +439,22 @@ class Coordinator(OutageRetry, Settling):
         """Run the turn, storing its events; returns how it ended and what is left to
         write (the answer and the last events, for the settlement to write)."""
         store = self.store
+        assert plan.start is not None  # only a plan that settles has none
+        extras = await self._extras_of(sub)
+        start = resumed(plan.start, extras)
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
-        journal = TurnJournal(store, sub.id, self.owner, recorder)
+        journal = TurnJournal(
+            store, sub.id, self.owner, recorder, holds_input=isinstance(start, UserPrompt)
+        )
         end = TurnEnd()
+        # From here the log may hold text of this claim's turn (`Repairs.plan`).
+        self.streamed.add(sub.id)
         try:
             session.loop.sequences.continue_after(
                 sub.session_key, await store.last_seq(sub.session_key)
             )
-            assert plan.start is not None  # only a plan that settles has none
-            extras = await self._extras_of(sub)
             events = session.run_from(
-                resumed(plan.start, extras),
+                start,
                 personality=sub.personality,
                 cancel=cancel,
                 transcript=journal.write,
@@ -467,15 +476,6 @@ class Coordinator(OutageRetry, Settling):
             raise
         end.tail = await journal.tail()
         return end
-
-    async def _extras_of(self, sub: Submission) -> TurnExtras:
-        """What the caller added to the turn; its images from the store when the caller
-        handed none to this process (another process admitted it, or crashed)."""
-        extras = self.extras.get(sub.id)
-        if sub.images and not extras.images:
-            shown = await self.store.load_images(sub.images)
-            extras = replace(extras, images=tuple(shown))
-        return extras
 
 
 # Re-exported: these lived here, and callers import them from here.

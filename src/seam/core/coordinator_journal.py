@@ -45,23 +45,49 @@ def joined(first: JournalEntry, then: JournalEntry) -> JournalEntry:
 
 
 class TurnJournal:
-    """The transcript writer of one claim, and what it holds back for the settlement."""
+    """The transcript writer of one claim, and what it holds back for the settlement.
+
+    `holds_input`: the turn starts by storing its input (`UserPrompt`). That message is
+    durable already, in the submission row, so it is held and goes in with the turn's
+    next write (the model's reply: the assistant message asking for tools, or the answer
+    with the settlement) instead of a transaction of its own. A crash before that write
+    loses nothing: the claim that resumes finds nothing written and stores the input
+    then, with any text the crashed call streamed (`Repairs.plan`). Writing with no
+    messages stores what is held (compaction does, before it reads the stored history).
+    """
 
     def __init__(
-        self, store: ExecutionStore, submission_id: str, owner: str, recorder: EventRecorder
+        self,
+        store: ExecutionStore,
+        submission_id: str,
+        owner: str,
+        recorder: EventRecorder,
+        *,
+        holds_input: bool = False,
     ) -> None:
         self._store = store
         self._submission_id = submission_id
         self._owner = owner
         self.recorder = recorder
         self._held = EMPTY
+        self._input = holds_input
 
     async def write(self, messages: Sequence[Message], usage: Sequence[UsageRecord]) -> None:
         """The turn's `TranscriptWriter`. The recorder stores events behind the turn's
         back; repair reads the log beside the transcript (`_unsaved_text`), so the log
         must never lag it: what it has not stored goes in this write."""
-        events: Sequence[EventRecord] = await self.recorder.handover() if messages else ()
-        entry = joined(self._held, JournalEntry(messages, usage=usage, events=events))
+        if self._input:
+            self._input = False
+            if len(messages) == 1 and messages[0].role == "user" and not usage:
+                self._held = JournalEntry(messages)
+                return
+        held = self._held
+        if not (messages or usage or held.messages):
+            return  # nothing to store: no transaction
+        events: Sequence[EventRecord] = (
+            await self.recorder.handover() if messages or held.messages else ()
+        )
+        entry = joined(held, JournalEntry(messages, usage=usage, events=events))
         if is_answer(messages):
             self._held = entry  # written with the settlement (or `release`)
             return

@@ -62,6 +62,8 @@ class Repairs:
     """`plan`: the repairs and the starting step of a claim."""
 
     store: ExecutionStore
+    # The submissions whose claim under way in this process has started a turn.
+    streamed: set[str]
 
     async def plan(
         self, sub: Submission, session: ClaimSession, *, rerun: bool = True
@@ -70,7 +72,7 @@ class Repairs:
         # `steps` counts what it wrote: a first run needs no look at the transcript.
         written = await self.store.submission_messages(sub.id) if sub.steps else []
         if not written:
-            return RepairPlan(start=UserPrompt(sub.input))
+            return await self._from_the_input(sub)
         last = written[-1]
         if last.role == "assistant" and not last.tool_calls and not last.interrupted:
             return RepairPlan(settle_with=last.content)
@@ -97,6 +99,26 @@ class Repairs:
                     plan.unanswered.append(call)
         plan.start = RunTools(tuple(again), then=model_step) if again else model_step
         return plan
+
+    async def _from_the_input(self, sub: Submission) -> RepairPlan:
+        """Nothing written: a first run, or one again after a crash before the turn's
+        first durable write, which carries its input (`TurnJournal`: the input is durable
+        in the submission row till then). Text the crashed model call streamed (the log
+        has it) is kept, as it was when the input had a write of its own: the input and
+        that text are stored together and the model is told it was cut off.
+
+        Only a submission claimed before (an attempt counted) or retried in this claim
+        (a store outage) can have such text: a first run reads nothing."""
+        start = UserPrompt(sub.input)
+        if sub.attempts <= 1 and sub.id not in self.streamed:
+            return RepairPlan(start=start)
+        cut_off = await self._unsaved_text(sub, None)
+        if not cut_off:
+            return RepairPlan(start=start)
+        shown = tuple(await self.store.load_images(sub.images)) if sub.images else ()
+        said = Message("user", sub.input, images=shown)
+        cut = Message("assistant", cut_off, interrupted=True)
+        return RepairPlan(start=CallModel(CUT_OFF_NOTE), repairs=[said, cut])
 
     async def write_repairs(
         self, sub: Submission, session: ClaimSession, owner: str, plan: RepairPlan
@@ -128,7 +150,7 @@ class Repairs:
         if events:
             session.loop.sequences.record(sub.session_key, events[-1].seq)
 
-    async def _unsaved_text(self, sub: Submission, last: Message) -> str:
+    async def _unsaved_text(self, sub: Submission, last: Message | None) -> str:
         """Text the model streamed in this submission's last model call that never made
         it into the transcript (the event log has it; the crash came first)."""
         pieces: list[str] = []
@@ -140,7 +162,7 @@ class Repairs:
         text = "".join(pieces)
         if not text:
             return ""
-        if last.role == "assistant" and last.content.startswith(text):
+        if last is not None and last.role == "assistant" and last.content.startswith(text):
             return ""  # stored after all: the crash came between storing and the next event
         return text
 

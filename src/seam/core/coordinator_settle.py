@@ -82,11 +82,14 @@ class Settling(Repairs, Leases):
     # claim's next attempt writes it first, so the answer is not asked for again.
     unwritten: dict[str, JournalEntry]
 
-    async def _write_unwritten(self, sub: Submission) -> None:
-        """Write what an outage kept from the previous attempt (see `unwritten`)."""
+    async def _write_unwritten(self, sub: Submission) -> Submission:
+        """Write what an outage kept from the previous attempt (see `unwritten`); `sub`
+        as it is after that write (its `steps`, which the plan reads, moved on)."""
         tail = self.unwritten.pop(sub.id, None)
-        if tail is not None:
-            await self._keeping(sub, tail, self.store.append_for(sub.id, self.owner, tail))
+        if tail is None:
+            return sub
+        await self._keeping(sub, tail, self.store.append_for(sub.id, self.owner, tail))
+        return await self._current(sub)
 
     async def _keeping(self, sub: Submission, tail: JournalEntry | None, write: Awaitable[T]) -> T:
         """`write`, which carries `tail`; kept for the next attempt when the store is out

@@ -145,6 +145,24 @@ class InMemoryExecutionStore(
             )
         return None
 
+    async def admit_and_claim(
+        self, submission: NewSubmission, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS
+    ) -> Submission:
+        key = submission.session_key
+        # Nothing awaits in here, so the look, the admission and the claim are one step.
+        fresh = submission.id not in self._submissions
+        ahead = any(s.session_key == key for s in self._open.values())
+        sub = await self.admit(submission)
+        if not fresh or ahead or sub.attempts >= sub.max_attempts:
+            return sub
+        return self._put(
+            sub,
+            state="running",
+            attempts=sub.attempts + 1,
+            lease_owner=owner,
+            lease_expires_at=self._clock() + lease,
+        )
+
     async def renew(self, submission_id: str, owner: str, *, lease: float) -> None:
         sub = self._held(submission_id, owner)
         self._put(sub, lease_expires_at=self._clock() + lease)

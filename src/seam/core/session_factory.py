@@ -19,7 +19,7 @@ from seam.contracts.events import AgentEvent, Halt
 from seam.contracts.execution import EventQuery, ExecutionStore, Submission
 from seam.contracts.hooks import SubagentSpawned
 from seam.contracts.sessions import NewSession, SessionInfo, SessionNotFound
-from seam.contracts.tools import AS_DEFAULTS, ChildSetup, Tool, ToolError
+from seam.contracts.tools import AS_DEFAULTS, CancelToken, ChildSetup, Tool, ToolError
 from seam.contracts.turn_extras import NO_EXTRAS, TurnExtras
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.event_log import decode
@@ -109,28 +109,47 @@ class Session:
         `personality`, when given, instead of the session's own; with `extras`, the
         caller's tools and settings: `contracts/turn_extras.py`).
 
-        The input is stored redacted, as the transcript stores it: the submission row
-        must not keep a secret the transcript hides.
+        The input is stored redacted, as the transcript stores it (`_redacted`).
         """
-        redact = self.loop.redact
-        if redact is not None:
-            text = redact(text)
         return await self.factory.coordinator.submit(
             self.key,
-            text,
+            self._redacted(text),
             submission_id=submission_id,
             personality=personality or self.info.personality,
             extras=extras,
         )
 
     async def ask(
-        self, text: str, *, submission_id: str | None = None, on_event: OnEvent | None = None
+        self,
+        text: str,
+        *,
+        submission_id: str | None = None,
+        on_event: OnEvent | None = None,
+        personality: str | None = None,
+        extras: TurnExtras | None = None,
+        cancel: CancelToken | None = None,
     ) -> Submission:
-        """Submit `text` and drive it to settlement here; returns the settled submission."""
-        sub = await self.submit(text, submission_id=submission_id)
-        return await self.factory.coordinator.run(
-            sub.id, self.factory.resolve, on_event, admitted=sub
+        """Submit `text` (as `submit` does) and drive it to settlement here; returns the
+        settled submission (`cancel`: see `Coordinator.run`).
+
+        Admitted already claimed when nothing of the session is ahead of it
+        (`Coordinator.ask`): one transaction for the admission and the claim."""
+        return await self.factory.coordinator.ask(
+            self.key,
+            self._redacted(text),
+            self.factory.resolve,
+            on_event,
+            cancel,
+            submission_id=submission_id,
+            personality=personality or self.info.personality,
+            extras=extras,
         )
+
+    def _redacted(self, text: str) -> str:
+        """The input as the submission row stores it: redacted, as the transcript stores
+        it (the row must not keep a secret the transcript hides)."""
+        redact = self.loop.redact
+        return text if redact is None else redact(text)
 
 
 @dataclass(frozen=True)

@@ -235,18 +235,13 @@ class Runtime(ClosesOnExit):
         if not self._opened:
             await self.open()
         found = await self.factory.get_or_create_root(key, personality=personality, stored=stored)
-        sub = await found.submit(
+        return await found.ask(
             text,
             submission_id=options.get("submission_id"),
+            on_event=options.get("on_event"),
             personality=personality,
             extras=options.get("extras"),  # a person's images (`contracts/images.py`)
-        )
-        return await self.coordinator.run(
-            sub.id,
-            self.factory.resolve,
-            options.get("on_event"),
             cancel=options.get("cancel"),
-            admitted=sub,
         )
 
     async def drive(

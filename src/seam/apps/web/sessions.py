@@ -78,11 +78,14 @@ async def _search(runtime: Runtime, tenant: str, query: str, usage: bool) -> lis
 
 def submission_entry(sub: Submission) -> dict[str, Any]:
     """A submission as `seam sessions show --json` lists it, plus what the page needs to
-    say that a failed turn will run again: when (`not_before`) and how often at most."""
+    say that a failed turn will run again (when: `not_before`; how often at most) and
+    whether its input is in the transcript yet (`steps`: its turn wrote something; the
+    input goes in with the turn's first write)."""
     return {
         **submission_dict(sub),
         "max_attempts": sub.max_attempts,
         "not_before": sub.not_before,
+        "steps": sub.steps,
     }
 
 

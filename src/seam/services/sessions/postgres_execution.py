@@ -53,6 +53,7 @@ from seam.services.sessions.postgres_claim import (
     claim_at_once,
     claim_step_by_step,
 )
+from seam.services.sessions.postgres_execution_now import PostgresAdmitClaimed
 from seam.services.sessions.postgres_images import put_images
 from seam.services.sessions.postgres_journal import journal_statement
 from seam.services.sessions.postgres_pipeline import (
@@ -78,7 +79,7 @@ from seam.services.sessions.rows import (
 )
 
 
-class PostgresSubmissions:
+class PostgresSubmissions(PostgresAdmitClaimed):
     """Mixed into `PostgresStore`, which provides the pool, clock and notifications."""
 
     _pool: AsyncConnectionPool[Any]

@@ -27,7 +27,6 @@ from seam.contracts.search import snippet, terms, words
 from seam.contracts.sessions import (
     ANY_SESSION,
     PLAIN_SESSION,
-    LoadedSession,
     NewSession,
     SearchHit,
     SearchScope,
@@ -66,6 +65,7 @@ from seam.services.sessions.sqlite_outbox import SQLiteOutbox
 from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
+from seam.services.sessions.sqlite_transcripts import SQLiteTranscripts, TranscriptCopies
 from seam.services.sessions.sqlite_upkeep import SECONDS_PER_DAY, SQLiteUpkeep
 from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
 
@@ -106,6 +106,7 @@ class SQLiteSessionStore(
     SQLiteWorkingDirs,
     SQLiteCheckpoints,
     SQLiteImages,
+    SQLiteTranscripts,
 ):
     """A `SessionStore` (and `ExecutionStore`) over one SQLite file, off the event loop.
 
@@ -142,6 +143,8 @@ class SQLiteSessionStore(
         self._clock = clock
         self._wake = asyncio.Event()
         self._outbox_wake = asyncio.Event()
+        # Live sessions' transcripts, checked against the file at each `load`.
+        self._transcripts = TranscriptCopies()
         # Opens, switches to WAL and migrates (see SQLiteDb); `seam doctor` uses it too.
         self.connector = SQLiteDb(
             path, MIGRATIONS, busy_timeout=busy_timeout, label="session database"
@@ -363,17 +366,6 @@ class SQLiteSessionStore(
             return True
 
         return await self._threads.write(write)
-
-    async def load(self, key: str) -> LoadedSession | None:
-        def read(db: sqlite3.Connection) -> LoadedSession | None:
-            with snapshot(db):
-                info = self._info_of(db, key)
-                if info is None:
-                    return None
-                messages = self._messages_of(db, key)
-            return LoadedSession(info, tuple(messages))
-
-        return await self._threads.read(read)
 
     async def next_title(self, title: str) -> str:
         check_title(title)

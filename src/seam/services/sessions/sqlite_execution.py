@@ -55,15 +55,18 @@ from seam.services.sessions.rows import (
     submission_from_row,
     usage_params,
 )
+from seam.services.sessions.sqlite_execution_now import SQLiteAdmitClaimed
 from seam.services.sessions.sqlite_images import put_images, with_images
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
+from seam.services.sessions.sqlite_transcripts import STAMP_COLUMNS, Stamp, TranscriptCopies
 from seam.services.sessions.sqlite_wait import woken
 
 
-class SQLiteSubmissions:
+class SQLiteSubmissions(SQLiteAdmitClaimed):
     _clock: Callable[[], float]
     _wake: asyncio.Event
     _threads: SQLiteThreads
+    _transcripts: TranscriptCopies
 
     def _row(self, db: sqlite3.Connection, submission_id: str) -> Submission | None:
         row = db.execute(
@@ -224,11 +227,14 @@ class SQLiteSubmissions:
         await self._threads.write_small(write)
 
     async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
-        await self._threads.write_small(partial(self._append_for, submission_id, owner, entry))
+        written = await self._threads.write_small(
+            partial(self._append_for, submission_id, owner, entry)
+        )
+        self._transcripts.appended(*written, entry.messages)
 
     def _append_for(
         self, submission_id: str, owner: str, entry: JournalEntry, db: sqlite3.Connection
-    ) -> None:
+    ) -> tuple[str, Stamp | None]:
         # The lease checked and the steps counted in one statement.
         row = db.execute(
             "UPDATE submissions SET steps = steps + ?, updated_at = ?"
@@ -237,13 +243,14 @@ class SQLiteSubmissions:
         ).fetchone()
         if row is None:
             self._held(db, submission_id, owner)  # raises, saying why
-        self._journal(db, row[0], submission_id, entry)
+        return row[0], self._journal(db, row[0], submission_id, entry)
 
     def _journal(
         self, db: sqlite3.Connection, key: str, submission_id: str, entry: JournalEntry
-    ) -> None:
+    ) -> Stamp | None:
         """Write `entry` for a submission of session `key` its writer holds (the caller
-        counts the submission's steps)."""
+        counts the submission's steps); the session row's stamp after it, when it wrote
+        messages (`sqlite_transcripts`: the kept copy is extended with them)."""
         now = self._clock()
         messages = entry.messages
         if entry.events:
@@ -251,10 +258,10 @@ class SQLiteSubmissions:
         for record in entry.usage:
             insert_usage(db, key, record, now)
         if not messages:
-            return
+            return None
         row = db.execute(
             "UPDATE sessions SET message_count = message_count + ?, updated_at = ?"
-            " WHERE key = ? RETURNING message_count",
+            f" WHERE key = ? RETURNING {STAMP_COLUMNS}",
             (len(messages), now, key),
         ).fetchone()
         if row is None:
@@ -267,6 +274,7 @@ class SQLiteSubmissions:
             _INSERT_MESSAGE,
             [(key, first + i, *message_params(m), submission_id) for i, m in enumerate(messages)],
         )
+        return int(row[0]), int(row[1]), float(row[2])
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
         def read(db: sqlite3.Connection) -> list[Message]:
@@ -284,11 +292,13 @@ class SQLiteSubmissions:
     async def settle(
         self, submission_id: str, owner: str | None, settlement: Settlement
     ) -> Submission:
+        stamp: list[Stamp | None] = [None]
+        journal = settlement.journal
+
         def write(db: sqlite3.Connection) -> Submission:
             sub = self._held(db, submission_id, owner)
-            journal = settlement.journal
             if journal is not None:
-                self._journal(db, sub.session_key, submission_id, journal)
+                stamp[0] = self._journal(db, sub.session_key, submission_id, journal)
             end = settlement.for_submission(sub)
             now = self._clock()
             return self._update(
@@ -308,7 +318,10 @@ class SQLiteSubmissions:
                 ),
             )
 
-        return await self._write_waking(write)
+        settled = await self._write_waking(write)
+        if journal is not None:
+            self._transcripts.appended(settled.session_key, stamp[0], journal.messages)
+        return settled
 
     async def release(
         self, submission_id: str, owner: str, *, not_before: float, error: str | None = None

@@ -11,6 +11,7 @@ from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION
 from seam.services.sessions.sqlite_images import IMAGES_MIGRATION
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION
+from seam.services.sessions.sqlite_transcripts import CUTS_MIGRATION
 
 
 def _fts_table(tokenize: str) -> str:
@@ -221,5 +222,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         " ON sessions (rtrim(title, '0123456789'), length(title), title)"
         " WHERE title GLOB '* #[1-9]*'",
     ),
+    # transcript cuts: every deleted message counted on its session's row, so a kept copy
+    # of a transcript knows it is stale (services/sessions/sqlite_transcripts.py).
+    CUTS_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,6 +17,7 @@ before it can check its protocol's part); the execution suites' an `ExecutionSto
 | sessions.SessionStore (all)    | session_store.SessionStoreSuite                 |
 | execution.SubmissionQueue      | submissions.SubmissionQueueSuite                |
 | execution.SubmissionLeases     | submissions.SubmissionLeasesSuite               |
+|   (admit_and_claim)            | admit_claimed.AdmitAndClaimSuite                |
 | execution.TurnJournal          | journal.TurnJournalSuite                        |
 | execution.EventLog             | journal.EventLogSuite                           |
 | images.ImageBlobs              | images.ImageBlobsSuite                          |

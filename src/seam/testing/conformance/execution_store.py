@@ -13,13 +13,19 @@ from seam.contracts.execution import (
     SubmissionQueue,
     TurnJournal,
 )
+from seam.testing.conformance.admit_claimed import AdmitAndClaimSuite
 from seam.testing.conformance.images import ImageBlobsSuite
 from seam.testing.conformance.journal import EventLogSuite, TurnJournalSuite
 from seam.testing.conformance.submissions import SubmissionLeasesSuite, SubmissionQueueSuite
 
 
 class ExecutionStoreSuite(
-    SubmissionQueueSuite, SubmissionLeasesSuite, TurnJournalSuite, EventLogSuite, ImageBlobsSuite
+    SubmissionQueueSuite,
+    SubmissionLeasesSuite,
+    AdmitAndClaimSuite,
+    TurnJournalSuite,
+    EventLogSuite,
+    ImageBlobsSuite,
 ):
     """Each execution protocol's suite (the conversation store's is `SessionStoreSuite`),
     plus: the store is every one of those protocols."""

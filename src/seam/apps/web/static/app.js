@@ -292,18 +292,16 @@ function settle(detail) {
       state.turns.delete(id);
     }
   }
-  const users = detail.messages.filter((m) => m.role === "user");
-  const lastUser = users.length ? users[users.length - 1].content : null;
   const known = new Set(detail.submissions.map((s) => s.id));
   const bubbles = [];
   for (const sub of waiting) {
-    if (sub.attempts > 0) {
-      // It ran already, so its input is in the transcript: never show it twice. Queued
-      // again after a failure, it waits to be tried again.
+    if (sub.steps > 0) {
+      // Its turn wrote its input to the transcript (with the turn's first write, the
+      // model's first reply): never show it twice. Queued again after a failure, it waits
+      // to be tried again.
       if (sub.state === "queued" && sub.error) bubbles.push(rerunNote(sub));
       continue;
     }
-    if (sub.state === "running" && sub.input === lastUser) continue; // in the transcript
     bubbles.push(userBubble(sub.input, sub.state === "queued" ? "queued" : ""));
   }
   for (const [id, text] of state.optimistic) {

@@ -1,0 +1,109 @@
+"""`admit_and_claim` on PostgreSQL: a submission its own process runs at once, admitted
+already claimed, in one transaction where an admission and a claim made two.
+
+A mixin of `PostgresSubmissions` (apart for size). The session's row is locked as a
+claim locks it (`FOR NO KEY UPDATE`) before the look at its open submissions: a claim
+of the session under way elsewhere commits first (and its running submission is seen),
+a claim that comes later skips the locked session (`SKIP LOCKED`) and then finds this
+one running, and two of these for one session run one after the other. So one session
+never has two running submissions, whatever the number of workers. A plain `admit` takes
+only a key-share lock and is not held up.
+
+The commit is synchronous, as `admit`'s is: it is the person's message being accepted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from psycopg import AsyncConnection
+
+from seam.contracts.execution import (
+    DEFAULT_LEASE_SECONDS,
+    NewSubmission,
+    Submission,
+    check_new,
+    check_same_payload,
+)
+from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.postgres_images import put_images
+from seam.services.sessions.postgres_rows import encode, submission_from_row
+from seam.services.sessions.rows import SUBMISSION_COLUMNS, hashes_column
+
+_LOCK_SESSION = "SELECT 1 FROM sessions WHERE key = %s FOR NO KEY UPDATE"
+_STORED = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s"
+_INSERT = (
+    "INSERT INTO submissions (id, session_key, input, personality, state, attempts,"
+    " lease_owner, lease_expires_at, max_attempts, created_at, updated_at, images)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    f" ON CONFLICT (id) DO NOTHING RETURNING {SUBMISSION_COLUMNS}"
+)
+
+
+class PostgresAdmitClaimed:
+    _clock: Callable[[], float]
+
+    if TYPE_CHECKING:
+
+        def _tx(self) -> contextlib.AbstractAsyncContextManager[AsyncConnection[Any]]: ...
+
+        async def _notify(self, conn: AsyncConnection[Any]) -> None: ...
+
+    async def admit_and_claim(
+        self, submission: NewSubmission, owner: str, *, lease: float = DEFAULT_LEASE_SECONDS
+    ) -> Submission:
+        key = submission.session_key
+        async with self._tx() as conn:
+            # A resend is read without a lock: locking its row after the session's would
+            # take the two locks in the order opposite to a turn's write (a deadlock).
+            stored = await _stored(conn, submission.id)
+            if stored is not None:
+                check_same_payload(stored, submission)
+                return stored
+            locked = await conn.execute(_LOCK_SESSION, (key,))
+            if await locked.fetchone() is None:
+                raise SessionNotFound(f"no session {key!r}")
+            check_new(submission)
+            cur = await conn.execute(
+                "SELECT 1 FROM submissions WHERE state <> 'settled' AND session_key = %s LIMIT 1",
+                (key,),
+            )
+            now = self._clock()
+            run = await cur.fetchone() is None and submission.max_attempts > 0
+            cur = await conn.execute(
+                _INSERT,
+                (
+                    submission.id,
+                    key,
+                    encode(submission.input),
+                    submission.personality,
+                    "running" if run else "queued",
+                    1 if run else 0,
+                    owner if run else None,
+                    now + lease if run else None,
+                    submission.max_attempts,
+                    now,
+                    now,
+                    hashes_column(submission.images),
+                ),
+            )
+            row = await cur.fetchone()
+            if row is None:  # admitted by another process since our read: a resend
+                raced = await _stored(conn, submission.id)
+                assert raced is not None
+                check_same_payload(raced, submission)
+                return raced
+            await put_images(conn, submission.images, now)
+            if not run:
+                await self._notify(conn)
+        return submission_from_row(row)
+
+
+async def _stored(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
+    row = await (await conn.execute(_STORED, (submission_id,))).fetchone()
+    return None if row is None else submission_from_row(row)
+
+
+__all__ = ["PostgresAdmitClaimed"]
