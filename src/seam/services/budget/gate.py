@@ -27,7 +27,7 @@ from seam.contracts.budget import (
 from seam.contracts.messages import Usage
 from seam.contracts.sessions import SessionNotFound, SessionStore, UsageTotals
 from seam.contracts.usage_report import UsageQuery, UsageReport
-from seam.services.budget.limits import Applicable, applicable, job_of, refusal_message
+from seam.services.budget.limits import Applicable, applicable_once, job_of, refusal_message
 
 # (provider, model, usage) -> cost in USD, or None when the price is unknown.
 Pricing = Callable[[str, str, Usage], float | None]
@@ -68,7 +68,9 @@ class StoreBudgetGate:
     async def _measured(self, scope: BudgetScope) -> list[tuple[Applicable, BudgetLine]]:
         job = job_of(scope.name or scope.session_key)
         own = None if job is None or self.job_limits is None else await self.job_limits(job)
-        limits = applicable(self.config, scope.personality, scope.limits, job, own)
+        limits = applicable_once(self.config, scope.personality, scope.limits, job, own)
+        if not limits:  # no limit anywhere: nothing to read
+            return []
         spent: dict[Period, UsageTotals] = {}
         measured = []
         for limit in limits:
