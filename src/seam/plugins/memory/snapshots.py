@@ -2,7 +2,7 @@
 
 Every new session freezes a snapshot of MEMORY.md and USER.md (see `MarkdownMemory.
 prefetch`); a server starting a thousand conversations would read and parse both files
-a thousand times, on the event loop. Here each snapshot is kept under what `os.stat`
+a thousand times, on the event loop. Here each snapshot is kept under what `stat`
 says of the files (inode, size, mtime_ns and ctime_ns; a missing file is None): one
 stat per file per new session finds an unchanged pair, and any change is read again.
 
@@ -19,7 +19,6 @@ starting together while it is under way share it rather than each starting their
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -28,11 +27,11 @@ Signature = tuple[tuple[int, int, int, int] | None, ...]
 
 
 def signature_of(paths: Sequence[Path]) -> Signature:
-    """What a change to any of `paths` changes: one `os.stat` each."""
+    """What a change to any of `paths` changes: one `stat` each."""
     found: list[tuple[int, int, int, int] | None] = []
     for path in paths:
         try:
-            stat = os.stat(path)
+            stat = path.stat()
         except OSError:  # missing or unreadable: the read says which
             found.append(None)
             continue
