@@ -37,6 +37,15 @@ COMPACT_AFTER = 100
 _EMPTY = contextvars.Context()
 
 
+def _gone() -> None:
+    return None
+
+
+# The loop asked for last and its lanes (a process runs one loop, nearly always): one
+# weak reference call instead of a WeakKeyDictionary lookup per timer.
+_last: tuple[Callable[[], object], dict[float, TimerLane]] = (_gone, {})
+
+
 class LaneTimer:
     """One timer of a lane: `cancel()` it as an `asyncio.TimerHandle`."""
 
@@ -124,14 +133,16 @@ class TimerLane:
 
 def timer_lane(delay: float, loop: asyncio.AbstractEventLoop | None = None) -> TimerLane:
     """The running loop's (or `loop`'s) lane for `delay`, made on first use."""
+    global _last
     if loop is None:
         loop = asyncio.get_running_loop()
-    try:
-        lanes = _LANES[loop]
-    except KeyError:
-        lanes = _LANES[loop] = {}
-    except TypeError:  # a loop that cannot be weakly referenced: a lane of its own
-        return TimerLane(loop, delay)
+    last_loop, lanes = _last
+    if last_loop() is not loop:  # another loop than last time: its own lanes
+        try:
+            lanes = _LANES.setdefault(loop, {})
+            _last = (weakref.ref(loop), lanes)
+        except TypeError:  # a loop that cannot be weakly referenced: a lane of its own
+            return TimerLane(loop, delay)
     lane = lanes.get(delay)
     if lane is None:
         lane = lanes[delay] = TimerLane(loop, delay)

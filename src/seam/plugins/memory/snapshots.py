@@ -2,7 +2,7 @@
 
 Every new session freezes a snapshot of MEMORY.md and USER.md (see `MarkdownMemory.
 prefetch`); a server starting a thousand conversations would read and parse both files
-a thousand times, on the event loop. Here each snapshot is kept under what `stat`
+a thousand times, on the event loop. Here each snapshot is kept under what `os.stat`
 says of the files (inode, size, mtime_ns and ctime_ns; a missing file is None): one
 stat per file per new session finds an unchanged pair, and any change is read again.
 
@@ -19,6 +19,7 @@ starting together while it is under way share it rather than each starting their
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -26,12 +27,12 @@ from pathlib import Path
 Signature = tuple[tuple[int, int, int, int] | None, ...]
 
 
-def signature_of(paths: Sequence[Path]) -> Signature:
-    """What a change to any of `paths` changes: one `stat` each."""
+def signature_of(paths: Sequence[str | Path]) -> Signature:
+    """What a change to any of `paths` changes: one `os.stat` each."""
     found: list[tuple[int, int, int, int] | None] = []
     for path in paths:
         try:
-            stat = path.stat()
+            stat = os.stat(path)  # noqa: PTH116  # a str: no Path object per call
         except OSError:  # missing or unreadable: the read says which
             found.append(None)
             continue
@@ -45,7 +46,7 @@ class StatCachedText:
     __slots__ = ("_kept", "_paths", "_read", "_reading")
 
     def __init__(self, paths: Sequence[Path], read: Callable[[], str | None]) -> None:
-        self._paths = tuple(paths)
+        self._paths = tuple(str(path) for path in paths)
         self._read = read
         self._kept: tuple[Signature, str | None] | None = None
         self._reading: dict[Signature, asyncio.Future[str | None]] = {}
