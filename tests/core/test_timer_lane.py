@@ -93,3 +93,21 @@ async def test_cancelled_timers_are_dropped_before_their_time() -> None:
     for timer in timers[900:]:
         timer.cancel()
     assert len(lane._due) <= 100
+
+
+async def test_a_zero_delay_timer_armed_while_firing_waits_for_the_next_firing() -> None:
+    loop = asyncio.get_running_loop()
+    lane = TimerLane(loop, 0.0)
+    passes: list[int] = []
+    done = loop.create_future()
+
+    def again() -> None:
+        passes.append(len(passes))
+        if len(passes) < 3:
+            lane.call_later(again)
+        else:
+            done.set_result(None)
+
+    lane.call_later(again)
+    await done
+    assert passes == [0, 1, 2]

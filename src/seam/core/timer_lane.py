@@ -33,8 +33,6 @@ _LANES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, TimerLa
 # it (as asyncio does with its heap): a 120 s watchdog cancelled after every model call
 # would otherwise keep two minutes' worth of them.
 COMPACT_AFTER = 100
-# The lane's own asyncio timer runs in no one's context.
-_EMPTY = contextvars.Context()
 
 
 def _gone() -> None:
@@ -71,7 +69,7 @@ class LaneTimer:
 class TimerLane:
     """`call_later(callback)` after `delay` seconds on `loop`, one asyncio timer for all."""
 
-    __slots__ = ("_cancelled", "_due", "_handle", "_loop", "_resolution", "delay")
+    __slots__ = ("_cancelled", "_context", "_due", "_handle", "_loop", "_resolution", "delay")
 
     def __init__(self, loop: asyncio.AbstractEventLoop, delay: float) -> None:
         self.delay = delay
@@ -79,6 +77,9 @@ class TimerLane:
         self._due: deque[LaneTimer] = deque()
         self._handle: asyncio.TimerHandle | None = None
         self._cancelled = 0  # cancelled timers still queued
+        # The lane's own asyncio timer runs in no one's context: an empty one of its own
+        # (one context cannot be entered by two threads' loops at once).
+        self._context = contextvars.Context()
         # What asyncio adds to "now" when it picks the timers that are due.
         self._resolution: float = getattr(loop, "_clock_resolution", 0.0)
 
@@ -93,7 +94,7 @@ class TimerLane:
         return timer
 
     def _arm(self, when: float) -> None:
-        self._handle = self._loop.call_at(when, self._fire, context=_EMPTY)
+        self._handle = self._loop.call_at(when, self._fire, context=self._context)
 
     def cancelled_one(self) -> None:
         self._cancelled += 1
@@ -109,7 +110,11 @@ class TimerLane:
         self._handle = None
         due = self._due
         end = self._loop.time() + self._resolution
-        while due and due[0].when <= end:
+        # At most the timers queued now: one armed by a callback (with a delay of 0)
+        # waits for the next firing, as `call_later(0)` waits for the next iteration.
+        for _ in range(len(due)):
+            if not due or due[0].when > end:
+                break
             timer = due.popleft()
             callback = timer.callback
             if callback is None:
