@@ -111,3 +111,23 @@ async def test_a_zero_delay_timer_armed_while_firing_waits_for_the_next_firing()
     lane.call_later(again)
     await done
     assert passes == [0, 1, 2]
+
+
+def test_a_closed_loop_with_a_pending_lane_timer_is_collected() -> None:
+    """The lanes live on their loop: a timer still pending when the loop closes (whose
+    callback holds the loop) does not keep the loop alive."""
+    import gc
+    import weakref
+
+    loop = asyncio.new_event_loop()
+
+    async def arm() -> None:
+        running = asyncio.get_running_loop()
+        timer_lane(60.0).call_later(lambda: running.time())
+
+    loop.run_until_complete(arm())
+    loop.close()
+    gone = weakref.ref(loop)
+    del loop
+    gc.collect()
+    assert gone() is None

@@ -19,29 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import weakref
 from collections import deque
 from collections.abc import Callable
 
-# A loop's lanes, by delay; a loop that is gone takes its lanes with it.
-_LANES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, TimerLane]] = (
-    weakref.WeakKeyDictionary()
-)
+# Where a loop keeps its lanes, by delay.
+_ATTRIBUTE = "_seam_timer_lanes"
 
 
 # A lane drops its cancelled timers early once they are more than this many and half of
 # it (as asyncio does with its heap): a 120 s watchdog cancelled after every model call
 # would otherwise keep two minutes' worth of them.
 COMPACT_AFTER = 100
-
-
-def _gone() -> None:
-    return None
-
-
-# The loop asked for last and its lanes (a process runs one loop, nearly always): one
-# weak reference call instead of a WeakKeyDictionary lookup per timer.
-_last: tuple[Callable[[], object], dict[float, TimerLane]] = (_gone, {})
 
 
 class LaneTimer:
@@ -109,7 +97,8 @@ class TimerLane:
     def _fire(self) -> None:
         self._handle = None
         due = self._due
-        end = self._loop.time() + self._resolution
+        loop = self._loop
+        end = loop.time() + self._resolution
         # At most the timers queued now: one armed by a callback (with a delay of 0)
         # waits for the next firing, as `call_later(0)` waits for the next iteration.
         for _ in range(len(due)):
@@ -126,7 +115,7 @@ class TimerLane:
             except (SystemExit, KeyboardInterrupt):
                 raise
             except BaseException as exc:  # what asyncio does with a failing callback
-                self._loop.call_exception_handler(
+                loop.call_exception_handler(
                     {"message": "Exception in a lane timer's callback", "exception": exc}
                 )
         while due and due[0].callback is None:
@@ -137,16 +126,18 @@ class TimerLane:
 
 
 def timer_lane(delay: float, loop: asyncio.AbstractEventLoop | None = None) -> TimerLane:
-    """The running loop's (or `loop`'s) lane for `delay`, made on first use."""
-    global _last
+    """The running loop's (or `loop`'s) lane for `delay`, made on first use. The lanes
+    live on the loop itself, so they go with it (kept anywhere else, a lane's pending
+    callbacks, which hold the loop, would keep every loop a process ever ran alive); a
+    loop that takes no attribute gets a lane per timer, as plain `call_later`."""
     if loop is None:
         loop = asyncio.get_running_loop()
-    last_loop, lanes = _last
-    if last_loop() is not loop:  # another loop than last time: its own lanes
+    lanes: dict[float, TimerLane] | None = getattr(loop, _ATTRIBUTE, None)
+    if lanes is None:
+        lanes = {}
         try:
-            lanes = _LANES.setdefault(loop, {})
-            _last = (weakref.ref(loop), lanes)
-        except TypeError:  # a loop that cannot be weakly referenced: a lane of its own
+            setattr(loop, _ATTRIBUTE, lanes)
+        except AttributeError:
             return TimerLane(loop, delay)
     lane = lanes.get(delay)
     if lane is None:
