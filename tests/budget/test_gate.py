@@ -124,3 +124,33 @@ async def test_cost_counts_priced_calls_and_says_when_a_price_is_unknown(tmp_pat
     assert events[-1].finish_reason == "error"  # the script ran out, no limit stopped it
     lines = await gate.lines(BudgetScope(key("b"), "default", "scripted", "scripted-model"))
     assert lines[0].spent == 0 and lines[0].unpriced
+
+
+async def test_a_gate_with_no_limit_enforces_one_the_moment_it_is_set(tmp_path: Path) -> None:
+    """No limit anywhere: the check reads nothing. A personality that gains a limit, or
+    a cron job given one, is held to it from the next call, in the same process."""
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    limits: dict[str, BudgetLimits] = {}
+
+    async def job_limits(job: str) -> BudgetLimits | None:
+        return limits.get(job)
+
+    gate = StoreBudgetGate(store, job_limits=job_limits)
+    scope = BudgetScope(key("a"), "default", "p", "m")
+    assert await gate.check(scope) is None and await gate.lines(scope) == []
+    frugal = Personality("frugal", "soul", budget=BudgetLimits.of({"session_tokens": 2_000}))
+    personalities = StaticPersonalityRegistry([Personality("default", "soul"), frugal])
+    model = looping()
+    events = await run(loop_of(model, store, gate, personalities=personalities), "c", "frugal")
+    assert "(personality frugal [budget] session_tokens)" in halt_of(events).message
+    assert len(model.requests) == 2
+    cron = "cron:ab12:2026-12-05T07:00:00Z"
+    unlimited = looping(4)
+    events = await run(loop_of(unlimited, store, gate), cron)
+    assert not any(isinstance(e, Halt) and e.reason == "budget" for e in events)
+    assert len(unlimited.requests) > 3  # no job limit yet: every scripted call made
+    limits["ab12"] = BudgetLimits.of({"job_tokens": 3_000})
+    limited = looping()
+    events = await run(loop_of(limited, store, gate), "cron:ab12:2026-12-05T08:00:00Z")
+    assert "(cron job ab12 --max-tokens)" in halt_of(events).message
+    assert len(limited.requests) == 3

@@ -175,6 +175,67 @@ async def test_snapshot_is_frozen_per_session(memory: MarkdownMemory) -> None:
     assert later is not None and "- Name is Ada" in later
 
 
+def _edit_in_place(path: Path, text: str, mtime_ns: int) -> None:
+    """Rewrite `path` in place (same inode, as an editor that does not rename) and set
+    its modification time to `mtime_ns`."""
+    with path.open("r+", encoding="utf-8", newline="\n") as file:
+        file.truncate(0)
+        file.write(text)
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+async def test_a_hand_edit_inside_the_same_timestamp_is_seen_by_the_next_session(
+    memory: MarkdownMemory,
+) -> None:
+    memory.add("memory", "Uses ruff")
+    path = memory.folder / "MEMORY.md"
+    mtime_ns = path.stat().st_mtime_ns
+    first = await memory.prefetch("a")
+    assert first is not None and "- Uses ruff" in first
+    assert await memory.prefetch("b") == first  # unchanged files: the kept snapshot
+    inode = path.stat().st_ino
+    # The same modification time to the nanosecond, another size.
+    _edit_in_place(path, "Uses black instead\n", mtime_ns)
+    assert path.stat().st_mtime_ns == mtime_ns and path.stat().st_ino == inode
+    second = await memory.prefetch("c")
+    assert second is not None and "- Uses black instead" in second
+    # The same size, another modification time.
+    _edit_in_place(path, "Uses isort instead\n", mtime_ns + 1)
+    third = await memory.prefetch("d")
+    assert third is not None and "- Uses isort instead" in third
+    assert await memory.prefetch("c") == second  # each session keeps its own
+
+
+async def test_a_tool_write_and_a_deleted_file_are_seen_by_the_next_session(
+    memory: MarkdownMemory,
+) -> None:
+    memory.add("user", "Name is Ada")
+    assert "Name is Ada" in (await memory.prefetch("a") or "")
+    memory.replace("user", "Ada", "Name is Grace")  # same size, written by rename
+    assert "Name is Grace" in (await memory.prefetch("b") or "")
+    (memory.folder / "USER.md").unlink()
+    assert await memory.prefetch("c") is None
+
+
+async def test_sessions_starting_together_share_one_read(
+    memory: MarkdownMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    memory.add("memory", "Uses ruff")
+    reads: list[int] = []
+    snapshot = memory.snapshot
+
+    def counted() -> str | None:
+        reads.append(1)
+        return snapshot()
+
+    monkeypatch.setattr(memory._current, "_read", counted)
+    found = await asyncio.gather(*(memory.prefetch(f"s{i}") for i in range(20)))
+    assert len(reads) == 1 and len(set(found)) == 1 and "Uses ruff" in (found[0] or "")
+    assert await memory.prefetch("later") == found[0] and len(reads) == 1
+
+
 def test_system_prompt_block_is_compact_and_pure() -> None:
     block = format_for_system_prompt(["Uses ruff", "Two\nlines"], ["Name is Ada"], 100, 50)
     assert block == (

@@ -10,6 +10,8 @@ a runtime without limits (`seam run` counts its imports).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from seam.contracts.budget import BUDGET_FINISH, NO_LIMITS, BudgetScope
 from seam.core.identity import parse_session_storage_key, tenant_key_prefix
 from seam.core.turn import Finish, answered_by
@@ -41,9 +43,11 @@ async def budget_refusal(deps: ModelDeps, turn: Turn, state: TurnState) -> TurnS
     return state._replace(final_text=refusal.message, step=finish)
 
 
+@lru_cache(maxsize=4096)
 def names_of(session_key: str) -> tuple[str, str]:
     """The session's public name and its tenant's key prefix (a key that is no storage
-    key, as in a test's loop: itself, and every session)."""
+    key, as in a test's loop: itself, and every session). Kept per key: asked before
+    every model call, and a key is JSON to parse."""
     try:
         tenant, _, name = parse_session_storage_key(session_key)
     except ValueError:

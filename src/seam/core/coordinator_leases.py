@@ -28,6 +28,7 @@ from seam.contracts.execution import (
 )
 from seam.contracts.tools import CancelToken
 from seam.core.event_log import decode
+from seam.core.timer_lane import LaneTimer, timer_lane
 
 log = logging.getLogger("seam.coordinator")
 
@@ -160,11 +161,12 @@ class LeaseRenewal:
         self._loop = asyncio.get_running_loop()
         self._task: asyncio.Task[None] | None = None
         self._stopped = False
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: LaneTimer | None = None
         self._arm()
 
     def _arm(self) -> None:
-        self._timer = self._loop.call_later(self._leases.lease / 3, self._due)
+        # The loop's lane for this delay (core/timer_lane.py): one heap entry for all claims.
+        self._timer = timer_lane(self._leases.lease / 3, self._loop).call_later(self._due)
 
     def _due(self) -> None:
         self._timer = None

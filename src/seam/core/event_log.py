@@ -21,6 +21,7 @@ from seam.contracts import events as ev
 from seam.contracts.events import AgentEvent, TextDelta
 from seam.contracts.execution import EventQuery, EventRecord, ExecutionStore
 from seam.contracts.messages import Usage
+from seam.core.timer_lane import LaneTimer, timer_lane
 
 log = logging.getLogger("seam.events")
 
@@ -250,7 +251,7 @@ class EventRecorder:
         # transcript redacts (a secret the model echoed, a token in tool arguments).
         self._redact = redact
         self._deltas: list[TextDelta] = []
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: LaneTimer | None = None
         # Encoded records not stored yet, oldest first.
         self._pending: list[EventRecord] = []
         self._writer: asyncio.Task[None] | None = None
@@ -318,8 +319,8 @@ class EventRecorder:
             self._pending = []
 
     def _arm(self) -> None:
-        loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(FLUSH_AFTER_SECONDS, self._flush_soon)
+        # The loop's lane for this delay: one asyncio timer for every log's flush.
+        self._timer = timer_lane(FLUSH_AFTER_SECONDS).call_later(self._flush_soon)
 
     def _disarm(self) -> None:
         if self._timer is not None:

@@ -5,7 +5,8 @@ rules whether the agent or the CLI makes it (limits, duplicates, injection and s
 checks) and lands on disk at once, atomically. What the model sees is different on
 purpose: `prefetch` freezes a snapshot at a session's first turn, so the system prompt
 stays byte-identical for the whole session (prompt caches stay warm) and a write shows
-only from the next session on.
+only from the next session on. That snapshot is read again only when a file changed
+(`snapshots.py`: one `os.stat` per file; a read runs in a thread, off the event loop).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from seam.contracts.scanning import (
     InjectionScanner,
     Redactor,
 )
+from seam.plugins.memory.snapshots import StatCachedText
 
 # The contract's names, kept here too for the CLI and older imports.
 Target = MemoryTarget
@@ -125,13 +127,14 @@ class MarkdownMemory:
         self.scanner = scanner
         self.redactor = redactor
         self._frozen: OrderedDict[str, str | None] = OrderedDict()
+        self._current = StatCachedText([self.path("memory"), self.path("user")], self.snapshot)
 
     # MemoryProvider
 
     async def prefetch(self, session_key: str) -> str | None:
         snapshot = self._frozen.get(session_key, _MISSING)
         if snapshot is _MISSING:
-            snapshot = self.snapshot()
+            snapshot = await self._current.current()
             self._frozen[session_key] = snapshot
             if len(self._frozen) > MAX_FROZEN_SESSIONS:
                 self._frozen.popitem(last=False)

@@ -15,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, tzinfo
+from functools import cached_property
 
 from seam.contracts.budget import (
     NO_LIMITS,
@@ -27,7 +28,7 @@ from seam.contracts.budget import (
 from seam.contracts.messages import Usage
 from seam.contracts.sessions import SessionNotFound, SessionStore, UsageTotals
 from seam.contracts.usage_report import UsageQuery, UsageReport
-from seam.services.budget.limits import Applicable, applicable, job_of, refusal_message
+from seam.services.budget.limits import Applicable, applicable_once, job_of, refusal_message
 
 # (provider, model, usage) -> cost in USD, or None when the price is unknown.
 Pricing = Callable[[str, str, Usage], float | None]
@@ -54,7 +55,16 @@ class StoreBudgetGate:
     clock: Callable[[], float] = time.time
     job_limits: JobLimits | None = None
 
+    @cached_property
+    def _config_unset(self) -> bool:
+        return not self.config.any()
+
     async def check(self, scope: BudgetScope) -> Refusal | None:
+        # The common case, asked before every model call: no limit in config, none of
+        # the personality's (the model step passes NO_LIMITS itself), not a cron run.
+        unset = scope.limits is NO_LIMITS and self._config_unset
+        if unset and job_of(scope.name or scope.session_key) is None:
+            return None
         for limit, line in await self._measured(scope):
             if line.reached:
                 return Refusal(line, refusal_message(line, limit.raise_in))
@@ -68,7 +78,9 @@ class StoreBudgetGate:
     async def _measured(self, scope: BudgetScope) -> list[tuple[Applicable, BudgetLine]]:
         job = job_of(scope.name or scope.session_key)
         own = None if job is None or self.job_limits is None else await self.job_limits(job)
-        limits = applicable(self.config, scope.personality, scope.limits, job, own)
+        limits = applicable_once(self.config, scope.personality, scope.limits, job, own)
+        if not limits:  # no limit anywhere: nothing to read
+            return []
         spent: dict[Period, UsageTotals] = {}
         measured = []
         for limit in limits:

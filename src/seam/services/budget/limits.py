@@ -9,6 +9,7 @@ name of where it was set, so the message says what to raise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from seam.contracts.budget import PERIODS, UNITS, BudgetLimits, BudgetLine, Period, Unit
 
@@ -46,6 +47,21 @@ def applicable(
 ) -> list[Applicable]:
     """The tightest limit set for each period and unit (the job period only for a cron
     run), in the order they are shown."""
+    return list(applicable_once(config, personality, own, job, job_limits))
+
+
+@lru_cache(maxsize=256)
+def applicable_once(
+    config: BudgetLimits,
+    personality: str,
+    own: BudgetLimits,
+    job: str | None,
+    job_limits: BudgetLimits | None,
+) -> tuple[Applicable, ...]:
+    """`applicable`, worked out once per set of inputs: the gate asks before every model
+    call, and the answer depends only on these frozen values (a limit configured or
+    changed is a different key, so it applies at once). With no limit anywhere it is the
+    empty tuple, found by one dictionary lookup."""
     found: list[Applicable] = []
     for period in PERIODS:
         if period == "job" and job is None:
@@ -60,7 +76,7 @@ def applicable(
             set_ones = [option for option in options if option.allowed > 0]
             if set_ones:
                 found.append(min(set_ones, key=lambda option: option.allowed))
-    return found
+    return tuple(found)
 
 
 def _options(
@@ -113,4 +129,4 @@ def refusal_message(line: BudgetLine, raise_in: str) -> str:
     )
 
 
-__all__ = ["Applicable", "applicable", "job_of", "refusal_message", "spent_of"]
+__all__ = ["Applicable", "applicable", "applicable_once", "job_of", "refusal_message", "spent_of"]
