@@ -18,7 +18,7 @@ from seam.core.coordinator import Coordinator
 from seam.core.event_log import replay
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.outage import DEFAULT_STORE_BACKOFF, OutagePolicy
-from seam.core.scripted_model import call, text_step, tool_step
+from seam.core.scripted_model import call, error_step, text_step, tool_step
 from tests.core.test_coordinator import KEY, build
 
 
@@ -120,6 +120,25 @@ async def test_a_write_whose_answer_was_lost_is_not_written_twice() -> None:
     roles = [m.role for m in await store.messages(KEY)]
     assert roles == ["user", "assistant", "tool", "assistant"]
     # Resumed from the stored tool call: the model was not asked it twice.
+    assert len(model.requests) == 2
+
+
+async def test_a_failed_turn_whose_last_write_landed_unanswered_keeps_its_input_once() -> None:
+    store = FlakyStore()
+    steps = [error_step("rate_limit"), text_step("hello back")]
+    factory, model, _, _ = _flaky(steps, store)
+    session = await factory.get_or_create_root(KEY)
+    sub = await session.submit("hello")
+    # The model fails before its first write, so the turn's input goes with the write
+    # that ends it; that write commits, and the connection drops before its answer.
+    store.applied = True
+    store.append_fails = 1
+    settled = await factory.coordinator.run(sub.id, factory.resolve)
+    assert (settled.outcome, settled.result) == ("completed", "hello back")
+    assert _transcript(await store.messages(KEY)) == [
+        ("user", "hello"),
+        ("assistant", "hello back"),
+    ]
     assert len(model.requests) == 2
 
 

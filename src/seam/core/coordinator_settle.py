@@ -9,7 +9,7 @@ session's next turn is valid), and a reply stored before a crash closes the even
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from seam.contracts.db import StoreUnavailable
@@ -22,6 +22,7 @@ from seam.contracts.execution import (
     Settlement,
     Submission,
 )
+from seam.contracts.messages import Message
 from seam.contracts.model import RETRYABLE_KINDS
 from seam.contracts.tools import CancelToken
 from seam.core.coordinator_leases import Leases, OnEvent
@@ -88,12 +89,28 @@ class Settling(Repairs, Leases):
         tail = self.unwritten.pop(sub.id, None)
         if tail is None:
             return sub
-        await self._keeping(sub, tail, self.store.append_for(sub.id, self.owner, tail))
+        if not await self._landed(sub, tail):
+            await self._keeping(sub, tail, self.store.append_for(sub.id, self.owner, tail))
         return await self._current(sub)
 
+    async def _landed(self, sub: Submission, tail: JournalEntry) -> bool:
+        """Whether a write the store refused committed after all: an outage can drop the
+        connection after the commit and before its answer (a server restart), and that
+        write again would store its messages twice (the turn's input, when the tail
+        carried it). One transaction holds the write's events and messages, and only
+        the lease holder numbers this session's events: they are there when the log's
+        last event is the write's last one or later."""
+        if tail.events:
+            return await self.store.last_seq(sub.session_key) >= max(e.seq for e in tail.events)
+        if not tail.messages:
+            return False
+        stored = await self.store.submission_messages(sub.id)
+        return _said(stored[-len(tail.messages) :]) == _said(tail.messages)
+
     async def _keeping(self, sub: Submission, tail: JournalEntry | None, write: Awaitable[T]) -> T:
-        """`write`, which carries `tail`; kept for the next attempt when the store is out
-        (the transaction did not commit: a settle that did leaves nothing to attempt)."""
+        """`write`, which carries `tail`; kept for the next attempt when the store is out.
+        The transaction may have committed anyway: the next attempt looks first
+        (`_landed`), and a settle that did leaves nothing to attempt."""
         try:
             return await write
         except StoreUnavailable:
@@ -191,3 +208,7 @@ class Settling(Repairs, Leases):
         plan = await self.plan(current, session, rerun=False)
         if plan.repairs:
             await self.write_repairs(sub, session, self.owner, plan)
+
+
+def _said(messages: Sequence[Message]) -> list[tuple[str, str, str | None]]:
+    return [(m.role, m.content, m.tool_call_id) for m in messages]
