@@ -345,6 +345,7 @@ def _check_transcript(session: str, messages: list[Any], subs: list[Any], f: Fig
     if calls != results:
         f.invalid += 1
         f.problems.append(f"{session}: tool calls {calls - results} / results {results - calls}")
+        f.problems.append(_transcript_dump(messages, subs))
     texts = Counter(
         m.content for m in messages if m.role == "assistant" and m.content and not m.interrupted
     )
@@ -356,6 +357,19 @@ def _check_transcript(session: str, messages: list[Any], subs: list[Any], f: Fig
         if sub.outcome == "completed" and texts.get(sub.result or "", 0) != 1:
             f.invalid += 1
             f.problems.append(f"{session}: result of {_tag(sub.input)} not in the transcript")
+
+
+def _transcript_dump(messages: list[Any], subs: list[Any]) -> str:
+    """The session as stored, for a failure's report: each message (role, start of its
+    text, the calls it asks or answers, whether it was cut off), then each submission
+    (its tag, attempts, outcome): what the next reader needs to tell how it came to be."""
+    lines = [
+        f"  {m.role:9} {m.content[:40]!r} calls={[c.id for c in m.tool_calls]}"
+        f" answers={m.tool_call_id} interrupted={m.interrupted}"
+        for m in messages
+    ]
+    lines += [f"  sub {_tag(s.input)} attempts={s.attempts} {s.outcome}" for s in subs]
+    return "\n".join(lines)
 
 
 def _check_replay(
