@@ -53,8 +53,11 @@ from seam.services.sessions.postgres_claim import (
     claim_at_once,
     claim_step_by_step,
 )
-from seam.services.sessions.postgres_execution_now import PostgresAdmitClaimed
-from seam.services.sessions.postgres_images import put_images
+from seam.services.sessions.postgres_execution_now import (
+    PostgresAdmitClaimed,
+    insert_new,
+    resent,
+)
 from seam.services.sessions.postgres_journal import journal_statement
 from seam.services.sessions.postgres_pipeline import (
     SESSION_GONE,
@@ -74,7 +77,6 @@ from seam.services.sessions.rows import (
     MESSAGE_COLUMNS,
     SUBMISSION_COLUMNS,
     event_params,
-    hashes_column,
     insert_sql,
 )
 
@@ -124,34 +126,11 @@ class PostgresSubmissions(PostgresAdmitClaimed):
             if await cur.fetchone() is None:
                 raise SessionNotFound(f"no session {submission.session_key!r}")
             check_new(submission)
-            now = self._clock()
-            cur = await conn.execute(
-                "INSERT INTO submissions (id, session_key, input, personality, state,"
-                " max_attempts, created_at, updated_at, images)"
-                " VALUES (%s, %s, %s, %s, 'queued', %s, %s, %s, %s)"
-                f" ON CONFLICT (id) DO NOTHING RETURNING {SUBMISSION_COLUMNS}",
-                (
-                    submission.id,
-                    submission.session_key,
-                    encode(submission.input),
-                    submission.personality,
-                    submission.max_attempts,
-                    now,
-                    now,
-                    hashes_column(submission.images),
-                ),
-            )
-            row = await cur.fetchone()
-            if row is not None:
-                await put_images(conn, submission.images, now)
-            if row is None:
-                # Admitted by another process since our read: same rules as a resend.
-                raced = await _locked(conn, submission.id)
-                assert raced is not None
-                check_same_payload(raced, submission)
-                return raced
+            sub = await insert_new(conn, submission, self._clock())
+            if sub is None:  # admitted by another process since our read: a resend
+                return await resent(conn, submission, _locked)
             await self._notify(conn)
-        return submission_from_row(row)
+        return sub
 
     async def submission(self, submission_id: str) -> Submission | None:
         row = await self._one(

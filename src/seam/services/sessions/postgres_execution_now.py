@@ -15,7 +15,7 @@ The commit is synchronous, as `admit`'s is: it is the person's message being acc
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from psycopg import AsyncConnection
@@ -34,6 +34,7 @@ from seam.services.sessions.rows import SUBMISSION_COLUMNS, hashes_column
 
 _LOCK_SESSION = "SELECT 1 FROM sessions WHERE key = %s FOR NO KEY UPDATE"
 _STORED = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s"
+_OPEN_IN_SESSION = "SELECT 1 FROM submissions WHERE state <> 'settled' AND session_key = %s LIMIT 1"
 _INSERT = (
     "INSERT INTO submissions (id, session_key, input, personality, state, attempts,"
     " lease_owner, lease_expires_at, max_attempts, created_at, updated_at, images)"
@@ -66,39 +67,63 @@ class PostgresAdmitClaimed:
             if await locked.fetchone() is None:
                 raise SessionNotFound(f"no session {key!r}")
             check_new(submission)
-            cur = await conn.execute(
-                "SELECT 1 FROM submissions WHERE state <> 'settled' AND session_key = %s LIMIT 1",
-                (key,),
-            )
+            cur = await conn.execute(_OPEN_IN_SESSION, (key,))
             now = self._clock()
             run = await cur.fetchone() is None and submission.max_attempts > 0
-            cur = await conn.execute(
-                _INSERT,
-                (
-                    submission.id,
-                    key,
-                    encode(submission.input),
-                    submission.personality,
-                    "running" if run else "queued",
-                    1 if run else 0,
-                    owner if run else None,
-                    now + lease if run else None,
-                    submission.max_attempts,
-                    now,
-                    now,
-                    hashes_column(submission.images),
-                ),
-            )
-            row = await cur.fetchone()
-            if row is None:  # admitted by another process since our read: a resend
-                raced = await _stored(conn, submission.id)
-                assert raced is not None
-                check_same_payload(raced, submission)
-                return raced
-            await put_images(conn, submission.images, now)
+            sub = await insert_new(conn, submission, now, owner if run else None, now + lease)
+            if sub is None:  # admitted by another process since our read: a resend
+                return await resent(conn, submission, _stored)
             if not run:
                 await self._notify(conn)
-        return submission_from_row(row)
+        return sub
+
+
+async def insert_new(
+    conn: AsyncConnection[Any],
+    submission: NewSubmission,
+    now: float,
+    owner: str | None = None,
+    until: float | None = None,
+) -> Submission | None:
+    """Insert `submission` (already checked new), queued, or claimed by `owner` (its first
+    attempt, its lease running to `until`), with its images; None when its id was
+    admitted by another process meanwhile. `admit` and `admit_and_claim` share it."""
+    run = owner is not None
+    cur = await conn.execute(
+        _INSERT,
+        (
+            submission.id,
+            submission.session_key,
+            encode(submission.input),
+            submission.personality,
+            "running" if run else "queued",
+            1 if run else 0,
+            owner,
+            until if run else None,
+            submission.max_attempts,
+            now,
+            now,
+            hashes_column(submission.images),
+        ),
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    await put_images(conn, submission.images, now)
+    return submission_from_row(row)
+
+
+async def resent(
+    conn: AsyncConnection[Any],
+    submission: NewSubmission,
+    read: Callable[[AsyncConnection[Any], str], Awaitable[Submission | None]],
+) -> Submission:
+    """The row another process admitted under `submission`'s id since our first read:
+    the same rules as a resend (the same payload, or `SubmissionConflict`)."""
+    raced = await read(conn, submission.id)
+    assert raced is not None  # rows are never deleted under an open transaction's insert
+    check_same_payload(raced, submission)
+    return raced
 
 
 async def _stored(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
@@ -106,4 +131,4 @@ async def _stored(conn: AsyncConnection[Any], submission_id: str) -> Submission 
     return None if row is None else submission_from_row(row)
 
 
-__all__ = ["PostgresAdmitClaimed"]
+__all__ = ["PostgresAdmitClaimed", "insert_new", "resent"]
