@@ -6,11 +6,14 @@ that goes away ends its stream on the server."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from seam.apps.web.event_streams import plain_start
 from seam.core import ScriptedModel
 from seam.core.scripted_model import text_step
+from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.wiring.web_keys import WebSection
 from tests.web.harness import serving, sse_events
 
@@ -90,6 +93,43 @@ async def test_a_plain_stream_has_the_routes_headers_and_wire_format(tmp_path: P
             assert await anext(lines) == "event: run_start"
         events = await sse_events(client, "/api/sessions/w/events?after=1")
         assert events[0]["id"] == 2 and events[-1]["event"] == "done"
+
+
+class CountingStore(SQLiteSessionStore):
+    """Counts the reads an event stream's opening makes."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.reads: Counter[str] = Counter()
+
+    async def get(self, key: str) -> Any:
+        self.reads["get"] += 1
+        return await super().get(key)
+
+    async def events(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads["events"] += 1
+        return await super().events(*args, **kwargs)
+
+    async def session_events(self, *args: Any, **kwargs: Any) -> Any:
+        self.reads["session_events"] += 1
+        return await super().session_events(*args, **kwargs)
+
+
+async def test_opening_a_stream_reads_the_session_and_its_log_at_once(tmp_path: Path) -> None:
+    """A thousand browsers reconnecting at once each cost the server one store read, and
+    the events they missed come in the same write as the stream's first line."""
+    store = CountingStore(str(tmp_path / "sessions.db"))
+    model = ScriptedModel([text_step("hello")])
+    async with serving(model, tmp_path, store=store) as served, served.client() as client:
+        await client.post("/api/sessions/w/messages", json={"text": "hi"})
+        await sse_events(client, "/api/sessions/w/events")  # the turn is over
+        store.reads.clear()
+        async with client.stream("GET", "/api/sessions/w/events?after=1") as response:
+            chunks = response.aiter_bytes()
+            first = await anext(chunks)
+        assert first.startswith(b"retry: 1000\n\nid: 2\n")
+        assert b"event: done" in first  # everything after `after=1`, in the first write
+        assert store.reads == Counter(session_events=1)
 
 
 async def test_the_route_stays_documented(tmp_path: Path) -> None:

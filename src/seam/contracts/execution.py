@@ -354,6 +354,14 @@ class EventLog(Protocol):
         """The highest stored event sequence number of the session (0 when none)."""
         ...
 
+    async def session_events(
+        self, session_key: str, after_seq: int = 0
+    ) -> list[EventRecord] | None:
+        """The session's stored events after `after_seq`, as `events` gives them, or None
+        when there is no such session: one read where an event stream's opening made two
+        (the session's row, then its log), on a server that opens many at once."""
+        ...
+
 
 @runtime_checkable
 class ExecutionStore(

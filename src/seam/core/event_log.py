@@ -215,8 +215,13 @@ def decode(record: EventRecord, after_seq: int = 0) -> list[AgentEvent]:
 
 async def replay(store: ExecutionStore, session_key: str, after_seq: int = 0) -> list[AgentEvent]:
     """Every stored event of the session after `after_seq`, in order."""
+    return decoded(await store.events(session_key, EventQuery(after_seq=after_seq)), after_seq)
+
+
+def decoded(records: Sequence[EventRecord], after_seq: int = 0) -> list[AgentEvent]:
+    """The events of `records` (read after `after_seq`), in order."""
     out: list[AgentEvent] = []
-    for record in await store.events(session_key, EventQuery(after_seq=after_seq)):
+    for record in records:
         out.extend(decode(record, after_seq))
     return out
 

@@ -257,6 +257,13 @@ class InMemoryExecutionStore(
         log = self._events.get(session_key)
         return log[-1].seq if log else 0
 
+    async def session_events(
+        self, session_key: str, after_seq: int = 0
+    ) -> list[EventRecord] | None:
+        if await self.get(session_key) is None:
+            return None
+        return await self.events(session_key, EventQuery(after_seq=after_seq))
+
     async def wait_for_work(self, seconds: float) -> None:
         await wait_and_clear(self._wake, seconds)
 

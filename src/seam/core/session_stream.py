@@ -16,7 +16,8 @@ from collections.abc import AsyncGenerator, Iterator
 
 from seam.contracts.events import AgentEvent, Done
 from seam.contracts.execution import ExecutionStore
-from seam.core.event_log import replay
+from seam.contracts.sessions import SessionNotFound
+from seam.core.event_log import decoded, replay
 
 Batch = list[AgentEvent | None]
 
@@ -100,31 +101,55 @@ class EventHub:
 
 
 async def follow_session(
-    store: ExecutionStore, hub: EventHub, key: str, after: int, heartbeat: float
+    store: ExecutionStore,
+    hub: EventHub,
+    key: str,
+    after: int,
+    heartbeat: float,
+    *,
+    opening: bool = False,
 ) -> AsyncGenerator[Batch, None]:
     """The session's events after `after`, in batches: whatever is ready at once comes as
     one list (a stream writes it with one send: on a busy server a burst of events costs
-    one syscall). `[None]` is a heartbeat, after `heartbeat` idle seconds."""
-    last = after
+    one syscall). `[None]` is a heartbeat, after `heartbeat` idle seconds.
+
+    `opening`: the first batch comes at once, even empty, read with the session's row
+    (`ExecutionStore.session_events`), and SessionNotFound is raised instead when there
+    is no such session: a server opening many streams makes one read each, not two, and
+    writes the first batch with the stream's head."""
     with hub.subscribe(key) as queue:
-        while True:
-            batch, last = await _catch_up(store, hub, key, last)
+        # The log is read after subscribing: what is published meanwhile is not missed.
+        if opening:
+            records = await store.session_events(key, after)
+            if records is None:
+                raise SessionNotFound(f"no session {key!r}")
+            batch, last = _caught_up([*decoded(records, after), *hub.current(key)], after)
+            yield batch
+        else:
+            batch, last = await _catch_up(store, hub, key, after)
             if batch:
                 yield batch
-            while True:
-                ready = await _ready(queue, heartbeat)
-                if ready is None:
-                    yield [None]
-                    break  # look at the store again: a safety net, cheap when idle
+        while True:
+            ready = await _ready(queue, heartbeat)
+            if ready is None:
+                yield [None]
+                # Look at the store again: a safety net, cheap when idle.
+                batch, last = await _catch_up(store, hub, key, last)
+            else:
                 batch, last = await _live(store, key, last, ready)
-                if batch:
-                    yield batch
+            if batch:
+                yield batch
 
 
 async def _catch_up(store: ExecutionStore, hub: EventHub, key: str, last: int) -> tuple[Batch, int]:
     """What the log holds after `last`, then the hub's copy of the running turn."""
+    return _caught_up([*await replay(store, key, last), *hub.current(key)], last)
+
+
+def _caught_up(events: list[AgentEvent], last: int) -> tuple[Batch, int]:
+    """`events` after `last`, each number once, and the last number given."""
     batch: Batch = []
-    for event in [*await replay(store, key, last), *hub.current(key)]:
+    for event in events:
         if event.seq > last:
             last = event.seq
             batch.append(event)

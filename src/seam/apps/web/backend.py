@@ -288,13 +288,17 @@ class WebBackend:
         finally:
             await batches.aclose()
 
-    def follow(self, key: str, after: int = 0) -> AsyncGenerator[list[AgentEvent | None], None]:
+    def follow(
+        self, key: str, after: int = 0, *, opening: bool = False
+    ) -> AsyncGenerator[list[AgentEvent | None], None]:
         """Session `key`'s events after `after` in batches (`follow_session`), for a key
-        the caller has just checked exists. Not wrapped: the event stream's writer counts
-        it in `metrics.open_streams` (`streams.stream_events`), so each batch passes
-        through one generator, and each open stream holds one."""
+        the caller has just checked exists, or (`opening`) whose first batch says whether
+        it does. Not wrapped: the event stream's writer counts it in
+        `metrics.open_streams` (`streams.stream_events`), so each batch passes through one
+        generator, and each open stream holds one."""
         heartbeat = self.config.heartbeat_seconds
-        return follow_session(self.runtime.store, self.hub, key, after, heartbeat)
+        store = self.runtime.store
+        return follow_session(store, self.hub, key, after, heartbeat, opening=opening)
 
     async def event_batches(
         self, tenant: str, name: str, after: int = 0

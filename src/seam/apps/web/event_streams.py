@@ -61,12 +61,19 @@ async def serve(
     start = plain_start(scope)
     if start is None:
         return receive
+    # The session's row and its log after `start` in one read (`opening`): the first
+    # batch, written with the stream's head.
     try:
-        key = await backend.existing_key(who.tenant, name)
+        key = backend.key_for(who.tenant, name)
     except Exception:
         return receive  # the route words the error (404, 400, 500) as it always has
-    stream = backend.follow(key, start)
-    await stream_events(stream, backend, key, scope, receive, send, SECURED)
+    stream = backend.follow(key, start, opening=True)
+    try:
+        first = await anext(stream)
+    except Exception:
+        await stream.aclose()
+        return receive
+    await stream_events(stream, backend, key, scope, receive, send, SECURED, first)
     return None
 
 

@@ -73,10 +73,12 @@ async def stream_events(
     receive: Receive,
     send: Send,
     headers: Headers,
+    first: list[AgentEvent | None] | None = None,
 ) -> None:
-    """A 200 event stream: the preamble, the retry session `key` waits on (if any), then
-    the stream's batches and the session's retries, each as soon as it comes, until the
-    stream ends or the client disconnects.
+    """A 200 event stream: the preamble (with `first`, a batch the caller took from the
+    stream already), the retry session `key` waits on (if any), then the stream's
+    batches and the session's retries, each as soon as it comes, until the stream ends
+    or the client disconnects.
 
     One task carries it all (this one, uvicorn's task for the request): it writes each
     batch as the stream yields it, with no task or `asyncio.wait` per batch. A client's
@@ -86,7 +88,7 @@ async def stream_events(
     awaiting `receive` (`_follow`). A retry, rare, is written by a task of its own
     (`_Retries`). The stream counts in `backend.metrics.open_streams` while followed."""
     await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send(chunk(PREAMBLE))
+    await send(chunk(PREAMBLE + encode(first) if first else PREAMBLE))
     # Listening starts as the preamble is written, with no wait in between: a client that
     # has read it misses no retry.
     writer = _Retries(send)

@@ -75,9 +75,11 @@ from seam.services.sessions.postgres_rows import (
 from seam.services.sessions.rows import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
+    SESSION_EVENTS_PG,
     SUBMISSION_COLUMNS,
     event_params,
     insert_sql,
+    session_events_from,
 )
 
 
@@ -316,6 +318,12 @@ class PostgresSubmissions(PostgresAdmitClaimed):
             (session_key, query.after_seq, only, only, query.limit),
         )
         return [event_from_row(row) for row in rows]
+
+    async def session_events(
+        self, session_key: str, after_seq: int = 0
+    ) -> list[EventRecord] | None:
+        rows = await self._all(SESSION_EVENTS_PG, (after_seq, session_key))
+        return session_events_from(rows, event_from_row)
 
     async def last_seq(self, session_key: str) -> int:
         hint, self._seq_hint = self._seq_hint, None

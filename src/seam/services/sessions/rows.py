@@ -38,6 +38,27 @@ USAGE_COLUMNS = (
 EVENT_COLUMNS = "session_key, seq, first_seq, type, payload, submission_id"
 
 
+# A session's events after a sequence number, and whether it exists, in one statement:
+# no row, no session; one row of NULLs, a session with no such event. `?` and `%s` are
+# swapped in for psycopg (`session_events_sql`).
+_SESSION_EVENTS = (
+    "SELECT e.session_key, e.seq, e.first_seq, e.type, e.payload, e.submission_id"
+    " FROM sessions AS s LEFT JOIN events AS e ON e.session_key = s.key AND e.seq > {mark}"
+    " WHERE s.key = {mark} ORDER BY e.seq"
+)
+SESSION_EVENTS = _SESSION_EVENTS.format(mark="?")
+SESSION_EVENTS_PG = _SESSION_EVENTS.format(mark="%s")
+
+
+def session_events_from(
+    rows: Sequence[Sequence[Any]], record: Callable[[Sequence[Any]], EventRecord]
+) -> list[EventRecord] | None:
+    """`SESSION_EVENTS`' rows as the store's answer (`record` builds one from a row)."""
+    if not rows:
+        return None
+    return [record(row) for row in rows if row[1] is not None]
+
+
 def marks(columns: str, mark: str) -> str:
     """One placeholder per column of `columns`: `mark` is `?` (SQLite) or `%s` (psycopg)."""
     return ", ".join([mark] * len(columns.split(",")))

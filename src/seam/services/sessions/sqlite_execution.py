@@ -44,6 +44,7 @@ from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.rows import (
     EVENT_COLUMNS,
     MESSAGE_COLUMNS,
+    SESSION_EVENTS,
     SUBMISSION_COLUMNS,
     USAGE_COLUMNS,
     event_rows,
@@ -51,6 +52,7 @@ from seam.services.sessions.rows import (
     insert_sql,
     message_from_row,
     message_params,
+    session_events_from,
     shown_images,
     submission_from_row,
     usage_params,
@@ -378,6 +380,16 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
 
         return await self._threads.read(read)
 
+    async def session_events(
+        self, session_key: str, after_seq: int = 0
+    ) -> list[EventRecord] | None:
+        def read(db: sqlite3.Connection) -> list[EventRecord] | None:
+            rows = db.execute(SESSION_EVENTS, (after_seq, session_key)).fetchall()
+            return session_events_from(rows, _record)
+
+        # A read by key: on the loop's own connection when it may (`read_small`).
+        return await self._threads.read_small(read)
+
     async def last_seq(self, session_key: str) -> int:
         def read(db: sqlite3.Connection) -> int:
             row = db.execute(
@@ -427,3 +439,7 @@ def _insert_events(db: sqlite3.Connection, records: Sequence[EventRecord]) -> No
         if "FOREIGN KEY" in str(exc):
             raise SessionNotFound(f"no session {records[0].session_key!r}") from None
         raise
+
+
+def _record(row: Sequence[Any]) -> EventRecord:
+    return EventRecord(*row)

@@ -135,6 +135,24 @@ class EventLogSuite:
         assert await store.last_seq(OTHER) == 1
         assert await store.last_seq('agent-session:["t","default","none"]') == 0
 
+    async def test_a_sessions_events_are_read_with_whether_it_exists(
+        self, store: ExecutionStore
+    ) -> None:
+        await store.create(KEY)
+        await store.create(OTHER)
+        assert await store.session_events(KEY) == []  # there, with no event yet
+        assert await store.session_events('agent-session:["t","default","none"]') is None
+        records = [
+            EventRecord(KEY, 1, 1, "run_start", '{"type":"run_start"}', "a"),
+            EventRecord(KEY, 4, 2, "text_delta", '{"pieces":[1,1,1]}', "a"),
+        ]
+        await store.append_events(records)
+        await store.append_events([EventRecord(OTHER, 7, 7, "run_start", "{}")])
+        assert await store.session_events(KEY) == records
+        assert await store.session_events(KEY, 3) == records[1:]  # a coalesced one, whole
+        assert await store.session_events(KEY, 4) == []
+        assert await store.session_events(OTHER, 0) == [EventRecord(OTHER, 7, 7, "run_start", "{}")]
+
     async def test_deleting_a_session_removes_its_submissions_and_events(
         self, store: ExecutionStore
     ) -> None:
