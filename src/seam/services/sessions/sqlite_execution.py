@@ -387,8 +387,9 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
             rows = db.execute(SESSION_EVENTS, (after_seq, session_key)).fetchall()
             return session_events_from(rows, _record)
 
-        # A read by key: on the loop's own connection when it may (`read_small`).
-        return await self._threads.read_small(read)
+        # On a reader thread, as `events`: a session's log after a point can be long, and
+        # a read of it must not hold up the event loop.
+        return await self._threads.read(read)
 
     async def last_seq(self, session_key: str) -> int:
         def read(db: sqlite3.Connection) -> int:
