@@ -38,7 +38,13 @@ def test_a_collection_that_spends_the_budget_does_not_change_the_verdict(
         return script(self, *args, **kwargs)
 
     monkeypatch.setattr(walk_module.Walk, "script", collected_first)
-    found = checker.classify(DELETE)
+    # Only the collection this test runs: one the heap of a whole suite's worker starts
+    # during the retry as well would spend its budget too (seen on a loaded machine).
+    gc.disable()
+    try:
+        found = checker.classify(DELETE)
+    finally:
+        gc.enable()
     assert (found.verdict, found.rule) == ("forbidden", "floor:seam-home")
     assert len(calls) == 2
 
