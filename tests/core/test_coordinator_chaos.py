@@ -51,6 +51,17 @@ class Killed(BaseException):
     (a BaseException, so no `except Exception` of the worker's code goes on with it)."""
 
 
+def _faulty(name: str, *, landed: bool = True) -> Any:
+    """The in-memory store's `name`, through `ChaosStore._call` (`landed`: a write, which
+    may land before its outage)."""
+    original = getattr(InMemoryExecutionStore, name)
+
+    async def call(self: ChaosStore, *args: Any, **kwargs: Any) -> Any:
+        return await self._call(lambda: original(self, *args, **kwargs), landed=landed)
+
+    return call
+
+
 class ChaosStore(InMemoryExecutionStore):
     """Faults at the workers' store calls, from a seeded random source."""
 
@@ -99,39 +110,17 @@ class ChaosStore(InMemoryExecutionStore):
             raise Killed(WORKER.get())
         return result
 
-    async def append_for(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._call(lambda: super(ChaosStore, self).append_for(*args, **kwargs))
-
-    async def settle(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._call(lambda: super(ChaosStore, self).settle(*args, **kwargs))
-
-    async def release(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._call(lambda: super(ChaosStore, self).release(*args, **kwargs))
-
-    async def renew(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._call(lambda: super(ChaosStore, self).renew(*args, **kwargs))
-
-    async def claim(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._call(lambda: super(ChaosStore, self).claim(*args, **kwargs))
-
-    async def append_events(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._call(lambda: super(ChaosStore, self).append_events(*args, **kwargs))
-
-    async def submission(self, *args: Any, **kwargs: Any) -> Any:
-        read = super().submission
-        return await self._call(lambda: read(*args, **kwargs), landed=False)
-
-    async def submission_messages(self, *args: Any, **kwargs: Any) -> Any:
-        read = super().submission_messages
-        return await self._call(lambda: read(*args, **kwargs), landed=False)
-
-    async def last_seq(self, *args: Any, **kwargs: Any) -> Any:
-        read = super().last_seq
-        return await self._call(lambda: read(*args, **kwargs), landed=False)
-
-    async def events(self, *args: Any, **kwargs: Any) -> Any:
-        read = super().events
-        return await self._call(lambda: read(*args, **kwargs), landed=False)
+    # Every call a worker makes that changes the store, then its reads.
+    append_for = _faulty("append_for")
+    settle = _faulty("settle")
+    release = _faulty("release")
+    renew = _faulty("renew")
+    claim = _faulty("claim")
+    append_events = _faulty("append_events")
+    submission = _faulty("submission", landed=False)
+    submission_messages = _faulty("submission_messages", landed=False)
+    last_seq = _faulty("last_seq", landed=False)
+    events = _faulty("events", landed=False)
 
 
 class ChaosModel:
