@@ -3,7 +3,8 @@
 1. Per-turn framework CPU time of the same turn (3 tool calls + 200 text deltas, every
    event consumed) run three ways: the bare loop on the in-memory session store (no
    submission), a durable submission on the in-memory execution store, and a durable
-   submission on SQLite (transcript, submission progress and the event log on disk).
+   submission on SQLite (transcript, submission progress and the event log on disk),
+   in interleaved rounds so the machine's drift touches all three alike.
 2. Throughput: submissions settled per second with a scripted model (a 20-delta answer),
    400 submissions over 40 sessions, by 1 and 4 worker processes sharing the store:
    SQLite (one file) and PostgreSQL (when a server is given or SEAM_TEST_PG_URL is set;
@@ -231,21 +232,30 @@ async def _drop_schema(url: str, schema: str) -> None:
         await conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
-async def per_turn(turns: int) -> None:
+async def per_turn(turns: int, rounds: int = 5) -> None:
+    """The three ways in `rounds` interleaved rounds, each a share of the turns: a machine
+    whose speed drifts (this one's does, by a third from minute to minute) then slows or
+    speeds all three alike, and their ratio is the cost of durability, not of the drift."""
     print(f"per-turn framework CPU time, {turns} turns (3 tool calls + 200 text deltas)")
-    gc.collect()
-    report("bare loop, in-memory session store", await bare_turns(turns))
-    report(
-        "durable, in-memory execution store", await durable_turns(InMemoryExecutionStore(), turns)
-    )
     from seam.services.sessions.sqlite import SQLiteSessionStore
 
+    bare: list[float] = []
+    memory: list[float] = []
+    sqlite: list[float] = []
+    share = max(1, turns // rounds)
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteSessionStore(str(Path(tmp) / "sessions.db"))
         try:
-            report("durable, SQLite (WAL, file)", await durable_turns(store, turns // 2))
+            for _ in range(rounds):
+                gc.collect()
+                bare += await bare_turns(share)
+                memory += await durable_turns(InMemoryExecutionStore(), share)
+                sqlite += await durable_turns(store, max(1, share // 2))
         finally:
             await store.aclose()
+    report("bare loop, in-memory session store", bare)
+    report("durable, in-memory execution store", memory)
+    report("durable, SQLite (WAL, file)", sqlite)
 
 
 def main() -> None:
