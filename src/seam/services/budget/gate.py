@@ -15,7 +15,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass
 from datetime import datetime, tzinfo
-from functools import cached_property
 
 from seam.contracts.budget import (
     NO_LIMITS,
@@ -55,16 +54,9 @@ class StoreBudgetGate:
     clock: Callable[[], float] = time.time
     job_limits: JobLimits | None = None
 
-    @cached_property
-    def _config_unset(self) -> bool:
-        return not self.config.any()
-
     async def check(self, scope: BudgetScope) -> Refusal | None:
-        # The common case, asked before every model call: no limit in config, none of
-        # the personality's (the model step passes NO_LIMITS itself), not a cron run.
-        unset = scope.limits is NO_LIMITS and self._config_unset
-        if unset and job_of(scope.name or scope.session_key) is None:
-            return None
+        # Asked before every model call; with no limit anywhere `_measured` ends at one
+        # cached lookup (`applicable_once`), reading nothing.
         for limit, line in await self._measured(scope):
             if line.reached:
                 return Refusal(line, refusal_message(line, limit.raise_in))
