@@ -308,10 +308,8 @@ class Chat:
             history = RedactedHistory(str(settings.home / "history")) if settings else None
             self._prompt = self._make_prompt(history)
         try:
-            # prompt_toolkit's own handler would print any stray failure of the event
-            # loop (a background task's, a client closed late) with its traceback and wait
-            # for Enter, eating the person's next line; the log's handlers take it instead
-            # (a traceback goes to seam.log, not the terminal).
+            # Not prompt_toolkit's handler: it would print a stray loop failure and wait for
+            # Enter, eating the next line; the log's handlers take it (to seam.log).
             return await self._prompt.prompt_async(prompt or "> ", set_exception_handler=False)
         except KeyboardInterrupt:  # Ctrl-C at the prompt: drop the line, ask again
             return ""
