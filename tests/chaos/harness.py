@@ -6,6 +6,7 @@ Afterwards every submission, transcript and event log is checked (see `check`)."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -110,6 +111,11 @@ class Backend:
     def integrity(self) -> str:
         raise NotImplementedError
 
+    def stuck(self) -> str:
+        """What holds the store up, for a run that went over its time (empty: nothing
+        to say)."""
+        return ""
+
 
 class SqliteBackend(Backend):
     name = "sqlite"
@@ -141,6 +147,26 @@ class PostgresBackend(Backend):
     def rows(self, query: str) -> list[tuple[Any, ...]]:
         with psycopg.connect(self.url, connect_timeout=5) as conn:
             return conn.execute(query).fetchall()
+
+    def stuck(self) -> str:
+        """The server's sessions that are not idle (an open transaction, a wait) and the
+        row locks they hold or wait for: a claim skips locked rows, so a transaction left
+        open stalls a session for good."""
+        activity = self.rows(
+            "SELECT pid, state, wait_event_type, now() - xact_start, left(query, 160)"
+            " FROM pg_stat_activity WHERE backend_type = 'client backend'"
+            " AND state <> 'idle' AND pid <> pg_backend_pid()"
+        )
+        locks = self.rows(
+            "SELECT l.pid, l.locktype, l.relation::regclass::text, l.mode, l.granted"
+            " FROM pg_locks AS l WHERE l.pid <> pg_backend_pid()"
+            " AND l.locktype IN ('relation', 'tuple', 'transactionid')"
+        )
+        lines = ["--- PostgreSQL sessions not idle (pid, state, wait, in transaction for, query)"]
+        lines += [f"  {row}" for row in activity]
+        lines += ["--- locks (pid, type, relation, mode, granted)"]
+        lines += [f"  {row}" for row in locks]
+        return "\n".join(lines)
 
     def integrity(self) -> str:
         """amcheck's `bt_index_check` (with the heap check) on every B-tree index."""
@@ -233,6 +259,7 @@ def run(
         hits = 0
         home_logs = cli.home / "logs"  # where workers write tracebacks
         deadline = started + m.limit
+        stuck = ""
         try:
             while time.monotonic() < deadline:
                 try:
@@ -269,6 +296,9 @@ def run(
                         freed_at = None
                 pool.reap()
                 time.sleep(0.2)
+            else:  # over time: say what holds it up while the workers still do
+                with contextlib.suppress(psycopg.Error, sqlite3.Error):
+                    stuck = backend.stuck()
         finally:
             if disk:
                 disk.free()
@@ -282,6 +312,8 @@ def run(
         asyncio.run(check(cli.env, cli.home, cli.project, backend, tags, figures))
         if figures.failed():
             figures.problems.append(pool.tail())
+            if stuck:
+                figures.problems.append(stuck)
     return figures
 
 
