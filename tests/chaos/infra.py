@@ -94,13 +94,13 @@ class Workers:
             for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
         )
 
-    def tail(self, lines: int = 40) -> str:
-        """The end of every worker's log, for a failure message."""
+    def tail(self, lines: int = 30) -> str:
+        """The end of every worker's log, for a failure message: those that met errors,
+        and the quiet ones too (a worker stalled holding a lease may have said nothing)."""
         out = []
         for path in sorted(self.logs.glob("worker-*.log")):
             text = path.read_text(encoding="utf-8", errors="replace").splitlines()
-            if any("Traceback" in line or "rror" in line for line in text):
-                out.append(f"--- {path.name}\n" + "\n".join(text[-lines:]))
+            out.append(f"--- {path.name}\n" + "\n".join(text[:1] + text[1:][-lines:]))
         return "\n".join(out)
 
 

@@ -12,12 +12,14 @@ import pytest
 from psycopg import AsyncConnection
 from psycopg.pq import TransactionStatus
 
+from seam.contracts.db import StoreUnavailable
 from seam.contracts.execution import (
     EventRecord,
     JournalEntry,
     LeaseLost,
     NewSubmission,
     Settlement,
+    Submission,
 )
 from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import SessionNotFound, UsageRecord
@@ -166,3 +168,45 @@ async def test_a_settlement_wakes_a_waiter_elsewhere(
             await waiter
     finally:
         await other.aclose()
+
+
+async def test_a_row_lock_left_by_a_stuck_worker_is_freed_for_the_next_claim(
+    postgres_url: str, postgres_schema: str
+) -> None:
+    """A worker that hung inside a transaction holds its submission's row lock, and claims
+    skip locked rows: the server ends the idle transaction, another worker takes the
+    submission once its lease has run out (instead of never), and the stuck worker meets
+    an outage when it comes back, not a stray error."""
+    now = [1e9]
+    stuck = await PostgresStore.connect(
+        postgres_url, schema=postgres_schema, clock=lambda: now[0], idle_in_transaction=0.3
+    )
+    other = await PostgresStore.connect(postgres_url, schema=postgres_schema, clock=lambda: now[0])
+    try:
+        await stuck.create(KEY)
+        await stuck.admit(NewSubmission("a", KEY, "hello"))
+        assert await stuck.claim("w1", lease=5) is not None
+        with pytest.raises(StoreUnavailable, match="idle-in-transaction"):
+            async with stuck._connection() as held:  # the hung task: a lock, then nothing
+                await held.execute("BEGIN")
+                await held.execute("SELECT 1 FROM submissions WHERE id = 'a' FOR NO KEY UPDATE")
+                now[0] += 10  # w1's lease has run out
+                assert await other.claim("w2") is None  # skipped: its row is locked
+                taken = await _claim_within(other, "w2", seconds=10)
+        assert taken is not None and taken.id == "a"
+        assert (taken.lease_owner, taken.attempts) == ("w2", 2)
+    finally:
+        await other.aclose()
+        await stuck.aclose()
+
+
+async def _claim_within(store: PostgresStore, owner: str, seconds: float) -> Submission | None:
+    """Claim until one is taken or `seconds` pass (what is awaited is the server's timer)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        taken = await store.claim(owner)
+        if taken is not None:
+            return taken
+        await asyncio.sleep(0.05)
+    return None

@@ -53,7 +53,12 @@ from seam.services.sessions.postgres_checkpoints import PostgresCheckpoints
 from seam.services.sessions.postgres_claim import SeqHint
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
-from seam.services.sessions.postgres_faults import check_pool, is_outage, unavailable
+from seam.services.sessions.postgres_faults import (
+    OUTAGE_ERRORS,
+    check_pool,
+    is_outage,
+    unavailable,
+)
 from seam.services.sessions.postgres_images import PostgresImages, sweep_images
 from seam.services.sessions.postgres_listen import PostgresListener, describe_url
 from seam.services.sessions.postgres_outbox import PostgresOutbox
@@ -92,6 +97,15 @@ class PostgresOptions(TypedDict, total=False):
     schema: str | None
     min_connections: int
     max_connections: int
+    idle_in_transaction: float
+
+
+# Seconds a pooled connection may sit idle inside a transaction before the server ends its
+# session. The store never waits on anything but the server inside a transaction, so one
+# idle for this long belongs to a task that hung mid-way (a worker stalled under a row
+# lock), and ending it frees the row for the next claim: claims skip locked rows, so a
+# lock held by a live but stuck worker would otherwise stall its session for good.
+IDLE_IN_TRANSACTION_SECONDS = 30.0
 
 
 class PostgresStore(
@@ -123,6 +137,7 @@ class PostgresStore(
         schema: str | None = None,
         min_connections: int = 1,
         max_connections: int = 10,
+        idle_in_transaction: float = IDLE_IN_TRANSACTION_SECONDS,
     ) -> None:
         self._url = url
         self._clock = clock
@@ -131,7 +146,7 @@ class PostgresStore(
             url,
             min_size=min_connections,
             max_size=max_connections,
-            kwargs={"autocommit": True, "options": f"-c search_path={self._schema}"},
+            kwargs={"autocommit": True, "options": _options(self._schema, idle_in_transaction)},
             open=False,
             name=f"seam-{self._schema}",
         )
@@ -182,7 +197,7 @@ class PostgresStore(
         try:
             async with self._pool.connection() as conn:
                 yield conn
-        except psycopg.OperationalError as exc:
+        except OUTAGE_ERRORS as exc:
             if isinstance(exc, StoreUnavailable) or not is_outage(exc):
                 raise
             self._check_pool()
@@ -457,3 +472,10 @@ class PostgresStore(
 
 
 _INSERT_COMPACTION = insert_sql("compactions", f"session_key, {COMPACTION_COLUMNS}", "%s")
+
+
+def _options(schema: str, idle_in_transaction: float) -> str:
+    """The pooled connections' server settings: the store's schema, and how long one may
+    stay idle in a transaction (`IDLE_IN_TRANSACTION_SECONDS`)."""
+    idle_ms = max(1, round(idle_in_transaction * 1000))
+    return f"-c search_path={schema} -c idle_in_transaction_session_timeout={idle_ms}"

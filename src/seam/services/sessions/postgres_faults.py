@@ -1,9 +1,10 @@
 """Which PostgreSQL failures are an outage rather than an error: the connection dropped
 ("server closed the connection unexpectedly"), the server shut down or crashed under a
 session (57P01, 57P02), it is starting up or in recovery (57P03), a connection-class error
-(08xxx), too many connections (53300), or the pool could not hand out a connection in
-time. Those become `StoreUnavailable` (see `seam.contracts.db`); a wrong query, a
-constraint, a closed store stay what they are.
+(08xxx), too many connections (53300), the server ended a session left idle in a
+transaction (25P03, `IDLE_IN_TRANSACTION_SECONDS` in `postgres`), or the pool could not
+hand out a connection in time. Those become `StoreUnavailable` (see `seam.contracts.db`);
+a wrong query, a constraint, a closed store stay what they are.
 """
 
 from __future__ import annotations
@@ -20,7 +21,11 @@ from seam.contracts.db import StoreUnavailable
 log = logging.getLogger(__name__)
 
 # SQLSTATEs of a server that is going away or not there yet, besides class 08.
-_OUTAGE_STATES = frozenset({"57P01", "57P02", "57P03", "53300"})
+_OUTAGE_STATES = frozenset({"57P01", "57P02", "57P03", "53300", "25P03"})
+
+# What may carry an outage: the connection-class errors, and the server ending a session
+# idle in a transaction (an InternalError to psycopg, though its connection is gone).
+OUTAGE_ERRORS = (psycopg.OperationalError, psycopg.errors.IdleInTransactionSessionTimeout)
 
 
 class PostgresUnavailable(StoreUnavailable, psycopg.OperationalError):
@@ -29,7 +34,7 @@ class PostgresUnavailable(StoreUnavailable, psycopg.OperationalError):
 
 def is_outage(exc: BaseException) -> bool:
     """Whether `exc` says the server is unreachable for now (see the module docstring)."""
-    if not isinstance(exc, psycopg.OperationalError) or isinstance(exc, PoolClosed):
+    if not isinstance(exc, OUTAGE_ERRORS) or isinstance(exc, PoolClosed):
         return False
     state = exc.sqlstate
     # No SQLSTATE: the client lost the connection (or never got one); the server said
@@ -37,7 +42,7 @@ def is_outage(exc: BaseException) -> bool:
     return state is None or state.startswith("08") or state in _OUTAGE_STATES
 
 
-def unavailable(exc: psycopg.OperationalError) -> PostgresUnavailable:
+def unavailable(exc: psycopg.Error) -> PostgresUnavailable:
     """The outage as the contract's error, saying what the driver said."""
     said = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return PostgresUnavailable(f"PostgreSQL is unavailable: {said}")
