@@ -104,7 +104,8 @@ class PostgresOptions(TypedDict, total=False):
 # session. The store never waits on anything but the server inside a transaction, so one
 # idle for this long belongs to a task that hung mid-way (a worker stalled under a row
 # lock), and ending it frees the row for the next claim: claims skip locked rows, so a
-# lock held by a live but stuck worker would otherwise stall its session for good.
+# lock held by a live but stuck worker would otherwise stall its session for good. (In a
+# pipelined transaction the timer runs only after a Sync: `read_point`.)
 IDLE_IN_TRANSACTION_SECONDS = 30.0
 
 

@@ -37,7 +37,7 @@ from psycopg import AsyncConnection, sql
 
 from seam.contracts.execution import Submission
 from seam.services.sessions.postgres_channels import CHANNEL
-from seam.services.sessions.postgres_pipeline import pipelined, relax_commit
+from seam.services.sessions.postgres_pipeline import pipelined, read_point, relax_commit
 from seam.services.sessions.postgres_rows import returned, submission_from_row
 from seam.services.sessions.rows import SUBMISSION_COLUMNS
 
@@ -199,7 +199,9 @@ async def claim_step_by_step(
     async with pipelined(conn):
         await relax_commit(conn)
         while True:
-            row = await (await conn.execute(_pick(only_one), ask.params(skip))).fetchone()
+            picked = await conn.execute(_pick(only_one), ask.params(skip))
+            await read_point()
+            row = await picked.fetchone()
             if row is None:
                 return None
             sub, blocked = await _recheck(conn, row[0], ask.now, not only_one)
@@ -239,6 +241,7 @@ async def _recheck(
     Holding the session row, no claim of an earlier submission can be under way meanwhile.
     """
     cur = await conn.execute(_RECHECK, {"id": submission_id, "now": now, "in_order": in_order})
+    await read_point()
     row = await returned(cur)
     sub = submission_from_row(row[:-1])
     return sub, sub.state == "queued" and bool(row[-1])

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from typing import Any
 
-from psycopg import AsyncConnection, AsyncCursor, errors
+from psycopg import AsyncConnection, AsyncCursor, AsyncPipeline, errors
 from psycopg.pq import TransactionStatus
 
 
@@ -37,13 +38,38 @@ async def pipelined(conn: AsyncConnection[Any]) -> AsyncIterator[AsyncConnection
     the queue first), so nothing of it stays.
     """
     try:
-        async with conn.pipeline():
-            await conn.execute("BEGIN")
-            yield conn
-            await conn.execute("COMMIT")
+        async with conn.pipeline() as pipeline:
+            token = _CURRENT.set(pipeline)
+            try:
+                await conn.execute("BEGIN")
+                yield conn
+                await conn.execute("COMMIT")
+            finally:
+                _CURRENT.reset(token)
     except BaseException:
         await _roll_back(conn)
         raise
+
+
+# The pipeline of the `pipelined` block this task is in, for `read_point`.
+_CURRENT: ContextVar[AsyncPipeline | None] = ContextVar("seam_pg_pipeline", default=None)
+
+
+async def read_point() -> None:
+    """Inside `pipelined`, before reading a result: send what is queued with a Sync.
+
+    A read in pipeline mode sends a flush request, and a server that answered one waits
+    for the next command without having said it is ready for it, so its
+    `idle_in_transaction_session_timeout` (`IDLE_IN_TRANSACTION_SECONDS` in `postgres`)
+    is not running: a worker that hung after the read would hold the transaction's row
+    locks for good. After a Sync the server says it is ready (the explicit transaction
+    goes on) and the timer runs while it waits; the read then finds its result there
+    and sends nothing more. The same round trip as the flush. (Not a nested pipeline
+    block: leaving one may send a flush after its Sync, which stops the timer again.)"""
+    pipeline = _CURRENT.get()
+    if pipeline is None:
+        raise RuntimeError("read_point is for a `pipelined` block")
+    await pipeline.sync()
 
 
 async def _roll_back(conn: AsyncConnection[Any]) -> None:
