@@ -300,7 +300,7 @@ async def test_the_wal_starts_over_under_steady_writes(
     """Writes that never pause leave no moment when the WAL is all copied into the file,
     and only then may it start over: the checkpoint sees to it all the same, so the WAL
     stays the size of what is written between a few checkpoints instead of growing with
-    everything ever written (it reached 45 MB here, about a page per row written)."""
+    everything ever written (41 MB and more before; 2 to 9 MB now, the machine loaded)."""
     monkeypatch.setattr(sqlite_inline, "CHECKPOINT_CHANGES", 300)
     store = SQLiteSessionStore(str(tmp_path / "s.db"))
     await store.create("s")
@@ -308,4 +308,4 @@ async def test_the_wal_starts_over_under_steady_writes(
         await store.append("s", [Message("user", f"message {n}")])
     size = (tmp_path / "s.db-wal").stat().st_size
     await store.aclose()
-    assert size < 15_000_000, f"the WAL grew to {size / 1e6:.0f} MB"
+    assert size < 20_000_000, f"the WAL grew to {size / 1e6:.0f} MB"
