@@ -336,12 +336,17 @@ class PostgresSubmissions(PostgresAdmitClaimed):
         return int(row[0])
 
 
-_LOCKED = f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s FOR NO KEY UPDATE"
-
-
-async def _locked(conn: AsyncConnection[Any], submission_id: str) -> Submission | None:
-    """The submission, its row locked until the transaction ends."""
-    cur = await conn.execute(_LOCKED, (submission_id,))
+async def _locked(
+    conn: AsyncConnection[Any], submission_id: str, *, in_pipeline: bool = False
+) -> Submission | None:
+    """The submission, its row locked until the transaction ends; read after a
+    `read_point()` in a `pipelined` transaction."""
+    cur = await conn.execute(
+        f"SELECT {SUBMISSION_COLUMNS} FROM submissions WHERE id = %s FOR NO KEY UPDATE",
+        (submission_id,),
+    )
+    if in_pipeline:
+        await read_point()
     row = await cur.fetchone()
     return None if row is None else submission_from_row(row)
 
@@ -355,12 +360,9 @@ async def _read(conn: AsyncConnection[Any], submission_id: str) -> Submission | 
 
 
 async def _held(conn: AsyncConnection[Any], submission_id: str, owner: str | None) -> Submission:
-    """The submission, locked, when `owner` may write to it (`check_holder`); inside
-    `pipelined`, so read after a `read_point()`."""
-    cur = await conn.execute(_LOCKED, (submission_id,))
-    await read_point()
-    row = await cur.fetchone()
-    return check_holder(None if row is None else submission_from_row(row), submission_id, owner)
+    """The submission, locked, when `owner` may write to it (`check_holder`); in a
+    `pipelined` transaction."""
+    return check_holder(await _locked(conn, submission_id, in_pipeline=True), submission_id, owner)
 
 
 _INSERT_EVENTS = insert_sql("events", EVENT_COLUMNS, "%s")

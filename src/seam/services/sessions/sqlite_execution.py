@@ -376,7 +376,7 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
                 " ORDER BY seq LIMIT ?",
                 params,
             ).fetchall()
-            return [EventRecord(*row) for row in rows]
+            return [_record(row) for row in rows]
 
         return await self._threads.read(read)
 
