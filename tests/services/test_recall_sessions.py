@@ -176,6 +176,9 @@ LATER_STEPS_UNDONE = (
     "ALTER TABLE cron_jobs DROP COLUMN max_usd",
     "DROP TRIGGER messages_cut",
     "ALTER TABLE sessions DROP COLUMN cuts",
+    "DROP INDEX submissions_session_open",
+    "DROP INDEX submissions_open",
+    "CREATE INDEX submissions_open ON submissions (state, seq) WHERE state <> 'settled'",
 )
 
 

@@ -153,6 +153,8 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
         if states is not None:
             sql += f" AND state IN ({', '.join('?' * len(states))})"
             params.extend(states)
+            if "settled" not in states:  # the open rows' index (see the schema)
+                sql += " AND state <> 'settled'"
         sql += " ORDER BY seq LIMIT ?"
         params.append(-1 if limit is None else limit)
 
@@ -181,9 +183,11 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
             "SELECT s.id, s.attempts, s.max_attempts FROM submissions AS s"
             # Behind any running submission of its session, even one whose lease is
             # over: that one is reclaimed first, so two turns never interleave.
-            " WHERE ((s.state = 'queued' AND s.not_before <= :now AND NOT EXISTS ("
+            " WHERE s.state <> 'settled'"
+            " AND ((s.state = 'queued' AND s.not_before <= :now AND NOT EXISTS ("
             "   SELECT 1 FROM submissions AS r WHERE r.session_key = s.session_key"
-            "   AND r.state = 'running'))"
+            # (`<> 'settled'` lets SQLite read the session's open rows alone.)
+            "   AND r.state = 'running' AND r.state <> 'settled'))"
             f" OR (s.state = 'running' AND {over}))"
         )
         params: dict[str, Any] = {"now": now, "dead": dead}
@@ -409,8 +413,9 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
     def _has_due_work(self, db: sqlite3.Connection) -> bool:
         now = self._clock()
         row = db.execute(
-            "SELECT 1 FROM submissions WHERE (state = 'queued' AND not_before <= ?)"
-            " OR (state = 'running' AND lease_expires_at <= ?) LIMIT 1",
+            "SELECT 1 FROM submissions WHERE state <> 'settled'"
+            " AND ((state = 'queued' AND not_before <= ?)"
+            " OR (state = 'running' AND lease_expires_at <= ?)) LIMIT 1",
             (now, now),
         ).fetchone()
         return row is not None

@@ -19,11 +19,11 @@ from seam.contracts.execution import DEFAULT_LEASE_SECONDS, NewSubmission, Submi
 if TYPE_CHECKING:
     from seam.services.sessions.sqlite_threads import SQLiteThreads
 
-# Whether a session has a submission queued or running: through the session's own rows
-# (as a claim's look at its session goes), not the index of every open submission, which
-# a burst of a thousand new turns fills (each admission would read all of them).
+# Whether a session has a submission queued or running: through the session's own open
+# rows (as a claim's look at its session goes), not the index of every open submission,
+# which a burst of a thousand new turns fills, nor every submission the session ever had.
 _OPEN_IN_SESSION = (
-    "SELECT 1 FROM submissions INDEXED BY submissions_session"
+    "SELECT 1 FROM submissions INDEXED BY submissions_session_open"
     " WHERE session_key = ? AND state <> 'settled' LIMIT 1"
 )
 

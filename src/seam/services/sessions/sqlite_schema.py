@@ -225,5 +225,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # transcript cuts: every deleted message counted on its session's row, so a kept copy
     # of a transcript knows it is stale (services/sessions/sqlite_transcripts.py).
     CUTS_MIGRATION,
+    # open submissions read alone: a claim walks the open rows in order (its scan read
+    # every submission ever made before reaching them), and an admission's look at its
+    # session and a claim's look for a running one seek the session's open rows, not every
+    # submission it ever had (a long-lived chat has thousands). Queries on open rows say
+    # `state <> 'settled'` in so many words, the condition SQLite matches these indexes by.
+    (
+        "DROP INDEX IF EXISTS submissions_open",
+        "CREATE INDEX submissions_open ON submissions (seq) WHERE state <> 'settled'",
+        "CREATE INDEX IF NOT EXISTS submissions_session_open ON submissions"
+        " (session_key, seq) WHERE state <> 'settled'",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
