@@ -10,7 +10,7 @@ from seam.contracts.messages import Message
 from seam.core import AgentLoop, Coordinator, DefaultToolRegistry, SessionFactory
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
-from seam.services.sessions.sqlite_transcripts import TranscriptCopies
+from seam.services.sessions.transcript_copies import TranscriptCopies
 
 KEY = 'agent-session:["t","default","chat"]'
 
@@ -42,6 +42,35 @@ async def test_a_turn_sees_an_undo_and_a_new_turn_written_by_another_process(
         await there.append(KEY, [Message("user", "other"), Message("assistant", "reply")])
         await session.ask("third")
         assert _said(model) == ["first", "one", "other", "reply", "third"]
+    finally:
+        await here.aclose()
+        await there.aclose()
+
+
+async def test_turns_another_process_appended_are_read_after_the_kept_ones(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "s.db")
+    here = SQLiteSessionStore(path, clock=lambda: 1000.0)
+    there = SQLiteSessionStore(path, clock=lambda: 1000.0)
+    try:
+        model = ScriptedModel([text_step("one"), text_step("two")])
+        session = await _factory(here, model).get_or_create_root(KEY)
+        await session.ask("first")
+        for n in range(3):  # the session's turns move to another process meanwhile
+            await there.append(KEY, [Message("user", f"q{n}"), Message("assistant", f"a{n}")])
+        await session.ask("second")
+        said = ["first", "one", "q0", "a0", "q1", "a1", "q2", "a2", "second"]
+        assert _said(model) == said
+        kept = await here.load(KEY)
+        fresh = SQLiteSessionStore(path)
+        try:
+            read = await fresh.load(KEY)
+        finally:
+            await fresh.aclose()
+        assert kept is not None and read is not None
+        assert kept.messages == read.messages
+        assert [m.content for m in kept.messages] == [*said, "two"]
     finally:
         await here.aclose()
         await there.aclose()

@@ -72,6 +72,7 @@ from seam.services.sessions.postgres_rows import (
 )
 from seam.services.sessions.postgres_schema import check_schema_name, migrate
 from seam.services.sessions.postgres_text import query_words, snippet
+from seam.services.sessions.postgres_transcripts import PostgresTranscripts
 from seam.services.sessions.postgres_upkeep import PostgresUpkeep
 from seam.services.sessions.postgres_usage_report import PostgresUsageReport
 from seam.services.sessions.postgres_vectors import PostgresVectors
@@ -84,6 +85,7 @@ from seam.services.sessions.rows import (
     compaction_params,
     insert_sql,
 )
+from seam.services.sessions.transcript_copies import TranscriptCopies
 
 # Re-exported: the channel, the timeout and `describe_url` lived here, and callers import
 # them from here.
@@ -110,6 +112,7 @@ IDLE_IN_TRANSACTION_SECONDS = 30.0
 
 
 class PostgresStore(
+    PostgresTranscripts,
     PostgresCron,
     PostgresApprovals,
     PostgresUpkeep,
@@ -160,6 +163,7 @@ class PostgresStore(
         self._pool_check: asyncio.Task[None] | None = None
         self._note_owed = False  # a settlement's NOTIFY not sent yet (`_owe_note`)
         self._seq_hint: SeqHint | None = None  # the last claim's event seq
+        self._transcripts = TranscriptCopies()  # live sessions' transcripts, checked per load
         self._note_sender: asyncio.Future[None] | None = None
 
     def message_vectors(self) -> PostgresVectors:

@@ -25,6 +25,7 @@ from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_images import IMAGES_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
 from seam.services.sessions.postgres_text import message_words
+from seam.services.sessions.postgres_transcripts import CUTS_MIGRATION
 from seam.services.sessions.postgres_vectors import VECTORS_MIGRATION
 
 # A statement, or a step only Python can do (the search rules live in Python).
@@ -188,6 +189,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
         # The day's spend is summed before each model call where a day limit is set.
         "CREATE INDEX IF NOT EXISTS usage_created ON usage (created_at)",
     ),
+    # transcript cuts: every deleted message counted on its session's row, so a kept copy
+    # of a transcript knows it is stale (services/sessions/postgres_transcripts.py).
+    CUTS_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -36,7 +36,8 @@ from seam.services.sessions.postgres_rows import (
     message_from_row,
     session_from_row,
 )
-from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, usage_totals_from, wanted
+from seam.services.sessions.postgres_transcripts import prefixed
+from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, usage_totals_from
 
 SECONDS_PER_DAY = 86_400.0
 
@@ -67,19 +68,6 @@ class PostgresUpkeep:
         async def _all(self, query: Any, params: Params = None) -> list[Any]: ...
 
         async def get(self, key: str) -> SessionInfo | None: ...
-
-    async def load(self, key: str) -> LoadedSession | None:
-        """One statement, the row joined to its transcript: one round trip (a turn reads
-        this before it runs), one snapshot (a statement sees what committed before it
-        began). A transcript that shows images is read again with them in a snapshot."""
-        found = await self._all(_LOAD, (key,))
-        if not found:
-            return None
-        info = session_from_row(found[0][:_WIDTH])
-        messages = [message_from_row(row[_WIDTH + 1 :]) for row in found if row[_WIDTH] is not None]
-        if wanted(messages):
-            return await self._load_with_images(key)
-        return LoadedSession(info, tuple(messages))
 
     async def _load_with_images(self, key: str) -> LoadedSession | None:
         async with self._snapshot() as conn:
@@ -133,7 +121,7 @@ class PostgresUpkeep:
     async def list_rich(self, limit: int = 50) -> list[SessionSummary]:
         check_limit(limit)
         rows = await self._all(
-            f"SELECT {_prefixed(SESSION_COLUMNS, 's')}, m.users, m.assistants, m.tools,"
+            f"SELECT {prefixed(SESSION_COLUMNS, 's')}, m.users, m.assistants, m.tools,"
             f" u.*, p.content FROM sessions AS s"
             " CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE role = 'user') AS users,"
             "   count(*) FILTER (WHERE role = 'assistant') AS assistants,"
@@ -174,7 +162,7 @@ class PostgresUpkeep:
 
     async def session_for_message(self, message_id: int) -> SessionInfo | None:
         row = await self._one(
-            f"SELECT {_prefixed(SESSION_COLUMNS, 's')} FROM messages AS m"
+            f"SELECT {prefixed(SESSION_COLUMNS, 's')} FROM messages AS m"
             " JOIN sessions AS s ON s.key = m.session_key WHERE m.id = %s",
             (message_id,),
         )
@@ -329,16 +317,3 @@ async def _transcript(conn: AsyncConnection[Any], key: str) -> list[Message]:
         f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = %s ORDER BY idx", (key,)
     )
     return await with_images(conn, [message_from_row(row) for row in await cur.fetchall()])
-
-
-def _prefixed(columns: str, alias: str) -> str:
-    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
-
-
-_WIDTH = SESSION_COLUMNS.count(",") + 1
-# A session with no message yet is one row whose message columns are NULL (`m.idx`).
-_LOAD = (
-    f"SELECT {_prefixed(SESSION_COLUMNS, 's')}, m.idx, {_prefixed(MESSAGE_COLUMNS, 'm')}"
-    " FROM sessions AS s LEFT JOIN messages AS m ON m.session_key = s.key"
-    " WHERE s.key = %s ORDER BY m.idx"
-)

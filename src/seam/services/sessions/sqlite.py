@@ -65,9 +65,10 @@ from seam.services.sessions.sqlite_outbox import SQLiteOutbox
 from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
-from seam.services.sessions.sqlite_transcripts import SQLiteTranscripts, TranscriptCopies
+from seam.services.sessions.sqlite_transcripts import SQLiteTranscripts
 from seam.services.sessions.sqlite_upkeep import SECONDS_PER_DAY, SQLiteUpkeep
 from seam.services.sessions.sqlite_working_dir import SQLiteWorkingDirs
+from seam.services.sessions.transcript_copies import TranscriptCopies
 
 if TYPE_CHECKING:
     from seam.contracts.session_recall import MessageVectors

@@ -60,8 +60,9 @@ from seam.services.sessions.rows import (
 from seam.services.sessions.sqlite_execution_now import SQLiteAdmitClaimed
 from seam.services.sessions.sqlite_images import put_images, with_images
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
-from seam.services.sessions.sqlite_transcripts import STAMP_COLUMNS, Stamp, TranscriptCopies
+from seam.services.sessions.sqlite_transcripts import STAMP_COLUMNS
 from seam.services.sessions.sqlite_wait import woken
+from seam.services.sessions.transcript_copies import Stamp, TranscriptCopies
 
 
 class SQLiteSubmissions(SQLiteAdmitClaimed):

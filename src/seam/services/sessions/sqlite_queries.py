@@ -28,9 +28,12 @@ class SQLiteQueries:
         row = db.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?", (key,)).fetchone()
         return None if row is None else session_from_row(row)
 
-    def _messages_of(self, db: sqlite3.Connection, key: str) -> list[Message]:
+    def _messages_of(self, db: sqlite3.Connection, key: str, since: int = 0) -> list[Message]:
+        """The session's messages from index `since` on, in order."""
         rows = db.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? ORDER BY idx", (key,)
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_key = ? AND idx >= ?"
+            " ORDER BY idx",
+            (key, since),
         ).fetchall()
         return with_images(db, [message_from_row(row) for row in rows])
 
