@@ -74,6 +74,9 @@ def test_doctor_reports_a_damaged_session_store(cli: Cli) -> None:
     db.execute(
         "INSERT INTO messages (session_key, idx, role, content) VALUES ('s', 0, 'user', 'hi')"
     )
+    # Indexed, as the store's catch-up leaves it (sqlite_search_index).
+    db.execute("INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages")
+    db.execute("UPDATE search_progress SET indexed_to = (SELECT max(id) FROM messages)")
     db.execute("DROP TRIGGER messages_fts_delete")  # the index will miss the delete below
     db.execute("DELETE FROM messages")
     db.close()

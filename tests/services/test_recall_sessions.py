@@ -179,6 +179,19 @@ LATER_STEPS_UNDONE = (
     "DROP INDEX submissions_session_open",
     "DROP INDEX submissions_open",
     "CREATE INDEX submissions_open ON submissions (state, seq) WHERE state <> 'settled'",
+    "DROP VIEW searchable_messages",
+    """CREATE VIEW searchable_messages AS SELECT id, content FROM messages
+        WHERE role IN ('user', 'assistant') AND content <> ''""",
+    "DROP TABLE search_progress",
+    "DROP TRIGGER messages_fts_insert",
+    "DROP TRIGGER messages_fts_delete",
+    """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages
+        WHEN new.role IN ('user', 'assistant') AND new.content <> ''
+        BEGIN INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content); END""",
+    """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages
+        WHEN old.role IN ('user', 'assistant') AND old.content <> ''
+        BEGIN INSERT INTO messages_fts (messages_fts, rowid, content)
+        VALUES ('delete', old.id, old.content); END""",
 )
 
 

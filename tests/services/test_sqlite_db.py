@@ -198,15 +198,21 @@ def test_open_and_close_are_idempotent(tmp_path: Path) -> None:
 # --- health -----------------------------------------------------------------------------
 
 
-async def store_with_messages(path: Path) -> SQLiteSessionStore:
+async def store_with_messages(path: Path, *, indexed: bool = True) -> SQLiteSessionStore:
     store = SQLiteSessionStore(str(path))
     await store.create("s")
     await store.append("s", [Message("user", f"message number {i}") for i in range(50)])
+    if indexed:  # in the search index now, not at the next catch-up
+        await store.catch_up_search()
     return store
 
 
 async def test_a_healthy_file_has_no_problems(tmp_path: Path) -> None:
-    store = await store_with_messages(tmp_path / "s.db")
+    store = await store_with_messages(tmp_path / "s.db", indexed=False)
+    assert store.connector.integrity_check() == []  # messages waiting to be indexed
+    await store.undo("s", 3)
+    await store.catch_up_search()
+    assert store.connector.integrity_check() == []
     await store.undo("s", 3)
     await store.delete("s")
     assert store.connector.integrity_check() == []

@@ -63,6 +63,12 @@ from seam.services.sessions.sqlite_images import (
 )
 from seam.services.sessions.sqlite_outbox import SQLiteOutbox
 from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
+from seam.services.sessions.sqlite_search_index import (
+    SearchBacklog,
+    behind,
+    catch_up,
+    index_alone,
+)
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
 from seam.services.sessions.sqlite_transcripts import SQLiteTranscripts
@@ -161,7 +167,9 @@ class SQLiteSessionStore(
                 readers=readers,
                 label="seam-sessions",
                 open_loop=None if shared else self.connector.open_loop,
+                upkeep=index_alone,
             )
+            self._search_backlog = SearchBacklog(self._threads.ask_upkeep)
         except BaseException:
             self.connector.close()
             raise
@@ -231,6 +239,7 @@ class SQLiteSessionStore(
                 insert_sql("messages", f"session_key, idx, {MESSAGE_COLUMNS}", "?"),
                 [(key, first + i, *r) for i, r in enumerate(rows)],
             )
+            self._search_backlog.add(len(rows))
 
         await self._threads.write_small(write)
 
@@ -288,6 +297,7 @@ class SQLiteSessionStore(
         # The words hold only letters and digits, so none contains a quote. FTS5 stems
         # them itself (the porter tokenizer); the snippet looks for the same stems.
         match = " ".join(f'"{word}"' for word in wanted)
+        await self.catch_up_search()
         stems = set(terms(query))
         exclude_session, tenant = scope.exclude_session, scope.tenant
         if exclude_session is None and tenant is None:
@@ -316,6 +326,11 @@ class SQLiteSessionStore(
             ]
 
         return await self._threads.read(read)
+
+    async def catch_up_search(self) -> None:
+        """Index what was written since the last catch-up (`sqlite_search_index`)."""
+        if await self._threads.read_small(behind):
+            await self._threads.write(catch_up)
 
     async def record_compaction(self, key: str, record: CompactionRecord) -> None:
         def write(db: sqlite3.Connection) -> None:
@@ -439,7 +454,9 @@ class SQLiteSessionStore(
         self._threads.trace(callback)
 
     async def aclose(self) -> None:
-        """Let queued work finish, stop the threads and close the file."""
+        """Let queued work finish (and the search index), stop the threads, close the file."""
+        if self._search_backlog.pending:
+            self._threads.ask_upkeep()
         await self._threads.aclose()
         self.connector.close()
 

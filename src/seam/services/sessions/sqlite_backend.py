@@ -29,6 +29,7 @@ async def check(where: StoreLocation) -> StoreCheck:
         store = SQLiteSessionStore(str(path))
         try:
             recent = await store.list(1)
+            await store.catch_up_search()  # the index checked against every message
             problems = store.connector.integrity_check()
         finally:
             await store.aclose()

@@ -59,6 +59,7 @@ from seam.services.sessions.rows import (
 )
 from seam.services.sessions.sqlite_execution_now import SQLiteAdmitClaimed
 from seam.services.sessions.sqlite_images import put_images, with_images
+from seam.services.sessions.sqlite_search_index import SearchBacklog
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
 from seam.services.sessions.sqlite_transcripts import STAMP_COLUMNS
 from seam.services.sessions.sqlite_wait import woken
@@ -70,6 +71,7 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
     _wake: asyncio.Event
     _threads: SQLiteThreads
     _transcripts: TranscriptCopies
+    _search_backlog: SearchBacklog
 
     def _row(self, db: sqlite3.Connection, submission_id: str) -> Submission | None:
         row = db.execute(
@@ -281,6 +283,7 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
             _INSERT_MESSAGE,
             [(key, first + i, *message_params(m), submission_id) for i, m in enumerate(messages)],
         )
+        self._search_backlog.add(len(messages))
         return int(row[0]), int(row[1]), float(row[2])
 
     async def submission_messages(self, submission_id: str) -> list[Message]:

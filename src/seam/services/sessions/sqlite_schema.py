@@ -11,6 +11,7 @@ from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
 from seam.services.sessions.sqlite_cron import CRON_MIGRATION
 from seam.services.sessions.sqlite_images import IMAGES_MIGRATION
 from seam.services.sessions.sqlite_outbox import OUTBOX_MIGRATION
+from seam.services.sessions.sqlite_search_index import SEARCH_INDEX_MIGRATION
 from seam.services.sessions.sqlite_transcripts import CUTS_MIGRATION
 
 
@@ -236,5 +237,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "CREATE INDEX IF NOT EXISTS submissions_session_open ON submissions"
         " (session_key, seq) WHERE state <> 'settled'",
     ),
+    # search index kept up in batches (services/sessions/sqlite_search_index.py). A later
+    # rebuild of the index must create its LATER_TRIGGERS, not _FTS_TRIGGERS.
+    SEARCH_INDEX_MIGRATION,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

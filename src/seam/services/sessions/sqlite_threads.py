@@ -152,6 +152,8 @@ class _WriterThread(_ConnectionThread):
     """Runs writes in group commits (see the module docstring) and WAL checkpoints."""
 
     _checkpoint_asked = False
+    # The store's own upkeep, run before each checkpoint (its search index's catch-up).
+    upkeep: Callable[[sqlite3.Connection], None] | None = None
     # Set while a checkpoint's RESTART runs: the loop's connection hands its writes over
     # meanwhile (`SQLiteThreads._writer_busy`), or, writing in a tight loop, it would
     # hold the write lock nearly all the time and the RESTART would never get it.
@@ -226,6 +228,12 @@ class _WriterThread(_ConnectionThread):
         it waits `RESTART_WAIT_MS` at most and is tried again at the next checkpoint when
         readers were in the way."""
         db = self.db
+        if self.upkeep is not None:
+            self.restarting = True  # its write waits for the lock as the RESTART does
+            try:
+                self.upkeep(db)
+            finally:
+                self.restarting = False
         try:
             db.execute("PRAGMA wal_checkpoint(PASSIVE)")
             waited = db.execute("PRAGMA busy_timeout").fetchone()[0]
@@ -266,6 +274,7 @@ class SQLiteThreads:
         readers: int = DEFAULT_READERS,
         label: str = "sqlite",
         open_loop: Callable[[], sqlite3.Connection] | None = None,
+        upkeep: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         self._writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._reads: queue.SimpleQueue[Any] = self._writes
@@ -282,6 +291,9 @@ class SQLiteThreads:
         # counts them down: it holds this, not the store, which must stay collectable).
         self._handed = _Handed()
         self._writer = _WriterThread(writer, f"{label}-writer", self._writes, self._handed)
+        self._writer.upkeep = upkeep
+        # Upkeep and a checkpoint on the writer thread, soon (from any thread).
+        self.ask_upkeep = self._writer.ask_checkpoint
         self._readers: list[_ConnectionThread] = []
         if connections:
             self._reads = queue.SimpleQueue()
