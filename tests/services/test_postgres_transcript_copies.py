@@ -70,6 +70,26 @@ async def test_a_turn_sees_an_undo_and_a_new_turn_written_by_another_worker(
     assert _said(model) == ["first", "one", "other", "reply", "third"]
 
 
+async def test_a_worker_claiming_the_next_turn_sees_a_cut_made_meanwhile(
+    two_stores: tuple[PostgresStore, PostgresStore],
+) -> None:
+    """The claim hands the turn its session's stamp (`LoadHint`): a copy that no longer
+    matches it, even at the same length, is read again rather than served."""
+    here, there = two_stores
+    model = ScriptedModel([text_step("one"), text_step("two"), text_step("three")])
+    factory = _factory(here, model)
+    coordinator = Coordinator(here, owner="here")
+    session = await factory.get_or_create_root(KEY)
+    for text in ("first", "second"):  # each claimed by the worker, as a queue runs them
+        await session.submit(text)
+        assert len(await coordinator.drain_runnable(factory.resolve)) == 1
+    assert await there.undo(KEY) == 2
+    await there.append(KEY, [Message("user", "other"), Message("assistant", "reply")])
+    await session.submit("third")
+    assert len(await coordinator.drain_runnable(factory.resolve)) == 1
+    assert _said(model) == ["first", "one", "other", "reply", "third"]
+
+
 async def test_turns_another_worker_appended_are_read_after_the_kept_ones(
     two_stores: tuple[PostgresStore, PostgresStore], postgres_url: str, postgres_schema: str
 ) -> None:

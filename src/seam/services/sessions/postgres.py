@@ -50,7 +50,7 @@ from seam.contracts.sessions import (
 from seam.services.sessions.postgres_approvals import PostgresApprovals
 from seam.services.sessions.postgres_channels import CHANNEL, CONNECT_TIMEOUT
 from seam.services.sessions.postgres_checkpoints import PostgresCheckpoints
-from seam.services.sessions.postgres_claim import SeqHint
+from seam.services.sessions.postgres_claim import LoadHint, SeqHint
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_faults import (
@@ -163,6 +163,7 @@ class PostgresStore(
         self._pool_check: asyncio.Task[None] | None = None
         self._note_owed = False  # a settlement's NOTIFY not sent yet (`_owe_note`)
         self._seq_hint: SeqHint | None = None  # the last claim's event seq
+        self._load_hint: LoadHint | None = None  # and its session's row (`LoadHint`)
         self._transcripts = TranscriptCopies()  # live sessions' transcripts, checked per load
         self._note_sender: asyncio.Future[None] | None = None
 
@@ -198,7 +199,7 @@ class PostgresStore(
         server dropped are replaced instead of failing the next callers one by one."""
         if not self._opened:
             await self.open()
-        self._seq_hint = None  # a claim's hint serves only the next call (`SeqHint`)
+        self._seq_hint = self._load_hint = None  # a claim's hints serve the next calls
         try:
             async with self._pool.connection() as conn:
                 yield conn

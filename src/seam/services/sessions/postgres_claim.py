@@ -36,10 +36,17 @@ from typing import Any
 from psycopg import AsyncConnection, sql
 
 from seam.contracts.execution import Submission
+from seam.contracts.sessions import SessionInfo
 from seam.services.sessions.postgres_channels import CHANNEL
 from seam.services.sessions.postgres_pipeline import pipelined, read_point, relax_commit
-from seam.services.sessions.postgres_rows import returned, submission_from_row
-from seam.services.sessions.rows import SUBMISSION_COLUMNS
+from seam.services.sessions.postgres_rows import (
+    prefixed,
+    returned,
+    session_from_row,
+    submission_from_row,
+)
+from seam.services.sessions.rows import SESSION_COLUMNS, SUBMISSION_COLUMNS
+from seam.services.sessions.transcript_copies import Stamp
 
 # Runnable, as the contract says; `%(now)s` and `%(dead)s` are bound per claim.
 _RUNNABLE = """(
@@ -127,6 +134,9 @@ class Claimed:
     picked: bool
     submission: Submission | None = None
     last_seq: int = 0
+    # Its session's row and transcript stamp as the claim saw them (`LoadHint`).
+    session: SessionInfo | None = None
+    stamp: Stamp | None = None
 
 
 @functools.lru_cache(maxsize=2)
@@ -135,9 +145,11 @@ def _claim_noted(only_one: bool) -> sql.Composed:
     return sql.SQL(
         "UPDATE submissions AS s SET state = 'running', attempts = s.attempts + 1,"
         " lease_owner = %(owner)s, lease_expires_at = %(until)s, updated_at = %(now)s"
-        " WHERE s.id = current_setting('seam.claim', true)"
+        " FROM sessions AS k WHERE s.id = current_setting('seam.claim', true)"
+        " AND k.key = s.session_key"
         " AND s.attempts < s.max_attempts AND {runnable}{order}"
-        f" RETURNING {SUBMISSION_COLUMNS}, {_LAST_SEQ}"
+        f" RETURNING {prefixed(SUBMISSION_COLUMNS, 's')}, {_LAST_SEQ},"
+        f" {prefixed(SESSION_COLUMNS, 'k')}, k.cuts"
     ).format(
         runnable=sql.SQL(_RUNNABLE),
         order=sql.SQL("" if only_one else f" AND {_IN_ORDER}"),
@@ -159,7 +171,10 @@ async def claim_at_once(
     row = await claimed.fetchone()
     if row is None:
         return Claimed(True)
-    return Claimed(True, submission_from_row(row[:-1]), int(row[-1]))
+    last = len(SUBMISSION_COLUMNS.split(","))
+    session = session_from_row(row[last + 1 : -1])
+    stamp = (session.message_count, int(row[-1]), session.created_at)
+    return Claimed(True, submission_from_row(row[:last]), int(row[last]), session, stamp)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +198,26 @@ class SeqHint:
 
 
 SEQ_HINT_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class LoadHint:
+    """The row and transcript stamp of the session a claim just took, for the turn's
+    `load`, which it asks right after: when the store's kept copy of the transcript has
+    that stamp, the load costs no round trip (`postgres_transcripts`).
+
+    Why it is the answer: the claim read the row after locking it, in the statement that
+    made this process the session's runner; the store keeps the hint only until its next
+    use of a connection (as `SeqHint`) and for SEQ_HINT_SECONDS, so the load sees the
+    session as a load sent at the claim would have, a moment earlier.
+    """
+
+    session: SessionInfo
+    stamp: Stamp
+    taken: float = field(default_factory=time.monotonic)
+
+    def serves(self, session_key: str) -> bool:
+        return session_key == self.session.key and time.monotonic() - self.taken < SEQ_HINT_SECONDS
 
 
 # Settles `sub` as failed (no attempts left) in the claim's transaction, and notifies.

@@ -49,6 +49,7 @@ from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
 from seam.services.sessions.postgres_claim import (
     ClaimAsk,
+    LoadHint,
     SeqHint,
     claim_at_once,
     claim_step_by_step,
@@ -82,6 +83,7 @@ from seam.services.sessions.rows import (
     insert_sql,
     session_events_from,
 )
+from seam.services.sessions.transcript_copies import TranscriptCopies
 
 
 class PostgresSubmissions(PostgresAdmitClaimed):
@@ -91,6 +93,8 @@ class PostgresSubmissions(PostgresAdmitClaimed):
     _clock: Callable[[], float]
     _wake: asyncio.Event
     _seq_hint: SeqHint | None
+    _load_hint: LoadHint | None
+    _transcripts: TranscriptCopies
 
     if TYPE_CHECKING:
 
@@ -186,6 +190,8 @@ class PostgresSubmissions(PostgresAdmitClaimed):
                 sub = await claim_step_by_step(conn, ask, self._give_up)
             elif sub is not None:
                 self._seq_hint = SeqHint(sub.session_key, claimed.last_seq)
+                if claimed.session is not None and claimed.stamp is not None:
+                    self._load_hint = LoadHint(claimed.session, claimed.stamp)
         return sub
 
     async def _give_up(self, conn: AsyncConnection[Any], sub: Submission, now: float) -> None:
@@ -233,7 +239,10 @@ class PostgresSubmissions(PostgresAdmitClaimed):
             raise SessionNotFound(f"no session for submission {submission_id!r}") from None
         if not row[-1]:  # its messages found no session row to count them in
             raise SessionNotFound(f"no session for submission {submission_id!r}")
-        return tuple(row[:-1])
+        key, count, cuts, created = row[-5:-1]
+        if key is not None and entry is not None:  # the kept copy extended (or dropped)
+            self._transcripts.appended(key, (count, cuts, created), entry.messages)
+        return tuple(row[:-5])
 
     async def submission_messages(self, submission_id: str) -> list[Message]:
         if await self._one("SELECT 1 FROM submissions WHERE id = %s", (submission_id,)) is None:

@@ -54,7 +54,7 @@ _SETTLE = (
 )
 _BUMP = """bump AS (
     UPDATE sessions SET message_count = message_count + %(n)s::int, updated_at = %(now)s
-    WHERE key = (SELECT session_key FROM sub) RETURNING key, message_count
+    WHERE key = (SELECT session_key FROM sub) RETURNING key, message_count, cuts, created_at
 )"""
 _MESSAGES = """msgs AS (
     INSERT INTO messages (session_key, idx, role, content, tool_calls, tool_call_id, name,
@@ -90,11 +90,17 @@ _USAGE = """usage_rows AS (
 )"""
 
 
+# After a step's columns: its session and the row's stamp once its messages are in.
+STAMP_AFTER = "key, message_count, cuts, created_at"
+
+
 @functools.lru_cache(maxsize=64)
 def journal_sql(messages: bool, images: bool, events: bool, usage: bool, settle: bool) -> str:
     """The statement for a step of this shape (and its settlement when `settle`): it
     returns one row when written, the settled submission's columns for a settle, then
-    how many sessions its messages bumped (0 when its session is gone)."""
+    the session's key and transcript stamp after its messages (`STAMP_AFTER`; NULLs
+    without messages), then how many sessions its messages bumped (0: the session is
+    gone)."""
     changes = [_SETTLE] if settle else []
     if messages:
         changes.append("steps = steps + %(n)s::int")
@@ -114,8 +120,11 @@ def journal_sql(messages: bool, images: bool, events: bool, usage: bool, settle:
     ctes += [_EVENTS] if events else []
     ctes += [_USAGE] if usage else []
     bumped = "(SELECT count(*) FROM bump)" if messages else "1"
+    stamp = ", ".join(
+        f"(SELECT {c} FROM bump)" if messages else "NULL" for c in STAMP_AFTER.split(", ")
+    )
     columns = SUBMISSION_COLUMNS if settle else "id"
-    return f"WITH {', '.join(ctes)} SELECT {columns}, {bumped} FROM sub"
+    return f"WITH {', '.join(ctes)} SELECT {columns}, {stamp}, {bumped} FROM sub"
 
 
 def journal_statement(

@@ -27,6 +27,11 @@ from seam.services.sessions.rows import (
 Params = Sequence[Any] | Mapping[str, Any] | None
 
 
+def prefixed(columns: str, alias: str) -> str:
+    """`columns` (a comma-separated list) each qualified by `alias`."""
+    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
+
+
 def encode(text: str | None) -> bytes | None:
     """User and model text goes into `bytea` columns (PostgreSQL text cannot hold NUL)."""
     return None if text is None else text.encode()

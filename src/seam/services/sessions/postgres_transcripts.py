@@ -11,6 +11,11 @@ not made again), and the whole transcript otherwise, and says which it did. Anot
 worker's turns on the session are read as they are appended, so a session moving
 between workers costs no whole read. `cuts` is counted by a statement trigger on
 `messages` (`CUTS_MIGRATION`), whichever process or path deletes rows.
+
+The store's own journal writes extend its copy (their statement returns the row's stamp
+after them), and a claim returns its session's row and stamp (`LoadHint`): the load a
+turn makes right after its claim is then no statement at all when the copy has that
+stamp, which it has when this worker ran the session's last turn.
 """
 
 from __future__ import annotations
@@ -20,7 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from seam.contracts.messages import Message
 from seam.contracts.sessions import LoadedSession
-from seam.services.sessions.postgres_rows import Params, message_from_row, session_from_row
+from seam.services.sessions.postgres_claim import LoadHint
+from seam.services.sessions.postgres_rows import (
+    Params,
+    message_from_row,
+    prefixed,
+    session_from_row,
+)
 from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, wanted
 from seam.services.sessions.transcript_copies import TranscriptCopies
 
@@ -42,10 +53,6 @@ CUTS_MIGRATION = (
 )
 
 
-def prefixed(columns: str, alias: str) -> str:
-    return ", ".join(f"{alias}.{c.strip()}" for c in columns.split(","))
-
-
 _WIDTH = SESSION_COLUMNS.count(",") + 1
 # The row, its cuts, whether the copy is extended (else the messages are the whole
 # transcript), then the messages; a session with none is one row of NULL messages.
@@ -65,6 +72,7 @@ class PostgresTranscripts:
     """`load` through the copies (a mixin of `PostgresStore`)."""
 
     _transcripts: TranscriptCopies
+    _load_hint: LoadHint | None
 
     if TYPE_CHECKING:
 
@@ -75,6 +83,9 @@ class PostgresTranscripts:
     async def load(self, key: str) -> LoadedSession | None:
         copies = self._transcripts
         kept = copies.get(key)
+        hint, self._load_hint = self._load_hint, None
+        if kept is not None and hint is not None and hint.serves(key) and hint.stamp == kept.stamp:
+            return LoadedSession(hint.session, kept.messages)  # as the claim saw it
         count, cuts, created = _NO_COPY if kept is None else kept.stamp
         found = await self._all(
             _LOAD, {"key": key, "count": count, "cuts": cuts, "created": created}

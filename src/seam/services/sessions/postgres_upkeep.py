@@ -34,9 +34,9 @@ from seam.services.sessions.postgres_images import sweep_images, with_images
 from seam.services.sessions.postgres_rows import (
     Params,
     message_from_row,
+    prefixed,
     session_from_row,
 )
-from seam.services.sessions.postgres_transcripts import prefixed
 from seam.services.sessions.rows import MESSAGE_COLUMNS, SESSION_COLUMNS, usage_totals_from
 
 SECONDS_PER_DAY = 86_400.0
