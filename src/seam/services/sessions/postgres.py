@@ -318,6 +318,9 @@ class PostgresStore(
         return session_from_row(row)
 
     async def get(self, key: str) -> SessionInfo | None:
+        hint = self._load_hint  # the session a claim just took: its row, as the claim read it
+        if hint is not None and hint.serves(key):
+            return hint.session
         row = await self._one(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE key = %s", (key,))
         return None if row is None else session_from_row(row)
 
