@@ -85,3 +85,23 @@ async def test_a_closed_store_leaves_nothing_unindexed(tmp_path: Path) -> None:
     await store.append("s", [Message("user", "written just before closing")])
     await store.aclose()
     assert _mark_and_newest(path) == (1, 1)
+
+
+async def test_a_search_whose_catch_up_fails_finds_what_is_indexed(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(str(path), busy_timeout=0.1)
+    try:
+        await store.create("s")
+        await store.append("s", [Message("user", "an alpaca in the field")])
+        await store.catch_up_search()
+        await store.append("s", [Message("user", "another alpaca, not indexed yet")])
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+        try:
+            assert await _found(store, "alpaca") == ["an alpaca in the field"]
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert len(await _found(store, "alpaca")) == 2
+    finally:
+        await store.aclose()

@@ -65,8 +65,7 @@ from seam.services.sessions.sqlite_outbox import SQLiteOutbox
 from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from seam.services.sessions.sqlite_search_index import (
     SearchBacklog,
-    behind,
-    catch_up,
+    caught_up,
     index_alone,
 )
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
@@ -329,8 +328,7 @@ class SQLiteSessionStore(
 
     async def catch_up_search(self) -> None:
         """Index what was written since the last catch-up (`sqlite_search_index`)."""
-        if await self._threads.read_small(behind):
-            await self._threads.write(catch_up)
+        await caught_up(self._threads)
 
     async def record_compaction(self, key: str, record: CompactionRecord) -> None:
         def write(db: sqlite3.Connection) -> None:

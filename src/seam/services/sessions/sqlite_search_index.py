@@ -19,8 +19,13 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
+from seam.contracts.db import StoreUnavailable
 from seam.services.sessions.sqlite_groups import rollback
+
+if TYPE_CHECKING:
+    from seam.services.sessions.sqlite_threads import SQLiteThreads
 
 log = logging.getLogger("seam.sqlite")
 
@@ -99,6 +104,17 @@ def index_alone(db: sqlite3.Connection) -> None:
             raise
     except sqlite3.Error:
         log.warning("search index catch-up failed", exc_info=True)
+
+
+async def caught_up(threads: SQLiteThreads) -> None:
+    """Index what was written since the last catch-up, before a search or a check. A
+    catch-up that fails (a full disk, the file locked past the timeout) is logged and
+    the search reads what is indexed: finding less beats finding nothing."""
+    try:
+        if await threads.read_small(behind):
+            await threads.write(catch_up)
+    except (sqlite3.Error, StoreUnavailable):
+        log.warning("search index catch-up failed; searching what is indexed", exc_info=True)
 
 
 class SearchBacklog:
