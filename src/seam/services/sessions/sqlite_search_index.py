@@ -31,7 +31,7 @@ log = logging.getLogger("seam.sqlite")
 
 # Messages this process writes between two catch-ups on the writer thread: one batch of
 # index segments per this many, and a bound on what a search may have to index first.
-INDEX_EVERY = 256
+INDEX_EVERY = 64
 
 _SEARCHABLE = "role IN ('user', 'assistant') AND content <> ''"
 _MARK = "(SELECT indexed_to FROM search_progress)"
