@@ -11,11 +11,17 @@ import psycopg
 import pytest
 
 from seam.contracts.messages import Message
-from seam.core import AgentLoop, Coordinator, DefaultToolRegistry, SessionFactory
+from seam.core import Coordinator
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.services.sessions.postgres import PostgresStore
-
-KEY = 'agent-session:["t","default","chat"]'
+from tests.support.transcript_copies import (
+    KEY,
+    an_undo_and_a_turn_written_elsewhere_are_seen,
+    messages_of,
+    said,
+    session_factory,
+    turns_appended_elsewhere_are_read_after_the_kept_ones,
+)
 
 
 @pytest.fixture
@@ -33,23 +39,11 @@ async def two_stores(
     await there.aclose()
 
 
-def _factory(store: PostgresStore, model: ScriptedModel) -> SessionFactory:
-    loop = AgentLoop(model=model, tools=DefaultToolRegistry(), sessions=store)
-    return SessionFactory(loop, store, Coordinator(store, owner="here"))
-
-
-def _said(model: ScriptedModel) -> list[str]:
-    """What the last request sent of the conversation (user and assistant text)."""
-    return [m.content for m in model.requests[-1].messages if m.role in ("user", "assistant")]
-
-
 async def _whole(url: str, schema: str) -> tuple[Message, ...]:
     """The transcript as a store with no copies reads it."""
     fresh = await PostgresStore.connect(url, schema=schema)
     try:
-        loaded = await fresh.load(KEY)
-        assert loaded is not None
-        return loaded.messages
+        return await messages_of(fresh)
     finally:
         await fresh.aclose()
 
@@ -57,17 +51,7 @@ async def _whole(url: str, schema: str) -> tuple[Message, ...]:
 async def test_a_turn_sees_an_undo_and_a_new_turn_written_by_another_worker(
     two_stores: tuple[PostgresStore, PostgresStore],
 ) -> None:
-    here, there = two_stores
-    model = ScriptedModel([text_step("one"), text_step("two"), text_step("three")])
-    session = await _factory(here, model).get_or_create_root(KEY)
-    await session.ask("first")
-    await session.ask("second")
-    assert await here.load(KEY) is not None  # the copy kept here: all four messages
-    # Elsewhere: the last turn undone and another of the same length written.
-    assert await there.undo(KEY) == 2
-    await there.append(KEY, [Message("user", "other"), Message("assistant", "reply")])
-    await session.ask("third")
-    assert _said(model) == ["first", "one", "other", "reply", "third"]
+    await an_undo_and_a_turn_written_elsewhere_are_seen(*two_stores)
 
 
 async def test_a_worker_claiming_the_next_turn_sees_a_cut_made_meanwhile(
@@ -77,7 +61,7 @@ async def test_a_worker_claiming_the_next_turn_sees_a_cut_made_meanwhile(
     matches it, even at the same length, is read again rather than served."""
     here, there = two_stores
     model = ScriptedModel([text_step("one"), text_step("two"), text_step("three")])
-    factory = _factory(here, model)
+    factory = session_factory(here, model)
     coordinator = Coordinator(here, owner="here")
     session = await factory.get_or_create_root(KEY)
     for text in ("first", "second"):  # each claimed by the worker, as a queue runs them
@@ -87,25 +71,16 @@ async def test_a_worker_claiming_the_next_turn_sees_a_cut_made_meanwhile(
     await there.append(KEY, [Message("user", "other"), Message("assistant", "reply")])
     await session.submit("third")
     assert len(await coordinator.drain_runnable(factory.resolve)) == 1
-    assert _said(model) == ["first", "one", "other", "reply", "third"]
+    assert said(model) == ["first", "one", "other", "reply", "third"]
 
 
 async def test_turns_another_worker_appended_are_read_after_the_kept_ones(
     two_stores: tuple[PostgresStore, PostgresStore], postgres_url: str, postgres_schema: str
 ) -> None:
     here, there = two_stores
-    model = ScriptedModel([text_step("one"), text_step("two")])
-    session = await _factory(here, model).get_or_create_root(KEY)
-    await session.ask("first")
-    for n in range(3):  # the session's turns move to another worker meanwhile
-        await there.append(KEY, [Message("user", f"q{n}"), Message("assistant", f"a{n}")])
-    await session.ask("second")
-    said = ["first", "one", "q0", "a0", "q1", "a1", "q2", "a2", "second"]
-    assert _said(model) == said
-    kept = await here.load(KEY)
-    assert kept is not None
-    assert kept.messages == await _whole(postgres_url, postgres_schema)
-    assert [m.content for m in kept.messages] == [*said, "two"]
+    await turns_appended_elsewhere_are_read_after_the_kept_ones(
+        here, there, lambda: _whole(postgres_url, postgres_schema)
+    )
 
 
 async def test_a_transcript_edited_by_hand_in_psql_is_read_again(
@@ -113,7 +88,7 @@ async def test_a_transcript_edited_by_hand_in_psql_is_read_again(
 ) -> None:
     here, _ = two_stores
     model = ScriptedModel([text_step("one"), text_step("two")])
-    session = await _factory(here, model).get_or_create_root(KEY)
+    session = await session_factory(here, model).get_or_create_root(KEY)
     await session.ask("first")
     assert await here.load(KEY) is not None  # the copy kept here: both messages
     with psycopg.connect(postgres_url, autocommit=True) as conn:  # no store at all
@@ -125,7 +100,7 @@ async def test_a_transcript_edited_by_hand_in_psql_is_read_again(
                 (KEY, "assistant", b"edited"),
             )
     await session.ask("second")
-    assert _said(model) == ["first", "edited", "second"]
+    assert said(model) == ["first", "edited", "second"]
 
 
 async def test_a_row_miscounted_outside_seam_is_read_whole_not_doubled(
@@ -153,7 +128,7 @@ async def test_a_session_deleted_and_made_again_is_read_again(
 ) -> None:
     here, there = two_stores
     model = ScriptedModel([text_step("one"), text_step("two")])
-    factory = _factory(here, model)
+    factory = session_factory(here, model)
     session = await factory.get_or_create_root(KEY)
     await session.ask("first")
     assert await here.load(KEY) is not None  # the copy kept here: both messages
@@ -162,4 +137,4 @@ async def test_a_session_deleted_and_made_again_is_read_again(
     factory.drop(KEY)
     session = await factory.get_or_create_root(KEY)
     await session.ask("again")
-    assert _said(model) == ["again"]
+    assert said(model) == ["again"]

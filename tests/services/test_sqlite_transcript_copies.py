@@ -4,76 +4,59 @@ a turn must still see every change made to its transcript from anywhere else."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from seam.contracts.messages import Message
-from seam.core import AgentLoop, Coordinator, DefaultToolRegistry, SessionFactory
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.services.sessions.transcript_copies import TranscriptCopies
+from tests.support.transcript_copies import (
+    KEY,
+    an_undo_and_a_turn_written_elsewhere_are_seen,
+    messages_of,
+    said,
+    session_factory,
+    turns_appended_elsewhere_are_read_after_the_kept_ones,
+)
 
-KEY = 'agent-session:["t","default","chat"]'
+
+async def _whole(path: str) -> tuple[Message, ...]:
+    """The transcript as a store with no copies reads it."""
+    fresh = SQLiteSessionStore(path)
+    try:
+        return await messages_of(fresh)
+    finally:
+        await fresh.aclose()
 
 
-def _factory(store: SQLiteSessionStore, model: ScriptedModel) -> SessionFactory:
-    loop = AgentLoop(model=model, tools=DefaultToolRegistry(), sessions=store)
-    return SessionFactory(loop, store, Coordinator(store, owner="here"))
-
-
-def _said(model: ScriptedModel) -> list[str]:
-    """What the last request sent of the conversation (user and assistant text)."""
-    return [m.content for m in model.requests[-1].messages if m.role in ("user", "assistant")]
+@pytest.fixture
+async def two_stores(tmp_path: Path) -> AsyncIterator[tuple[SQLiteSessionStore, ...]]:
+    """Two processes' stores on one file, on one fixed clock (the row's `updated_at`
+    cannot tell two transcripts apart)."""
+    path = str(tmp_path / "s.db")
+    here = SQLiteSessionStore(path, clock=lambda: 1000.0)
+    there = SQLiteSessionStore(path, clock=lambda: 1000.0)
+    yield here, there
+    await here.aclose()
+    await there.aclose()
 
 
 async def test_a_turn_sees_an_undo_and_a_new_turn_written_by_another_process(
-    tmp_path: Path,
+    two_stores: tuple[SQLiteSessionStore, SQLiteSessionStore],
 ) -> None:
-    # A fixed clock on both: the row's updated_at cannot tell the two transcripts apart.
-    path = str(tmp_path / "s.db")
-    here = SQLiteSessionStore(path, clock=lambda: 1000.0)
-    there = SQLiteSessionStore(path, clock=lambda: 1000.0)
-    try:
-        model = ScriptedModel([text_step("one"), text_step("two"), text_step("three")])
-        session = await _factory(here, model).get_or_create_root(KEY)
-        await session.ask("first")
-        await session.ask("second")
-        # Elsewhere: the last turn undone and another of the same length written.
-        assert await there.undo(KEY) == 2
-        await there.append(KEY, [Message("user", "other"), Message("assistant", "reply")])
-        await session.ask("third")
-        assert _said(model) == ["first", "one", "other", "reply", "third"]
-    finally:
-        await here.aclose()
-        await there.aclose()
+    await an_undo_and_a_turn_written_elsewhere_are_seen(*two_stores)
 
 
 async def test_turns_another_process_appended_are_read_after_the_kept_ones(
-    tmp_path: Path,
+    two_stores: tuple[SQLiteSessionStore, SQLiteSessionStore], tmp_path: Path
 ) -> None:
-    path = str(tmp_path / "s.db")
-    here = SQLiteSessionStore(path, clock=lambda: 1000.0)
-    there = SQLiteSessionStore(path, clock=lambda: 1000.0)
-    try:
-        model = ScriptedModel([text_step("one"), text_step("two")])
-        session = await _factory(here, model).get_or_create_root(KEY)
-        await session.ask("first")
-        for n in range(3):  # the session's turns move to another process meanwhile
-            await there.append(KEY, [Message("user", f"q{n}"), Message("assistant", f"a{n}")])
-        await session.ask("second")
-        said = ["first", "one", "q0", "a0", "q1", "a1", "q2", "a2", "second"]
-        assert _said(model) == said
-        kept = await here.load(KEY)
-        fresh = SQLiteSessionStore(path)
-        try:
-            read = await fresh.load(KEY)
-        finally:
-            await fresh.aclose()
-        assert kept is not None and read is not None
-        assert kept.messages == read.messages
-        assert [m.content for m in kept.messages] == [*said, "two"]
-    finally:
-        await here.aclose()
-        await there.aclose()
+    here, there = two_stores
+    await turns_appended_elsewhere_are_read_after_the_kept_ones(
+        here, there, lambda: _whole(str(tmp_path / "s.db"))
+    )
 
 
 async def test_a_transcript_cut_by_hand_in_sqlite_is_read_again(tmp_path: Path) -> None:
@@ -81,7 +64,7 @@ async def test_a_transcript_cut_by_hand_in_sqlite_is_read_again(tmp_path: Path) 
     store = SQLiteSessionStore(path, clock=lambda: 1000.0)
     try:
         model = ScriptedModel([text_step("one"), text_step("two")])
-        session = await _factory(store, model).get_or_create_root(KEY)
+        session = await session_factory(store, model).get_or_create_root(KEY)
         await session.ask("first")
         with sqlite3.connect(path) as db:  # another connection, no store at all
             db.execute("DELETE FROM messages WHERE session_key = ? AND idx = 1", (KEY,))
@@ -92,7 +75,7 @@ async def test_a_transcript_cut_by_hand_in_sqlite_is_read_again(tmp_path: Path) 
             )
             db.execute("UPDATE sessions SET message_count = 2 WHERE key = ?", (KEY,))
         await session.ask("second")
-        assert _said(model) == ["first", "edited", "second"]
+        assert said(model) == ["first", "edited", "second"]
     finally:
         await store.aclose()
 
@@ -102,22 +85,17 @@ async def test_the_kept_transcript_is_the_one_the_file_holds(tmp_path: Path) -> 
     store = SQLiteSessionStore(path)
     try:
         model = ScriptedModel([text_step(f"answer {n}") for n in range(4)])
-        session = await _factory(store, model).get_or_create_root(KEY)
+        session = await session_factory(store, model).get_or_create_root(KEY)
         for n in range(3):
             await session.ask(f"question {n}")
         # Written here meanwhile, not through a turn: a plain append.
         await store.append(KEY, [Message("user", "a note"), Message("assistant", "noted")])
         await session.ask("question 3")
         kept = await store.load(KEY)
-        fresh = SQLiteSessionStore(path)
-        try:
-            read = await fresh.load(KEY)
-        finally:
-            await fresh.aclose()
-        assert kept is not None and read is not None
-        assert kept.messages == read.messages
-        assert kept.info.message_count == len(read.messages) == 10
-        assert _said(model)[-3:] == ["a note", "noted", "question 3"]
+        assert kept is not None
+        assert kept.messages == await _whole(path)
+        assert kept.info.message_count == len(kept.messages) == 10
+        assert said(model)[-3:] == ["a note", "noted", "question 3"]
     finally:
         await store.aclose()
 
@@ -126,14 +104,14 @@ async def test_a_session_deleted_and_made_again_is_read_again(tmp_path: Path) ->
     store = SQLiteSessionStore(str(tmp_path / "s.db"))
     try:
         model = ScriptedModel([text_step("one"), text_step("two")])
-        factory = _factory(store, model)
+        factory = session_factory(store, model)
         session = await factory.get_or_create_root(KEY)
         await session.ask("first")
         assert await store.delete(KEY)
         factory.drop(KEY)
         session = await factory.get_or_create_root(KEY)
         await session.ask("again")
-        assert _said(model) == ["again"]
+        assert said(model) == ["again"]
     finally:
         await store.aclose()
 
