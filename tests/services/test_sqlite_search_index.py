@@ -9,7 +9,7 @@ from pathlib import Path
 
 from seam.contracts.messages import Message
 from seam.services.sessions.sqlite import SQLiteSessionStore
-from seam.services.sessions.sqlite_search_index import INDEX_EVERY
+from seam.services.sessions.sqlite_search_index import BATCH_MOST, INDEX_EVERY
 
 
 def _mark_and_newest(path: Path) -> tuple[int, int]:
@@ -63,17 +63,36 @@ async def test_undo_and_ids_used_again_keep_the_index_in_step(tmp_path: Path) ->
         await store.aclose()
 
 
-async def test_the_writer_thread_indexes_as_messages_pile_up(tmp_path: Path) -> None:
+async def test_messages_are_indexed_in_batches_as_they_pile_up(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     store = SQLiteSessionStore(str(path))
     try:
         await store.create("s")
         await store.append("s", [Message("user", f"note {n}") for n in range(INDEX_EVERY - 1)])
         assert _mark_and_newest(path) == (0, INDEX_EVERY - 1)  # waits for more
-        await store.append("s", [Message("user", "one more")])
-        # The catch-up was queued on the writer thread before this write: done by now.
-        await store._threads.write(lambda db: None)
+        await store.append("s", [Message("user", "one more")])  # its write takes the batch
         assert _mark_and_newest(path) == (INDEX_EVERY, INDEX_EVERY)
+    finally:
+        await store.aclose()
+
+
+async def test_a_batch_takes_at_most_its_share_of_what_others_left(tmp_path: Path) -> None:
+    """Messages another process left unindexed do not make one write index them all."""
+    path = tmp_path / "s.db"
+    theirs = BATCH_MOST * 2
+    store = SQLiteSessionStore(str(path))
+    try:
+        await store.create("s")
+        with sqlite3.connect(path) as db:  # another process's writes, not indexed yet
+            db.executemany(
+                "INSERT INTO messages (session_key, idx, role, content) VALUES ('s', ?, ?, ?)",
+                [(n, "user", f"theirs {n}") for n in range(theirs)],
+            )
+            db.execute("UPDATE sessions SET message_count = ? WHERE key = 's'", (theirs,))
+        await store.append("s", [Message("user", f"mine {n}") for n in range(INDEX_EVERY)])
+        assert _mark_and_newest(path) == (BATCH_MOST, theirs + INDEX_EVERY)
+        assert len(await store.search("mine", limit=100)) == INDEX_EVERY  # a search: all
+        assert store.connector.integrity_check() == []
     finally:
         await store.aclose()
 

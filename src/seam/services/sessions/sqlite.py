@@ -66,7 +66,6 @@ from seam.services.sessions.sqlite_schema import MIGRATIONS, SCHEMA_VERSION
 from seam.services.sessions.sqlite_search_index import (
     SearchBacklog,
     caught_up,
-    index_alone,
 )
 from seam.services.sessions.sqlite_summaries import SQLiteSummaries
 from seam.services.sessions.sqlite_threads import DEFAULT_READERS, SQLiteThreads, snapshot
@@ -166,9 +165,8 @@ class SQLiteSessionStore(
                 readers=readers,
                 label="seam-sessions",
                 open_loop=None if shared else self.connector.open_loop,
-                upkeep=index_alone,
             )
-            self._search_backlog = SearchBacklog(self._threads.ask_upkeep)
+            self._search_backlog = SearchBacklog()
         except BaseException:
             self.connector.close()
             raise
@@ -238,7 +236,7 @@ class SQLiteSessionStore(
                 insert_sql("messages", f"session_key, idx, {MESSAGE_COLUMNS}", "?"),
                 [(key, first + i, *r) for i, r in enumerate(rows)],
             )
-            self._search_backlog.add(len(rows))
+            self._search_backlog.add(db, len(rows))
 
         await self._threads.write_small(write)
 
@@ -454,7 +452,7 @@ class SQLiteSessionStore(
     async def aclose(self) -> None:
         """Let queued work finish (and the search index), stop the threads, close the file."""
         if self._search_backlog.pending:
-            self._threads.ask_upkeep()
+            await caught_up(self._threads)
         await self._threads.aclose()
         self.connector.close()
 

@@ -283,7 +283,7 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
             _INSERT_MESSAGE,
             [(key, first + i, *message_params(m), submission_id) for i, m in enumerate(messages)],
         )
-        self._search_backlog.add(len(messages))
+        self._search_backlog.add(db, len(messages))
         return int(row[0]), int(row[1]), float(row[2])
 
     async def submission_messages(self, submission_id: str) -> list[Message]:

@@ -6,9 +6,10 @@ transaction that adds to the index writes a segment of its own, and merging thos
 segments rewrites them again and again.
 
 How: `search_progress.indexed_to` is the highest message id the index covers. A message
-written above it is indexed later, many at a time (`catch_up`): on the writer thread
-every `INDEX_EVERY` messages this process writes, before every search (a search finds
-everything written before it began), and before the integrity check. The triggers keep
+written above it is indexed later, many at a time (`catch_up`): in the write that takes
+a process past every `INDEX_EVERY` messages it wrote (in a savepoint of its own:
+`SearchBacklog`), before every search (a search finds everything written before it
+began), when the store closes and before the integrity check. The triggers keep
 the rule exact: a message deleted at or below the mark is taken out of the index (one
 above it never went in), and a message written at or below it (an id used again after
 the newest messages were deleted) is indexed at once.
@@ -18,20 +19,19 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from seam.contracts.db import StoreUnavailable
-from seam.services.sessions.sqlite_groups import rollback
 
 if TYPE_CHECKING:
     from seam.services.sessions.sqlite_threads import SQLiteThreads
 
 log = logging.getLogger("seam.sqlite")
 
-# Messages this process writes between two catch-ups on the writer thread: one batch of
-# index segments per this many, and a bound on what a search may have to index first.
+# Messages this process writes between two batches (one set of index segments per batch),
+# and the most one batch indexes.
 INDEX_EVERY = 64
+BATCH_MOST = 4 * INDEX_EVERY
 
 _SEARCHABLE = "role IN ('user', 'assistant') AND content <> ''"
 _MARK = "(SELECT indexed_to FROM search_progress)"
@@ -74,36 +74,29 @@ def behind(db: sqlite3.Connection) -> bool:
     return bool(row[0])
 
 
-def catch_up(db: sqlite3.Connection) -> int:
-    """Index the messages above the mark and raise it past them, in the caller's write
-    transaction; returns how many were indexed."""
-    mark, newest = db.execute(
-        f"SELECT {_MARK}, coalesce((SELECT max(id) FROM messages), 0)"
-    ).fetchone()
-    if newest <= mark:
+def catch_up(db: sqlite3.Connection, most: int | None = None) -> int:
+    """Index the messages above the mark (the `most` oldest of them, when given) and
+    raise it past them, in the caller's write transaction; returns how many messages the
+    mark passed."""
+    mark = db.execute(f"SELECT {_MARK}").fetchone()[0]
+    if most is None:
+        row = db.execute("SELECT count(*), max(id) FROM messages WHERE id > ?", (mark,))
+    else:
+        row = db.execute(
+            "SELECT count(*), max(id) FROM"
+            " (SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?)",
+            (mark, most),
+        )
+    passed, top = row.fetchone()
+    if not passed:
         return 0
-    cur = db.execute(
+    db.execute(
         "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages"
         f" WHERE id > ? AND id <= ? AND {_SEARCHABLE} ORDER BY id",
-        (mark, newest),
+        (mark, top),
     )
-    db.execute("UPDATE search_progress SET indexed_to = ?", (newest,))
-    return max(cur.rowcount, 0)
-
-
-def index_alone(db: sqlite3.Connection) -> None:
-    """`catch_up` in a transaction of its own (the writer thread's upkeep, outside any
-    write); a failure is logged, and the next catch-up or search tries again."""
-    try:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            catch_up(db)
-            db.execute("COMMIT")
-        except BaseException:
-            rollback(db)
-            raise
-    except sqlite3.Error:
-        log.warning("search index catch-up failed", exc_info=True)
+    db.execute("UPDATE search_progress SET indexed_to = ?", (top,))
+    return int(passed)
 
 
 async def caught_up(threads: SQLiteThreads) -> None:
@@ -118,22 +111,33 @@ async def caught_up(threads: SQLiteThreads) -> None:
 
 
 class SearchBacklog:
-    """Counts the messages this process writes and asks for a catch-up every
-    `INDEX_EVERY` (a heuristic: writes from the loop's thread and the writer thread may
-    race on the count, which only moves a catch-up by a message or two)."""
+    """Counts the messages this process writes, and every `INDEX_EVERY` indexes a batch
+    in the write that crossed the count, in a savepoint of its own: no thread, no job,
+    no wait (about 5 us a message), and a batch that fails is undone alone and logged,
+    never failing the write (the next batch or search tries again). At most `BATCH_MOST`
+    messages a batch, so messages other processes left unindexed never make one turn's
+    write long."""
 
-    def __init__(self, ask: Callable[[], None], every: int = INDEX_EVERY) -> None:
-        self._ask = ask
+    def __init__(self, every: int = INDEX_EVERY) -> None:
         self._every = every
         self._count = 0
 
     @property
     def pending(self) -> bool:
-        """Whether messages were written since the last catch-up asked for."""
+        """Whether messages were written since the last batch."""
         return self._count > 0
 
-    def add(self, messages: int) -> None:
+    def add(self, db: sqlite3.Connection, messages: int) -> None:
+        """`messages` were written on `db`, in its write transaction."""
         self._count += messages
-        if self._count >= self._every:
-            self._count = 0
-            self._ask()
+        if self._count < self._every:
+            return
+        self._count = 0
+        db.execute("SAVEPOINT search_batch")
+        try:
+            catch_up(db, BATCH_MOST)
+        except sqlite3.Error:
+            db.execute("ROLLBACK TO search_batch")
+            log.warning("search index batch failed; the next one tries again", exc_info=True)
+        finally:
+            db.execute("RELEASE search_batch")

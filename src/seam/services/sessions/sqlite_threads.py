@@ -59,8 +59,6 @@ RESTART_WAIT_MS = 50
 _STOP = None
 # A writer-thread job of its own: checkpoint the WAL (asked by the loop's connection).
 _CHECKPOINT = object()
-# Another: the store's upkeep (`SQLiteThreads(upkeep=)`).
-_UPKEEP = object()
 
 
 class _Handed:
@@ -154,10 +152,6 @@ class _WriterThread(_ConnectionThread):
     """Runs writes in group commits (see the module docstring) and WAL checkpoints."""
 
     _checkpoint_asked = False
-    _upkeep_asked = False
-    # The store's own upkeep (its search index's catch-up), run when asked, in between
-    # groups: a write of its own, which this process's writes wait for (`restarting`).
-    upkeep: Callable[[sqlite3.Connection], None] | None = None
     # Set while a checkpoint's RESTART runs: the loop's connection hands its writes over
     # meanwhile (`SQLiteThreads._writer_busy`), or, writing in a tight loop, it would
     # hold the write lock nearly all the time and the RESTART would never get it.
@@ -170,12 +164,6 @@ class _WriterThread(_ConnectionThread):
         if not self._checkpoint_asked:
             self._checkpoint_asked = True
             self._jobs.put(_CHECKPOINT)
-
-    def ask_upkeep(self) -> None:
-        """Queue the upkeep, unless it is queued and not started yet."""
-        if not self._upkeep_asked and self.upkeep is not None:
-            self._upkeep_asked = True
-            self._jobs.put(_UPKEEP)
 
     def _main(self) -> None:
         stopping = False
@@ -214,9 +202,6 @@ class _WriterThread(_ConnectionThread):
             if batch is _CHECKPOINT:
                 self._checkpoint_asked = False
                 self._checkpoint()
-            elif batch is _UPKEEP:
-                self._upkeep_asked = False
-                self._run_upkeep()
             else:
                 group.extend(batch)
             if len(group) >= MAX_GROUP:
@@ -254,14 +239,6 @@ class _WriterThread(_ConnectionThread):
         except sqlite3.Error:
             log.warning("WAL checkpoint failed", exc_info=True)
 
-    def _run_upkeep(self) -> None:
-        if self.upkeep is not None:
-            self.restarting = True  # its write waits for the lock, as the RESTART does
-            try:
-                self.upkeep(self.db)
-            finally:
-                self.restarting = False
-
     def _commit_alone(self, job: Job) -> None:
         db = self.db
         try:
@@ -289,7 +266,6 @@ class SQLiteThreads:
         readers: int = DEFAULT_READERS,
         label: str = "sqlite",
         open_loop: Callable[[], sqlite3.Connection] | None = None,
-        upkeep: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         self._writes: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._reads: queue.SimpleQueue[Any] = self._writes
@@ -306,9 +282,6 @@ class SQLiteThreads:
         # counts them down: it holds this, not the store, which must stay collectable).
         self._handed = _Handed()
         self._writer = _WriterThread(writer, f"{label}-writer", self._writes, self._handed)
-        self._writer.upkeep = upkeep
-        # The upkeep on the writer thread, soon (from any thread).
-        self.ask_upkeep = self._writer.ask_upkeep
         self._readers: list[_ConnectionThread] = []
         if connections:
             self._reads = queue.SimpleQueue()
