@@ -20,10 +20,8 @@ stamp, which it has when this worker ran the session's last turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from seam.contracts.messages import Message
 from seam.contracts.sessions import LoadedSession
 from seam.services.sessions.postgres_claim import LoadHint
 from seam.services.sessions.postgres_rows import (
@@ -100,15 +98,10 @@ class PostgresTranscripts:
             copies.drop(key)
             return await self._load_with_images(key)
         extended = kept is not None and bool(head[_WIDTH + 1])
-        messages = _joined(kept.messages if kept is not None and extended else (), read)
-        if len(messages) != info.message_count:
-            # Not as the row counts it (a row written outside Seam): keep no copy, and
-            # read it whole when only the tail was read.
-            copies.drop(key)
-            return await self.load(key) if extended else LoadedSession(info, messages)
-        copies.keep(key, (info.message_count, int(head[_WIDTH]), info.created_at), messages)
-        return LoadedSession(info, messages)
-
-
-def _joined(kept: Sequence[Message], read: list[Message]) -> tuple[Message, ...]:
-    return (*kept, *read) if kept else tuple(read)
+        messages = (*kept.messages, *read) if kept is not None and extended else tuple(read)
+        stamp = (info.message_count, int(head[_WIDTH]), info.created_at)
+        if copies.keep(key, stamp, messages) or not extended:
+            return LoadedSession(info, messages)
+        # Only the tail was read, and it does not add up to the row's count (a row written
+        # outside Seam): read it whole.
+        return await self.load(key)

@@ -74,29 +74,21 @@ def behind(db: sqlite3.Connection) -> bool:
     return bool(row[0])
 
 
-def catch_up(db: sqlite3.Connection, most: int | None = None) -> int:
+def catch_up(db: sqlite3.Connection, most: int | None = None) -> None:
     """Index the messages above the mark (the `most` oldest of them, when given) and
-    raise it past them, in the caller's write transaction; returns how many messages the
-    mark passed."""
+    raise it past them, in the caller's write transaction."""
     mark = db.execute(f"SELECT {_MARK}").fetchone()[0]
-    if most is None:
-        row = db.execute("SELECT count(*), max(id) FROM messages WHERE id > ?", (mark,))
-    else:
-        row = db.execute(
-            "SELECT count(*), max(id) FROM"
-            " (SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?)",
-            (mark, most),
-        )
-    passed, top = row.fetchone()
-    if not passed:
-        return 0
+    above = "SELECT id FROM messages WHERE id > ? ORDER BY id LIMIT ?"
+    top = db.execute(f"SELECT max(id) FROM ({above})", (mark, -1 if most is None else most))
+    (newest,) = top.fetchone()
+    if newest is None:
+        return
     db.execute(
         "INSERT INTO messages_fts (rowid, content) SELECT id, content FROM messages"
         f" WHERE id > ? AND id <= ? AND {_SEARCHABLE} ORDER BY id",
-        (mark, top),
+        (mark, newest),
     )
-    db.execute("UPDATE search_progress SET indexed_to = ?", (top,))
-    return int(passed)
+    db.execute("UPDATE search_progress SET indexed_to = ?", (newest,))
 
 
 async def caught_up(threads: SQLiteThreads) -> None:

@@ -60,10 +60,7 @@ class SQLiteTranscripts(SQLiteQueries):
             copies.drop(key)
             return None
         session, stamp = loaded
-        if len(session.messages) == session.info.message_count:
-            copies.keep(key, stamp, session.messages)
-        else:  # not as the row counts it (a row written outside Seam): no copy
-            copies.drop(key)
+        copies.keep(key, stamp, session.messages)
         return session
 
     def _read(

@@ -58,14 +58,20 @@ class TranscriptCopies:
             self._kept.move_to_end(key)
         return kept
 
-    def keep(self, key: str, stamp: Stamp, messages: tuple[Message, ...]) -> None:
+    def keep(self, key: str, stamp: Stamp, messages: tuple[Message, ...]) -> bool:
+        """Keep `messages` as `key`'s copy, stamped `stamp`, unless they are not as many
+        as the stamp counts (a row written outside Seam): then no copy is kept. Whether
+        it was kept."""
         self.drop(key)
+        if len(messages) != stamp[0]:
+            return False
         kept = self._kept
         kept[key] = KeptTranscript(stamp, messages)
         self._messages += len(messages)
         while len(kept) > self._size or (self._messages > self._most and len(kept) > 1):
             _, oldest = kept.popitem(last=False)
             self._messages -= len(oldest.messages)
+        return True
 
     def appended(self, key: str, stamp: Stamp | None, messages: Sequence[Message]) -> None:
         """This store committed `messages` to `key`'s transcript, leaving the row at
