@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 from seam.contracts.execution import (
+    ABORTED,
     ALL_EVENTS,
     ANY_RUNNABLE,
     DEFAULT_LEASE_SECONDS,
@@ -57,7 +58,7 @@ from seam.services.sessions.rows import (
     submission_from_row,
     usage_params,
 )
-from seam.services.sessions.sqlite_execution_now import SQLiteAdmitClaimed
+from seam.services.sessions.sqlite_execution_now import Lease, SQLiteAdmitClaimed
 from seam.services.sessions.sqlite_images import put_images, with_images
 from seam.services.sessions.sqlite_search_index import SearchBacklog
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
@@ -110,7 +111,11 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
     async def admit(self, submission: NewSubmission) -> Submission:
         return await self._write_waking(partial(self._admit, submission))
 
-    def _admit(self, submission: NewSubmission, db: sqlite3.Connection) -> Submission:
+    def _admit(
+        self, submission: NewSubmission, db: sqlite3.Connection, lease: Lease | None = None
+    ) -> Submission:
+        """The submission as stored: one admitted before, or this one, new; queued, or
+        (`lease`: its owner and length) already claimed by the caller in the same insert."""
         existing = self._row(db, submission.id)
         if existing is not None:
             check_same_payload(existing, submission)
@@ -118,6 +123,9 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
         check_new(submission)
         now = self._clock()
         put_images(db, submission.images, now)
+        claim = (
+            ("queued", 0, None, None) if lease is None else ("running", 1, lease[0], now + lease[1])
+        )
         try:
             row = db.execute(
                 _INSERT_SUBMISSION,
@@ -130,6 +138,7 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
                     now,
                     now,
                     hashes_column(submission.images),
+                    *claim,
                 ),
             ).fetchone()
         except sqlite3.IntegrityError as exc:  # the session's foreign key
@@ -306,27 +315,19 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
         journal = settlement.journal
 
         def write(db: sqlite3.Connection) -> Submission:
-            sub = self._held(db, submission_id, owner)
+            # The holder checked and the row settled in one statement; no row back means
+            # the check failed, and `_held` says why.
+            steps = 0 if journal is None else len(journal.messages)
+            row = db.execute(
+                _SETTLE, _settle_params(submission_id, owner, settlement, steps, self._clock())
+            ).fetchone()
+            if row is None:
+                self._held(db, submission_id, owner)
+                raise AssertionError("unreachable: the holder check passed in this write")
+            sub = submission_from_row(row)
             if journal is not None:
                 stamp[0] = self._journal(db, sub.session_key, submission_id, journal)
-            end = settlement.for_submission(sub)
-            now = self._clock()
-            return self._update(
-                db,
-                "state = 'settled', outcome = ?, result = ?, error = ?, finish_reason = ?,"
-                " lease_owner = NULL, lease_expires_at = NULL, settled_at = ?, updated_at = ?,"
-                " steps = steps + ?",
-                (
-                    end.outcome,
-                    end.result,
-                    end.error,
-                    end.finish_reason,
-                    now,
-                    now,
-                    0 if journal is None else len(journal.messages),
-                    submission_id,
-                ),
-            )
+            return sub
 
         settled = await self._write_waking(write)
         if journal is not None:
@@ -428,8 +429,22 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
 # Runnable submissions a claim reads at a time (it takes the first it may).
 CLAIM_BATCH = 16
 _INSERT_SUBMISSION = (
-    "INSERT INTO submissions (id, session_key, input, personality, state, max_attempts,"
-    " created_at, updated_at, images) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?)"
+    "INSERT INTO submissions (id, session_key, input, personality, max_attempts, created_at,"
+    " updated_at, images, state, attempts, lease_owner, lease_expires_at)"
+    f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {SUBMISSION_COLUMNS}"
+)
+# A settlement under the holder's check (`check_holder`): the lease's owner, or none for a
+# submission still queued; an abort asked meanwhile wins when the settlement says so.
+_ABORTED_IF = "CASE WHEN :abortable AND abort_requested THEN"
+_SETTLE = (
+    "UPDATE submissions SET state = 'settled',"
+    f" outcome = {_ABORTED_IF} :aborted_outcome ELSE :outcome END,"
+    f" result = {_ABORTED_IF} :aborted_result ELSE :result END,"
+    f" error = {_ABORTED_IF} :aborted_error ELSE :error END,"
+    f" finish_reason = {_ABORTED_IF} :aborted_finish ELSE :finish END,"
+    " lease_owner = NULL, lease_expires_at = NULL, settled_at = :now, updated_at = :now,"
+    " steps = steps + :steps WHERE id = :id AND CASE WHEN :owner IS NULL THEN state = 'queued'"
+    " ELSE state = 'running' AND lease_owner = :owner END"
     f" RETURNING {SUBMISSION_COLUMNS}"
 )
 _INSERT_USAGE = insert_sql("usage", USAGE_COLUMNS, "?")
@@ -453,3 +468,23 @@ def _insert_events(db: sqlite3.Connection, records: Sequence[EventRecord]) -> No
 
 def _record(row: Sequence[Any]) -> EventRecord:
     return EventRecord(*row)
+
+
+def _settle_params(
+    submission_id: str, owner: str | None, end: Settlement, steps: int, now: float
+) -> dict[str, Any]:
+    return {
+        "id": submission_id,
+        "owner": owner,
+        "abortable": end.unless_aborted,
+        "outcome": end.outcome,
+        "result": end.result,
+        "error": end.error,
+        "finish": end.finish_reason,
+        "aborted_outcome": ABORTED.outcome,
+        "aborted_result": ABORTED.result,
+        "aborted_error": ABORTED.error,
+        "aborted_finish": ABORTED.finish_reason,
+        "steps": steps,
+        "now": now,
+    }

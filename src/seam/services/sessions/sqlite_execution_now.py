@@ -28,6 +28,10 @@ _OPEN_IN_SESSION = (
 )
 
 
+# Who claims a submission as it is admitted, and for how many seconds.
+Lease = tuple[str, float]
+
+
 class SQLiteAdmitClaimed:
     _clock: Callable[[], float]
     _wake: asyncio.Event
@@ -35,7 +39,9 @@ class SQLiteAdmitClaimed:
 
     if TYPE_CHECKING:
 
-        def _admit(self, submission: NewSubmission, db: sqlite3.Connection) -> Submission: ...
+        def _admit(
+            self, submission: NewSubmission, db: sqlite3.Connection, lease: Lease | None = None
+        ) -> Submission: ...
 
         def _update(
             self, db: sqlite3.Connection, assignments: str, params: tuple[Any, ...]
@@ -56,7 +62,8 @@ class SQLiteAdmitClaimed:
     ) -> Submission:
         # An id admitted before is open in the session (ahead of itself) or settled.
         ahead = db.execute(_OPEN_IN_SESSION, (submission.session_key,)).fetchone() is not None
-        sub = self._admit(submission, db)
+        # A new one with nothing ahead is inserted claimed: one statement, not two.
+        sub = self._admit(submission, db, None if ahead else (owner, lease))
         if ahead or sub.state != "queued" or sub.attempts >= sub.max_attempts:
             return sub
         now = self._clock()
