@@ -30,6 +30,7 @@ SESSION = "crashy"
 PROMPT = "What does note.txt say?"
 ANSWER = "The note says hello."
 READ_NOTE = ("read_file", json.dumps({"path": "note.txt"}))
+ECHO = ("terminal", json.dumps({"command": "echo hello"}))
 WAIT_LIMIT = 20.0
 
 
@@ -94,6 +95,14 @@ def _one_read(messages: list[dict[str, Any]], server: OpenAIServer, first: int) 
     assert len(results) == 1 and "hello" in results[0]["content"]
 
 
+def _read_again(messages: list[dict[str, Any]], server: OpenAIServer, first: int) -> None:
+    _one_read(messages, server, first)
+    assert not any(m["interrupted"] for m in messages), messages
+    body = server.chat_requests[first].body
+    assert CUT_OFF_NOTE not in body["messages"][0]["content"]
+    assert any(m["role"] == "tool" for m in sent_messages(server, first))
+
+
 CASES = [
     Case(
         "before-the-model-answers",
@@ -124,11 +133,21 @@ CASES = [
         _one_read,
     ),
     Case(
+        # A tool that may not run twice: its result is stored before the model goes on.
         "mid-final-answer",
-        [tool_call_reply([READ_NOTE]), text_reply(ANSWER, chunk_size=2).stalled(after=5)],
+        [tool_call_reply([ECHO]), text_reply(ANSWER, chunk_size=2).stalled(after=5)],
         lambda w: w.streamed_after("tool_end"),
         [text_reply(ANSWER)],
         _cut_off_text_kept,
+    ),
+    Case(
+        # A quick read (it may run again): its result was held for the next write and
+        # died with the process, so the read runs again and the model answers afresh.
+        "mid-final-answer-after-a-held-result",
+        [tool_call_reply([READ_NOTE]), text_reply(ANSWER, chunk_size=2).stalled(after=5)],
+        lambda w: w.streamed_after("tool_end"),
+        [text_reply(ANSWER)],
+        _read_again,
     ),
 ]
 

@@ -16,10 +16,12 @@ from seam.contracts.execution import (
     EventQuery,
     EventRecord,
     JournalEntry,
+    Settlement,
     Submission,
 )
 from seam.contracts.messages import Message
 from seam.contracts.tools import ToolContext
+from seam.core import coordinator_journal
 from seam.core.coordinator import CUT_OFF_NOTE, UNKNOWN_OUTCOME, Coordinator
 from seam.core.event_log import decode, encode_deltas, replay
 from seam.core.execution import InMemoryExecutionStore
@@ -233,6 +235,90 @@ async def test_resume_reruns_idempotent_tools_and_marks_others_unknown() -> None
     # Every call has exactly one result, and the model saw them all.
     assert len([m for m in messages if m.role == "tool"]) == 3
     assert {m.tool_call_id for m in model.requests[0].messages if m.role == "tool"} == set(results)
+
+
+class WriteLog(InMemoryExecutionStore):
+    """Notes which write carried each tool result: a step's own, or the settlement."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.results_in: list[str] = []
+
+    async def append_for(self, submission_id: str, owner: str, entry: JournalEntry) -> None:
+        self.results_in += ["step" for m in entry.messages if m.role == "tool"]
+        await super().append_for(submission_id, owner, entry)
+
+    async def settle(
+        self, submission_id: str, owner: str | None, settlement: Settlement
+    ) -> Submission:
+        journal = settlement.journal
+        self.results_in += [
+            "settle" for m in (journal.messages if journal else ()) if m.role == "tool"
+        ]
+        return await super().settle(submission_id, owner, settlement)
+
+
+@pytest.mark.parametrize(
+    ("tool", "quick", "written_in"),
+    [
+        ("lookup", 1.0, ["settle"]),  # may run again, quick: with the next write
+        ("send_email", 1.0, ["step"]),  # may not run twice: before the turn goes on
+        ("lookup", 0.0, ["step"]),  # a slow step: its results are worth keeping at once
+    ],
+)
+async def test_quick_results_of_tools_that_may_run_again_go_with_the_next_write(
+    tool: str, quick: float, written_in: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(coordinator_journal, "QUICK_TOOLS_SECONDS", quick)
+    store = WriteLog()
+    lookup = call(tool)
+    factory, model, _ = build([tool_step(lookup), text_step("found it")], store=store)
+    sub = await (await factory.get_or_create_root(KEY)).ask("look it up")
+    assert (sub.outcome, sub.result) == ("completed", "found it")
+    assert store.results_in == written_in
+    messages = await store.messages(KEY)
+    assert [(m.role, m.tool_call_id) for m in messages] == [
+        ("user", None),
+        ("assistant", None),
+        ("tool", lookup.id),
+        ("assistant", None),
+    ]
+    # The model's second call had the result, and the log tells the same story.
+    assert [m.tool_call_id for m in model.requests[-1].messages if m.role == "tool"] == [lookup.id]
+    records = await store.events(KEY, EventQuery(submission_id=sub.id))
+    types = [e.type for r in records for e in decode(r)]
+    assert types.index("tool_end") < types.index("text_delta") < types.index("done")
+
+
+async def test_a_crash_that_lost_held_results_runs_the_tools_again() -> None:
+    """The worker died during the model call after a quick step whose results it held:
+    the log has the step's events and the text the model streamed, the transcript only
+    the calls. The resume runs the tools again and calls the model again; the streamed
+    text is not kept as cut off (that call had results the transcript never got)."""
+    factory, model, tools = build([text_step("The answer is 42.")])
+    lookup = call("lookup")
+    sid = await crashed_claim(
+        factory, "look it up", Message("user", "look it up"), Message("assistant", "", (lookup,))
+    )
+    store = factory.store
+    await store.append_events(
+        [
+            EventRecord(KEY, 1, 1, "tool_start", "{}", sid),
+            EventRecord(KEY, 2, 2, "tool_end", "{}", sid),
+            encode_deltas([TextDelta(KEY, "t1", 3, "The ans")], sid),
+        ]
+    )
+    [sub] = await factory.coordinator.resume_pending(factory.resolve)
+    assert (sub.outcome, sub.result) == ("completed", "The answer is 42.")
+    assert tools["lookup"].runs == 1
+    messages = await store.messages(KEY)
+    assert [(m.role, m.content, m.interrupted) for m in messages] == [
+        ("user", "look it up", False),
+        ("assistant", "", False),
+        ("tool", "lookup ran 1", False),
+        ("assistant", "The answer is 42.", False),
+    ]
+    assert CUT_OFF_NOTE not in model.requests[0].system
 
 
 async def test_the_repair_plan_is_the_step_the_turn_starts_from() -> None:
@@ -704,8 +790,11 @@ class DiskFullOnce(InMemoryExecutionStore):
 
 
 async def test_a_submission_failed_by_a_store_error_leaves_no_tool_call_unanswered() -> None:
+    # A tool that may not run twice: its result is written before the turn goes on.
     store = DiskFullOnce()
-    factory, model, _ = build([tool_step(call("lookup")), text_step("next answer")], store=store)
+    factory, model, _ = build(
+        [tool_step(call("send_email")), text_step("next answer")], store=store
+    )
     session = await factory.get_or_create_root(KEY)
     failed = await session.ask("look it up")
     assert failed.outcome == "failed" and "disk is full" in str(failed.error)

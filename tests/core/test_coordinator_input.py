@@ -87,8 +87,9 @@ async def test_the_input_goes_in_with_the_tool_call_before_any_tool_runs() -> No
         ("tool", "lookup ran 1"),
         ("assistant", "found"),
     ]
-    # The input is no write of its own: it goes with the intent, before the tool runs.
-    assert store.writes == [["user", "assistant"], ["tool"], ["assistant"]]
+    # The input is no write of its own: it goes with the intent, before the tool runs;
+    # the quick result of a tool that may run again goes with the answer.
+    assert store.writes == [["user", "assistant"], ["tool", "assistant"]]
 
 
 async def test_a_one_reply_turn_writes_its_input_and_answer_with_the_settlement() -> None:

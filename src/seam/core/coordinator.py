@@ -444,7 +444,12 @@ class Coordinator(Admission, OutageRetry, Settling):
         start = resumed(plan.start, extras)
         recorder = EventRecorder(store, sub.id, redact=session.loop.redact)
         journal = TurnJournal(
-            store, sub.id, self.owner, recorder, holds_input=isinstance(start, UserPrompt)
+            store,
+            sub.id,
+            self.owner,
+            recorder,
+            holds_input=isinstance(start, UserPrompt),
+            rerunnable=session.is_idempotent,
         )
         end = TurnEnd()
         # From here the log may hold text of this claim's turn (`Repairs.plan`).

@@ -11,11 +11,22 @@ later than the acknowledgement, and an answer never settles without its events.
 The event log rides along: its records go with the next transcript write
 (`EventRecorder.handover`), and the last ones with the settlement, so a quick turn makes
 no event write of its own.
+
+Tool results are held too when losing them costs nothing but running the tools again:
+every tool of the step may run twice (`idempotent`, which is also what lets a resume run
+it again) and the step took less than `QUICK_TOOLS_SECONDS`. They go in with the turn's
+next write (the model's next step, or the answer with the settlement). A crash before it
+finds the calls without results and runs them again, as after a crash during the tools
+(`Repairs.plan`, which then drops the text the model streamed after them: its call never
+had the results in its stored history). A slow step's results, or any result of a tool
+that may not run twice, commit before the turn goes on. Their log events are not held:
+the recorder stores them in order, so the log never has a gap a replay would skip.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from seam.contracts.execution import EventRecord, ExecutionStore, JournalEntry
 from seam.contracts.messages import Message
@@ -23,6 +34,11 @@ from seam.contracts.sessions import UsageRecord
 from seam.core.event_log import EventRecorder
 
 EMPTY = JournalEntry(())
+# A step of tools that may run twice and ended within this many seconds of its calls'
+# write: its results are held for the next write (see the module docstring).
+QUICK_TOOLS_SECONDS = 1.0
+# Whether the tool named may run again after a crash (`ClaimSession.is_idempotent`).
+Rerunnable = Callable[[str], bool]
 
 
 def is_answer(messages: Sequence[Message]) -> bool:
@@ -64,6 +80,7 @@ class TurnJournal:
         recorder: EventRecorder,
         *,
         holds_input: bool = False,
+        rerunnable: Rerunnable | None = None,
     ) -> None:
         self._store = store
         self._submission_id = submission_id
@@ -71,6 +88,9 @@ class TurnJournal:
         self.recorder = recorder
         self._held = EMPTY
         self._input = holds_input
+        self._rerunnable = rerunnable
+        self._rerun: dict[str, bool] = {}  # its answers this turn (it builds the toolset)
+        self._written_at = time.monotonic()  # the last write's commit (a step's calls')
 
     async def write(self, messages: Sequence[Message], usage: Sequence[UsageRecord]) -> None:
         """The turn's `TranscriptWriter`. The recorder stores events behind the turn's
@@ -84,6 +104,10 @@ class TurnJournal:
         held = self._held
         if not (messages or usage or held.messages):
             return  # nothing to store: no transaction
+        if self._may_hold(messages):
+            # Their events stay with the recorder, which stores them in order.
+            self._held = joined(held, JournalEntry(messages, usage=usage))
+            return
         events: Sequence[EventRecord] = (
             await self.recorder.handover() if messages or held.messages else ()
         )
@@ -93,6 +117,26 @@ class TurnJournal:
             return
         self._held = EMPTY
         await self._store.append_for(self._submission_id, self._owner, entry)
+        self._written_at = time.monotonic()
+
+    def _may_hold(self, messages: Sequence[Message]) -> bool:
+        """Whether `messages` are a quick step's results of tools that may run again."""
+        rerunnable = self._rerunnable
+        if rerunnable is None or not messages:
+            return False
+        if any(m.role != "tool" or not m.name for m in messages):
+            return False
+        if time.monotonic() - self._written_at >= QUICK_TOOLS_SECONDS:
+            return False
+        known = self._rerun
+        for message in messages:
+            name = message.name or ""
+            ok = known.get(name)
+            if ok is None:
+                ok = known[name] = rerunnable(name)
+            if not ok:
+                return False
+        return True
 
     async def tail(self) -> JournalEntry | None:
         """What is left to write when the turn is over: the held answer and every event

@@ -79,7 +79,15 @@ class Repairs:
         plan = RepairPlan()
         # A retry of a call already cut off keeps that first cut-off text only (the
         # model step stores no second one either): one interrupted message per call.
-        cut_off = "" if continues_cut_off(written) else await self._unsaved_text(sub, last)
+        # Calls whose results were never stored (held for the next write, `TurnJournal`)
+        # run again or are answered: text streamed after them came from a model call
+        # that had those results, and the call is made again.
+        held_results = last.role == "assistant" and bool(last.tool_calls)
+        cut_off = (
+            ""
+            if held_results or continues_cut_off(written)
+            else await self._unsaved_text(sub, last)
+        )
         if cut_off:
             plan.repairs.append(Message("assistant", cut_off, interrupted=True))
         model_step = CallModel(CUT_OFF_NOTE) if cut_off or last.interrupted else CallModel()
