@@ -232,30 +232,42 @@ async def _drop_schema(url: str, schema: str) -> None:
         await conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
 
 
-async def per_turn(turns: int, rounds: int = 5) -> None:
+async def per_turn(turns: int, rounds: int = 5, pg: str | None = None) -> None:
     """The three ways in `rounds` interleaved rounds, each a share of the turns: a machine
     whose speed drifts (this one's does, by a third from minute to minute) then slows or
-    speeds all three alike, and their ratio is the cost of durability, not of the drift."""
+    speeds all three alike, and their ratio is the cost of durability, not of the drift.
+    With `pg`, a fourth: the same turn on PostgreSQL (this process's CPU: the worker's
+    side; the server's is not counted)."""
     print(f"per-turn framework CPU time, {turns} turns (3 tool calls + 200 text deltas)")
     from seam.services.sessions.sqlite import SQLiteSessionStore
 
     bare: list[float] = []
     memory: list[float] = []
     sqlite: list[float] = []
+    postgres: list[float] = []
     share = max(1, turns // rounds)
+    schema = f"bench_{secrets.token_hex(4)}"
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteSessionStore(str(Path(tmp) / "sessions.db"))
+        remote = None if pg is None else await _open(pg, schema)
         try:
             for _ in range(rounds):
                 gc.collect()
                 bare += await bare_turns(share)
                 memory += await durable_turns(InMemoryExecutionStore(), share)
                 sqlite += await durable_turns(store, max(1, share // 2))
+                if remote is not None:
+                    postgres += await durable_turns(remote, max(1, share // 2))
         finally:
             await store.aclose()
+            if remote is not None and pg is not None:
+                await remote.aclose()
+                await _drop_schema(pg, schema)
     report("bare loop, in-memory session store", bare)
     report("durable, in-memory execution store", memory)
     report("durable, SQLite (WAL, file)", sqlite)
+    if postgres:
+        report("durable, PostgreSQL (worker CPU)", postgres)
 
 
 def main() -> None:
@@ -264,7 +276,7 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=400)
     parser.add_argument("--pg", default=os.environ.get("SEAM_TEST_PG_URL"))
     args = parser.parse_args()
-    asyncio.run(per_turn(args.turns))
+    asyncio.run(per_turn(args.turns, pg=args.pg))
     print(f"throughput: {args.submissions} submissions over {SESSIONS} sessions, scripted model")
     with tempfile.TemporaryDirectory() as tmp:
         for workers in (1, 4):
