@@ -138,6 +138,12 @@ def _rows_durable(out: str) -> list[Row]:
     if pg1 and pg4 is not None:
         rows.append(Row("PG 4 workers settled/s", f"{pg4:.0f}/s", f"PG 1 worker {pg1:.0f}/s",
                         pg4 / pg1, ">= 1.8x"))  # fmt: skip
+    # One worker running four submissions at a time (`seam worker --concurrency 4`).
+    sqlite_x4 = _number(r"SQLite\s+1 worker\(s\), 4 at a time:\s+([\d.]+)", out)
+    pg_x4 = _number(r"PostgreSQL\s+1 worker\(s\), 4 at a time:\s+([\d.]+)", out)
+    if pg_x4 is not None and sqlite_x4:
+        rows.append(Row("PG 1 worker x4 settled/s", f"{pg_x4:.0f}/s",
+                        f"SQLite x4 {sqlite_x4:.0f}/s", pg_x4 / sqlite_x4, ""))  # fmt: skip
     return rows
 
 

@@ -118,12 +118,14 @@ async def _fill(target: str, schema: str | None, submissions: int) -> None:
         await store.aclose()
 
 
-async def _work(target: str, schema: str | None, submissions: int, gate: Any) -> tuple[int, float]:
-    """How many submissions this worker settled, and the CPU seconds it spent on them."""
+async def _work(
+    target: str, schema: str | None, submissions: int, gate: Any, lanes: int = 1
+) -> tuple[int, float]:
+    """How many submissions this worker settled, and the CPU seconds it spent on them;
+    `lanes` drain loops side by side, as `seam worker --concurrency` runs them."""
     # Connected (pool, schema check and PostgreSQL's LISTEN connection) before the clock
     # starts, so the figure is the settling alone, the same for every worker and store.
     store = await _open(target, schema)
-    settled = 0
     try:
         await store.submissions(query=SubmissionQuery(limit=1))
         await store.wait_for_work(0)
@@ -134,19 +136,27 @@ async def _work(target: str, schema: str | None, submissions: int, gate: Any) ->
         loop = _loop(store, [Step(deltas=["ok "] * 20) for _ in range(submissions)])
         coordinator = Coordinator(store, owner=f"bench-{os.getpid()}")
         factory = SessionFactory(loop, store, coordinator)
-        while True:
-            settled += len(await coordinator.drain_runnable(factory.resolve))
-            if not await store.submissions(
-                query=SubmissionQuery(states=("queued", "running"), limit=1)
-            ):
-                return settled, time.process_time() - began
-            await store.wait_for_work(0.05)
+
+        async def lane() -> int:
+            done = 0
+            while True:
+                done += len(await coordinator.drain_runnable(factory.resolve))
+                if not await store.submissions(
+                    query=SubmissionQuery(states=("queued", "running"), limit=1)
+                ):
+                    return done
+                await store.wait_for_work(0.05)
+
+        settled = sum(await asyncio.gather(*(lane() for _ in range(lanes))))
+        return settled, time.process_time() - began
     finally:
         await store.aclose()
 
 
-def _worker(target: str, schema: str | None, submissions: int, gate: Any, out: Any) -> None:
-    out.put(asyncio.run(_work(target, schema, submissions, gate)))
+def _worker(
+    target: str, schema: str | None, submissions: int, gate: Any, out: Any, lanes: int = 1
+) -> None:
+    out.put(asyncio.run(_work(target, schema, submissions, gate, lanes)))
 
 
 def _server_cpu(url: str) -> float | None:
@@ -190,14 +200,14 @@ class Throughput:
         )
 
 
-def throughput(target: str, workers: int, submissions: int) -> Throughput:
+def throughput(target: str, workers: int, submissions: int, lanes: int = 1) -> Throughput:
     schema = f"bench_{secrets.token_hex(4)}" if target.startswith("postgres") else None
     asyncio.run(_fill(target, schema, submissions))
     ctx = multiprocessing.get_context("spawn")
     ready, start = ctx.Queue(), ctx.Event()
     out = ctx.Queue()
     procs = [
-        ctx.Process(target=_worker, args=(target, schema, submissions, (ready, start), out))
+        ctx.Process(target=_worker, args=(target, schema, submissions, (ready, start), out, lanes))
         for _ in range(workers)
     ]
     for proc in procs:
@@ -278,17 +288,27 @@ def main() -> None:
     args = parser.parse_args()
     asyncio.run(per_turn(args.turns, pg=args.pg))
     print(f"throughput: {args.submissions} submissions over {SESSIONS} sessions, scripted model")
+    # (workers, lanes): one and four workers one submission at a time, and one worker
+    # running four at a time (`seam worker --concurrency 4`).
+    shapes = ((1, 1), (4, 1), (1, LANES))
     with tempfile.TemporaryDirectory() as tmp:
-        for workers in (1, 4):
-            path = str(Path(tmp) / f"throughput-{workers}.db")
-            rate = throughput(path, workers, args.submissions)
-            print(f"  SQLite      {workers} worker(s): {rate.line()}")
+        for workers, lanes in shapes:
+            path = str(Path(tmp) / f"throughput-{workers}-{lanes}.db")
+            rate = throughput(path, workers, args.submissions, lanes)
+            print(f"  SQLite      {_shape(workers, lanes)}: {rate.line()}")
     if not args.pg:
         print("  PostgreSQL: no server (pass --pg URL or set SEAM_TEST_PG_URL)")
         return
-    for workers in (1, 4):
-        rate = throughput(args.pg, workers, args.submissions)
-        print(f"  PostgreSQL  {workers} worker(s): {rate.line()}")
+    for workers, lanes in shapes:
+        rate = throughput(args.pg, workers, args.submissions, lanes)
+        print(f"  PostgreSQL  {_shape(workers, lanes)}: {rate.line()}")
+
+
+LANES = 4
+
+
+def _shape(workers: int, lanes: int) -> str:
+    return f"{workers} worker(s)" + ("" if lanes == 1 else f", {lanes} at a time")
 
 
 if __name__ == "__main__":

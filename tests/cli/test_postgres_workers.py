@@ -223,6 +223,41 @@ def test_two_workers_share_the_queue_without_running_anything_twice(
     assert openai_server.pending == 0
 
 
+def test_a_worker_with_concurrency_runs_two_sessions_turns_at_once(
+    workers_cli: Cli, openai_server: OpenAIServer, store_url: str
+) -> None:
+    """`seam worker --concurrency 2`: while one session's model call is stalled, the
+    worker starts the other session's turn; both settle once the stall is released."""
+    cli = workers_cli
+    openai_server.push(text_reply("first answer", chunk_size=3).stalled(after=2))
+    openai_server.push(text_reply("second answer"))
+    submit(cli, {"one": "first question", "two": "second question"})
+    worker = cli.popen("worker", "--concurrency", "2")
+    try:
+        # The second call reaches the server while the first is still stalled.
+        wait_for(lambda: len(openai_server.chat_requests) == 2, "two model calls at once")
+        openai_server.release()
+        wait_for(
+            lambda: (
+                rows(store_url, "SELECT count(*) FROM submissions WHERE state = 'settled'")[0][0]
+                == 2
+            ),
+            "both submissions to settle",
+        )
+    finally:
+        output = stop(worker)
+    answers = sorted(
+        m["content"]
+        for name in ("one", "two")
+        for m in transcript(cli, name)["messages"]
+        if m["role"] == "assistant"
+    )
+    assert answers == ["first answer", "second answer"], output
+    assert rows(store_url, "SELECT DISTINCT attempts, outcome FROM submissions") == [
+        (1, "completed")
+    ]
+
+
 def test_doctor_checks_the_postgres_store(workers_cli: Cli, store_url: str) -> None:
     cli = workers_cli
     done = cli("doctor")

@@ -63,6 +63,7 @@ from seam.core.coordinator_settle import (
     Settling,
     TurnEnd,
 )
+from seam.core.coordinator_work import Working
 from seam.core.event_log import EventRecorder
 from seam.core.external_calls import ExtrasBook
 from seam.core.log_fields import LOG_FIELDS
@@ -76,7 +77,7 @@ log = logging.getLogger("seam.coordinator")
 DEFAULT_BACKOFF = (2.0, 5.0, 15.0, 30.0, 60.0)
 
 
-class Coordinator(Admission, OutageRetry, Settling):
+class Coordinator(Admission, OutageRetry, Settling, Working):
     def __init__(
         self,
         store: ExecutionStore,
@@ -269,47 +270,6 @@ class Coordinator(Admission, OutageRetry, Settling):
             if sub is not None:
                 out.append(sub)
         return out
-
-    async def work(
-        self,
-        resolve: Resolve,
-        *,
-        stop: asyncio.Event | None = None,
-        on_event: OnEvent | None = None,
-        on_settled: Callable[[Submission], None] | None = None,
-        idle_wait: float = 5.0,
-    ) -> None:
-        """A worker: drain, then sleep until the store says there may be work; until
-        `stop` is set."""
-        stop = stop or asyncio.Event()
-        while not stop.is_set():
-            try:
-                drained = await self.drain_runnable(resolve, on_event, stop)
-            except StoreUnavailable as exc:  # an outage past the bound: no traceback
-                log.warning("worker %s: the store is unavailable (%s)", self.owner, exc)
-                drained = []
-            except Exception:
-                # The store itself failed (a dropped connection, a full disk): keep the
-                # worker alive and try again after the idle wait.
-                log.exception("worker %s could not drain the queue", self.owner)
-                drained = []
-            for sub in drained:
-                if on_settled is not None and sub.state == "settled":
-                    try:
-                        on_settled(sub)
-                    except Exception:  # a report that fails (a closed pipe) is not the work
-                        log.exception("reporting %s failed", sub.id)
-            if stop.is_set():
-                return
-            waiter = asyncio.ensure_future(self.store.wait_for_work(idle_wait))
-            stopper = asyncio.ensure_future(stop.wait())
-            try:
-                await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for task in (waiter, stopper):
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
 
     # One claim
 

@@ -326,9 +326,11 @@ class Runtime(ClosesOnExit):
         on_event: OnEvent | None = None,
         on_settled: Callable[[Submission], None] | None = None,
         idle_wait: float = 5.0,
+        concurrency: int = 1,
     ) -> None:
-        """Serve the queue as a worker until `stop` is set; see `Coordinator.work`. A
-        long-running worker also ends idle sessions now and then (`idle_end`)."""
+        """Serve the queue as a worker until `stop` is set, `concurrency` submissions at a
+        time; see `Coordinator.work`. A long-running worker also ends idle sessions now
+        and then (`idle_end`)."""
         if not self._opened:
             await self.open()
         upkeep = asyncio.ensure_future(self._end_idle_periodically())
@@ -339,6 +341,7 @@ class Runtime(ClosesOnExit):
                 on_event=on_event,
                 on_settled=on_settled,
                 idle_wait=idle_wait,
+                concurrency=concurrency,
             )
         finally:
             upkeep.cancel()

@@ -111,7 +111,7 @@ async def resume(as_json: bool) -> int:
     return FAILURE if any(s.outcome == "failed" for s in settled) else 0
 
 
-async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
+async def work(once: bool, as_json: bool, grace: float = STOP_GRACE, concurrency: int = 1) -> int:
     import asyncio
     import signal
 
@@ -132,6 +132,7 @@ async def work(once: bool, as_json: bool, grace: float = STOP_GRACE) -> int:
                     stop=stop,
                     on_event=deny,
                     on_settled=lambda sub: _report(runtime, sub, as_json),
+                    concurrency=concurrency,
                 )
             )
             loop = asyncio.get_running_loop()
@@ -194,8 +195,18 @@ def register(app: typer.Typer) -> None:
                 " is handed back to the queue.",
             ),
         ] = STOP_GRACE,
+        concurrency: Annotated[
+            int,
+            typer.Option(
+                "--concurrency",
+                min=1,
+                max=64,
+                help="Submissions run at once, each of a different session (a session's"
+                " turns still run one after another).",
+            ),
+        ] = 1,
     ) -> None:
         """Run submissions from the queue until stopped (Ctrl-C or SIGTERM)."""
         from seam.apps.cli.runner import execute
 
-        execute(work(once, json_, grace), surface="worker")
+        execute(work(once, json_, grace, concurrency), surface="worker")
