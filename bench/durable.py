@@ -47,6 +47,8 @@ from seam.core import (
 from seam.core.scripted_model import Step
 
 SESSIONS = 40
+# Submissions one worker runs at a time in the "at a time" shape (`--concurrency`).
+LANES = 4
 
 
 def _loop(store: Any, steps: list[Step]) -> AgentLoop:
@@ -302,9 +304,6 @@ def main() -> None:
     for workers, lanes in shapes:
         rate = throughput(args.pg, workers, args.submissions, lanes)
         print(f"  PostgreSQL  {_shape(workers, lanes)}: {rate.line()}")
-
-
-LANES = 4
 
 
 def _shape(workers: int, lanes: int) -> str:

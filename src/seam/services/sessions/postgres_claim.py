@@ -121,6 +121,7 @@ def _pick_and_note(only_one: bool) -> sql.Composed:
     ).format(pick=_pick(only_one))
 
 
+_SUBMISSION_WIDTH = SUBMISSION_COLUMNS.count(",") + 1
 # The session's last event, read with the claim: the turn asks for it next (`SeqHint`).
 _LAST_SEQ = "(SELECT coalesce(max(e.seq), 0) FROM events AS e WHERE e.session_key = s.session_key)"
 
@@ -171,7 +172,7 @@ async def claim_at_once(
     row = await claimed.fetchone()
     if row is None:
         return Claimed(True)
-    last = len(SUBMISSION_COLUMNS.split(","))
+    last = _SUBMISSION_WIDTH
     session = session_from_row(row[last + 1 : -1])
     stamp = (session.message_count, int(row[-1]), session.created_at)
     return Claimed(True, submission_from_row(row[:last]), int(row[last]), session, stamp)
@@ -194,10 +195,15 @@ class SeqHint:
     taken: float = field(default_factory=time.monotonic)
 
     def serves(self, session_key: str) -> bool:
-        return session_key == self.session_key and time.monotonic() - self.taken < SEQ_HINT_SECONDS
+        return session_key == self.session_key and _fresh(self.taken)
 
 
 SEQ_HINT_SECONDS = 0.05
+
+
+def _fresh(taken: float) -> bool:
+    """Whether a hint taken at `taken` (`time.monotonic`) may still serve."""
+    return time.monotonic() - taken < SEQ_HINT_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +223,7 @@ class LoadHint:
     taken: float = field(default_factory=time.monotonic)
 
     def serves(self, session_key: str) -> bool:
-        return session_key == self.session.key and time.monotonic() - self.taken < SEQ_HINT_SECONDS
+        return session_key == self.session.key and _fresh(self.taken)
 
 
 # Settles `sub` as failed (no attempts left) in the claim's transaction, and notifies.

@@ -452,7 +452,7 @@ class SQLiteSessionStore(
     async def aclose(self) -> None:
         """Let queued work finish (and the search index), stop the threads, close the file."""
         if self._search_backlog.pending:
-            await caught_up(self._threads)
+            await self.catch_up_search()
         await self._threads.aclose()
         self.connector.close()
 

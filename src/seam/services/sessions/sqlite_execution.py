@@ -21,7 +21,6 @@ from functools import partial
 from typing import Any
 
 from seam.contracts.execution import (
-    ABORTED,
     ALL_EVENTS,
     ANY_RUNNABLE,
     DEFAULT_LEASE_SECONDS,
@@ -434,14 +433,15 @@ _INSERT_SUBMISSION = (
     f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {SUBMISSION_COLUMNS}"
 )
 # A settlement under the holder's check (`check_holder`): the lease's owner, or none for a
-# submission still queued; an abort asked meanwhile wins when the settlement says so.
+# submission still queued; an abort asked meanwhile wins when the settlement says so
+# (`ABORTED`, as PostgreSQL's statement writes it too).
 _ABORTED_IF = "CASE WHEN :abortable AND abort_requested THEN"
 _SETTLE = (
     "UPDATE submissions SET state = 'settled',"
-    f" outcome = {_ABORTED_IF} :aborted_outcome ELSE :outcome END,"
-    f" result = {_ABORTED_IF} :aborted_result ELSE :result END,"
-    f" error = {_ABORTED_IF} :aborted_error ELSE :error END,"
-    f" finish_reason = {_ABORTED_IF} :aborted_finish ELSE :finish END,"
+    f" outcome = {_ABORTED_IF} 'aborted' ELSE :outcome END,"
+    f" result = {_ABORTED_IF} NULL ELSE :result END,"
+    f" error = {_ABORTED_IF} NULL ELSE :error END,"
+    f" finish_reason = {_ABORTED_IF} 'aborted' ELSE :finish END,"
     " lease_owner = NULL, lease_expires_at = NULL, settled_at = :now, updated_at = :now,"
     " steps = steps + :steps WHERE id = :id AND CASE WHEN :owner IS NULL THEN state = 'queued'"
     " ELSE state = 'running' AND lease_owner = :owner END"
@@ -481,10 +481,6 @@ def _settle_params(
         "result": end.result,
         "error": end.error,
         "finish": end.finish_reason,
-        "aborted_outcome": ABORTED.outcome,
-        "aborted_result": ABORTED.result,
-        "aborted_error": ABORTED.error,
-        "aborted_finish": ABORTED.finish_reason,
         "steps": steps,
         "now": now,
     }
