@@ -240,5 +240,27 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     # search index kept up in batches (services/sessions/sqlite_search_index.py). A later
     # rebuild of the index must create its LATER_TRIGGERS, not _FTS_TRIGGERS.
     SEARCH_INDEX_MIGRATION,
+    # the event log in the order it is written: a WITHOUT ROWID table kept its rows in
+    # (session, seq) order, so each turn's records landed in the middle of the tree, split
+    # a page there and left pages half empty (about 11 pages written per turn for 11 rows
+    # across 20 sessions). A rowid table appends them; the index keeps the (session, seq)
+    # order that reads and the cascade from sessions use.
+    (
+        """CREATE TABLE events_appended (
+            id INTEGER PRIMARY KEY,
+            session_key TEXT NOT NULL REFERENCES sessions (key) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            submission_id TEXT
+        )""",
+        "INSERT INTO events_appended (session_key, seq, first_seq, type, payload, submission_id)"
+        " SELECT session_key, seq, first_seq, type, payload, submission_id FROM events"
+        " ORDER BY session_key, seq",
+        "DROP TABLE events",
+        "ALTER TABLE events_appended RENAME TO events",
+        "CREATE UNIQUE INDEX events_seq ON events (session_key, seq)",
+    ),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
