@@ -58,6 +58,8 @@ class Session:
         self.key = info.key
         self.depth = depth
         self.subagents = SessionSubagents(self)
+        # `is_idempotent`'s answers: a tool's name keeps its nature for the session's life.
+        self._idempotent: dict[str, bool] = {}
 
     @property
     def name(self) -> str:
@@ -95,7 +97,14 @@ class Session:
         return loop.tools.build(names, ctx)
 
     def is_idempotent(self, tool_name: str) -> bool:
-        return any(t.name == tool_name and t.idempotent for t in self.tools())
+        """Whether the session's tool `tool_name` may run twice (asked once a turn by the
+        coordinator's journal; building the toolset to answer costs more than the turn's
+        own store reads, so the answer is kept)."""
+        known = self._idempotent.get(tool_name)
+        if known is None:
+            known = any(t.name == tool_name and t.idempotent for t in self.tools())
+            self._idempotent[tool_name] = known
+        return known
 
     async def submit(
         self,
