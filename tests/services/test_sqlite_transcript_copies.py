@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from seam.contracts.execution import EventRecord, NewSubmission
 from seam.contracts.messages import Message
 from seam.core.scripted_model import ScriptedModel, text_step
 from seam.services.sessions.sqlite import SQLiteSessionStore
@@ -129,3 +130,53 @@ def test_the_copies_are_bounded_by_sessions_and_by_messages() -> None:
     assert [k for k in ("s1", "s3", "s4") if copies.get(k)] == ["s3", "s4"]
     copies.appended("s4", (9, 0, 1.0), two)  # the stamp moved under it: dropped
     assert copies.get("s4") is None
+
+
+async def test_what_this_process_writes_after_a_claim_is_seen_by_the_turn(
+    tmp_path: Path,
+) -> None:
+    """The claim reads the session's row and last event for the turn (`claim_hints`);
+    a write this process makes before the turn asks must not be hidden by them."""
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    try:
+        await store.create(KEY)
+        await store.append(KEY, [Message("user", "hi"), Message("assistant", "hello")])
+        assert await store.load(KEY) is not None  # a copy of both is kept
+        claimed = await store.admit_and_claim(NewSubmission("s1", KEY, "next"), "me")
+        assert claimed.lease_owner == "me"
+        await store.append(KEY, [Message("user", "between")])
+        await store.set_title(KEY, "renamed")
+        await store.append_events([EventRecord(KEY, n, n, "note", "{}", "s1") for n in (1, 2)])
+        loaded = await store.load(KEY)
+        assert loaded is not None
+        assert [m.content for m in loaded.messages] == ["hi", "hello", "between"]
+        info = await store.get(KEY)
+        assert info is not None and info.title == "renamed"
+        assert await store.last_seq(KEY) == 2
+    finally:
+        await store.aclose()
+
+
+async def test_a_claim_s_reads_answer_the_turn_as_a_read_would(tmp_path: Path) -> None:
+    """With nothing written since the claim, the turn's questions are answered from
+    what it read: the same answers a fresh store reads from the file."""
+    path = str(tmp_path / "s.db")
+    store = SQLiteSessionStore(path)
+    try:
+        await store.create(KEY)
+        await store.append(KEY, [Message("user", "hi"), Message("assistant", "hello")])
+        await store.append_events([EventRecord(KEY, 7, 7, "note", "{}", None)])
+        assert await store.load(KEY) is not None
+        await store.admit_and_claim(NewSubmission("s1", KEY, "next"), "me")
+        info, loaded, last = await store.get(KEY), await store.load(KEY), await store.last_seq(KEY)
+        fresh = SQLiteSessionStore(path)
+        try:
+            assert (info, loaded, last) == (
+                await fresh.get(KEY),
+                await fresh.load(KEY),
+                await fresh.last_seq(KEY),
+            )
+        finally:
+            await fresh.aclose()
+    finally:
+        await store.aclose()

@@ -47,10 +47,10 @@ from seam.contracts.sessions import (
     check_page,
     check_title,
 )
+from seam.services.sessions.claim_hints import LoadHint, SeqHint
 from seam.services.sessions.postgres_approvals import PostgresApprovals
 from seam.services.sessions.postgres_channels import CHANNEL, CONNECT_TIMEOUT
 from seam.services.sessions.postgres_checkpoints import PostgresCheckpoints
-from seam.services.sessions.postgres_claim import LoadHint, SeqHint
 from seam.services.sessions.postgres_cron import PostgresCron
 from seam.services.sessions.postgres_execution import PostgresSubmissions
 from seam.services.sessions.postgres_faults import (

@@ -28,9 +28,8 @@ them (`relax_commit`).
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from psycopg import AsyncConnection, sql
@@ -176,54 +175,6 @@ async def claim_at_once(
     session = session_from_row(row[last + 1 : -1])
     stamp = (session.message_count, int(row[-1]), session.created_at)
     return Claimed(True, submission_from_row(row[:last]), int(row[last]), session, stamp)
-
-
-@dataclass(frozen=True, slots=True)
-class SeqHint:
-    """The last event seq of the session a claim just took, for the turn's `last_seq`,
-    which it asks next: that read costs no round trip of its own.
-
-    Why it is the answer: the store keeps the hint only until its next use of a
-    connection (`PostgresStore._connection` drops it), so nothing this process wrote
-    since the claim is missed; the only other writer of a session's events is the holder
-    of its running submission, which the claim just became; and it expires after
-    SEQ_HINT_SECONDS, so a `last_seq` asked much later reads the table.
-    """
-
-    session_key: str
-    seq: int
-    taken: float = field(default_factory=time.monotonic)
-
-    def serves(self, session_key: str) -> bool:
-        return session_key == self.session_key and _fresh(self.taken)
-
-
-SEQ_HINT_SECONDS = 0.05
-
-
-def _fresh(taken: float) -> bool:
-    """Whether a hint taken at `taken` (`time.monotonic`) may still serve."""
-    return time.monotonic() - taken < SEQ_HINT_SECONDS
-
-
-@dataclass(frozen=True, slots=True)
-class LoadHint:
-    """The row and transcript stamp of the session a claim just took, for the turn's
-    `load`, which it asks right after: when the store's kept copy of the transcript has
-    that stamp, the load costs no round trip (`postgres_transcripts`).
-
-    Why it is the answer: the claim read the row after locking it, in the statement that
-    made this process the session's runner; the store keeps the hint only until its next
-    use of a connection (as `SeqHint`) and for SEQ_HINT_SECONDS, so the load sees the
-    session as a load sent at the claim would have, a moment earlier.
-    """
-
-    session: SessionInfo
-    stamp: Stamp
-    taken: float = field(default_factory=time.monotonic)
-
-    def serves(self, session_key: str) -> bool:
-        return session_key == self.session.key and _fresh(self.taken)
 
 
 # Settles `sub` as failed (no attempts left) in the claim's transaction, and notifies.

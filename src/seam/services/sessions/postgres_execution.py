@@ -47,10 +47,9 @@ from seam.contracts.execution import (
 )
 from seam.contracts.messages import Message
 from seam.contracts.sessions import SessionNotFound
+from seam.services.sessions.claim_hints import LoadHint, SeqHint
 from seam.services.sessions.postgres_claim import (
     ClaimAsk,
-    LoadHint,
-    SeqHint,
     claim_at_once,
     claim_step_by_step,
 )

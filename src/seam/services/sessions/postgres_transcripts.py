@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from seam.contracts.sessions import LoadedSession
-from seam.services.sessions.postgres_claim import LoadHint
+from seam.services.sessions.claim_hints import LoadHint
 from seam.services.sessions.postgres_rows import (
     Params,
     message_from_row,

@@ -38,6 +38,7 @@ from seam.contracts.sessions import (
     lineage_base,
     next_lineage_title,
 )
+from seam.services.sessions.claim_hints import HintsUntilWrite
 from seam.services.sessions.rows import (
     COMPACTION_COLUMNS,
     MESSAGE_COLUMNS,
@@ -167,6 +168,8 @@ class SQLiteSessionStore(
                 open_loop=None if shared else self.connector.open_loop,
             )
             self._search_backlog = SearchBacklog()
+            # What the last claim read of its session, for the turn's next questions.
+            self._hints = HintsUntilWrite(lambda: self._threads.writes)
         except BaseException:
             self.connector.close()
             raise
@@ -207,6 +210,9 @@ class SQLiteSessionStore(
         return await self._threads.write_small(write)
 
     async def get(self, key: str) -> SessionInfo | None:
+        hint = self._hints.load(key, take=False)  # the session a claim just took
+        if hint is not None:
+            return hint.session
         return await self._threads.read_small(partial(self._info_in, key))
 
     def _info_in(self, key: str, db: sqlite3.Connection) -> SessionInfo | None:

@@ -29,14 +29,11 @@ from seam.contracts.execution import (
     EventQuery,
     EventRecord,
     JournalEntry,
-    NewSubmission,
     Settlement,
     Submission,
     SubmissionNotFound,
     SubmissionQuery,
     check_holder,
-    check_new,
-    check_same_payload,
     give_up_message,
 )
 from seam.contracts.messages import Message
@@ -48,7 +45,6 @@ from seam.services.sessions.rows import (
     SUBMISSION_COLUMNS,
     USAGE_COLUMNS,
     event_rows,
-    hashes_column,
     insert_sql,
     message_from_row,
     message_params,
@@ -57,7 +53,7 @@ from seam.services.sessions.rows import (
     submission_from_row,
     usage_params,
 )
-from seam.services.sessions.sqlite_execution_now import Lease, SQLiteAdmitClaimed
+from seam.services.sessions.sqlite_execution_now import SQLiteAdmitClaimed
 from seam.services.sessions.sqlite_images import put_images, with_images
 from seam.services.sessions.sqlite_search_index import SearchBacklog
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
@@ -106,45 +102,6 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
 
     def _held(self, db: sqlite3.Connection, submission_id: str, owner: str | None) -> Submission:
         return check_holder(self._row(db, submission_id), submission_id, owner)
-
-    async def admit(self, submission: NewSubmission) -> Submission:
-        return await self._write_waking(partial(self._admit, submission))
-
-    def _admit(
-        self, submission: NewSubmission, db: sqlite3.Connection, lease: Lease | None = None
-    ) -> Submission:
-        """The submission as stored: one admitted before, or this one, new; queued, or
-        (`lease`: its owner and length) already claimed by the caller in the same insert."""
-        existing = self._row(db, submission.id)
-        if existing is not None:
-            check_same_payload(existing, submission)
-            return existing
-        check_new(submission)
-        now = self._clock()
-        put_images(db, submission.images, now)
-        claim = (
-            ("queued", 0, None, None) if lease is None else ("running", 1, lease[0], now + lease[1])
-        )
-        try:
-            row = db.execute(
-                _INSERT_SUBMISSION,
-                (
-                    submission.id,
-                    submission.session_key,
-                    submission.input,
-                    submission.personality,
-                    submission.max_attempts,
-                    now,
-                    now,
-                    hashes_column(submission.images),
-                    *claim,
-                ),
-            ).fetchone()
-        except sqlite3.IntegrityError as exc:  # the session's foreign key
-            if "FOREIGN KEY" in str(exc):
-                raise SessionNotFound(f"no session {submission.session_key!r}") from None
-            raise
-        return submission_from_row(row)
 
     async def submission(self, submission_id: str) -> Submission | None:
         return await self._threads.read_small(partial(self._row_of, submission_id))
@@ -400,6 +357,10 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
         return await self._threads.read(read)
 
     async def last_seq(self, session_key: str) -> int:
+        hint = self._hints.take_seq(session_key)  # the session a claim just took
+        if hint is not None:
+            return hint
+
         def read(db: sqlite3.Connection) -> int:
             row = db.execute(
                 "SELECT max(seq) FROM events WHERE session_key = ?", (session_key,)
@@ -427,11 +388,6 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
 
 # Runnable submissions a claim reads at a time (it takes the first it may).
 CLAIM_BATCH = 16
-_INSERT_SUBMISSION = (
-    "INSERT INTO submissions (id, session_key, input, personality, max_attempts, created_at,"
-    " updated_at, images, state, attempts, lease_owner, lease_expires_at)"
-    f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {SUBMISSION_COLUMNS}"
-)
 # A settlement under the holder's check (`check_holder`): the lease's owner, or none for a
 # submission still queued; an abort asked meanwhile wins when the settlement says so
 # (`ABORTED`, as PostgreSQL's statement writes it too).

@@ -298,6 +298,8 @@ class SQLiteThreads:
         # The event loop's own connection (`sqlite_inline`), opened on first use.
         self._open_loop = open_loop
         self._loop_db: LoopConnection | None = None
+        # Writes asked of this store so far (a claim's hints serve until the next one).
+        self.writes = 0
         self._trace: Callable[[str], object] | None = None
         # A store dropped without `aclose` still lets its threads end (they hold no
         # reference to it, so it can be collected).
@@ -311,6 +313,7 @@ class SQLiteThreads:
 
     async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work(db)` as one atomic write, committed before this returns."""
+        self.writes += 1
         return await self._submit(self._writes, work)
 
     async def read_small(self, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -330,6 +333,7 @@ class SQLiteThreads:
         """`work(db)`, a write of a few rows by key, as one atomic write committed before
         this returns: with the other writes of this turn of the event loop on its own
         connection when the store has one (`sqlite_inline`), else on the writer thread."""
+        self.writes += 1
         inline = self._loop_connection()
         if inline is None:
             return await self._submit(self._writes, work)

@@ -4,7 +4,8 @@
 The store extends a copy with what its own journal writes add
 (`ExecutionStore.append_for`, a settlement's journal), and on the next `load` reads only
 the session's row to see whether the copy is still the file's: the row's stamp is the
-one the copy was made at. A write this store did not make through its
+one the copy was made at (or not even that, when the claim that just took the session
+read the row: `claim_hints`). A write this store did not make through its
 journal (a plain `append`, a compaction marker, another process's turn) moves the count
 or the cuts, so the next load reads the transcript again; a journal write that finds the
 stamp moved under it drops the copy instead of extending it.
@@ -16,6 +17,7 @@ import sqlite3
 from functools import partial
 
 from seam.contracts.sessions import LoadedSession, SessionInfo
+from seam.services.sessions.claim_hints import HintsUntilWrite
 from seam.services.sessions.rows import SESSION_COLUMNS, session_from_row
 from seam.services.sessions.sqlite_queries import SQLiteQueries
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
@@ -46,13 +48,17 @@ class SQLiteTranscripts(SQLiteQueries):
 
     _threads: SQLiteThreads
     _transcripts: TranscriptCopies
+    _hints: HintsUntilWrite
 
     async def load(self, key: str) -> LoadedSession | None:
         copies = self._transcripts
         kept = copies.get(key)
+        hint = self._hints.load(key, take=True)
         if kept is not None:
+            if hint is not None and hint.stamp == kept.stamp:  # as the claim saw it
+                return LoadedSession(hint.session, kept.messages)
             # One row by key on the loop's own connection: the copy is checked, not read.
-            found = await self._threads.read_small(partial(_row_and_stamp, key))
+            found = await self._threads.read_small(partial(row_and_stamp, key))
             if found is not None and found[1] == kept.stamp:
                 return LoadedSession(found[0], kept.messages)
         loaded = await self._threads.read(partial(self._read, key, kept))
@@ -70,7 +76,7 @@ class SQLiteTranscripts(SQLiteQueries):
         when it is still the transcript's start (nothing cut since, the same session, as
         when another process ran the session's turns), else the whole transcript."""
         with snapshot(db):
-            found = _row_and_stamp(key, db)
+            found = row_and_stamp(key, db)
             if found is None:
                 return None
             info, stamp = found
@@ -82,7 +88,7 @@ class SQLiteTranscripts(SQLiteQueries):
         return LoadedSession(info, messages), stamp
 
 
-def _row_and_stamp(key: str, db: sqlite3.Connection) -> tuple[SessionInfo, Stamp] | None:
+def row_and_stamp(key: str, db: sqlite3.Connection) -> tuple[SessionInfo, Stamp] | None:
     row = db.execute(_ROW_SQL, (key,)).fetchone()
     if row is None:
         return None
