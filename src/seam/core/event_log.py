@@ -167,8 +167,9 @@ def encode_deltas(
     streamed in pieces), the record's text arrives whole with its last delta: the other
     sequence numbers replay as empty deltas, so replay never has gaps or shows a secret."""
     first, last = deltas[0], deltas[-1]
-    text = "".join(d.text for d in deltas)
-    pieces = [len(d.text) for d in deltas]
+    texts = [d.text for d in deltas]
+    text = "".join(texts)
+    pieces = list(map(len, texts))
     if redact is not None:
         cleaned = redact(text)
         if cleaned != text:

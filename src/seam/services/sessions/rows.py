@@ -131,15 +131,15 @@ def session_from_row(
     )
 
 
+# One encoder for every row: `json.dumps` with options builds a new one per call.
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def dump_calls(calls: tuple[ToolCall, ...]) -> str | None:
     """Tool calls as compact JSON (None for none); json escapes NUL and control characters."""
     if not calls:
         return None
-    return json.dumps(
-        [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    return _compact_json([{"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls])
 
 
 def message_from_row(row: Sequence[Any], text: Text = _same) -> Message:
