@@ -25,6 +25,8 @@ WORD = re.compile(r"[^\W_]+")
 
 def fold(text: str) -> str:
     """Lowercase and strip accents."""
+    if text.isascii():  # no accents to strip (most text: checked at C speed)
+        return text.lower()
     decomposed = unicodedata.normalize("NFD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
