@@ -3,6 +3,7 @@ a turn must still see every change made to its transcript from anywhere else."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -178,5 +179,25 @@ async def test_a_claim_s_reads_answer_the_turn_as_a_read_would(tmp_path: Path) -
             )
         finally:
             await fresh.aclose()
+    finally:
+        await store.aclose()
+
+
+async def test_a_write_that_commits_with_the_claim_is_seen_by_the_turn(tmp_path: Path) -> None:
+    """Writes asked in the same turn of the event loop commit in one transaction: one
+    that runs after the claim's, in that transaction, must not be hidden by the hints the
+    claim read."""
+    store = SQLiteSessionStore(str(tmp_path / "s.db"))
+    try:
+        await store.create(KEY)
+        await store.append(KEY, [Message("user", "hi"), Message("assistant", "hello")])
+        assert await store.load(KEY) is not None
+        await asyncio.gather(
+            store.admit_and_claim(NewSubmission("s1", KEY, "next"), "me"),
+            store.append(KEY, [Message("user", "same transaction")]),
+        )
+        loaded = await store.load(KEY)
+        assert loaded is not None
+        assert [m.content for m in loaded.messages] == ["hi", "hello", "same transaction"]
     finally:
         await store.aclose()

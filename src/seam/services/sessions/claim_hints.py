@@ -56,11 +56,12 @@ class LoadHint:
 
 
 class HintsUntilWrite:
-    """A claim's hints that serve until this process's next write to the store (SQLite:
-    one file, whose writes from this process `writes` counts). A write by this process
-    may have changed the session's row or log; another process's cannot have changed the
-    log (this one runs the session), and its change to the row is one the load may see
-    as made after it."""
+    """A claim's hints that serve until this process runs its next write to the store
+    (SQLite: one file; `writes` counts the writes run, and the claim notes the count in
+    its own transaction, so even a write that ran in the same transaction after it
+    counts). A write by this process may have changed the session's row or log; another
+    process's cannot have changed the log (this one runs the session), and its change to
+    the row is one the load may see as made after it."""
 
     __slots__ = ("_load", "_seq", "_writes", "_written")
 
@@ -70,8 +71,9 @@ class HintsUntilWrite:
         self._seq: SeqHint | None = None
         self._load: LoadHint | None = None
 
-    def hold(self, seq: SeqHint, load: LoadHint) -> None:
-        self._seq, self._load, self._written = seq, load, self._writes()
+    def hold(self, seq: SeqHint, load: LoadHint, written: int) -> None:
+        """Keep the hints a claim read when the write count was `written`."""
+        self._seq, self._load, self._written = seq, load, written
 
     def take_seq(self, session_key: str) -> int | None:
         """The last event seq, when the hint serves `session_key` (used once)."""

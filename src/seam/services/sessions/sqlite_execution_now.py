@@ -48,7 +48,8 @@ _INSERT_SUBMISSION = (
 
 # Who claims a submission as it is admitted, and for how many seconds.
 Lease = tuple[str, float]
-Hints = tuple[SeqHint, LoadHint]
+# What a claim read for its turn, and the store's write count as it read them.
+Hints = tuple[SeqHint, LoadHint, int]
 _LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE session_key = ?"
 
 
@@ -177,12 +178,12 @@ class SQLiteAdmitClaimed:
             )
         # Claimed here (a running one of someone else's would be ahead): what the turn
         # asks next, read in this transaction (`claim_hints`).
-        return sub, _hints(key, db)
+        return sub, _hints(key, db, self._threads.writes)
 
 
-def _hints(key: str, db: sqlite3.Connection) -> Hints | None:
+def _hints(key: str, db: sqlite3.Connection, written: int) -> Hints | None:
     found = row_and_stamp(key, db)
     if found is None:
         return None
     last = db.execute(_LAST_SEQ, (key,)).fetchone()[0]
-    return SeqHint(key, last), LoadHint(*found)
+    return SeqHint(key, last), LoadHint(*found), written

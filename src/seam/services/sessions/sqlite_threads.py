@@ -298,7 +298,7 @@ class SQLiteThreads:
         # The event loop's own connection (`sqlite_inline`), opened on first use.
         self._open_loop = open_loop
         self._loop_db: LoopConnection | None = None
-        # Writes asked of this store so far (a claim's hints serve until the next one).
+        # Writes run so far, counted as each runs (`_counted`).
         self.writes = 0
         self._trace: Callable[[str], object] | None = None
         # A store dropped without `aclose` still lets its threads end (they hold no
@@ -313,8 +313,7 @@ class SQLiteThreads:
 
     async def write(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work(db)` as one atomic write, committed before this returns."""
-        self.writes += 1
-        return await self._submit(self._writes, work)
+        return await self._submit(self._writes, self._counted(work))
 
     async def read_small(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """`work(db)`, a read of a few rows by key, on the event loop's own connection
@@ -333,7 +332,7 @@ class SQLiteThreads:
         """`work(db)`, a write of a few rows by key, as one atomic write committed before
         this returns: with the other writes of this turn of the event loop on its own
         connection when the store has one (`sqlite_inline`), else on the writer thread."""
-        self.writes += 1
+        work = self._counted(work)
         inline = self._loop_connection()
         if inline is None:
             return await self._submit(self._writes, work)
@@ -341,6 +340,19 @@ class SQLiteThreads:
         future: asyncio.Future[T] = loop.create_future()
         inline.submit(Job(work, loop, future))
         return await _outcome(future)
+
+    def _counted(
+        self, work: Callable[[sqlite3.Connection], T]
+    ) -> Callable[[sqlite3.Connection], T]:
+        """`work`, counting in `writes` each time it runs (a claim's hints serve until the
+        next write runs: `claim_hints`). Never two at once: SQLite lets one connection
+        write at a time, whichever thread runs it."""
+
+        def counted(db: sqlite3.Connection) -> T:
+            self.writes += 1
+            return work(db)
+
+        return counted
 
     def _loop_connection(self) -> LoopConnection | None:
         """The running loop's connection; None over ":memory:", once closed, or for a
