@@ -99,8 +99,12 @@ def _pair(out: str, name: str, ours: str, theirs: str, label: str, goal: str) ->
 
 
 def _rows_loop(out: str) -> list[Row]:
-    return _pair(out, "loop turn CPU, SQLite", r"sqlite store[^\n]*?", "in-memory store",
-                 "bare loop", "<= 3x")  # fmt: skip
+    """A plain `AgentLoop` on the SQLite session store (no submission, an append per
+    step). Seam's surfaces and subagents run durable turns (`Runtime`, `Session.ask`), so
+    it has no goal of its own: the goal's "real turn through Runtime" is
+    `_rows_durable`'s."""
+    return _pair(out, "plain loop turn CPU, SQLite", r"sqlite store[^\n]*?", "in-memory store",
+                 "bare loop", "")  # fmt: skip
 
 
 def _rows_peers(out: str) -> list[Row]:
@@ -163,7 +167,10 @@ def _rows_concurrency(out: str) -> list[Row]:
 
 
 def _rows_web(out: str) -> list[Row]:
-    """All at once: the streams' first event and the messages' first delta (p99)."""
+    """All at once: the streams' first event (the issue's figure, p99) and the messages'
+    first delta when all 1,000 turns are sent at the same instant (p99, against the same
+    250 ms for scale: the issue sets no goal for a thousand turns started at once on two
+    cores, only for streams opened and for messages spread over 10 s)."""
     rows = []
     opened = _number(r"stream opened -> first event: p50 [\d.]+ ms, p99 ([\d.]+) ms", out)
     first = _number(r"first text_delta, added: p50 [\d.]+ ms, p99 ([\d.]+) ms", out)
@@ -173,7 +180,7 @@ def _rows_web(out: str) -> list[Row]:
                         "goal 250 ms", opened / 250, "< 250 ms"))  # fmt: skip
     if first is not None:
         rows.append(Row(f"SSE {clients:.0f} at once, p99 1st delta", f"{first:.0f} ms",
-                        "goal 250 ms", first / 250, "< 250 ms"))  # fmt: skip
+                        "250 ms", first / 250, ""))  # fmt: skip
     return rows
 
 
