@@ -168,8 +168,7 @@ class SQLiteSessionStore(
                 open_loop=None if shared else self.connector.open_loop,
             )
             self._search_backlog = SearchBacklog()
-            # What the last claim read of its session, for the turn's next questions.
-            self._hints = HintsUntilWrite(lambda: self._threads.writes)
+            self._hints = HintsUntilWrite(lambda: self._threads.writes)  # `claim_hints`
         except BaseException:
             self.connector.close()
             raise
@@ -210,8 +209,7 @@ class SQLiteSessionStore(
         return await self._threads.write_small(write)
 
     async def get(self, key: str) -> SessionInfo | None:
-        hint = self._hints.load(key, take=False)  # the session a claim just took
-        if hint is not None:
+        if (hint := self._hints.load(key, take=False)) is not None:  # a claim just read it
             return hint.session
         return await self._threads.read_small(partial(self._info_in, key))
 
