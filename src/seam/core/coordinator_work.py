@@ -14,14 +14,28 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from seam.contracts.db import StoreUnavailable
 from seam.contracts.execution import ExecutionStore, Submission
 from seam.core.coordinator_leases import OnEvent
 from seam.core.coordinator_session import Resolve
+from seam.core.loop_parts import check_keywords
 
 log = logging.getLogger("seam.coordinator")
+
+
+class WorkOptions(TypedDict, total=False):
+    """`Coordinator.work`'s keywords (and `Runtime.work`'s): `stop` ends it (a new event,
+    never set, when not given); `on_settled` hears of each settled submission;
+    `idle_wait`, seconds between looks when nothing wakes it (5); `concurrency`, lanes
+    side by side (1)."""
+
+    stop: asyncio.Event | None
+    on_event: OnEvent | None
+    on_settled: Callable[[Submission], None] | None
+    idle_wait: float
+    concurrency: int
 
 
 class Working:
@@ -37,24 +51,19 @@ class Working:
             stop: asyncio.Event | None = None,
         ) -> list[Submission]: ...
 
-    async def work(
-        self,
-        resolve: Resolve,
-        *,
-        stop: asyncio.Event | None = None,
-        on_event: OnEvent | None = None,
-        on_settled: Callable[[Submission], None] | None = None,
-        idle_wait: float = 5.0,
-        concurrency: int = 1,
-    ) -> None:
+    async def work(self, resolve: Resolve, **options: Unpack[WorkOptions]) -> None:
         """A worker: drain, then sleep until the store says there may be work; until
         `stop` is set. `concurrency` lanes do so side by side, each running one
         submission at a time: a worker then runs that many turns at once (never two of
         one session: the claim sees to that), and the store's round trips and commits of
         one overlap another's model call and Python."""
+        check_keywords(options, WorkOptions.__optional_keys__, "work")
+        concurrency = options.get("concurrency", 1)
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-        stop = stop or asyncio.Event()
+        stop = options.get("stop") or asyncio.Event()
+        on_event, on_settled = options.get("on_event"), options.get("on_settled")
+        idle_wait = options.get("idle_wait", 5.0)
         async with asyncio.TaskGroup() as lanes:
             for _ in range(concurrency):
                 lanes.create_task(self._lane(resolve, stop, on_event, on_settled, idle_wait))

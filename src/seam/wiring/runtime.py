@@ -41,6 +41,7 @@ from seam.contracts.tracing import NOOP_TRACER, Tracer
 from seam.core.approvals import PendingApprovals
 from seam.core.coordinator import Coordinator, OnEvent
 from seam.core.coordinator_session import DriveOptions, SubmitOptions
+from seam.core.coordinator_work import WorkOptions
 from seam.core.identity import (
     DEFAULT_HARNESS,
     assert_public_session_name,
@@ -319,30 +320,16 @@ class Runtime(ClosesOnExit):
             await self.open()
         return await self.coordinator.resume_pending(self.factory.resolve, on_event)
 
-    async def work(
-        self,
-        *,
-        stop: asyncio.Event | None = None,
-        on_event: OnEvent | None = None,
-        on_settled: Callable[[Submission], None] | None = None,
-        idle_wait: float = 5.0,
-        concurrency: int = 1,
-    ) -> None:
-        """Serve the queue as a worker until `stop` is set, `concurrency` submissions at a
-        time; see `Coordinator.work`. A long-running worker also ends idle sessions now
-        and then (`idle_end`)."""
+    async def work(self, **options: Unpack[WorkOptions]) -> None:
+        """Serve the queue as a worker until `options`' `stop` is set, `concurrency`
+        submissions at a time; see `Coordinator.work`. A long-running worker also ends
+        idle sessions now and then (`idle_end`)."""
+        check_keywords(options, WorkOptions.__optional_keys__, "work")
         if not self._opened:
             await self.open()
         upkeep = asyncio.ensure_future(self._end_idle_periodically())
         try:
-            await self.coordinator.work(
-                self.factory.resolve,
-                stop=stop,
-                on_event=on_event,
-                on_settled=on_settled,
-                idle_wait=idle_wait,
-                concurrency=concurrency,
-            )
+            await self.coordinator.work(self.factory.resolve, **options)
         finally:
             upkeep.cancel()
             with contextlib.suppress(asyncio.CancelledError):
