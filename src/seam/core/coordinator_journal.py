@@ -89,7 +89,6 @@ class TurnJournal:
         self._held = EMPTY
         self._input = holds_input
         self._rerunnable = rerunnable
-        self._rerun: dict[str, bool] = {}  # its answers this turn (it builds the toolset)
         self._written_at = time.monotonic()  # the last write's commit (a step's calls')
 
     async def write(self, messages: Sequence[Message], usage: Sequence[UsageRecord]) -> None:
@@ -128,15 +127,7 @@ class TurnJournal:
             return False
         if time.monotonic() - self._written_at >= QUICK_TOOLS_SECONDS:
             return False
-        known = self._rerun
-        for message in messages:
-            name = message.name or ""
-            ok = known.get(name)
-            if ok is None:
-                ok = known[name] = rerunnable(name)
-            if not ok:
-                return False
-        return True
+        return all(rerunnable(message.name or "") for message in messages)
 
     async def tail(self) -> JournalEntry | None:
         """What is left to write when the turn is over: the held answer and every event

@@ -53,7 +53,7 @@ from seam.services.sessions.rows import (
     submission_from_row,
     usage_params,
 )
-from seam.services.sessions.sqlite_execution_now import SQLiteAdmitClaimed
+from seam.services.sessions.sqlite_execution_now import LAST_SEQ, SQLiteAdmitClaimed
 from seam.services.sessions.sqlite_images import put_images, with_images
 from seam.services.sessions.sqlite_search_index import SearchBacklog
 from seam.services.sessions.sqlite_threads import SQLiteThreads, snapshot
@@ -362,10 +362,7 @@ class SQLiteSubmissions(SQLiteAdmitClaimed):
             return hint
 
         def read(db: sqlite3.Connection) -> int:
-            row = db.execute(
-                "SELECT max(seq) FROM events WHERE session_key = ?", (session_key,)
-            ).fetchone()
-            return int(row[0] or 0)
+            return int(db.execute(LAST_SEQ, (session_key,)).fetchone()[0])
 
         return await self._threads.read_small(read)
 

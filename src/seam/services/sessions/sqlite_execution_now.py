@@ -50,7 +50,8 @@ _INSERT_SUBMISSION = (
 Lease = tuple[str, float]
 # What a claim read for its turn, and the store's write count as it read them.
 Hints = tuple[SeqHint, LoadHint, int]
-_LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE session_key = ?"
+# A session's last event seq (0: none yet).
+LAST_SEQ = "SELECT coalesce(max(seq), 0) FROM events WHERE session_key = ?"
 
 
 class SQLiteAdmitClaimed:
@@ -185,5 +186,5 @@ def _hints(key: str, db: sqlite3.Connection, written: int) -> Hints | None:
     found = row_and_stamp(key, db)
     if found is None:
         return None
-    last = db.execute(_LAST_SEQ, (key,)).fetchone()[0]
+    last = db.execute(LAST_SEQ, (key,)).fetchone()[0]
     return SeqHint(key, last), LoadHint(*found), written
