@@ -32,8 +32,8 @@ function answerButtons(entry, ctx, refresh) {
     ANSWERS.map(([decision, text]) => button(text, async () => {
       const body = { tenant: entry.tenant, session: entry.session, call_id: entry.call_id, decision };
       const done = await guarded(ctx, () => ctx.call("POST", "/api/approvals/pending", body));
-      if (done) ctx.say(`${text}: ${entry.command}`);
       await refresh();
+      if (done) ctx.say(`${text}: ${entry.command}`);
     }, { dataset: { decision }, className: decision === "deny" || decision === "never" ? "danger" : "" })));
 }
 
@@ -55,8 +55,8 @@ function rememberedTable(kind, caption, empty, commands, ctx, refresh) {
     columns.push(["", (c) => button("Remove", async () => {
       const path = `/api/approvals/remembered/${kind}?command=${encodeURIComponent(c)}`;
       const done = await guarded(ctx, () => ctx.call("DELETE", path));
-      if (done) ctx.say(`Removed ${c}: the next identical command is asked about again.`);
       await refresh();
+      if (done) ctx.say(`Removed ${c}: the next identical command is asked about again.`);
     }, { aria: { label: `Remove ${c} from ${caption.toLowerCase()}` } })]);
   }
   return table(caption, columns, commands, empty);

@@ -38,8 +38,10 @@ export async function show(root, ctx) {
   const data = await guarded(ctx, () => ctx.call("GET", "/api/channels"));
   if (!data) return;
   const act = async (method, path, done) => {
-    const ok = await guarded(ctx, () => ctx.call(method, path), done);
-    if (ok) await show(root, ctx);
+    const ok = await guarded(ctx, () => ctx.call(method, path));
+    if (!ok) return;
+    await show(root, ctx);
+    ctx.say(done); // after the lists show it, so the status never runs ahead of them
   };
   const answer = (verb, r, done) => button(verb,
     () => act("POST", `/api/channels/pairing/${enc(r.code)}/${verb.toLowerCase()}`, done),

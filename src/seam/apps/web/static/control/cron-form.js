@@ -93,8 +93,8 @@ async function save(ctx, job, f, done) {
   const saved = await guarded(ctx, () =>
     job ? ctx.call("PATCH", jobPath(job.id), body) : ctx.call("POST", "/api/cron/jobs", body));
   if (!saved) return;
-  ctx.say(job ? `Job ${saved.id} saved.` : `Job ${saved.id} added: next run ${saved.next_run ?? "none"}.`);
   await done();
+  ctx.say(job ? `Job ${saved.id} saved.` : `Job ${saved.id} added: next run ${saved.next_run ?? "none"}.`);
 }
 
 async function fillPersonalities(ctx, select, current) {

@@ -97,9 +97,10 @@ async function select(job) {
 }
 
 async function change(job, tail, done) {
-  const ok = await guarded(view.ctx, () => view.ctx.call("POST", jobPath(job.id, tail)),
-    `Job ${job.id} ${done}.`);
-  if (ok) await refresh();
+  const ok = await guarded(view.ctx, () => view.ctx.call("POST", jobPath(job.id, tail)));
+  if (!ok) return;
+  await refresh();
+  view.ctx.say(`Job ${job.id} ${done}.`);
 }
 
 async function runNow(job) {
@@ -124,11 +125,11 @@ function confirmDelete(box, job) {
 }
 
 async function remove(job) {
-  const ok = await guarded(view.ctx, () => view.ctx.call("DELETE", jobPath(job.id)),
-    `Job ${job.id} deleted.`);
+  const ok = await guarded(view.ctx, () => view.ctx.call("DELETE", jobPath(job.id)));
   if (!ok) return;
   view.runs.replaceChildren();
   await refresh();
+  view.ctx.say(`Job ${job.id} deleted.`);
 }
 
 async function openForm(job) {

@@ -51,8 +51,8 @@ function createForm(ctx, refresh, shown) {
     if (!made) return;
     form.reset();
     shown.replaceChildren(shownOnce(made));
-    ctx.say(`Created key ${made.name}.`);
     await refresh();
+    ctx.say(`Created key ${made.name}.`);
   });
   return form;
 }
@@ -64,8 +64,8 @@ function revokeCell(ctx, key, refresh) {
     const yes = button(`Yes, revoke ${key.name}`, async () => {
       const done = await guarded(ctx, () => ctx.call("DELETE", `/api/keys/${encodeURIComponent(key.name)}`));
       if (done) {
-        ctx.say(`Revoked key ${key.name}: its next request is refused.`);
         await refresh();
+        ctx.say(`Revoked key ${key.name}: its next request is refused.`);
       }
     }, { className: "danger" });
     const no = button("Cancel", async () => {

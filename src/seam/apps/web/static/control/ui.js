@@ -67,12 +67,12 @@ export function field(label, control, hint = "") {
     hint ? el("small", { className: "hint" }, hint) : null);
 }
 
-/** Run `action`, report its error on the section's status line instead of throwing. */
-export async function guarded(ctx, action, done = "") {
+/** Run `action`, report its error on the section's status line instead of throwing.
+ * (Success is said by the caller, after it has shown the change, so the status line never
+ * runs ahead of the lists.) */
+export async function guarded(ctx, action) {
   try {
-    const result = await action();
-    if (done) ctx.say(done);
-    return result;
+    return await action();
   } catch (err) {
     ctx.say(err.message ?? String(err), "error");
     return undefined;
