@@ -69,11 +69,14 @@ async def bare_turns(turns: int) -> list[float]:
     return samples
 
 
-async def durable_turns(store: ExecutionStore, turns: int) -> list[float]:
+async def durable_turns(store: ExecutionStore, turns: int, name: str = "s") -> list[float]:
+    """`turns` turns over 20 sessions named `name`0 to 19: new ones, so that a turn here
+    carries as much history as `bare_turns`' (a history twice as long costs more in both)."""
     loop = _loop(store, turn_script(turns + 50))
     factory = SessionFactory(loop, store, Coordinator(store, owner="bench"))
     sessions = [
-        await factory.get_or_create_root(f'agent-session:["b","default","s{n}"]') for n in range(20)
+        await factory.get_or_create_root(f'agent-session:["b","default","{name}{n}"]')
+        for n in range(20)
     ]
     samples = []
     for i in range(turns + 50):
@@ -170,6 +173,8 @@ def _server_cpu(url: str) -> float | None:
     try:
         with psycopg.connect(url) as conn:
             row = conn.execute("SHOW data_directory").fetchone()
+        if row is None:
+            return None
         postmaster = int(Path(str(row[0]), "postmaster.pid").read_text().split()[0])
         total = 0
         for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -258,18 +263,20 @@ async def per_turn(turns: int, rounds: int = 5, pg: str | None = None) -> None:
     sqlite: list[float] = []
     postgres: list[float] = []
     share = max(1, turns // rounds)
+    # Each round's turns run in new sessions on every way: on the one SQLite file, a
+    # round in the sessions of the round before would carry twice their history.
     schema = f"bench_{secrets.token_hex(4)}"
     with tempfile.TemporaryDirectory() as tmp:
         store = SQLiteSessionStore(str(Path(tmp) / "sessions.db"))
         remote = None if pg is None else await _open(pg, schema)
         try:
-            for _ in range(rounds):
+            for n in range(rounds):
                 gc.collect()
                 bare += await bare_turns(share)
                 memory += await durable_turns(InMemoryExecutionStore(), share)
-                sqlite += await durable_turns(store, max(1, share // 2))
+                sqlite += await durable_turns(store, share, f"r{n}s")
                 if remote is not None:
-                    postgres += await durable_turns(remote, max(1, share // 2))
+                    postgres += await durable_turns(remote, share, f"r{n}s")
         finally:
             await store.aclose()
             if remote is not None and pg is not None:
