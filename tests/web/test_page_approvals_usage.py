@@ -20,6 +20,7 @@ from tests.web.page_support import (
     keep_shot,
     screenshots_on_failure,
     send,
+    settled,
 )
 
 
@@ -96,6 +97,7 @@ def test_the_usage_chart_draws_the_days_with_usage(pages: Pages, model: OpenAISe
     model.push(text_reply("Counted."))
     send(page, "count my tokens")
     answers(page).last.locator(".body", has_text="Counted.").wait_for()
+    settled(page)  # the answer stored, and its usage with it: the section reads it once
     view = section(page, "Usage")
     today = page.evaluate("() => new Date().toLocaleDateString('sv')")  # YYYY-MM-DD, local
     bars = view.locator(f"svg.bar-chart rect.bar[data-label='{today}']")

@@ -31,6 +31,7 @@ def test_a_tenant_sees_only_its_own_sessions_memory_and_usage(
     with keyed_page(browser, served, "alpha") as page:
         chat_in(page, served, "alpha-garden", "alpha's garden", model)
         bar = page.get_by_role("navigation", name="Sections")
+        bar.get_by_role("link", name="Sessions", exact=True).wait_for()  # the links drawn
         for label in OWNER_ONLY:
             assert bar.get_by_role("link", name=label, exact=True).count() == 0
         # Sessions: its own, not the owner's.

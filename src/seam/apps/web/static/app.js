@@ -8,7 +8,7 @@
 import { api, ApiError, follow } from "./api.js";
 import { failedTurns, historyNodes } from "./history.js";
 import { Attachments } from "./images.js";
-import { providerRetry, rerunNote } from "./notes.js";
+import { failureText, providerRetry, rerunNote } from "./notes.js";
 import { displayTitle, sessionItems } from "./sessions.js";
 import { closeSidebar, sidebarToggle } from "./sidebar.js";
 import { renderUsage } from "./usage.js";
@@ -278,6 +278,17 @@ function stored(detail) {
   return new Set(messages.filter((m) => m.role === "assistant" && m.content).map((m) => m.content.trim()));
 }
 
+/** Whether the history drawn from `detail` already shows a finished turn: its answer, or
+ * its failure (a failed turn's `done` has no text; history.js shows its submission's
+ * error). A session opened replays its whole log, failed turns too: each must be gone
+ * before the frame that would show it twice. */
+function shownAlready(turn, detail) {
+  if (!turn.failed) return stored(detail).has(turn.finalText?.trim());
+  if (!detail) return false;
+  const said = failureText(turn.error).trim();
+  return [...failedTurns(detail).values()].some((error) => failureText(error).trim() === said);
+}
+
 function settle(detail) {
   const answers = stored(detail);
   const waiting = unsettled(detail);
@@ -350,8 +361,8 @@ function onEvent(name, event) {
     say("");
   }
   if (event.type === "done") {
-    if (stored(state.detail).has(turn.finalText?.trim())) {
-      turn.node.remove(); // the transcript shown already holds this answer
+    if (shownAlready(turn, state.detail)) {
+      turn.node.remove(); // the transcript shown already holds this answer (or failure)
       state.turns.delete(turn.turnId);
     }
     refresh().catch(explain);

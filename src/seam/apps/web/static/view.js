@@ -83,6 +83,7 @@ export class LiveTurn {
     this.answer = answer;
     this.finished = false;
     this.failed = false; // the model's error ended it
+    this.error = null; // and what it said
     this.finalText = null;
     this.segments = []; // [{ body, text }] text between tool calls
     this.tools = new Map();
@@ -138,6 +139,7 @@ export class LiveTurn {
         break;
       case "error":
         this.failed = true;
+        this.error = event.message;
         this.node.append(errorBlock(event.message, true));
         break;
       case "halt":

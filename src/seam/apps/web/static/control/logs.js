@@ -83,6 +83,7 @@ export async function show(root, ctx) {
 
   async function load() {
     stop();
+    list.dataset.live = "false"; // until this load's own stream says it is ready
     const mine = ++generation;
     const params = query(form);
     const last = await guarded(ctx, () => ctx.call("GET", `/api/logs?${params}&limit=200`));
