@@ -82,8 +82,7 @@ export class LiveTurn {
     this.turnId = turnId;
     this.answer = answer;
     this.finished = false;
-    this.failed = false; // the model's error ended it
-    this.error = null; // and what it said
+    this.error = null; // what the model's error said, when one ended the turn
     this.finalText = null;
     this.segments = []; // [{ body, text }] text between tool calls
     this.tools = new Map();
@@ -95,6 +94,11 @@ export class LiveTurn {
     this.current = { body: shell.body, text: "" };
     this.segments.push(this.current);
     this.pendingRender = false;
+  }
+
+  /** Whether an error ended the turn. */
+  get failed() {
+    return this.error !== null;
   }
 
   apply(event) {
@@ -138,8 +142,7 @@ export class LiveTurn {
         this.note(event.message ?? `context: ${event.type.replace("context_", "")}`);
         break;
       case "error":
-        this.failed = true;
-        this.error = event.message;
+        this.error = event.message ?? "";
         this.node.append(errorBlock(event.message, true));
         break;
       case "halt":

@@ -1,7 +1,7 @@
 // The dashboard's Channels section: each gateway platform's state (what `seam gateway
 // status` prints), the pairing codes waiting (Approve, Deny) and the paired users
 // (Revoke): the same pairing file `seam pairing` changes. Routes: control/channels.py.
-import { button, el, guarded, table } from "./ui.js";
+import { button, changed, el, guarded, table } from "./ui.js";
 import { when } from "./logs-row.js";
 
 const enc = encodeURIComponent;
@@ -38,10 +38,7 @@ export async function show(root, ctx) {
   const data = await guarded(ctx, () => ctx.call("GET", "/api/channels"));
   if (!data) return;
   const act = async (method, path, done) => {
-    const ok = await guarded(ctx, () => ctx.call(method, path));
-    if (!ok) return;
-    await show(root, ctx);
-    ctx.say(done); // after the lists show it, so the status never runs ahead of them
+    await changed(ctx, () => ctx.call(method, path), () => show(root, ctx), done);
   };
   const answer = (verb, r, done) => button(verb,
     () => act("POST", `/api/channels/pairing/${enc(r.code)}/${verb.toLowerCase()}`, done),

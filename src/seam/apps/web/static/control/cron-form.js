@@ -2,7 +2,7 @@
 // or edit one (PATCH, only what changed). The schedule is one field read by its form
 // (30m, 0 9 * * 1-5, 2026-12-24T18:00); its next five runs are previewed as you type
 // (POST /api/cron/preview, debounced), with the server's one-line reason when it is wrong.
-import { button, el, field, guarded } from "./ui.js";
+import { button, changed, el, field } from "./ui.js";
 import { jobPath } from "./cron-runs.js";
 
 const PREVIEW_MS = 300;
@@ -90,11 +90,9 @@ async function save(ctx, job, f, done) {
     ctx.say("Nothing changed.");
     return;
   }
-  const saved = await guarded(ctx, () =>
-    job ? ctx.call("PATCH", jobPath(job.id), body) : ctx.call("POST", "/api/cron/jobs", body));
-  if (!saved) return;
-  await done();
-  ctx.say(job ? `Job ${saved.id} saved.` : `Job ${saved.id} added: next run ${saved.next_run ?? "none"}.`);
+  await changed(ctx, () =>
+    job ? ctx.call("PATCH", jobPath(job.id), body) : ctx.call("POST", "/api/cron/jobs", body),
+  done, (saved) => (job ? `Job ${saved.id} saved.` : `Job ${saved.id} added: next run ${saved.next_run ?? "none"}.`));
 }
 
 async function fillPersonalities(ctx, select, current) {

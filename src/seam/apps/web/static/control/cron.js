@@ -3,7 +3,7 @@
 // run now, edit, delete); the add/edit form with its live preview (cron-form.js); the
 // selected job's runs (cron-runs.js). Everything is read fresh from the server on each
 // visit and after each action, so what `seam cron` changed shows on the next look.
-import { button, el, guarded, table } from "./ui.js";
+import { button, changed, el, guarded, table } from "./ui.js";
 import { jobForm } from "./cron-form.js";
 import { jobPath, showRuns, stopFollowing } from "./cron-runs.js";
 
@@ -97,10 +97,8 @@ async function select(job) {
 }
 
 async function change(job, tail, done) {
-  const ok = await guarded(view.ctx, () => view.ctx.call("POST", jobPath(job.id, tail)));
-  if (!ok) return;
-  await refresh();
-  view.ctx.say(`Job ${job.id} ${done}.`);
+  await changed(view.ctx, () => view.ctx.call("POST", jobPath(job.id, tail)), refresh,
+    `Job ${job.id} ${done}.`);
 }
 
 async function runNow(job) {
@@ -125,11 +123,10 @@ function confirmDelete(box, job) {
 }
 
 async function remove(job) {
-  const ok = await guarded(view.ctx, () => view.ctx.call("DELETE", jobPath(job.id)));
-  if (!ok) return;
-  view.runs.replaceChildren();
-  await refresh();
-  view.ctx.say(`Job ${job.id} deleted.`);
+  await changed(view.ctx, () => view.ctx.call("DELETE", jobPath(job.id)), () => {
+    view.runs.replaceChildren();
+    return refresh();
+  }, `Job ${job.id} deleted.`);
 }
 
 async function openForm(job) {

@@ -1,7 +1,7 @@
 // The dashboard's section "keys" (its view; routes in apps/web/control/keys.py): create a
 // key (shown once, in a field to copy), list the keys (never their hashes), revoke one
 // after a confirmation in its own row.
-import { button, el, field, guarded, table } from "./ui.js";
+import { button, changed, el, field, guarded, table } from "./ui.js";
 
 const SCOPES = [
   ["full", "full: everything the tenant may do"],
@@ -47,12 +47,11 @@ function createForm(ctx, refresh, shown) {
     event.preventDefault();
     const body = { name: name.value, scope: scope.value };
     if (tenant.value.trim()) body.tenant = tenant.value.trim();
-    const made = await guarded(ctx, () => ctx.call("POST", "/api/keys", body));
-    if (!made) return;
-    form.reset();
-    shown.replaceChildren(shownOnce(made));
-    await refresh();
-    ctx.say(`Created key ${made.name}.`);
+    await changed(ctx, () => ctx.call("POST", "/api/keys", body), async (made) => {
+      form.reset();
+      shown.replaceChildren(shownOnce(made));
+      await refresh();
+    }, (made) => `Created key ${made.name}.`);
   });
   return form;
 }
@@ -62,11 +61,8 @@ function revokeCell(ctx, key, refresh) {
   const cell = el("span", { className: "row" });
   const ask = () => {
     const yes = button(`Yes, revoke ${key.name}`, async () => {
-      const done = await guarded(ctx, () => ctx.call("DELETE", `/api/keys/${encodeURIComponent(key.name)}`));
-      if (done) {
-        await refresh();
-        ctx.say(`Revoked key ${key.name}: its next request is refused.`);
-      }
+      await changed(ctx, () => ctx.call("DELETE", `/api/keys/${encodeURIComponent(key.name)}`), refresh,
+        `Revoked key ${key.name}: its next request is refused.`);
     }, { className: "danger" });
     const no = button("Cancel", async () => {
       cell.replaceChildren(start());

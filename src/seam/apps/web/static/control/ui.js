@@ -67,9 +67,7 @@ export function field(label, control, hint = "") {
     hint ? el("small", { className: "hint" }, hint) : null);
 }
 
-/** Run `action`, report its error on the section's status line instead of throwing.
- * (Success is said by the caller, after it has shown the change, so the status line never
- * runs ahead of the lists.) */
+/** Run `action`, report its error on the section's status line instead of throwing. */
 export async function guarded(ctx, action) {
   try {
     return await action();
@@ -77,4 +75,15 @@ export async function guarded(ctx, action) {
     ctx.say(err.message ?? String(err), "error");
     return undefined;
   }
+}
+
+/** Run `action` (guarded); when it worked, `redraw()` and only then say `done` (text, or
+ * a function of the action's result): the status line never reports a change the lists
+ * do not show yet. Returns the action's result (undefined when it failed). */
+export async function changed(ctx, action, redraw, done) {
+  const result = await guarded(ctx, action);
+  if (!result) return result;
+  await redraw(result);
+  ctx.say(typeof done === "function" ? done(result) : done);
+  return result;
 }
