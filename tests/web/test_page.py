@@ -155,8 +155,7 @@ def test_a_command_is_approved_then_denied_from_the_page(
     send(page, "remove the build directory")
     tool = page.locator("#log details.tool", has_text="terminal")
     tool.locator(".question", has_text="rm -r build").wait_for()
-    # Shown once, not also as stored: the history drawn before the stream's `run_start`
-    # may hold the call for a moment, until the read that `run_start` asks for trims it.
+    # Shown once, not also as stored (the history is trimmed at the turn's `run_start`).
     sync_api.expect(page.locator("#log details.tool")).to_have_count(1)
     buttons = tool.locator(".decisions button")
     assert buttons.all_inner_texts() == [

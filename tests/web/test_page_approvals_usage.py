@@ -2,7 +2,7 @@
 `seam serve` (fixtures: `page_support.py`): a command waiting in the chat is answered
 from the Approvals section and the turn goes on; a remembered "always" is removed there
 and the next identical command is asked about again; the Usage chart draws a bar for the
-day with usage, beside its table."""
+day with usage, beside its table; a page reopened while a command waits shows it once."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.web.page_support import (
     screenshots_on_failure,
     send,
     settled,
+    sync_api,
 )
 
 
@@ -111,3 +112,46 @@ def test_the_usage_chart_draws_the_days_with_usage(pages: Pages, model: OpenAISe
     view.get_by_label("Period").select_option("7")
     view.get_by_text("Tokens per day, last 7 days").wait_for()
     assert datetime.date.fromisoformat(today)
+
+
+# The most tool blocks the log has held at once since the page loaded, and how many reads
+# of the session (`/api/sessions/<name>`) have come back.
+COUNT_TOOL_BLOCKS = """
+window.seamMostTools = 0;
+window.seamSessionReads = 0;
+new MutationObserver(() => {
+  const shown = document.querySelectorAll('#log details.tool').length;
+  window.seamMostTools = Math.max(window.seamMostTools, shown);
+}).observe(document, { childList: true, subtree: true });
+const fetchFirst = window.fetch;
+window.fetch = async (...args) => {
+  const response = await fetchFirst(...args);
+  if (/^\\/api\\/sessions\\/[^/]+$/.test(new URL(String(args[0]), location.href).pathname)) {
+    window.seamSessionReads += 1;
+  }
+  return response;
+};
+"""
+
+
+@screenshots_on_failure
+def test_a_turn_waiting_for_an_answer_shows_its_command_once_when_the_page_is_reopened(
+    pages: Pages, served: Served, model: OpenAIServer
+) -> None:
+    page = pages.open()
+    make_dir(served.project, "cache")
+    ask(page, model, "rm -r cache", "Removed it.")
+    # Reopened while the turn waits, its stored call is shown by the replayed turn only,
+    # from the first frame: the history drawn before the replay stops at the turn's input.
+    page.add_init_script(COUNT_TOOL_BLOCKS)
+    page.reload()
+    page.locator("body[data-ready=true]").wait_for()
+    page.locator("#log details.tool .question", has_text="rm -r cache").wait_for()
+    page.wait_for_function("() => window.seamSessionReads >= 2")  # the read at run_start
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+    sync_api.expect(page.locator("#log details.tool")).to_have_count(1)
+    assert page.evaluate("() => window.seamMostTools") == 1
+    page.locator("#log details.tool").get_by_role("button", name="Allow once").click()
+    answers(page).last.locator(".body", has_text="Removed it.").wait_for(state="attached")
+    settled(page)
+    sync_api.expect(page.locator("#log details.tool")).to_have_count(1)

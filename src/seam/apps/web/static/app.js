@@ -40,6 +40,7 @@ sidebarToggle(ui.toggle, ui.search);
 const state = {
   name: null, // the open session
   detail: null,
+  historyCount: 0, // messages the history shows now
   follower: null,
   turns: new Map(), // turn_id -> LiveTurn
   optimistic: new Map(), // submission id -> text, until the session's detail lists it
@@ -136,6 +137,7 @@ function resetView() {
   state.optimistic.clear();
   state.detail = null;
   ui.history.replaceChildren();
+  state.historyCount = 0;
   ui.pending.replaceChildren();
   ui.live.replaceChildren();
   ui.usage.textContent = "";
@@ -249,16 +251,20 @@ function lookAgainSoon(detail) {
 }
 
 function renderHistory(detail) {
-  // The running turn's stored steps are shown by its streamed bubble (replayed from the
-  // event log), so the transcript is shown up to the input of that turn only.
-  let shown = detail.messages;
-  const running = unsettled(detail).find((s) => s.state === "running");
-  if (running && streaming()) {
-    const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
-    if (at >= 0) shown = detail.messages.slice(0, at + 1);
-  }
+  const shown = historyShown(detail);
+  state.historyCount = shown.length;
   ui.history.replaceChildren(...historyNodes(shown, failedTurns(detail), state.name));
   ui.title.textContent = displayTitle(detail);
+}
+
+/** The messages the history shows: the running turn's stored steps are shown by its
+ * streamed bubble (replayed from the event log), so the transcript up to that turn's
+ * input only while it streams. */
+function historyShown(detail) {
+  const running = unsettled(detail).find((s) => s.state === "running");
+  if (!running || !streaming()) return detail.messages;
+  const at = detail.messages.findLastIndex((m) => m.role === "user" && m.content === running.input);
+  return at >= 0 ? detail.messages.slice(0, at + 1) : detail.messages;
 }
 
 function streaming() {
@@ -368,6 +374,10 @@ function onEvent(name, event) {
     refresh().catch(explain);
     loadSessions();
   } else if (event.type === "run_start") {
+    // The history drawn before this turn streamed may hold its stored steps: drawn from
+    // the same frame as the turn, never both (the read below brings the rest).
+    const detail = state.detail;
+    if (detail && historyShown(detail).length !== state.historyCount) renderHistory(detail);
     refresh().catch(explain); // the turn's input is in the transcript now
   }
 }
