@@ -125,6 +125,40 @@ async def test_resuming_a_stream_gives_exactly_the_events_after_last_event_id(
         assert "".join(e["data"]["text"] for e in nxt if e["event"] == "text_delta") == "second"
 
 
+async def test_a_sessions_detail_says_where_its_stream_leaves_off(tmp_path: Path) -> None:
+    """`events_after`: after the last event when nothing runs (a reopened page replays
+    no finished turn), at the start of a running turn (its stored steps are shown as it
+    streams, from its `run_start`)."""
+    model = ScriptedModel([text_step("first answer"), tool_step(call("danger")), text_step("ok")])
+    async with serving(model, tmp_path) as served, served.client() as client:
+        await client.post("/api/sessions/o/messages", json={"text": "one"})
+        first = await sse_events(client, "/api/sessions/o/events")
+        detail = (await client.get("/api/sessions/o")).json()
+        assert detail["events_after"] == first[-1]["id"]
+
+        await client.post("/api/sessions/o/messages", json={"text": "two"})
+        after = first[-1]["id"]
+        asked = await sse_events(
+            client, f"/api/sessions/o/events?after={after}", until="tool_approval_required"
+        )
+        detail = (await client.get("/api/sessions/o")).json()
+        assert [s["state"] for s in detail["submissions"]] == ["settled", "running"]
+        assert detail["events_after"] == first[-1]["id"]  # the running turn starts next
+        followed = await sse_events(
+            client,
+            f"/api/sessions/o/events?after={detail['events_after']}",
+            until="tool_approval_required",
+        )
+        assert followed == asked and followed[0]["event"] == "run_start"
+        call_id = asked[-1]["data"]["call_id"]
+        await client.post(f"/api/sessions/o/approvals/{call_id}", json={"decision": "once"})
+        rest = await sse_events(client, f"/api/sessions/o/events?after={asked[-1]['id']}")
+        detail = (await client.get("/api/sessions/o")).json()
+        # `done` comes just before the settlement: until then the turn still runs.
+        running = detail["submissions"][-1]["state"] == "running"
+        assert detail["events_after"] == (first[-1]["id"] if running else rest[-1]["id"])
+
+
 async def test_an_approval_round_trip_through_the_api(tmp_path: Path) -> None:
     model = ScriptedModel(
         [tool_step(call("danger")), text_step("done 1"), tool_step(call("danger")), text_step("2")]

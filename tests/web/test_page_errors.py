@@ -44,19 +44,6 @@ def watch_status(page: Any) -> None:
     )
 
 
-# Counts the page's reads of the session list: once on opening, then at each `done`.
-COUNT_LIST_FETCHES = """
-window.seamListFetches = 0;
-const fetchFirst = window.fetch;
-window.fetch = (...args) => {
-  if (new URL(String(args[0]), location.href).pathname === "/api/sessions") {
-    window.seamListFetches += 1;
-  }
-  return fetchFirst(...args);
-};
-"""
-
-
 def statuses(page: Any) -> list[str]:
     seen: list[str] = page.evaluate("() => window.seamStatuses")
     return seen
@@ -85,13 +72,17 @@ def test_a_model_error_shows_the_providers_reason_in_the_conversation(
     assert not [s for s in seen if "Connection lost" in s], seen
     keep_shot(page, "model-error")
     # Reopened, the session still says why the turn failed, once, after its message: the
-    # log's replay of the failed turn gives way to the history as its `done` is handled,
-    # which then asks for the session list again (counted here), not later.
-    page.add_init_script(COUNT_LIST_FETCHES)
-    page.reload()
+    # page follows the log from where the transcript leaves off, so the failed turn is
+    # not streamed again beside it.
+    with page.expect_request(lambda r: "/events?after=" in r.url) as followed:
+        page.reload()
     page.locator("body[data-ready=true]").wait_for()
     page.locator("#history .turn-error", has_text=REASON).wait_for()
-    page.wait_for_function("() => window.seamListFetches >= 2")  # the replayed `done` seen
+    after = int(followed.value.url.rsplit("after=", 1)[1])
+    detail = page.evaluate(
+        "async () => (await fetch(`/api/sessions/${location.hash.slice(1)}`)).json()"
+    )
+    assert after == detail["events_after"] > 0
     settled(page)
     assert users(page, "make it warmer") == 1
     assert page.locator("#log .turn-error").count() == 1

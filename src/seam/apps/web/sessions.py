@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from seam.apps.cli.durable import submission_dict
-from seam.contracts.execution import Submission
+from seam.contracts.execution import EventLog, EventQuery, Submission
 from seam.contracts.sessions import SessionInfo, UsageTotals, message_to_dict, usage_to_dict
 from seam.wiring.runtime import Runtime
 from seam.wiring.web import tenant_session_name
@@ -86,20 +86,45 @@ def submission_entry(sub: Submission) -> dict[str, Any]:
         "max_attempts": sub.max_attempts,
         "not_before": sub.not_before,
         "steps": sub.steps,
+        "personality": sub.personality,
     }
 
 
 async def session_detail(runtime: Runtime, key: str, name: str) -> dict[str, Any]:
-    """The parts of `seam sessions show --json` (see `submission_entry`)."""
+    """The parts of `seam sessions show --json` (see `submission_entry`), the session's
+    own personality (None: the default), and `events_after`: where a client showing
+    this transcript follows the event log from (`replay_from`)."""
     store = runtime.store
+    # Read first: the transcript read after it holds every turn the log holds up to it.
+    last = await store.last_seq(key)
+    info = await store.get(key)
     messages = await store.messages(key)
+    subs = await store.submissions(key)
     return {
         "key": key,
         "name": name,
+        "personality": None if info is None else info.personality,
         "messages": [message_to_dict(m) for m in messages],
-        "submissions": [submission_entry(s) for s in await store.submissions(key)],
+        "submissions": [submission_entry(s) for s in subs],
         "usage": usage_to_dict(await store.usage_totals(key)),
+        "events_after": await replay_from(store, key, subs, last),
     }
+
+
+async def replay_from(store: EventLog, key: str, subs: list[Submission], last: int) -> int:
+    """The sequence number to follow session `key`'s log after, for a client that shows
+    the transcript read after `last` was: the start of the running turns (their stored
+    steps are shown as they stream), else `last` itself. Why: opening a session used to
+    replay its whole log, every finished turn drawn and then dropped for the stored
+    copy (15,000 events for a session of 150 short answers, a second of work for the
+    server and the browser on every open)."""
+    after = last
+    for sub in subs:
+        if sub.state == "running":
+            first = await store.events(key, EventQuery(submission_id=sub.id, limit=1))
+            if first:
+                after = min(after, first[0].first_seq - 1)
+    return after
 
 
 __all__ = [

@@ -135,6 +135,23 @@ class EventLogSuite:
         assert await store.last_seq(OTHER) == 1
         assert await store.last_seq('agent-session:["t","default","none"]') == 0
 
+    async def test_a_submissions_first_event_is_found_among_the_sessions(
+        self, store: ExecutionStore
+    ) -> None:
+        """Where a running turn's log starts (the web page follows a session from it)."""
+        await store.create(KEY)
+        records = [
+            EventRecord(KEY, 1, 1, "run_start", "{}", "a"),
+            EventRecord(KEY, 2, 2, "done", "{}", "a"),
+            EventRecord(KEY, 3, 3, "compacted", "{}"),
+            EventRecord(KEY, 6, 4, "text_delta", '{"pieces":[1,1,1]}', "b"),
+            EventRecord(KEY, 7, 7, "done", "{}", "b"),
+        ]
+        await store.append_events(records)
+        assert await store.events(KEY, EventQuery(submission_id="b", limit=1)) == records[3:4]
+        assert await store.events(KEY, EventQuery(submission_id="a")) == records[:2]
+        assert await store.events(KEY, EventQuery(submission_id="c", limit=1)) == []
+
     async def test_a_sessions_events_are_read_with_whether_it_exists(
         self, store: ExecutionStore
     ) -> None:

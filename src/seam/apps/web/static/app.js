@@ -89,6 +89,13 @@ function sessionPersonality() {
   return state.detail?.personality ?? state.defaultPersonality;
 }
 
+/** What the session's last turn ran as: its message's choice, else the session's own. */
+function lastPersonality() {
+  const subs = state.detail?.submissions ?? [];
+  const last = subs.reduce((a, b) => (b.created_at >= (a?.created_at ?? -Infinity) ? b : a), null);
+  return last?.personality ?? sessionPersonality();
+}
+
 /** The switch shows what the session's last turn ran with, until the person changes it. */
 function showPersonality(id) {
   if (state.personalityTouched || !id) return;
@@ -159,14 +166,16 @@ async function openSession(name) {
     return;
   }
   if (state.name !== name) return;
-  showPersonality(sessionPersonality());
+  showPersonality(lastPersonality());
   followEvents(name);
 }
 
-/** Follow the session's whole event log: running turns show what they streamed so far,
- * finished ones give way to the transcript (see `settle`). */
+/** Follow the session's event log from where the transcript shown leaves off (the start
+ * of a running turn, which shows what it streamed so far); finished turns are the
+ * transcript's to show (see `settle`). */
 function followEvents(name) {
-  state.follower = follow(name, 0, (event) => onEvent(name, event), onStreamState);
+  const after = state.detail?.events_after ?? 0;
+  state.follower = follow(name, after, (event) => onEvent(name, event), onStreamState);
 }
 
 function onStreamState(kind) {
@@ -286,8 +295,8 @@ function stored(detail) {
 
 /** Whether the history drawn from `detail` already shows a finished turn: its answer, or
  * its failure (a failed turn's `done` has no text; history.js shows its submission's
- * error). A session opened replays its whole log, failed turns too: each must be gone
- * before the frame that would show it twice. */
+ * error). A turn that ended while the session was being opened is streamed too, and
+ * must be gone before the frame that would show it twice. */
 function shownAlready(turn, detail) {
   if (!turn.failed) return stored(detail).has(turn.finalText?.trim());
   if (!detail) return false;
