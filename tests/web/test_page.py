@@ -274,6 +274,36 @@ def test_switching_personality_sends_the_next_message_to_it(
     page.wait_for_function("() => document.getElementById('personality').value === 'pirate'")
 
 
+
+@screenshots_on_failure
+def test_earlier_turns_stay_as_they_are_while_the_conversation_goes_on(
+    pages: Pages, served: Served, model: OpenAIServer
+) -> None:
+    """The history is read again at each turn's start and end; the turns it held already
+    are not drawn again: a tool block opened to read it stays open, and the answers'
+    nodes are the same ones (a long session drew every answer twice a turn)."""
+    (served.project / "notes.txt").write_text("buy milk\n")
+    model.push(
+        tool_call_reply([("read_file", json.dumps({"path": "notes.txt"}))]),
+        text_reply("It says to buy milk."),
+    )
+    page = pages.open()
+    send(page, "what do my notes say?")
+    answers(page).last.locator(".body", has_text="buy milk").wait_for()
+    settled(page)
+    block = page.locator("#history details.tool")
+    block.locator("summary").click()
+    sync_api.expect(block).to_have_attribute("open", "")
+    page.evaluate("() => { document.querySelector('#history .msg.assistant').seamMark = 1; }")
+
+    model.push(text_reply("You are welcome."))
+    send(page, "thanks")
+    answers(page).last.locator(".body", has_text="You are welcome.").wait_for()
+    settled(page)
+    sync_api.expect(block).to_have_attribute("open", "")
+    assert page.evaluate("() => document.querySelector('#history .msg.assistant').seamMark") == 1
+    assert page.locator("#history .msg.assistant").count() == 2
+
 @screenshots_on_failure
 def test_sessions_are_searched_and_reopened(pages: Pages, model: OpenAIServer) -> None:
     model.push(text_reply("Apples are red."), text_reply("Bananas are yellow."))

@@ -6,7 +6,7 @@
 // the last event id) for turns still running. A finished turn's streamed bubble gives way
 // to its stored message once the transcript holds it.
 import { api, ApiError, follow } from "./api.js";
-import { failedTurns, historyNodes } from "./history.js";
+import { failedTurns, HistoryView } from "./history.js";
 import { Attachments } from "./images.js";
 import { failureText, providerRetry, rerunNote } from "./notes.js";
 import { displayTitle, sessionItems } from "./sessions.js";
@@ -36,6 +36,7 @@ const ui = {
   cancel: $("cancel"),
 };
 sidebarToggle(ui.toggle, ui.search);
+const historyView = new HistoryView(ui.history);
 
 const state = {
   name: null, // the open session
@@ -143,7 +144,7 @@ function resetView() {
   state.turns.clear();
   state.optimistic.clear();
   state.detail = null;
-  ui.history.replaceChildren();
+  historyView.clear();
   state.historyCount = 0;
   ui.pending.replaceChildren();
   ui.live.replaceChildren();
@@ -262,7 +263,7 @@ function lookAgainSoon(detail) {
 function renderHistory(detail) {
   const shown = historyShown(detail);
   state.historyCount = shown.length;
-  ui.history.replaceChildren(...historyNodes(shown, failedTurns(detail), state.name));
+  historyView.show(shown, failedTurns(detail), state.name);
   ui.title.textContent = displayTitle(detail);
 }
 

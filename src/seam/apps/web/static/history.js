@@ -66,3 +66,61 @@ export function historyNodes(messages, failures, session = null) {
   endTurn();
   return nodes;
 }
+
+/**
+ * The transcript drawn into `container` a turn at a time. A session's page reads the
+ * transcript again at each turn's start and end; drawn whole each time, a long session
+ * rendered every answer's Markdown twice a turn (300 turns: about 100 ms a read). Here a
+ * turn drawn before and unchanged since keeps its nodes (and a tool block opened in it
+ * stays open); the turns from the first changed one on are drawn again.
+ */
+export class HistoryView {
+  constructor(container) {
+    this.container = container;
+    this.drawn = []; // [{ key, nodes }], in order
+  }
+
+  show(messages, failures, session) {
+    const turns = splitTurns(messages, failures, session);
+    let same = 0;
+    while (same < turns.length && same < this.drawn.length && this.drawn[same].key === turns[same].key) {
+      same += 1;
+    }
+    for (const turn of this.drawn.splice(same)) for (const node of turn.nodes) node.remove();
+    for (const turn of turns.slice(same)) {
+      const nodes = historyNodes(turn.messages, turn.failures, session);
+      this.container.append(...nodes);
+      this.drawn.push({ key: turn.key, nodes });
+    }
+  }
+
+  clear() {
+    this.container.replaceChildren();
+    this.drawn = [];
+  }
+}
+
+/** `messages` cut at each person's message, each part with its failure (keyed by its
+ * first message, as `historyNodes` wants) and a key that changes when anything shown of
+ * it does. */
+function splitTurns(messages, failures, session) {
+  const turns = [];
+  let start = 0;
+  const cut = (end) => {
+    if (end <= start) return;
+    const part = messages.slice(start, end);
+    const failure = failures.get(start) ?? null;
+    turns.push({
+      messages: part,
+      failures: failure === null ? new Map() : new Map([[0, failure]]),
+      key: JSON.stringify([session, failure, part]),
+    });
+  };
+  messages.forEach((m, i) => {
+    if (m.role !== "user") return;
+    cut(i);
+    start = i;
+  });
+  cut(messages.length);
+  return turns;
+}
