@@ -274,7 +274,6 @@ def test_switching_personality_sends_the_next_message_to_it(
     page.wait_for_function("() => document.getElementById('personality').value === 'pirate'")
 
 
-
 @screenshots_on_failure
 def test_earlier_turns_stay_as_they_are_while_the_conversation_goes_on(
     pages: Pages, served: Served, model: OpenAIServer
@@ -303,6 +302,7 @@ def test_earlier_turns_stay_as_they_are_while_the_conversation_goes_on(
     sync_api.expect(block).to_have_attribute("open", "")
     assert page.evaluate("() => document.querySelector('#history .msg.assistant').seamMark") == 1
     assert page.locator("#history .msg.assistant").count() == 2
+
 
 @screenshots_on_failure
 def test_sessions_are_searched_and_reopened(pages: Pages, model: OpenAIServer) -> None:
