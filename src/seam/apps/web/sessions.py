@@ -111,20 +111,31 @@ async def session_detail(runtime: Runtime, key: str, name: str) -> dict[str, Any
     }
 
 
-async def replay_from(store: EventLog, key: str, subs: list[Submission], last: int) -> int:
+async def replay_from(
+    store: EventLog, key: str, subs: list[Submission], last: int, window: int = 1024
+) -> int:
     """The sequence number to follow session `key`'s log after, for a client that shows
-    the transcript read after `last` was: the start of the running turns (their stored
-    steps are shown as they stream), else `last` itself. Why: opening a session used to
-    replay its whole log, every finished turn drawn and then dropped for the stored
-    copy (15,000 events for a session of 150 short answers, a second of work for the
-    server and the browser on every open)."""
-    after = last
-    for sub in subs:
-        if sub.state == "running":
-            first = await store.events(key, EventQuery(submission_id=sub.id, limit=1))
-            if first:
-                after = min(after, first[0].first_seq - 1)
-    return after
+    the transcript read after `last` was: where the running turn began (its stored steps
+    are shown as it streams), else `last` itself. Why: opening a session used to replay
+    its whole log, every finished turn drawn and then dropped for the stored copy (15,000
+    events for a session of 150 short answers, a second of work for the server and the
+    browser on every open).
+
+    A session runs one submission at a time, so the running one's events are the last
+    ones: the log is read back from its end, `window` sequence numbers at first and
+    eight times more each time, to the last event of another submission."""
+    running = {s.id for s in subs if s.state == "running"}
+    if not running:
+        return last
+    while True:
+        after = max(0, last - window)
+        records = await store.events(key, EventQuery(after_seq=after))
+        before = [r.seq for r in records if r.submission_id not in running]
+        if before:
+            return min(before[-1], last)
+        if after == 0:
+            return 0
+        window *= 8
 
 
 __all__ = [
