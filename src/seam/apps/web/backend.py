@@ -37,6 +37,7 @@ from seam.contracts.execution import (
 from seam.contracts.guardrail import UNAVAILABLE
 from seam.contracts.memory import MemoryTarget
 from seam.contracts.messages import Message
+from seam.contracts.sessions import SessionInfo
 from seam.contracts.turn_extras import TurnExtras
 from seam.wiring.cron import Background, maybe_start_scheduler, stop_scheduler
 from seam.wiring.runtime import Runtime
@@ -151,10 +152,15 @@ class WebBackend:
         return session_name(key)
 
     async def existing_key(self, tenant: str, name: str) -> str:
+        return (await self.existing(tenant, name))[0]
+
+    async def existing(self, tenant: str, name: str) -> tuple[str, SessionInfo]:
+        """The key and row of the tenant's session `name`; NotFound when there is none."""
         key = self.key_for(tenant, name)
-        if await self.runtime.sessions.get(key) is None:
+        info = await self.runtime.sessions.get(key)
+        if info is None:
             raise NotFound(f"no session named {name!r}")
-        return key
+        return key, info
 
     # Sessions
 
@@ -179,9 +185,8 @@ class WebBackend:
 
     async def session_detail(self, tenant: str, name: str) -> dict[str, Any]:
         """The parts of `seam sessions show --json` (`sessions.session_detail`)."""
-        return await sessions.session_detail(
-            self.runtime, await self.existing_key(tenant, name), name
-        )
+        key, info = await self.existing(tenant, name)
+        return await sessions.session_detail(self.runtime, key, name, info)
 
     async def delete_session(self, tenant: str, name: str) -> None:
         key = await self.existing_key(tenant, name)

@@ -90,20 +90,21 @@ def submission_entry(sub: Submission) -> dict[str, Any]:
     }
 
 
-async def session_detail(runtime: Runtime, key: str, name: str) -> dict[str, Any]:
+async def session_detail(
+    runtime: Runtime, key: str, name: str, info: SessionInfo
+) -> dict[str, Any]:
     """The parts of `seam sessions show --json` (see `submission_entry`), the session's
-    own personality (None: the default), and `events_after`: where a client showing
-    this transcript follows the event log from (`replay_from`)."""
+    own personality (`info`'s; None: the default), and `events_after`: where a client
+    showing this transcript follows the event log from (`replay_from`)."""
     store = runtime.store
     # Read first: the transcript read after it holds every turn the log holds up to it.
     last = await store.last_seq(key)
-    info = await store.get(key)
     messages = await store.messages(key)
     subs = await store.submissions(key)
     return {
         "key": key,
         "name": name,
-        "personality": None if info is None else info.personality,
+        "personality": info.personality,
         "messages": [message_to_dict(m) for m in messages],
         "submissions": [submission_entry(s) for s in subs],
         "usage": usage_to_dict(await store.usage_totals(key)),
@@ -130,9 +131,9 @@ async def replay_from(
     while True:
         after = max(0, last - window)
         records = await store.events(key, EventQuery(after_seq=after))
-        before = [r.seq for r in records if r.submission_id not in running]
-        if before:
-            return min(before[-1], last)
+        other = next((r.seq for r in reversed(records) if r.submission_id not in running), None)
+        if other is not None:
+            return min(other, last)
         if after == 0:
             return 0
         window *= 8

@@ -41,7 +41,6 @@ const historyView = new HistoryView(ui.history);
 const state = {
   name: null, // the open session
   detail: null,
-  historyCount: 0, // messages the history shows now
   follower: null,
   turns: new Map(), // turn_id -> LiveTurn
   optimistic: new Map(), // submission id -> text, until the session's detail lists it
@@ -145,7 +144,6 @@ function resetView() {
   state.optimistic.clear();
   state.detail = null;
   historyView.clear();
-  state.historyCount = 0;
   ui.pending.replaceChildren();
   ui.live.replaceChildren();
   ui.usage.textContent = "";
@@ -261,9 +259,7 @@ function lookAgainSoon(detail) {
 }
 
 function renderHistory(detail) {
-  const shown = historyShown(detail);
-  state.historyCount = shown.length;
-  historyView.show(shown, failedTurns(detail), state.name);
+  historyView.show(historyShown(detail), failedTurns(detail), state.name);
   ui.title.textContent = displayTitle(detail);
 }
 
@@ -384,10 +380,10 @@ function onEvent(name, event) {
     refresh().catch(explain);
     loadSessions();
   } else if (event.type === "run_start") {
-    // The history drawn before this turn streamed may hold its stored steps: drawn from
-    // the same frame as the turn, never both (the read below brings the rest).
-    const detail = state.detail;
-    if (detail && historyShown(detail).length !== state.historyCount) renderHistory(detail);
+    // The history drawn before this turn streamed may hold its stored steps: drawn again
+    // now, from the same frame as the turn, never both (the read below brings the rest;
+    // turns unchanged keep their nodes).
+    if (state.detail) renderHistory(state.detail);
     refresh().catch(explain); // the turn's input is in the transcript now
   }
 }
