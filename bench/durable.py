@@ -292,10 +292,17 @@ async def per_turn(turns: int, rounds: int = 5, pg: str | None = None) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=1000)
-    parser.add_argument("--submissions", type=int, default=400)
-    parser.add_argument("--pg", default=os.environ.get("SEAM_TEST_PG_URL"))
+    parser.add_argument("--submissions", type=int, default=400, help="0: the per-turn part alone")
+    parser.add_argument(
+        "--pg",
+        default=os.environ.get("SEAM_TEST_PG_URL"),
+        help="a PostgreSQL server's URL (default: SEAM_TEST_PG_URL; empty: none)",
+    )
     args = parser.parse_args()
-    asyncio.run(per_turn(args.turns, pg=args.pg))
+    pg = args.pg or None
+    asyncio.run(per_turn(args.turns, pg=pg))
+    if args.submissions <= 0:
+        return
     print(f"throughput: {args.submissions} submissions over {SESSIONS} sessions, scripted model")
     # (workers, lanes): one and four workers one submission at a time, and one worker
     # running four at a time (`seam worker --concurrency 4`).
@@ -305,11 +312,11 @@ def main() -> None:
             path = str(Path(tmp) / f"throughput-{workers}-{lanes}.db")
             rate = throughput(path, workers, args.submissions, lanes)
             print(f"  SQLite      {_shape(workers, lanes)}: {rate.line()}")
-    if not args.pg:
+    if pg is None:
         print("  PostgreSQL: no server (pass --pg URL or set SEAM_TEST_PG_URL)")
         return
     for workers, lanes in shapes:
-        rate = throughput(args.pg, workers, args.submissions, lanes)
+        rate = throughput(pg, workers, args.submissions, lanes)
         print(f"  PostgreSQL  {_shape(workers, lanes)}: {rate.line()}")
 
 

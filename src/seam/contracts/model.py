@@ -112,19 +112,22 @@ class ModelRequest:
     temperature: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
+# The stream's chunks are not frozen: a provider builds one per token, and a frozen
+# dataclass sets each field through `object.__setattr__` (a text chunk: 200 ns to build
+# against 110). Nothing keeps or hashes them; the loop reads each once.
+@dataclass(slots=True)
 class TextChunk:
     kind: ClassVar[str] = "text"
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ThinkingChunk:
     kind: ClassVar[str] = "thinking"
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallStart:
     kind: ClassVar[str] = "tool_call_start"
     index: int
@@ -132,33 +135,33 @@ class ToolCallStart:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallDelta:
     kind: ClassVar[str] = "tool_call_delta"
     index: int
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolCallEnd:
     kind: ClassVar[str] = "tool_call_end"
     index: int
     call: ToolCall
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UsageChunk:
     kind: ClassVar[str] = "usage"
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WarningChunk:
     kind: ClassVar[str] = "warning"
     message: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RouteChunk:
     """Sent first by providers that choose among others (fallback chains, key pools), so
     the turn reports the provider and model that actually answered."""
@@ -168,7 +171,7 @@ class RouteChunk:
     model: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DoneChunk:
     kind: ClassVar[str] = "done"
     finish_reason: FinishReason
