@@ -166,25 +166,36 @@ def encode_deltas(
     """One record for consecutive deltas. When redaction changes their text (a secret
     streamed in pieces), the record's text arrives whole with its last delta: the other
     sequence numbers replay as empty deltas, so replay never has gaps or shows a secret."""
-    first, last = deltas[0], deltas[-1]
     texts = [d.text for d in deltas]
+    return _deltas_record(deltas[0], deltas[-1].seq, texts, submission_id, redact)
+
+
+def _deltas_record(
+    first: TextDelta,
+    last_seq: int,
+    texts: list[str],
+    submission_id: str | None,
+    redact: Redact | None,
+) -> EventRecord:
+    """The record of `texts`, the pieces of consecutive deltas from `first` to the one
+    numbered `last_seq`."""
     text = "".join(texts)
     pieces = list(map(len, texts))
     if redact is not None:
         cleaned = redact(text)
         if cleaned != text:
             text = cleaned
-            pieces = [0] * (len(deltas) - 1) + [len(text)]
+            pieces = [0] * (len(texts) - 1) + [len(text)]
     payload = {
         "type": "text_delta",
-        "session_key": last.session_key,
-        "turn_id": last.turn_id,
-        "seq": last.seq,
+        "session_key": first.session_key,
+        "turn_id": first.turn_id,
+        "seq": last_seq,
         "text": text,
         "pieces": pieces,
     }
     return EventRecord(
-        last.session_key, last.seq, first.seq, "text_delta", _json(payload), submission_id
+        first.session_key, last_seq, first.seq, "text_delta", _json(payload), submission_id
     )
 
 
@@ -256,7 +267,11 @@ class EventRecorder:
         # What the loop applies to what it stores: the log must not keep what the
         # transcript redacts (a secret the model echoed, a token in tool arguments).
         self._redact = redact
-        self._deltas: list[TextDelta] = []
+        # The text deltas not encoded yet: the first, and each one's text. The deltas
+        # themselves are not kept (a turn streams hundreds, each freed once handed on).
+        self._first: TextDelta | None = None
+        self._texts: list[str] = []
+        self._last_seq = 0
         self._timer: LaneTimer | None = None
         # Encoded records not stored yet, oldest first.
         self._pending: list[EventRecord] = []
@@ -271,12 +286,15 @@ class EventRecorder:
         False when the event needs `record`."""
         if type(event) is not TextDelta:
             return False
-        deltas = self._deltas
-        if deltas and deltas[-1].turn_id != event.turn_id:
+        first = self._first
+        if first is None:
+            self._first = event
+            if self._timer is None:
+                self._arm()
+        elif first.turn_id != event.turn_id:
             return False
-        deltas.append(event)
-        if self._timer is None:
-            self._arm()
+        self._texts.append(event.text)
+        self._last_seq = event.seq
         return True
 
     async def record(self, event: AgentEvent) -> None:
@@ -335,9 +353,12 @@ class EventRecorder:
 
     def _take(self) -> None:
         """Move the buffered deltas, as one record, behind the pending records."""
-        if self._deltas:
-            self._pending.append(encode_deltas(self._deltas, self._submission_id, self._redact))
-            self._deltas = []
+        first = self._first
+        if first is not None:
+            texts, self._first, self._texts = self._texts, None, []
+            self._pending.append(
+                _deltas_record(first, self._last_seq, texts, self._submission_id, self._redact)
+            )
 
     def _flush_soon(self) -> None:
         self._timer = None
