@@ -138,7 +138,9 @@ class EventLogSuite:
     async def test_a_submissions_first_event_is_found_among_the_sessions(
         self, store: ExecutionStore
     ) -> None:
-        """Where a running turn's log starts (the web page follows a session from it)."""
+        """A submission's first record, found by its id among another submission's, a
+        record of no submission and a coalesced range (a resumed turn's repair reads its
+        own records this way)."""
         await store.create(KEY)
         records = [
             EventRecord(KEY, 1, 1, "run_start", "{}", "a"),
