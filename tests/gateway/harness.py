@@ -106,6 +106,7 @@ async def gateway_running(
     options: WatchOptions | None = None,
     working_dir: str = WORKDIR,
     rescue_every: float = 0.2,
+    retry_tick: float = 0.05,
 ) -> AsyncIterator[Running]:
     from seam.apps.gateway.book import ChatBook
     from seam.apps.gateway.kept_files import KeptFiles
@@ -123,7 +124,7 @@ async def gateway_running(
         PairingStore(tmp / "pairing.json"),
         working_dir=working_dir,
         rescue_every=rescue_every,
-        retry_tick=0.05,
+        retry_tick=retry_tick,
         book=ChatBook(tmp / "gateway-chats.json"),
         files=KeptFiles(tmp / "gateway-files"),
     )

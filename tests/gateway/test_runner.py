@@ -184,10 +184,13 @@ async def test_groups_are_answered_only_when_addressed(tmp_path: Path) -> None:
 async def test_a_stranger_gets_a_pairing_code_and_is_answered_once_approved(
     tmp_path: Path,
 ) -> None:
-    model = ScriptedModel([text_step("nice to meet you")])
+    model = ScriptedModel([text_step("nice to meet you"), text_step("hello again")])
     store = InMemoryExecutionStore()
     platform = FakePlatform()
-    async with gateway_running(make_runtime(model, store), platform, tmp_path):
+    # The retry loop's tick never falls within the test: the first message is run because
+    # the paired stranger wrote again, before the new one.
+    runtime = make_runtime(model, store)
+    async with gateway_running(runtime, platform, tmp_path, retry_tick=3600.0):
         platform.say("hi", user="99")
         await until(platform, lambda: bool(platform.sent_texts()), "the code")
         pairing = PairingStore(tmp_path / "pairing.json")
@@ -197,9 +200,12 @@ async def test_a_stranger_gets_a_pairing_code_and_is_answered_once_approved(
         assert await store.submissions() == []
         pairing.approve(request.code)
         platform.say("hi again", user="99")
-        await until(platform, lambda: "nice to meet you" in platform.sent_texts(), "answer")
-    [sub] = await store.submissions()
-    assert sub.session_key.endswith('"telegram:99"]')
+        await until(platform, lambda: "hello again" in platform.sent_texts(), "answers")
+    subs = await store.submissions()
+    assert [s.input for s in subs] == ["hi", "hi again"]
+    assert all(s.session_key.endswith('"telegram:99"]') for s in subs)
+    answers = [t for t in platform.sent_texts() if t in ("nice to meet you", "hello again")]
+    assert answers == ["nice to meet you", "hello again"]
 
 
 async def test_only_the_owner_can_press_an_approval_button(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ chat's later updates are parked behind it (and handled once it is settled, answe
 dead); other chats never wait.
 
 A stranger's message that asked for pairing is parked too (`WAIT_PREFIX`), and run once
-the owner approves them (`seam pairing approve`), so their first message gets its answer.
+the owner approves them (`seam pairing approve`), so their first message gets its answer
+(before any later one of theirs: `Retries.run_waiting`).
 
 The rows are outbox rows (every store keeps an outbox, with keys, leases, attempts and a
 dead state), under targets no deliverer claims: `gateway-in:<chat>/` for retries,
@@ -157,6 +158,11 @@ class Inbox:
     async def waiting(self, chat: ChatRef) -> bool:
         """Whether an earlier update of `chat` waits for a retry (so this one queues)."""
         query = OutboxQuery(target_prefix=retry_target(chat), status="pending", limit=1)
+        return bool(await self.outbox.outbox_items(query))
+
+    async def paired_waiting(self, chat: ChatRef) -> bool:
+        """Whether a stranger's message of `chat` waits for their pairing."""
+        query = OutboxQuery(target_prefix=wait_target(chat), status="pending", limit=1)
         return bool(await self.outbox.outbox_items(query))
 
     async def heads(self, prefix: str) -> list[OutboxItem]:

@@ -24,6 +24,7 @@ from seam.apps.gateway.inbox import (
     decode,
     one_line,
     retry_after,
+    wait_target,
 )
 from seam.apps.gateway.sender import AdapterSlot
 from seam.contracts.chat import ChatAdapter, ChatRef, InboundMessage
@@ -116,10 +117,21 @@ class Retries:
             elif item.created_at < now - WAIT_FOR_PAIRING:
                 self._start(item.target, self._expire(item.target))
 
-    def _start(self, target: str, work: Coroutine[Any, Any, None]) -> None:
+    async def run_waiting(self, adapter: ChatAdapter, chat: ChatRef) -> None:
+        """Run `chat`'s waiting message now, before the update that just came from its
+        newly paired writer: their first message is answered first, whenever the tick
+        falls. Returns once it is admitted (or its task, already running, ended)."""
+        target = wait_target(chat)
+        task = self._start(target, self._paired(adapter, target))
+        if task is not None:
+            await asyncio.wait([task])
+
+    def _start(self, target: str, work: Coroutine[Any, Any, None]) -> asyncio.Task[Any] | None:
+        """`work` in a task of its own, or the task `target` already runs (then `work`
+        is dropped): one at a time per chat."""
         if target in self._busy:
             work.close()
-            return
+            return next((task for task, t in self._tasks.items() if t == target), None)
         self._busy.add(target)
         task = asyncio.ensure_future(work)
         self._tasks[task] = target
@@ -131,6 +143,7 @@ class Retries:
                 log.error("a parked update of %s failed: %s", target, finished.exception())
 
         task.add_done_callback(done)
+        return task
 
     async def _retry(self, adapter: ChatAdapter, target: str) -> None:
         item = await self.inbox.claim(target, self.owner)

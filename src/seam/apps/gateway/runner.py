@@ -149,6 +149,8 @@ class Gateway:
             await self.inbox.park(sid, event, tried=0)
             return
         try:
+            if self._paired_sender(event) and await self.inbox.paired_waiting(event.chat):
+                await self.retries.run_waiting(adapter, event.chat)
             await self._message(adapter, event)
         except Exception as exc:
             error = one_line(exc)
@@ -159,6 +161,14 @@ class Gateway:
     def allowed(self, platform: str, user_id: str) -> bool:
         return user_id in self.section.allowed(platform) or self.pairing.is_paired(
             platform, user_id
+        )
+
+    def _paired_sender(self, msg: InboundMessage) -> bool:
+        """Whether `msg` comes from a paired user (not one of `allow`): the one whose
+        first message may still wait for the tick that runs it (`retries.py`)."""
+        platform = msg.chat.platform
+        return msg.user_id not in self.section.allowed(platform) and self.pairing.is_paired(
+            platform, msg.user_id
         )
 
     async def handle_parked(self, adapter: ChatAdapter, msg: InboundMessage) -> None:
