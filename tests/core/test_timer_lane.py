@@ -8,6 +8,7 @@ import contextvars
 from typing import Any
 
 from seam.core.timer_lane import TimerLane, timer_lane
+from tests.support.collect import collect
 
 DELAY = 0.02
 who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="")
@@ -116,7 +117,6 @@ async def test_a_zero_delay_timer_armed_while_firing_waits_for_the_next_firing()
 def test_a_closed_loop_with_a_pending_lane_timer_is_collected() -> None:
     """The lanes live on their loop: a timer still pending when the loop closes (whose
     callback holds the loop) does not keep the loop alive."""
-    import gc
     import weakref
 
     loop = asyncio.new_event_loop()
@@ -129,5 +129,5 @@ def test_a_closed_loop_with_a_pending_lane_timer_is_collected() -> None:
     loop.close()
     gone = weakref.ref(loop)
     del loop
-    gc.collect()
+    collect()
     assert gone() is None

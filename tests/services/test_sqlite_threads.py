@@ -9,7 +9,6 @@ arrive together commit together, each still all-or-nothing.
 from __future__ import annotations
 
 import asyncio
-import gc
 import sqlite3
 import threading
 from collections.abc import Awaitable
@@ -23,6 +22,7 @@ from seam.contracts.sessions import DuplicateTitle
 from seam.services.sessions import sqlite_inline
 from seam.services.sessions.sqlite import SQLiteSessionStore
 from seam.services.sessions.sqlite_inline import THREAD_GROUP
+from tests.support.collect import collect
 
 
 class Ticker:
@@ -288,7 +288,7 @@ async def test_a_store_dropped_without_closing_stops_its_threads(tmp_path: Path)
     started = set(threading.enumerate()) - before
     assert len(started) == 3  # the writer and two readers
     del store
-    gc.collect()
+    collect()
     for thread in started:
         thread.join(timeout=10)
         assert not thread.is_alive()

@@ -6,7 +6,6 @@ real turn whose model warned."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 from collections.abc import AsyncIterator, Iterator
@@ -22,6 +21,7 @@ from seam.core import ScriptedModel
 from seam.core.scripted_model import text_step
 from seam.wiring.logs import redacting_filter
 from seam.wiring.secrets import redactor_for_env
+from tests.support.collect import collect
 from tests.web.harness import serving, sse_events
 
 SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789"
@@ -45,7 +45,7 @@ def home_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[JsonLi
     # test closed (an MCP client's `aclose`, say) logs "Task exception was never
     # retrieved" when the collector finds it, which could fall inside this handler's
     # window. Collect it before the handler is attached.
-    gc.collect()
+    collect()
     handler = JsonLinesHandler(max_bytes=2_000, keep=3, surface="web")
     handler.addFilter(redacting_filter(redactor_for_env({})))
     handler.setLevel(logging.INFO)

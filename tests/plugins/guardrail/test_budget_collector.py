@@ -6,7 +6,6 @@ take the whole budget, and a command the guard would have refused or allowed cam
 from __future__ import annotations
 
 import gc
-import time
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from seam.plugins.guardrail import walk as walk_module
 from seam.plugins.guardrail.classifier import CommandClassifier
 from seam.plugins.guardrail.shell import OverBudget
+from tests.support.collect import collect
 
 STORE = "/srv/seam/store.db"
 DELETE = f"sqlite3 {STORE} 'DELETE FROM messages'"
@@ -21,17 +21,6 @@ DELETE = f"sqlite3 {STORE} 'DELETE FROM messages'"
 
 def guard() -> CommandClassifier:
     return CommandClassifier(home="/home/me", protected=["/home/me/.seam", STORE])
-
-
-def collect() -> None:
-    """One collection, counted. `gc.collect()` does nothing while another thread's
-    collection is under way (one whose finalizer let go of the GIL: closing a leftover
-    SQLite connection of an earlier test does), and then no pass is counted during the
-    check; the other thread is let finish, and this one collects again."""
-    before = sum(generation["collections"] for generation in gc.get_stats())
-    while sum(generation["collections"] for generation in gc.get_stats()) == before:
-        gc.collect()
-        time.sleep(0)  # lets go of the GIL
 
 
 def test_a_collection_that_spends_the_budget_does_not_change_the_verdict(
