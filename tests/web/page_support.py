@@ -185,6 +185,23 @@ class CuttableProxy(LoopbackListener):
         self.cut()
 
 
+def watch_status(page: Any) -> None:
+    """Keep every text the status line shows from now on (a lost connection's is brief)."""
+    page.evaluate(
+        """() => {
+             const status = document.getElementById('status');
+             window.seamStatuses = [];
+             new MutationObserver(() => window.seamStatuses.push(status.textContent))
+               .observe(status, { childList: true, characterData: true, subtree: true });
+           }"""
+    )
+
+
+def statuses(page: Any) -> list[str]:
+    seen: list[str] = page.evaluate("() => window.seamStatuses")
+    return seen
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

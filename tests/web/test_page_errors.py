@@ -16,7 +16,9 @@ from tests.web.page_support import (
     screenshots_on_failure,
     send,
     settled,
+    statuses,
     sync_api,
+    watch_status,
 )
 
 REASON = "Invalid value for 'temperature': expected a number at most 2"
@@ -30,23 +32,6 @@ def said(page: Any) -> Any:
 def users(page: Any, text: str) -> int:
     count: int = page.locator("#log .msg.user", has_text=text).count()
     return count
-
-
-def watch_status(page: Any) -> None:
-    """Keep every text the status line shows from now on (a lost connection's is brief)."""
-    page.evaluate(
-        """() => {
-             const status = document.getElementById('status');
-             window.seamStatuses = [];
-             new MutationObserver(() => window.seamStatuses.push(status.textContent))
-               .observe(status, { childList: true, characterData: true, subtree: true });
-           }"""
-    )
-
-
-def statuses(page: Any) -> list[str]:
-    seen: list[str] = page.evaluate("() => window.seamStatuses")
-    return seen
 
 
 @screenshots_on_failure
