@@ -208,6 +208,31 @@ async def test_a_stranger_gets_a_pairing_code_and_is_answered_once_approved(
     assert answers == ["nice to meet you", "hello again"]
 
 
+async def test_a_strangers_waiting_message_waits_for_their_own_pairing(tmp_path: Path) -> None:
+    """In a group, a paired user's message does not run the message a stranger left
+    there waiting for a code: only the stranger's own pairing does."""
+    model = ScriptedModel([text_step("hello, paired friend")])
+    store = InMemoryExecutionStore()
+    platform = FakePlatform()
+    pairing = PairingStore(tmp_path / "pairing.json")
+    pairing.approve(pairing.request("telegram", "77", "Pat", "telegram:-100").code)
+    runtime = make_runtime(model, store)
+    async with gateway_running(runtime, platform, tmp_path, retry_tick=3600.0) as running:
+        stranger = platform.say("@seam_bot hi", chat="-100", group=True, user="99")
+        await until(platform, lambda: bool(platform.sent_texts()), "the code")
+        assert "seam pairing approve" in platform.sent_texts()[0]
+        # Asked to run it directly (a pairing revoked as the loop looked), the retries
+        # leave it waiting too.
+        await running.gateway.retries.run_waiting(running.adapters[0], stranger.chat)
+        assert await store.submissions() == []
+        platform.say("@seam_bot hello", chat="-100", group=True, user="77")
+        await until(platform, lambda: "hello, paired friend" in platform.sent_texts(), "answer")
+    subs = await store.submissions()
+    assert [s.input for s in subs] == ["user77: @seam_bot hello"]
+    [request] = pairing.pending()
+    assert request.user_id == "99"
+
+
 async def test_only_the_owner_can_press_an_approval_button(tmp_path: Path) -> None:
     model = ScriptedModel([tool_step(call("danger")), text_step("cleaned up")])
     store = InMemoryExecutionStore()

@@ -160,10 +160,11 @@ class Inbox:
         query = OutboxQuery(target_prefix=retry_target(chat), status="pending", limit=1)
         return bool(await self.outbox.outbox_items(query))
 
-    async def paired_waiting(self, chat: ChatRef) -> bool:
-        """Whether a stranger's message of `chat` waits for their pairing."""
+    async def waiting_for_pairing(self, chat: ChatRef) -> InboundMessage | None:
+        """The stranger's message of `chat` that waits for their pairing, if one does."""
         query = OutboxQuery(target_prefix=wait_target(chat), status="pending", limit=1)
-        return bool(await self.outbox.outbox_items(query))
+        items = await self.outbox.outbox_items(query)
+        return decode(items[0].payload)[0] if items else None
 
     async def heads(self, prefix: str) -> list[OutboxItem]:
         """The oldest pending row of each chat under `prefix` (one chat's rows are

@@ -189,6 +189,8 @@ class Retries:
         if item is None:
             return
         msg, _ = decode(item.payload)
+        if not self.handler.allowed(msg.chat.platform, msg.user_id):
+            return  # not paired (any more): it waits on, claimable again after its lease
         source = item.source or item.key
         try:
             await self.handler.handle_paired(adapter, msg, source)
