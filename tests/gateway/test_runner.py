@@ -8,11 +8,13 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
+
 from seam.apps.gateway.chats import message_key
 from seam.apps.gateway.pairing import PairingStore
 from seam.contracts.chat import Attachment, ChatRef
 from seam.contracts.model import ModelChunk, ModelRequest, TextChunk
-from seam.contracts.outbox import OutboxQuery
+from seam.contracts.outbox import OutboxItem, OutboxQuery
 from seam.core.execution import InMemoryExecutionStore
 from seam.core.scripted_model import ScriptedModel, Step, call, text_step, tool_step
 from seam.core.storage import InMemoryStorage
@@ -231,6 +233,33 @@ async def test_a_strangers_waiting_message_waits_for_their_own_pairing(tmp_path:
     assert [s.input for s in subs] == ["user77: @seam_bot hello"]
     [request] = pairing.pending()
     assert request.user_id == "99"
+
+
+async def test_a_pairing_revoked_as_the_waiting_message_is_claimed_leaves_it_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paired when the gateway looked, revoked before it claimed the message: the
+    writer is checked again once the message is claimed, and it is not run."""
+    store = InMemoryExecutionStore()
+    platform = FakePlatform()
+    pairing = PairingStore(tmp_path / "pairing.json")
+    runtime = make_runtime(ScriptedModel([]), store)
+    async with gateway_running(runtime, platform, tmp_path, retry_tick=3600.0) as running:
+        stranger = platform.say("hi", user="99")
+        await until(platform, lambda: bool(platform.sent_texts()), "the code")
+        [request] = pairing.pending()
+        pairing.approve(request.code)
+        inbox = running.gateway.inbox
+        claim = inbox.claim
+
+        async def revoked_first(target: str, owner: str) -> OutboxItem | None:
+            pairing.revoke("telegram:99")
+            return await claim(target, owner)
+
+        monkeypatch.setattr(inbox, "claim", revoked_first)
+        await running.gateway.retries.run_waiting(running.adapters[0], stranger.chat)
+    assert await store.submissions() == []
+    assert await inbox.waiting_for_pairing(stranger.chat) == stranger
 
 
 async def test_only_the_owner_can_press_an_approval_button(tmp_path: Path) -> None:

@@ -118,9 +118,13 @@ class Retries:
                 self._start(item.target, self._expire(item.target))
 
     async def run_waiting(self, adapter: ChatAdapter, chat: ChatRef) -> None:
-        """Run `chat`'s waiting message now, before the update that just came from its
-        newly paired writer: their first message is answered first, whenever the tick
-        falls. Returns once it is admitted (or its task, already running, ended)."""
+        """Run `chat`'s message waiting for its writer's pairing now, if they are paired,
+        before the update that just came: messages are answered in the order they were
+        written, whenever the tick falls. A stranger still unpaired (in a group, say)
+        waits on. Returns once it is admitted (or its task, already running, ended)."""
+        waiting = await self.inbox.waiting_for_pairing(chat)
+        if waiting is None or not self.handler.allowed(chat.platform, waiting.user_id):
+            return
         target = wait_target(chat)
         task = self._start(target, self._paired(adapter, target))
         if task is not None:

@@ -149,8 +149,8 @@ class Gateway:
             await self.inbox.park(sid, event, tried=0)
             return
         try:
-            if self._paired_sender(event):
-                await self._waiting_first(adapter, event.chat)
+            if self._paired_sender(event):  # their first message may wait: it goes first
+                await self.retries.run_waiting(adapter, event.chat)
             await self._message(adapter, event)
         except Exception as exc:
             error = one_line(exc)
@@ -164,20 +164,12 @@ class Gateway:
         )
 
     def _paired_sender(self, msg: InboundMessage) -> bool:
-        """Whether `msg` comes from a paired user (not one of `allow`): the one whose
-        first message may still wait for the tick that runs it (`retries.py`)."""
+        """Whether `msg` comes from a paired user, not one of `allow` (whose messages
+        never read the pairing file)."""
         platform = msg.chat.platform
         return msg.user_id not in self.section.allowed(platform) and self.pairing.is_paired(
             platform, msg.user_id
         )
-
-    async def _waiting_first(self, adapter: ChatAdapter, chat: ChatRef) -> None:
-        """Run `chat`'s message waiting for its writer's pairing now, when they are
-        paired: before the update that just came, so their messages are answered in the
-        order they were written. A stranger still unpaired (in a group, say) waits on."""
-        waiting = await self.inbox.waiting_for_pairing(chat)
-        if waiting is not None and self.allowed(chat.platform, waiting.user_id):
-            await self.retries.run_waiting(adapter, chat)
 
     async def handle_parked(self, adapter: ChatAdapter, msg: InboundMessage) -> None:
         """A parked update's next try (`retries.py`): as it came, with its kept files,
