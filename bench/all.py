@@ -142,6 +142,15 @@ def _rows_durable(out: str) -> list[Row]:
     if pg1 and pg4 is not None:
         rows.append(Row("PG 4 workers settled/s", f"{pg4:.0f}/s", f"PG 1 worker {pg1:.0f}/s",
                         pg4 / pg1, ">= 1.8x"))  # fmt: skip
+    # The floor (`pg_floor.py`): a minimal worker by hand, what this machine allows.
+    floor1 = _number(r"PostgreSQL floor 1 client\(s\):\s+([\d.]+)", out)
+    floor4 = _number(r"PostgreSQL floor 4 client\(s\):\s+([\d.]+)", out)
+    if floor1 is not None and sqlite1:
+        rows.append(Row("PG floor 1 client settled/s", f"{floor1:.0f}/s",
+                        f"SQLite 1 worker {sqlite1:.0f}/s", floor1 / sqlite1, ""))  # fmt: skip
+    if floor1 and floor4 is not None:
+        rows.append(Row("PG floor 4 clients settled/s", f"{floor4:.0f}/s",
+                        f"PG floor 1 client {floor1:.0f}/s", floor4 / floor1, ""))  # fmt: skip
     # One worker running four submissions at a time (`seam worker --concurrency 4`).
     sqlite_x4 = _number(r"SQLite\s+1 worker\(s\), 4 at a time:\s+([\d.]+)", out)
     pg_x4 = _number(r"PostgreSQL\s+1 worker\(s\), 4 at a time:\s+([\d.]+)", out)

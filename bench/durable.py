@@ -9,7 +9,8 @@
    400 submissions over 40 sessions, by 1 and 4 worker processes sharing the store:
    SQLite (one file) and PostgreSQL (when a server is given or SEAM_TEST_PG_URL is set;
    `scripts/ensure-postgres` starts one), with the CPU each settled submission cost the
-   workers and (a server on this machine, its /proc readable) PostgreSQL's processes.
+   workers and (a server on this machine, its /proc readable) PostgreSQL's processes;
+   then PostgreSQL's floor (`pg_floor.py`: a minimal worker written by hand, 1 and 4).
 
     .venv/bin/python bench/durable.py [--turns 1000] [--submissions 400] [--pg URL]
 """
@@ -318,6 +319,12 @@ def main() -> None:
     for workers, lanes in shapes:
         rate = throughput(pg, workers, args.submissions, lanes)
         print(f"  PostgreSQL  {_shape(workers, lanes)}: {rate.line()}")
+    # What this machine allows: a minimal worker by hand (pg_floor.py), one and four.
+    from pg_floor import floor_throughput
+
+    for clients in (1, 4):
+        rate = floor_throughput(pg, clients, args.submissions)
+        print(f"  PostgreSQL floor {clients} client(s): {rate.line()}")
 
 
 def _shape(workers: int, lanes: int) -> str:
