@@ -34,7 +34,8 @@ def texts(rng: random.Random) -> dict[str, str]:
         f"VAR_{i}={''.join(rng.choice(string.ascii_letters) for _ in range(30))}"
         for i in range(2500)
     )
-    prose = " ".join(rng.choice(source.split()) for _ in range(20_000))
+    words = source.split()
+    prose = " ".join(rng.choice(words) for _ in range(20_000))
     return {
         "python source, 80 kB": source[:80_000],
         "env listing, 80 kB": env[:80_000],
