@@ -1,13 +1,15 @@
 """Secrets after a name (`"api_key": "..."`, `password=...`) on long lines.
 
 Minified JSON, a long log line or an 80 kB tool result without newlines is one line. The
-named rule looks only where a name can end (`_redact_named_line`), not at every word of
-the line, and must find exactly what the whole-line regex finds.
+named rule tries its regex once per name (`_redact_named_line`), not at every word of the
+line, and must find exactly what the whole-line regex finds; a hostile name built to
+make that regex walk it again from every start must not hold the event loop.
 """
 
 from __future__ import annotations
 
 import json
+import time
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -21,7 +23,7 @@ PARTS = [
     *("access_key", "private_key", "credentials", "passphrase", "passwd", "Key", "my"),
     *("db", "config.", "_", "-", ".", "..", "=", ":", " ", "\t", "\n", "'", '"', "#"),
     *("export ", "- ", "abc123XYZ", "s3cr3tValue99", "x", "9", "(", ",", "$HOME", "<v>"),
-    *("[REDACTED:x]", "true", "12345678", "é", "'token'", '"key":'),
+    *("[REDACTED:x]", "true", "12345678", "é", "²", "中", "'token'", '"key":', "_.", "a."),
 ]
 
 # Whole named assignments, each from a lead-in, a name, a separator and a value: the
@@ -76,3 +78,20 @@ def test_a_minified_json_is_redacted_as_its_pretty_printed_form() -> None:
     assert first["config.password"] == "[REDACTED:password]"
     assert first["user"] == "u0"
     assert "k399Zx81Qp0Lm3Vt" not in one_line
+
+
+def test_a_hostile_name_does_not_hold_redaction() -> None:
+    """`a.a.a...` lets the regex start after every `.` and walk the rest of the name from
+    each: 40 kB took a minute before (time in the square of the length). The bound is a
+    guard against that, far above the cost now (milliseconds); bench/redaction.py says
+    how fast redaction is."""
+    hostile = "a." * 20_000
+    texts = [
+        hostile + ".token: 'k3yValue42'",  # a break just before the keyword
+        "x " + hostile + "token: no-quotes",  # a name that fails after its keyword
+    ]
+    started = time.perf_counter()
+    found = [redact(text) for text in texts]
+    assert time.perf_counter() - started < 5.0
+    assert found[0].endswith("..token: '[REDACTED:token]'")
+    assert found[1] == texts[1]

@@ -20,7 +20,7 @@ import binascii
 import logging
 import re
 import string
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from seam.plugins.safety.lazy_pattern import LazyPattern
@@ -351,22 +351,27 @@ def _redact_named(text: str) -> str:
     return "".join(parts)
 
 
-# What a name may hold before its keyword (`_NAME`'s chunks).
+# What a name may hold before its keyword (`_NAME`'s chunks), and what separates chunks.
 _NAME_CHARS = string.ascii_letters + string.digits + "_.-"
+_SEPARATORS = "_.-"
+# Two separators in a row, where no name of chunks passes.
+_BREAKS = tuple(a + b for a in _SEPARATORS for b in _SEPARATORS)
 
 
 def _redact_named_line(line: str) -> str:
-    """`_NAMED.sub(_replace_named, line)`, trying only the places a match can start.
+    """`_NAMED.sub(_replace_named, line)`, trying the regex once where it can match.
 
     Why: `_NAMED` cannot skip ahead (it starts with a lookbehind and a repeated chunk of
-    a name), so `sub` tried every word of the line: 9-10 ms for an 80 kB line of prose,
-    and minified JSON or a long log line is one line. A match starts at the line's
-    start (the `env` and `yaml` forms are anchored there), or its name ends at a hit of
-    `_NAMED_FINDER` (a keyword, then `:` or `=`) and it starts in that name's run of
-    name characters: at the run's start or after a `.` in it (the only places in the run
-    the lookbehind allows; a match from a quote before the run is the same match from the
-    run's start, with the quote kept either way). Those are tried in the order `sub`
-    would try them, with the same regex, so the result is the same.
+    a name), so `sub` tried every word of the line (9-10 ms for an 80 kB line of prose,
+    and minified JSON or a long log line is one line), and every start walks the name to
+    its keyword, so a hostile name of `a.a.a...` (a start after each `.`) took time in
+    the square of its length: 4.8 s for 10 kB, minutes for a tool result's 80 kB, all of
+    it on the event loop.
+
+    Where a match can be: at the line's start (the `env` and `yaml` forms are anchored
+    there), or its name ends at a hit of `_NAMED_FINDER` (a keyword, then `:` or `=`) and
+    it starts in that name's run of name characters (`_name_start`). Tried in the order
+    `sub` would try them, with the same regex, so the result is the same.
     """
     parts: list[str] = []
     done = 0  # line[:done] is already in parts
@@ -377,30 +382,41 @@ def _redact_named_line(line: str) -> str:
     look = done
     while (hit := _NAMED_FINDER.search(line, look)) is not None:
         floor, look = look, hit.end()
-        for start in _name_starts(line, hit.start(), floor):
-            found = _NAMED.match(line, start)
-            if found is not None:
-                parts.append(line[done:start])
-                parts.append(_replace_named(found))
-                done = look = found.end()
-                break
+        start = _name_start(line, hit.start(), floor)
+        found = None if start is None else _NAMED.match(line, start)
+        if start is not None and found is not None:
+            parts.append(line[done:start])
+            parts.append(_replace_named(found))
+            done = look = found.end()
     if not parts:
         return line
     parts.append(line[done:])
     return "".join(parts)
 
 
-def _name_starts(line: str, keyword: int, floor: int) -> Iterator[int]:
-    """Where a name ending in the keyword at `keyword` may start, left to right, after
-    `floor` (the last hit's end or match's end) and after 0 (tried already)."""
+def _name_start(line: str, keyword: int, floor: int) -> int | None:
+    """The one place a match may start whose name ends in the keyword at `keyword`, after
+    `floor` (the last hit's or match's end) and after 0 (tried with the line's start).
+
+    The lookbehind allows a start in the run of name characters before the keyword only
+    at the run's start (unless a letter of another script ends the word before it) or
+    after a `.`; a quote before the run gives the same match as the run's start, with the
+    quote kept either way. A start before two separators in a row fails there, and every
+    start after them walks the same chunks to the same keyword and the same rest, so all
+    of those match or none does: the first is tried.
+    """
     run = line[floor:keyword]
     first = keyword - (len(run) - len(run.rstrip(_NAME_CHARS)))
-    if first > 0:
-        yield first
-    dot = line.find(".", first, keyword)
-    while dot >= 0:
-        yield dot + 1
-        dot = line.find(".", dot + 1, keyword)
+    name = line[first:keyword]
+    broken = max(name.rfind(pair) + 1 for pair in _BREAKS)  # the pair's second; 0: none
+    if broken == 0 and not name.startswith(tuple(_SEPARATORS)):
+        if first == 0:
+            return None  # the line's start was tried, and every later start is the same
+        before = line[first - 1]
+        if not (before.isalnum() or before == "_"):
+            return first
+    dot = line.find(".", first + broken, keyword)
+    return None if dot < 0 else dot + 1
 
 
 class RedactingFilter(logging.Filter):
