@@ -353,7 +353,7 @@ def _redact_named(text: str) -> str:
 
 # What a name may hold before its keyword (`_NAME`'s chunks), and what separates chunks.
 _NAME_CHARS = string.ascii_letters + string.digits + "_.-"
-_SEPARATORS = "_.-"
+_SEPARATORS = ("_", ".", "-")
 # Two separators in a row, where no name of chunks passes.
 _BREAKS = tuple(a + b for a in _SEPARATORS for b in _SEPARATORS)
 
@@ -383,11 +383,11 @@ def _redact_named_line(line: str) -> str:
     while (hit := _NAMED_FINDER.search(line, look)) is not None:
         floor, look = look, hit.end()
         start = _name_start(line, hit.start(), floor)
-        found = None if start is None else _NAMED.match(line, start)
-        if start is not None and found is not None:
-            parts.append(line[done:start])
-            parts.append(_replace_named(found))
-            done = look = found.end()
+        if start is None or (found := _NAMED.match(line, start)) is None:
+            continue
+        parts.append(line[done:start])
+        parts.append(_replace_named(found))
+        done = look = found.end()
     if not parts:
         return line
     parts.append(line[done:])
@@ -409,11 +409,10 @@ def _name_start(line: str, keyword: int, floor: int) -> int | None:
     first = keyword - (len(run) - len(run.rstrip(_NAME_CHARS)))
     name = line[first:keyword]
     broken = max(name.rfind(pair) + 1 for pair in _BREAKS)  # the pair's second; 0: none
-    if broken == 0 and not name.startswith(tuple(_SEPARATORS)):
+    if broken == 0 and not name.startswith(_SEPARATORS):
         if first == 0:
             return None  # the line's start was tried, and every later start is the same
-        before = line[first - 1]
-        if not (before.isalnum() or before == "_"):
+        if not line[first - 1].isalnum():  # ASCII ones are in the run; others are `\w`
             return first
     dot = line.find(".", first + broken, keyword)
     return None if dot < 0 else dot + 1
