@@ -6,6 +6,7 @@ or sent alone soon after. The contract itself is in tests/conformance."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -24,7 +25,12 @@ from seam.contracts.execution import (
 from seam.contracts.messages import Message, Usage
 from seam.contracts.sessions import SessionNotFound, UsageRecord
 from seam.services.sessions.postgres import PostgresStore
-from seam.services.sessions.postgres_claim import ClaimAsk, Claimed, claim_at_once
+from seam.services.sessions.postgres_claim import (
+    ClaimAsk,
+    Claimed,
+    _pick_and_note,
+    claim_at_once,
+)
 
 KEY = "s"
 
@@ -210,3 +216,43 @@ async def _claim_within(store: PostgresStore, owner: str, seconds: float) -> Sub
             return taken
         await asyncio.sleep(0.05)
     return None
+
+
+async def _rows_read(conn: AsyncConnection[object]) -> int:
+    """Rows of `submissions` this transaction has read so far (scanned or fetched)."""
+    cur = await conn.execute(
+        "SELECT seq_tup_read + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables"
+        " WHERE relid = 'submissions'::regclass"
+    )
+    row = await cur.fetchone()
+    return 0 if row is None else int(row[0])  # type: ignore[call-overload]
+
+
+async def test_a_claim_reads_a_few_rows_however_long_the_history(
+    store: PostgresStore, conn: AsyncConnection[object]
+) -> None:
+    """A long-lived session's settled submissions stay out of every claim: the running
+    check read the whole table and the order check the session's whole history, so a
+    claim grew slower with every turn ever taken. Prepared and run again, as a worker
+    does (the server then plans it once for any parameters)."""
+    await store.create("other")
+    await conn.execute(
+        "INSERT INTO submissions (id, session_key, input, state, outcome, max_attempts,"
+        " created_at, updated_at, settled_at)"
+        " SELECT 'old' || n, %s, 'x', 'settled', 'completed', 3, n, n, n"
+        " FROM generate_series(1, 3000) AS n",
+        (KEY,),
+    )
+    await store.admit(NewSubmission("busy", "other", "busy"))
+    assert (await store.claim("w0")) is not None  # a running session elsewhere
+    for n in range(3):
+        await store.admit(NewSubmission(f"new{n}", KEY, "x"))
+    pick = _pick_and_note(False)
+    # Now, not `_ask`'s far future: the running one's lease has not run out.
+    params = {**_ask(now=time.time()).params([]), "note": None, "channel": "seam"}
+    async with conn.transaction(force_rollback=True):
+        for _ in range(8):  # past the server's five custom plans
+            before = await _rows_read(conn)
+            row = await (await conn.execute(pick, params, prepare=True)).fetchone()
+            assert row is not None and row[0] == "new0"
+            assert await _rows_read(conn) - before < 20

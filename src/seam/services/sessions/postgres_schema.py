@@ -21,6 +21,7 @@ from psycopg import AsyncConnection, sql
 from psycopg.rows import TupleRow
 
 from seam.services.sessions.checkpoint_rows import CHECKPOINTS_MIGRATION
+from seam.services.sessions.postgres_claim import CLAIM_INDEXES
 from seam.services.sessions.postgres_cron import CRON_MIGRATION
 from seam.services.sessions.postgres_images import IMAGES_MIGRATION
 from seam.services.sessions.postgres_outbox import OUTBOX_MIGRATION
@@ -192,6 +193,9 @@ MIGRATIONS: tuple[tuple[Step, ...], ...] = (
     # transcript cuts: every deleted message counted on its session's row, so a kept copy
     # of a transcript knows it is stale (services/sessions/postgres_transcripts.py).
     CUTS_MIGRATION,
+    # claims: a session's running and queued submissions found without reading its
+    # history (services/sessions/postgres_claim.py).
+    CLAIM_INDEXES,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
