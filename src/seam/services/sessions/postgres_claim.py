@@ -36,6 +36,7 @@ from psycopg import AsyncConnection, sql
 
 from seam.contracts.execution import Submission
 from seam.contracts.sessions import SessionInfo
+from seam.services.sessions.postgres_arrays import TextArray
 from seam.services.sessions.postgres_channels import CHANNEL
 from seam.services.sessions.postgres_pipeline import pipelined, read_point, relax_commit
 from seam.services.sessions.postgres_rows import (
@@ -105,9 +106,9 @@ class ClaimAsk:
             "owner": self.owner,
             "now": self.now,
             "until": self.until,
-            "dead": self.dead,
+            "dead": TextArray(self.dead),
             "id": self.submission_id,
-            "skip": skip,
+            "skip": TextArray(skip),
         }
 
 

@@ -15,8 +15,9 @@ nothing is written when the lease is not held: the statement returns no row and 
 caller reads the submission to say why (`check_holder`). The messages' indexes come from
 the session's count, bumped by this statement (the bump's row lock queues appends to one
 session). Rows of any number go as parallel arrays through `unnest`, sent in binary (text arrays
-escape every quote of every JSON payload with a regular expression); a message's search
-words as one space-joined string (a word never holds a space).
+escape every quote of every JSON payload with a regular expression) and typed in advance
+(`postgres_arrays`); a message's search words as one space-joined string (a word never
+holds a space).
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ from typing import Any
 
 from seam.contracts.execution import JournalEntry, Settlement
 from seam.contracts.messages import Message
+from seam.services.sessions.postgres_arrays import (
+    BigintArray,
+    BoolArray,
+    ByteaArray,
+    Float8Array,
+    IntArray,
+    TextArray,
+)
 from seam.services.sessions.postgres_rows import encode
 from seam.services.sessions.postgres_text import message_words
 from seam.services.sessions.rows import (
@@ -144,12 +153,12 @@ def journal_statement(
         params.update(_message_arrays(messages))
     if images:
         sha, mime, size, data, _ = zip(*images, strict=True)
-        params.update(blob_sha=list(sha), blob_mime=list(mime), blob_size=list(size))
-        params["blob_data"] = list(data)
+        params.update(blob_sha=TextArray(sha), blob_mime=TextArray(mime))
+        params.update(blob_size=IntArray(size), blob_data=ByteaArray(data))
     if events:
-        columns = list(zip(*(event_params(r) for r in events), strict=True))
-        for name, column in zip(_EVENT_PARAMS, columns, strict=True):
-            params[name] = list(column)
+        columns = zip(*(event_params(r) for r in events), strict=True)
+        for (name, array), column in zip(_EVENT_PARAMS, columns, strict=True):
+            params[name] = array(column)
     if usage:
         params.update(_usage_arrays(usage))
     if settlement is not None:
@@ -164,19 +173,35 @@ def journal_statement(
     return journal_sql(*shape), params
 
 
-_EVENT_PARAMS = ("ev_key", "ev_seq", "ev_first", "ev_type", "ev_payload", "ev_sub")
-_MESSAGE_PARAMS = ("roles", "contents", "calls", "call_ids", "names", "interrupted", "images")
+# Each parameter's name and its array type, in `event_params`' and `message_params`' order.
+_EVENT_PARAMS: tuple[tuple[str, type[list[Any]]], ...] = (
+    ("ev_key", TextArray),
+    ("ev_seq", BigintArray),
+    ("ev_first", BigintArray),
+    ("ev_type", TextArray),
+    ("ev_payload", TextArray),
+    ("ev_sub", TextArray),
+)
+_MESSAGE_PARAMS: tuple[tuple[str, type[list[Any]]], ...] = (
+    ("roles", TextArray),
+    ("contents", list),  # encoded below
+    ("calls", TextArray),
+    ("call_ids", TextArray),
+    ("names", TextArray),
+    ("interrupted", BoolArray),
+    ("images", TextArray),
+)
 
 
 def _message_arrays(messages: Sequence[Message]) -> dict[str, Any]:
     rows = [message_params(m) for m in messages]
     params: dict[str, Any] = {
-        name: list(column)
-        for name, column in zip(_MESSAGE_PARAMS, zip(*rows, strict=True), strict=True)
+        name: array(column)
+        for (name, array), column in zip(_MESSAGE_PARAMS, zip(*rows, strict=True), strict=True)
     }
     params["n"] = len(messages)
-    params["contents"] = [encode(content) for content in params["contents"]]
-    params["words"] = [_words(m) for m in messages]
+    params["contents"] = ByteaArray(encode(content) for content in params["contents"])
+    params["words"] = TextArray(_words(m) for m in messages)
     return params
 
 
@@ -187,14 +212,13 @@ def _words(message: Message) -> str | None:
 
 def _usage_arrays(usage: Sequence[Any]) -> dict[str, Any]:
     return {
-        "u_turn": [r.turn_id for r in usage],
-        "u_provider": [r.provider for r in usage],
-        "u_model": [r.model for r in usage],
-        "u_in": [r.usage.input_tokens for r in usage],
-        "u_out": [r.usage.output_tokens for r in usage],
-        "u_cread": [r.usage.cache_read_tokens for r in usage],
-        "u_cwrite": [r.usage.cache_write_tokens for r in usage],
-        "u_reason": [r.usage.reasoning_tokens for r in usage],
-        # Binary arrays hold one type: a cost of 0 (an int) is sent as 0.0.
-        "u_cost": [None if r.cost_usd is None else float(r.cost_usd) for r in usage],
+        "u_turn": TextArray(r.turn_id for r in usage),
+        "u_provider": TextArray(r.provider for r in usage),
+        "u_model": TextArray(r.model for r in usage),
+        "u_in": BigintArray(r.usage.input_tokens for r in usage),
+        "u_out": BigintArray(r.usage.output_tokens for r in usage),
+        "u_cread": BigintArray(r.usage.cache_read_tokens for r in usage),
+        "u_cwrite": BigintArray(r.usage.cache_write_tokens for r in usage),
+        "u_reason": BigintArray(r.usage.reasoning_tokens for r in usage),
+        "u_cost": Float8Array(r.cost_usd for r in usage),
     }
