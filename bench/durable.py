@@ -101,11 +101,13 @@ def report(label: str, samples: list[float]) -> None:
 # -- throughput --------------------------------------------------------------------------
 
 
-async def _open(target: str, schema: str | None) -> ExecutionStore:
+async def _open(target: str, schema: str | None, lanes: int = 1) -> ExecutionStore:
+    """The store; on PostgreSQL with a connection ready for each of `lanes` (a worker's
+    pool grows to that many on its first claims and keeps them)."""
     if target.startswith("postgres"):
         from seam.services.sessions.postgres import PostgresStore
 
-        return await PostgresStore.connect(target, schema=schema)
+        return await PostgresStore.connect(target, schema=schema, min_connections=lanes)
     from seam.services.sessions.sqlite import SQLiteSessionStore
 
     return SQLiteSessionStore(target, busy_timeout=30.0)
@@ -131,7 +133,7 @@ async def _work(
     `lanes` drain loops side by side, as `seam worker --concurrency` runs them."""
     # Connected (pool, schema check and PostgreSQL's LISTEN connection) before the clock
     # starts, so the figure is the settling alone, the same for every worker and store.
-    store = await _open(target, schema)
+    store = await _open(target, schema, lanes)
     try:
         await store.submissions(query=SubmissionQuery(limit=1))
         await store.wait_for_work(0)
