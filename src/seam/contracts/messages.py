@@ -89,4 +89,33 @@ class Usage:
 
 EMPTY_USAGE = Usage()
 
-__all__ = ["EMPTY_USAGE", "ImagePart", "Message", "Role", "ToolCall", "ToolResult", "Usage"]
+# The largest count a store's 64-bit integer column holds.
+_MOST_TOKENS = 2**63 - 1
+
+
+def token_count(value: object) -> int:
+    """A token count as a provider's response gave it, as the `Usage` int: a whole
+    number sent as a float or a string of digits is taken, anything else a broken or
+    hostile server might send (a negative, a fraction's excess, a word, a bool, null)
+    counts what it plainly says or 0, and nothing exceeds what a store can hold."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, float):
+        value = int(value) if value == value and abs(value) != float("inf") else 0
+    elif isinstance(value, str):
+        value = int(value) if value.strip().isdecimal() else 0
+    if not isinstance(value, int):
+        return 0
+    return min(max(value, 0), _MOST_TOKENS)
+
+
+__all__ = [
+    "EMPTY_USAGE",
+    "ImagePart",
+    "Message",
+    "Role",
+    "ToolCall",
+    "ToolResult",
+    "Usage",
+    "token_count",
+]

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from seam.contracts.messages import ToolCall, Usage
+from seam.contracts.messages import ToolCall, Usage, token_count
 from seam.contracts.model import (
     FinishReason,
     ModelChunk,
@@ -169,11 +169,11 @@ def _merge_usage(counts: dict[str, Any], raw: Any) -> None:
 
 def usage_of(counts: Mapping[str, Any]) -> Usage:
     """Anthropic's `input_tokens` excludes cached tokens; the contract's includes them."""
-    read = counts.get("cache_read_input_tokens") or 0
-    write = counts.get("cache_creation_input_tokens") or 0
+    read = token_count(counts.get("cache_read_input_tokens"))
+    write = token_count(counts.get("cache_creation_input_tokens"))
     return Usage(
-        input_tokens=(counts.get("input_tokens") or 0) + read + write,
-        output_tokens=counts.get("output_tokens") or 0,
+        input_tokens=token_count(token_count(counts.get("input_tokens")) + read + write),
+        output_tokens=token_count(counts.get("output_tokens")),
         cache_read_tokens=read,
         cache_write_tokens=write,
     )

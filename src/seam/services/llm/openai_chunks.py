@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from seam.contracts.messages import ToolCall, Usage
+from seam.contracts.messages import ToolCall, Usage, token_count
 from seam.contracts.model import (
     FinishReason,
     ModelChunk,
@@ -166,10 +166,10 @@ def usage_of(raw: Mapping[str, Any]) -> Usage:
     prompt_details = raw.get("prompt_tokens_details") or EMPTY
     completion_details = raw.get("completion_tokens_details") or EMPTY
     return Usage(
-        input_tokens=raw.get("prompt_tokens") or 0,
-        output_tokens=raw.get("completion_tokens") or 0,
-        cache_read_tokens=prompt_details.get("cached_tokens") or 0,
-        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
+        input_tokens=token_count(raw.get("prompt_tokens")),
+        output_tokens=token_count(raw.get("completion_tokens")),
+        cache_read_tokens=token_count(prompt_details.get("cached_tokens")),
+        reasoning_tokens=token_count(completion_details.get("reasoning_tokens")),
     )
 
 
