@@ -31,6 +31,7 @@ from seam.services.sessions.postgres_claim import (
     _pick_and_note,
     claim_at_once,
 )
+from seam.services.sessions.postgres_execution_now import _OPEN_IN_SESSION
 
 KEY = "s"
 
@@ -256,3 +257,11 @@ async def test_a_claim_reads_a_few_rows_however_long_the_history(
             row = await (await conn.execute(pick, params, prepare=True)).fetchone()
             assert row is not None and row[0] == "new0"
             assert await _rows_read(conn) - before < 20
+    # And an ask run here (`admit_and_claim`): its look for an open submission of the
+    # session, which read the session's whole history until the planner had statistics.
+    async with conn.transaction(force_rollback=True):
+        for _ in range(8):
+            before = await _rows_read(conn)
+            cur = await conn.execute(_OPEN_IN_SESSION, {"key": KEY}, prepare=True)
+            assert await cur.fetchone() is not None  # new0..2 are queued
+            assert await _rows_read(conn) - before < 5
