@@ -23,7 +23,7 @@ holds a space).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from seam.contracts.execution import JournalEntry, Settlement
@@ -173,8 +173,9 @@ def journal_statement(
     return journal_sql(*shape), params
 
 
-# Each parameter's name and its array type, in `event_params`' and `message_params`' order.
-_EVENT_PARAMS: tuple[tuple[str, type[list[Any]]], ...] = (
+# Each parameter's name and what makes its array of a column, in `event_params`' and
+# `message_params`' order.
+_EVENT_PARAMS: tuple[tuple[str, Callable[[Iterable[Any]], list[Any]]], ...] = (
     ("ev_key", TextArray),
     ("ev_seq", BigintArray),
     ("ev_first", BigintArray),
@@ -182,9 +183,9 @@ _EVENT_PARAMS: tuple[tuple[str, type[list[Any]]], ...] = (
     ("ev_payload", TextArray),
     ("ev_sub", TextArray),
 )
-_MESSAGE_PARAMS: tuple[tuple[str, type[list[Any]]], ...] = (
+_MESSAGE_PARAMS: tuple[tuple[str, Callable[[Iterable[Any]], list[Any]]], ...] = (
     ("roles", TextArray),
-    ("contents", list),  # encoded below
+    ("contents", lambda column: ByteaArray(map(encode, column))),
     ("calls", TextArray),
     ("call_ids", TextArray),
     ("names", TextArray),
@@ -200,7 +201,6 @@ def _message_arrays(messages: Sequence[Message]) -> dict[str, Any]:
         for (name, array), column in zip(_MESSAGE_PARAMS, zip(*rows, strict=True), strict=True)
     }
     params["n"] = len(messages)
-    params["contents"] = ByteaArray(encode(content) for content in params["contents"])
     params["words"] = TextArray(_words(m) for m in messages)
     return params
 
